@@ -1,0 +1,475 @@
+//! Blueprint tools (spec 004): a tool written as one JSON Schema file.
+//!
+//! A blueprint is an object schema whose properties are the tool's arguments, plus
+//! meta-properties that start with `_` and steer the runtime instead: `_tool` (the name, which must
+//! equal the file stem), `_output` (what a result looks like), `_activity` (the program that does
+//! the work), `_delegate`, `_outputPath`, `_instance` and `_reasoningForCall`. They are parsed
+//! here and kept apart from the arguments.
+//!
+//! A blueprint is *explicit* when an activity runs it: an explicit non-empty `_activity` names it,
+//! otherwise an activity registered under the tool's name binds. Otherwise it is *latent*: the
+//! model answers the call itself. A latent tool shows the model its `_output` schema; an explicit
+//! one does not (the activity produces the result).
+//!
+//! Beside the schema, a blueprint may carry toolhost's own keys at its root: `variables` (spec 001
+//! declarations), `tenvs` (spec 000's alias, an object schema), `executionMode`,
+//! `executionProvider` and `idempotent`. They are not shown to the model.
+
+mod activity;
+mod request;
+
+pub use activity::Activities;
+pub use request::request_schema;
+
+use crate::schema::SchemaIssue;
+use crate::tool::ExecutionMode;
+use crate::variables::{variables_from_tenvs, VariableDecl};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The meta-properties a blueprint may declare.
+pub const META_PROPERTIES: [&str; 7] = [
+    "_tool",
+    "_output",
+    "_activity",
+    "_delegate",
+    "_outputPath",
+    "_instance",
+    "_reasoningForCall",
+];
+
+/// Root keys that are toolhost's own and never reach the model.
+const TOOLHOST_KEYS: [&str; 5] = [
+    "variables",
+    "tenvs",
+    "executionMode",
+    "executionProvider",
+    "idempotent",
+];
+
+/// A blueprint file that could not be read as a tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlueprintError {
+    /// The tool (the file stem).
+    pub tool: String,
+    /// Every problem, each with its JSON pointer into the file.
+    pub issues: Vec<SchemaIssue>,
+}
+
+impl fmt::Display for BlueprintError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, issue) in self.issues.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "at {}: {}", issue.pointer, issue.reason)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BlueprintError {}
+
+/// The meta-properties of a blueprint, kept apart from its arguments.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BlueprintMeta {
+    /// The `_tool` constant, when declared.
+    pub tool: Option<String>,
+    /// The `_output` schema.
+    pub output: Option<Value>,
+    /// The `_activity` constant; empty means none.
+    pub activity: Option<String>,
+    /// The `_delegate` schema or constant, kept as written.
+    pub delegate: Option<Value>,
+    /// The `_outputPath` constant.
+    pub output_path: Option<String>,
+    /// The `_instance` schema, kept as written.
+    pub instance: Option<Value>,
+    /// The `_reasoningForCall` schema: where the model says why it calls.
+    pub reasoning_for_call: Option<Value>,
+}
+
+/// How a blueprint's calls are answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Binding {
+    /// The model answers the call itself.
+    Latent,
+    /// An activity runs the call.
+    Explicit {
+        /// The activity's name.
+        activity: String,
+    },
+}
+
+/// A parsed blueprint tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blueprint {
+    /// The tool name (the file stem).
+    pub name: String,
+    /// The `title`, when given.
+    pub title: Option<String>,
+    /// The `description` shown to the model.
+    pub description: String,
+    /// The argument schema: the object schema without meta-properties.
+    pub arguments: Value,
+    /// The meta-properties.
+    pub meta: BlueprintMeta,
+    /// Declared variables (from `variables`, or `tenvs`).
+    pub variables: Vec<VariableDecl>,
+    /// Local or provider execution.
+    pub execution_mode: ExecutionMode,
+    /// The provider of a provider-mode tool.
+    pub execution_provider: Option<String>,
+    /// Whether a call may be re-run safely with the same idempotency key.
+    pub idempotent: bool,
+}
+
+/// The meta-properties of one call, split from its arguments.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallMeta {
+    /// `_output` as the model wrote it (latent calls).
+    pub output: Option<Value>,
+    /// `_reasoningForCall` as the model wrote it.
+    pub reasoning_for_call: Option<Value>,
+    /// Any other `_`-prefixed values of the call, by name.
+    pub other: Map<String, Value>,
+}
+
+/// Splits a call's `_`-prefixed values from its arguments.
+pub fn split_call(call: Value) -> (Value, CallMeta) {
+    let Value::Object(map) = call else {
+        return (call, CallMeta::default());
+    };
+    let mut args = Map::new();
+    let mut meta = CallMeta::default();
+    for (key, value) in map {
+        match key.as_str() {
+            "_output" => meta.output = Some(value),
+            "_reasoningForCall" => meta.reasoning_for_call = Some(value),
+            k if k.starts_with('_') => {
+                meta.other.insert(key, value);
+            }
+            _ => {
+                args.insert(key, value);
+            }
+        }
+    }
+    (Value::Object(args), meta)
+}
+
+struct Reader {
+    tool: String,
+    issues: Vec<SchemaIssue>,
+}
+
+impl Reader {
+    fn issue(&mut self, pointer: impl Into<String>, reason: impl Into<String>) {
+        self.issues.push(SchemaIssue {
+            pointer: pointer.into(),
+            reason: reason.into(),
+        });
+    }
+
+    /// The string constant of a meta-property (`const`, or a one-value `enum`).
+    fn constant(&mut self, key: &str, schema: &Value) -> Option<String> {
+        let at = format!("/properties/{key}");
+        let value = schema.get("const").or_else(|| {
+            schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .filter(|e| e.len() == 1)
+                .and_then(|e| e.first())
+        });
+        match value {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                self.issue(
+                    format!("{at}/const"),
+                    format!("`{key}` must be a string constant"),
+                );
+                None
+            }
+            None => {
+                self.issue(at, format!("`{key}` must give its value as `const`"));
+                None
+            }
+        }
+    }
+}
+
+impl Blueprint {
+    /// Parses a blueprint file's text; `stem` is the file name without `.json`.
+    pub fn parse(stem: &str, text: &str) -> Result<Self, BlueprintError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| BlueprintError {
+            tool: stem.to_owned(),
+            issues: vec![SchemaIssue {
+                pointer: "/".to_owned(),
+                reason: format!("the file is not valid JSON: {e}"),
+            }],
+        })?;
+        Self::from_value(stem, &value)
+    }
+
+    /// Reads a blueprint from its JSON value; `stem` is the tool name from the file name.
+    pub fn from_value(stem: &str, value: &Value) -> Result<Self, BlueprintError> {
+        let mut r = Reader {
+            tool: stem.to_owned(),
+            issues: Vec::new(),
+        };
+        let Some(root) = value.as_object() else {
+            r.issue("/", "a blueprint must be a JSON object (an object schema)");
+            return Err(BlueprintError {
+                tool: r.tool,
+                issues: r.issues,
+            });
+        };
+        if let Some(t) = root.get("type") {
+            if t != "object" {
+                r.issue("/type", "a blueprint's `type` must be \"object\"");
+            }
+        }
+        let description = match root.get("description") {
+            Some(Value::String(d)) if !d.trim().is_empty() => d.clone(),
+            _ => {
+                r.issue(
+                    "/description",
+                    "a non-empty `description` is required: it tells the model what the tool does",
+                );
+                String::new()
+            }
+        };
+        let title = root.get("title").and_then(Value::as_str).map(str::to_owned);
+
+        let mut meta = BlueprintMeta::default();
+        let mut arg_props = Map::new();
+        if let Some(props) = root.get("properties") {
+            let Some(props) = props.as_object() else {
+                r.issue("/properties", "`properties` must be an object");
+                return Err(BlueprintError {
+                    tool: r.tool,
+                    issues: r.issues,
+                });
+            };
+            for (key, schema) in props {
+                match key.as_str() {
+                    "_tool" => meta.tool = r.constant(key, schema),
+                    "_activity" => meta.activity = r.constant(key, schema),
+                    "_outputPath" => meta.output_path = r.constant(key, schema),
+                    "_output" => meta.output = Some(schema.clone()),
+                    "_delegate" => meta.delegate = Some(schema.clone()),
+                    "_instance" => meta.instance = Some(schema.clone()),
+                    "_reasoningForCall" => meta.reasoning_for_call = Some(schema.clone()),
+                    k if k.starts_with('_') => r.issue(
+                        format!("/properties/{k}"),
+                        format!(
+                            "unknown meta-property `{k}`; known ones are {}",
+                            META_PROPERTIES.join(", ")
+                        ),
+                    ),
+                    _ => {
+                        arg_props.insert(key.clone(), schema.clone());
+                    }
+                }
+            }
+        }
+        if let Some(declared) = &meta.tool {
+            if declared != stem {
+                r.issue(
+                    "/properties/_tool/const",
+                    format!("`_tool` is \"{declared}\" but the file is named {stem}.json; they must match"),
+                );
+            }
+        }
+
+        let mut arguments = Map::new();
+        arguments.insert("type".into(), "object".into());
+        arguments.insert("properties".into(), Value::Object(arg_props));
+        for (key, value) in root {
+            match key.as_str() {
+                "type" | "properties" | "description" | "title" => {}
+                "required" => {
+                    let names: Vec<Value> = value
+                        .as_array()
+                        .map(|names| {
+                            names
+                                .iter()
+                                .filter(|n| n.as_str().is_some_and(|n| !n.starts_with('_')))
+                                .cloned()
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if !value.is_array() {
+                        r.issue("/required", "`required` must be an array of property names");
+                    }
+                    if !names.is_empty() {
+                        arguments.insert("required".into(), Value::Array(names));
+                    }
+                }
+                k if TOOLHOST_KEYS.contains(&k) => {}
+                _ => {
+                    arguments.insert(key.clone(), value.clone());
+                }
+            }
+        }
+
+        let mut variables = Vec::new();
+        if let Some(v) = root.get("variables") {
+            match serde_json::from_value::<Vec<VariableDecl>>(v.clone()) {
+                Ok(decls) => variables.extend(decls),
+                Err(e) => r.issue("/variables", format!("`variables` must be a list of {{name, type: text|secret, required, scoped, description}}: {e}")),
+            }
+        }
+        if let Some(t) = root.get("tenvs") {
+            match variables_from_tenvs(t) {
+                Ok(decls) => variables.extend(decls),
+                Err(e) => r.issue("/tenvs", e.to_string()),
+            }
+        }
+        let execution_mode = match root.get("executionMode").and_then(Value::as_str) {
+            None | Some("local") => ExecutionMode::Local,
+            Some("provider") => ExecutionMode::Provider,
+            Some(other) => {
+                r.issue(
+                    "/executionMode",
+                    format!("`executionMode` is \"{other}\"; expected \"local\" or \"provider\""),
+                );
+                ExecutionMode::Local
+            }
+        };
+        let execution_provider = root
+            .get("executionProvider")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let idempotent = root
+            .get("idempotent")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+
+        if !r.issues.is_empty() {
+            return Err(BlueprintError {
+                tool: r.tool,
+                issues: r.issues,
+            });
+        }
+        Ok(Blueprint {
+            name: stem.to_owned(),
+            title,
+            description,
+            arguments: Value::Object(arguments),
+            meta,
+            variables,
+            execution_mode,
+            execution_provider,
+            idempotent,
+        })
+    }
+
+    /// How this blueprint's calls are answered, given which activities are registered.
+    pub fn binding(&self, is_registered: impl Fn(&str) -> bool) -> Binding {
+        match self.meta.activity.as_deref() {
+            Some(activity) if !activity.is_empty() => Binding::Explicit {
+                activity: activity.to_owned(),
+            },
+            _ if is_registered(&self.name) => Binding::Explicit {
+                activity: self.name.clone(),
+            },
+            _ => Binding::Latent,
+        }
+    }
+
+    /// The schema the model fills in for a call: the arguments, `_reasoningForCall` when
+    /// declared, and `_output` for a latent tool only.
+    pub fn model_parameters(&self, binding: &Binding) -> Value {
+        let mut schema = self.arguments.clone();
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            if let Some(reasoning) = &self.meta.reasoning_for_call {
+                props.insert("_reasoningForCall".into(), reasoning.clone());
+            }
+            if let (Binding::Latent, Some(output)) = (binding, &self.meta.output) {
+                props.insert("_output".into(), output.clone());
+            }
+        }
+        schema
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sentiment() -> Value {
+        json!({
+            "type": "object",
+            "description": "Analyzes text sentiment",
+            "properties": {
+                "_tool": {"type": "string", "const": "sentiment_analysis"},
+                "text": {"type": "string", "description": "Text to analyze"},
+                "_output": {"type": "object", "properties": {"sentiment": {"type": "string"}, "confidence": {"type": "number"}}}
+            },
+            "required": ["_tool", "text"]
+        })
+    }
+
+    #[test]
+    fn meta_properties_are_kept_apart_from_arguments() {
+        let b = Blueprint::from_value("sentiment_analysis", &sentiment()).unwrap();
+        assert_eq!(b.meta.tool.as_deref(), Some("sentiment_analysis"));
+        assert!(b.meta.output.is_some());
+        assert_eq!(
+            b.arguments,
+            json!({"type": "object", "properties": {"text": {"type": "string", "description": "Text to analyze"}}, "required": ["text"]})
+        );
+    }
+
+    #[test]
+    fn latent_tools_show_output_and_explicit_ones_do_not() {
+        let b = Blueprint::from_value("sentiment_analysis", &sentiment()).unwrap();
+        assert_eq!(b.binding(|_| false), Binding::Latent);
+        assert!(b.model_parameters(&Binding::Latent)["properties"]
+            .get("_output")
+            .is_some());
+        let bound = b.binding(|name| name == "sentiment_analysis");
+        assert_eq!(
+            bound,
+            Binding::Explicit {
+                activity: "sentiment_analysis".into()
+            }
+        );
+        assert!(b.model_parameters(&bound)["properties"]
+            .get("_output")
+            .is_none());
+    }
+
+    #[test]
+    fn an_explicit_activity_wins_over_a_registered_name() {
+        let mut v = sentiment();
+        v["properties"]["_activity"] = json!({"const": "nlp"});
+        let b = Blueprint::from_value("sentiment_analysis", &v).unwrap();
+        assert_eq!(
+            b.binding(|_| true),
+            Binding::Explicit {
+                activity: "nlp".into()
+            }
+        );
+        v["properties"]["_activity"] = json!({"const": ""});
+        let b = Blueprint::from_value("sentiment_analysis", &v).unwrap();
+        assert_eq!(b.binding(|_| false), Binding::Latent);
+    }
+
+    #[test]
+    fn a_tool_name_that_differs_from_the_file_is_refused_at_its_pointer() {
+        let err = Blueprint::from_value("other", &sentiment()).unwrap_err();
+        assert_eq!(err.issues[0].pointer, "/properties/_tool/const");
+        assert!(err.to_string().contains("other.json"), "{err}");
+    }
+
+    #[test]
+    fn calls_split_meta_from_arguments() {
+        let (args, meta) =
+            split_call(json!({"text": "hi", "_reasoningForCall": "why", "_tool": "x"}));
+        assert_eq!(args, json!({"text": "hi"}));
+        assert_eq!(meta.reasoning_for_call, Some(json!("why")));
+        assert_eq!(meta.other.get("_tool"), Some(&json!("x")));
+    }
+}

@@ -1,0 +1,111 @@
+//! The combined request schema `{meta, output, calls}` (spec 004): one schema that lets a model
+//! call tools, give the final output, or both, in one reply.
+
+use crate::tool::ToolDefinition;
+use serde_json::{json, Map, Value};
+
+/// Builds the combined schema from tool definitions (their model-facing parameters, so explicit
+/// tools carry no `_output`) and the schema of the final output.
+///
+/// `output` is made nullable: the loop goes on while it is `null`. Without an output schema the
+/// final output is free text. `meta`, `calls` and `output` are all required.
+pub fn request_schema(tools: &[ToolDefinition], output: Option<&Value>) -> Value {
+    let output = match output {
+        Some(schema) => nullable_output(schema),
+        None => {
+            json!({"type": ["string", "null"], "description": "The final answer; null while tool calls are still needed."})
+        }
+    };
+    let items: Vec<Value> = tools.iter().map(call_item).collect();
+    let calls_items = match items.len() {
+        0 => json!({"not": {}}),
+        1 => items.into_iter().next().unwrap_or(Value::Null),
+        _ => json!({"anyOf": items}),
+    };
+    json!({
+        "type": "object",
+        "properties": {
+            "meta": {
+                "type": "object",
+                "description": "Information about the work itself, like its version. Update it when you do work.",
+                "properties": {"path": {"type": "string"}, "version": {"type": "string"}}
+            },
+            "output": output,
+            "calls": {"type": "array", "items": calls_items}
+        },
+        "required": ["meta", "calls", "output"]
+    })
+}
+
+fn call_item(tool: &ToolDefinition) -> Value {
+    let mut props = Map::new();
+    props.insert("_tool".into(), json!({"const": tool.name}));
+    let mut required = vec![Value::from("_tool")];
+    if let Some(params) = tool.parameters.get("properties").and_then(Value::as_object) {
+        for (k, v) in params {
+            props.insert(k.clone(), v.clone());
+        }
+    }
+    if let Some(names) = tool.parameters.get("required").and_then(Value::as_array) {
+        required.extend(names.iter().cloned());
+    }
+    let mut item = Map::new();
+    item.insert("type".into(), "object".into());
+    item.insert("description".into(), tool.description.clone().into());
+    item.insert("properties".into(), Value::Object(props));
+    item.insert("required".into(), Value::Array(required));
+    if let Some(extra) = tool.parameters.get("additionalProperties") {
+        item.insert("additionalProperties".into(), extra.clone());
+    }
+    Value::Object(item)
+}
+
+fn nullable_output(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    match out.get("type").cloned() {
+        Some(Value::String(t)) if out.get("enum").is_none() && out.get("const").is_none() => {
+            out["type"] = json!([t, "null"]);
+            if t == "object" && out.get("additionalProperties").is_none() {
+                out["additionalProperties"] = Value::Bool(false);
+            }
+            out
+        }
+        _ => json!({"anyOf": [out, {"type": "null"}]}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::ExecutionMode;
+
+    #[test]
+    fn the_spec_example_combines_as_shown() {
+        let greet = ToolDefinition {
+            name: "greetUser".into(),
+            description: "Greets".into(),
+            parameters: json!({"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]}),
+            output_schema: None,
+            execution_mode: ExecutionMode::Local,
+            execution_provider: None,
+            variables: vec![],
+            idempotent: false,
+        };
+        let output = json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]});
+        let s = request_schema(&[greet], Some(&output));
+        assert_eq!(s["required"], json!(["meta", "calls", "output"]));
+        assert_eq!(s["properties"]["output"]["type"], json!(["object", "null"]));
+        assert_eq!(
+            s["properties"]["output"]["additionalProperties"],
+            json!(false)
+        );
+        assert_eq!(
+            s["properties"]["calls"]["items"]["properties"]["_tool"],
+            json!({"const": "greetUser"})
+        );
+        assert_eq!(
+            s["properties"]["calls"]["items"]["required"],
+            json!(["_tool", "userName"])
+        );
+    }
+}

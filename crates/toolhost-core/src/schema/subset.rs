@@ -1,0 +1,418 @@
+//! Checking that a JSON Schema stays inside the spec's subset, and bringing it to canonical form.
+//!
+//! The subset is that of spec 000 §3.2 and spec 002 ("Supported Zod Types"): string, number,
+//! integer, boolean, null, literal (`const`), enum, optional (absent from `required`), nullable
+//! (`type: [T, "null"]` or a union with null), default, array, object, record (an object whose
+//! `additionalProperties` is a schema) and union (`anyOf`/`oneOf`), with descriptions and the usual
+//! constraints. The canonical form has every local `$ref` inlined and no `$defs`, `$schema` or
+//! `$id`, so that validation and provider lowering see one self-contained tree.
+//!
+//! Nesting is counted in containers (object, record, array) from the root object, which is level
+//! 1; wrappers (nullable, optional, union) do not add a level. More than [`MAX_DEPTH`] is refused.
+
+use serde_json::{Map, Value};
+
+/// The deepest nesting a tool schema may have (spec 000 §3.3).
+pub const MAX_DEPTH: usize = 7;
+
+/// One reason a schema is outside the subset, at one place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaIssue {
+    /// JSON pointer into the schema as written (inside `$defs` when the problem is there).
+    pub pointer: String,
+    /// What is wrong, in one sentence.
+    pub reason: String,
+}
+
+const TYPES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "null", "object", "array",
+];
+
+/// Keywords that only annotate and are kept as they are.
+const ANNOTATIONS: [&str; 6] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+];
+
+/// Keywords dropped from the canonical form because they carry nothing a validator needs.
+const DROPPED: [&str; 6] = [
+    "$schema",
+    "$id",
+    "$defs",
+    "definitions",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Checks `raw` against the subset and returns its canonical form, or every issue found.
+///
+/// With `object_root`, the root must be an object schema (as tool arguments are).
+pub fn canonicalize(raw: &Value, object_root: bool) -> Result<Value, Vec<SchemaIssue>> {
+    let mut walk = Walk {
+        root: raw,
+        issues: Vec::new(),
+        ref_stack: Vec::new(),
+    };
+    let out = walk.node(raw, "", 1, object_root);
+    if walk.issues.is_empty() {
+        Ok(out)
+    } else {
+        Err(walk.issues)
+    }
+}
+
+struct Walk<'a> {
+    root: &'a Value,
+    issues: Vec<SchemaIssue>,
+    ref_stack: Vec<String>,
+}
+
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+impl Walk<'_> {
+    fn issue(&mut self, pointer: &str, reason: impl Into<String>) {
+        self.issues.push(SchemaIssue {
+            pointer: if pointer.is_empty() {
+                "/".to_owned()
+            } else {
+                pointer.to_owned()
+            },
+            reason: reason.into(),
+        });
+    }
+
+    /// Canonicalizes one schema node at `ptr`, which sits at container level `depth`.
+    fn node(&mut self, node: &Value, ptr: &str, depth: usize, is_root: bool) -> Value {
+        let map = match node {
+            Value::Object(map) => map,
+            Value::Bool(true) => {
+                self.issue(
+                    ptr,
+                    "the schema `true` accepts any value; give this value a type",
+                );
+                return Value::Bool(true);
+            }
+            Value::Bool(false) => {
+                self.issue(ptr, "the schema `false` accepts nothing; remove it");
+                return Value::Bool(false);
+            }
+            _ => {
+                self.issue(ptr, "a schema must be a JSON object");
+                return node.clone();
+            }
+        };
+        if let Some(reference) = map.get("$ref") {
+            return self.reference(map, reference, ptr, depth, is_root);
+        }
+
+        let types = self.types(map, ptr);
+        let is_object = types.iter().any(|t| t == "object")
+            || map.contains_key("properties")
+            || map.contains_key("additionalProperties");
+        let is_array = types.iter().any(|t| t == "array") || map.contains_key("items");
+        if is_root && !(types.len() == 1 && types[0] == "object") {
+            self.issue(ptr, "the arguments schema must be `\"type\": \"object\"`");
+        }
+        let has_shape = !types.is_empty()
+            || ["const", "enum", "anyOf", "oneOf"]
+                .iter()
+                .any(|k| map.contains_key(*k));
+        if !has_shape && !is_object && !is_array {
+            self.issue(
+                ptr,
+                "the schema names no type; add `type`, `const`, `enum` or `anyOf`",
+            );
+        }
+        if (is_object || is_array) && depth > MAX_DEPTH {
+            self.issue(
+                ptr,
+                format!("the schema nests {depth} levels deep; the limit is {MAX_DEPTH}"),
+            );
+            return node.clone();
+        }
+
+        let mut out = Map::new();
+        for (key, value) in map {
+            let at = format!("{ptr}/{}", escape(key));
+            match key.as_str() {
+                k if DROPPED.contains(&k) => {}
+                "type" | "format" => {
+                    out.insert(key.clone(), value.clone());
+                }
+                k if ANNOTATIONS.contains(&k) => {
+                    out.insert(key.clone(), value.clone());
+                }
+                "const" => {
+                    out.insert(key.clone(), value.clone());
+                }
+                "enum" => {
+                    match value.as_array() {
+                        Some(items) if !items.is_empty() => {}
+                        _ => self.issue(&at, "`enum` must be a non-empty array"),
+                    }
+                    out.insert(key.clone(), value.clone());
+                }
+                "anyOf" | "oneOf" => match value.as_array() {
+                    Some(branches) if !branches.is_empty() => {
+                        let branches = branches
+                            .iter()
+                            .enumerate()
+                            .map(|(i, b)| self.node(b, &format!("{at}/{i}"), depth, false))
+                            .collect();
+                        out.insert(key.clone(), Value::Array(branches));
+                    }
+                    _ => self.issue(&at, format!("`{key}` must be a non-empty array of schemas")),
+                },
+                "properties" => match value.as_object() {
+                    Some(props) => {
+                        let mut canon = Map::new();
+                        for (name, schema) in props {
+                            let p = format!("{at}/{}", escape(name));
+                            canon.insert(name.clone(), self.node(schema, &p, depth + 1, false));
+                        }
+                        out.insert(key.clone(), Value::Object(canon));
+                    }
+                    None => self.issue(&at, "`properties` must be an object of schemas"),
+                },
+                "required" => {
+                    let names_ok = value
+                        .as_array()
+                        .is_some_and(|names| names.iter().all(Value::is_string));
+                    if !names_ok {
+                        self.issue(&at, "`required` must be an array of property names");
+                    }
+                    out.insert(key.clone(), value.clone());
+                }
+                "additionalProperties" => match value {
+                    Value::Bool(_) => {
+                        out.insert(key.clone(), value.clone());
+                    }
+                    _ => {
+                        let canon = self.node(value, &at, depth + 1, false);
+                        out.insert(key.clone(), canon);
+                    }
+                },
+                "propertyNames" => {
+                    // A record's keys are strings already; only the trivial form is accepted.
+                    if value.get("type") != Some(&Value::from("string"))
+                        || value.as_object().is_some_and(|m| m.len() > 1)
+                    {
+                        self.issue(
+                            &at,
+                            "`propertyNames` may only say `{\"type\": \"string\"}`: record keys are plain strings",
+                        );
+                    }
+                }
+                "items" => {
+                    if value.is_array() {
+                        self.issue(&at, "tuple `items` (an array of schemas) is outside the supported subset; use one schema");
+                    } else {
+                        let canon = self.node(value, &at, depth + 1, false);
+                        out.insert(key.clone(), canon);
+                    }
+                }
+                "minLength" | "maxLength" | "minItems" | "maxItems" => {
+                    if !value.is_u64() {
+                        self.issue(&at, format!("`{key}` must be a non-negative integer"));
+                    }
+                    out.insert(key.clone(), value.clone());
+                }
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
+                    if !value.is_number() {
+                        self.issue(&at, format!("`{key}` must be a number"));
+                    }
+                    out.insert(key.clone(), value.clone());
+                }
+                "pattern" => {
+                    if !value.is_string() {
+                        self.issue(&at, "`pattern` must be a string");
+                    }
+                    out.insert(key.clone(), value.clone());
+                }
+                "nullable" => self.issue(
+                    &at,
+                    "`nullable` is OpenAPI, not JSON Schema; write `\"type\": [T, \"null\"]`",
+                ),
+                other => self.issue(
+                    &at,
+                    format!("keyword `{other}` is outside the supported subset (string, number, integer, boolean, null, const, enum, array, object, record, anyOf/oneOf, with their length, pattern and bound constraints)"),
+                ),
+            }
+        }
+        if is_object {
+            self.check_required(&out, ptr);
+        }
+        Value::Object(out)
+    }
+
+    /// Reads `type` and reports values outside the subset.
+    fn types(&mut self, map: &Map<String, Value>, ptr: &str) -> Vec<String> {
+        let at = format!("{ptr}/type");
+        let names: Vec<String> = match map.get("type") {
+            None => return Vec::new(),
+            Some(Value::String(t)) => vec![t.clone()],
+            Some(Value::Array(ts)) if !ts.is_empty() && ts.iter().all(Value::is_string) => ts
+                .iter()
+                .filter_map(|t| t.as_str().map(str::to_owned))
+                .collect(),
+            Some(_) => {
+                self.issue(
+                    &at,
+                    "`type` must be a type name or a non-empty array of them",
+                );
+                return Vec::new();
+            }
+        };
+        for name in &names {
+            if !TYPES.contains(&name.as_str()) {
+                self.issue(
+                    &at,
+                    format!("type \"{name}\" is not a JSON Schema type (use one of {TYPES:?})"),
+                );
+            }
+        }
+        names
+    }
+
+    /// A required name must be declared, unless the object is a record (its keys are free).
+    fn check_required(&mut self, out: &Map<String, Value>, ptr: &str) {
+        let Some(required) = out.get("required").and_then(Value::as_array) else {
+            return;
+        };
+        let Some(props) = out.get("properties").and_then(Value::as_object) else {
+            return;
+        };
+        if out
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
+        {
+            return;
+        }
+        for name in required.iter().filter_map(Value::as_str) {
+            if !props.contains_key(name) {
+                self.issue(
+                    &format!("{ptr}/required"),
+                    format!("required property \"{name}\" is not declared in `properties`"),
+                );
+            }
+        }
+    }
+
+    /// Inlines a local `$ref`, keeping sibling annotations (they win over the target's).
+    fn reference(
+        &mut self,
+        map: &Map<String, Value>,
+        reference: &Value,
+        ptr: &str,
+        depth: usize,
+        is_root: bool,
+    ) -> Value {
+        let at = format!("{ptr}/$ref");
+        let Some(target) = reference.as_str() else {
+            self.issue(&at, "`$ref` must be a string");
+            return Value::Null;
+        };
+        let Some(target_ptr) = target.strip_prefix('#') else {
+            self.issue(
+                &at,
+                format!("only local references (\"#/$defs/...\") are supported, not \"{target}\""),
+            );
+            return Value::Null;
+        };
+        if self.ref_stack.iter().any(|r| r == target) {
+            self.issue(
+                &at,
+                format!("the reference \"{target}\" is recursive; a tool schema must be finite"),
+            );
+            return Value::Null;
+        }
+        let Some(resolved) = self.root.pointer(target_ptr) else {
+            self.issue(&at, format!("the reference \"{target}\" points to nothing"));
+            return Value::Null;
+        };
+        let mut merged = match resolved {
+            Value::Object(m) => m.clone(),
+            other => {
+                let mut m = Map::new();
+                m.insert("$inline".into(), other.clone());
+                m
+            }
+        };
+        for (k, v) in map {
+            if k != "$ref" {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        self.ref_stack.push(target.to_owned());
+        let merged = if let Some(inner) = merged.remove("$inline") {
+            inner
+        } else {
+            Value::Object(merged)
+        };
+        let out = self.node(&merged, target_ptr, depth, is_root);
+        self.ref_stack.pop();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn nested(levels: usize) -> Value {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..levels {
+            schema = json!({"type": "object", "properties": {"x": schema}});
+        }
+        schema
+    }
+
+    #[test]
+    fn seven_levels_pass_and_eight_are_refused_at_the_deep_pointer() {
+        assert!(canonicalize(&nested(7), true).is_ok());
+        let issues = canonicalize(&nested(8), true).unwrap_err();
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].pointer, "/properties/x".repeat(7));
+        assert!(issues[0].reason.contains("8 levels"), "{issues:?}");
+    }
+
+    #[test]
+    fn refs_are_inlined_and_defs_removed() {
+        let raw = json!({
+            "type": "object",
+            "properties": {"p": {"$ref": "#/$defs/P", "description": "where"}},
+            "$defs": {"P": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+        });
+        let canon = canonicalize(&raw, true).unwrap();
+        assert_eq!(
+            canon,
+            json!({"type": "object", "properties": {"p": {"type": "object", "properties": {"x": {"type": "integer"}}, "description": "where"}}})
+        );
+    }
+
+    #[test]
+    fn recursive_refs_and_unknown_keywords_are_refused() {
+        let raw = json!({
+            "type": "object",
+            "properties": {"n": {"$ref": "#/$defs/N"}, "t": {"type": "string", "allOf": []}},
+            "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}
+        });
+        let issues = canonicalize(&raw, true).unwrap_err();
+        let text = format!("{issues:?}");
+        assert!(text.contains("recursive"), "{text}");
+        assert!(text.contains("/properties/t/allOf"), "{text}");
+    }
+
+    #[test]
+    fn root_must_be_an_object() {
+        let issues = canonicalize(&json!({"type": "string"}), true).unwrap_err();
+        assert_eq!(issues[0].pointer, "/");
+    }
+}

@@ -1,0 +1,279 @@
+//! [`AnyTool`]: a registered tool with its schemas compiled, behind one object-safe call.
+
+use super::typed::{IntoToolOutput, Tool, ToolError, ToolOutput};
+use super::unwind::CatchPanic;
+use super::{ExecutionMode, ToolContext, ToolDefinition};
+use crate::approval::ApprovalPolicy;
+use crate::names::name_warning;
+use crate::result::ToolResult;
+use crate::schema::{compile_schema, CompiledSchema, SchemaError, Violations};
+use serde_json::Value;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A boxed future, as the object-safe layer returns it.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The object-safe layer under every tool: run on arguments that already passed validation.
+pub(crate) trait Execute: Send + Sync {
+    fn execute<'a>(
+        &'a self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, CallFailure>>;
+}
+
+/// Why a call to a known tool did not produce a result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallFailure {
+    /// The arguments broke the schema (after defaults were applied).
+    #[error("invalid arguments for `{tool}`: {violations}")]
+    InvalidArguments {
+        /// The tool called.
+        tool: String,
+        /// Every violation with its pointer.
+        violations: Violations,
+    },
+    /// The tool ran and failed.
+    #[error("{message}")]
+    Failed {
+        /// The tool's message.
+        message: String,
+        /// The tool's stack, if it gave one.
+        stack: Option<String>,
+    },
+    /// The tool panicked; the panic was caught.
+    #[error("tool `{tool}` panicked: {message}")]
+    Panicked {
+        /// The tool called.
+        tool: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The output broke the tool's output schema.
+    #[error("output of `{tool}` does not match its output schema: {violations}")]
+    InvalidOutput {
+        /// The tool called.
+        tool: String,
+        /// Every violation with its pointer.
+        violations: Violations,
+    },
+    /// The tool cannot run here: it runs at the provider, or it is a latent blueprint.
+    #[error("tool `{tool}` is not executed locally: {why}")]
+    NotExecutable {
+        /// The tool called.
+        tool: String,
+        /// Why.
+        why: String,
+    },
+}
+
+impl From<ToolError> for CallFailure {
+    fn from(e: ToolError) -> Self {
+        CallFailure::Failed {
+            message: e.message,
+            stack: e.stack,
+        }
+    }
+}
+
+struct Inner {
+    definition: ToolDefinition,
+    arguments: CompiledSchema,
+    output: Option<CompiledSchema>,
+    approval: Option<Arc<dyn ApprovalPolicy>>,
+    execute: Option<Arc<dyn Execute>>,
+    warnings: Vec<String>,
+}
+
+/// A registered tool: its definition, compiled schemas, approval policy and implementation.
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct AnyTool(Arc<Inner>);
+
+impl fmt::Debug for AnyTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnyTool")
+            .field("name", &self.0.definition.name)
+            .field("approval", &self.0.approval.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+struct TypedExecute<T>(T);
+
+impl<T: Tool> Execute for TypedExecute<T> {
+    fn execute<'a>(
+        &'a self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, CallFailure>> {
+        Box::pin(async move {
+            let args: T::Args =
+                serde_json::from_value(args).map_err(|e| CallFailure::InvalidArguments {
+                    tool: self.0.name().to_owned(),
+                    violations: Violations {
+                        items: vec![crate::schema::Violation {
+                            pointer: String::new(),
+                            message: e.to_string(),
+                        }],
+                        more: 0,
+                    },
+                })?;
+            let output = self.0.call(args, ctx).await?;
+            Ok(output.into_tool_output())
+        })
+    }
+}
+
+/// The parts of a tool before registration; see [`AnyTool::register`].
+pub(crate) struct ToolParts {
+    pub definition: ToolDefinition,
+    pub output_schema: Option<Value>,
+    pub approval: Option<Arc<dyn ApprovalPolicy>>,
+    pub execute: Option<Arc<dyn Execute>>,
+}
+
+impl AnyTool {
+    /// Registers a typed tool: derives and checks its schemas and compiles them.
+    pub fn from_tool<T: Tool>(tool: T) -> Result<Self, SchemaError> {
+        let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let parameters = generator.into_root_schema_for::<T::Args>().to_value();
+        let definition = ToolDefinition {
+            name: tool.name().to_owned(),
+            description: tool.description(),
+            parameters,
+            output_schema: None,
+            execution_mode: tool.execution_mode(),
+            execution_provider: tool.execution_provider(),
+            variables: tool.variables(),
+            idempotent: tool.idempotent(),
+        };
+        Self::register(ToolParts {
+            definition,
+            output_schema: <T::Output as IntoToolOutput>::output_schema(),
+            approval: tool.approval(),
+            execute: Some(Arc::new(TypedExecute(tool))),
+        })
+    }
+
+    /// Checks and compiles the schemas of a tool's parts; the single door into [`AnyTool`].
+    pub(crate) fn register(parts: ToolParts) -> Result<Self, SchemaError> {
+        let ToolParts {
+            mut definition,
+            output_schema,
+            approval,
+            execute,
+        } = parts;
+        let arguments = compile_schema(&definition.name, "arguments", &definition.parameters)?;
+        let output = output_schema
+            .map(|raw| compile_schema(&definition.name, "output", &raw))
+            .transpose()?;
+        definition.parameters = arguments.schema().clone();
+        definition.output_schema = output.as_ref().map(|o| o.schema().clone());
+        let warnings: Vec<String> = name_warning(&definition.name).into_iter().collect();
+        for w in &warnings {
+            tracing::warn!(tool = %definition.name, "{w}");
+        }
+        Ok(AnyTool(Arc::new(Inner {
+            definition,
+            arguments,
+            output,
+            approval,
+            execute,
+            warnings,
+        })))
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.0.definition.name
+    }
+
+    /// What the model is shown (never the approval policy).
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.0.definition
+    }
+
+    /// The compiled argument schema.
+    pub fn arguments(&self) -> &CompiledSchema {
+        &self.0.arguments
+    }
+
+    /// The approval policy, if the tool has one.
+    pub fn approval(&self) -> Option<&Arc<dyn ApprovalPolicy>> {
+        self.0.approval.as_ref()
+    }
+
+    /// Warnings raised at registration (a name outside the spec's rule, for example).
+    pub fn warnings(&self) -> &[String] {
+        &self.0.warnings
+    }
+
+    /// Applies defaults and validates arguments; returns them with defaults applied.
+    pub fn validate(&self, args: Value) -> Result<Value, CallFailure> {
+        self.0
+            .arguments
+            .validate(args)
+            .map_err(|violations| CallFailure::InvalidArguments {
+                tool: self.name().to_owned(),
+                violations,
+            })
+    }
+
+    /// Runs arguments that already passed [`AnyTool::validate`], catching panics and checking
+    /// the output schema.
+    pub async fn execute_validated(
+        &self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolResult, CallFailure> {
+        let tool = self.name();
+        let execute = match (&self.0.execute, self.0.definition.execution_mode) {
+            (_, ExecutionMode::Provider) => {
+                return Err(CallFailure::NotExecutable {
+                    tool: tool.to_owned(),
+                    why: format!(
+                        "it runs at the provider ({})",
+                        self.0
+                            .definition
+                            .execution_provider
+                            .as_deref()
+                            .unwrap_or("unnamed")
+                    ),
+                })
+            }
+            (None, _) => {
+                return Err(CallFailure::NotExecutable {
+                    tool: tool.to_owned(),
+                    why: "it has no implementation (a latent tool is answered by the model)"
+                        .to_owned(),
+                })
+            }
+            (Some(e), ExecutionMode::Local) => e,
+        };
+        let output = CatchPanic(execute.execute(args, ctx))
+            .await
+            .map_err(|message| CallFailure::Panicked {
+                tool: tool.to_owned(),
+                message,
+            })??;
+        if let (Some(schema), Some(value)) = (&self.0.output, output.checked_value()) {
+            if !schema.is_valid(&value) {
+                return Err(CallFailure::InvalidOutput {
+                    tool: tool.to_owned(),
+                    violations: schema.violations(&value),
+                });
+            }
+        }
+        Ok(output.into_result())
+    }
+
+    /// Validates and runs one call: every failure is returned as an error, never a panic.
+    pub async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, CallFailure> {
+        let args = self.validate(args)?;
+        self.execute_validated(args, ctx).await
+    }
+}

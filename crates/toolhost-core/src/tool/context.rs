@@ -1,0 +1,123 @@
+//! What a tool call knows about where it runs.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A flag a caller raises to ask a running tool to stop; tools check it between steps.
+#[derive(Debug, Clone, Default)]
+pub struct AbortSignal(Arc<AtomicBool>);
+
+impl AbortSignal {
+    /// A signal that is not raised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Raises the signal for every clone.
+    pub fn abort(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the signal has been raised.
+    pub fn is_aborted(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The context of one tool call: its ids, its idempotency key, the abort signal, and values the
+/// embedding program or runtime attaches by type (thread state, clients, ...).
+#[derive(Clone)]
+pub struct ToolContext {
+    call_id: String,
+    tool_call_id: Option<String>,
+    thread_id: Option<String>,
+    abort: AbortSignal,
+    extensions: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("tool_call_id", &self.tool_call_id)
+            .field("thread_id", &self.thread_id)
+            .field("aborted", &self.abort.is_aborted())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// A context for the call with this runtime-owned id.
+    pub fn new(call_id: impl Into<String>) -> Self {
+        Self {
+            call_id: call_id.into(),
+            tool_call_id: None,
+            thread_id: None,
+            abort: AbortSignal::new(),
+            extensions: Arc::new(HashMap::new()),
+        }
+    }
+
+    /// Sets the thread the call runs in.
+    pub fn with_thread(mut self, thread_id: impl Into<String>) -> Self {
+        self.thread_id = Some(thread_id.into());
+        self
+    }
+
+    /// Sets the id the model gave the call.
+    pub fn with_tool_call_id(mut self, id: impl Into<String>) -> Self {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+
+    /// Uses this abort signal.
+    pub fn with_abort(mut self, abort: AbortSignal) -> Self {
+        self.abort = abort;
+        self
+    }
+
+    /// Attaches a value that tools can fetch by its type with [`ToolContext::get`].
+    pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.extensions).insert(TypeId::of::<T>(), Arc::new(value));
+        self
+    }
+
+    /// The value of type `T` attached to this context, if any.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions
+            .get(&TypeId::of::<T>())
+            .and_then(|v| v.downcast_ref::<T>())
+    }
+
+    /// The runtime's id for this call.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The id the model gave this call, if any.
+    pub fn tool_call_id(&self) -> Option<&str> {
+        self.tool_call_id.as_deref()
+    }
+
+    /// The thread the call runs in, if any.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.thread_id.as_deref()
+    }
+
+    /// A key that stays the same when this call is retried (thread id + call id). A tool passes
+    /// it on to the systems it changes, so that a retried call takes effect once.
+    pub fn idempotency_key(&self) -> String {
+        match &self.thread_id {
+            Some(thread) => format!("{thread}:{}", self.call_id),
+            None => self.call_id.clone(),
+        }
+    }
+
+    /// The abort signal of the run.
+    pub fn abort_signal(&self) -> &AbortSignal {
+        &self.abort
+    }
+}

@@ -1,0 +1,62 @@
+//! Tools: the typed [`Tool`] trait, dynamic tools, and [`AnyTool`], the compiled, type-erased
+//! form every tool takes once registered.
+//!
+//! Registration is where a definition is checked: the argument schema (and the output schema, if
+//! any) must be inside the subset and at most seven levels deep, and is compiled once. After that
+//! a call costs one validation pass and one dispatch.
+
+pub(crate) mod any;
+mod context;
+mod dynamic;
+mod typed;
+mod unwind;
+
+pub use any::{AnyTool, CallFailure};
+pub use context::{AbortSignal, ToolContext};
+pub use dynamic::DynamicTool;
+pub use typed::{IntoToolOutput, Json, NoArgs, Tool, ToolError, ToolOutput};
+
+use crate::variables::VariableDecl;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a tool runs (spec 002 `executionMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// Executed by toolhost.
+    #[default]
+    Local,
+    /// Executed by the model provider; results come back in its response and the tool's own
+    /// `execute` is never called.
+    Provider,
+}
+
+/// What a model is shown about a tool, plus what the runtime needs to run it. Never holds the
+/// approval policy: approval is kept on the tool, not in its definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// What the tool does, when to use it and what it returns.
+    pub description: String,
+    /// The canonical JSON Schema of the arguments (an object schema).
+    pub parameters: Value,
+    /// The canonical JSON Schema of the output, when the tool declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Local or provider execution.
+    #[serde(default)]
+    pub execution_mode: ExecutionMode,
+    /// The provider that executes a provider-mode tool (`openai`, `anthropic`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_provider: Option<String>,
+    /// Variables the tool needs at run time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<VariableDecl>,
+    /// Whether running the tool twice with the same idempotency key has the effect of running it
+    /// once; only such tools are re-run when a crash leaves their outcome unknown.
+    #[serde(default)]
+    pub idempotent: bool,
+}
