@@ -1,0 +1,32 @@
+//! Command-line parsing and dispatch. Each command group lives in its own module.
+//!
+//! Exit codes: 0 success; 1 the input was checked and found invalid; 2 a bad file, an unknown
+//! name or a usage error.
+
+mod output;
+mod tools;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// toolhost: define tools once, show them to any model, validate and run every call.
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Inspect and check the tools of a project.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
+}
+
+/// Runs the parsed command and returns the process exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Tools(cmd) => tools::run(cmd),
+    }
+}

@@ -1,0 +1,283 @@
+//! `toolhost tools ...`: list, lower, check and combine the tools of a project.
+
+use super::output::{self, BAD_INPUT, INVALID};
+use clap::Subcommand;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use toolhost::blueprint::{request_schema, Activities, Binding};
+use toolhost::names::NameMap;
+use toolhost::project::{load_tools, LoadedTool, ProjectTools};
+use toolhost::schema::lower::{lower_tool, Provider};
+use toolhost::schema::compile_schema;
+use toolhost::tool::CallFailure;
+use toolhost::{parse_tool_args, ToolDefinition};
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// One line per tool: name, kind, description.
+    List {
+        /// The project folder (it holds agents/tools/).
+        dir: PathBuf,
+        /// Print an array of definitions as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The provider declarations of the tools, as a JSON array; dropped guarantees on stderr.
+    Schema {
+        /// The project folder.
+        dir: PathBuf,
+        /// openai, openai-strict, anthropic or gemini.
+        #[arg(long)]
+        provider: Provider,
+        /// Only this tool.
+        #[arg(long)]
+        tool: Option<String>,
+    },
+    /// Validate arguments for a tool: prints them with defaults applied, or every violation.
+    Check {
+        /// The project folder.
+        dir: PathBuf,
+        /// The tool's name.
+        name: String,
+        /// The arguments, as JSON text.
+        args_json: String,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The combined request schema {meta, output, calls} of all tools.
+    Request {
+        /// The project folder.
+        dir: PathBuf,
+        /// A JSON Schema file for the final output.
+        #[arg(long)]
+        output_schema: Option<PathBuf>,
+    },
+}
+
+pub fn run(cmd: ToolsCommand) -> ExitCode {
+    match cmd {
+        ToolsCommand::List { dir, json } => list(&dir, json),
+        ToolsCommand::Schema { dir, provider, tool } => schema(&dir, provider, tool.as_deref()),
+        ToolsCommand::Check {
+            dir,
+            name,
+            args_json,
+            json,
+        } => check(&dir, &name, &args_json, json),
+        ToolsCommand::Request { dir, output_schema } => request(&dir, output_schema.as_deref()),
+    }
+}
+
+/// Loads the project, printing problems and notes on stderr.
+fn load(dir: &Path) -> Result<ProjectTools, ExitCode> {
+    let project = load_tools(dir, &Activities::new()).map_err(|e| {
+        output::error("the project's tools could not be read.", Some(&e));
+        output::exit(BAD_INPUT)
+    })?;
+    for skipped in &project.skipped {
+        output::note("note", &skipped.to_string());
+    }
+    for tool in &project.tools {
+        for w in tool.tool.warnings() {
+            output::note("warning", &format!("{}: {w}", tool.path.display()));
+        }
+    }
+    for problem in &project.problems {
+        output::error(&format!("tool file {} was not loaded.", problem.path.display()), Some(&problem.message));
+    }
+    Ok(project)
+}
+
+/// Exit 0 when every file loaded, 2 when some did not (the good ones were still printed).
+fn status(project: &ProjectTools) -> ExitCode {
+    if project.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        output::exit(BAD_INPUT)
+    }
+}
+
+fn kind(tool: &LoadedTool) -> String {
+    let def = tool.tool.definition();
+    if def.execution_mode == toolhost::tool::ExecutionMode::Provider {
+        return format!("provider ({})", def.execution_provider.as_deref().unwrap_or("unnamed"));
+    }
+    match &tool.binding {
+        Binding::Latent => "latent".to_owned(),
+        Binding::Explicit { activity } => format!("explicit (activity {activity})"),
+    }
+}
+
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}
+
+fn list(dir: &Path, as_json: bool) -> ExitCode {
+    let project = match load(dir) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if as_json {
+        let defs: Vec<Value> = project
+            .tools
+            .iter()
+            .map(|t| {
+                let mut v = serde_json::to_value(t.tool.definition()).unwrap_or(Value::Null);
+                v["kind"] = json!(match &t.binding {
+                    Binding::Latent => "latent",
+                    Binding::Explicit { .. } => "explicit",
+                });
+                if let Binding::Explicit { activity } = &t.binding {
+                    v["activity"] = json!(activity);
+                }
+                v["file"] = json!(t.path.display().to_string());
+                v
+            })
+            .collect();
+        output::json(&Value::Array(defs));
+    } else if project.tools.is_empty() {
+        println!("no tools in {}", dir.join("agents/tools").display());
+    } else {
+        let kinds: Vec<String> = project.tools.iter().map(kind).collect();
+        let name_w = project.tools.iter().map(|t| t.tool.name().len()).max().unwrap_or(4).max(4);
+        let kind_w = kinds.iter().map(String::len).max().unwrap_or(4).max(4);
+        println!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
+        for (t, k) in project.tools.iter().zip(&kinds) {
+            println!("{:name_w$}  {:kind_w$}  {}", t.tool.name(), k, first_line(&t.tool.definition().description, 72));
+        }
+    }
+    status(&project)
+}
+
+fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {
+    let project = match load(dir) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let selected: Vec<&LoadedTool> = match only {
+        Some(name) => match find(&project, dir, name) {
+            Ok(t) => vec![t],
+            Err(code) => return code,
+        },
+        None => project.tools.iter().collect(),
+    };
+    let names = NameMap::new(provider, selected.iter().map(|t| t.tool.name()));
+    for (name, wire) in names.renamed() {
+        output::note("note", &format!("{provider} does not accept the name \"{name}\"; it is sent as \"{wire}\" and mapped back"));
+    }
+    let mut declarations = Vec::new();
+    for t in selected {
+        let def = t.tool.definition();
+        let lowered = lower_tool(provider, names.wire_name(&def.name), &def.description, &def.parameters);
+        for d in &lowered.dropped {
+            output::note("note", &format!("{}: {d}", def.name));
+        }
+        declarations.push(lowered.declaration);
+    }
+    output::json(&Value::Array(declarations));
+    status(&project)
+}
+
+/// The loaded tool `name`, or an error (exit 2) that says why it is not there.
+fn find<'a>(project: &'a ProjectTools, dir: &Path, name: &str) -> Result<&'a LoadedTool, ExitCode> {
+    if let Some(t) = project.get(name) {
+        return Ok(t);
+    }
+    if project.problem_for(name).is_some() {
+        // The file's own problem was printed by `load`.
+        output::error(&format!("tool \"{name}\" is defined by a file that did not load."), None);
+    } else {
+        let available: Vec<&str> = project.tools.iter().map(|t| t.tool.name()).collect();
+        output::error(
+            &format!("there is no tool named \"{name}\" in {}.", dir.join("agents/tools").display()),
+            Some(&format!("available tools: {}", if available.is_empty() { "none".to_owned() } else { available.join(", ") })),
+        );
+    }
+    Err(output::exit(BAD_INPUT))
+}
+
+fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
+    let project = match load(dir) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let tool = match find(&project, dir, name) {
+        Ok(t) => &t.tool,
+        Err(code) => return code,
+    };
+    let parsed = match parse_tool_args(args_json) {
+        Ok(v) => v,
+        Err(e) => {
+            if as_json {
+                output::json(&json!({"valid": false, "error": e.to_string()}));
+            } else {
+                output::error(&format!("the arguments for \"{name}\" are not valid JSON."), Some(&e.reason));
+            }
+            return output::exit(INVALID);
+        }
+    };
+    match tool.validate(parsed) {
+        Ok(args) => {
+            if as_json {
+                output::json(&json!({"valid": true, "arguments": args}));
+            } else {
+                output::json(&args);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(CallFailure::InvalidArguments { violations, .. }) => {
+            if as_json {
+                output::json(&json!({"valid": false, "violations": violations}));
+            } else {
+                let count = violations.items.len() + violations.more;
+                println!("{count} violation{} of the arguments for \"{name}\":", if count == 1 { "" } else { "s" });
+                for v in &violations.items {
+                    let at = if v.pointer.is_empty() { "/" } else { &v.pointer };
+                    println!("  at {at}: {}", v.message);
+                }
+                if violations.more > 0 {
+                    println!("  and {} more", violations.more);
+                }
+            }
+            output::exit(INVALID)
+        }
+        Err(other) => {
+            output::error(&format!("the arguments for \"{name}\" could not be checked."), Some(&other));
+            output::exit(BAD_INPUT)
+        }
+    }
+}
+
+fn request(dir: &Path, output_schema: Option<&Path>) -> ExitCode {
+    let project = match load(dir) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let output = match output_schema.map(read_output_schema).transpose() {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let defs: Vec<ToolDefinition> = project.tools.iter().map(|t| t.tool.definition().clone()).collect();
+    output::json(&request_schema(&defs, output.as_ref()));
+    status(&project)
+}
+
+fn read_output_schema(path: &Path) -> Result<Value, ExitCode> {
+    let fail = |sentence: String, cause: &dyn std::fmt::Display| {
+        output::error(&sentence, Some(cause));
+        output::exit(BAD_INPUT)
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("the output schema {} could not be read.", path.display()), &e))?;
+    let raw: Value = serde_json::from_str(&text).map_err(|e| fail(format!("the output schema {} is not valid JSON.", path.display()), &e))?;
+    let compiled = compile_schema("output", "output", &raw).map_err(|e| {
+        let issues: Vec<String> = e.issues.iter().map(|i| format!("at {}: {}", i.pointer, i.reason)).collect();
+        fail(format!("the output schema {} is outside the supported subset.", path.display()), &issues.join("; "))
+    })?;
+    Ok(compiled.schema().clone())
+}

@@ -1,0 +1,171 @@
+//! Reading a project folder: the tools under `agents/tools/`.
+//!
+//! One tool per file; the file stem is the tool's name. `*.json` files are blueprints (spec 004).
+//! Files are read in name order so that output is stable. A file that cannot be read as a tool
+//! becomes a [`FileProblem`] and the others still load.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use toolhost_core::blueprint::{Activities, Binding, Blueprint};
+use toolhost_core::AnyTool;
+
+/// The largest tool file read; larger ones are refused rather than read into memory.
+pub const MAX_TOOL_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A tool loaded from a file.
+#[derive(Debug, Clone)]
+pub struct LoadedTool {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// The blueprint as written.
+    pub blueprint: Blueprint,
+    /// Latent or bound to an activity.
+    pub binding: Binding,
+    /// The registered tool.
+    pub tool: AnyTool,
+}
+
+/// A file that could not be loaded as a tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    /// The file.
+    pub path: PathBuf,
+    /// The tool name the file would have defined (its stem).
+    pub tool: String,
+    /// What is wrong, with JSON pointers where they apply.
+    pub message: String,
+}
+
+impl fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+/// Everything read from a project's `agents/tools/`.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectTools {
+    /// The tools that loaded, in file-name order.
+    pub tools: Vec<LoadedTool>,
+    /// Files that did not load.
+    pub problems: Vec<FileProblem>,
+    /// Files passed over, with why (for example JavaScript tools, not supported yet).
+    pub skipped: Vec<FileProblem>,
+}
+
+impl ProjectTools {
+    /// The loaded tool with this name.
+    pub fn get(&self, name: &str) -> Option<&LoadedTool> {
+        self.tools.iter().find(|t| t.tool.name() == name)
+    }
+
+    /// The problem of the file that would define this tool, if that file did not load.
+    pub fn problem_for(&self, name: &str) -> Option<&FileProblem> {
+        self.problems.iter().find(|p| p.tool == name)
+    }
+}
+
+/// Why a project's tools could not be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    /// The folder does not exist or is not a folder.
+    #[error("{} is not a project folder: {source}", path.display())]
+    NotAFolder {
+        /// The folder given.
+        path: PathBuf,
+        /// What the file system said.
+        source: std::io::Error,
+    },
+    /// The project has no `agents/tools/` folder.
+    #[error("{} has no agents/tools/ folder; a project keeps one tool per file there", path.display())]
+    NoToolsFolder {
+        /// The project folder.
+        path: PathBuf,
+    },
+    /// The tools folder could not be listed.
+    #[error("cannot list {}: {source}", path.display())]
+    Unreadable {
+        /// The tools folder.
+        path: PathBuf,
+        /// What the file system said.
+        source: std::io::Error,
+    },
+}
+
+/// Reads and registers every tool file of the project at `root`, binding blueprints to the
+/// given activities.
+pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, ProjectError> {
+    let meta = fs::metadata(root).map_err(|source| ProjectError::NotAFolder {
+        path: root.to_owned(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(ProjectError::NotAFolder {
+            path: root.to_owned(),
+            source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "it is a file"),
+        });
+    }
+    let dir = root.join("agents").join("tools");
+    if !dir.is_dir() {
+        return Err(ProjectError::NoToolsFolder { path: root.to_owned() });
+    }
+    let unreadable = |source| ProjectError::Unreadable {
+        path: dir.clone(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(unreadable)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+
+    let mut out = ProjectTools::default();
+    for path in paths {
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        let problem = |message: String| FileProblem {
+            path: path.clone(),
+            tool: stem.clone(),
+            message,
+        };
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => match load_blueprint(&path, &stem, activities) {
+                Ok(tool) => out.tools.push(tool),
+                Err(message) => out.problems.push(problem(message)),
+            },
+            Some("js" | "mjs" | "ts") => out.skipped.push(problem(
+                "JavaScript tools are not supported yet; the file was skipped".to_owned(),
+            )),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+fn load_blueprint(path: &Path, stem: &str, activities: &Activities) -> Result<LoadedTool, String> {
+    let size = fs::metadata(path).map_err(|e| format!("cannot read the file: {e}"))?.len();
+    if size > MAX_TOOL_FILE_BYTES {
+        return Err(format!(
+            "the file is {size} bytes; a tool file may be at most {MAX_TOOL_FILE_BYTES} bytes"
+        ));
+    }
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let blueprint = Blueprint::parse(stem, &text).map_err(|e| e.to_string())?;
+    let (tool, binding) = activities.bind(&blueprint).map_err(|e| {
+        e.issues
+            .iter()
+            .map(|i| format!("at {}: {}", i.pointer, i.reason))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    Ok(LoadedTool {
+        path: path.to_owned(),
+        blueprint,
+        binding,
+        tool,
+    })
+}
