@@ -13,3 +13,8 @@
 pub mod project;
 
 pub use toolhost_core::*;
+
+/// The README's Rust examples, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

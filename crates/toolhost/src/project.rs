@@ -108,7 +108,9 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
     }
     let dir = root.join("agents").join("tools");
     if !dir.is_dir() {
-        return Err(ProjectError::NoToolsFolder { path: root.to_owned() });
+        return Err(ProjectError::NoToolsFolder {
+            path: root.to_owned(),
+        });
     }
     let unreadable = |source| ProjectError::Unreadable {
         path: dir.clone(),
@@ -147,7 +149,9 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
 }
 
 fn load_blueprint(path: &Path, stem: &str, activities: &Activities) -> Result<LoadedTool, String> {
-    let size = fs::metadata(path).map_err(|e| format!("cannot read the file: {e}"))?.len();
+    let size = fs::metadata(path)
+        .map_err(|e| format!("cannot read the file: {e}"))?
+        .len();
     if size > MAX_TOOL_FILE_BYTES {
         return Err(format!(
             "the file is {size} bytes; a tool file may be at most {MAX_TOOL_FILE_BYTES} bytes"

@@ -25,7 +25,8 @@ pub fn note(kind: &str, text: &str) {
 
 /// Prints a JSON value, pretty, on standard output.
 pub fn json(value: &serde_json::Value) {
-    let text = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("\"unprintable: {e}\""));
+    let text =
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("\"unprintable: {e}\""));
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use toolhost::blueprint::{request_schema, Activities, Binding};
 use toolhost::names::NameMap;
 use toolhost::project::{load_tools, LoadedTool, ProjectTools};
-use toolhost::schema::lower::{lower_tool, Provider};
 use toolhost::schema::compile_schema;
+use toolhost::schema::lower::{lower_tool, Provider};
 use toolhost::tool::CallFailure;
 use toolhost::{parse_tool_args, ToolDefinition};
 
@@ -59,7 +59,11 @@ pub enum ToolsCommand {
 pub fn run(cmd: ToolsCommand) -> ExitCode {
     match cmd {
         ToolsCommand::List { dir, json } => list(&dir, json),
-        ToolsCommand::Schema { dir, provider, tool } => schema(&dir, provider, tool.as_deref()),
+        ToolsCommand::Schema {
+            dir,
+            provider,
+            tool,
+        } => schema(&dir, provider, tool.as_deref()),
         ToolsCommand::Check {
             dir,
             name,
@@ -85,7 +89,10 @@ fn load(dir: &Path) -> Result<ProjectTools, ExitCode> {
         }
     }
     for problem in &project.problems {
-        output::error(&format!("tool file {} was not loaded.", problem.path.display()), Some(&problem.message));
+        output::error(
+            &format!("tool file {} was not loaded.", problem.path.display()),
+            Some(&problem.message),
+        );
     }
     Ok(project)
 }
@@ -102,7 +109,10 @@ fn status(project: &ProjectTools) -> ExitCode {
 fn kind(tool: &LoadedTool) -> String {
     let def = tool.tool.definition();
     if def.execution_mode == toolhost::tool::ExecutionMode::Provider {
-        return format!("provider ({})", def.execution_provider.as_deref().unwrap_or("unnamed"));
+        return format!(
+            "provider ({})",
+            def.execution_provider.as_deref().unwrap_or("unnamed")
+        );
     }
     match &tool.binding {
         Binding::Latent => "latent".to_owned(),
@@ -145,11 +155,22 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
         println!("no tools in {}", dir.join("agents/tools").display());
     } else {
         let kinds: Vec<String> = project.tools.iter().map(kind).collect();
-        let name_w = project.tools.iter().map(|t| t.tool.name().len()).max().unwrap_or(4).max(4);
+        let name_w = project
+            .tools
+            .iter()
+            .map(|t| t.tool.name().len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
         let kind_w = kinds.iter().map(String::len).max().unwrap_or(4).max(4);
         println!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
         for (t, k) in project.tools.iter().zip(&kinds) {
-            println!("{:name_w$}  {:kind_w$}  {}", t.tool.name(), k, first_line(&t.tool.definition().description, 72));
+            println!(
+                "{:name_w$}  {:kind_w$}  {}",
+                t.tool.name(),
+                k,
+                first_line(&t.tool.definition().description, 72)
+            );
         }
     }
     status(&project)
@@ -174,7 +195,12 @@ fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {
     let mut declarations = Vec::new();
     for t in selected {
         let def = t.tool.definition();
-        let lowered = lower_tool(provider, names.wire_name(&def.name), &def.description, &def.parameters);
+        let lowered = lower_tool(
+            provider,
+            names.wire_name(&def.name),
+            &def.description,
+            &def.parameters,
+        );
         for d in &lowered.dropped {
             output::note("note", &format!("{}: {d}", def.name));
         }
@@ -191,12 +217,25 @@ fn find<'a>(project: &'a ProjectTools, dir: &Path, name: &str) -> Result<&'a Loa
     }
     if project.problem_for(name).is_some() {
         // The file's own problem was printed by `load`.
-        output::error(&format!("tool \"{name}\" is defined by a file that did not load."), None);
+        output::error(
+            &format!("tool \"{name}\" is defined by a file that did not load."),
+            None,
+        );
     } else {
         let available: Vec<&str> = project.tools.iter().map(|t| t.tool.name()).collect();
         output::error(
-            &format!("there is no tool named \"{name}\" in {}.", dir.join("agents/tools").display()),
-            Some(&format!("available tools: {}", if available.is_empty() { "none".to_owned() } else { available.join(", ") })),
+            &format!(
+                "there is no tool named \"{name}\" in {}.",
+                dir.join("agents/tools").display()
+            ),
+            Some(&format!(
+                "available tools: {}",
+                if available.is_empty() {
+                    "none".to_owned()
+                } else {
+                    available.join(", ")
+                }
+            )),
         );
     }
     Err(output::exit(BAD_INPUT))
@@ -217,7 +256,10 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
             if as_json {
                 output::json(&json!({"valid": false, "error": e.to_string()}));
             } else {
-                output::error(&format!("the arguments for \"{name}\" are not valid JSON."), Some(&e.reason));
+                output::error(
+                    &format!("the arguments for \"{name}\" are not valid JSON."),
+                    Some(&e.reason),
+                );
             }
             return output::exit(INVALID);
         }
@@ -236,9 +278,16 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
                 output::json(&json!({"valid": false, "violations": violations}));
             } else {
                 let count = violations.items.len() + violations.more;
-                println!("{count} violation{} of the arguments for \"{name}\":", if count == 1 { "" } else { "s" });
+                println!(
+                    "{count} violation{} of the arguments for \"{name}\":",
+                    if count == 1 { "" } else { "s" }
+                );
                 for v in &violations.items {
-                    let at = if v.pointer.is_empty() { "/" } else { &v.pointer };
+                    let at = if v.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &v.pointer
+                    };
                     println!("  at {at}: {}", v.message);
                 }
                 if violations.more > 0 {
@@ -248,7 +297,10 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
             output::exit(INVALID)
         }
         Err(other) => {
-            output::error(&format!("the arguments for \"{name}\" could not be checked."), Some(&other));
+            output::error(
+                &format!("the arguments for \"{name}\" could not be checked."),
+                Some(&other),
+            );
             output::exit(BAD_INPUT)
         }
     }
@@ -263,7 +315,11 @@ fn request(dir: &Path, output_schema: Option<&Path>) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let defs: Vec<ToolDefinition> = project.tools.iter().map(|t| t.tool.definition().clone()).collect();
+    let defs: Vec<ToolDefinition> = project
+        .tools
+        .iter()
+        .map(|t| t.tool.definition().clone())
+        .collect();
     output::json(&request_schema(&defs, output.as_ref()));
     status(&project)
 }
@@ -273,11 +329,31 @@ fn read_output_schema(path: &Path) -> Result<Value, ExitCode> {
         output::error(&sentence, Some(cause));
         output::exit(BAD_INPUT)
     };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("the output schema {} could not be read.", path.display()), &e))?;
-    let raw: Value = serde_json::from_str(&text).map_err(|e| fail(format!("the output schema {} is not valid JSON.", path.display()), &e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        fail(
+            format!("the output schema {} could not be read.", path.display()),
+            &e,
+        )
+    })?;
+    let raw: Value = serde_json::from_str(&text).map_err(|e| {
+        fail(
+            format!("the output schema {} is not valid JSON.", path.display()),
+            &e,
+        )
+    })?;
     let compiled = compile_schema("output", "output", &raw).map_err(|e| {
-        let issues: Vec<String> = e.issues.iter().map(|i| format!("at {}: {}", i.pointer, i.reason)).collect();
-        fail(format!("the output schema {} is outside the supported subset.", path.display()), &issues.join("; "))
+        let issues: Vec<String> = e
+            .issues
+            .iter()
+            .map(|i| format!("at {}: {}", i.pointer, i.reason))
+            .collect();
+        fail(
+            format!(
+                "the output schema {} is outside the supported subset.",
+                path.display()
+            ),
+            &issues.join("; "),
+        )
     })?;
     Ok(compiled.schema().clone())
 }

@@ -1,0 +1,70 @@
+//! Helpers shared by the command-line tests: a throw-away project folder and a way to run the
+//! real `toolhost` binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A project folder under the system's temporary folder, removed when dropped.
+pub struct TempProject {
+    pub root: PathBuf,
+}
+
+impl TempProject {
+    pub fn new() -> Self {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let root = std::env::temp_dir().join(format!(
+            "toolhost-test-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(root.join("agents/tools")).expect("create temp project");
+        Self { root }
+    }
+
+    /// Writes a tool file under agents/tools/.
+    pub fn tool(&self, file: &str, text: &str) -> &Self {
+        std::fs::write(self.root.join("agents/tools").join(file), text).expect("write tool file");
+        self
+    }
+}
+
+impl Drop for TempProject {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// What a run of the binary printed and how it exited.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `toolhost` with these arguments.
+pub fn toolhost(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .output()
+        .expect("run toolhost");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The example project shipped with the repository.
+pub fn quickstart() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/quickstart")
+        .display()
+        .to_string()
+}
