@@ -128,6 +128,17 @@ impl<T: Tool> Execute for TypedExecute<T> {
     }
 }
 
+/// The JSON Schema of a Rust type, without the root `title` (the Rust type's name means
+/// nothing to a model).
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Some(root) = schema.as_object_mut() {
+        root.remove("title");
+    }
+    schema
+}
+
 /// The parts of a tool before registration; see [`AnyTool::register`].
 pub(crate) struct ToolParts {
     pub definition: ToolDefinition,
@@ -139,8 +150,7 @@ pub(crate) struct ToolParts {
 impl AnyTool {
     /// Registers a typed tool: derives and checks its schemas and compiles them.
     pub fn from_tool<T: Tool>(tool: T) -> Result<Self, SchemaError> {
-        let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-        let parameters = generator.into_root_schema_for::<T::Args>().to_value();
+        let parameters = schema_of::<T::Args>();
         let definition = ToolDefinition {
             name: tool.name().to_owned(),
             description: tool.description(),

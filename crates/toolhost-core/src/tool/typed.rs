@@ -243,7 +243,6 @@ impl<T: Serialize + JsonSchema + Send + 'static> IntoToolOutput for Json<T> {
         }
     }
     fn output_schema() -> Option<Value> {
-        let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-        Some(generator.into_root_schema_for::<T>().to_value())
+        Some(super::any::schema_of::<T>())
     }
 }
