@@ -1,0 +1,152 @@
+//! Blueprint tools (spec 004): meta-properties kept apart from arguments, the binding rule for
+//! latent and explicit tools, activities registered through the library, last-one-wins.
+
+use futures_executor::block_on;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use toolhost_core::blueprint::{request_schema, Activities, Binding, Blueprint, CallMeta};
+use toolhost_core::tool::{CallFailure, ToolError};
+use toolhost_core::{ToolContext, ToolSet};
+
+fn sentiment(description: &str) -> Blueprint {
+    Blueprint::from_value(
+        "sentiment_analysis",
+        &json!({
+            "type": "object",
+            "description": description,
+            "properties": {
+                "_tool": {"type": "string", "const": "sentiment_analysis"},
+                "_reasoningForCall": {"type": "string"},
+                "text": {"type": "string", "description": "Text to analyze"},
+                "_output": {
+                    "type": "object",
+                    "properties": {"sentiment": {"type": "string"}, "confidence": {"type": "number", "maximum": 1}},
+                    "required": ["sentiment", "confidence"]
+                }
+            },
+            "required": ["_tool", "text"]
+        }),
+    )
+    .unwrap()
+}
+
+#[test]
+fn an_activity_registered_under_the_tool_name_binds_and_receives_only_the_arguments() {
+    let seen: Arc<Mutex<Vec<(Value, CallMeta)>>> = Arc::default();
+    let log = seen.clone();
+    let mut activities = Activities::new();
+    activities.register("sentiment_analysis", move |args, meta, _ctx| {
+        log.lock().unwrap().push((args, meta));
+        async { Ok::<_, ToolError>(json!({"sentiment": "positive", "confidence": 0.99})) }
+    });
+    let (tool, binding) = activities
+        .bind(&sentiment("Analyzes text sentiment"))
+        .unwrap();
+    assert_eq!(
+        binding,
+        Binding::Explicit {
+            activity: "sentiment_analysis".into()
+        }
+    );
+    assert!(
+        tool.definition().parameters["properties"]
+            .get("_output")
+            .is_none(),
+        "explicit tools hide _output"
+    );
+
+    let set = ToolSet::from_tools([tool]);
+    let out = block_on(set.call(
+        "sentiment_analysis",
+        r#"{"text": "This is the best!", "_reasoningForCall": "the user asked"}"#,
+        ToolContext::new("c1"),
+    ))
+    .unwrap();
+    assert_eq!(out, r#"{"sentiment":"positive","confidence":0.99}"#);
+    let calls = seen.lock().unwrap();
+    assert_eq!(calls[0].0, json!({"text": "This is the best!"}));
+    assert_eq!(calls[0].1.reasoning_for_call, Some(json!("the user asked")));
+}
+
+#[test]
+fn an_explicit_tools_output_is_checked_against_its_output_schema() {
+    let mut activities = Activities::new();
+    activities.register("sentiment_analysis", |_, _, _| async {
+        Ok::<_, ToolError>(json!({"sentiment": "positive", "confidence": 7}))
+    });
+    let (tool, _) = activities.bind(&sentiment("Analyzes")).unwrap();
+    let err = block_on(tool.call(json!({"text": "x"}), ToolContext::new("c"))).unwrap_err();
+    assert!(matches!(err, CallFailure::InvalidOutput { .. }), "{err:?}");
+}
+
+#[test]
+fn a_latent_tool_shows_its_output_schema_and_is_answered_by_the_model() {
+    let (tool, binding) = Activities::new().bind(&sentiment("Analyzes")).unwrap();
+    assert_eq!(binding, Binding::Latent);
+    let params = &tool.definition().parameters;
+    assert!(params["properties"].get("_output").is_some());
+    assert!(params["properties"].get("_tool").is_none());
+    // A latent call carries its own answer in `_output`, validated like the arguments.
+    assert!(tool
+        .validate(json!({"text": "x", "_output": {"sentiment": "neutral", "confidence": 0.5}}))
+        .is_ok());
+    assert!(tool
+        .validate(json!({"text": "x", "_output": {"sentiment": "neutral", "confidence": 2}}))
+        .is_err());
+    let err = block_on(tool.call(json!({"text": "x"}), ToolContext::new("c"))).unwrap_err();
+    assert!(matches!(err, CallFailure::NotExecutable { .. }), "{err:?}");
+}
+
+#[test]
+fn the_newest_blueprint_of_a_name_wins_and_the_older_is_not_shown() {
+    let activities = Activities::new();
+    let mut set = ToolSet::new();
+    set.add(activities.bind(&sentiment("old description")).unwrap().0);
+    set.add(activities.bind(&sentiment("new description")).unwrap().0);
+    let defs = set.definitions();
+    assert_eq!(defs.len(), 1);
+    assert_eq!(defs[0].description, "new description");
+    let combined = request_schema(&defs, None);
+    assert_eq!(
+        combined["properties"]["calls"]["items"]["description"],
+        json!("new description")
+    );
+}
+
+#[test]
+fn unknown_meta_properties_and_missing_descriptions_are_refused_with_pointers() {
+    let err = Blueprint::from_value(
+        "t",
+        &json!({"type": "object", "properties": {"_whatever": {"type": "string"}}}),
+    )
+    .unwrap_err();
+    let pointers: Vec<&str> = err.issues.iter().map(|i| i.pointer.as_str()).collect();
+    assert_eq!(pointers, ["/description", "/properties/_whatever"], "{err}");
+}
+
+#[test]
+fn tenvs_and_variables_are_read_and_never_shown_to_the_model() {
+    let b = Blueprint::from_value(
+        "search_files",
+        &json!({
+            "type": "object",
+            "description": "Searches uploaded files.",
+            "properties": {"query": {"type": "string"}},
+            "tenvs": {"type": "object", "properties": {"vectorStoreId": {"type": "string", "description": "Vector store"}}, "required": ["vectorStoreId"]},
+            "variables": [{"name": "API_KEY", "type": "secret", "required": true, "description": "Key"}]
+        }),
+    )
+    .unwrap();
+    let names: Vec<(&str, bool)> = b
+        .variables
+        .iter()
+        .map(|v| (v.name.as_str(), v.required))
+        .collect();
+    assert_eq!(names, [("API_KEY", true), ("vectorStoreId", true)]);
+    let (tool, _) = Activities::new().bind(&b).unwrap();
+    let shown = tool.definition().parameters.to_string();
+    assert!(
+        !shown.contains("tenvs") && !shown.contains("API_KEY"),
+        "{shown}"
+    );
+}
