@@ -1,0 +1,604 @@
+//! The store conformance suite: every backend must pass every case here, unchanged.
+//!
+//! Each case is a public function taking a fresh, empty store. A backend's test file runs them
+//! all with [`store_conformance_tests!`](crate::store_conformance_tests), giving it an expression
+//! that makes a fresh store.
+
+use crate::path::normalize;
+use crate::*;
+use serde_json::json;
+
+fn p(path: &str) -> path::FsPath {
+    normalize(path).expect("test paths are valid")
+}
+
+fn thread(store: &dyn Store) -> String {
+    store
+        .create_thread(NewThread {
+            agent: "agent".into(),
+            ..NewThread::default()
+        })
+        .expect("create thread")
+        .id
+}
+
+fn text(role: Role, content: &str) -> Write {
+    Write::AppendMessage(NewMessage {
+        role: Some(role),
+        content: Some(content.into()),
+        ..NewMessage::default()
+    })
+}
+
+fn assistant_calling(call_ids: &[&str]) -> Write {
+    Write::AppendMessage(NewMessage {
+        role: Some(Role::Assistant),
+        tool_calls: call_ids
+            .iter()
+            .map(|id| ToolCallRecord {
+                id: (*id).into(),
+                name: "echo".into(),
+                arguments: "{}".into(),
+            })
+            .collect(),
+        ..NewMessage::default()
+    })
+}
+
+fn intent(call_id: &str) -> Write {
+    Write::RecordIntent(CallIntent {
+        call_id: call_id.into(),
+        tool: "echo".into(),
+        arguments: "{}".into(),
+        message_id: None,
+    })
+}
+
+fn result(call_id: &str, content: &str) -> Write {
+    Write::CompleteCall {
+        call_id: call_id.into(),
+        result: NewMessage {
+            content: Some(content.into()),
+            status: Some("success".into()),
+            ..NewMessage::default()
+        },
+    }
+}
+
+/// Threads get distinct random ids, start idle, and are listed newest first.
+pub fn threads_are_created_listed_and_found(store: &dyn Store) {
+    let a = store
+        .create_thread(NewThread {
+            agent: "a".into(),
+            tags: vec!["name:first".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    let b = store
+        .create_thread(NewThread {
+            agent: "b".into(),
+            parent: Some(a.id.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_ne!(a.id, b.id);
+    assert_eq!(
+        uuid::Uuid::parse_str(&a.id).map(|u| u.get_version_num()),
+        Ok(4)
+    );
+    assert_eq!(a.status, ThreadStatus::Idle);
+    assert_eq!(store.thread(&a.id).unwrap().tags, ["name:first"]);
+    let all: Vec<String> = store
+        .threads(None)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(all, [b.id.clone(), a.id.clone()]);
+    let children: Vec<String> = store
+        .threads(Some(&a.id))
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(children, [b.id]);
+}
+
+/// An unknown thread is an error naming it, for reads and writes alike.
+pub fn unknown_threads_are_reported(store: &dyn Store) {
+    assert!(matches!(store.thread("nope"), Err(StoreError::ThreadNotFound(id)) if id == "nope"));
+    assert!(matches!(
+        store.messages("nope"),
+        Err(StoreError::ThreadNotFound(_))
+    ));
+    assert!(matches!(
+        store.apply("nope", vec![text(Role::User, "hi")]),
+        Err(StoreError::ThreadNotFound(_))
+    ));
+    let orphan = store.create_thread(NewThread {
+        agent: "a".into(),
+        parent: Some("nope".into()),
+        ..Default::default()
+    });
+    assert!(matches!(orphan, Err(StoreError::ThreadNotFound(_))));
+}
+
+/// Messages come back in append order with every field of the spec's record.
+pub fn messages_keep_order_and_every_field(store: &dyn Store) {
+    let t = thread(store);
+    let first = store
+        .apply(
+            &t,
+            vec![text(Role::System, "be brief"), text(Role::User, "hi")],
+        )
+        .unwrap();
+    let full = NewMessage {
+        id: Some("m-fixed".into()),
+        role: Some(Role::Assistant),
+        content: Some("calling".into()),
+        name: Some("helper".into()),
+        tool_calls: vec![ToolCallRecord {
+            id: "c1".into(),
+            name: "echo".into(),
+            arguments: "{\"a\":1}".into(),
+        }],
+        tool_call_id: None,
+        parent_id: Some(first.messages[1].id.clone()),
+        depth: 2,
+        silent: true,
+        metadata: json!({"repairs": ["trailing comma"]}),
+        status: None,
+    };
+    store
+        .apply(&t, vec![Write::AppendMessage(full.clone())])
+        .unwrap();
+    let all = store.messages(&t).unwrap();
+    assert_eq!(all.len(), 3);
+    assert!(
+        all.windows(2).all(|w| w[0].seq < w[1].seq),
+        "positions increase"
+    );
+    let m = &all[2];
+    assert_eq!(
+        (m.id.as_str(), m.role, m.name.as_deref(), m.depth, m.silent),
+        ("m-fixed", Role::Assistant, Some("helper"), 2, true)
+    );
+    assert_eq!(m.tool_calls, full.tool_calls);
+    assert_eq!(m.parent_id, full.parent_id);
+    assert_eq!(m.metadata, full.metadata);
+    let after = store.messages_after(&t, all[0].seq).unwrap();
+    assert_eq!(after.len(), 2);
+}
+
+/// A batch is all or nothing: a failing write undoes the writes before it.
+pub fn a_failed_batch_writes_nothing(store: &dyn Store) {
+    let t = thread(store);
+    let err = store.apply(
+        &t,
+        vec![
+            text(Role::User, "lost"),
+            Write::SetValue {
+                key: "k".into(),
+                value: Some(json!(1)),
+            },
+            result("never-journaled", "x"),
+        ],
+    );
+    assert!(
+        matches!(err, Err(StoreError::CallNotJournaled(_))),
+        "{err:?}"
+    );
+    assert!(store.messages(&t).unwrap().is_empty());
+    assert_eq!(store.value(&t, "k").unwrap(), None);
+}
+
+/// The journal: intent before execution, one result after, never two.
+pub fn calls_are_journaled_intent_then_result_once(store: &dyn Store) {
+    let t = thread(store);
+    store
+        .apply(
+            &t,
+            vec![assistant_calling(&["c1", "c2"]), intent("c1"), intent("c2")],
+        )
+        .unwrap();
+    store.apply(&t, vec![intent("c1")]).unwrap();
+    let calls = store.calls(&t).unwrap();
+    assert_eq!(
+        calls.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(),
+        ["c1", "c2"]
+    );
+    assert!(calls.iter().all(|c| c.state == CallState::Intent));
+    let done = store.apply(&t, vec![result("c1", "one")]).unwrap();
+    let msg = &done.messages[0];
+    assert_eq!(
+        (msg.role, msg.tool_call_id.as_deref()),
+        (Role::Tool, Some("c1"))
+    );
+    let c1 = store.call(&t, "c1").unwrap().unwrap();
+    assert_eq!(c1.state, CallState::Completed);
+    assert_eq!(c1.result_message_id.as_deref(), Some(msg.id.as_str()));
+    assert!(matches!(
+        store.apply(&t, vec![result("c1", "again")]),
+        Err(StoreError::CallAlreadyCompleted(_))
+    ));
+    assert_eq!(
+        store.call(&t, "c2").unwrap().unwrap().state,
+        CallState::Intent
+    );
+    assert_eq!(store.call(&t, "c3").unwrap(), None);
+}
+
+/// Durable values: set, overwrite, and `null` deletes.
+pub fn values_are_set_overwritten_and_deleted_by_null(store: &dyn Store) {
+    let t = thread(store);
+    store
+        .apply(
+            &t,
+            vec![
+                Write::SetValue {
+                    key: "b".into(),
+                    value: Some(json!({"n": 1})),
+                },
+                Write::SetValue {
+                    key: "a".into(),
+                    value: Some(json!("x")),
+                },
+            ],
+        )
+        .unwrap();
+    store
+        .apply(
+            &t,
+            vec![Write::SetValue {
+                key: "b".into(),
+                value: Some(json!([2])),
+            }],
+        )
+        .unwrap();
+    assert_eq!(store.value(&t, "b").unwrap(), Some(json!([2])));
+    assert_eq!(
+        store.values(&t).unwrap(),
+        vec![("a".to_owned(), json!("x")), ("b".to_owned(), json!([2]))]
+    );
+    store
+        .apply(
+            &t,
+            vec![
+                Write::SetValue {
+                    key: "b".into(),
+                    value: Some(serde_json::Value::Null),
+                },
+                Write::SetValue {
+                    key: "a".into(),
+                    value: None,
+                },
+            ],
+        )
+        .unwrap();
+    assert!(store.values(&t).unwrap().is_empty());
+}
+
+/// Queued work keeps its order and is removed only through the position given.
+pub fn queued_work_is_ordered_and_dequeued_through_a_position(store: &dyn Store) {
+    let t = thread(store);
+    let applied = store
+        .apply(
+            &t,
+            vec![
+                Write::Enqueue(QueueItem::Message {
+                    role: Role::User,
+                    content: "one".into(),
+                }),
+                Write::Enqueue(QueueItem::Tool {
+                    name: "echo".into(),
+                    arguments: json!({"a": 1}),
+                }),
+                Write::Enqueue(QueueItem::Message {
+                    role: Role::User,
+                    content: "three".into(),
+                }),
+            ],
+        )
+        .unwrap();
+    assert_eq!(applied.queued.len(), 3);
+    store
+        .apply(
+            &t,
+            vec![Write::Dequeue {
+                through: applied.queued[1],
+            }],
+        )
+        .unwrap();
+    let left = store.queued(&t).unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(
+        left[0].item,
+        QueueItem::Message {
+            role: Role::User,
+            content: "three".into()
+        }
+    );
+}
+
+/// Events are kept in order and read after a position; status changes are stored.
+pub fn events_and_status_are_stored(store: &dyn Store) {
+    let t = thread(store);
+    let a = store
+        .apply(
+            &t,
+            vec![
+                Write::Event {
+                    kind: "started".into(),
+                    data: json!({"n": 1}),
+                },
+                Write::SetStatus(ThreadStatus::Running),
+            ],
+        )
+        .unwrap();
+    store
+        .apply(
+            &t,
+            vec![Write::Event {
+                kind: "progress".into(),
+                data: json!(50),
+            }],
+        )
+        .unwrap();
+    let later = store.events(&t, a.events[0]).unwrap();
+    assert_eq!(
+        later.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
+        ["progress"]
+    );
+    assert_eq!(store.events(&t, 0).unwrap().len(), 2);
+    assert_eq!(store.thread(&t).unwrap().status, ThreadStatus::Running);
+}
+
+/// Deleting a message deletes the results of its calls and their attachments.
+pub fn deleting_a_message_cascades_to_results_and_attachments(store: &dyn Store) {
+    let t = thread(store);
+    let keep = store.apply(&t, vec![text(Role::User, "keep")]).unwrap();
+    let call = store
+        .apply(&t, vec![assistant_calling(&["c1"]), intent("c1")])
+        .unwrap();
+    let res = store.apply(&t, vec![result("c1", "chart made")]).unwrap();
+    store
+        .apply(
+            &t,
+            vec![Write::WriteFile {
+                path: p("/attachments/chart.png"),
+                bytes: vec![1, 2, 3],
+                mime_type: Some("image/png".into()),
+                message_id: Some(res.messages[0].id.clone()),
+            }],
+        )
+        .unwrap();
+    store
+        .apply(&t, vec![Write::DeleteMessage(call.messages[0].id.clone())])
+        .unwrap();
+    let left: Vec<String> = store
+        .messages(&t)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(left, [keep.messages[0].id.clone()]);
+    assert_eq!(store.stat(&t, &p("/attachments/chart.png")).unwrap(), None);
+    assert!(store.calls(&t).unwrap().is_empty());
+    assert!(matches!(
+        store.apply(&t, vec![Write::DeleteMessage("gone".into())]),
+        Err(StoreError::MessageNotFound(_))
+    ));
+}
+
+/// Files: parents made on write, folders listed, the usual errors for the wrong kind of entry.
+pub fn files_and_folders_behave_like_a_file_system(store: &dyn Store) {
+    let t = thread(store);
+    let w = |path: &str, bytes: &[u8]| Write::WriteFile {
+        path: p(path),
+        bytes: bytes.to_vec(),
+        mime_type: Some("text/plain".into()),
+        message_id: None,
+    };
+    store
+        .apply(
+            &t,
+            vec![
+                w("/notes/a.txt", b"alpha\nbeta"),
+                w("/notes/deep/b.txt", b"gamma beta"),
+                w("/top.md", b"# beta"),
+            ],
+        )
+        .unwrap();
+    assert_eq!(
+        store.read_file(&t, &p("notes/a.txt")).unwrap(),
+        b"alpha\nbeta"
+    );
+    let stat = store.stat(&t, &p("/notes/a.txt")).unwrap().unwrap();
+    assert_eq!(
+        (stat.size, stat.is_folder, stat.mime_type.as_deref()),
+        (10, false, Some("text/plain"))
+    );
+    assert!(
+        store
+            .stat(&t, &p("/notes/deep"))
+            .unwrap()
+            .unwrap()
+            .is_folder
+    );
+    let names: Vec<String> = store
+        .readdir(&t, &p("/"))
+        .unwrap()
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    assert_eq!(names, ["/notes", "/top.md"]);
+    let found: Vec<String> = store
+        .find(&t, &p("/notes"), "*.txt")
+        .unwrap()
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    assert_eq!(found, ["/notes/a.txt", "/notes/deep/b.txt"]);
+    let hits = store.grep(&t, &p("/"), "beta", 10).unwrap();
+    assert_eq!(
+        hits.iter()
+            .map(|h| (h.path.as_str(), h.line))
+            .collect::<Vec<_>>(),
+        [
+            ("/notes/a.txt", 2),
+            ("/notes/deep/b.txt", 1),
+            ("/top.md", 1)
+        ]
+    );
+    assert_eq!(store.grep(&t, &p("/"), "beta", 2).unwrap().len(), 2);
+
+    assert!(matches!(
+        store.apply(&t, vec![Write::Rmdir(p("/notes"))]),
+        Err(StoreError::FolderNotEmpty(_))
+    ));
+    assert!(matches!(
+        store.apply(&t, vec![w("/top.md/x", b"")]),
+        Err(StoreError::NotAFolder(_))
+    ));
+    assert!(matches!(
+        store.apply(&t, vec![w("/notes", b"")]),
+        Err(StoreError::IsAFolder(_))
+    ));
+    assert!(matches!(
+        store.read_file(&t, &p("/notes")),
+        Err(StoreError::IsAFolder(_))
+    ));
+    assert!(matches!(
+        store.read_file(&t, &p("/missing")),
+        Err(StoreError::FileNotFound(_))
+    ));
+    assert!(matches!(
+        store.apply(&t, vec![Write::Rmdir(p("/"))]),
+        Err(StoreError::Root)
+    ));
+
+    store
+        .apply(
+            &t,
+            vec![
+                Write::Unlink(p("/notes/deep/b.txt")),
+                Write::Rmdir(p("/notes/deep")),
+                Write::Mkdir(p("/empty/inner")),
+            ],
+        )
+        .unwrap();
+    assert_eq!(store.stat(&t, &p("/notes/deep")).unwrap(), None);
+    assert!(store.readdir(&t, &p("/empty/inner")).unwrap().is_empty());
+    assert!(matches!(
+        store.apply(&t, vec![Write::Unlink(p("/notes/deep/b.txt"))]),
+        Err(StoreError::FileNotFound(_))
+    ));
+}
+
+/// A file larger than one chunk reads back whole, and streams as several chunks in order.
+pub fn large_files_are_chunked_and_read_back_whole(store: &dyn Store) {
+    let t = thread(store);
+    let big: Vec<u8> = (0..(CHUNK_SIZE * 2 + 12_345))
+        .map(|i| (i % 251) as u8)
+        .collect();
+    store
+        .apply(
+            &t,
+            vec![Write::WriteFile {
+                path: p("/attachments/big.bin"),
+                bytes: big.clone(),
+                mime_type: None,
+                message_id: None,
+            }],
+        )
+        .unwrap();
+    assert_eq!(
+        store.read_file(&t, &p("/attachments/big.bin")).unwrap(),
+        big
+    );
+    let mut chunks = Vec::new();
+    let stat = store
+        .stream_file(&t, &p("/attachments/big.bin"), &mut |c| {
+            chunks.push(c.len())
+        })
+        .unwrap();
+    assert_eq!(chunks, [CHUNK_SIZE, CHUNK_SIZE, 12_345]);
+    assert_eq!(stat.size, big.len() as u64);
+    // Overwriting with a smaller file leaves no stale chunk behind.
+    store
+        .apply(
+            &t,
+            vec![Write::WriteFile {
+                path: p("/attachments/big.bin"),
+                bytes: b"small".to_vec(),
+                mime_type: None,
+                message_id: None,
+            }],
+        )
+        .unwrap();
+    assert_eq!(
+        store.read_file(&t, &p("/attachments/big.bin")).unwrap(),
+        b"small"
+    );
+}
+
+/// Threads do not see each other's data.
+pub fn threads_are_isolated(store: &dyn Store) {
+    let a = thread(store);
+    let b = thread(store);
+    store
+        .apply(
+            &a,
+            vec![
+                text(Role::User, "a only"),
+                Write::SetValue {
+                    key: "k".into(),
+                    value: Some(json!(1)),
+                },
+                Write::WriteFile {
+                    path: p("/f"),
+                    bytes: b"a".to_vec(),
+                    mime_type: None,
+                    message_id: None,
+                },
+            ],
+        )
+        .unwrap();
+    assert!(store.messages(&b).unwrap().is_empty());
+    assert_eq!(store.value(&b, "k").unwrap(), None);
+    assert!(matches!(
+        store.read_file(&b, &p("/f")),
+        Err(StoreError::FileNotFound(_))
+    ));
+}
+
+/// Runs every conformance case as its own `#[test]`, each on a fresh store from `$make`, an
+/// expression that dereferences to a store (a `Box`, an `Arc`, or a guard that cleans up).
+#[macro_export]
+macro_rules! store_conformance_tests {
+    ($make:expr) => {
+        $crate::store_conformance_tests!(@cases $make;
+            threads_are_created_listed_and_found,
+            unknown_threads_are_reported,
+            messages_keep_order_and_every_field,
+            a_failed_batch_writes_nothing,
+            calls_are_journaled_intent_then_result_once,
+            values_are_set_overwritten_and_deleted_by_null,
+            queued_work_is_ordered_and_dequeued_through_a_position,
+            events_and_status_are_stored,
+            deleting_a_message_cascades_to_results_and_attachments,
+            files_and_folders_behave_like_a_file_system,
+            large_files_are_chunked_and_read_back_whole,
+            threads_are_isolated
+        );
+    };
+    (@cases $make:expr; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                let holder = $make;
+                $crate::conformance::$case(&*holder);
+            }
+        )*
+    };
+}

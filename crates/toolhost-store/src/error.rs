@@ -1,0 +1,56 @@
+//! The store's errors: one enum, the same for every backend.
+
+use crate::path::PathError;
+
+/// Why a store operation failed. Nothing was written when an error is returned from
+/// [`crate::Store::apply`]: a batch is all or nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No thread has this id.
+    #[error("thread {0} does not exist")]
+    ThreadNotFound(String),
+    /// No message has this id in the thread.
+    #[error("message {0} does not exist in this thread")]
+    MessageNotFound(String),
+    /// A result was recorded for a call whose intent was never journaled.
+    #[error("call {0} has no journaled intent; record the intent before the result")]
+    CallNotJournaled(String),
+    /// A call already has a result; a result is never recorded twice.
+    #[error("call {0} already has a result")]
+    CallAlreadyCompleted(String),
+    /// A path was refused.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// No file or folder at this path.
+    #[error("{0}: no such file or folder")]
+    FileNotFound(String),
+    /// The path names a folder where a file was expected.
+    #[error("{0} is a folder")]
+    IsAFolder(String),
+    /// The path (or one of its parents) names a file where a folder was expected.
+    #[error("{0} is not a folder")]
+    NotAFolder(String),
+    /// `rmdir` on a folder that still has entries.
+    #[error("{0} is not empty")]
+    FolderNotEmpty(String),
+    /// The root folder cannot be removed or written.
+    #[error("the root folder cannot be changed that way")]
+    Root,
+    /// The database was written by a newer toolhost.
+    #[error("the database schema is version {found}, newer than this toolhost knows ({known}); upgrade toolhost or use another data folder")]
+    SchemaTooNew {
+        /// The version found in the database.
+        found: i64,
+        /// The newest version this build knows.
+        known: i64,
+    },
+    /// A stored value could not be decoded (the database was changed by something else).
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// The backend failed (disk full, I/O error, lock timeout, ...).
+    #[error("storage failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The result type of store operations.
+pub type StoreResult<T> = Result<T, StoreError>;

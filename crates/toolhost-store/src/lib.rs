@@ -1,0 +1,108 @@
+//! # toolhost-store: durable storage
+//!
+//! The [`Store`] trait and its backends. SQLite ([`SqliteStore`]) is the embedded default; a
+//! second backend (PostgreSQL, for many nodes) implements the same trait and must pass the same
+//! [`conformance`] suite unchanged.
+//!
+//! ## Contract
+//! - **Batches are atomic and durable.** [`Store::apply`] writes a list of [`Write`]s in one
+//!   transaction: when it returns `Ok`, all of them survive a crash or power loss (SQLite runs in
+//!   WAL mode with `synchronous=FULL`); when it returns `Err`, none of them happened. The runtime
+//!   groups a step's writes (the assistant message, the call journal, results, dequeued work)
+//!   into as few batches as the durability contract allows.
+//! - **History is append-only and ordered.** Messages, queued items and events get strictly
+//!   increasing positions (`seq`) in append order; appending never rewrites earlier rows.
+//! - **The call journal:** a call's intent is recorded before it runs; its result is stored as a
+//!   tool message in the same transaction that marks the call completed, so a result never
+//!   exists without its journal entry, and a completed call is never completed twice.
+//! - **Files are confined and whole.** Paths are normalised by [`path::normalize`]; `..`,
+//!   control characters and backslashes are refused with an error naming the path. Files over
+//!   [`CHUNK_SIZE`] bytes are stored in chunks and read back whole (or streamed chunk by chunk)
+//!   from one consistent snapshot; a read never returns part of a file.
+//! - **Schema versions:** migrations run on open; a database from a newer toolhost is refused
+//!   with [`StoreError::SchemaTooNew`] and left untouched.
+//! - Methods block on I/O. Async callers run them on a blocking thread.
+
+pub mod conformance;
+mod error;
+mod model;
+pub mod path;
+mod sqlite;
+
+pub use error::{StoreError, StoreResult};
+pub use model::*;
+pub use sqlite::{SqliteStore, SCHEMA_VERSION};
+
+/// Files larger than this many bytes are stored in chunks of this size (1.75 MB).
+pub const CHUNK_SIZE: usize = 1_750_000;
+
+use path::FsPath;
+use serde_json::Value;
+
+/// Durable storage for threads. Every method is safe to call from many threads at once.
+pub trait Store: Send + Sync {
+    /// Creates a thread with a new random id and status `idle`.
+    fn create_thread(&self, new: NewThread) -> StoreResult<Thread>;
+
+    /// The thread with this id.
+    fn thread(&self, id: &str) -> StoreResult<Thread>;
+
+    /// All threads, newest first; with `parent`, only that thread's children.
+    fn threads(&self, parent: Option<&str>) -> StoreResult<Vec<Thread>>;
+
+    /// Applies `writes` to `thread` atomically and durably, in order.
+    fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied>;
+
+    /// The thread's messages in order.
+    fn messages(&self, thread: &str) -> StoreResult<Vec<Message>>;
+
+    /// The thread's messages after position `seq`, in order.
+    fn messages_after(&self, thread: &str, seq: i64) -> StoreResult<Vec<Message>>;
+
+    /// The thread's call journal, in intent order.
+    fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>>;
+
+    /// One call's journal entry.
+    fn call(&self, thread: &str, call_id: &str) -> StoreResult<Option<CallRecord>>;
+
+    /// A durable value.
+    fn value(&self, thread: &str, key: &str) -> StoreResult<Option<Value>>;
+
+    /// All durable values, by key.
+    fn values(&self, thread: &str) -> StoreResult<Vec<(String, Value)>>;
+
+    /// The queued work, in order.
+    fn queued(&self, thread: &str) -> StoreResult<Vec<Queued>>;
+
+    /// The events after position `after`, in order.
+    fn events(&self, thread: &str, after: i64) -> StoreResult<Vec<Event>>;
+
+    /// What is at `path`, if anything (the root is always a folder).
+    fn stat(&self, thread: &str, path: &FsPath) -> StoreResult<Option<FileStat>>;
+
+    /// A whole file.
+    fn read_file(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<u8>>;
+
+    /// A file chunk by chunk, from one snapshot; `sink` sees every chunk in order.
+    fn stream_file(
+        &self,
+        thread: &str,
+        path: &FsPath,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> StoreResult<FileStat>;
+
+    /// The entries directly inside a folder, by name.
+    fn readdir(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<FileStat>>;
+
+    /// Entries under `under` whose name matches `pattern` (`*` any run, `?` one character).
+    fn find(&self, thread: &str, under: &FsPath, pattern: &str) -> StoreResult<Vec<FileStat>>;
+
+    /// Lines containing `needle` in the text files under `under`, at most `limit` of them.
+    fn grep(
+        &self,
+        thread: &str,
+        under: &FsPath,
+        needle: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<GrepMatch>>;
+}

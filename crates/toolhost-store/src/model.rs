@@ -1,0 +1,377 @@
+//! What the store holds: threads, messages, the call journal, queued work, events and files.
+
+use crate::path::FsPath;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Milliseconds since the Unix epoch.
+pub type Millis = i64;
+
+/// The current time in milliseconds since the Unix epoch.
+pub fn now_millis() -> Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A new random id (UUID v4, hyphenated).
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Where a thread is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadStatus {
+    /// Waiting for work.
+    Idle,
+    /// A step is running.
+    Running,
+    /// Waiting for a person (an approval, a variable).
+    Paused,
+    /// Finished its work.
+    Done,
+    /// Stopped by a fault of the runtime.
+    Failed,
+}
+
+impl ThreadStatus {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThreadStatus::Idle => "idle",
+            ThreadStatus::Running => "running",
+            ThreadStatus::Paused => "paused",
+            ThreadStatus::Done => "done",
+            ThreadStatus::Failed => "failed",
+        }
+    }
+
+    /// Reads a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Idle,
+            Self::Running,
+            Self::Paused,
+            Self::Done,
+            Self::Failed,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == s)
+    }
+}
+
+/// A thread to create.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewThread {
+    /// The agent that runs it.
+    pub agent: String,
+    /// The thread it was created from (a sub-agent's parent).
+    pub parent: Option<String>,
+    /// Tags such as `name:VALUE`.
+    pub tags: Vec<String>,
+}
+
+/// A stored thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Thread {
+    /// Random UUID.
+    pub id: String,
+    /// The agent that runs it.
+    pub agent: String,
+    /// The parent thread, if any.
+    pub parent: Option<String>,
+    /// Tags such as `name:VALUE`.
+    pub tags: Vec<String>,
+    /// Where it is in its life.
+    pub status: ThreadStatus,
+    /// When it was created.
+    pub created_at: Millis,
+    /// When it last changed.
+    pub updated_at: Millis,
+}
+
+/// The author of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The user (or, in dual_ai, the other side).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+impl Role {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// Reads a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Role::System, Role::User, Role::Assistant, Role::Tool]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// A tool call inside an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The runtime-owned call id.
+    pub id: String,
+    /// The tool called.
+    pub name: String,
+    /// The arguments as the model sent them (text).
+    pub arguments: String,
+}
+
+/// A message to append. `id` is generated when absent.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NewMessage {
+    /// A caller-chosen id, or `None` for a new random one.
+    pub id: Option<String>,
+    /// The author.
+    pub role: Option<Role>,
+    /// The text.
+    pub content: Option<String>,
+    /// The tool name (tool messages) or a participant name.
+    pub name: Option<String>,
+    /// The calls an assistant message makes.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
+    /// The message this one belongs under (sub-prompts).
+    pub parent_id: Option<String>,
+    /// Nesting depth (0 for the thread's own conversation).
+    pub depth: u32,
+    /// Stored but not shown to the model.
+    pub silent: bool,
+    /// Free JSON: repairs, usage, approval records, ...
+    pub metadata: Value,
+    /// A status, for tool results: `success` or `error`.
+    pub status: Option<String>,
+}
+
+/// A stored message, with the spec's record fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Unique id.
+    pub id: String,
+    /// Position in the thread: strictly increasing in append order.
+    pub seq: i64,
+    /// The author.
+    pub role: Role,
+    /// The text.
+    pub content: Option<String>,
+    /// The tool or participant name.
+    pub name: Option<String>,
+    /// Calls made by an assistant message.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
+    /// When it was stored.
+    pub created_at: Millis,
+    /// The message it belongs under.
+    pub parent_id: Option<String>,
+    /// Nesting depth.
+    pub depth: u32,
+    /// Not shown to the model.
+    pub silent: bool,
+    /// Free JSON.
+    pub metadata: Value,
+    /// `success` or `error` for tool results.
+    pub status: Option<String>,
+}
+
+/// A tool call about to run: journaled before it executes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallIntent {
+    /// The runtime-owned call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The validated arguments, as JSON text.
+    pub arguments: String,
+    /// The assistant message that made the call.
+    pub message_id: Option<String>,
+}
+
+/// Whether a journaled call has a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallState {
+    /// The intent is recorded; no result yet. After a crash: outcome unknown.
+    Intent,
+    /// The result is stored.
+    Completed,
+}
+
+/// One entry of the call journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// The runtime-owned call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The validated arguments as JSON text.
+    pub arguments: String,
+    /// The assistant message that made the call.
+    pub message_id: Option<String>,
+    /// Intent or completed.
+    pub state: CallState,
+    /// The tool message holding the result, once completed.
+    pub result_message_id: Option<String>,
+    /// When the intent was journaled.
+    pub intent_at: Millis,
+    /// When the result was stored.
+    pub completed_at: Option<Millis>,
+}
+
+/// Work queued for a thread while it was busy (spec `queueMessage` / `queueTool`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum QueueItem {
+    /// A message to add before the next model call.
+    Message {
+        /// The author.
+        role: Role,
+        /// The text.
+        content: String,
+    },
+    /// A tool to run before the next model call.
+    Tool {
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+}
+
+/// A queued item with its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queued {
+    /// Position in the thread's queue (strictly increasing).
+    pub seq: i64,
+    /// The work.
+    pub item: QueueItem,
+}
+
+/// A thread event (`emitThreadEvent`), kept in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position (strictly increasing per store).
+    pub seq: i64,
+    /// Event name.
+    pub kind: String,
+    /// Event data.
+    pub data: Value,
+    /// When it was stored.
+    pub at: Millis,
+}
+
+/// What the thread file system knows about an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStat {
+    /// The normalised path.
+    pub path: String,
+    /// File or folder.
+    pub is_folder: bool,
+    /// Size in bytes (0 for folders).
+    pub size: u64,
+    /// MIME type, when known.
+    pub mime_type: Option<String>,
+    /// When it was last written.
+    pub modified_at: Millis,
+}
+
+/// A line found by `grep`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrepMatch {
+    /// The file.
+    pub path: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// The line's text.
+    pub text: String,
+}
+
+/// One write in an atomic batch; see [`crate::Store::apply`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// Append a message.
+    AppendMessage(NewMessage),
+    /// Delete a message, the tool results that answer its calls, and their attachments.
+    DeleteMessage(String),
+    /// Journal a call before it runs (a no-op when the intent is already journaled).
+    RecordIntent(CallIntent),
+    /// Store a call's result as a tool message and mark the call completed.
+    CompleteCall {
+        /// The call.
+        call_id: String,
+        /// The tool message holding the result (its `tool_call_id` is set to the call id).
+        result: NewMessage,
+    },
+    /// Set a durable value; `None` deletes it.
+    SetValue {
+        /// The key.
+        key: String,
+        /// The JSON value, or `None` to delete.
+        value: Option<Value>,
+    },
+    /// Queue work for the thread.
+    Enqueue(QueueItem),
+    /// Remove queued work up to and including this position.
+    Dequeue {
+        /// The last position removed.
+        through: i64,
+    },
+    /// Change the thread's status.
+    SetStatus(ThreadStatus),
+    /// Append an event.
+    Event {
+        /// Event name.
+        kind: String,
+        /// Event data.
+        data: Value,
+    },
+    /// Write a whole file (folders are created as needed); link it to a message with
+    /// `message_id` so deleting the message removes it.
+    WriteFile {
+        /// Where.
+        path: FsPath,
+        /// The content.
+        bytes: Vec<u8>,
+        /// MIME type, when known.
+        mime_type: Option<String>,
+        /// The message the file is attached to.
+        message_id: Option<String>,
+    },
+    /// Remove a file.
+    Unlink(FsPath),
+    /// Create a folder (and its parents).
+    Mkdir(FsPath),
+    /// Remove an empty folder.
+    Rmdir(FsPath),
+}
+
+/// What an applied batch produced, in batch order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied {
+    /// The messages appended (including call results).
+    pub messages: Vec<Message>,
+    /// The positions of queued items.
+    pub queued: Vec<i64>,
+    /// The positions of events.
+    pub events: Vec<i64>,
+}

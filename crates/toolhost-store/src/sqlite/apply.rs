@@ -1,0 +1,253 @@
+//! Atomic batches of writes.
+
+use super::read::load_messages;
+use super::{corrupt, db, require_thread};
+use crate::error::{StoreError, StoreResult};
+use crate::model::*;
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+/// Applies `writes` in one immediate transaction; any error rolls all of them back.
+pub(super) fn apply(
+    conn: &mut Connection,
+    thread: &str,
+    writes: Vec<Write>,
+) -> StoreResult<Applied> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    require_thread(&tx, thread)?;
+    let mut applied = Applied::default();
+    let now = now_millis();
+    for write in writes {
+        match write {
+            Write::AppendMessage(m) => applied.messages.push(append_message(&tx, thread, m, now)?),
+            Write::DeleteMessage(id) => delete_message(&tx, thread, &id)?,
+            Write::RecordIntent(intent) => record_intent(&tx, thread, intent, now)?,
+            Write::CompleteCall { call_id, result } => applied
+                .messages
+                .push(complete_call(&tx, thread, &call_id, result, now)?),
+            Write::SetValue { key, value } => set_value(&tx, thread, &key, value)?,
+            Write::Enqueue(item) => {
+                let text = serde_json::to_string(&item).map_err(corrupt)?;
+                tx.execute(
+                    "INSERT INTO queue (thread, item) VALUES (?1, ?2)",
+                    params![thread, text],
+                )
+                .map_err(db)?;
+                applied.queued.push(tx.last_insert_rowid());
+            }
+            Write::Dequeue { through } => {
+                tx.execute(
+                    "DELETE FROM queue WHERE thread = ?1 AND seq <= ?2",
+                    params![thread, through],
+                )
+                .map_err(db)?;
+            }
+            Write::SetStatus(status) => {
+                tx.execute(
+                    "UPDATE threads SET status = ?2 WHERE id = ?1",
+                    params![thread, status.as_str()],
+                )
+                .map_err(db)?;
+            }
+            Write::Event { kind, data } => {
+                let text = serde_json::to_string(&data).map_err(corrupt)?;
+                tx.execute(
+                    "INSERT INTO events (thread, kind, data, at) VALUES (?1, ?2, ?3, ?4)",
+                    params![thread, kind, text, now],
+                )
+                .map_err(db)?;
+                applied.events.push(tx.last_insert_rowid());
+            }
+            Write::WriteFile {
+                path,
+                bytes,
+                mime_type,
+                message_id,
+            } => super::files::write(
+                &tx,
+                thread,
+                &path,
+                &bytes,
+                mime_type.as_deref(),
+                message_id.as_deref(),
+                now,
+            )?,
+            Write::Unlink(path) => super::files::unlink(&tx, thread, &path)?,
+            Write::Mkdir(path) => super::files::mkdir(&tx, thread, &path, now)?,
+            Write::Rmdir(path) => super::files::rmdir(&tx, thread, &path)?,
+        }
+    }
+    tx.execute(
+        "UPDATE threads SET updated_at = ?2 WHERE id = ?1",
+        params![thread, now],
+    )
+    .map_err(db)?;
+    tx.commit().map_err(db)?;
+    Ok(applied)
+}
+
+fn append_message(
+    tx: &Transaction<'_>,
+    thread: &str,
+    m: NewMessage,
+    now: Millis,
+) -> StoreResult<Message> {
+    let id = m.id.unwrap_or_else(new_id);
+    let role = m.role.unwrap_or(Role::User);
+    let tool_calls = serde_json::to_string(&m.tool_calls).map_err(corrupt)?;
+    let metadata = serde_json::to_string(&m.metadata).map_err(corrupt)?;
+    tx.execute(
+        "INSERT INTO messages (id, thread, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, metadata, status)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![id, thread, role.as_str(), m.content, m.name, tool_calls, m.tool_call_id, now, m.parent_id, m.depth, m.silent, metadata, m.status],
+    )
+    .map_err(db)?;
+    let seq = tx.last_insert_rowid();
+    Ok(Message {
+        id,
+        seq,
+        role,
+        content: m.content,
+        name: m.name,
+        tool_calls: m.tool_calls,
+        tool_call_id: m.tool_call_id,
+        created_at: now,
+        parent_id: m.parent_id,
+        depth: m.depth,
+        silent: m.silent,
+        metadata: m.metadata,
+        status: m.status,
+    })
+}
+
+fn delete_message(tx: &Transaction<'_>, thread: &str, id: &str) -> StoreResult<()> {
+    let found = load_messages(tx, "WHERE thread = ?1 AND id = ?2", &[&thread, &id])?;
+    let message = found
+        .into_iter()
+        .next()
+        .ok_or_else(|| StoreError::MessageNotFound(id.to_owned()))?;
+    let mut doomed = vec![message.id.clone()];
+    for call in &message.tool_calls {
+        let results = load_messages(
+            tx,
+            "WHERE thread = ?1 AND tool_call_id = ?2",
+            &[&thread, &call.id],
+        )?;
+        doomed.extend(results.into_iter().map(|r| r.id));
+        tx.execute(
+            "DELETE FROM calls WHERE thread = ?1 AND call_id = ?2",
+            params![thread, call.id],
+        )
+        .map_err(db)?;
+    }
+    for mid in &doomed {
+        let paths: Vec<String> = {
+            let mut stmt = tx
+                .prepare_cached("SELECT path FROM files WHERE thread = ?1 AND message_id = ?2 AND is_folder = 0")
+                .map_err(db)?;
+            let rows = stmt
+                .query_map(params![thread, mid], |r| r.get(0))
+                .map_err(db)?;
+            rows.collect::<Result<_, _>>().map_err(db)?
+        };
+        for path in paths {
+            tx.execute(
+                "DELETE FROM file_chunks WHERE thread = ?1 AND path = ?2",
+                params![thread, path],
+            )
+            .map_err(db)?;
+            tx.execute(
+                "DELETE FROM files WHERE thread = ?1 AND path = ?2",
+                params![thread, path],
+            )
+            .map_err(db)?;
+        }
+        tx.execute(
+            "DELETE FROM messages WHERE thread = ?1 AND id = ?2",
+            params![thread, mid],
+        )
+        .map_err(db)?;
+    }
+    Ok(())
+}
+
+fn record_intent(
+    tx: &Transaction<'_>,
+    thread: &str,
+    intent: CallIntent,
+    now: Millis,
+) -> StoreResult<()> {
+    let position: i64 = tx
+        .query_row(
+            "SELECT COALESCE(MAX(position), 0) + 1 FROM calls WHERE thread = ?1",
+            [thread],
+            |r| r.get(0),
+        )
+        .map_err(db)?;
+    tx.execute(
+        "INSERT INTO calls (thread, call_id, tool, arguments, message_id, state, intent_at, position)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'intent', ?6, ?7) ON CONFLICT (thread, call_id) DO NOTHING",
+        params![thread, intent.call_id, intent.tool, intent.arguments, intent.message_id, now, position],
+    )
+    .map_err(db)?;
+    Ok(())
+}
+
+fn complete_call(
+    tx: &Transaction<'_>,
+    thread: &str,
+    call_id: &str,
+    mut result: NewMessage,
+    now: Millis,
+) -> StoreResult<Message> {
+    let state: Option<String> = tx
+        .query_row(
+            "SELECT state FROM calls WHERE thread = ?1 AND call_id = ?2",
+            [thread, call_id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db)?;
+    match state.as_deref() {
+        None => return Err(StoreError::CallNotJournaled(call_id.to_owned())),
+        Some("completed") => return Err(StoreError::CallAlreadyCompleted(call_id.to_owned())),
+        Some(_) => {}
+    }
+    result.role = Some(Role::Tool);
+    result.tool_call_id = Some(call_id.to_owned());
+    let message = append_message(tx, thread, result, now)?;
+    tx.execute(
+        "UPDATE calls SET state = 'completed', result_message_id = ?3, completed_at = ?4 WHERE thread = ?1 AND call_id = ?2",
+        params![thread, call_id, message.id, now],
+    )
+    .map_err(db)?;
+    Ok(message)
+}
+
+fn set_value(
+    tx: &Transaction<'_>,
+    thread: &str,
+    key: &str,
+    value: Option<serde_json::Value>,
+) -> StoreResult<()> {
+    match value {
+        None | Some(serde_json::Value::Null) => {
+            tx.execute(
+                "DELETE FROM kv WHERE thread = ?1 AND key = ?2",
+                params![thread, key],
+            )
+            .map_err(db)?;
+        }
+        Some(v) => {
+            let text = serde_json::to_string(&v).map_err(corrupt)?;
+            tx.execute(
+                "INSERT INTO kv (thread, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (thread, key) DO UPDATE SET value = excluded.value",
+                params![thread, key, text],
+            )
+            .map_err(db)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! Reads: threads, messages, the journal, values, the queue and events.
+
+use super::{corrupt, db, require_thread, SqliteStore};
+use crate::error::{StoreError, StoreResult};
+use crate::model::*;
+use crate::path::FsPath;
+use crate::Store;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde_json::Value;
+
+/// The columns of a thread row, in select order.
+type ThreadRow = (String, String, Option<String>, String, String, i64, i64);
+
+pub(super) fn thread_row(r: &Row<'_>) -> rusqlite::Result<ThreadRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+    ))
+}
+
+pub(super) fn decode_thread(
+    (id, agent, parent, tags, status, created_at, updated_at): ThreadRow,
+) -> StoreResult<Thread> {
+    Ok(Thread {
+        tags: serde_json::from_str(&tags).map_err(corrupt)?,
+        status: ThreadStatus::parse(&status)
+            .ok_or_else(|| corrupt(format!("thread status {status:?}")))?,
+        id,
+        agent,
+        parent,
+        created_at,
+        updated_at,
+    })
+}
+
+const MESSAGE_COLUMNS: &str =
+    "seq, id, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, metadata, status";
+
+type MessageRow = (
+    i64,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+    i64,
+    Option<String>,
+    u32,
+    bool,
+    String,
+    Option<String>,
+);
+
+fn message_row(r: &Row<'_>) -> rusqlite::Result<MessageRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
+        r.get(11)?,
+        r.get(12)?,
+    ))
+}
+
+fn decode_message(row: MessageRow) -> StoreResult<Message> {
+    let (
+        seq,
+        id,
+        role,
+        content,
+        name,
+        tool_calls,
+        tool_call_id,
+        created_at,
+        parent_id,
+        depth,
+        silent,
+        metadata,
+        status,
+    ) = row;
+    Ok(Message {
+        seq,
+        role: Role::parse(&role).ok_or_else(|| corrupt(format!("message role {role:?}")))?,
+        tool_calls: serde_json::from_str(&tool_calls).map_err(corrupt)?,
+        metadata: serde_json::from_str(&metadata).map_err(corrupt)?,
+        id,
+        content,
+        name,
+        tool_call_id,
+        created_at,
+        parent_id,
+        depth,
+        silent,
+        status,
+    })
+}
+
+pub(super) fn load_messages(
+    conn: &Connection,
+    sql_tail: &str,
+    args: &[&dyn rusqlite::ToSql],
+) -> StoreResult<Vec<Message>> {
+    let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages {sql_tail}");
+    let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
+    let rows = stmt.query_map(args, message_row).map_err(db)?;
+    rows.map(|r| r.map_err(db).and_then(decode_message))
+        .collect()
+}
+
+type CallRow = (
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    Option<String>,
+    i64,
+    Option<i64>,
+);
+
+fn decode_call(
+    (call_id, tool, arguments, message_id, state, result_message_id, intent_at, completed_at): CallRow,
+) -> StoreResult<CallRecord> {
+    let state = match state.as_str() {
+        "intent" => CallState::Intent,
+        "completed" => CallState::Completed,
+        other => return Err(corrupt(format!("call state {other:?}"))),
+    };
+    Ok(CallRecord {
+        call_id,
+        tool,
+        arguments,
+        message_id,
+        state,
+        result_message_id,
+        intent_at,
+        completed_at,
+    })
+}
+
+const CALL_COLUMNS: &str =
+    "call_id, tool, arguments, message_id, state, result_message_id, intent_at, completed_at";
+
+fn call_row(r: &Row<'_>) -> rusqlite::Result<CallRow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+    ))
+}
+
+impl Store for SqliteStore {
+    fn create_thread(&self, new: NewThread) -> StoreResult<Thread> {
+        let conn = self.lock();
+        if let Some(parent) = &new.parent {
+            require_thread(&conn, parent)?;
+        }
+        let now = now_millis();
+        let thread = Thread {
+            id: new_id(),
+            agent: new.agent,
+            parent: new.parent,
+            tags: new.tags,
+            status: ThreadStatus::Idle,
+            created_at: now,
+            updated_at: now,
+        };
+        let tags = serde_json::to_string(&thread.tags).map_err(corrupt)?;
+        conn.execute(
+            "INSERT INTO threads (id, agent, parent, tags, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+            params![thread.id, thread.agent, thread.parent, tags, thread.status.as_str(), now],
+        )
+        .map_err(db)?;
+        Ok(thread)
+    }
+
+    fn thread(&self, id: &str) -> StoreResult<Thread> {
+        let conn = self.lock();
+        let row = conn
+            .query_row(
+                "SELECT id, agent, parent, tags, status, created_at, updated_at FROM threads WHERE id = ?1",
+                [id],
+                thread_row,
+            )
+            .optional()
+            .map_err(db)?
+            .ok_or_else(|| StoreError::ThreadNotFound(id.to_owned()))?;
+        decode_thread(row)
+    }
+
+    fn threads(&self, parent: Option<&str>) -> StoreResult<Vec<Thread>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, agent, parent, tags, status, created_at, updated_at FROM threads
+                 WHERE ?1 IS NULL OR parent = ?1 ORDER BY created_at DESC, rowid DESC",
+            )
+            .map_err(db)?;
+        let rows = stmt.query_map([parent], thread_row).map_err(db)?;
+        rows.map(|r| r.map_err(db).and_then(decode_thread))
+            .collect()
+    }
+
+    fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied> {
+        let mut conn = self.lock();
+        super::apply::apply(&mut conn, thread, writes)
+    }
+
+    fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {
+        self.messages_after(thread, 0)
+    }
+
+    fn messages_after(&self, thread: &str, seq: i64) -> StoreResult<Vec<Message>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        load_messages(
+            &conn,
+            "WHERE thread = ?1 AND seq > ?2 ORDER BY seq",
+            &[&thread, &seq],
+        )
+    }
+
+    fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        let sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE thread = ?1 ORDER BY position");
+        let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
+        let rows = stmt.query_map([thread], call_row).map_err(db)?;
+        rows.map(|r| r.map_err(db).and_then(decode_call)).collect()
+    }
+
+    fn call(&self, thread: &str, call_id: &str) -> StoreResult<Option<CallRecord>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        let sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE thread = ?1 AND call_id = ?2");
+        conn.query_row(&sql, [thread, call_id], call_row)
+            .optional()
+            .map_err(db)?
+            .map(decode_call)
+            .transpose()
+    }
+
+    fn value(&self, thread: &str, key: &str) -> StoreResult<Option<Value>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        let text: Option<String> = conn
+            .query_row(
+                "SELECT value FROM kv WHERE thread = ?1 AND key = ?2",
+                [thread, key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db)?;
+        text.map(|t| serde_json::from_str(&t).map_err(corrupt))
+            .transpose()
+    }
+
+    fn values(&self, thread: &str) -> StoreResult<Vec<(String, Value)>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        let mut stmt = conn
+            .prepare_cached("SELECT key, value FROM kv WHERE thread = ?1 ORDER BY key")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([thread], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(db)?;
+        rows.map(|r| {
+            let (k, v) = r.map_err(db)?;
+            Ok((k, serde_json::from_str(&v).map_err(corrupt)?))
+        })
+        .collect()
+    }
+
+    fn queued(&self, thread: &str) -> StoreResult<Vec<Queued>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        let mut stmt = conn
+            .prepare_cached("SELECT seq, item FROM queue WHERE thread = ?1 ORDER BY seq")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([thread], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(db)?;
+        rows.map(|r| {
+            let (seq, item) = r.map_err(db)?;
+            Ok(Queued {
+                seq,
+                item: serde_json::from_str(&item).map_err(corrupt)?,
+            })
+        })
+        .collect()
+    }
+
+    fn events(&self, thread: &str, after: i64) -> StoreResult<Vec<Event>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        let mut stmt = conn
+            .prepare_cached("SELECT seq, kind, data, at FROM events WHERE thread = ?1 AND seq > ?2 ORDER BY seq")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map(params![thread, after], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            })
+            .map_err(db)?;
+        rows.map(|r| {
+            let (seq, kind, data, at) = r.map_err(db)?;
+            Ok(Event {
+                seq,
+                kind,
+                data: serde_json::from_str(&data).map_err(corrupt)?,
+                at,
+            })
+        })
+        .collect()
+    }
+
+    fn stat(&self, thread: &str, path: &FsPath) -> StoreResult<Option<FileStat>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::files::stat(&conn, thread, path)
+    }
+
+    fn read_file(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.stream_file(thread, path, &mut |chunk| out.extend_from_slice(chunk))?;
+        Ok(out)
+    }
+
+    fn stream_file(
+        &self,
+        thread: &str,
+        path: &FsPath,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> StoreResult<FileStat> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::files::stream(&conn, thread, path, sink)
+    }
+
+    fn readdir(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<FileStat>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::files::readdir(&conn, thread, path)
+    }
+
+    fn find(&self, thread: &str, under: &FsPath, pattern: &str) -> StoreResult<Vec<FileStat>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::files::find(&conn, thread, under, pattern)
+    }
+
+    fn grep(
+        &self,
+        thread: &str,
+        under: &FsPath,
+        needle: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<GrepMatch>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::files::grep(&conn, thread, under, needle, limit)
+    }
+}

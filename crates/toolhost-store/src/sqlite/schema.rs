@@ -1,0 +1,91 @@
+//! The SQLite schema, as an ordered list of migrations. Never edit a released migration: add one.
+
+/// Migration `i` brings the database from version `i` to `i + 1`.
+pub(super) const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE threads (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    parent TEXT REFERENCES threads(id),
+    tags TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX threads_by_parent ON threads(parent);
+
+CREATE TABLE messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    thread TEXT NOT NULL REFERENCES threads(id),
+    role TEXT NOT NULL,
+    content TEXT,
+    name TEXT,
+    tool_calls TEXT NOT NULL,
+    tool_call_id TEXT,
+    created_at INTEGER NOT NULL,
+    parent_id TEXT,
+    depth INTEGER NOT NULL,
+    silent INTEGER NOT NULL,
+    metadata TEXT NOT NULL,
+    status TEXT
+);
+CREATE INDEX messages_by_thread ON messages(thread, seq);
+
+CREATE TABLE calls (
+    thread TEXT NOT NULL REFERENCES threads(id),
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    message_id TEXT,
+    state TEXT NOT NULL,
+    result_message_id TEXT,
+    intent_at INTEGER NOT NULL,
+    completed_at INTEGER,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (thread, call_id)
+);
+
+CREATE TABLE kv (
+    thread TEXT NOT NULL REFERENCES threads(id),
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (thread, key)
+);
+
+CREATE TABLE queue (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread TEXT NOT NULL REFERENCES threads(id),
+    item TEXT NOT NULL
+);
+CREATE INDEX queue_by_thread ON queue(thread, seq);
+
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread TEXT NOT NULL REFERENCES threads(id),
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    at INTEGER NOT NULL
+);
+CREATE INDEX events_by_thread ON events(thread, seq);
+
+CREATE TABLE files (
+    thread TEXT NOT NULL REFERENCES threads(id),
+    path TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    is_folder INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mime_type TEXT,
+    message_id TEXT,
+    modified_at INTEGER NOT NULL,
+    PRIMARY KEY (thread, path)
+);
+CREATE INDEX files_by_parent ON files(thread, parent);
+
+CREATE TABLE file_chunks (
+    thread TEXT NOT NULL,
+    path TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (thread, path, idx)
+);
+"#];
