@@ -1,0 +1,114 @@
+//! The scripted test model plays its turns by position in the conversation, refuses calls to
+//! tools that were not offered, and reports bad scripts with the line or turn.
+
+use futures_executor::block_on;
+use toolhost_core::DynamicTool;
+use toolhost_providers::{
+    ChatMessage, ChatRole, FinishReason, Model, ModelError, ModelRequest, ScriptedModel,
+};
+
+fn tool(name: &str) -> toolhost_core::ToolDefinition {
+    DynamicTool::new(name, "A tool.")
+        .build()
+        .unwrap()
+        .definition()
+        .clone()
+}
+
+fn msg(role: ChatRole) -> ChatMessage {
+    ChatMessage {
+        role,
+        content: Some("x".into()),
+        tool_calls: vec![],
+        tool_call_id: None,
+    }
+}
+
+const SCRIPT: &str = r#"
+{"toolCalls": [{"name": "get_weather", "arguments": {"location": "Oslo"}}]}
+{"toolCalls": [{"name": "append_line", "arguments": "{\"text\": broken"}], "times": 2}
+{"text": "It is sunny."}
+"#;
+
+#[test]
+fn turns_are_played_by_the_number_of_assistant_messages_so_far() {
+    let model = ScriptedModel::parse("test", "script.jsonl", SCRIPT).unwrap();
+    assert_eq!(model.len(), 4);
+    let tools = vec![tool("get_weather"), tool("append_line")];
+    let mut messages = vec![msg(ChatRole::User)];
+    let first = block_on(model.complete(&ModelRequest {
+        messages: messages.clone(),
+        tools: tools.clone(),
+    }))
+    .unwrap();
+    assert_eq!(first.finish, FinishReason::ToolCalls);
+    assert_eq!(first.tool_calls[0].arguments, r#"{"location":"Oslo"}"#);
+    // The same history gives the same turn: a restarted thread sees the same reply.
+    let again = block_on(model.complete(&ModelRequest {
+        messages: messages.clone(),
+        tools: tools.clone(),
+    }))
+    .unwrap();
+    assert_eq!(again, first);
+    messages.extend([msg(ChatRole::Assistant), msg(ChatRole::Tool)]);
+    let second = block_on(model.complete(&ModelRequest {
+        messages: messages.clone(),
+        tools: tools.clone(),
+    }))
+    .unwrap();
+    assert_eq!(
+        second.tool_calls[0].arguments, r#"{"text": broken"#,
+        "string arguments are sent as they are"
+    );
+    messages.extend([msg(ChatRole::Assistant), msg(ChatRole::Assistant)]);
+    let last = block_on(model.complete(&ModelRequest {
+        messages: messages.clone(),
+        tools: tools.clone(),
+    }))
+    .unwrap();
+    assert_eq!(
+        (last.text.as_deref(), last.finish),
+        (Some("It is sunny."), FinishReason::Stop)
+    );
+    assert_eq!(last.usage.input_tokens, None, "unknown counts stay unknown");
+    messages.push(msg(ChatRole::Assistant));
+    let past = block_on(model.complete(&ModelRequest { messages, tools })).unwrap_err();
+    assert_eq!(
+        past,
+        ModelError::Rejected("the script of test has 4 turns and turn 5 was asked for".into())
+    );
+}
+
+#[test]
+fn a_call_to_a_tool_that_was_not_offered_is_refused_naming_the_turn() {
+    let model = ScriptedModel::parse(
+        "test",
+        "s.json",
+        r#"[{"toolCalls": [{"name": "delete_everything"}]}]"#,
+    )
+    .unwrap();
+    let err = block_on(model.complete(&ModelRequest {
+        messages: vec![msg(ChatRole::User)],
+        tools: vec![tool("get_weather")],
+    }))
+    .unwrap_err();
+    assert_eq!(err.to_string(), "script turn 1 calls tool `delete_everything`, which was not offered (offered: get_weather)");
+}
+
+#[test]
+fn bad_scripts_are_reported_with_the_line_or_turn() {
+    let err =
+        ScriptedModel::parse("t", "s.jsonl", "{\"text\": \"ok\"}\n{\"txt\": 1}\n").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("script s.jsonl: line 2: unknown field `txt`"),
+        "{err}"
+    );
+    let err = ScriptedModel::parse("t", "s.json", "[{}]").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "script s.json: turn 1 has neither text nor tool calls"
+    );
+    let err = ScriptedModel::parse("t", "s.json", "[]").unwrap_err();
+    assert!(err.to_string().contains("no turns"));
+}
