@@ -319,6 +319,8 @@ impl SchemaNode {
             Kind::Nullable(inner) => {
                 let inner = inner.to_json();
                 match inner.get("type").and_then(Value::as_str) {
+                    // `null` made nullable is still just `null`.
+                    Some("null") => obj(inner.clone()),
                     // A plain typed node: widen its type; keeps the schema readable.
                     Some(t) if inner.get("enum").is_none() && inner.get("const").is_none() => {
                         let mut m = obj(inner.clone());

@@ -342,13 +342,17 @@ fn strict_node(node: &Value, ptr: &str, dropped: &mut Vec<Dropped>) -> Result<Va
             for (name, schema) in declared {
                 let at = format!("{ptr}/properties/{name}");
                 let mut lowered = strict_node(schema, &at, dropped)?;
-                if !required.contains(&name.as_str()) && !accepts_null(&lowered) {
-                    lowered = make_nullable(lowered);
-                    note(
-                        dropped,
-                        &at,
-                        "optional property sent as required and nullable (null means absent)",
-                    );
+                if !required.contains(&name.as_str()) {
+                    if accepts_null(&lowered) {
+                        note(dropped, &at, "optional property sent as required: the model must give it (null is a value here, so its absence cannot be expressed)");
+                    } else {
+                        lowered = make_nullable(lowered);
+                        note(
+                            dropped,
+                            &at,
+                            "optional property sent as required and nullable (null means absent)",
+                        );
+                    }
                 }
                 props.insert(name.clone(), lowered);
             }
@@ -391,26 +395,30 @@ fn make_nullable(node: Value) -> Value {
 
 /// Removes the `null` that strict mode makes a model send for an absent optional property.
 fn lift(schema: &Value, value: &mut Value) {
+    let branches = union_branches(schema);
+    if !branches.is_empty() {
+        lift_union(&branches, value);
+        return;
+    }
     match value {
         Value::Object(object) => {
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                let required: Vec<&str> = schema
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                object.retain(|name, v| {
-                    !(v.is_null()
-                        && !required.contains(&name.as_str())
-                        && props.get(name).is_some_and(|p| !accepts_null(p)))
-                });
-                for (name, v) in object.iter_mut() {
-                    if let Some(p) = props.get(name) {
-                        lift(p, v);
-                    }
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            object.retain(|name, v| {
+                !(v.is_null()
+                    && !required.contains(&name.as_str())
+                    && props.get(name).is_some_and(|p| !accepts_null(p)))
+            });
+            for (name, v) in object.iter_mut() {
+                if let Some(p) = props.get(name) {
+                    lift(p, v);
                 }
-            } else if let Some(branch) = union_branch_for(schema, object) {
-                lift(branch, value);
             }
         }
         Value::Array(items) => {
@@ -418,33 +426,51 @@ fn lift(schema: &Value, value: &mut Value) {
                 for item in items {
                     lift(item_schema, item);
                 }
-            } else if let Some(branch) = union_array_branch(schema) {
-                lift(branch, value);
             }
         }
         _ => {}
     }
 }
 
-/// In a union, the object branch whose declared properties cover every key of `object`.
-fn union_branch_for<'a>(schema: &'a Value, object: &Map<String, Value>) -> Option<&'a Value> {
-    let branches = schema
+/// The branches of a union, nested unions flattened; empty when `schema` is not a union.
+fn union_branches(schema: &Value) -> Vec<&Value> {
+    let Some(branches) = schema
         .get("anyOf")
         .or_else(|| schema.get("oneOf"))
-        .and_then(Value::as_array)?;
-    branches.iter().find(|b| {
-        b.get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|p| object.keys().all(|k| p.contains_key(k)))
-    })
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    branches
+        .iter()
+        .flat_map(|b| {
+            let inner = union_branches(b);
+            if inner.is_empty() {
+                vec![b]
+            } else {
+                inner
+            }
+        })
+        .collect()
 }
 
-fn union_array_branch(schema: &Value) -> Option<&Value> {
-    let branches = schema
-        .get("anyOf")
-        .or_else(|| schema.get("oneOf"))
-        .and_then(Value::as_array)?;
-    branches.iter().find(|b| b.get("items").is_some())
+/// A value some branch accepts as it is stays as it is (its `null`s may be meant); otherwise the
+/// first branch that accepts the lifted value decides. Only unions in strict mode come here, and
+/// only on calls, so compiling the branch on the spot is cheap enough.
+fn lift_union(branches: &[&Value], value: &mut Value) {
+    let accepts =
+        |branch: &Value, v: &Value| jsonschema::validator_for(branch).is_ok_and(|c| c.is_valid(v));
+    if branches.iter().any(|b| accepts(b, value)) {
+        return;
+    }
+    for branch in branches {
+        let mut candidate = value.clone();
+        lift(branch, &mut candidate);
+        if accepts(branch, &candidate) {
+            *value = candidate;
+            return;
+        }
+    }
 }
 
 const GEMINI_FORMATS: [&str; 6] = ["enum", "date-time", "int32", "int64", "float", "double"];
@@ -547,7 +573,9 @@ fn gemini_node(node: &Value, ptr: &str, dropped: &mut Vec<Dropped>) -> Value {
                 if non_null.len() < branches.len() {
                     out.insert("nullable".into(), true.into());
                 }
-                if let [(i, only)] = non_null.as_slice() {
+                if non_null.is_empty() {
+                    out.insert("type".into(), "null".into());
+                } else if let [(i, only)] = non_null.as_slice() {
                     // `T | null`: Gemini's form is T with `nullable`.
                     let lowered = gemini_node(only, &format!("{at}/{i}"), dropped);
                     if let Value::Object(inner) = lowered {

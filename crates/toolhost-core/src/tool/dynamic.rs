@@ -42,8 +42,12 @@ where
         args: Value,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, CallFailure>> {
-        let fut = (self.0)(args, ctx);
-        Box::pin(async move { Ok(fut.await?.into_tool_output()) })
+        // The closure is called inside the future, so a panic in it is caught like one in the
+        // future it returns.
+        Box::pin(async move {
+            let fut = (self.0)(args, ctx);
+            Ok(fut.await?.into_tool_output())
+        })
     }
 }
 
