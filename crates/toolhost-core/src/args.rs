@@ -87,11 +87,18 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate key \"{key}\"")));
-            }
             let value = map.next_value_seed(StrictValue)?;
-            object.insert(key, value);
+            match object.entry(key) {
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                serde_json::map::Entry::Occupied(taken) => {
+                    return Err(de::Error::custom(format!(
+                        "duplicate key \"{}\"",
+                        taken.key()
+                    )));
+                }
+            }
         }
         Ok(Value::Object(object))
     }

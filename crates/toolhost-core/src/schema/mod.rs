@@ -6,12 +6,14 @@
 //! form into what each provider accepts and lists the guarantees that provider cannot carry.
 
 pub mod builder;
+mod defaults;
 pub mod lower;
 mod subset;
 mod validate;
 
+pub use defaults::apply_defaults;
 pub use subset::{canonicalize, SchemaIssue, MAX_DEPTH};
-pub use validate::{apply_defaults, no_arguments_schema, CompiledSchema, Violation, Violations};
+pub use validate::{no_arguments_schema, CompiledSchema, Violation, Violations};
 
 use serde_json::Value;
 use std::fmt;

@@ -6,6 +6,7 @@
 //! detailed error walk. Every violation is reported with its JSON pointer and worded so that a
 //! model can correct its call.
 
+use super::defaults::DefaultPlan;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::{Map, Value};
@@ -22,7 +23,7 @@ const MAX_QUOTED: usize = 80;
 pub struct CompiledSchema {
     schema: Arc<Value>,
     validator: Arc<Validator>,
-    has_defaults: bool,
+    defaults: Option<Arc<DefaultPlan>>,
 }
 
 impl fmt::Debug for CompiledSchema {
@@ -90,7 +91,7 @@ impl CompiledSchema {
                 ),
             })?;
         Ok(Self {
-            has_defaults: contains_default(&schema),
+            defaults: DefaultPlan::build(&schema).map(Arc::new),
             schema: Arc::new(schema),
             validator: Arc::new(validator),
         })
@@ -108,8 +109,8 @@ impl CompiledSchema {
 
     /// Applies defaults to `value`, then validates it. Returns the value with defaults applied.
     pub fn validate(&self, mut value: Value) -> Result<Value, Violations> {
-        if self.has_defaults {
-            apply_defaults(&self.schema, &mut value);
+        if let Some(plan) = &self.defaults {
+            plan.apply(&mut value);
         }
         if self.validator.is_valid(&value) {
             return Ok(value);
@@ -129,67 +130,6 @@ impl CompiledSchema {
             }
         }
         Violations { items, more }
-    }
-}
-
-fn contains_default(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.contains_key("default") || map.values().any(contains_default),
-        Value::Array(items) => items.iter().any(contains_default),
-        _ => false,
-    }
-}
-
-/// Inserts `default` values for absent properties, recursing into present values.
-///
-/// Unions are entered only when exactly one branch is not `null`-only, so that a default is never
-/// applied on a guess about which branch the value meant.
-pub fn apply_defaults(schema: &Value, value: &mut Value) {
-    let Some(map) = schema.as_object() else {
-        return;
-    };
-    for key in ["anyOf", "oneOf"] {
-        if let Some(branches) = map.get(key).and_then(Value::as_array) {
-            let non_null: Vec<&Value> = branches
-                .iter()
-                .filter(|b| b.get("type") != Some(&Value::from("null")))
-                .collect();
-            if non_null.len() == 1 && !value.is_null() {
-                apply_defaults(non_null[0], value);
-            }
-        }
-    }
-    match value {
-        Value::Object(object) => {
-            if let Some(props) = map.get("properties").and_then(Value::as_object) {
-                for (name, prop) in props {
-                    match object.get_mut(name) {
-                        Some(present) => apply_defaults(prop, present),
-                        None => {
-                            if let Some(default) = prop.get("default") {
-                                object.insert(name.clone(), default.clone());
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(extra) = map.get("additionalProperties").filter(|s| s.is_object()) {
-                let declared = map.get("properties").and_then(Value::as_object);
-                for (name, item) in object.iter_mut() {
-                    if !declared.is_some_and(|d| d.contains_key(name)) {
-                        apply_defaults(extra, item);
-                    }
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = map.get("items") {
-                for item in items {
-                    apply_defaults(item_schema, item);
-                }
-            }
-        }
-        _ => {}
     }
 }
 

@@ -270,12 +270,14 @@ impl AnyTool {
                 tool: tool.to_owned(),
                 message,
             })??;
-        if let (Some(schema), Some(value)) = (&self.0.output, output.checked_value()) {
-            if !schema.is_valid(&value) {
-                return Err(CallFailure::InvalidOutput {
-                    tool: tool.to_owned(),
-                    violations: schema.violations(&value),
-                });
+        if let Some(schema) = &self.0.output {
+            if let Some(value) = output.checked_value() {
+                if !schema.is_valid(&value) {
+                    return Err(CallFailure::InvalidOutput {
+                        tool: tool.to_owned(),
+                        violations: schema.violations(&value),
+                    });
+                }
             }
         }
         Ok(output.into_result())

@@ -35,7 +35,8 @@ pub struct ToolContext {
     tool_call_id: Option<String>,
     thread_id: Option<String>,
     abort: AbortSignal,
-    extensions: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// Absent until the first extension, so that a plain context allocates nothing for it.
+    extensions: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -57,7 +58,7 @@ impl ToolContext {
             tool_call_id: None,
             thread_id: None,
             abort: AbortSignal::new(),
-            extensions: Arc::new(HashMap::new()),
+            extensions: None,
         }
     }
 
@@ -81,13 +82,15 @@ impl ToolContext {
 
     /// Attaches a value that tools can fetch by its type with [`ToolContext::get`].
     pub fn with_extension<T: Any + Send + Sync>(mut self, value: T) -> Self {
-        Arc::make_mut(&mut self.extensions).insert(TypeId::of::<T>(), Arc::new(value));
+        let map = self.extensions.get_or_insert_with(Default::default);
+        Arc::make_mut(map).insert(TypeId::of::<T>(), Arc::new(value));
         self
     }
 
     /// The value of type `T` attached to this context, if any.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.extensions
+            .as_ref()?
             .get(&TypeId::of::<T>())
             .and_then(|v| v.downcast_ref::<T>())
     }

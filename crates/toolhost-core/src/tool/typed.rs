@@ -150,10 +150,11 @@ pub enum ToolOutput {
 
 impl ToolOutput {
     /// The value an output schema is checked against, if this output has one.
-    pub(crate) fn checked_value(&self) -> Option<Value> {
+    pub(crate) fn checked_value(&self) -> Option<std::borrow::Cow<'_, Value>> {
+        use std::borrow::Cow;
         match self {
-            ToolOutput::Text(s) => Some(Value::String(s.clone())),
-            ToolOutput::Value(v) => Some(v.clone()),
+            ToolOutput::Text(s) => Some(Cow::Owned(Value::String(s.clone()))),
+            ToolOutput::Value(v) => Some(Cow::Borrowed(v)),
             ToolOutput::Result(_) => None,
         }
     }
