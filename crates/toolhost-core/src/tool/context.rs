@@ -31,7 +31,7 @@ impl AbortSignal {
 /// embedding program or runtime attaches by type (thread state, clients, ...).
 #[derive(Clone)]
 pub struct ToolContext {
-    call_id: String,
+    call_id: Arc<str>,
     tool_call_id: Option<String>,
     thread_id: Option<String>,
     abort: AbortSignal,
@@ -52,7 +52,7 @@ impl fmt::Debug for ToolContext {
 
 impl ToolContext {
     /// A context for the call with this runtime-owned id.
-    pub fn new(call_id: impl Into<String>) -> Self {
+    pub fn new(call_id: impl Into<Arc<str>>) -> Self {
         Self {
             call_id: call_id.into(),
             tool_call_id: None,
@@ -115,7 +115,7 @@ impl ToolContext {
     pub fn idempotency_key(&self) -> String {
         match &self.thread_id {
             Some(thread) => format!("{thread}:{}", self.call_id),
-            None => self.call_id.clone(),
+            None => self.call_id.to_string(),
         }
     }
 
