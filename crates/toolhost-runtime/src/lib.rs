@@ -11,3 +11,4 @@
 //! - Past its timeout the program's whole process tree is killed.
 
 pub mod activity;
+pub mod project;

@@ -2,7 +2,7 @@
 //!
 //! A runtime for the tools of LLM agents. This crate is the `toolhost` command line and the
 //! facade of the public API: it re-exports the tool model of `toolhost-core` and adds
-//! [`project`], which reads a project folder from disk.
+//! [`project`] (from `toolhost-runtime`), which reads a project folder from disk.
 //!
 //! ## Contract
 //! - [`project::load_tools`] reads every tool file of a project; one bad file never hides the
@@ -10,7 +10,7 @@
 //! - The command line's names, arguments, outputs and exit codes are documented in the README
 //!   and are kept stable.
 
-pub mod project;
+pub use toolhost_runtime::project;
 
 pub use toolhost_core::*;
 

@@ -1,4 +1,4 @@
-//! Reading a project folder: the tools under `agents/tools/`.
+//! The tools of a project: the files under `agents/tools/`.
 //!
 //! One tool per file; the file stem is the tool's name. `*.json` files are blueprints (spec 004).
 //! Files are read in name order so that output is stable. A file that cannot be read as a tool

@@ -1,0 +1,286 @@
+//! Agents, prompts, models and activities of a project.
+
+use super::tools::FileProblem;
+use crate::activity::ProcessActivity;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The default step budget of a side when neither the prompt nor the agent sets one.
+pub const DEFAULT_MAX_STEPS: u32 = 50;
+
+/// `ai_human` (one model talking to a person) or `dual_ai` (two sides talking to each other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum AgentKind {
+    /// A model answers a person.
+    #[serde(rename = "ai_human")]
+    AiHuman,
+    /// Two model sides; each sees itself as the assistant and the other as the user.
+    #[serde(rename = "dual_ai")]
+    DualAi,
+}
+
+/// One side of an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SideDef {
+    /// A label for transcripts.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The prompt the side runs.
+    pub prompt: String,
+    /// A reply without tool calls ends the side's turn (default true).
+    #[serde(default = "yes")]
+    pub stop_on_response: bool,
+    /// Calling this tool ends the side's turn.
+    #[serde(default)]
+    pub stop_tool: Option<String>,
+    /// The most model steps in one turn.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// The most turns in one session.
+    #[serde(default)]
+    pub max_session_turns: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An agent definition (`agents/agents/NAME.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentDef {
+    /// The agent's name (the file stem).
+    #[serde(default)]
+    pub name: String,
+    /// ai_human or dual_ai.
+    #[serde(rename = "type")]
+    pub kind: AgentKind,
+    /// The first side (the only one of an ai_human agent).
+    pub side_a: SideDef,
+    /// The second side of a dual_ai agent.
+    #[serde(default)]
+    pub side_b: Option<SideDef>,
+}
+
+/// `toolChoice`: whether the model may, must or must not call tools.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must call a tool.
+    Required,
+    /// The model must not call tools.
+    None,
+}
+
+/// A prompt definition (`agents/prompts/NAME.json`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PromptDef {
+    /// The prompt's name (the file stem).
+    #[serde(default)]
+    pub name: String,
+    /// How the prompt describes itself when used as a tool.
+    pub tool_description: String,
+    /// The system text, or a list of parts (`{"type": "text", "text": ...}`).
+    pub prompt: Value,
+    /// The model definition it uses.
+    pub model: String,
+    /// The tools it offers, by name.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Include the conversation of the thread (default false).
+    #[serde(default)]
+    pub include_chat: bool,
+    /// Include earlier tool calls and results (default false).
+    #[serde(default)]
+    pub include_past_tools: bool,
+    /// Run a reply's tool calls in parallel (default false).
+    #[serde(default)]
+    pub parallel_tool_calls: bool,
+    /// auto, required or none.
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+    /// The most model steps in one turn.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+}
+
+impl PromptDef {
+    /// The system text, with parts joined by blank lines.
+    pub fn system_text(&self) -> String {
+        match &self.prompt {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A model definition (`agents/models/NAME.json`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelDef {
+    /// The definition's name (the file stem).
+    #[serde(default)]
+    pub name: String,
+    /// `test`, `openai`, `anthropic`, `gemini`, ...
+    pub provider: String,
+    /// The provider's model id.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// For `test`: the script file, relative to the project.
+    #[serde(default)]
+    pub script: Option<PathBuf>,
+    /// The API's base URL (any compatible server).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Provider settings (temperature, ...).
+    #[serde(default)]
+    pub settings: Value,
+}
+
+/// Everything of a project but its tools.
+#[derive(Debug, Clone, Default)]
+pub struct Definitions {
+    /// Agents by name.
+    pub agents: BTreeMap<String, AgentDef>,
+    /// Prompts by name.
+    pub prompts: BTreeMap<String, PromptDef>,
+    /// Models by name.
+    pub models: BTreeMap<String, ModelDef>,
+    /// Process activities by name.
+    pub activities: BTreeMap<String, ProcessActivity>,
+    /// Files that did not load.
+    pub problems: Vec<FileProblem>,
+}
+
+/// The `.json` files of a folder in name order, with their stems; a missing folder is empty.
+fn json_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(String, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| Some((p.file_stem()?.to_str()?.to_owned(), p)))
+        .collect();
+    files.sort();
+    files
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("not a valid definition: {e}"))
+}
+
+/// Reads the agents, prompts, models and activities of the project at `root`, then checks that
+/// every name they refer to exists.
+pub fn load_definitions(root: &Path) -> Definitions {
+    let mut defs = Definitions::default();
+    let agents_dir = root.join("agents");
+    let problem = |path: &Path, name: &str, message: String| FileProblem {
+        path: path.to_owned(),
+        tool: name.to_owned(),
+        message,
+    };
+    for (name, path) in json_files(&agents_dir.join("agents")) {
+        match read_json::<AgentDef>(&path) {
+            Ok(mut a) => {
+                a.name = name.clone();
+                if a.kind == AgentKind::DualAi && a.side_b.is_none() {
+                    defs.problems.push(problem(
+                        &path,
+                        &name,
+                        "a dual_ai agent needs `sideB`".into(),
+                    ));
+                } else {
+                    defs.agents.insert(name, a);
+                }
+            }
+            Err(m) => defs.problems.push(problem(&path, &name, m)),
+        }
+    }
+    for (name, path) in json_files(&agents_dir.join("prompts")) {
+        match read_json::<PromptDef>(&path) {
+            Ok(mut p) => {
+                p.name = name.clone();
+                defs.prompts.insert(name, p);
+            }
+            Err(m) => defs.problems.push(problem(&path, &name, m)),
+        }
+    }
+    for (name, path) in json_files(&agents_dir.join("models")) {
+        match read_json::<ModelDef>(&path) {
+            Ok(mut m) => {
+                m.name = name.clone();
+                defs.models.insert(name, m);
+            }
+            Err(m) => defs.problems.push(problem(&path, &name, m)),
+        }
+    }
+    for (name, path) in json_files(&agents_dir.join("activities")) {
+        let loaded = fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read the file: {e}"))
+            .and_then(|text| ProcessActivity::parse(&name, &text, root).map_err(|e| e.reason));
+        match loaded {
+            Ok(a) => {
+                defs.activities.insert(name, a);
+            }
+            Err(m) => defs.problems.push(problem(&path, &name, m)),
+        }
+    }
+    check_references(&mut defs, &agents_dir);
+    defs
+}
+
+/// Every side names a prompt that exists, and every prompt a model that exists.
+fn check_references(defs: &mut Definitions, agents_dir: &Path) {
+    let mut problems = Vec::new();
+    for agent in defs.agents.values() {
+        for side in std::iter::once(&agent.side_a).chain(agent.side_b.as_ref()) {
+            if !defs.prompts.contains_key(&side.prompt) {
+                problems.push(FileProblem {
+                    path: agents_dir
+                        .join("agents")
+                        .join(format!("{}.json", agent.name)),
+                    tool: agent.name.clone(),
+                    message: format!(
+                        "names prompt \"{}\", which is not in agents/prompts/",
+                        side.prompt
+                    ),
+                });
+            }
+        }
+    }
+    for prompt in defs.prompts.values() {
+        if !defs.models.contains_key(&prompt.model) {
+            problems.push(FileProblem {
+                path: agents_dir
+                    .join("prompts")
+                    .join(format!("{}.json", prompt.name)),
+                tool: prompt.name.clone(),
+                message: format!(
+                    "names model \"{}\", which is not in agents/models/",
+                    prompt.model
+                ),
+            });
+        }
+    }
+    defs.problems.extend(problems);
+}

@@ -1,0 +1,22 @@
+//! Reading a project folder (the layout of DESIGN.md, mirroring the spec's auto-discovery):
+//!
+//! ```text
+//! agents/tools/        one tool per file (*.json blueprints)
+//! agents/activities/   process activities (*.json)
+//! agents/prompts/      prompt definitions (*.json, the spec's camelCase field names)
+//! agents/agents/       agent definitions (*.json: ai_human or dual_ai)
+//! agents/models/       model definitions (*.json)
+//! ```
+//! Every file's stem is its name. A file that cannot be read becomes a [`FileProblem`] naming
+//! the file and what is wrong; the other files still load.
+
+mod definitions;
+mod tools;
+
+pub use definitions::{
+    load_definitions, AgentDef, AgentKind, Definitions, ModelDef, PromptDef, SideDef, ToolChoice,
+    DEFAULT_MAX_STEPS,
+};
+pub use tools::{
+    load_tools, FileProblem, LoadedTool, ProjectError, ProjectTools, MAX_TOOL_FILE_BYTES,
+};
