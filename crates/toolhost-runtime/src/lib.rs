@@ -11,4 +11,5 @@
 //! - Past its timeout the program's whole process tree is killed.
 
 pub mod activity;
+pub mod engine;
 pub mod project;

@@ -238,7 +238,7 @@ impl AnyTool {
     pub async fn execute_validated(
         &self,
         args: Value,
-        ctx: ToolContext,
+        mut ctx: ToolContext,
     ) -> Result<ToolResult, CallFailure> {
         let tool = self.name();
         let execute = match (&self.0.execute, self.0.definition.execution_mode) {
@@ -264,6 +264,7 @@ impl AnyTool {
             }
             (Some(e), ExecutionMode::Local) => e,
         };
+        ctx.set_tool_name(tool);
         let output = CatchPanic(execute.execute(args, ctx))
             .await
             .map_err(|message| CallFailure::Panicked {

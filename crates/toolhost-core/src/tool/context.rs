@@ -32,6 +32,7 @@ impl AbortSignal {
 #[derive(Clone)]
 pub struct ToolContext {
     call_id: Arc<str>,
+    tool: Option<Arc<str>>,
     tool_call_id: Option<String>,
     thread_id: Option<String>,
     abort: AbortSignal,
@@ -55,6 +56,7 @@ impl ToolContext {
     pub fn new(call_id: impl Into<Arc<str>>) -> Self {
         Self {
             call_id: call_id.into(),
+            tool: None,
             tool_call_id: None,
             thread_id: None,
             abort: AbortSignal::new(),
@@ -98,6 +100,17 @@ impl ToolContext {
     /// The runtime's id for this call.
     pub fn call_id(&self) -> &str {
         &self.call_id
+    }
+
+    /// The tool being called (set when the call is dispatched).
+    pub fn tool_name(&self) -> Option<&str> {
+        self.tool.as_deref()
+    }
+
+    pub(crate) fn set_tool_name(&mut self, name: &str) {
+        if self.tool.as_deref() != Some(name) {
+            self.tool = Some(name.into());
+        }
     }
 
     /// The id the model gave this call, if any.

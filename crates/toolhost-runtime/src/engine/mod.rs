@@ -1,0 +1,182 @@
+//! The engine: runs threads of `ai_human` agents, one step at a time, with every tool call
+//! journaled.
+//!
+//! The loop is driven by what is stored, not by what is in memory: each step looks at the last
+//! assistant message, finishes the calls it made that have no result yet, and only then asks the
+//! model again. A process that was killed at any moment therefore continues exactly where the
+//! store says it was when it is started again:
+//! - a call with a stored result is never run again;
+//! - a call journaled (intent) without a result has an unknown outcome: it is run again only when
+//!   its tool is declared idempotent, and otherwise the model is told that it may or may not have
+//!   taken effect;
+//! - a call that was never journaled never started, and runs now.
+
+mod history;
+mod run;
+
+pub use run::{RunOutcome, StopReason, OUTCOME_UNKNOWN};
+
+use crate::activity::{ActivityInput, ProcessActivity};
+use crate::project::{load_definitions, load_tools, Definitions, FileProblem, ProjectError};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toolhost_core::blueprint::Activities;
+use toolhost_core::tool::ToolError;
+use toolhost_core::{AnyTool, ToolSet};
+use toolhost_providers::{Model, ModelError, ScriptError, ScriptedModel};
+use toolhost_store::{NewMessage, NewThread, Role, Store, StoreError, Thread, Write};
+
+/// Why the engine could not do what it was asked. Tool failures are never among these: they
+/// become error results the model sees.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The project could not be read.
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// No agent has this name.
+    #[error("there is no agent named \"{0}\" in agents/agents/")]
+    UnknownAgent(String),
+    /// The agent is of a kind this engine does not run yet.
+    #[error("agent \"{0}\" is dual_ai; this version runs ai_human agents only")]
+    UnsupportedAgent(String),
+    /// A model definition cannot be used.
+    #[error("model \"{name}\": {reason}")]
+    Model {
+        /// The model definition.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The model failed to answer.
+    #[error("the model failed: {0}")]
+    ModelFailed(#[from] ModelError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A loaded project, ready to run threads against a store.
+pub struct Runtime {
+    store: Arc<dyn Store>,
+    defs: Definitions,
+    tools: ToolSet,
+    models: HashMap<String, Arc<dyn Model>>,
+    problems: Vec<FileProblem>,
+}
+
+impl Runtime {
+    /// Loads the project at `root`. Files that do not load are kept in [`Runtime::problems`];
+    /// the rest is usable.
+    pub fn load(root: &Path, store: Arc<dyn Store>) -> Result<Self, RuntimeError> {
+        let defs = load_definitions(root);
+        let mut activities = Activities::new();
+        for (name, activity) in &defs.activities {
+            register_process(&mut activities, name, activity.clone());
+        }
+        let project_tools = load_tools(root, &activities)?;
+        let mut problems = project_tools.problems;
+        problems.extend(defs.problems.iter().cloned());
+        let tools = ToolSet::from_tools(project_tools.tools.into_iter().map(|t| t.tool));
+        let mut models: HashMap<String, Arc<dyn Model>> = HashMap::new();
+        for (name, def) in &defs.models {
+            if def.provider == "test" {
+                match load_script(root, name, def.script.as_deref()) {
+                    Ok(model) => {
+                        models.insert(name.clone(), Arc::new(model));
+                    }
+                    Err(reason) => problems.push(FileProblem {
+                        path: root.join("agents/models").join(format!("{name}.json")),
+                        tool: name.clone(),
+                        message: reason,
+                    }),
+                }
+            }
+        }
+        Ok(Self {
+            store,
+            defs,
+            tools,
+            models,
+            problems,
+        })
+    }
+
+    /// Files of the project that did not load.
+    pub fn problems(&self) -> &[FileProblem] {
+        &self.problems
+    }
+
+    /// The store threads are kept in.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
+    pub fn register_tool(&mut self, tool: AnyTool) {
+        self.tools.add(tool);
+    }
+
+    /// Uses `model` for the model definition `name` (a real adapter, or a test double).
+    pub fn register_model(&mut self, name: impl Into<String>, model: Arc<dyn Model>) {
+        self.models.insert(name.into(), model);
+    }
+
+    /// Creates a thread for `agent` with the user's first message.
+    pub fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
+        let def = self
+            .defs
+            .agents
+            .get(agent)
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        if def.kind != crate::project::AgentKind::AiHuman {
+            return Err(RuntimeError::UnsupportedAgent(agent.to_owned()));
+        }
+        let thread = self.store.create_thread(NewThread {
+            agent: agent.to_owned(),
+            ..NewThread::default()
+        })?;
+        self.store.apply(
+            &thread.id,
+            vec![Write::AppendMessage(NewMessage {
+                role: Some(Role::User),
+                content: Some(message.to_owned()),
+                ..NewMessage::default()
+            })],
+        )?;
+        Ok(thread)
+    }
+}
+
+/// A model definition of the `test` provider: its script, read from the project.
+fn load_script(root: &Path, name: &str, script: Option<&Path>) -> Result<ScriptedModel, String> {
+    let Some(script) = script else {
+        return Err(
+            "a `test` model needs `script`: a JSON or JSONL file of assistant turns".to_owned(),
+        );
+    };
+    let path: PathBuf = root.join(script);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read script {}: {e}", path.display()))?;
+    ScriptedModel::parse(format!("test:{name}"), &script.display().to_string(), &text)
+        .map_err(|e: ScriptError| e.to_string())
+}
+
+/// Binds a process activity into the library's activity registry.
+fn register_process(activities: &mut Activities, name: &str, activity: ProcessActivity) {
+    let activity = Arc::new(activity);
+    activities.register(name, move |args, _meta, ctx| {
+        let activity = activity.clone();
+        async move {
+            let input = ActivityInput {
+                tool: ctx.tool_name().unwrap_or_default().to_owned(),
+                arguments: args,
+                thread_id: ctx.thread_id().map(str::to_owned),
+                call_id: ctx.call_id().to_owned(),
+                idempotency_key: ctx.idempotency_key(),
+                variables: serde_json::Map::new(),
+            };
+            Ok::<_, ToolError>(activity.run(&input).await)
+        }
+    });
+}

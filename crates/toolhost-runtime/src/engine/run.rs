@@ -1,0 +1,284 @@
+//! The step cycle of one thread: finish pending calls, decide whether the turn is over, ask the
+//! model, store its reply, repeat.
+
+use super::history::to_chat;
+use super::{Runtime, RuntimeError};
+use crate::project::{AgentKind, DEFAULT_MAX_STEPS};
+use serde_json::json;
+use std::collections::HashSet;
+use toolhost_core::{parse_tool_args, ToolContext, ToolResult, ToolSet, ToolSetError};
+use toolhost_providers::ModelRequest;
+use toolhost_store::{
+    new_id, Applied, CallIntent, CallState, Message, NewMessage, Role, StoreError, ThreadStatus,
+    ToolCallRecord, Write,
+};
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model replied without calling tools.
+    Response,
+    /// The side's stop tool was called.
+    StopTool(String),
+    /// The step budget of the turn was used up.
+    MaxSteps(u32),
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The thread finished its turn.
+    Done(StopReason),
+}
+
+/// The text a model sees for a call whose outcome a crash left unknown.
+pub const OUTCOME_UNKNOWN: &str = "ToolCallError: the outcome of this call is unknown: toolhost stopped while it was running, so it may or may not have taken effect. Check its effect before calling it again.";
+
+impl Runtime {
+    /// Runs the thread until its turn ends. Safe to call again after a crash: it continues from
+    /// what is stored.
+    pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
+        let thread = self.store.thread(thread_id)?;
+        let agent = self
+            .defs
+            .agents
+            .get(&thread.agent)
+            .ok_or_else(|| RuntimeError::UnknownAgent(thread.agent.clone()))?;
+        if agent.kind != AgentKind::AiHuman {
+            return Err(RuntimeError::UnsupportedAgent(agent.name.clone()));
+        }
+        let side = &agent.side_a;
+        let prompt = self
+            .defs
+            .prompts
+            .get(&side.prompt)
+            .ok_or_else(|| RuntimeError::Model {
+                name: side.prompt.clone(),
+                reason: "the agent's prompt did not load".to_owned(),
+            })?;
+        let model = self
+            .models
+            .get(&prompt.model)
+            .cloned()
+            .ok_or_else(|| RuntimeError::Model {
+                name: prompt.model.clone(),
+                reason: match self.defs.models.get(&prompt.model) {
+                    Some(def) => format!(
+                        "provider \"{}\" has no adapter in this version",
+                        def.provider
+                    ),
+                    None => "the model definition did not load".to_owned(),
+                },
+            })?;
+        let offered = ToolSet::from_tools(
+            prompt
+                .tools
+                .iter()
+                .filter_map(|name| self.tools.get(name).cloned()),
+        );
+        let definitions = offered.definitions();
+        let system = prompt.system_text();
+        let max_steps = prompt
+            .max_steps
+            .or(side.max_steps)
+            .unwrap_or(DEFAULT_MAX_STEPS);
+
+        let mut history = self.store.messages(thread_id)?;
+        let mut answered: HashSet<String> = history
+            .iter()
+            .filter_map(|m| m.tool_call_id.clone())
+            .collect();
+        self.store
+            .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])?;
+
+        loop {
+            // 1. Finish the calls of the last reply that have no result yet, in order.
+            if let Some(last) = history
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Assistant && m.depth == 0)
+                .cloned()
+            {
+                for call in &last.tool_calls {
+                    if answered.contains(&call.id) {
+                        continue;
+                    }
+                    let result = self.finish_call(thread_id, call, &offered).await?;
+                    answered.insert(call.id.clone());
+                    history.push(result);
+                }
+                if let Some(stop) = &side.stop_tool {
+                    if last.tool_calls.iter().any(|c| &c.name == stop)
+                        && history.last().is_some_and(|m| m.role == Role::Tool)
+                    {
+                        return self.finish(thread_id, StopReason::StopTool(stop.clone()));
+                    }
+                }
+            }
+            // 2. A reply without calls ends the turn.
+            if let Some(last) = history.last() {
+                if last.role == Role::Assistant
+                    && last.tool_calls.is_empty()
+                    && side.stop_on_response
+                {
+                    return self.finish(thread_id, StopReason::Response);
+                }
+            }
+            // 3. The step budget of this turn (steps since the last user message).
+            let steps = history
+                .iter()
+                .rev()
+                .take_while(|m| m.role != Role::User)
+                .filter(|m| m.role == Role::Assistant)
+                .count() as u32;
+            if steps >= max_steps {
+                return self.finish(thread_id, StopReason::MaxSteps(max_steps));
+            }
+            // 4. Ask the model and store its reply before anything runs.
+            let request = ModelRequest {
+                messages: to_chat(&system, &history),
+                tools: definitions.clone(),
+            };
+            let response = match model.complete(&request).await {
+                Ok(r) => r,
+                Err(e) => {
+                    self.store
+                        .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])?;
+                    return Err(e.into());
+                }
+            };
+            let mut seen = HashSet::new();
+            let tool_calls: Vec<ToolCallRecord> = response
+                .tool_calls
+                .into_iter()
+                // A wire id repeated in one response is executed once.
+                .filter(|c| seen.insert(c.id.clone()))
+                .map(|c| ToolCallRecord {
+                    id: format!("call_{}", new_id().replace('-', "")),
+                    name: c.name,
+                    arguments: c.arguments,
+                })
+                .collect();
+            let applied = self.store.apply(
+                thread_id,
+                vec![Write::AppendMessage(NewMessage {
+                    role: Some(Role::Assistant),
+                    content: response.text,
+                    tool_calls,
+                    metadata: json!({"model": model.name(), "usage": response.usage}),
+                    ..NewMessage::default()
+                })],
+            )?;
+            history.extend(applied.messages);
+        }
+    }
+
+    fn finish(&self, thread_id: &str, reason: StopReason) -> Result<RunOutcome, RuntimeError> {
+        self.store
+            .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Done)])?;
+        Ok(RunOutcome::Done(reason))
+    }
+
+    /// Gives one call its result, following the durability contract, and returns the stored
+    /// result message.
+    async fn finish_call(
+        &self,
+        thread_id: &str,
+        call: &ToolCallRecord,
+        offered: &ToolSet,
+    ) -> Result<Message, RuntimeError> {
+        let journaled = self.store.call(thread_id, &call.id)?;
+        let intent = Write::RecordIntent(CallIntent {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            message_id: None,
+        });
+        let complete = |result: ToolResult| Write::CompleteCall {
+            call_id: call.id.clone(),
+            result: result_message(&call.name, &result),
+        };
+
+        // Checks that run nothing: an unknown tool or bad arguments are answered at once, with
+        // the intent and the result in one batch.
+        let checked = match offered.get(&call.name) {
+            None => Err(ToolSetError::NotFound {
+                tool_name: call.name.clone(),
+                available: offered.values().map(|t| t.name().to_owned()).collect(),
+            }),
+            Some(tool) => parse_tool_args(&call.arguments)
+                .map_err(|source| ToolSetError::Json {
+                    tool_name: call.name.clone(),
+                    source,
+                })
+                .and_then(|args| {
+                    tool.validate(args).map_err(|failure| ToolSetError::Call {
+                        tool_name: call.name.clone(),
+                        failure,
+                    })
+                })
+                .map(|args| (tool.clone(), args)),
+        };
+        let (tool, args) = match checked {
+            Ok(ok) => ok,
+            Err(e) => {
+                let mut writes = Vec::new();
+                if journaled.is_none() {
+                    writes.push(intent);
+                }
+                writes.push(complete(e.into_result()));
+                return stored_result(self.store.apply(thread_id, writes)?);
+            }
+        };
+
+        match journaled.map(|c| c.state) {
+            Some(CallState::Intent) if !tool.definition().idempotent => {
+                return stored_result(self.store.apply(
+                    thread_id,
+                    vec![complete(ToolResult::error(OUTCOME_UNKNOWN))],
+                )?);
+            }
+            Some(_) => {} // idempotent: run again with the same idempotency key
+            None => {
+                self.store.apply(thread_id, vec![intent])?;
+            }
+        }
+        let ctx = ToolContext::new(call.id.as_str()).with_thread(thread_id);
+        let result = match tool.execute_validated(args, ctx).await {
+            Ok(r) => r,
+            Err(failure) => ToolSetError::Call {
+                tool_name: call.name.clone(),
+                failure,
+            }
+            .into_result(),
+        };
+        stored_result(self.store.apply(thread_id, vec![complete(result)])?)
+    }
+}
+
+/// The one message a result batch stores.
+fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
+    applied.messages.into_iter().next().ok_or_else(|| {
+        RuntimeError::Store(StoreError::Corrupt(
+            "a result was written but no message came back".to_owned(),
+        ))
+    })
+}
+
+/// The tool message storing a result: the text the model sees, the status, and the whole result.
+fn result_message(tool: &str, result: &ToolResult) -> NewMessage {
+    NewMessage {
+        content: Some(result.model_text().to_owned()),
+        name: Some(tool.to_owned()),
+        status: Some(
+            if result.is_success() {
+                "success"
+            } else {
+                "error"
+            }
+            .to_owned(),
+        ),
+        metadata: json!({"result": result}),
+        ..NewMessage::default()
+    }
+}
