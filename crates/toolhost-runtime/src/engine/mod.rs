@@ -77,7 +77,26 @@ impl Runtime {
         let project_tools = load_tools(root, &activities)?;
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
-        let tools = ToolSet::from_tools(project_tools.tools.into_iter().map(|t| t.tool));
+        // Built-in tools come first, so a project file of the same name replaces them.
+        let builtin = toolhost_core::think::think_tool().ok();
+        let tools = ToolSet::from_tools(
+            builtin
+                .into_iter()
+                .chain(project_tools.tools.into_iter().map(|t| t.tool)),
+        );
+        for prompt in defs.prompts.values() {
+            for name in prompt.tools.iter().filter(|n| !tools.contains(n)) {
+                problems.push(FileProblem {
+                    path: root
+                        .join("agents/prompts")
+                        .join(format!("{}.json", prompt.name)),
+                    tool: prompt.name.clone(),
+                    message: format!(
+                        "offers tool \"{name}\", which is not defined; it is left out"
+                    ),
+                });
+            }
+        }
         let mut models: HashMap<String, Arc<dyn Model>> = HashMap::new();
         for (name, def) in &defs.models {
             if def.provider == "test" {

@@ -1,10 +1,12 @@
 //! Command-line parsing and dispatch. Each command group lives in its own module.
 //!
-//! Exit codes: 0 success; 1 the input was checked and found invalid; 2 a bad file, an unknown
-//! name or a usage error.
+//! Exit codes: 0 success; 1 the input was checked and found invalid, or a run failed; 2 a bad
+//! file, an unknown name or a usage error; 3 (later) a run paused, waiting for a person.
 
 mod output;
+mod run;
 mod tools;
+mod transcript;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -22,11 +24,18 @@ enum Command {
     /// Inspect and check the tools of a project.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// Start a thread for an agent and run it until its turn ends.
+    Run(run::RunArgs),
+    /// List and show stored threads.
+    #[command(subcommand)]
+    Threads(run::ThreadsCommand),
 }
 
 /// Runs the parsed command and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Tools(cmd) => tools::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Threads(cmd) => run::threads(cmd),
     }
 }

@@ -1,0 +1,44 @@
+//! Printing a thread for people (a transcript) and for scripts (JSON).
+
+use serde_json::{json, Value};
+use toolhost_store::{CallRecord, Message, Role, Thread};
+
+/// The whole thread record as JSON: the thread, its messages and its call journal.
+pub fn thread_json(thread: &Thread, messages: &[Message], calls: &[CallRecord]) -> Value {
+    json!({"thread": thread, "messages": messages, "calls": calls})
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
+}
+
+/// Prints messages readably: each tool call with its arguments, then its result and status.
+pub fn print_messages(messages: &[Message]) {
+    for m in messages.iter().filter(|m| m.depth == 0) {
+        match m.role {
+            Role::System => {}
+            Role::User => println!("user: {}", m.content.as_deref().unwrap_or("")),
+            Role::Assistant => {
+                if let Some(text) = m.content.as_deref().filter(|t| !t.is_empty()) {
+                    println!("assistant: {text}");
+                }
+                for call in &m.tool_calls {
+                    println!("  call {}({})", call.name, one_line(&call.arguments, 200));
+                }
+            }
+            Role::Tool => {
+                let ok = m.status.as_deref() == Some("success");
+                println!(
+                    "  {} {}: {}",
+                    if ok { "ok" } else { "error" },
+                    m.name.as_deref().unwrap_or("tool"),
+                    one_line(m.content.as_deref().unwrap_or(""), 300)
+                );
+            }
+        }
+    }
+}
