@@ -26,6 +26,8 @@ enum Command {
     Tools(tools::ToolsCommand),
     /// Start a thread for an agent and run it until its turn ends.
     Run(run::RunArgs),
+    /// Continue a stored thread from where it stopped.
+    Resume(run::ResumeArgs),
     /// List and show stored threads.
     #[command(subcommand)]
     Threads(run::ThreadsCommand),
@@ -36,6 +38,7 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Tools(cmd) => tools::run(cmd),
         Command::Run(args) => run::run(args),
+        Command::Resume(args) => run::resume(args),
         Command::Threads(cmd) => run::threads(cmd),
     }
 }

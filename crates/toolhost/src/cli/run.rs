@@ -35,6 +35,19 @@ pub struct RunArgs {
     message: String,
 }
 
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The project folder.
+    dir: PathBuf,
+    /// The thread to continue.
+    thread_id: String,
+    #[command(flatten)]
+    data: DataArg,
+    /// Print the whole thread record as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ThreadsCommand {
     /// One line per thread, newest first.
@@ -77,23 +90,58 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let runtime = match Runtime::load(&args.dir, store.clone()) {
-        Ok(r) => r,
-        Err(e) => {
-            output::error("the project could not be loaded.", Some(&e));
-            return output::exit(BAD_INPUT);
-        }
+    let Some(runtime) = load_runtime(&args.dir, store.clone()) else {
+        return output::exit(BAD_INPUT);
     };
-    for problem in runtime.problems() {
-        output::note("warning", &format!("{problem} (the file was not loaded)"));
-    }
-    let thread = match runtime.start_thread(&args.agent, &args.message) {
-        Ok(t) => t,
+    match runtime.start_thread(&args.agent, &args.message) {
+        Ok(thread) => drive(&runtime, &store, &thread.id, args.json),
         Err(e) => {
             output::error("the thread could not be started.", Some(&e));
-            return output::exit(BAD_INPUT);
+            output::exit(BAD_INPUT)
         }
+    }
+}
+
+/// `toolhost resume`: continues a thread from what is stored (after a crash, for example).
+pub fn resume(args: ResumeArgs) -> ExitCode {
+    let store = match open_store(&args.data.data) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
+    if let Err(e) = store.thread(&args.thread_id) {
+        output::error(
+            &format!(
+                "there is no thread {} in {}.",
+                args.thread_id,
+                args.data.data.display()
+            ),
+            Some(&e),
+        );
+        return output::exit(BAD_INPUT);
+    }
+    let Some(runtime) = load_runtime(&args.dir, store.clone()) else {
+        return output::exit(BAD_INPUT);
+    };
+    drive(&runtime, &store, &args.thread_id, args.json)
+}
+
+fn load_runtime(dir: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
+    match Runtime::load(dir, store) {
+        Ok(runtime) => {
+            for problem in runtime.problems() {
+                output::note("warning", &format!("{problem} (the file was not loaded)"));
+            }
+            Some(runtime)
+        }
+        Err(e) => {
+            output::error("the project could not be loaded.", Some(&e));
+            None
+        }
+    }
+}
+
+/// Runs a thread until its turn ends and prints it.
+fn drive(runtime: &Runtime, store: &Arc<dyn Store>, thread_id: &str, as_json: bool) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -104,37 +152,32 @@ pub fn run(args: RunArgs) -> ExitCode {
             return output::exit(INVALID);
         }
     };
-    let outcome = rt.block_on(runtime.run(&thread.id));
-    let show = |store: &Arc<dyn Store>| {
-        if args.json {
-            let (Ok(t), Ok(m), Ok(c)) = (
-                store.thread(&thread.id),
-                store.messages(&thread.id),
-                store.calls(&thread.id),
-            ) else {
-                return;
-            };
+    let outcome = rt.block_on(runtime.run(thread_id));
+    if as_json {
+        if let (Ok(t), Ok(m), Ok(c)) = (
+            store.thread(thread_id),
+            store.messages(thread_id),
+            store.calls(thread_id),
+        ) {
             output::json(&thread_json(&t, &m, &c));
-        } else if let Ok(messages) = store.messages(&thread.id) {
-            print_messages(&messages);
         }
-    };
+    } else if let Ok(messages) = store.messages(thread_id) {
+        print_messages(&messages);
+    }
     match outcome {
         Ok(RunOutcome::Done(reason)) => {
-            show(&store);
-            if !args.json {
+            if !as_json {
                 let why = match reason {
                     StopReason::Response => "the agent replied".to_owned(),
                     StopReason::StopTool(t) => format!("stop tool {t} was called"),
                     StopReason::MaxSteps(n) => format!("the step budget of {n} was used up"),
                 };
-                eprintln!("thread {} done: {why}", thread.id);
+                eprintln!("thread {thread_id} done: {why}");
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            show(&store);
-            output::error(&format!("thread {} failed.", thread.id), Some(&e));
+            output::error(&format!("thread {thread_id} failed."), Some(&e));
             output::exit(INVALID)
         }
     }
