@@ -69,9 +69,9 @@ fn counting_tool(name: &str, idempotent: bool, runs: Arc<AtomicUsize>) -> toolho
 
 fn runtime(root: &Path, store: Arc<dyn Store>, runs: &Arc<AtomicUsize>) -> Runtime {
     let mut rt = Runtime::load(root, store).unwrap();
-    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     rt.register_tool(counting_tool("count", false, runs.clone()));
     rt.register_tool(counting_tool("count_idempotent", true, runs.clone()));
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     rt
 }
 

@@ -11,10 +11,13 @@
 //!   taken effect;
 //! - a call that was never journaled never started, and runs now.
 
+mod attachments;
 mod history;
 mod run;
+mod state;
 
 pub use run::{RunOutcome, StopReason, OUTCOME_UNKNOWN};
+pub use state::ThreadState;
 
 use crate::activity::{ActivityInput, ProcessActivity};
 use crate::project::{load_definitions, load_tools, Definitions, FileProblem, ProjectError};
@@ -58,6 +61,7 @@ pub enum RuntimeError {
 
 /// A loaded project, ready to run threads against a store.
 pub struct Runtime {
+    root: PathBuf,
     store: Arc<dyn Store>,
     defs: Definitions,
     tools: ToolSet,
@@ -74,7 +78,11 @@ impl Runtime {
         for (name, activity) in &defs.activities {
             register_process(&mut activities, name, activity.clone());
         }
-        let project_tools = load_tools(root, &activities)?;
+        // A project whose tools are all written in Rust needs no agents/tools/ folder.
+        let project_tools = match load_tools(root, &activities) {
+            Err(ProjectError::NoToolsFolder { .. }) => Default::default(),
+            other => other?,
+        };
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
@@ -84,19 +92,6 @@ impl Runtime {
                 .into_iter()
                 .chain(project_tools.tools.into_iter().map(|t| t.tool)),
         );
-        for prompt in defs.prompts.values() {
-            for name in prompt.tools.iter().filter(|n| !tools.contains(n)) {
-                problems.push(FileProblem {
-                    path: root
-                        .join("agents/prompts")
-                        .join(format!("{}.json", prompt.name)),
-                    tool: prompt.name.clone(),
-                    message: format!(
-                        "offers tool \"{name}\", which is not defined; it is left out"
-                    ),
-                });
-            }
-        }
         let mut models: HashMap<String, Arc<dyn Model>> = HashMap::new();
         for (name, def) in &defs.models {
             if def.provider == "test" {
@@ -113,6 +108,7 @@ impl Runtime {
             }
         }
         Ok(Self {
+            root: root.to_owned(),
             store,
             defs,
             tools,
@@ -121,9 +117,25 @@ impl Runtime {
         })
     }
 
-    /// Files of the project that did not load.
-    pub fn problems(&self) -> &[FileProblem] {
-        &self.problems
+    /// Files of the project that did not load, and prompts that offer a tool that is not
+    /// defined (checked now, so tools registered after loading count).
+    pub fn problems(&self) -> Vec<FileProblem> {
+        let mut problems = self.problems.clone();
+        for prompt in self.defs.prompts.values() {
+            for name in prompt.tools.iter().filter(|n| !self.tools.contains(n)) {
+                problems.push(FileProblem {
+                    path: self
+                        .root
+                        .join("agents/prompts")
+                        .join(format!("{}.json", prompt.name)),
+                    tool: prompt.name.clone(),
+                    message: format!(
+                        "offers tool \"{name}\", which is not defined; it is left out"
+                    ),
+                });
+            }
+        }
+        problems
     }
 
     /// The store threads are kept in.

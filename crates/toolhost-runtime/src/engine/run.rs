@@ -1,7 +1,9 @@
 //! The step cycle of one thread: finish pending calls, decide whether the turn is over, ask the
 //! model, store its reply, repeat.
 
+use super::attachments::store_attachments;
 use super::history::to_chat;
+use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
 use crate::project::{AgentKind, DEFAULT_MAX_STEPS};
 use serde_json::json;
@@ -9,8 +11,8 @@ use std::collections::HashSet;
 use toolhost_core::{parse_tool_args, ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_providers::ModelRequest;
 use toolhost_store::{
-    new_id, Applied, CallIntent, CallState, Message, NewMessage, Role, StoreError, ThreadStatus,
-    ToolCallRecord, Write,
+    new_id, Applied, CallIntent, CallState, Message, NewMessage, QueueItem, Role, StoreError,
+    ThreadStatus, ToolCallRecord, Write,
 };
 
 /// Why a run ended.
@@ -91,6 +93,14 @@ impl Runtime {
         self.store
             .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])?;
 
+        // Model steps in this turn: assistant messages since the last user message. Kept up to
+        // date as messages are appended, so a long turn never walks its history again.
+        let mut steps = history
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .filter(|m| m.role == Role::Assistant)
+            .count() as u32;
         loop {
             // 1. Finish the calls of the last reply that have no result yet, in order.
             if let Some(last) = history
@@ -99,11 +109,12 @@ impl Runtime {
                 .find(|m| m.role == Role::Assistant && m.depth == 0)
                 .cloned()
             {
+                let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent, steps);
                 for call in &last.tool_calls {
                     if answered.contains(&call.id) {
                         continue;
                     }
-                    let result = self.finish_call(thread_id, call, &offered).await?;
+                    let result = self.finish_call(&state, call, &offered).await?;
                     answered.insert(call.id.clone());
                     history.push(result);
                 }
@@ -115,7 +126,24 @@ impl Runtime {
                     }
                 }
             }
-            // 2. A reply without calls ends the turn.
+            // 2. Work queued while the thread was busy goes in before the model is asked again.
+            let queued = self.store.queued(thread_id)?;
+            if let Some(through) = queued.last().map(|q| q.seq) {
+                let mut writes: Vec<Write> = queued
+                    .into_iter()
+                    .map(|q| Write::AppendMessage(queued_message(q.item)))
+                    .collect();
+                writes.push(Write::Dequeue { through });
+                for m in self.store.apply(thread_id, writes)?.messages {
+                    // A queued user message starts a new turn; a queued call is no model step.
+                    if m.role == Role::User {
+                        steps = 0;
+                    }
+                    history.push(m);
+                }
+                continue;
+            }
+            // 3. A reply without calls ends the turn.
             if let Some(last) = history.last() {
                 if last.role == Role::Assistant
                     && last.tool_calls.is_empty()
@@ -124,17 +152,11 @@ impl Runtime {
                     return self.finish(thread_id, StopReason::Response);
                 }
             }
-            // 3. The step budget of this turn (steps since the last user message).
-            let steps = history
-                .iter()
-                .rev()
-                .take_while(|m| m.role != Role::User)
-                .filter(|m| m.role == Role::Assistant)
-                .count() as u32;
+            // 4. The step budget of this turn.
             if steps >= max_steps {
                 return self.finish(thread_id, StopReason::MaxSteps(max_steps));
             }
-            // 4. Ask the model and store its reply before anything runs.
+            // 5. Ask the model and store its reply before anything runs.
             let request = ModelRequest {
                 messages: to_chat(&system, &history),
                 tools: definitions.clone(),
@@ -169,6 +191,7 @@ impl Runtime {
                     ..NewMessage::default()
                 })],
             )?;
+            steps += 1;
             history.extend(applied.messages);
         }
     }
@@ -183,10 +206,11 @@ impl Runtime {
     /// result message.
     async fn finish_call(
         &self,
-        thread_id: &str,
+        state: &ThreadState,
         call: &ToolCallRecord,
         offered: &ToolSet,
     ) -> Result<Message, RuntimeError> {
+        let thread_id = state.thread_id();
         let journaled = self.store.call(thread_id, &call.id)?;
         let intent = Write::RecordIntent(CallIntent {
             call_id: call.id.clone(),
@@ -243,7 +267,9 @@ impl Runtime {
                 self.store.apply(thread_id, vec![intent])?;
             }
         }
-        let ctx = ToolContext::new(call.id.as_str()).with_thread(thread_id);
+        let ctx = ToolContext::new(call.id.as_str())
+            .with_thread(thread_id)
+            .with_extension(state.clone());
         let result = match tool.execute_validated(args, ctx).await {
             Ok(r) => r,
             Err(failure) => ToolSetError::Call {
@@ -252,7 +278,16 @@ impl Runtime {
             }
             .into_result(),
         };
-        stored_result(self.store.apply(thread_id, vec![complete(result)])?)
+        // Attachments are written in the same batch as the result that refers to them.
+        let message_id = new_id();
+        let (result, mut writes) = store_attachments(&call.id, &message_id, result);
+        let mut message = result_message(&call.name, &result);
+        message.id = Some(message_id);
+        writes.push(Write::CompleteCall {
+            call_id: call.id.clone(),
+            result: message,
+        });
+        stored_result(self.store.apply(thread_id, writes)?)
     }
 }
 
@@ -263,6 +298,28 @@ fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
             "a result was written but no message came back".to_owned(),
         ))
     })
+}
+
+/// The message a queued item becomes: a user message, or a call the runtime makes on the
+/// thread's behalf (an assistant message whose call the next step runs).
+fn queued_message(item: QueueItem) -> NewMessage {
+    match item {
+        QueueItem::Message { role, content } => NewMessage {
+            role: Some(role),
+            content: Some(content),
+            ..NewMessage::default()
+        },
+        QueueItem::Tool { name, arguments } => NewMessage {
+            role: Some(Role::Assistant),
+            tool_calls: vec![ToolCallRecord {
+                id: format!("call_{}", new_id().replace('-', "")),
+                name,
+                arguments: arguments.to_string(),
+            }],
+            metadata: json!({"queued": true}),
+            ..NewMessage::default()
+        },
+    }
 }
 
 /// The tool message storing a result: the text the model sees, the status, and the whole result.

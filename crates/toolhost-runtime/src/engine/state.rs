@@ -1,0 +1,115 @@
+//! What a tool sees of its thread (the spec's `ThreadState`), attached to every call's context.
+//!
+//! A tool fetches it with `ctx.get::<ThreadState>()`. Its writes go straight to the store, each
+//! durable when the method returns. The methods block briefly on the store (a local SQLite
+//! commit); a tool that writes in a tight loop should batch its work instead.
+
+use serde_json::Value;
+use std::sync::Arc;
+use toolhost_store::path::{normalize, FsPath};
+use toolhost_store::{Message, QueueItem, Store, StoreError, Write};
+
+/// The thread a tool call runs in.
+#[derive(Clone)]
+pub struct ThreadState {
+    store: Arc<dyn Store>,
+    thread_id: String,
+    agent: String,
+    step: u32,
+}
+
+impl std::fmt::Debug for ThreadState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadState")
+            .field("thread_id", &self.thread_id)
+            .field("agent", &self.agent)
+            .field("step", &self.step)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ThreadState {
+    pub(crate) fn new(store: Arc<dyn Store>, thread_id: &str, agent: &str, step: u32) -> Self {
+        Self {
+            store,
+            thread_id: thread_id.to_owned(),
+            agent: agent.to_owned(),
+            step,
+        }
+    }
+
+    /// The thread's id.
+    pub fn thread_id(&self) -> &str {
+        &self.thread_id
+    }
+
+    /// The agent running the thread.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// The model step of the current turn that made this call (1 for the first).
+    pub fn step(&self) -> u32 {
+        self.step
+    }
+
+    /// The thread's messages so far.
+    pub fn messages(&self) -> Result<Vec<Message>, StoreError> {
+        self.store.messages(&self.thread_id)
+    }
+
+    /// A durable value of the thread.
+    pub fn get_value(&self, key: &str) -> Result<Option<Value>, StoreError> {
+        self.store.value(&self.thread_id, key)
+    }
+
+    /// Sets a durable value; `None` or JSON `null` deletes it.
+    pub fn set_value(&self, key: &str, value: Option<Value>) -> Result<(), StoreError> {
+        self.apply(Write::SetValue {
+            key: key.to_owned(),
+            value,
+        })
+    }
+
+    /// Writes a file in the thread's file system; the path is normalised and confined.
+    pub fn write_file(
+        &self,
+        path: &str,
+        bytes: Vec<u8>,
+        mime_type: Option<&str>,
+    ) -> Result<FsPath, StoreError> {
+        let path = normalize(path)?;
+        self.apply(Write::WriteFile {
+            path: path.clone(),
+            bytes,
+            mime_type: mime_type.map(str::to_owned),
+            message_id: None,
+        })?;
+        Ok(path)
+    }
+
+    /// Reads a whole file of the thread's file system.
+    pub fn read_file(&self, path: &str) -> Result<Vec<u8>, StoreError> {
+        self.store.read_file(&self.thread_id, &normalize(path)?)
+    }
+
+    /// Records an event on the thread (`emitThreadEvent`).
+    pub fn emit(&self, event: &str, data: Value) -> Result<(), StoreError> {
+        self.apply(Write::Event {
+            kind: event.to_owned(),
+            data,
+        })
+    }
+
+    /// Queues a tool to run before the next model step (`queueTool`).
+    pub fn queue_tool(&self, name: &str, arguments: Value) -> Result<(), StoreError> {
+        self.apply(Write::Enqueue(QueueItem::Tool {
+            name: name.to_owned(),
+            arguments,
+        }))
+    }
+
+    fn apply(&self, write: Write) -> Result<(), StoreError> {
+        self.store.apply(&self.thread_id, vec![write]).map(|_| ())
+    }
+}
