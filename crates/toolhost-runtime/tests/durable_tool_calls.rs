@@ -67,6 +67,13 @@ fn counting_tool(name: &str, idempotent: bool, runs: Arc<AtomicUsize>) -> toolho
         .unwrap()
 }
 
+fn runtime_without_check(root: &Path, store: Arc<dyn Store>, runs: &Arc<AtomicUsize>) -> Runtime {
+    let mut rt = Runtime::load(root, store).unwrap();
+    rt.register_tool(counting_tool("count", false, runs.clone()));
+    rt.register_tool(counting_tool("count_idempotent", true, runs.clone()));
+    rt
+}
+
 fn runtime(root: &Path, store: Arc<dyn Store>, runs: &Arc<AtomicUsize>) -> Runtime {
     let mut rt = Runtime::load(root, store).unwrap();
     rt.register_tool(counting_tool("count", false, runs.clone()));
@@ -225,4 +232,65 @@ async fn the_step_budget_ends_a_turn_that_never_stops_calling() {
         RunOutcome::Done(StopReason::MaxSteps(10))
     );
     assert_eq!(runs.load(Ordering::SeqCst), 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_takes_effect_after_the_call_under_way_and_leaves_no_call_without_result() {
+    let project = Project::new("{\"toolCalls\": [{\"name\": \"wait_for_stop\", \"arguments\": {}}, {\"name\": \"count\", \"arguments\": {\"n\": 1}}]}\n{\"text\": \"never\"}\n");
+    std::fs::write(
+        project.root.join("agents/prompts/assistant.json"),
+        r#"{"toolDescription": "Helps.", "prompt": "You help.", "model": "scripted", "tools": ["count", "wait_for_stop"]}"#,
+    )
+    .unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut rt = runtime_without_check(&project.root, store.clone(), &runs);
+    let started = Arc::new(tokio::sync::Notify::new());
+    let signal = started.clone();
+    rt.register_tool(
+        DynamicTool::new("wait_for_stop", "Waits until the run is stopped.")
+            .handler(move |_, ctx: toolhost_core::ToolContext| {
+                let signal = signal.clone();
+                async move {
+                    signal.notify_one();
+                    while !ctx.abort_signal().is_aborted() {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                    Ok::<_, ToolError>("noticed the stop")
+                }
+            })
+            .build()
+            .unwrap(),
+    );
+    let rt = Arc::new(rt);
+    let thread = rt.start_thread("helper", "go").unwrap();
+    let (runner, id) = (rt.clone(), thread.id.clone());
+    let task = tokio::spawn(async move { runner.run(&id).await });
+    started.notified().await;
+    assert!(rt.stop(&thread.id));
+    assert_eq!(
+        task.await.unwrap().unwrap(),
+        RunOutcome::Done(StopReason::Stopped)
+    );
+    assert!(!rt.stop(&thread.id), "the run is over");
+
+    let texts: Vec<String> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "noticed the stop",
+            toolhost_runtime::engine::NOT_RUN_STOPPED
+        ]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        store.thread(&thread.id).unwrap().status,
+        toolhost_store::ThreadStatus::Idle
+    );
 }

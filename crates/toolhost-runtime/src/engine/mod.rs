@@ -16,7 +16,7 @@ mod history;
 mod run;
 mod state;
 
-pub use run::{RunOutcome, StopReason, OUTCOME_UNKNOWN};
+pub use run::{RunOutcome, StopReason, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use state::ThreadState;
 
 use crate::activity::{ActivityInput, ProcessActivity};
@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolhost_core::blueprint::Activities;
-use toolhost_core::tool::ToolError;
+use toolhost_core::tool::{AbortSignal, ToolError};
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{Model, ModelError, ScriptError, ScriptedModel};
 use toolhost_store::{NewMessage, NewThread, Role, Store, StoreError, Thread, Write};
@@ -67,6 +67,8 @@ pub struct Runtime {
     tools: ToolSet,
     models: HashMap<String, Arc<dyn Model>>,
     problems: Vec<FileProblem>,
+    /// The abort signal of each thread running in this process.
+    running: std::sync::Mutex<HashMap<String, AbortSignal>>,
 }
 
 impl Runtime {
@@ -114,6 +116,7 @@ impl Runtime {
             tools,
             models,
             problems,
+            running: Default::default(),
         })
     }
 
@@ -153,6 +156,36 @@ impl Runtime {
         self.models.insert(name.into(), model);
     }
 
+    /// Asks a thread running in this process to stop. It stops after the operation under way
+    /// (a model request or a tool call, which sees the raised abort signal); returns whether the
+    /// thread was running.
+    pub fn stop(&self, thread_id: &str) -> bool {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        match running.get(thread_id) {
+            Some(signal) => {
+                signal.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Registers the abort signal of a run; the guard removes it when the run ends.
+    fn track(&self, thread_id: &str) -> (AbortSignal, RunningGuard<'_>) {
+        let signal = AbortSignal::new();
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(thread_id.to_owned(), signal.clone());
+        (
+            signal,
+            RunningGuard {
+                runtime: self,
+                thread_id: thread_id.to_owned(),
+            },
+        )
+    }
+
     /// Creates a thread for `agent` with the user's first message.
     pub fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
         let def = self
@@ -176,6 +209,22 @@ impl Runtime {
             })],
         )?;
         Ok(thread)
+    }
+}
+
+/// Removes a run's abort signal when the run ends, however it ends.
+struct RunningGuard<'a> {
+    runtime: &'a Runtime,
+    thread_id: String,
+}
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        self.runtime
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.thread_id);
     }
 }
 

@@ -8,6 +8,7 @@ use super::{Runtime, RuntimeError};
 use crate::project::{AgentKind, DEFAULT_MAX_STEPS};
 use serde_json::json;
 use std::collections::HashSet;
+use toolhost_core::tool::AbortSignal;
 use toolhost_core::{parse_tool_args, ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_providers::ModelRequest;
 use toolhost_store::{
@@ -24,6 +25,8 @@ pub enum StopReason {
     StopTool(String),
     /// The step budget of the turn was used up.
     MaxSteps(u32),
+    /// [`Runtime::stop`] was called.
+    Stopped,
 }
 
 /// How a run ended.
@@ -32,6 +35,10 @@ pub enum RunOutcome {
     /// The thread finished its turn.
     Done(StopReason),
 }
+
+/// The text a model sees for a call that was not run because the thread was stopped.
+pub const NOT_RUN_STOPPED: &str =
+    "ToolCallError: this call was not run: the thread was stopped before it.";
 
 /// The text a model sees for a call whose outcome a crash left unknown.
 pub const OUTCOME_UNKNOWN: &str = "ToolCallError: the outcome of this call is unknown: toolhost stopped while it was running, so it may or may not have taken effect. Check its effect before calling it again.";
@@ -101,7 +108,11 @@ impl Runtime {
             .take_while(|m| m.role != Role::User)
             .filter(|m| m.role == Role::Assistant)
             .count() as u32;
+        let (abort, _running) = self.track(thread_id);
         loop {
+            if abort.is_aborted() {
+                return self.finish(thread_id, StopReason::Stopped);
+            }
             // 1. Finish the calls of the last reply that have no result yet, in order.
             if let Some(last) = history
                 .iter()
@@ -114,7 +125,27 @@ impl Runtime {
                     if answered.contains(&call.id) {
                         continue;
                     }
-                    let result = self.finish_call(&state, call, &offered).await?;
+                    let result = if abort.is_aborted() {
+                        // Stopped between the calls of one reply: the rest get an honest
+                        // result, so history never holds a call without one.
+                        let skipped = ToolResult::error(NOT_RUN_STOPPED);
+                        let mut writes = Vec::new();
+                        if self.store.call(thread_id, &call.id)?.is_none() {
+                            writes.push(Write::RecordIntent(CallIntent {
+                                call_id: call.id.clone(),
+                                tool: call.name.clone(),
+                                arguments: call.arguments.clone(),
+                                message_id: None,
+                            }));
+                        }
+                        writes.push(Write::CompleteCall {
+                            call_id: call.id.clone(),
+                            result: result_message(&call.name, &skipped),
+                        });
+                        stored_result(self.store.apply(thread_id, writes)?)?
+                    } else {
+                        self.finish_call(&state, call, &offered, &abort).await?
+                    };
                     answered.insert(call.id.clone());
                     history.push(result);
                 }
@@ -197,8 +228,14 @@ impl Runtime {
     }
 
     fn finish(&self, thread_id: &str, reason: StopReason) -> Result<RunOutcome, RuntimeError> {
+        // A stopped thread can be resumed; a finished one waits for a new message.
+        let status = if reason == StopReason::Stopped {
+            ThreadStatus::Idle
+        } else {
+            ThreadStatus::Done
+        };
         self.store
-            .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Done)])?;
+            .apply(thread_id, vec![Write::SetStatus(status)])?;
         Ok(RunOutcome::Done(reason))
     }
 
@@ -209,6 +246,7 @@ impl Runtime {
         state: &ThreadState,
         call: &ToolCallRecord,
         offered: &ToolSet,
+        abort: &AbortSignal,
     ) -> Result<Message, RuntimeError> {
         let thread_id = state.thread_id();
         let journaled = self.store.call(thread_id, &call.id)?;
@@ -269,6 +307,7 @@ impl Runtime {
         }
         let ctx = ToolContext::new(call.id.as_str())
             .with_thread(thread_id)
+            .with_abort(abort.clone())
             .with_extension(state.clone());
         let result = match tool.execute_validated(args, ctx).await {
             Ok(r) => r,
