@@ -294,3 +294,63 @@ async fn stop_takes_effect_after_the_call_under_way_and_leaves_no_call_without_r
         toolhost_store::ThreadStatus::Idle
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_calls_overlap_up_to_the_cap_and_results_keep_call_order() {
+    let calls: Vec<String> = (0..6)
+        .map(|i| format!("{{\"name\": \"slow\", \"arguments\": {{\"n\": {i}}}}}"))
+        .collect();
+    let project = Project::new(&format!(
+        "{{\"toolCalls\": [{}]}}\n{{\"text\": \"done\"}}\n",
+        calls.join(", ")
+    ));
+    std::fs::write(
+        project.root.join("agents/prompts/assistant.json"),
+        r#"{"toolDescription": "Helps.", "prompt": "You help.", "model": "scripted", "tools": ["slow"], "parallelToolCalls": true}"#,
+    )
+    .unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut rt = runtime_without_check(&project.root, store.clone(), &runs);
+    let active = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (a, p) = (active.clone(), peak.clone());
+    rt.register_tool(
+        DynamicTool::new("slow", "Takes a while; earlier calls take longer.")
+            .parameters(json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}))
+            .handler(move |args: Value, _| {
+                let (active, peak) = (a.clone(), p.clone());
+                async move {
+                    let now = active.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(now, Ordering::SeqCst);
+                    let n = args["n"].as_u64().unwrap_or(0);
+                    tokio::time::sleep(std::time::Duration::from_millis(60 - 10 * n)).await;
+                    active.fetch_sub(1, Ordering::SeqCst);
+                    Ok::<_, ToolError>(format!("slow {n}"))
+                }
+            })
+            .build()
+            .unwrap(),
+    );
+    let thread = rt.start_thread("helper", "go").unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    let peak = peak.load(Ordering::SeqCst);
+    assert!(
+        (2..=toolhost_runtime::engine::PARALLEL_CAP).contains(&peak),
+        "peak concurrency {peak}"
+    );
+    let texts: Vec<String> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        (0..6).map(|i| format!("slow {i}")).collect::<Vec<_>>()
+    );
+}

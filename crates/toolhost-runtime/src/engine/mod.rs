@@ -12,10 +12,12 @@
 //! - a call that was never journaled never started, and runs now.
 
 mod attachments;
+mod calls;
 mod history;
 mod run;
 mod state;
 
+pub use calls::PARALLEL_CAP;
 pub use run::{RunOutcome, StopReason, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use state::ThreadState;
 

@@ -1,19 +1,17 @@
 //! The step cycle of one thread: finish pending calls, decide whether the turn is over, ask the
 //! model, store its reply, repeat.
 
-use super::attachments::store_attachments;
 use super::history::to_chat;
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
 use crate::project::{AgentKind, DEFAULT_MAX_STEPS};
 use serde_json::json;
 use std::collections::HashSet;
-use toolhost_core::tool::AbortSignal;
-use toolhost_core::{parse_tool_args, ToolContext, ToolResult, ToolSet, ToolSetError};
+use toolhost_core::{ToolResult, ToolSet};
 use toolhost_providers::ModelRequest;
 use toolhost_store::{
-    new_id, Applied, CallIntent, CallState, Message, NewMessage, QueueItem, Role, StoreError,
-    ThreadStatus, ToolCallRecord, Write,
+    new_id, Applied, Message, NewMessage, QueueItem, Role, StoreError, ThreadStatus,
+    ToolCallRecord, Write,
 };
 
 /// Why a run ended.
@@ -121,33 +119,28 @@ impl Runtime {
                 .cloned()
             {
                 let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent, steps);
-                for call in &last.tool_calls {
-                    if answered.contains(&call.id) {
-                        continue;
-                    }
-                    let result = if abort.is_aborted() {
-                        // Stopped between the calls of one reply: the rest get an honest
-                        // result, so history never holds a call without one.
-                        let skipped = ToolResult::error(NOT_RUN_STOPPED);
-                        let mut writes = Vec::new();
-                        if self.store.call(thread_id, &call.id)?.is_none() {
-                            writes.push(Write::RecordIntent(CallIntent {
-                                call_id: call.id.clone(),
-                                tool: call.name.clone(),
-                                arguments: call.arguments.clone(),
-                                message_id: None,
-                            }));
+                let pending: Vec<ToolCallRecord> = last
+                    .tool_calls
+                    .iter()
+                    .filter(|c| !answered.contains(&c.id))
+                    .cloned()
+                    .collect();
+                if !pending.is_empty() {
+                    let results = self
+                        .finish_calls(
+                            &state,
+                            pending,
+                            &offered,
+                            &abort,
+                            prompt.parallel_tool_calls,
+                        )
+                        .await?;
+                    for m in results {
+                        if let Some(id) = &m.tool_call_id {
+                            answered.insert(id.clone());
                         }
-                        writes.push(Write::CompleteCall {
-                            call_id: call.id.clone(),
-                            result: result_message(&call.name, &skipped),
-                        });
-                        stored_result(self.store.apply(thread_id, writes)?)?
-                    } else {
-                        self.finish_call(&state, call, &offered, &abort).await?
-                    };
-                    answered.insert(call.id.clone());
-                    history.push(result);
+                        history.push(m);
+                    }
                 }
                 if let Some(stop) = &side.stop_tool {
                     if last.tool_calls.iter().any(|c| &c.name == stop)
@@ -238,100 +231,10 @@ impl Runtime {
             .apply(thread_id, vec![Write::SetStatus(status)])?;
         Ok(RunOutcome::Done(reason))
     }
-
-    /// Gives one call its result, following the durability contract, and returns the stored
-    /// result message.
-    async fn finish_call(
-        &self,
-        state: &ThreadState,
-        call: &ToolCallRecord,
-        offered: &ToolSet,
-        abort: &AbortSignal,
-    ) -> Result<Message, RuntimeError> {
-        let thread_id = state.thread_id();
-        let journaled = self.store.call(thread_id, &call.id)?;
-        let intent = Write::RecordIntent(CallIntent {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: call.arguments.clone(),
-            message_id: None,
-        });
-        let complete = |result: ToolResult| Write::CompleteCall {
-            call_id: call.id.clone(),
-            result: result_message(&call.name, &result),
-        };
-
-        // Checks that run nothing: an unknown tool or bad arguments are answered at once, with
-        // the intent and the result in one batch.
-        let checked = match offered.get(&call.name) {
-            None => Err(ToolSetError::NotFound {
-                tool_name: call.name.clone(),
-                available: offered.values().map(|t| t.name().to_owned()).collect(),
-            }),
-            Some(tool) => parse_tool_args(&call.arguments)
-                .map_err(|source| ToolSetError::Json {
-                    tool_name: call.name.clone(),
-                    source,
-                })
-                .and_then(|args| {
-                    tool.validate(args).map_err(|failure| ToolSetError::Call {
-                        tool_name: call.name.clone(),
-                        failure,
-                    })
-                })
-                .map(|args| (tool.clone(), args)),
-        };
-        let (tool, args) = match checked {
-            Ok(ok) => ok,
-            Err(e) => {
-                let mut writes = Vec::new();
-                if journaled.is_none() {
-                    writes.push(intent);
-                }
-                writes.push(complete(e.into_result()));
-                return stored_result(self.store.apply(thread_id, writes)?);
-            }
-        };
-
-        match journaled.map(|c| c.state) {
-            Some(CallState::Intent) if !tool.definition().idempotent => {
-                return stored_result(self.store.apply(
-                    thread_id,
-                    vec![complete(ToolResult::error(OUTCOME_UNKNOWN))],
-                )?);
-            }
-            Some(_) => {} // idempotent: run again with the same idempotency key
-            None => {
-                self.store.apply(thread_id, vec![intent])?;
-            }
-        }
-        let ctx = ToolContext::new(call.id.as_str())
-            .with_thread(thread_id)
-            .with_abort(abort.clone())
-            .with_extension(state.clone());
-        let result = match tool.execute_validated(args, ctx).await {
-            Ok(r) => r,
-            Err(failure) => ToolSetError::Call {
-                tool_name: call.name.clone(),
-                failure,
-            }
-            .into_result(),
-        };
-        // Attachments are written in the same batch as the result that refers to them.
-        let message_id = new_id();
-        let (result, mut writes) = store_attachments(&call.id, &message_id, result);
-        let mut message = result_message(&call.name, &result);
-        message.id = Some(message_id);
-        writes.push(Write::CompleteCall {
-            call_id: call.id.clone(),
-            result: message,
-        });
-        stored_result(self.store.apply(thread_id, writes)?)
-    }
 }
 
 /// The one message a result batch stores.
-fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
+pub(super) fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
     applied.messages.into_iter().next().ok_or_else(|| {
         RuntimeError::Store(StoreError::Corrupt(
             "a result was written but no message came back".to_owned(),
@@ -362,7 +265,7 @@ fn queued_message(item: QueueItem) -> NewMessage {
 }
 
 /// The tool message storing a result: the text the model sees, the status, and the whole result.
-fn result_message(tool: &str, result: &ToolResult) -> NewMessage {
+pub(super) fn result_message(tool: &str, result: &ToolResult) -> NewMessage {
     NewMessage {
         content: Some(result.model_text().to_owned()),
         name: Some(tool.to_owned()),

@@ -1,0 +1,221 @@
+//! Giving the calls of one reply their results, following the durability contract.
+//!
+//! Each pending call is first *planned* without side effects: an unknown tool, arguments that do
+//! not parse or validate, and (after a crash) a non-idempotent call whose outcome is unknown are
+//! answered at once. The others *run*: their intent is journaled before they start, and their
+//! result (with its attachments) is stored in one batch after they end. With `parallel`, the
+//! runnable calls of a reply run together, at most [`PARALLEL_CAP`] at a time, and their
+//! results are still stored in call order.
+
+use super::attachments::store_attachments;
+use super::run::{result_message, stored_result, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
+use super::state::ThreadState;
+use super::{Runtime, RuntimeError};
+use serde_json::Value;
+use toolhost_core::tool::AbortSignal;
+use toolhost_core::{parse_tool_args, AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
+use toolhost_store::{new_id, CallIntent, CallState, Message, ToolCallRecord, Write};
+
+/// The most calls of one reply that run at once when a prompt asks for parallel calls.
+pub const PARALLEL_CAP: usize = 4;
+
+/// What a pending call needs next.
+enum Plan {
+    /// Answered without running: the writes that store its result.
+    Answered(Vec<Write>),
+    /// To be run; `intent` is the journal entry to write first, when there is none yet.
+    Run {
+        tool: AnyTool,
+        args: Value,
+        intent: Option<Write>,
+    },
+}
+
+fn intent_of(call: &ToolCallRecord) -> Write {
+    Write::RecordIntent(CallIntent {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        arguments: call.arguments.clone(),
+        message_id: None,
+    })
+}
+
+fn answer(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Plan {
+    let mut writes = Vec::new();
+    if !journaled {
+        writes.push(intent_of(call));
+    }
+    writes.push(Write::CompleteCall {
+        call_id: call.id.clone(),
+        result: result_message(&call.name, result),
+    });
+    Plan::Answered(writes)
+}
+
+impl Runtime {
+    fn plan(
+        &self,
+        thread_id: &str,
+        call: &ToolCallRecord,
+        offered: &ToolSet,
+        stopped: bool,
+    ) -> Result<Plan, RuntimeError> {
+        let journaled = self.store.call(thread_id, &call.id)?.map(|c| c.state);
+        if stopped {
+            return Ok(answer(
+                call,
+                journaled.is_some(),
+                &ToolResult::error(NOT_RUN_STOPPED),
+            ));
+        }
+        let checked = match offered.get(&call.name) {
+            None => Err(ToolSetError::NotFound {
+                tool_name: call.name.clone(),
+                available: offered.values().map(|t| t.name().to_owned()).collect(),
+            }),
+            Some(tool) => parse_tool_args(&call.arguments)
+                .map_err(|source| ToolSetError::Json {
+                    tool_name: call.name.clone(),
+                    source,
+                })
+                .and_then(|args| {
+                    tool.validate(args).map_err(|failure| ToolSetError::Call {
+                        tool_name: call.name.clone(),
+                        failure,
+                    })
+                })
+                .map(|args| (tool.clone(), args)),
+        };
+        let (tool, args) = match checked {
+            Ok(ok) => ok,
+            Err(e) => return Ok(answer(call, journaled.is_some(), &e.into_result())),
+        };
+        Ok(match journaled {
+            Some(CallState::Intent) if !tool.definition().idempotent => {
+                answer(call, true, &ToolResult::error(OUTCOME_UNKNOWN))
+            }
+            // Idempotent (or, in a race, already completed elsewhere): run with the same key.
+            Some(_) => Plan::Run {
+                tool,
+                args,
+                intent: None,
+            },
+            None => Plan::Run {
+                tool,
+                args,
+                intent: Some(intent_of(call)),
+            },
+        })
+    }
+
+    /// Gives every call in `calls` its result and returns the result messages in call order.
+    pub(super) async fn finish_calls(
+        &self,
+        state: &ThreadState,
+        calls: Vec<ToolCallRecord>,
+        offered: &ToolSet,
+        abort: &AbortSignal,
+        parallel: bool,
+    ) -> Result<Vec<Message>, RuntimeError> {
+        let thread_id = state.thread_id();
+        let mut messages = Vec::with_capacity(calls.len());
+        if !parallel || calls.len() < 2 {
+            for call in calls {
+                let writes = match self.plan(thread_id, &call, offered, abort.is_aborted())? {
+                    Plan::Answered(writes) => writes,
+                    Plan::Run { tool, args, intent } => {
+                        if let Some(intent) = intent {
+                            self.store.apply(thread_id, vec![intent])?;
+                        }
+                        let ctx = context(state, abort, &call.id);
+                        execute(tool, args, call, ctx).await
+                    }
+                };
+                messages.push(stored_result(self.store.apply(thread_id, writes)?)?);
+            }
+            return Ok(messages);
+        }
+        let mut plans = Vec::with_capacity(calls.len());
+        for call in &calls {
+            plans.push(self.plan(thread_id, call, offered, abort.is_aborted())?);
+        }
+        // Every intent is journaled before any of the calls starts.
+        let intents: Vec<Write> = plans
+            .iter_mut()
+            .filter_map(|p| match p {
+                Plan::Run { intent, .. } => intent.take(),
+                Plan::Answered(_) => None,
+            })
+            .collect();
+        if !intents.is_empty() {
+            self.store.apply(thread_id, intents)?;
+        }
+        let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
+        let mut running = Vec::new();
+        for (i, (plan, call)) in plans.into_iter().zip(calls).enumerate() {
+            match plan {
+                Plan::Answered(writes) => results.push(Some(writes)),
+                Plan::Run { tool, args, .. } => {
+                    results.push(None);
+                    let ctx = context(state, abort, &call.id);
+                    running.push((
+                        i,
+                        call.clone(),
+                        tokio::spawn(execute(tool, args, call, ctx)),
+                    ));
+                }
+            }
+            // At most PARALLEL_CAP run at once: wait for the oldest before starting another.
+            if running.len() == PARALLEL_CAP {
+                let (at, call, handle) = running.remove(0);
+                results[at] = Some(joined(handle, &call).await);
+            }
+        }
+        for (at, call, handle) in running {
+            results[at] = Some(joined(handle, &call).await);
+        }
+        // Results are stored in call order, one batch for the whole reply.
+        let writes: Vec<Write> = results.into_iter().flatten().flatten().collect();
+        Ok(self.store.apply(thread_id, writes)?.messages)
+    }
+}
+
+/// The context of one call: its ids, the run's abort signal and the thread.
+fn context(state: &ThreadState, abort: &AbortSignal, call_id: &str) -> ToolContext {
+    ToolContext::new(call_id)
+        .with_thread(state.thread_id())
+        .with_abort(abort.clone())
+        .with_extension(state.clone())
+}
+
+/// Runs a validated call and returns the writes that store its result and attachments.
+async fn execute(tool: AnyTool, args: Value, call: ToolCallRecord, ctx: ToolContext) -> Vec<Write> {
+    let result = match tool.execute_validated(args, ctx).await {
+        Ok(r) => r,
+        Err(failure) => ToolSetError::Call {
+            tool_name: call.name.clone(),
+            failure,
+        }
+        .into_result(),
+    };
+    let message_id = new_id();
+    let (result, mut writes) = store_attachments(&call.id, &message_id, result);
+    let mut message = result_message(&call.name, &result);
+    message.id = Some(message_id);
+    writes.push(Write::CompleteCall {
+        call_id: call.id,
+        result: message,
+    });
+    writes
+}
+
+/// The writes of a spawned call; a task that failed still gives its call an error result.
+async fn joined(handle: tokio::task::JoinHandle<Vec<Write>>, call: &ToolCallRecord) -> Vec<Write> {
+    handle.await.unwrap_or_else(|e| {
+        let failed = ToolResult::error(format!("ToolCallError: the call's task failed: {e}"));
+        vec![Write::CompleteCall {
+            call_id: call.id.clone(),
+            result: result_message(&call.name, &failed),
+        }]
+    })
+}
