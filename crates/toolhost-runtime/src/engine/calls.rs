@@ -27,7 +27,7 @@ enum Plan {
     Run {
         tool: AnyTool,
         args: Value,
-        intent: Option<Write>,
+        intent: Option<Box<Write>>,
     },
 }
 
@@ -125,7 +125,7 @@ impl Runtime {
                     Plan::Answered(writes) => writes,
                     Plan::Run { tool, args, intent } => {
                         if let Some(intent) = intent {
-                            self.store.apply(thread_id, vec![intent])?;
+                            self.store.apply(thread_id, vec![*intent])?;
                         }
                         let ctx = context(state, abort, &call.id);
                         execute(tool, args, call, ctx).await
@@ -143,7 +143,7 @@ impl Runtime {
         let intents: Vec<Write> = plans
             .iter_mut()
             .filter_map(|p| match p {
-                Plan::Run { intent, .. } => intent.take(),
+                Plan::Run { intent, .. } => intent.take().map(|w| *w),
                 Plan::Answered(_) => None,
             })
             .collect();
