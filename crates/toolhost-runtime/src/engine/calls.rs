@@ -103,7 +103,7 @@ impl Runtime {
             None => Plan::Run {
                 tool,
                 args,
-                intent: Some(intent_of(call)),
+                intent: Some(Box::new(intent_of(call))),
             },
         })
     }
