@@ -1,0 +1,736 @@
+//! Benchmark of the durable tool-call cycle: a plain program (`harness = false`), because these
+//! are long, I/O-bound measurements where every sample is a disk flush.
+//!
+//! Run: `cargo bench -p toolhost-runtime --bench durable_cycle`.
+//!
+//! What it measures, in a data folder on disk (`TOOLHOST_BENCH_DIR`, default the target
+//! folder's `tmp/`, so the same disk as the build):
+//! - **cycle**: a thread of the scripted `test` model whose script is N tool-call turns of a
+//!   trivial Rust tool, then a final text, on [`SqliteStore`] (WAL, `synchronous=FULL`). One
+//!   cycle = model step + assistant message committed + intent journaled + tool run + result
+//!   committed. Each cycle is timed on its own: the tool stamps the time it runs, and the time
+//!   from one run of the tool to the next is exactly one cycle. The store is wrapped to time each
+//!   of its calls, which splits a cycle into its commits, its reads and the rest (engine, model,
+//!   tool). The whole run divided by N is reported too, per run.
+//! - **fdatasync**: 4 KiB written then `File::sync_data()`, appended (the file grows, as a new
+//!   WAL does) and in place (the file keeps its size, as a WAL that was reset after a checkpoint
+//!   does).
+//! - **commit**: one `Store::apply` batch of one small message. Target: commit p50 ≤ 1.25 ×
+//!   fdatasync p50.
+//! - **step 20 vs step 2,000**: one thread of 2,100 cycles; the median cycle of cycles 10–30
+//!   against that of cycles 1,990–2,010. Target ≤ 1.2×: history is appended, never rewritten.
+//!
+//! Knobs (environment variables): `TOOLHOST_BENCH_DIR`, `TOOLHOST_BENCH_CYCLES` (200),
+//! `TOOLHOST_BENCH_RUNS` (5), `TOOLHOST_BENCH_LONG` (2100), `TOOLHOST_BENCH_LONG_RUNS` (2),
+//! `TOOLHOST_BENCH_SAMPLES` (500, for fdatasync and commit).
+//!
+//! Output: a table on stdout, then one JSON line starting with `{"cycle_p50_us":`.
+
+use serde_json::{json, Value};
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
+use toolhost_store::path::FsPath;
+use toolhost_store::{
+    Applied, CallRecord, Event, FileStat, GrepMatch, Message, NewMessage, NewThread, Queued, Role,
+    SqliteStore, Store, StoreResult, Thread, Write,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+struct Settings {
+    dir: PathBuf,
+    cycles: usize,
+    runs: usize,
+    long: usize,
+    long_runs: usize,
+    samples: usize,
+}
+
+fn knob(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {v:?}")),
+        Err(_) => default,
+    }
+}
+
+impl Settings {
+    fn from_env() -> Self {
+        let base = std::env::var_os("TOOLHOST_BENCH_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
+        let dir = base.join(format!("durable-cycle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create the bench data folder");
+        Self {
+            dir,
+            cycles: knob("TOOLHOST_BENCH_CYCLES", 200).max(3),
+            runs: knob("TOOLHOST_BENCH_RUNS", 5).max(1),
+            long: knob("TOOLHOST_BENCH_LONG", 2100).max(3),
+            long_runs: knob("TOOLHOST_BENCH_LONG_RUNS", 2),
+            samples: knob("TOOLHOST_BENCH_SAMPLES", 500).max(10),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+/// Nearest-rank percentile of unsorted samples, in microseconds.
+fn pct(samples: &[Duration], p: f64) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
+    let mut v: Vec<Duration> = samples.to_vec();
+    v.sort_unstable();
+    let rank = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1].as_secs_f64() * 1e6
+}
+
+fn p50(samples: &[Duration]) -> f64 {
+    pct(samples, 0.5)
+}
+
+fn p90(samples: &[Duration]) -> f64 {
+    pct(samples, 0.9)
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+// ---------------------------------------------------------------------------------------------
+// A store that times each of its calls
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    /// A batch with an assistant message (the model's reply).
+    CommitReply,
+    /// A batch journaling a call's intent.
+    CommitIntent,
+    /// A batch storing a call's result.
+    CommitResult,
+    /// Any other batch (status changes, the user's message).
+    CommitOther,
+    /// A read.
+    Read,
+}
+
+#[derive(Clone, Copy)]
+struct Span {
+    start: Instant,
+    took: Duration,
+    kind: Kind,
+}
+
+/// Delegates to the real store and records when each call started and how long it took.
+struct TimedStore {
+    inner: SqliteStore,
+    spans: Mutex<Vec<Span>>,
+}
+
+impl TimedStore {
+    fn new(inner: SqliteStore) -> Self {
+        Self {
+            inner,
+            spans: Mutex::new(Vec::with_capacity(16_384)),
+        }
+    }
+
+    fn timed<T>(&self, kind: Kind, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        let took = start.elapsed();
+        self.spans
+            .lock()
+            .unwrap()
+            .push(Span { start, took, kind });
+        out
+    }
+
+    fn take_spans(&self) -> Vec<Span> {
+        std::mem::take(&mut *self.spans.lock().unwrap())
+    }
+}
+
+fn kind_of(writes: &[Write]) -> Kind {
+    let mut kind = Kind::CommitOther;
+    for w in writes {
+        match w {
+            Write::AppendMessage(m) if m.role == Some(Role::Assistant) => return Kind::CommitReply,
+            Write::RecordIntent(_) => kind = Kind::CommitIntent,
+            Write::CompleteCall { .. } => return Kind::CommitResult,
+            _ => {}
+        }
+    }
+    kind
+}
+
+impl Store for TimedStore {
+    fn create_thread(&self, new: NewThread) -> StoreResult<Thread> {
+        self.timed(Kind::CommitOther, || self.inner.create_thread(new))
+    }
+    fn thread(&self, id: &str) -> StoreResult<Thread> {
+        self.timed(Kind::Read, || self.inner.thread(id))
+    }
+    fn threads(&self, parent: Option<&str>) -> StoreResult<Vec<Thread>> {
+        self.timed(Kind::Read, || self.inner.threads(parent))
+    }
+    fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied> {
+        let kind = kind_of(&writes);
+        self.timed(kind, || self.inner.apply(thread, writes))
+    }
+    fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {
+        self.timed(Kind::Read, || self.inner.messages(thread))
+    }
+    fn messages_after(&self, thread: &str, seq: i64) -> StoreResult<Vec<Message>> {
+        self.timed(Kind::Read, || self.inner.messages_after(thread, seq))
+    }
+    fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>> {
+        self.timed(Kind::Read, || self.inner.calls(thread))
+    }
+    fn call(&self, thread: &str, call_id: &str) -> StoreResult<Option<CallRecord>> {
+        self.timed(Kind::Read, || self.inner.call(thread, call_id))
+    }
+    fn value(&self, thread: &str, key: &str) -> StoreResult<Option<Value>> {
+        self.timed(Kind::Read, || self.inner.value(thread, key))
+    }
+    fn values(&self, thread: &str) -> StoreResult<Vec<(String, Value)>> {
+        self.timed(Kind::Read, || self.inner.values(thread))
+    }
+    fn queued(&self, thread: &str) -> StoreResult<Vec<Queued>> {
+        self.timed(Kind::Read, || self.inner.queued(thread))
+    }
+    fn events(&self, thread: &str, after: i64) -> StoreResult<Vec<Event>> {
+        self.timed(Kind::Read, || self.inner.events(thread, after))
+    }
+    fn stat(&self, thread: &str, path: &FsPath) -> StoreResult<Option<FileStat>> {
+        self.timed(Kind::Read, || self.inner.stat(thread, path))
+    }
+    fn read_file(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<u8>> {
+        self.timed(Kind::Read, || self.inner.read_file(thread, path))
+    }
+    fn stream_file(
+        &self,
+        thread: &str,
+        path: &FsPath,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> StoreResult<FileStat> {
+        self.timed(Kind::Read, || self.inner.stream_file(thread, path, sink))
+    }
+    fn readdir(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<FileStat>> {
+        self.timed(Kind::Read, || self.inner.readdir(thread, path))
+    }
+    fn find(&self, thread: &str, under: &FsPath, pattern: &str) -> StoreResult<Vec<FileStat>> {
+        self.timed(Kind::Read, || self.inner.find(thread, under, pattern))
+    }
+    fn grep(
+        &self,
+        thread: &str,
+        under: &FsPath,
+        needle: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<GrepMatch>> {
+        self.timed(Kind::Read, || self.inner.grep(thread, under, needle, limit))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The durable cycle
+
+/// A temporary project: one agent, one prompt offering `count`, the scripted model playing
+/// `cycles` tool-call turns and then a final text. Removed on drop.
+struct Project {
+    root: PathBuf,
+}
+
+impl Project {
+    fn new(base: &Path, label: &str, cycles: usize) -> Self {
+        let root = base.join(format!("project-{label}"));
+        let script = format!(
+            "{{\"toolCalls\": [{{\"name\": \"count\", \"arguments\": {{\"n\": 1}}}}], \"times\": {cycles}}}\n{{\"text\": \"Done counting.\"}}\n"
+        );
+        for (file, text) in [
+            (
+                "agents/agents/bench.json",
+                r#"{"type": "ai_human", "sideA": {"prompt": "counter", "maxSteps": 1000000}}"#
+                    .to_owned(),
+            ),
+            (
+                "agents/prompts/counter.json",
+                r#"{"toolDescription": "Counts.", "prompt": "You count.", "model": "scripted", "tools": ["count"], "maxSteps": 1000000}"#
+                    .to_owned(),
+            ),
+            (
+                "agents/models/scripted.json",
+                r#"{"provider": "test", "script": "script.jsonl"}"#.to_owned(),
+            ),
+            ("script.jsonl", script),
+        ] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Self { root }
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// The trivial tool: validates `{"n": integer}`, stamps the time it ran, answers a short text.
+fn count_tool(stamps: Arc<Mutex<Vec<Instant>>>) -> toolhost_core::AnyTool {
+    DynamicTool::new("count", "Counts.")
+        .parameters(
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),
+        )
+        .handler(move |args: Value, _ctx| {
+            stamps.lock().unwrap().push(Instant::now());
+            async move { Ok::<_, ToolError>(format!("counted {}", args["n"])) }
+        })
+        .build()
+        .expect("the count tool")
+}
+
+/// One cycle: the time from one run of the tool to the next, and what the store did in it.
+#[derive(Clone, Copy, Default)]
+struct Cycle {
+    total: Duration,
+    reply: Duration,
+    intent: Duration,
+    result: Duration,
+    reads: Duration,
+    commits: u32,
+}
+
+impl Cycle {
+    fn store(&self) -> Duration {
+        self.reply + self.intent + self.result + self.reads
+    }
+    fn rest(&self) -> Duration {
+        self.total.saturating_sub(self.store())
+    }
+}
+
+struct ThreadRun {
+    cycles: Vec<Cycle>,
+    /// `Runtime::run` from start to end, divided by the number of tool calls.
+    per_cycle_of_whole: Duration,
+}
+
+/// Runs one thread of `n` tool-call turns in a fresh project and database under `base`.
+fn run_thread(base: &Path, label: &str, n: usize) -> ThreadRun {
+    let project = Project::new(base, label, n);
+    let db_path = base.join(format!("{label}.db"));
+    let store = Arc::new(TimedStore::new(
+        SqliteStore::open(&db_path).expect("open the store"),
+    ));
+    let (mode, sync) = store.inner.durability_settings().unwrap();
+    assert_eq!(
+        (mode.as_str(), sync),
+        ("wal", 2),
+        "the store must run WAL with synchronous=FULL"
+    );
+    let stamps = Arc::new(Mutex::new(Vec::with_capacity(n + 1)));
+    let mut rt = Runtime::load(&project.root, store.clone()).expect("load the project");
+    rt.register_tool(count_tool(stamps.clone()));
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
+    let thread = rt.start_thread("bench", "count for me").unwrap();
+    let tokio_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    store.take_spans();
+    let started = Instant::now();
+    let outcome = tokio_rt.block_on(rt.run(&thread.id)).expect("the run");
+    let whole = started.elapsed();
+    assert_eq!(outcome, RunOutcome::Done(StopReason::Response));
+    let spans = store.take_spans();
+    let stamps = stamps.lock().unwrap().clone();
+    assert_eq!(stamps.len(), n, "every scripted call ran once");
+
+    // Cycle k runs from the k-th run of the tool to the (k+1)-th.
+    let mut cycles = vec![Cycle::default(); n - 1];
+    for (k, c) in cycles.iter_mut().enumerate() {
+        c.total = stamps[k + 1] - stamps[k];
+    }
+    for s in spans {
+        if s.start < stamps[0] {
+            continue;
+        }
+        let k = stamps.partition_point(|t| *t <= s.start) - 1;
+        let Some(c) = cycles.get_mut(k) else { continue };
+        match s.kind {
+            Kind::CommitReply => c.reply += s.took,
+            Kind::CommitIntent => c.intent += s.took,
+            Kind::CommitResult => c.result += s.took,
+            Kind::CommitOther => {}
+            Kind::Read => c.reads += s.took,
+        }
+        if s.kind != Kind::Read {
+            c.commits += 1;
+        }
+    }
+    drop(rt);
+    drop(store);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db_path.display()));
+    }
+    ThreadRun {
+        cycles,
+        per_cycle_of_whole: whole / n as u32,
+    }
+}
+
+fn totals(cycles: &[Cycle]) -> Vec<Duration> {
+    cycles.iter().map(|c| c.total).collect()
+}
+
+fn column(cycles: &[Cycle], f: impl Fn(&Cycle) -> Duration) -> Vec<Duration> {
+    cycles.iter().map(f).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw disk flushes and single commits
+
+/// 4 KiB written then `sync_data`, `samples` times; `append` grows the file, otherwise the
+/// same 4 KiB of an already flushed file are rewritten.
+fn fdatasync_latency(dir: &Path, samples: usize, append: bool) -> Vec<Duration> {
+    use std::os::unix::fs::FileExt;
+    let path = dir.join(if append {
+        "fdatasync-append.bin"
+    } else {
+        "fdatasync-inplace.bin"
+    });
+    let mut file: File = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let block = vec![0x5au8; 4096];
+    if !append {
+        file.write_all(&block).unwrap();
+        file.sync_all().unwrap();
+    }
+    let warmup = 20;
+    let mut out = Vec::with_capacity(samples);
+    for i in 0..samples + warmup {
+        let start = Instant::now();
+        if append {
+            file.write_all(&block).unwrap();
+        } else {
+            file.write_all_at(&block, 0).unwrap();
+        }
+        file.sync_data().unwrap();
+        if i >= warmup {
+            out.push(start.elapsed());
+        }
+    }
+    drop(file);
+    let _ = std::fs::remove_file(path);
+    out
+}
+
+/// One `Store::apply` of one small message, `samples` times.
+fn commit_latency(dir: &Path, samples: usize) -> Vec<Duration> {
+    let db_path = dir.join("commit.db");
+    let store = SqliteStore::open(&db_path).unwrap();
+    let thread = store
+        .create_thread(NewThread {
+            agent: "bench".into(),
+            ..NewThread::default()
+        })
+        .unwrap();
+    let warmup = 20;
+    let mut out = Vec::with_capacity(samples);
+    for i in 0..samples + warmup {
+        let write = Write::AppendMessage(NewMessage {
+            role: Some(Role::User),
+            content: Some(format!("message {i}")),
+            ..NewMessage::default()
+        });
+        let start = Instant::now();
+        store.apply(&thread.id, vec![write]).unwrap();
+        if i >= warmup {
+            out.push(start.elapsed());
+        }
+    }
+    drop(store);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db_path.display()));
+    }
+    out
+}
+
+/// The file system the data folder is on, when it can be told.
+#[cfg(target_os = "linux")]
+fn filesystem(dir: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return "unknown".into();
+    };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized out-parameter.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return "unknown".into();
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64;
+    match magic {
+        0xEF53 => "ext4".into(),
+        0x5846_5342 => "xfs".into(),
+        0x9123_683E => "btrfs".into(),
+        0x0102_1994 => "tmpfs (flushes cost nothing: numbers are not disk numbers)".into(),
+        0x794C_7630 => "overlayfs".into(),
+        0x2FC1_2FC1 => "zfs".into(),
+        other => format!("type 0x{other:x}"),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn filesystem(_dir: &Path) -> String {
+    "unknown".into()
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn row(name: &str, p50: f64, p90: f64, note: &str) {
+    println!("{name:<44} {p50:>10.1} {p90:>10.1}   {note}");
+}
+
+fn main() {
+    let s = Settings::from_env();
+    println!("durable_cycle: toolhost durable tool-call cycle");
+    println!(
+        "data folder: {} ({})",
+        s.dir.display(),
+        filesystem(&s.dir)
+    );
+    println!(
+        "store: SqliteStore (WAL, synchronous=FULL); {} runs of {} cycles; long thread {} cycles x {}; {} flush/commit samples",
+        s.runs, s.cycles, s.long, s.long_runs, s.samples
+    );
+    println!();
+
+    // b. Raw flushes of the data folder.
+    let sync_append = fdatasync_latency(&s.dir, s.samples, true);
+    let sync_inplace = fdatasync_latency(&s.dir, s.samples, false);
+    // c. One small commit.
+    let commits = commit_latency(&s.dir, s.samples);
+
+    // a. The cycle: a short warm-up thread, then the measured runs.
+    run_thread(&s.dir, "warmup", 20);
+    let mut cycles = Vec::new();
+    let mut whole = Vec::new();
+    for r in 0..s.runs {
+        let run = run_thread(&s.dir, &format!("run{r}"), s.cycles);
+        whole.push(run.per_cycle_of_whole);
+        cycles.extend(run.cycles);
+    }
+
+    // d. Step 20 against step 2,000.
+    let (early_at, late_at) = if s.long >= 2011 {
+        (10..=30, 1990..=2010)
+    } else {
+        // A shorter thread (for a quick look): the same windows scaled down.
+        let end = s.long - 2;
+        (1.min(end)..=(end / 100).max(2), end.saturating_sub(20)..=end)
+    };
+    let mut early: Vec<Cycle> = Vec::new();
+    let mut late: Vec<Cycle> = Vec::new();
+    let mut long_ratios = Vec::new();
+    for r in 0..s.long_runs {
+        let run = run_thread(&s.dir, &format!("long{r}"), s.long);
+        let e = &run.cycles[early_at.clone()];
+        let l = &run.cycles[late_at.clone()];
+        long_ratios.push(p50(&totals(l)) / p50(&totals(e)));
+        early.extend_from_slice(e);
+        late.extend_from_slice(l);
+    }
+    let _ = std::fs::remove_dir_all(&s.dir);
+
+    let cyc = totals(&cycles);
+    let cycle_p50 = p50(&cyc);
+    let cycle_p90 = p90(&cyc);
+    let sync_p50 = p50(&sync_append);
+    let sync_p90 = p90(&sync_append);
+    let inplace_p50 = p50(&sync_inplace);
+    let commit_p50 = p50(&commits);
+    let commit_p90 = p90(&commits);
+    let commit_ratio = commit_p50 / sync_p50;
+    let commit_ratio_inplace = commit_p50 / inplace_p50;
+    let commits_per_cycle = {
+        let mut c: Vec<u32> = cycles.iter().map(|c| c.commits).collect();
+        c.sort_unstable();
+        c[c.len() / 2]
+    };
+
+    println!("{:<44} {:>10} {:>10}", "measure (microseconds)", "p50", "p90");
+    println!("{}", "-".repeat(90));
+    row(
+        "fdatasync, 4 KiB appended",
+        sync_p50,
+        sync_p90,
+        "the file grows (new WAL)",
+    );
+    row(
+        "fdatasync, 4 KiB in place",
+        inplace_p50,
+        p90(&sync_inplace),
+        "same size (WAL reused after a checkpoint)",
+    );
+    row(
+        "commit: Store::apply, one small message",
+        commit_p50,
+        commit_p90,
+        &format!(
+            "{commit_ratio:.2}x appended fdatasync (target <= 1.25x: {}); {commit_ratio_inplace:.2}x in place",
+            if commit_ratio <= 1.25 { "met" } else { "NOT met" }
+        ),
+    );
+    row(
+        "cycle (model+reply+intent+tool+result)",
+        cycle_p50,
+        cycle_p90,
+        &format!(
+            "{} samples; p99 {:.1}; {commits_per_cycle} commits per cycle",
+            cyc.len(),
+            pct(&cyc, 0.99)
+        ),
+    );
+    row(
+        "  commit of the reply",
+        p50(&column(&cycles, |c| c.reply)),
+        p90(&column(&cycles, |c| c.reply)),
+        "",
+    );
+    row(
+        "  commit of the intent",
+        p50(&column(&cycles, |c| c.intent)),
+        p90(&column(&cycles, |c| c.intent)),
+        "",
+    );
+    row(
+        "  commit of the result",
+        p50(&column(&cycles, |c| c.result)),
+        p90(&column(&cycles, |c| c.result)),
+        "",
+    );
+    row(
+        "  store reads",
+        p50(&column(&cycles, |c| c.reads)),
+        p90(&column(&cycles, |c| c.reads)),
+        "",
+    );
+    row(
+        "  the rest (engine, model, tool)",
+        p50(&column(&cycles, Cycle::rest)),
+        p90(&column(&cycles, Cycle::rest)),
+        "",
+    );
+    let whole_p50 = p50(&whole);
+    println!(
+        "{:<44} {:>10.1} {:>10}   per run: {}",
+        "whole run / N (median of runs)",
+        whole_p50,
+        "",
+        whole
+            .iter()
+            .map(|d| format!("{:.0}", d.as_secs_f64() * 1e6))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "{:<44} {:>10.2} {:>10}   {} commits x fdatasync p50 = {:.1}",
+        "cycle p50 / (commits x fdatasync p50)",
+        cycle_p50 / (commits_per_cycle as f64 * sync_p50),
+        "",
+        commits_per_cycle,
+        commits_per_cycle as f64 * sync_p50
+    );
+    println!();
+
+    let early_p50 = p50(&totals(&early));
+    let late_p50 = p50(&totals(&late));
+    let late_ratio = late_p50 / early_p50;
+    if s.long_runs > 0 {
+        println!(
+            "step {}-{} vs step {}-{} (thread of {} cycles, {} runs)",
+            early_at.start(),
+            early_at.end(),
+            late_at.start(),
+            late_at.end(),
+            s.long,
+            s.long_runs
+        );
+        println!("{:<44} {:>10} {:>10}", "part of the cycle (p50)", "early", "late");
+        println!("{}", "-".repeat(90));
+        let parts: [(&str, fn(&Cycle) -> Duration); 6] = [
+            ("cycle", |c| c.total),
+            ("  commit of the reply", |c| c.reply),
+            ("  commit of the intent", |c| c.intent),
+            ("  commit of the result", |c| c.result),
+            ("  store reads", |c| c.reads),
+            ("  the rest (engine, model, tool)", Cycle::rest),
+        ];
+        for (name, f) in parts {
+            let e = p50(&column(&early, f));
+            let l = p50(&column(&late, f));
+            println!("{name:<44} {e:>10.1} {l:>10.1}   {:.2}x", l / e);
+        }
+        println!(
+            "late / early cycle p50: {late_ratio:.2}x (target <= 1.2x: {}); per run: {}",
+            if late_ratio <= 1.2 { "met" } else { "NOT met" },
+            long_ratios
+                .iter()
+                .map(|r| format!("{r:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        println!();
+    }
+
+    let summary = json!({
+        "cycle_p50_us": round1(cycle_p50),
+        "cycle_p90_us": round1(cycle_p90),
+        "cycle_whole_run_us": round1(whole_p50),
+        "cycle_cycles": s.cycles,
+        "cycle_runs": s.runs,
+        "commits_per_cycle": commits_per_cycle,
+        "cycle_rest_p50_us": round1(p50(&column(&cycles, Cycle::rest))),
+        "fdatasync_p50_us": round1(sync_p50),
+        "fdatasync_p90_us": round1(sync_p90),
+        "fdatasync_inplace_p50_us": round1(inplace_p50),
+        "fdatasync_inplace_p90_us": round1(p90(&sync_inplace)),
+        "commit_p50_us": round1(commit_p50),
+        "commit_p90_us": round1(commit_p90),
+        "commit_over_fdatasync": round3(commit_ratio),
+        "commit_over_fdatasync_inplace": round3(commit_ratio_inplace),
+        "step_early_p50_us": if s.long_runs > 0 { json!(round1(early_p50)) } else { Value::Null },
+        "step_late_p50_us": if s.long_runs > 0 { json!(round1(late_p50)) } else { Value::Null },
+        "step_late_over_early": if s.long_runs > 0 { json!(round3(late_ratio)) } else { Value::Null },
+        "step_late_rest_over_early_rest": if s.long_runs > 0 {
+            json!(round3(p50(&column(&late, Cycle::rest)) / p50(&column(&early, Cycle::rest))))
+        } else {
+            Value::Null
+        },
+        "long_cycles": s.long,
+    });
+    println!("{summary}");
+}
