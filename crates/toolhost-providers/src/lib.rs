@@ -14,7 +14,7 @@ mod model;
 mod scripted;
 
 pub use model::{
-    ChatMessage, ChatRole, FinishReason, Model, ModelError, ModelRequest, ModelResponse,
-    ModelToolCall, Usage,
+    ChatMessage, ChatRole, FinishReason, Model, ModelError, ModelFuture, ModelRequest,
+    ModelResponse, ModelToolCall, Usage,
 };
 pub use scripted::{ScriptError, ScriptedModel, ScriptedTurn};

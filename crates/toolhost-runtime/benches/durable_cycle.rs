@@ -43,6 +43,9 @@ use toolhost_store::{
 // ---------------------------------------------------------------------------------------------
 // Settings
 
+/// Picks one measured part out of a cycle.
+type CyclePart = fn(&Cycle) -> Duration;
+
 struct Settings {
     dir: PathBuf,
     cycles: usize,
@@ -152,10 +155,7 @@ impl TimedStore {
         let start = Instant::now();
         let out = f();
         let took = start.elapsed();
-        self.spans
-            .lock()
-            .unwrap()
-            .push(Span { start, took, kind });
+        self.spans.lock().unwrap().push(Span { start, took, kind });
         out
     }
 
@@ -517,11 +517,7 @@ fn row(name: &str, p50: f64, p90: f64, note: &str) {
 fn main() {
     let s = Settings::from_env();
     println!("durable_cycle: toolhost durable tool-call cycle");
-    println!(
-        "data folder: {} ({})",
-        s.dir.display(),
-        filesystem(&s.dir)
-    );
+    println!("data folder: {} ({})", s.dir.display(), filesystem(&s.dir));
     println!(
         "store: SqliteStore (WAL, synchronous=FULL); {} runs of {} cycles; long thread {} cycles x {}; {} flush/commit samples",
         s.runs, s.cycles, s.long, s.long_runs, s.samples
@@ -550,7 +546,10 @@ fn main() {
     } else {
         // A shorter thread (for a quick look): the same windows scaled down.
         let end = s.long - 2;
-        (1.min(end)..=(end / 100).max(2), end.saturating_sub(20)..=end)
+        (
+            1.min(end)..=(end / 100).max(2),
+            end.saturating_sub(20)..=end,
+        )
     };
     let mut early: Vec<Cycle> = Vec::new();
     let mut late: Vec<Cycle> = Vec::new();
@@ -581,7 +580,10 @@ fn main() {
         c[c.len() / 2]
     };
 
-    println!("{:<44} {:>10} {:>10}", "measure (microseconds)", "p50", "p90");
+    println!(
+        "{:<44} {:>10} {:>10}",
+        "measure (microseconds)", "p50", "p90"
+    );
     println!("{}", "-".repeat(90));
     row(
         "fdatasync, 4 KiB appended",
@@ -679,9 +681,12 @@ fn main() {
             s.long,
             s.long_runs
         );
-        println!("{:<44} {:>10} {:>10}", "part of the cycle (p50)", "early", "late");
+        println!(
+            "{:<44} {:>10} {:>10}",
+            "part of the cycle (p50)", "early", "late"
+        );
         println!("{}", "-".repeat(90));
-        let parts: [(&str, fn(&Cycle) -> Duration); 6] = [
+        let parts: [(&str, CyclePart); 6] = [
             ("cycle", |c| c.total),
             ("  commit of the reply", |c| c.reply),
             ("  commit of the intent", |c| c.intent),

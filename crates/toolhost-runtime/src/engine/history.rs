@@ -1,26 +1,79 @@
 //! The conversation a model sees, built from the stored messages.
+//!
+//! A [`ChatView`] is kept per side for the whole run and grows as messages are stored, so a step
+//! costs the same at step 2,000 as at step 20: the history is appended to, never rebuilt.
+//!
+//! In a `dual_ai` thread each side sees itself as the assistant and the other side as the user:
+//! the other side's replies arrive as user messages with their text, and its tool calls and their
+//! results are not shown.
 
+use super::turns::{side_of, Side};
+use std::collections::HashSet;
 use toolhost_providers::{ChatMessage, ChatRole, ModelToolCall};
 use toolhost_store::{Message, Role};
 
-/// The prompt's system text, then the thread's own (depth 0, not silent) messages.
-pub(super) fn to_chat(system: &str, messages: &[Message]) -> Vec<ChatMessage> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    if !system.trim().is_empty() {
-        out.push(ChatMessage {
-            role: ChatRole::System,
-            content: Some(system.to_owned()),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-        });
+/// How one side sees the stored messages; it remembers which calls belong to the other side.
+pub(super) struct ChatView {
+    /// The side this view is for; `None` for a thread with one side.
+    side: Option<Side>,
+    /// Calls made by the other side, whose results this side does not see.
+    hidden_calls: HashSet<String>,
+}
+
+impl ChatView {
+    /// A view for `side`, or for the only side with `None`.
+    pub fn new(side: Option<Side>) -> Self {
+        Self {
+            side,
+            hidden_calls: HashSet::new(),
+        }
     }
-    out.extend(
-        messages
-            .iter()
-            .filter(|m| m.depth == 0 && !m.silent)
-            .map(to_chat_message),
-    );
-    out
+
+    /// The system message of a prompt's text, unless it is blank.
+    pub fn system(text: &str) -> Option<ChatMessage> {
+        (!text.trim().is_empty()).then(|| chat(ChatRole::System, Some(text.to_owned())))
+    }
+
+    /// One stored message as this side sees it, oldest first; `None` for what it does not see
+    /// (nested and silent messages, and the other side's calls and their results).
+    pub fn see(&mut self, m: &Message) -> Option<ChatMessage> {
+        if m.depth != 0 || m.silent {
+            return None;
+        }
+        let own = match (self.side, side_of(m)) {
+            (Some(me), Some(author)) => author == me,
+            _ => true,
+        };
+        match m.role {
+            Role::Assistant if !own => {
+                for c in &m.tool_calls {
+                    self.hidden_calls.insert(c.id.clone());
+                }
+                // The other side speaks to this one as its user; only its words are shown.
+                m.content
+                    .as_deref()
+                    .filter(|t| !t.is_empty())
+                    .map(|t| chat(ChatRole::User, Some(t.to_owned())))
+            }
+            Role::Tool
+                if m.tool_call_id
+                    .as_ref()
+                    .is_some_and(|id| self.hidden_calls.contains(id)) =>
+            {
+                None
+            }
+            _ => Some(to_chat_message(m)),
+        }
+    }
+}
+
+fn chat(role: ChatRole, content: Option<String>) -> ChatMessage {
+    ChatMessage {
+        role,
+        content,
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    }
 }
 
 fn to_chat_message(m: &Message) -> ChatMessage {

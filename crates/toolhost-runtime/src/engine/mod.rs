@@ -1,4 +1,4 @@
-//! The engine: runs threads of `ai_human` agents, one step at a time, with every tool call
+//! The engine: runs threads of `ai_human` and `dual_ai` agents, one step at a time, with every tool call
 //! journaled.
 //!
 //! The loop is driven by what is stored, not by what is in memory: each step looks at the last
@@ -16,10 +16,12 @@ mod calls;
 mod history;
 mod run;
 mod state;
+mod turns;
 
 pub use calls::PARALLEL_CAP;
 pub use run::{RunOutcome, StopReason, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use state::ThreadState;
+pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
 use crate::activity::{ActivityInput, ProcessActivity};
 use crate::project::{load_definitions, load_tools, Definitions, FileProblem, ProjectError};
@@ -42,9 +44,6 @@ pub enum RuntimeError {
     /// No agent has this name.
     #[error("there is no agent named \"{0}\" in agents/agents/")]
     UnknownAgent(String),
-    /// The agent is of a kind this engine does not run yet.
-    #[error("agent \"{0}\" is dual_ai; this version runs ai_human agents only")]
-    UnsupportedAgent(String),
     /// A model definition cannot be used.
     #[error("model \"{name}\": {reason}")]
     Model {
@@ -190,13 +189,8 @@ impl Runtime {
 
     /// Creates a thread for `agent` with the user's first message.
     pub fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
-        let def = self
-            .defs
-            .agents
-            .get(agent)
-            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
-        if def.kind != crate::project::AgentKind::AiHuman {
-            return Err(RuntimeError::UnsupportedAgent(agent.to_owned()));
+        if !self.defs.agents.contains_key(agent) {
+            return Err(RuntimeError::UnknownAgent(agent.to_owned()));
         }
         let thread = self.store.create_thread(NewThread {
             agent: agent.to_owned(),

@@ -1,14 +1,16 @@
 //! The step cycle of one thread: finish pending calls, decide whether the turn is over, ask the
 //! model, store its reply, repeat.
 
-use super::history::to_chat;
+use super::history::ChatView;
 use super::state::ThreadState;
+use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{AgentKind, DEFAULT_MAX_STEPS};
+use crate::project::{SideDef, DEFAULT_MAX_STEPS};
 use serde_json::json;
 use std::collections::HashSet;
+use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
-use toolhost_providers::ModelRequest;
+use toolhost_providers::{Model, ModelRequest};
 use toolhost_store::{
     new_id, Applied, Message, NewMessage, QueueItem, Role, StoreError, ThreadStatus,
     ToolCallRecord, Write,
@@ -23,6 +25,8 @@ pub enum StopReason {
     StopTool(String),
     /// The step budget of the turn was used up.
     MaxSteps(u32),
+    /// A `dual_ai` session had its last turn.
+    MaxSessionTurns(u32),
     /// [`Runtime::stop`] was called.
     Stopped,
 }
@@ -41,26 +45,66 @@ pub const NOT_RUN_STOPPED: &str =
 /// The text a model sees for a call whose outcome a crash left unknown.
 pub const OUTCOME_UNKNOWN: &str = "ToolCallError: the outcome of this call is unknown: toolhost stopped while it was running, so it may or may not have taken effect. Check its effect before calling it again.";
 
-impl Runtime {
-    /// Runs the thread until its turn ends. Safe to call again after a crash: it continues from
-    /// what is stored.
-    pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        let thread = self.store.thread(thread_id)?;
-        let agent = self
-            .defs
-            .agents
-            .get(&thread.agent)
-            .ok_or_else(|| RuntimeError::UnknownAgent(thread.agent.clone()))?;
-        if agent.kind != AgentKind::AiHuman {
-            return Err(RuntimeError::UnsupportedAgent(agent.name.clone()));
+/// What one side runs with: its rules, its prompt's model and tools, and the conversation it
+/// sees, which grows as the thread does.
+struct SideRun<'a> {
+    def: &'a SideDef,
+    model: Arc<dyn Model>,
+    offered: ToolSet,
+    parallel: bool,
+    max_steps: u32,
+    view: ChatView,
+    request: ModelRequest,
+}
+
+impl SideRun<'_> {
+    /// Adds a stored message to what this side's model will be sent.
+    fn see(&mut self, m: &Message) {
+        if let Some(message) = self.view.see(m) {
+            self.request.messages.push(message);
         }
-        let side = &agent.side_a;
+    }
+}
+
+/// Appends stored messages to the history, the set of answered calls and each side's request.
+fn record(
+    history: &mut Vec<Message>,
+    answered: &mut HashSet<String>,
+    sides: &mut [SideRun<'_>],
+    messages: Vec<Message>,
+) {
+    for m in messages {
+        for side in sides.iter_mut() {
+            side.see(&m);
+        }
+        if let Some(id) = &m.tool_call_id {
+            answered.insert(id.clone());
+        }
+        history.push(m);
+    }
+}
+
+/// The index of a side in the run's list of sides.
+fn index_of(side: Side) -> usize {
+    match side {
+        Side::A => 0,
+        Side::B => 1,
+    }
+}
+
+impl Runtime {
+    fn side_run<'a>(
+        &self,
+        def: &'a SideDef,
+        side: Option<Side>,
+        history: &[Message],
+    ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
             .defs
             .prompts
-            .get(&side.prompt)
+            .get(&def.prompt)
             .ok_or_else(|| RuntimeError::Model {
-                name: side.prompt.clone(),
+                name: def.prompt.clone(),
                 reason: "the agent's prompt did not load".to_owned(),
             })?;
         let model = self
@@ -83,14 +127,48 @@ impl Runtime {
                 .iter()
                 .filter_map(|name| self.tools.get(name).cloned()),
         );
-        let definitions = offered.definitions();
-        let system = prompt.system_text();
-        let max_steps = prompt
-            .max_steps
-            .or(side.max_steps)
-            .unwrap_or(DEFAULT_MAX_STEPS);
+        let mut view = ChatView::new(side);
+        let messages = ChatView::system(&prompt.system_text())
+            .into_iter()
+            .chain(history.iter().filter_map(|m| view.see(m)))
+            .collect();
+        Ok(SideRun {
+            def,
+            model,
+            parallel: prompt.parallel_tool_calls,
+            max_steps: prompt
+                .max_steps
+                .or(def.max_steps)
+                .unwrap_or(DEFAULT_MAX_STEPS),
+            view,
+            request: ModelRequest {
+                messages,
+                tools: offered.definitions(),
+            },
+            offered,
+        })
+    }
 
+    /// Runs the thread until its turn ends (for a `dual_ai` agent: until its session ends).
+    /// Safe to call again after a crash: it continues from what is stored.
+    pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
+        let thread = self.store.thread(thread_id)?;
+        let agent = self
+            .defs
+            .agents
+            .get(&thread.agent)
+            .ok_or_else(|| RuntimeError::UnknownAgent(thread.agent.clone()))?;
         let mut history = self.store.messages(thread_id)?;
+        let mut position = Position::from_history(agent, &history);
+        let mut sides = vec![self.side_run(
+            &agent.side_a,
+            position.is_dual().then_some(Side::A),
+            &history,
+        )?];
+        if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
+            sides.push(self.side_run(b, Some(Side::B), &history)?);
+        }
+        let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
         let mut answered: HashSet<String> = history
             .iter()
             .filter_map(|m| m.tool_call_id.clone())
@@ -98,14 +176,6 @@ impl Runtime {
         self.store
             .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])?;
 
-        // Model steps in this turn: assistant messages since the last user message. Kept up to
-        // date as messages are appended, so a long turn never walks its history again.
-        let mut steps = history
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .filter(|m| m.role == Role::Assistant)
-            .count() as u32;
         let (abort, _running) = self.track(thread_id);
         loop {
             if abort.is_aborted() {
@@ -116,9 +186,7 @@ impl Runtime {
                 .iter()
                 .rev()
                 .find(|m| m.role == Role::Assistant && m.depth == 0)
-                .cloned()
             {
-                let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent, steps);
                 let pending: Vec<ToolCallRecord> = last
                     .tool_calls
                     .iter()
@@ -126,28 +194,18 @@ impl Runtime {
                     .cloned()
                     .collect();
                 if !pending.is_empty() {
+                    let caller = side_of(last).unwrap_or(Side::A);
+                    let run = &sides[index_of(caller).min(sides.len() - 1)];
+                    let (offered, parallel) = (run.offered.clone(), run.parallel);
+                    let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent).at(
+                        caller,
+                        position.turn,
+                        position.steps,
+                    );
                     let results = self
-                        .finish_calls(
-                            &state,
-                            pending,
-                            &offered,
-                            &abort,
-                            prompt.parallel_tool_calls,
-                        )
+                        .finish_calls(&state, pending, &offered, &abort, parallel)
                         .await?;
-                    for m in results {
-                        if let Some(id) = &m.tool_call_id {
-                            answered.insert(id.clone());
-                        }
-                        history.push(m);
-                    }
-                }
-                if let Some(stop) = &side.stop_tool {
-                    if last.tool_calls.iter().any(|c| &c.name == stop)
-                        && history.last().is_some_and(|m| m.role == Role::Tool)
-                    {
-                        return self.finish(thread_id, StopReason::StopTool(stop.clone()));
-                    }
+                    record(&mut history, &mut answered, &mut sides, results);
                 }
             }
             // 2. Work queued while the thread was busy goes in before the model is asked again.
@@ -155,37 +213,34 @@ impl Runtime {
             if let Some(through) = queued.last().map(|q| q.seq) {
                 let mut writes: Vec<Write> = queued
                     .into_iter()
-                    .map(|q| Write::AppendMessage(queued_message(q.item)))
+                    .map(|q| Write::AppendMessage(queued_message(q.item, &position)))
                     .collect();
                 writes.push(Write::Dequeue { through });
-                for m in self.store.apply(thread_id, writes)?.messages {
-                    // A queued user message starts a new turn; a queued call is no model step.
-                    if m.role == Role::User {
-                        steps = 0;
-                    }
-                    history.push(m);
+                let stored = self.store.apply(thread_id, writes)?.messages;
+                // A person's message starts a new turn of an ai_human thread.
+                if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
+                    position.steps = 0;
+                    position.turn += 1;
                 }
+                record(&mut history, &mut answered, &mut sides, stored);
                 continue;
             }
-            // 3. A reply without calls ends the turn.
-            if let Some(last) = history.last() {
-                if last.role == Role::Assistant
-                    && last.tool_calls.is_empty()
-                    && side.stop_on_response
-                {
-                    return self.finish(thread_id, StopReason::Response);
+            // 3. The turn ends on a reply, its stop tool or its step budget; in a dual_ai
+            //    session the other side then takes the next turn.
+            let run = &sides[index_of(position.side).min(sides.len() - 1)];
+            if let Some(reason) = turn_over(&position, run.def, run.max_steps, &history) {
+                if !position.is_dual() {
+                    return self.finish(thread_id, reason);
                 }
+                if position.turn >= max_session_turns {
+                    return self.finish(thread_id, StopReason::MaxSessionTurns(max_session_turns));
+                }
+                position.next_turn();
+                continue;
             }
-            // 4. The step budget of this turn.
-            if steps >= max_steps {
-                return self.finish(thread_id, StopReason::MaxSteps(max_steps));
-            }
-            // 5. Ask the model and store its reply before anything runs.
-            let request = ModelRequest {
-                messages: to_chat(&system, &history),
-                tools: definitions.clone(),
-            };
-            let response = match model.complete(&request).await {
+            // 4. Ask the model and store its reply before anything runs.
+            let run = &sides[index_of(position.side).min(sides.len() - 1)];
+            let response = match run.model.complete(&run.request).await {
                 Ok(r) => r,
                 Err(e) => {
                     self.store
@@ -205,18 +260,20 @@ impl Runtime {
                     arguments: c.arguments,
                 })
                 .collect();
+            let mut metadata = json!({"model": run.model.name(), "usage": response.usage});
+            position.mark(&mut metadata);
             let applied = self.store.apply(
                 thread_id,
                 vec![Write::AppendMessage(NewMessage {
                     role: Some(Role::Assistant),
                     content: response.text,
                     tool_calls,
-                    metadata: json!({"model": model.name(), "usage": response.usage}),
+                    metadata,
                     ..NewMessage::default()
                 })],
             )?;
-            steps += 1;
-            history.extend(applied.messages);
+            position.steps += 1;
+            record(&mut history, &mut answered, &mut sides, applied.messages);
         }
     }
 
@@ -244,7 +301,7 @@ pub(super) fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
 
 /// The message a queued item becomes: a user message, or a call the runtime makes on the
 /// thread's behalf (an assistant message whose call the next step runs).
-fn queued_message(item: QueueItem) -> NewMessage {
+fn queued_message(item: QueueItem, position: &Position) -> NewMessage {
     match item {
         QueueItem::Message { role, content } => NewMessage {
             role: Some(role),
@@ -258,7 +315,11 @@ fn queued_message(item: QueueItem) -> NewMessage {
                 name,
                 arguments: arguments.to_string(),
             }],
-            metadata: json!({"queued": true}),
+            metadata: {
+                let mut metadata = json!({"queued": true});
+                position.mark(&mut metadata);
+                metadata
+            },
             ..NewMessage::default()
         },
     }

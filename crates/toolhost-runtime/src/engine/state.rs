@@ -4,6 +4,7 @@
 //! durable when the method returns. The methods block briefly on the store (a local SQLite
 //! commit); a tool that writes in a tight loop should batch its work instead.
 
+use super::turns::Side;
 use serde_json::Value;
 use std::sync::Arc;
 use toolhost_store::path::{normalize, FsPath};
@@ -15,6 +16,8 @@ pub struct ThreadState {
     store: Arc<dyn Store>,
     thread_id: String,
     agent: String,
+    side: Side,
+    turn: u32,
     step: u32,
 }
 
@@ -23,19 +26,42 @@ impl std::fmt::Debug for ThreadState {
         f.debug_struct("ThreadState")
             .field("thread_id", &self.thread_id)
             .field("agent", &self.agent)
+            .field("side", &self.side)
+            .field("turn", &self.turn)
             .field("step", &self.step)
             .finish_non_exhaustive()
     }
 }
 
 impl ThreadState {
-    pub(crate) fn new(store: Arc<dyn Store>, thread_id: &str, agent: &str, step: u32) -> Self {
+    pub(crate) fn new(store: Arc<dyn Store>, thread_id: &str, agent: &str) -> Self {
         Self {
             store,
             thread_id: thread_id.to_owned(),
             agent: agent.to_owned(),
-            step,
+            side: Side::A,
+            turn: 1,
+            step: 0,
         }
+    }
+
+    /// The same thread seen from `side`, in session turn `turn` at model step `step`.
+    pub(crate) fn at(mut self, side: Side, turn: u32, step: u32) -> Self {
+        self.side = side;
+        self.turn = turn;
+        self.step = step;
+        self
+    }
+
+    /// The side whose call this is (`a` for an `ai_human` agent).
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    /// The turn the call was made in, from 1: in an `ai_human` thread each message of the person
+    /// starts one, in a `dual_ai` session each side's turn counts.
+    pub fn turn(&self) -> u32 {
+        self.turn
     }
 
     /// The thread's id.

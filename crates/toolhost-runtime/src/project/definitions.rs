@@ -41,9 +41,6 @@ pub struct SideDef {
     /// The most model steps in one turn.
     #[serde(default)]
     pub max_steps: Option<u32>,
-    /// The most turns in one session.
-    #[serde(default)]
-    pub max_session_turns: Option<u32>,
 }
 
 fn yes() -> bool {
@@ -65,6 +62,10 @@ pub struct AgentDef {
     /// The second side of a dual_ai agent.
     #[serde(default)]
     pub side_b: Option<SideDef>,
+    /// The most turns of a dual_ai session, both sides' turns counted (default
+    /// [`DEFAULT_MAX_SESSION_TURNS`](crate::engine::DEFAULT_MAX_SESSION_TURNS)).
+    #[serde(default)]
+    pub max_session_turns: Option<u32>,
 }
 
 /// `toolChoice`: whether the model may, must or must not call tools.

@@ -171,6 +171,9 @@ fn drive(runtime: &Runtime, store: &Arc<dyn Store>, thread_id: &str, as_json: bo
                     StopReason::Response => "the agent replied".to_owned(),
                     StopReason::StopTool(t) => format!("stop tool {t} was called"),
                     StopReason::MaxSteps(n) => format!("the step budget of {n} was used up"),
+                    StopReason::MaxSessionTurns(n) => {
+                        format!("the session had its {n} turns")
+                    }
                     StopReason::Stopped => "it was stopped".to_owned(),
                 };
                 eprintln!("thread {thread_id} done: {why}");
