@@ -18,6 +18,15 @@ pub enum StoreError {
     /// A call already has a result; a result is never recorded twice.
     #[error("call {0} already has a result")]
     CallAlreadyCompleted(String),
+    /// A decision was refused: nothing waits for it, it was already made, or it does not match
+    /// the request (other arguments, another tool definition).
+    #[error("decision on call {call_id} refused: {reason}")]
+    DecisionRefused {
+        /// The call the decision names.
+        call_id: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// A path was refused.
     #[error(transparent)]
     Path(#[from] PathError),

@@ -74,6 +74,15 @@ pub trait Store: Send + Sync {
     /// The queued work, in order.
     fn queued(&self, thread: &str) -> StoreResult<Vec<Queued>>;
 
+    /// The thread's approval requests and decisions, in request order.
+    fn approvals(&self, thread: &str) -> StoreResult<Vec<ApprovalRecord>>;
+
+    /// The thread's variables, by name (secrets sealed, as stored).
+    fn variables(&self, thread: &str) -> StoreResult<Vec<StoredVariable>>;
+
+    /// The thread's variable requests, in request order.
+    fn variable_requests(&self, thread: &str) -> StoreResult<Vec<VariableRequest>>;
+
     /// The events after position `after`, in order.
     fn events(&self, thread: &str, after: i64) -> StoreResult<Vec<Event>>;
 

@@ -363,6 +363,30 @@ pub enum Write {
     Mkdir(FsPath),
     /// Remove an empty folder.
     Rmdir(FsPath),
+    /// Record that a call waits for approval (a no-op when it already does).
+    RequestApproval(ApprovalRequest),
+    /// Record the decision on a waiting call; refused when the call does not wait or the decision
+    /// does not match what was asked.
+    DecideApproval {
+        /// The call.
+        call_id: String,
+        /// The decision.
+        decision: ApprovalDecision,
+    },
+    /// Set a variable of the thread (replacing an earlier value).
+    SetVariable(StoredVariable),
+    /// Record that the thread waits for variables.
+    RequestVariables {
+        /// The request's id.
+        id: String,
+        /// The names of the missing variables.
+        names: Vec<String>,
+    },
+    /// Mark a variable request answered.
+    AnswerVariables {
+        /// The request's id.
+        id: String,
+    },
 }
 
 /// What an applied batch produced, in batch order.
@@ -374,4 +398,83 @@ pub struct Applied {
     pub queued: Vec<i64>,
     /// The positions of events.
     pub events: Vec<i64>,
+}
+
+/// A call waiting for a person's (or a handler's) decision, bound to exactly what is approved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The call.
+    pub call_id: String,
+    /// The tool it calls.
+    pub tool: String,
+    /// The validated arguments (after input middleware) that are to be approved.
+    pub arguments: Value,
+    /// The hash of the canonical form of `arguments`.
+    pub args_hash: String,
+    /// The fingerprint of the tool definition the call was made against.
+    pub tool_fingerprint: String,
+    /// Why approval is asked.
+    pub reason: Option<String>,
+    /// What the model is told on a rejection without a message of its own.
+    pub reject_message: Option<String>,
+}
+
+/// A decision on an [`ApprovalRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalDecision {
+    /// Whether the call may run.
+    pub approved: bool,
+    /// Whether the decision holds for every later call of the same tool in the thread.
+    #[serde(default)]
+    pub always: bool,
+    /// The text the model sees on a rejection.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Arguments a person edited; they are validated again before the call runs.
+    #[serde(default)]
+    pub edited_arguments: Option<Value>,
+    /// Who or what decided (a person's name, `handler`, `cli`).
+    pub decided_by: String,
+    /// The argument hash the decision was made for; it must match the request's.
+    pub args_hash: String,
+    /// The tool fingerprint the decision was made for; it must match the request's.
+    pub tool_fingerprint: String,
+}
+
+/// An approval request and, once made, its decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    /// What was asked.
+    pub request: ApprovalRequest,
+    /// What was decided; `None` while the call waits.
+    pub decision: Option<ApprovalDecision>,
+    /// When it was asked.
+    pub requested_at: Millis,
+    /// When it was decided.
+    pub decided_at: Option<Millis>,
+}
+
+/// A variable's value as stored for a thread. A secret's value is sealed by the runtime before it
+/// reaches the store; the store never sees it in plain text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredVariable {
+    /// The variable's name.
+    pub name: String,
+    /// Whether it is a secret (and `value` is sealed).
+    pub secret: bool,
+    /// The text, or the sealed secret.
+    pub value: String,
+}
+
+/// A thread's request for variables it needs and does not have.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariableRequest {
+    /// The request's id.
+    pub id: String,
+    /// The names of the missing variables (never values).
+    pub names: Vec<String>,
+    /// When it was made.
+    pub requested_at: Millis,
+    /// When it was answered; `None` while the thread waits.
+    pub answered_at: Option<Millis>,
 }

@@ -1,5 +1,6 @@
 //! Atomic batches of writes.
 
+use super::gates;
 use super::read::load_messages;
 use super::{corrupt, db, require_thread};
 use crate::error::{StoreError, StoreResult};
@@ -76,6 +77,15 @@ pub(super) fn apply(
             Write::Unlink(path) => super::files::unlink(&tx, thread, &path)?,
             Write::Mkdir(path) => super::files::mkdir(&tx, thread, &path, now)?,
             Write::Rmdir(path) => super::files::rmdir(&tx, thread, &path)?,
+            Write::RequestApproval(request) => gates::request_approval(&tx, thread, request, now)?,
+            Write::DecideApproval { call_id, decision } => {
+                gates::decide_approval(&tx, thread, &call_id, decision, now)?
+            }
+            Write::SetVariable(variable) => gates::set_variable(&tx, thread, variable, now)?,
+            Write::RequestVariables { id, names } => {
+                gates::request_variables(&tx, thread, &id, &names, now)?
+            }
+            Write::AnswerVariables { id } => gates::answer_variables(&tx, thread, &id, now)?,
         }
     }
     tx.execute(

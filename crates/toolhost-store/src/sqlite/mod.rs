@@ -5,6 +5,7 @@
 
 mod apply;
 mod files;
+mod gates;
 mod read;
 mod schema;
 

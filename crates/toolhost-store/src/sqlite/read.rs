@@ -312,6 +312,24 @@ impl Store for SqliteStore {
         .collect()
     }
 
+    fn approvals(&self, thread: &str) -> StoreResult<Vec<ApprovalRecord>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::gates::approvals(&conn, thread)
+    }
+
+    fn variables(&self, thread: &str) -> StoreResult<Vec<StoredVariable>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::gates::variables(&conn, thread)
+    }
+
+    fn variable_requests(&self, thread: &str) -> StoreResult<Vec<VariableRequest>> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::gates::variable_requests(&conn, thread)
+    }
+
     fn events(&self, thread: &str, after: i64) -> StoreResult<Vec<Event>> {
         let conn = self.lock();
         require_thread(&conn, thread)?;

@@ -1,7 +1,8 @@
 //! The SQLite schema, as an ordered list of migrations. Never edit a released migration: add one.
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[r#"
+pub(super) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE threads (
     id TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -88,4 +89,35 @@ CREATE TABLE file_chunks (
     bytes BLOB NOT NULL,
     PRIMARY KEY (thread, path, idx)
 );
-"#];
+"#,
+    r#"
+CREATE TABLE approvals (
+    thread TEXT NOT NULL REFERENCES threads(id),
+    call_id TEXT NOT NULL,
+    request TEXT NOT NULL,
+    decision TEXT,
+    requested_at INTEGER NOT NULL,
+    decided_at INTEGER,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (thread, call_id)
+);
+
+CREATE TABLE variables (
+    thread TEXT NOT NULL REFERENCES threads(id),
+    name TEXT NOT NULL,
+    secret INTEGER NOT NULL,
+    value TEXT NOT NULL,
+    set_at INTEGER NOT NULL,
+    PRIMARY KEY (thread, name)
+);
+
+CREATE TABLE variable_requests (
+    thread TEXT NOT NULL REFERENCES threads(id),
+    id TEXT NOT NULL,
+    names TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    answered_at INTEGER,
+    PRIMARY KEY (thread, id)
+);
+"#,
+];
