@@ -36,8 +36,9 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::path::FsPath;
 use toolhost_store::{
-    Applied, CallRecord, Event, FileStat, GrepMatch, Message, NewMessage, NewThread, Queued, Role,
-    SqliteStore, Store, StoreResult, Thread, Write,
+    Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Message, NewMessage,
+    NewThread, Queued, Role, SqliteStore, Store, StoreResult, StoredVariable, Thread,
+    VariableRequest, Write,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -214,6 +215,15 @@ impl Store for TimedStore {
     }
     fn events(&self, thread: &str, after: i64) -> StoreResult<Vec<Event>> {
         self.timed(Kind::Read, || self.inner.events(thread, after))
+    }
+    fn approvals(&self, thread: &str) -> StoreResult<Vec<ApprovalRecord>> {
+        self.timed(Kind::Read, || self.inner.approvals(thread))
+    }
+    fn variables(&self, thread: &str) -> StoreResult<Vec<StoredVariable>> {
+        self.timed(Kind::Read, || self.inner.variables(thread))
+    }
+    fn variable_requests(&self, thread: &str) -> StoreResult<Vec<VariableRequest>> {
+        self.timed(Kind::Read, || self.inner.variable_requests(thread))
     }
     fn stat(&self, thread: &str, path: &FsPath) -> StoreResult<Option<FileStat>> {
         self.timed(Kind::Read, || self.inner.stat(thread, path))

@@ -217,6 +217,20 @@ impl AnyTool {
         self.0.approval.as_ref()
     }
 
+    /// The same tool with `policy` deciding which of its calls need approval. The definition the
+    /// model sees does not change.
+    pub fn with_approval(&self, policy: Arc<dyn ApprovalPolicy>) -> Self {
+        let inner = &self.0;
+        AnyTool(Arc::new(Inner {
+            definition: inner.definition.clone(),
+            arguments: inner.arguments.clone(),
+            output: inner.output.clone(),
+            approval: Some(policy),
+            execute: inner.execute.clone(),
+            warnings: inner.warnings.clone(),
+        }))
+    }
+
     /// Warnings raised at registration (a name outside the spec's rule, for example).
     pub fn warnings(&self) -> &[String] {
         &self.0.warnings

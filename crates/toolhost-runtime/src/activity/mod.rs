@@ -2,4 +2,4 @@
 
 mod process;
 
-pub use process::{ActivityInput, ProcessActivity, ProcessActivityError};
+pub use process::{ActivityInput, ApprovalRule, ProcessActivity, ProcessActivityError};

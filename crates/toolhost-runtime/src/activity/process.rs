@@ -38,6 +38,20 @@ struct Definition {
     cwd: Option<String>,
     #[serde(default)]
     max_output_bytes: Option<usize>,
+    #[serde(default)]
+    approval: Option<ApprovalRule>,
+}
+
+/// `approval` in an activity file: every call of a tool bound to the activity needs approval.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApprovalRule {
+    /// Why approval is asked, shown to the person deciding.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// What the model is told when a call is rejected without a message.
+    #[serde(default)]
+    pub reject_message: Option<String>,
 }
 
 /// A loaded, checked process activity.
@@ -57,6 +71,8 @@ pub struct ProcessActivity {
     pub cwd: PathBuf,
     /// The cap on standard output.
     pub max_output_bytes: usize,
+    /// When set, every call needs approval.
+    pub approval: Option<ApprovalRule>,
 }
 
 /// Why an activity file could not be loaded.
@@ -135,6 +151,7 @@ impl ProcessActivity {
             env: def.env,
             cwd: project.join(cwd_path),
             max_output_bytes: def.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
+            approval: def.approval,
         })
     }
 

@@ -7,6 +7,7 @@
 //! runnable calls of a reply run together, at most [`PARALLEL_CAP`] at a time, and their
 //! results are still stored in call order.
 
+use super::approvals::Gate;
 use super::attachments::store_attachments;
 use super::run::{result_message, stored_result, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::state::ThreadState;
@@ -14,7 +15,9 @@ use super::{Runtime, RuntimeError};
 use serde_json::Value;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{parse_tool_args, AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{new_id, CallIntent, CallState, Message, ToolCallRecord, Write};
+use toolhost_store::{
+    new_id, ApprovalRequest, CallIntent, CallState, Message, ToolCallRecord, Write,
+};
 
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
 pub const PARALLEL_CAP: usize = 4;
@@ -23,12 +26,15 @@ pub const PARALLEL_CAP: usize = 4;
 enum Plan {
     /// Answered without running: the writes that store its result.
     Answered(Vec<Write>),
-    /// To be run; `intent` is the journal entry to write first, when there is none yet.
+    /// To be run; `before` are the writes to store first: the journal entry when there is none
+    /// yet, and how its approval was decided.
     Run {
         tool: AnyTool,
         args: Value,
-        intent: Option<Box<Write>>,
+        before: Vec<Write>,
     },
+    /// Waits for a decision on its approval.
+    Wait(ApprovalRequest),
 }
 
 fn intent_of(call: &ToolCallRecord) -> Write {
@@ -41,6 +47,11 @@ fn intent_of(call: &ToolCallRecord) -> Write {
 }
 
 fn answer(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Plan {
+    Plan::Answered(answer_writes(call, journaled, result))
+}
+
+/// The writes that give a call its result without running it.
+fn answer_writes(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Vec<Write> {
     let mut writes = Vec::new();
     if !journaled {
         writes.push(intent_of(call));
@@ -49,17 +60,18 @@ fn answer(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Plan {
         call_id: call.id.clone(),
         result: result_message(&call.name, result),
     });
-    Plan::Answered(writes)
+    writes
 }
 
 impl Runtime {
-    fn plan(
+    async fn plan(
         &self,
-        thread_id: &str,
+        state: &ThreadState,
         call: &ToolCallRecord,
         offered: &ToolSet,
         stopped: bool,
     ) -> Result<Plan, RuntimeError> {
+        let thread_id = state.thread_id();
         let journaled = self.store.call(thread_id, &call.id)?.map(|c| c.state);
         if stopped {
             return Ok(answer(
@@ -90,25 +102,36 @@ impl Runtime {
             Ok(ok) => ok,
             Err(e) => return Ok(answer(call, journaled.is_some(), &e.into_result())),
         };
-        Ok(match journaled {
-            Some(CallState::Intent) if !tool.definition().idempotent => {
-                answer(call, true, &ToolResult::error(OUTCOME_UNKNOWN))
+        if journaled == Some(CallState::Intent) && !tool.definition().idempotent {
+            return Ok(answer(call, true, &ToolResult::error(OUTCOME_UNKNOWN)));
+        }
+        let mut before = Vec::new();
+        let args = match self
+            .gate(thread_id, state.agent(), &call.id, &tool, args)
+            .await?
+        {
+            Gate::Run(args) => args,
+            Gate::RunAfter(args, writes) => {
+                before = writes;
+                args
             }
-            // Idempotent (or, in a race, already completed elsewhere): run with the same key.
-            Some(_) => Plan::Run {
-                tool,
-                args,
-                intent: None,
-            },
-            None => Plan::Run {
-                tool,
-                args,
-                intent: Some(Box::new(intent_of(call))),
-            },
-        })
+            Gate::Rejected(text, writes) => {
+                let result = ToolResult::error(text);
+                let answer = answer_writes(call, journaled.is_some(), &result);
+                return Ok(Plan::Answered(writes.into_iter().chain(answer).collect()));
+            }
+            Gate::Wait(request) => return Ok(Plan::Wait(request)),
+        };
+        // Idempotent (or, in a race, already completed elsewhere): run with the same key.
+        if journaled.is_none() {
+            before.push(intent_of(call));
+        }
+        Ok(Plan::Run { tool, args, before })
     }
 
-    /// Gives every call in `calls` its result and returns the result messages in call order.
+    /// Gives the calls in `calls` their results, in order, and returns the result messages in
+    /// call order. It stops at a call that waits for approval and returns its request: the calls
+    /// before it are done, the ones after it wait with it.
     pub(super) async fn finish_calls(
         &self,
         state: &ThreadState,
@@ -116,35 +139,42 @@ impl Runtime {
         offered: &ToolSet,
         abort: &AbortSignal,
         parallel: bool,
-    ) -> Result<Vec<Message>, RuntimeError> {
+    ) -> Result<(Vec<Message>, Option<ApprovalRequest>), RuntimeError> {
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
         if !parallel || calls.len() < 2 {
             for call in calls {
-                let writes = match self.plan(thread_id, &call, offered, abort.is_aborted())? {
+                let writes = match self.plan(state, &call, offered, abort.is_aborted()).await? {
                     Plan::Answered(writes) => writes,
-                    Plan::Run { tool, args, intent } => {
-                        if let Some(intent) = intent {
-                            self.store.apply(thread_id, vec![*intent])?;
-                        }
+                    Plan::Wait(request) => return Ok((messages, Some(request))),
+                    Plan::Run { tool, args, before } => {
+                        self.store.apply(thread_id, before)?;
                         let ctx = context(state, abort, &call.id);
                         execute(tool, args, call, ctx).await
                     }
                 };
                 messages.push(stored_result(self.store.apply(thread_id, writes)?)?);
             }
-            return Ok(messages);
+            return Ok((messages, None));
         }
         let mut plans = Vec::with_capacity(calls.len());
+        let mut waiting = None;
         for call in &calls {
-            plans.push(self.plan(thread_id, call, offered, abort.is_aborted())?);
+            match self.plan(state, call, offered, abort.is_aborted()).await? {
+                // The calls after one that waits wait with it.
+                Plan::Wait(request) => {
+                    waiting = Some(request);
+                    break;
+                }
+                plan => plans.push(plan),
+            }
         }
         // Every intent is journaled before any of the calls starts.
         let intents: Vec<Write> = plans
             .iter_mut()
-            .filter_map(|p| match p {
-                Plan::Run { intent, .. } => intent.take().map(|w| *w),
-                Plan::Answered(_) => None,
+            .flat_map(|p| match p {
+                Plan::Run { before, .. } => std::mem::take(before),
+                Plan::Answered(_) | Plan::Wait(_) => Vec::new(),
             })
             .collect();
         if !intents.is_empty() {
@@ -155,6 +185,7 @@ impl Runtime {
         for (i, (plan, call)) in plans.into_iter().zip(calls).enumerate() {
             match plan {
                 Plan::Answered(writes) => results.push(Some(writes)),
+                Plan::Wait(_) => results.push(None),
                 Plan::Run { tool, args, .. } => {
                     results.push(None);
                     let ctx = context(state, abort, &call.id);
@@ -176,7 +207,10 @@ impl Runtime {
         }
         // Results are stored in call order, one batch for the whole reply.
         let writes: Vec<Write> = results.into_iter().flatten().flatten().collect();
-        Ok(self.store.apply(thread_id, writes)?.messages)
+        if writes.is_empty() {
+            return Ok((Vec::new(), waiting));
+        }
+        Ok((self.store.apply(thread_id, writes)?.messages, waiting))
     }
 }
 

@@ -11,6 +11,7 @@
 //!   taken effect;
 //! - a call that was never journaled never started, and runs now.
 
+mod approvals;
 mod attachments;
 mod calls;
 mod history;
@@ -18,17 +19,19 @@ mod run;
 mod state;
 mod turns;
 
+pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
 pub use calls::PARALLEL_CAP;
-pub use run::{RunOutcome, StopReason, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
+pub use run::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use state::ThreadState;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
-use crate::activity::{ActivityInput, ProcessActivity};
+use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};
 use crate::project::{load_definitions, load_tools, Definitions, FileProblem, ProjectError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use toolhost_core::blueprint::Activities;
+use toolhost_core::approval::Approval;
+use toolhost_core::blueprint::{Activities, Binding};
 use toolhost_core::tool::{AbortSignal, ToolError};
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{Model, ModelError, ScriptError, ScriptedModel};
@@ -70,6 +73,8 @@ pub struct Runtime {
     problems: Vec<FileProblem>,
     /// The abort signal of each thread running in this process.
     running: std::sync::Mutex<HashMap<String, AbortSignal>>,
+    /// Decides approval requests at once, when the embedding program installed one.
+    approval_handler: Option<Arc<dyn ApprovalHandler>>,
 }
 
 impl Runtime {
@@ -90,11 +95,22 @@ impl Runtime {
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
         let builtin = toolhost_core::think::think_tool().ok();
-        let tools = ToolSet::from_tools(
-            builtin
-                .into_iter()
-                .chain(project_tools.tools.into_iter().map(|t| t.tool)),
-        );
+        let tools = ToolSet::from_tools(builtin.into_iter().chain(
+            project_tools.tools.into_iter().map(|t| {
+                // A tool bound to an activity whose file asks for approval gets that policy.
+                let rule = match &t.binding {
+                    Binding::Explicit { activity } => defs
+                        .activities
+                        .get(activity)
+                        .and_then(|a| a.approval.clone()),
+                    Binding::Latent => None,
+                };
+                match rule {
+                    Some(rule) => t.tool.with_approval(Arc::new(policy_of(rule))),
+                    None => t.tool,
+                }
+            }),
+        ));
         let mut models: HashMap<String, Arc<dyn Model>> = HashMap::new();
         for (name, def) in &defs.models {
             if def.provider == "test" {
@@ -118,6 +134,7 @@ impl Runtime {
             models,
             problems,
             running: Default::default(),
+            approval_handler: None,
         })
     }
 
@@ -150,6 +167,12 @@ impl Runtime {
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
         self.tools.add(tool);
+    }
+
+    /// Installs a handler that decides approval requests at once; without one, a thread pauses
+    /// at a call that needs approval until [`Runtime::decide`] is called.
+    pub fn set_approval_handler(&mut self, handler: Arc<dyn ApprovalHandler>) {
+        self.approval_handler = Some(handler);
     }
 
     /// Uses `model` for the model definition `name` (a real adapter, or a test double).
@@ -236,6 +259,18 @@ fn load_script(root: &Path, name: &str, script: Option<&Path>) -> Result<Scripte
         .map_err(|e| format!("cannot read script {}: {e}", path.display()))?;
     ScriptedModel::parse(format!("test:{name}"), &script.display().to_string(), &text)
         .map_err(|e: ScriptError| e.to_string())
+}
+
+/// The approval policy of an activity file's `approval` rule: every call needs approval.
+fn policy_of(rule: ApprovalRule) -> Approval {
+    let mut policy = Approval::always();
+    if let Some(reason) = rule.reason {
+        policy = policy.with_reason(reason);
+    }
+    if let Some(text) = rule.reject_message {
+        policy = policy.with_reject_message(text);
+    }
+    policy
 }
 
 /// Binds a process activity into the library's activity registry.

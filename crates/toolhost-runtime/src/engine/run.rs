@@ -1,6 +1,7 @@
 //! The step cycle of one thread: finish pending calls, decide whether the turn is over, ask the
 //! model, store its reply, repeat.
 
+use super::approvals::requested_event;
 use super::history::ChatView;
 use super::state::ThreadState;
 use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
@@ -12,8 +13,8 @@ use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
 use toolhost_providers::{Model, ModelRequest};
 use toolhost_store::{
-    new_id, Applied, Message, NewMessage, QueueItem, Role, StoreError, ThreadStatus,
-    ToolCallRecord, Write,
+    new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, StoreError,
+    ThreadStatus, ToolCallRecord, Write,
 };
 
 /// Why a run ended.
@@ -32,10 +33,27 @@ pub enum StopReason {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum RunOutcome {
     /// The thread finished its turn.
     Done(StopReason),
+    /// The thread waits durably for a person; it goes on when [`Runtime::run`] is called after
+    /// the wait is over.
+    Paused(Waiting),
+}
+
+/// What a paused thread waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Waiting {
+    /// A decision on a call that needs approval.
+    Approval(ApprovalRequest),
+    /// Values of variables it needs: the request id and the names (never values).
+    Variables {
+        /// The request's id.
+        request_id: String,
+        /// The missing variables.
+        names: Vec<String>,
+    },
 }
 
 /// The text a model sees for a call that was not run because the thread was stopped.
@@ -202,10 +220,26 @@ impl Runtime {
                         position.turn,
                         position.steps,
                     );
-                    let results = self
+                    let (results, waiting) = self
                         .finish_calls(&state, pending, &offered, &abort, parallel)
                         .await?;
                     record(&mut history, &mut answered, &mut sides, results);
+                    if let Some(request) = waiting {
+                        let mut writes = vec![Write::SetStatus(ThreadStatus::Paused)];
+                        // A request already recorded (the thread was run again while it
+                        // waits) is not asked again.
+                        let asked = self
+                            .store
+                            .approvals(thread_id)?
+                            .iter()
+                            .any(|r| r.request.call_id == request.call_id);
+                        if !asked {
+                            writes.push(Write::RequestApproval(request.clone()));
+                            writes.push(requested_event(&request));
+                        }
+                        self.store.apply(thread_id, writes)?;
+                        return Ok(RunOutcome::Paused(Waiting::Approval(request)));
+                    }
                 }
             }
             // 2. Work queued while the thread was busy goes in before the model is asked again.

@@ -1,12 +1,15 @@
 //! Command-line parsing and dispatch. Each command group lives in its own module.
 //!
 //! Exit codes: 0 success; 1 the input was checked and found invalid, or a run failed; 2 a bad
-//! file, an unknown name or a usage error; 3 (later) a run paused, waiting for a person.
+//! file, an unknown name or a usage error; 3 a run paused, waiting for a person (an approval or
+//! variables).
 
 mod output;
 mod run;
+mod threads;
 mod tools;
 mod transcript;
+mod waiting;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -30,7 +33,7 @@ enum Command {
     Resume(run::ResumeArgs),
     /// List and show stored threads.
     #[command(subcommand)]
-    Threads(run::ThreadsCommand),
+    Threads(threads::ThreadsCommand),
 }
 
 /// Runs the parsed command and returns the process exit code.
@@ -39,6 +42,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Tools(cmd) => tools::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Resume(args) => run::resume(args),
-        Command::Threads(cmd) => run::threads(cmd),
+        Command::Threads(cmd) => threads::threads(cmd),
     }
 }

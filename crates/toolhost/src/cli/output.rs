@@ -8,6 +8,8 @@ use std::process::ExitCode;
 pub const INVALID: u8 = 1;
 /// Exit code for a bad file, an unknown name or a usage error.
 pub const BAD_INPUT: u8 = 2;
+/// Exit code for a run that paused, waiting for a person.
+pub const PAUSED: u8 = 3;
 
 /// Prints an error as one sentence and its cause on standard error.
 pub fn error(sentence: &str, cause: Option<&dyn std::fmt::Display>) {

@@ -1,12 +1,14 @@
-//! `toolhost run` and `toolhost threads ...`: run an agent on a thread, list and show threads.
+//! `toolhost run` and `toolhost resume`: run an agent on a thread, decide what it waits for,
+//! continue it.
 
-use super::output::{self, BAD_INPUT, INVALID};
+use super::output::{self, BAD_INPUT, INVALID, PAUSED};
 use super::transcript::{print_messages, thread_json};
-use clap::{Args, Subcommand};
+use super::waiting::{pending_json, print_how_to_continue, print_pending};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
+use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason, Verdict, Waiting};
 use toolhost_store::{SqliteStore, Store};
 
 /// Where threads are kept unless `--data` says otherwise.
@@ -16,7 +18,7 @@ pub const DEFAULT_DATA_DIR: &str = ".toolhost";
 pub struct DataArg {
     /// The data folder (created if missing); its toolhost.db holds every thread.
     #[arg(long, default_value = DEFAULT_DATA_DIR)]
-    data: PathBuf,
+    pub(super) data: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -46,28 +48,24 @@ pub struct ResumeArgs {
     /// Print the whole thread record as JSON.
     #[arg(long)]
     json: bool,
+    /// Approve the call with this id, which waits for approval.
+    #[arg(long, value_name = "CALL_ID", conflicts_with = "deny")]
+    approve: Option<String>,
+    /// Deny the call with this id; the model is told `--message`.
+    #[arg(long, value_name = "CALL_ID")]
+    deny: Option<String>,
+    /// With --deny: what the model is told.
+    #[arg(long, requires = "deny")]
+    message: Option<String>,
+    /// With --approve: run the call with these arguments instead (validated again).
+    #[arg(long, value_name = "JSON", requires = "approve")]
+    args: Option<String>,
+    /// The decision also holds for later calls of the same tool in this thread.
+    #[arg(long)]
+    always: bool,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum ThreadsCommand {
-    /// One line per thread, newest first.
-    List {
-        #[command(flatten)]
-        data: DataArg,
-    },
-    /// A thread's transcript.
-    Show {
-        /// The thread's id.
-        thread_id: String,
-        #[command(flatten)]
-        data: DataArg,
-        /// Print the whole thread record as JSON.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
+pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
     std::fs::create_dir_all(data).map_err(|e| {
         output::error(
             &format!("the data folder {} could not be created.", data.display()),
@@ -94,7 +92,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         return output::exit(BAD_INPUT);
     };
     match runtime.start_thread(&args.agent, &args.message) {
-        Ok(thread) => drive(&runtime, &store, &thread.id, args.json),
+        Ok(thread) => drive(&runtime, &store, &args.dir, &thread.id, args.json),
         Err(e) => {
             output::error("the thread could not be started.", Some(&e));
             output::exit(BAD_INPUT)
@@ -122,7 +120,37 @@ pub fn resume(args: ResumeArgs) -> ExitCode {
     let Some(runtime) = load_runtime(&args.dir, store.clone()) else {
         return output::exit(BAD_INPUT);
     };
-    drive(&runtime, &store, &args.thread_id, args.json)
+    if let Err(code) = decide(&runtime, &args) {
+        return code;
+    }
+    drive(&runtime, &store, &args.dir, &args.thread_id, args.json)
+}
+
+/// Records the decision the flags give, if any.
+fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
+    let (call_id, mut verdict) = match (&args.approve, &args.deny) {
+        (Some(call), _) => (call, Verdict::approve("cli")),
+        (None, Some(call)) => (call, Verdict::deny("cli", args.message.clone())),
+        (None, None) => return Ok(()),
+    };
+    verdict.always = args.always;
+    if let Some(text) = &args.args {
+        let edited = serde_json::from_str(text).map_err(|e| {
+            output::error("--args is not valid JSON.", Some(&e));
+            output::exit(BAD_INPUT)
+        })?;
+        verdict.edited_arguments = Some(edited);
+    }
+    runtime
+        .decide(&args.thread_id, call_id, verdict)
+        .map(|_| ())
+        .map_err(|e| {
+            output::error(
+                &format!("the decision on call {call_id} was not recorded."),
+                Some(&e),
+            );
+            output::exit(INVALID)
+        })
 }
 
 fn load_runtime(dir: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
@@ -141,7 +169,13 @@ fn load_runtime(dir: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
 }
 
 /// Runs a thread until its turn ends and prints it.
-fn drive(runtime: &Runtime, store: &Arc<dyn Store>, thread_id: &str, as_json: bool) -> ExitCode {
+fn drive(
+    runtime: &Runtime,
+    store: &Arc<dyn Store>,
+    dir: &Path,
+    thread_id: &str,
+    as_json: bool,
+) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -159,7 +193,9 @@ fn drive(runtime: &Runtime, store: &Arc<dyn Store>, thread_id: &str, as_json: bo
             store.messages(thread_id),
             store.calls(thread_id),
         ) {
-            output::json(&thread_json(&t, &m, &c));
+            let mut record = thread_json(&t, &m, &c);
+            record["pending"] = pending_json(store.as_ref(), thread_id);
+            output::json(&record);
         }
     } else if let Ok(messages) = store.messages(thread_id) {
         print_messages(&messages);
@@ -180,77 +216,25 @@ fn drive(runtime: &Runtime, store: &Arc<dyn Store>, thread_id: &str, as_json: bo
             }
             ExitCode::SUCCESS
         }
+        Ok(RunOutcome::Paused(waiting)) => {
+            if !as_json {
+                print_pending(store.as_ref(), thread_id);
+                let what = match waiting {
+                    Waiting::Approval(r) => {
+                        format!("call {} to {} needs approval", r.call_id, r.tool)
+                    }
+                    Waiting::Variables { names, .. } => {
+                        format!("it needs the variables {}", names.join(", "))
+                    }
+                };
+                eprintln!("thread {thread_id} paused: {what}");
+                print_how_to_continue(store.as_ref(), dir, thread_id);
+            }
+            output::exit(PAUSED)
+        }
         Err(e) => {
             output::error(&format!("thread {thread_id} failed."), Some(&e));
             output::exit(INVALID)
-        }
-    }
-}
-
-pub fn threads(cmd: ThreadsCommand) -> ExitCode {
-    match cmd {
-        ThreadsCommand::List { data } => {
-            let store = match open_store(&data.data) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
-            match store.threads(None) {
-                Ok(threads) if threads.is_empty() => {
-                    println!("no threads in {}", data.data.display())
-                }
-                Ok(threads) => {
-                    println!("{:36}  {:8}  {:20}  MESSAGES", "THREAD", "STATUS", "AGENT");
-                    for t in threads {
-                        let count = store.messages(&t.id).map(|m| m.len()).unwrap_or(0);
-                        println!(
-                            "{:36}  {:8}  {:20}  {count}",
-                            t.id,
-                            t.status.as_str(),
-                            t.agent
-                        );
-                    }
-                }
-                Err(e) => {
-                    output::error("the threads could not be listed.", Some(&e));
-                    return output::exit(INVALID);
-                }
-            }
-            ExitCode::SUCCESS
-        }
-        ThreadsCommand::Show {
-            thread_id,
-            data,
-            json,
-        } => {
-            let store = match open_store(&data.data) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
-            let loaded = store
-                .thread(&thread_id)
-                .and_then(|t| Ok((t, store.messages(&thread_id)?, store.calls(&thread_id)?)));
-            match loaded {
-                Ok((t, messages, calls)) => {
-                    if json {
-                        output::json(&thread_json(&t, &messages, &calls));
-                    } else {
-                        println!("thread {} ({}, agent {})", t.id, t.status.as_str(), t.agent);
-                        print_messages(&messages);
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e @ toolhost_store::StoreError::ThreadNotFound(_)) => {
-                    output::error(
-                        &format!("there is no thread {thread_id} in {}.", data.data.display()),
-                        Some(&e),
-                    );
-                    output::exit(BAD_INPUT)
-                }
-                Err(e) => {
-                    output::error("the thread could not be read.", Some(&e));
-                    output::exit(INVALID)
-                }
-            }
         }
     }
 }

@@ -1,0 +1,350 @@
+//! Approvals: a call whose tool's policy asks for one runs only after a decision that is bound to
+//! the call id, the hash of its canonical arguments and the fingerprint of the tool definition.
+//!
+//! A decision comes from a handler the embedding program installed, from an "always" decision
+//! made earlier in the thread for the same tool, or from a person through
+//! [`Runtime::decide`]. With none of them the thread pauses durably at the call: the calls before
+//! it are done, the ones after it wait, and the request survives a restart.
+
+use super::{Runtime, RuntimeError};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::future::Future;
+use std::pin::Pin;
+use toolhost_core::approval::{rejection_text, ApprovalContext};
+use toolhost_core::AnyTool;
+use toolhost_store::{ApprovalDecision, ApprovalRecord, ApprovalRequest, StoreError, Write};
+
+/// A decision, as a person or a handler gives it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Verdict {
+    /// Whether the call may run.
+    pub approved: bool,
+    /// Whether the decision holds for the later calls of the same tool in the thread.
+    pub always: bool,
+    /// The text the model sees on a rejection.
+    pub message: Option<String>,
+    /// Replacement arguments; validated again before the call runs.
+    pub edited_arguments: Option<Value>,
+    /// Who or what decided.
+    pub decided_by: String,
+}
+
+impl Verdict {
+    /// Approves, decided by `who`.
+    pub fn approve(who: impl Into<String>) -> Self {
+        Self {
+            approved: true,
+            decided_by: who.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Denies with `message` for the model, decided by `who`.
+    pub fn deny(who: impl Into<String>, message: Option<String>) -> Self {
+        Self {
+            approved: false,
+            message,
+            decided_by: who.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A boxed future of a handler's decision.
+pub type VerdictFuture<'a> = Pin<Box<dyn Future<Output = Option<Verdict>> + Send + 'a>>;
+
+/// Decides approval requests at once, for a program that embeds the runtime. Answering `None`
+/// leaves the request to a person: the thread pauses.
+pub trait ApprovalHandler: Send + Sync {
+    /// The decision on `request` of the call in `thread_id`.
+    fn decide<'a>(&'a self, thread_id: &'a str, request: &'a ApprovalRequest) -> VerdictFuture<'a>;
+}
+
+/// The hex SHA-256 of the canonical form of `value` (object keys sorted, no spaces).
+pub fn canonical_hash(value: &Value) -> String {
+    let mut text = String::new();
+    canonical(value, &mut text);
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The fingerprint of a tool's definition: what the model was shown and what was validated.
+pub fn tool_fingerprint(tool: &AnyTool) -> String {
+    canonical_hash(&serde_json::to_value(tool.definition()).unwrap_or(Value::Null))
+}
+
+/// What the approval step decided for one call.
+pub(super) enum Gate {
+    /// No approval is needed, or it was given: run with these arguments.
+    Run(Value),
+    /// Rejected: the text the model sees, and the writes recording how it was decided.
+    Rejected(String, Vec<Write>),
+    /// Run with these arguments after storing these writes (a handler's or an "always" decision).
+    RunAfter(Value, Vec<Write>),
+    /// No decision yet: the thread waits for this request.
+    Wait(ApprovalRequest),
+}
+
+impl Runtime {
+    /// The approval step of one call with validated (and middleware-changed) arguments.
+    pub(super) async fn gate(
+        &self,
+        thread_id: &str,
+        agent: &str,
+        call_id: &str,
+        tool: &AnyTool,
+        args: Value,
+    ) -> Result<Gate, RuntimeError> {
+        let Some(policy) = tool.approval() else {
+            return Ok(Gate::Run(args));
+        };
+        let ctx = ApprovalContext {
+            tool_name: tool.name(),
+            args: &args,
+            tool_call_id: Some(call_id),
+            internal_call_id: call_id,
+            thread_id: Some(thread_id),
+            agent: Some(agent),
+        };
+        if !policy.requires_approval(&ctx) {
+            return Ok(Gate::Run(args));
+        }
+        let request = ApprovalRequest {
+            call_id: call_id.to_owned(),
+            tool: tool.name().to_owned(),
+            args_hash: canonical_hash(&args),
+            tool_fingerprint: tool_fingerprint(tool),
+            reason: policy.reason(&ctx),
+            reject_message: policy.reject_message(&ctx),
+            arguments: args,
+        };
+        let records = self.store.approvals(thread_id)?;
+        if let Some(record) = records.iter().find(|r| r.request.call_id == call_id) {
+            return Ok(match &record.decision {
+                None => Gate::Wait(record.request.clone()),
+                Some(decision) => self.apply_decision(tool, &request, decision, Vec::new()),
+            });
+        }
+        // An "always" decision on this tool (as it is defined now) decides later calls too.
+        let standing = records.iter().rev().find_map(|r| {
+            let d = r.decision.as_ref()?;
+            (d.always
+                && r.request.tool == request.tool
+                && d.tool_fingerprint == request.tool_fingerprint)
+                .then_some(d)
+        });
+        let verdict = match standing {
+            Some(d) => Some(Verdict {
+                approved: d.approved,
+                always: false,
+                message: d.message.clone(),
+                edited_arguments: None,
+                decided_by: format!("always, as decided by {}", d.decided_by),
+            }),
+            None => match &self.approval_handler {
+                Some(handler) => handler.decide(thread_id, &request).await,
+                None => None,
+            },
+        };
+        let Some(verdict) = verdict else {
+            return Ok(Gate::Wait(request));
+        };
+        let decision = decision_for(&request, verdict);
+        let writes = vec![
+            Write::RequestApproval(request.clone()),
+            decided_event(&request, &decision),
+            Write::DecideApproval {
+                call_id: call_id.to_owned(),
+                decision: decision.clone(),
+            },
+        ];
+        Ok(self.apply_decision(tool, &request, &decision, writes))
+    }
+
+    fn apply_decision(
+        &self,
+        tool: &AnyTool,
+        current: &ApprovalRequest,
+        decision: &ApprovalDecision,
+        writes: Vec<Write>,
+    ) -> Gate {
+        if decision.tool_fingerprint != current.tool_fingerprint
+            || decision.args_hash != current.args_hash
+        {
+            return Gate::Rejected(
+                "ToolCallError: this call was not run: its approval was given for other arguments or another definition of the tool than it has now.".to_owned(),
+                writes,
+            );
+        }
+        if !decision.approved {
+            let text = rejection_text(
+                decision.message.as_deref(),
+                None,
+                current.reject_message.as_deref(),
+            );
+            return Gate::Rejected(text, writes);
+        }
+        let args = match &decision.edited_arguments {
+            None => current.arguments.clone(),
+            Some(edited) => match tool.validate(edited.clone()) {
+                Ok(valid) => valid,
+                Err(failure) => {
+                    return Gate::Rejected(
+                        format!(
+                        "ToolCallError: the arguments edited at approval are invalid: {failure}"
+                    ),
+                        writes,
+                    )
+                }
+            },
+        };
+        if writes.is_empty() {
+            Gate::Run(args)
+        } else {
+            Gate::RunAfter(args, writes)
+        }
+    }
+
+    /// Records a person's decision on a call waiting for approval; then [`Runtime::run`]
+    /// continues the thread. The decision is bound to the arguments the call waits with and to
+    /// the tool as it is defined now: when the tool was redefined since the request, or the call
+    /// does not wait, the decision is refused and nothing changes.
+    pub fn decide(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        verdict: Verdict,
+    ) -> Result<ApprovalRecord, RuntimeError> {
+        let records = self.store.approvals(thread_id)?;
+        let refused = |reason: String| {
+            RuntimeError::Store(StoreError::DecisionRefused {
+                call_id: call_id.to_owned(),
+                reason,
+            })
+        };
+        let record = records
+            .into_iter()
+            .find(|r| r.request.call_id == call_id)
+            .ok_or_else(|| {
+                refused("no call of this thread waits for approval under this id".to_owned())
+            })?;
+        let tool = self.tools.get(&record.request.tool).ok_or_else(|| {
+            refused(format!(
+                "tool \"{}\" is no longer defined",
+                record.request.tool
+            ))
+        })?;
+        if let Some(edited) = &verdict.edited_arguments {
+            tool.validate(edited.clone()).map_err(|failure| {
+                refused(format!("the edited arguments are invalid: {failure}"))
+            })?;
+        }
+        let current = ApprovalRequest {
+            tool_fingerprint: tool_fingerprint(tool),
+            ..record.request.clone()
+        };
+        let decision = decision_for(&current, verdict);
+        self.store.apply(
+            thread_id,
+            vec![
+                Write::DecideApproval {
+                    call_id: call_id.to_owned(),
+                    decision: decision.clone(),
+                },
+                decided_event(&current, &decision),
+            ],
+        )?;
+        Ok(ApprovalRecord {
+            decision: Some(decision),
+            ..record
+        })
+    }
+}
+
+fn decision_for(request: &ApprovalRequest, verdict: Verdict) -> ApprovalDecision {
+    ApprovalDecision {
+        approved: verdict.approved,
+        always: verdict.always,
+        message: verdict.message,
+        edited_arguments: verdict.edited_arguments,
+        decided_by: verdict.decided_by,
+        args_hash: request.args_hash.clone(),
+        tool_fingerprint: request.tool_fingerprint.clone(),
+    }
+}
+
+/// The event that shows a decision in the thread's history.
+fn decided_event(request: &ApprovalRequest, decision: &ApprovalDecision) -> Write {
+    Write::Event {
+        kind: "approval_decided".to_owned(),
+        data: serde_json::json!({
+            "callId": request.call_id,
+            "tool": request.tool,
+            "approved": decision.approved,
+            "always": decision.always,
+            "decidedBy": decision.decided_by,
+            "edited": decision.edited_arguments.is_some(),
+        }),
+    }
+}
+
+/// The event that shows a request in the thread's history.
+pub(super) fn requested_event(request: &ApprovalRequest) -> Write {
+    Write::Event {
+        kind: "approval_requested".to_owned(),
+        data: serde_json::json!({
+            "callId": request.call_id,
+            "tool": request.tool,
+            "reason": request.reason,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_hash_ignores_key_order_and_sees_every_value() {
+        let a = json!({"b": 1, "a": {"y": [1, 2], "x": "s"}});
+        let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        assert_eq!(canonical_hash(&a), canonical_hash(&b));
+        assert_ne!(
+            canonical_hash(&a),
+            canonical_hash(&json!({"b": 1, "a": {"y": [2, 1], "x": "s"}}))
+        );
+        assert_eq!(canonical_hash(&a).len(), 64);
+    }
+}

@@ -1,0 +1,309 @@
+//! Calls that need approval: the thread pauses durably at the call until a decision arrives; a
+//! decision is bound to the call, its arguments and the tool definition, and every request and
+//! decision is recorded.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use toolhost_core::approval::Approval;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_core::AnyTool;
+use toolhost_runtime::engine::{
+    ApprovalHandler, RunOutcome, Runtime, StopReason, Verdict, VerdictFuture, Waiting,
+};
+use toolhost_store::{ApprovalRequest, Role, SqliteStore, Store, StoreError};
+
+struct Project {
+    root: PathBuf,
+}
+
+impl Project {
+    fn new(script: &str) -> Self {
+        let root = std::env::temp_dir().join(format!(
+            "toolhost-approvals-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        for (file, text) in [
+            (
+                "agents/agents/clerk.json",
+                r#"{"type": "ai_human", "sideA": {"prompt": "clerk"}}"#,
+            ),
+            (
+                "agents/prompts/clerk.json",
+                r#"{"toolDescription": "Pays.", "prompt": "You pay.", "model": "scripted", "tools": ["log", "pay"]}"#,
+            ),
+            (
+                "agents/models/scripted.json",
+                r#"{"provider": "test", "script": "script.jsonl"}"#,
+            ),
+            ("script.jsonl", script),
+        ] {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Self { root }
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+type Ran = Arc<Mutex<Vec<String>>>;
+
+/// A tool that records each run as "NAME ARGS".
+fn recording(name: &str, description: &str, ran: &Ran) -> DynamicTool {
+    let ran = ran.clone();
+    let label = name.to_owned();
+    DynamicTool::new(name, description)
+        .parameters(json!({
+            "type": "object",
+            "properties": {"amount": {"type": "integer", "minimum": 1}, "n": {"type": "integer"}},
+        }))
+        .handler(move |args: Value, _ctx| {
+            let ran = ran.clone();
+            let label = label.clone();
+            async move {
+                ran.lock().unwrap().push(format!("{label} {args}"));
+                Ok::<_, ToolError>("done")
+            }
+        })
+}
+
+fn pay_tool(ran: &Ran, description: &str) -> AnyTool {
+    recording("pay", description, ran)
+        .approval(
+            Approval::when(|ctx| ctx.args["amount"].as_i64().unwrap_or(0) > 10)
+                .with_reason("moves more than 10")
+                .with_reject_message("The payment was not approved."),
+        )
+        .build()
+        .unwrap()
+}
+
+fn runtime(root: &Path, store: Arc<dyn Store>, ran: &Ran) -> Runtime {
+    let mut rt = Runtime::load(root, store).unwrap();
+    rt.register_tool(recording("log", "Logs.", ran).build().unwrap());
+    rt.register_tool(pay_tool(ran, "Pays."));
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
+    rt
+}
+
+const SCRIPT: &str = r#"
+{"toolCalls": [{"name": "log", "arguments": {"n": 1}}, {"name": "pay", "arguments": {"amount": 50}}, {"name": "log", "arguments": {"n": 2}}]}
+{"text": "Finished."}
+"#;
+
+fn open(project: &Project) -> Arc<dyn Store> {
+    Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap())
+}
+
+async fn paused_at_pay(
+    rt: &Runtime,
+    store: &Arc<dyn Store>,
+    ran: &Ran,
+) -> (String, ApprovalRequest) {
+    let thread = rt.start_thread("clerk", "pay the bill").unwrap();
+    let outcome = rt.run(&thread.id).await.unwrap();
+    let RunOutcome::Paused(Waiting::Approval(request)) = outcome else {
+        panic!("expected a pause for approval, got {outcome:?}");
+    };
+    assert_eq!(request.tool, "pay");
+    assert_eq!(request.arguments, json!({"amount": 50}));
+    assert_eq!(request.reason.as_deref(), Some("moves more than 10"));
+    // The call before it ran; the call after it waits with it.
+    assert_eq!(*ran.lock().unwrap(), vec![r#"log {"n":1}"#.to_owned()]);
+    assert_eq!(
+        store.thread(&thread.id).unwrap().status,
+        toolhost_store::ThreadStatus::Paused
+    );
+    (thread.id, request)
+}
+
+fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
+    store
+        .messages(thread)
+        .unwrap()
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.clone().unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_waits_durably_and_runs_once_approved_even_in_another_process() {
+    let project = Project::new(SCRIPT);
+    let ran: Ran = Default::default();
+    let store = open(&project);
+    let rt = runtime(&project.root, store.clone(), &ran);
+    let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
+    // Running again without a decision changes nothing.
+    assert!(matches!(
+        rt.run(&thread).await.unwrap(),
+        RunOutcome::Paused(Waiting::Approval(_))
+    ));
+    drop(rt);
+    drop(store);
+
+    // Another runtime on the same file (as after a restart) decides and continues.
+    let store = open(&project);
+    let rt = runtime(&project.root, store.clone(), &ran);
+    rt.decide(&thread, &request.call_id, Verdict::approve("alice"))
+        .unwrap();
+    assert_eq!(
+        rt.run(&thread).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    assert_eq!(
+        *ran.lock().unwrap(),
+        vec![
+            r#"log {"n":1}"#.to_owned(),
+            r#"pay {"amount":50}"#.to_owned(),
+            r#"log {"n":2}"#.to_owned()
+        ]
+    );
+    // A decision is made once: replaying it is refused.
+    let replay = rt.decide(&thread, &request.call_id, Verdict::approve("mallory"));
+    assert!(matches!(
+        replay,
+        Err(toolhost_runtime::engine::RuntimeError::Store(
+            StoreError::DecisionRefused { .. }
+        ))
+    ));
+    // The request and the decision are recorded with who decided, and shown as events.
+    let records = store.approvals(&thread).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].decision.as_ref().unwrap().decided_by, "alice");
+    let kinds: Vec<String> = store
+        .events(&thread, 0)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds, vec!["approval_requested", "approval_decided"]);
+}
+
+#[tokio::test]
+async fn a_denial_tells_the_model_the_message_or_the_policy_text() {
+    for (message, expected) in [
+        (
+            Some("Too expensive today.".to_owned()),
+            "Too expensive today.",
+        ),
+        (None, "The payment was not approved."),
+    ] {
+        let project = Project::new(SCRIPT);
+        let ran: Ran = Default::default();
+        let store = open(&project);
+        let rt = runtime(&project.root, store.clone(), &ran);
+        let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
+        rt.decide(&thread, &request.call_id, Verdict::deny("bob", message))
+            .unwrap();
+        rt.run(&thread).await.unwrap();
+        assert!(!ran.lock().unwrap().iter().any(|r| r.starts_with("pay")));
+        assert_eq!(tool_texts(&store, &thread), vec!["done", expected, "done"]);
+    }
+}
+
+#[tokio::test]
+async fn edited_arguments_are_validated_again_and_then_used() {
+    let project = Project::new(SCRIPT);
+    let ran: Ran = Default::default();
+    let store = open(&project);
+    let rt = runtime(&project.root, store.clone(), &ran);
+    let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
+    let mut bad = Verdict::approve("carol");
+    bad.edited_arguments = Some(json!({"amount": 0}));
+    let refused = rt.decide(&thread, &request.call_id, bad).unwrap_err();
+    assert!(
+        refused.to_string().contains("edited arguments are invalid"),
+        "{refused}"
+    );
+    // The call still waits.
+    assert!(store.approvals(&thread).unwrap()[0].decision.is_none());
+    let mut good = Verdict::approve("carol");
+    good.edited_arguments = Some(json!({"amount": 20}));
+    rt.decide(&thread, &request.call_id, good).unwrap();
+    rt.run(&thread).await.unwrap();
+    assert!(ran
+        .lock()
+        .unwrap()
+        .contains(&r#"pay {"amount":20}"#.to_owned()));
+}
+
+#[tokio::test]
+async fn a_decision_for_another_call_or_a_redefined_tool_is_refused() {
+    let project = Project::new(SCRIPT);
+    let ran: Ran = Default::default();
+    let store = open(&project);
+    let rt = runtime(&project.root, store.clone(), &ran);
+    let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
+    // A decision named for a call that does not wait.
+    assert!(rt
+        .decide(&thread, "call_elsewhere", Verdict::approve("eve"))
+        .is_err());
+    // The tool is redefined (its description changed) before anyone decides.
+    let mut rt = runtime(&project.root, store.clone(), &ran);
+    rt.register_tool(pay_tool(&ran, "Pays, now to another bank."));
+    let err = rt
+        .decide(&thread, &request.call_id, Verdict::approve("eve"))
+        .unwrap_err();
+    assert!(err.to_string().contains("another definition"), "{err}");
+    assert!(store.approvals(&thread).unwrap()[0].decision.is_none());
+    assert!(matches!(
+        rt.run(&thread).await.unwrap(),
+        RunOutcome::Paused(Waiting::Approval(_))
+    ));
+    assert!(!ran.lock().unwrap().iter().any(|r| r.starts_with("pay")));
+}
+
+/// Approves every request, "always", and counts how often it was asked.
+struct AlwaysYes(Mutex<u32>);
+
+impl ApprovalHandler for AlwaysYes {
+    fn decide<'a>(&'a self, _thread: &'a str, _request: &'a ApprovalRequest) -> VerdictFuture<'a> {
+        *self.0.lock().unwrap() += 1;
+        Box::pin(async {
+            let mut verdict = Verdict::approve("handler");
+            verdict.always = true;
+            Some(verdict)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_handler_decides_at_once_and_an_always_decision_covers_later_calls() {
+    let project = Project::new(
+        r#"
+{"toolCalls": [{"name": "pay", "arguments": {"amount": 50}}]}
+{"toolCalls": [{"name": "pay", "arguments": {"amount": 70}}, {"name": "pay", "arguments": {"amount": 5}}]}
+{"text": "Finished."}
+"#,
+    );
+    let ran: Ran = Default::default();
+    let store = open(&project);
+    let mut rt = runtime(&project.root, store.clone(), &ran);
+    let handler = Arc::new(AlwaysYes(Mutex::new(0)));
+    rt.set_approval_handler(handler.clone());
+    let thread = rt.start_thread("clerk", "pay twice").unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    assert_eq!(ran.lock().unwrap().len(), 3);
+    // Asked once; the second large payment was covered by "always"; the small one needed none.
+    assert_eq!(*handler.0.lock().unwrap(), 1);
+    let records = store.approvals(&thread.id).unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(
+        records[1].decision.as_ref().unwrap().decided_by,
+        "always, as decided by handler"
+    );
+}

@@ -1,0 +1,98 @@
+//! `toolhost threads ...`: list stored threads and show one, with what it waits for.
+
+use super::output::{self, BAD_INPUT, INVALID};
+use super::run::{open_store, DataArg};
+use super::transcript::{print_messages, thread_json};
+use super::waiting::{pending_json, print_pending};
+use clap::Subcommand;
+use std::process::ExitCode;
+
+#[derive(Debug, Subcommand)]
+pub enum ThreadsCommand {
+    /// One line per thread, newest first.
+    List {
+        #[command(flatten)]
+        data: DataArg,
+    },
+    /// A thread's transcript.
+    Show {
+        /// The thread's id.
+        thread_id: String,
+        #[command(flatten)]
+        data: DataArg,
+        /// Print the whole thread record as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn threads(cmd: ThreadsCommand) -> ExitCode {
+    match cmd {
+        ThreadsCommand::List { data } => {
+            let store = match open_store(&data.data) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            match store.threads(None) {
+                Ok(threads) if threads.is_empty() => {
+                    println!("no threads in {}", data.data.display())
+                }
+                Ok(threads) => {
+                    println!("{:36}  {:8}  {:20}  MESSAGES", "THREAD", "STATUS", "AGENT");
+                    for t in threads {
+                        let count = store.messages(&t.id).map(|m| m.len()).unwrap_or(0);
+                        println!(
+                            "{:36}  {:8}  {:20}  {count}",
+                            t.id,
+                            t.status.as_str(),
+                            t.agent
+                        );
+                    }
+                }
+                Err(e) => {
+                    output::error("the threads could not be listed.", Some(&e));
+                    return output::exit(INVALID);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        ThreadsCommand::Show {
+            thread_id,
+            data,
+            json,
+        } => {
+            let store = match open_store(&data.data) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            let loaded = store
+                .thread(&thread_id)
+                .and_then(|t| Ok((t, store.messages(&thread_id)?, store.calls(&thread_id)?)));
+            match loaded {
+                Ok((t, messages, calls)) => {
+                    if json {
+                        let mut record = thread_json(&t, &messages, &calls);
+                        record["pending"] = pending_json(store.as_ref(), &t.id);
+                        output::json(&record);
+                    } else {
+                        println!("thread {} ({}, agent {})", t.id, t.status.as_str(), t.agent);
+                        print_messages(&messages);
+                        print_pending(store.as_ref(), &t.id);
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e @ toolhost_store::StoreError::ThreadNotFound(_)) => {
+                    output::error(
+                        &format!("there is no thread {thread_id} in {}.", data.data.display()),
+                        Some(&e),
+                    );
+                    output::exit(BAD_INPUT)
+                }
+                Err(e) => {
+                    output::error("the thread could not be read.", Some(&e));
+                    output::exit(INVALID)
+                }
+            }
+        }
+    }
+}
