@@ -13,3 +13,4 @@
 pub mod activity;
 pub mod engine;
 pub mod project;
+pub mod variables;

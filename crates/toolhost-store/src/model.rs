@@ -65,6 +65,9 @@ impl ThreadStatus {
 /// A thread to create.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewThread {
+    /// The id to give it (a random UUID when `None`): a caller that must know the id before
+    /// the thread exists, to seal values for it, picks it with [`new_id`].
+    pub id: Option<String>,
     /// The agent that runs it.
     pub agent: String,
     /// The thread it was created from (a sub-agent's parent).

@@ -9,15 +9,17 @@
 
 use super::approvals::Gate;
 use super::attachments::store_attachments;
+use super::run::Waiting;
 use super::run::{result_message, stored_result, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
+use crate::variables::Redactor;
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{parse_tool_args, AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{
-    new_id, ApprovalRequest, CallIntent, CallState, Message, ToolCallRecord, Write,
-};
+use toolhost_store::{new_id, CallIntent, CallState, Message, ToolCallRecord, Write};
 
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
 pub const PARALLEL_CAP: usize = 4;
@@ -32,9 +34,10 @@ enum Plan {
         tool: AnyTool,
         args: Value,
         before: Vec<Write>,
+        env: BTreeMap<String, String>,
     },
-    /// Waits for a decision on its approval.
-    Wait(ApprovalRequest),
+    /// Waits for a person: a decision on its approval, or variables it needs.
+    Wait(Waiting),
 }
 
 fn intent_of(call: &ToolCallRecord) -> Write {
@@ -105,6 +108,23 @@ impl Runtime {
         if journaled == Some(CallState::Intent) && !tool.definition().idempotent {
             return Ok(answer(call, true, &ToolResult::error(OUTCOME_UNKNOWN)));
         }
+        // Required variables the tool declared and the thread lacks pause the thread here.
+        let declared = &tool.definition().variables;
+        let missing: Vec<String> = declared
+            .iter()
+            .filter(|d| d.required && state.variables().get(&d.name).is_none())
+            .map(|d| d.name.clone())
+            .collect();
+        if !missing.is_empty() {
+            return Ok(Plan::Wait(Waiting::Variables {
+                request_id: String::new(),
+                names: missing,
+            }));
+        }
+        let env: BTreeMap<String, String> = declared
+            .iter()
+            .filter_map(|d| Some((d.name.clone(), state.variables().get(&d.name)?.to_owned())))
+            .collect();
         let mut before = Vec::new();
         let args = match self
             .gate(thread_id, state.agent(), &call.id, &tool, args)
@@ -120,18 +140,23 @@ impl Runtime {
                 let answer = answer_writes(call, journaled.is_some(), &result);
                 return Ok(Plan::Answered(writes.into_iter().chain(answer).collect()));
             }
-            Gate::Wait(request) => return Ok(Plan::Wait(request)),
+            Gate::Wait(request) => return Ok(Plan::Wait(Waiting::Approval(request))),
         };
         // Idempotent (or, in a race, already completed elsewhere): run with the same key.
         if journaled.is_none() {
             before.push(intent_of(call));
         }
-        Ok(Plan::Run { tool, args, before })
+        Ok(Plan::Run {
+            tool,
+            args,
+            before,
+            env,
+        })
     }
 
     /// Gives the calls in `calls` their results, in order, and returns the result messages in
-    /// call order. It stops at a call that waits for approval and returns its request: the calls
-    /// before it are done, the ones after it wait with it.
+    /// call order. It stops at a call that waits (for approval or variables) and says what it
+    /// waits for: the calls before it are done, the ones after it wait with it.
     pub(super) async fn finish_calls(
         &self,
         state: &ThreadState,
@@ -139,7 +164,7 @@ impl Runtime {
         offered: &ToolSet,
         abort: &AbortSignal,
         parallel: bool,
-    ) -> Result<(Vec<Message>, Option<ApprovalRequest>), RuntimeError> {
+    ) -> Result<(Vec<Message>, Option<Waiting>), RuntimeError> {
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
         if !parallel || calls.len() < 2 {
@@ -147,10 +172,15 @@ impl Runtime {
                 let writes = match self.plan(state, &call, offered, abort.is_aborted()).await? {
                     Plan::Answered(writes) => writes,
                     Plan::Wait(request) => return Ok((messages, Some(request))),
-                    Plan::Run { tool, args, before } => {
+                    Plan::Run {
+                        tool,
+                        args,
+                        before,
+                        env,
+                    } => {
                         self.store.apply(thread_id, before)?;
-                        let ctx = context(state, abort, &call.id);
-                        execute(tool, args, call, ctx).await
+                        let ctx = context(state, abort, &call.id, env);
+                        execute(tool, args, call, ctx, state.redactor().clone()).await
                     }
                 };
                 messages.push(stored_result(self.store.apply(thread_id, writes)?)?);
@@ -186,13 +216,16 @@ impl Runtime {
             match plan {
                 Plan::Answered(writes) => results.push(Some(writes)),
                 Plan::Wait(_) => results.push(None),
-                Plan::Run { tool, args, .. } => {
+                Plan::Run {
+                    tool, args, env, ..
+                } => {
                     results.push(None);
-                    let ctx = context(state, abort, &call.id);
+                    let ctx = context(state, abort, &call.id, env);
+                    let redactor = state.redactor().clone();
                     running.push((
                         i,
                         call.clone(),
-                        tokio::spawn(execute(tool, args, call, ctx)),
+                        tokio::spawn(execute(tool, args, call, ctx, redactor)),
                     ));
                 }
             }
@@ -214,16 +247,29 @@ impl Runtime {
     }
 }
 
-/// The context of one call: its ids, the run's abort signal and the thread.
-fn context(state: &ThreadState, abort: &AbortSignal, call_id: &str) -> ToolContext {
+/// The context of one call: its ids, the run's abort signal, and the thread with the values of
+/// the variables the tool declared (secrets opened for this call only).
+fn context(
+    state: &ThreadState,
+    abort: &AbortSignal,
+    call_id: &str,
+    env: BTreeMap<String, String>,
+) -> ToolContext {
     ToolContext::new(call_id)
         .with_thread(state.thread_id())
         .with_abort(abort.clone())
-        .with_extension(state.clone())
+        .with_extension(state.for_call(env))
 }
 
-/// Runs a validated call and returns the writes that store its result and attachments.
-async fn execute(tool: AnyTool, args: Value, call: ToolCallRecord, ctx: ToolContext) -> Vec<Write> {
+/// Runs a validated call and returns the writes that store its result and attachments; any
+/// secret value in the result is redacted before it is stored.
+async fn execute(
+    tool: AnyTool,
+    args: Value,
+    call: ToolCallRecord,
+    ctx: ToolContext,
+    redactor: Arc<Redactor>,
+) -> Vec<Write> {
     let result = match tool.execute_validated(args, ctx).await {
         Ok(r) => r,
         Err(failure) => ToolSetError::Call {
@@ -236,6 +282,10 @@ async fn execute(tool: AnyTool, args: Value, call: ToolCallRecord, ctx: ToolCont
     let (result, mut writes) = store_attachments(&call.id, &message_id, result);
     let mut message = result_message(&call.name, &result);
     message.id = Some(message_id);
+    if !redactor.is_empty() {
+        message.content = message.content.map(|t| redactor.text(&t));
+        message.metadata = redactor.json(message.metadata);
+    }
     writes.push(Write::CompleteCall {
         call_id: call.id,
         result: message,

@@ -17,6 +17,7 @@ mod calls;
 mod history;
 mod run;
 mod state;
+mod thread_vars;
 mod turns;
 
 pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
@@ -27,6 +28,7 @@ pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
 use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};
 use crate::project::{load_definitions, load_tools, Definitions, FileProblem, ProjectError};
+use crate::variables::secrets::SecretKey;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,7 +37,7 @@ use toolhost_core::blueprint::{Activities, Binding};
 use toolhost_core::tool::{AbortSignal, ToolError};
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{Model, ModelError, ScriptError, ScriptedModel};
-use toolhost_store::{NewMessage, NewThread, Role, Store, StoreError, Thread, Write};
+use toolhost_store::{Store, StoreError, Thread};
 
 /// Why the engine could not do what it was asked. Tool failures are never among these: they
 /// become error results the model sees.
@@ -55,6 +57,17 @@ pub enum RuntimeError {
         /// Why.
         reason: String,
     },
+    /// Variables the agent or its prompts require have no value.
+    #[error("agent \"{agent}\" needs values for {}: give them when the thread is created", names.join(", "))]
+    MissingVariables {
+        /// The agent.
+        agent: String,
+        /// The missing variables (names only).
+        names: Vec<String>,
+    },
+    /// A secret could not be sealed or opened.
+    #[error(transparent)]
+    Secret(#[from] crate::variables::secrets::SecretError),
     /// The model failed to answer.
     #[error("the model failed: {0}")]
     ModelFailed(#[from] ModelError),
@@ -75,6 +88,8 @@ pub struct Runtime {
     running: std::sync::Mutex<HashMap<String, AbortSignal>>,
     /// Decides approval requests at once, when the embedding program installed one.
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
+    /// Seals and opens secret values.
+    secret_key: Option<SecretKey>,
 }
 
 impl Runtime {
@@ -135,6 +150,7 @@ impl Runtime {
             problems,
             running: Default::default(),
             approval_handler: None,
+            secret_key: None,
         })
     }
 
@@ -212,22 +228,7 @@ impl Runtime {
 
     /// Creates a thread for `agent` with the user's first message.
     pub fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
-        if !self.defs.agents.contains_key(agent) {
-            return Err(RuntimeError::UnknownAgent(agent.to_owned()));
-        }
-        let thread = self.store.create_thread(NewThread {
-            agent: agent.to_owned(),
-            ..NewThread::default()
-        })?;
-        self.store.apply(
-            &thread.id,
-            vec![Write::AppendMessage(NewMessage {
-                role: Some(Role::User),
-                content: Some(message.to_owned()),
-                ..NewMessage::default()
-            })],
-        )?;
-        Ok(thread)
+        self.start_thread_with(agent, message, Vec::new())
     }
 }
 
@@ -285,7 +286,17 @@ fn register_process(activities: &mut Activities, name: &str, activity: ProcessAc
                 thread_id: ctx.thread_id().map(str::to_owned),
                 call_id: ctx.call_id().to_owned(),
                 idempotency_key: ctx.idempotency_key(),
-                variables: serde_json::Map::new(),
+                // Only the variables the tool declared, opened for this call.
+                variables: ctx
+                    .get::<ThreadState>()
+                    .map(|state| {
+                        state
+                            .env_all()
+                            .iter()
+                            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             };
             Ok::<_, ToolError>(activity.run(&input).await)
         }

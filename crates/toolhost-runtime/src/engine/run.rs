@@ -8,7 +8,7 @@ use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, DEFAULT_MAX_STEPS};
 use serde_json::json;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
 use toolhost_providers::{Model, ModelRequest};
@@ -116,6 +116,7 @@ impl Runtime {
         def: &'a SideDef,
         side: Option<Side>,
         history: &[Message],
+        texts: &BTreeMap<String, String>,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
             .defs
@@ -146,7 +147,7 @@ impl Runtime {
                 .filter_map(|name| self.tools.get(name).cloned()),
         );
         let mut view = ChatView::new(side);
-        let messages = ChatView::system(&prompt.system_text())
+        let messages = ChatView::system(&prompt.system_text(texts))
             .into_iter()
             .chain(history.iter().filter_map(|m| view.see(m)))
             .collect();
@@ -178,13 +179,16 @@ impl Runtime {
             .ok_or_else(|| RuntimeError::UnknownAgent(thread.agent.clone()))?;
         let mut history = self.store.messages(thread_id)?;
         let mut position = Position::from_history(agent, &history);
+        let variables = Arc::new(self.resolve(thread_id, agent)?);
+        let texts = variables.texts();
         let mut sides = vec![self.side_run(
             &agent.side_a,
             position.is_dual().then_some(Side::A),
             &history,
+            &texts,
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
-            sides.push(self.side_run(b, Some(Side::B), &history)?);
+            sides.push(self.side_run(b, Some(Side::B), &history, &texts)?);
         }
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
         let mut answered: HashSet<String> = history
@@ -215,30 +219,15 @@ impl Runtime {
                     let caller = side_of(last).unwrap_or(Side::A);
                     let run = &sides[index_of(caller).min(sides.len() - 1)];
                     let (offered, parallel) = (run.offered.clone(), run.parallel);
-                    let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent).at(
-                        caller,
-                        position.turn,
-                        position.steps,
-                    );
+                    let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent)
+                        .at(caller, position.turn, position.steps)
+                        .with_variables(variables.clone());
                     let (results, waiting) = self
                         .finish_calls(&state, pending, &offered, &abort, parallel)
                         .await?;
                     record(&mut history, &mut answered, &mut sides, results);
-                    if let Some(request) = waiting {
-                        let mut writes = vec![Write::SetStatus(ThreadStatus::Paused)];
-                        // A request already recorded (the thread was run again while it
-                        // waits) is not asked again.
-                        let asked = self
-                            .store
-                            .approvals(thread_id)?
-                            .iter()
-                            .any(|r| r.request.call_id == request.call_id);
-                        if !asked {
-                            writes.push(Write::RequestApproval(request.clone()));
-                            writes.push(requested_event(&request));
-                        }
-                        self.store.apply(thread_id, writes)?;
-                        return Ok(RunOutcome::Paused(Waiting::Approval(request)));
+                    if let Some(waiting) = waiting {
+                        return self.pause(thread_id, waiting);
                     }
                 }
             }
@@ -309,6 +298,51 @@ impl Runtime {
             position.steps += 1;
             record(&mut history, &mut answered, &mut sides, applied.messages);
         }
+    }
+
+    /// Records what the thread waits for (once, also when it is run again while it waits) and
+    /// pauses it.
+    fn pause(&self, thread_id: &str, waiting: Waiting) -> Result<RunOutcome, RuntimeError> {
+        let mut writes = vec![Write::SetStatus(ThreadStatus::Paused)];
+        let waiting = match waiting {
+            Waiting::Approval(request) => {
+                let asked = self
+                    .store
+                    .approvals(thread_id)?
+                    .iter()
+                    .any(|r| r.request.call_id == request.call_id);
+                if !asked {
+                    writes.push(Write::RequestApproval(request.clone()));
+                    writes.push(requested_event(&request));
+                }
+                Waiting::Approval(request)
+            }
+            Waiting::Variables { names, .. } => {
+                let open = self
+                    .store
+                    .variable_requests(thread_id)?
+                    .into_iter()
+                    .find(|r| r.answered_at.is_none() && r.names == names);
+                let request_id = match open {
+                    Some(r) => r.id,
+                    None => {
+                        let id = new_id();
+                        writes.push(Write::RequestVariables {
+                            id: id.clone(),
+                            names: names.clone(),
+                        });
+                        writes.push(Write::Event {
+                            kind: "variables_requested".to_owned(),
+                            data: json!({"requestId": id, "names": names}),
+                        });
+                        id
+                    }
+                };
+                Waiting::Variables { request_id, names }
+            }
+        };
+        self.store.apply(thread_id, writes)?;
+        Ok(RunOutcome::Paused(waiting))
     }
 
     fn finish(&self, thread_id: &str, reason: StopReason) -> Result<RunOutcome, RuntimeError> {

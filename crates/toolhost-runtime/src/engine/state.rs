@@ -5,7 +5,9 @@
 //! commit); a tool that writes in a tight loop should batch its work instead.
 
 use super::turns::Side;
+use crate::variables::{Redactor, Resolved};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use toolhost_store::path::{normalize, FsPath};
 use toolhost_store::{Message, QueueItem, Store, StoreError, Write};
@@ -19,6 +21,10 @@ pub struct ThreadState {
     side: Side,
     turn: u32,
     step: u32,
+    variables: Arc<Resolved>,
+    redactor: Arc<Redactor>,
+    /// The values of the variables the called tool declared.
+    env: Arc<BTreeMap<String, String>>,
 }
 
 impl std::fmt::Debug for ThreadState {
@@ -42,7 +48,44 @@ impl ThreadState {
             side: Side::A,
             turn: 1,
             step: 0,
+            variables: Arc::default(),
+            redactor: Arc::default(),
+            env: Arc::default(),
         }
+    }
+
+    /// The same thread with the thread's resolved variables (kept by the runtime, never shown
+    /// whole to a tool).
+    pub(crate) fn with_variables(mut self, variables: Arc<Resolved>) -> Self {
+        self.redactor = Arc::new(variables.redactor());
+        self.variables = variables;
+        self
+    }
+
+    /// The state one call sees: only the variables its tool declared.
+    pub(crate) fn for_call(&self, env: BTreeMap<String, String>) -> Self {
+        let mut state = self.clone();
+        state.env = Arc::new(env);
+        state
+    }
+
+    pub(crate) fn variables(&self) -> &Resolved {
+        &self.variables
+    }
+
+    pub(crate) fn redactor(&self) -> &Arc<Redactor> {
+        &self.redactor
+    }
+
+    /// The value of a variable the called tool declared (`env(name)`); a secret is opened for
+    /// this call only. Variables the tool did not declare are not visible.
+    pub fn env(&self, name: &str) -> Option<&str> {
+        self.env.get(name).map(String::as_str)
+    }
+
+    /// Every variable the called tool declared that has a value, by name.
+    pub fn env_all(&self) -> &BTreeMap<String, String> {
+        &self.env
     }
 
     /// The same thread seen from `side`, in session turn `turn` at model step `step`.
@@ -93,7 +136,7 @@ impl ThreadState {
     pub fn set_value(&self, key: &str, value: Option<Value>) -> Result<(), StoreError> {
         self.apply(Write::SetValue {
             key: key.to_owned(),
-            value,
+            value: value.map(|v| self.redactor.json(v)),
         })
     }
 
@@ -123,7 +166,7 @@ impl ThreadState {
     pub fn emit(&self, event: &str, data: Value) -> Result<(), StoreError> {
         self.apply(Write::Event {
             kind: event.to_owned(),
-            data,
+            data: self.redactor.json(data),
         })
     }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use toolhost_core::variables::{variables_from_tenvs, VariableDecl, VariableKind};
 
 /// The default step budget of a side when neither the prompt nor the agent sets one.
 pub const DEFAULT_MAX_STEPS: u32 = 50;
@@ -62,6 +63,15 @@ pub struct AgentDef {
     /// The second side of a dual_ai agent.
     #[serde(default)]
     pub side_b: Option<SideDef>,
+    /// Variables it declares (`variables`; spec 000's `tenvs` schema is read into it).
+    #[serde(default)]
+    pub variables: Vec<VariableDecl>,
+    /// Variables as spec 000's `tenvs` object schema (an alias of `variables`).
+    #[serde(default)]
+    pub tenvs: Option<Value>,
+    /// Text values it gives variables (merged prompt → agent → thread). Never secrets.
+    #[serde(default)]
+    pub values: BTreeMap<String, String>,
     /// The most turns of a dual_ai session, both sides' turns counted (default
     /// [`DEFAULT_MAX_SESSION_TURNS`](crate::engine::DEFAULT_MAX_SESSION_TURNS)).
     #[serde(default)]
@@ -112,21 +122,71 @@ pub struct PromptDef {
     /// The most model steps in one turn.
     #[serde(default)]
     pub max_steps: Option<u32>,
+    /// Variables it declares (`variables`; spec 000's `tenvs` schema is read into it).
+    #[serde(default)]
+    pub variables: Vec<VariableDecl>,
+    /// Variables as spec 000's `tenvs` object schema (an alias of `variables`).
+    #[serde(default)]
+    pub tenvs: Option<Value>,
+    /// Text values it gives variables (merged prompt → agent → thread). Never secrets.
+    #[serde(default)]
+    pub values: BTreeMap<String, String>,
 }
 
 impl PromptDef {
-    /// The system text, with parts joined by blank lines.
-    pub fn system_text(&self) -> String {
+    /// The system text, with parts joined by blank lines; an `env` part
+    /// (`{"type": "env", "name": ...}`) is replaced by that text variable's value, or by nothing
+    /// when it has none.
+    pub fn system_text(&self, texts: &BTreeMap<String, String>) -> String {
         match &self.prompt {
             Value::String(s) => s.clone(),
             Value::Array(parts) => parts
                 .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .filter_map(|p| match p.get("type").and_then(Value::as_str) {
+                    Some("env") => p
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .and_then(|n| texts.get(n))
+                        .cloned(),
+                    _ => p.get("text").and_then(Value::as_str).map(str::to_owned),
+                })
                 .collect::<Vec<_>>()
                 .join("\n\n"),
             _ => String::new(),
         }
     }
+
+    /// The variables named by its `env` parts.
+    pub fn env_parts(&self) -> Vec<String> {
+        match &self.prompt {
+            Value::Array(parts) => parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("env"))
+                .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Reads `tenvs` into `variables`, and refuses a text value given for a secret.
+fn settle_variables(
+    variables: &mut Vec<VariableDecl>,
+    tenvs: &Option<Value>,
+    values: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    if let Some(schema) = tenvs {
+        variables.extend(variables_from_tenvs(schema).map_err(|e| e.to_string())?);
+    }
+    for v in variables.iter() {
+        if v.kind == VariableKind::Secret && values.contains_key(&v.name) {
+            return Err(format!(
+                "`values` gives secret variable \"{}\" a value; secrets are never written in definition files: give them to the thread",
+                v.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A model definition (`agents/models/NAME.json`).
@@ -201,7 +261,10 @@ pub fn load_definitions(root: &Path) -> Definitions {
         message,
     };
     for (name, path) in json_files(&agents_dir.join("agents")) {
-        match read_json::<AgentDef>(&path) {
+        match read_json::<AgentDef>(&path).and_then(|mut a| {
+            settle_variables(&mut a.variables, &a.tenvs, &a.values)?;
+            Ok(a)
+        }) {
             Ok(mut a) => {
                 a.name = name.clone();
                 if a.kind == AgentKind::DualAi && a.side_b.is_none() {
@@ -218,7 +281,11 @@ pub fn load_definitions(root: &Path) -> Definitions {
         }
     }
     for (name, path) in json_files(&agents_dir.join("prompts")) {
-        match read_json::<PromptDef>(&path) {
+        match read_json::<PromptDef>(&path).and_then(|mut p| {
+            settle_variables(&mut p.variables, &p.tenvs, &p.values)?;
+            check_env_parts(&p)?;
+            Ok(p)
+        }) {
             Ok(mut p) => {
                 p.name = name.clone();
                 defs.prompts.insert(name, p);
@@ -248,6 +315,26 @@ pub fn load_definitions(root: &Path) -> Definitions {
     }
     check_references(&mut defs, &agents_dir);
     defs
+}
+
+/// A prompt's `env` parts name text variables it declares; a secret is never put in a prompt.
+fn check_env_parts(prompt: &PromptDef) -> Result<(), String> {
+    for name in prompt.env_parts() {
+        match prompt.variables.iter().find(|v| v.name == name) {
+            Some(v) if v.kind == VariableKind::Secret => {
+                return Err(format!(
+                    "the prompt puts secret variable \"{name}\" into its text; secrets never reach a model"
+                ))
+            }
+            Some(_) => {}
+            None => {
+                return Err(format!(
+                    "the prompt puts variable \"{name}\" into its text but does not declare it in `variables`"
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every side names a prompt that exists, and every prompt a model that exists.

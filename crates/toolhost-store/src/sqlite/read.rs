@@ -175,7 +175,7 @@ impl Store for SqliteStore {
         }
         let now = now_millis();
         let thread = Thread {
-            id: new_id(),
+            id: new.id.unwrap_or_else(new_id),
             agent: new.agent,
             parent: new.parent,
             tags: new.tags,

@@ -9,6 +9,7 @@ mod run;
 mod threads;
 mod tools;
 mod transcript;
+mod values;
 mod waiting;
 
 use clap::{Parser, Subcommand};

@@ -3,12 +3,14 @@
 
 use super::output::{self, BAD_INPUT, INVALID, PAUSED};
 use super::transcript::{print_messages, thread_json};
+use super::values::ValueArgs;
 use super::waiting::{pending_json, print_how_to_continue, print_pending};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason, Verdict, Waiting};
+use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_store::{SqliteStore, Store};
 
 /// Where threads are kept unless `--data` says otherwise.
@@ -33,6 +35,8 @@ pub struct RunArgs {
     /// Print the whole thread record as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    values: ValueArgs,
     /// The user's message.
     message: String,
 }
@@ -63,6 +67,8 @@ pub struct ResumeArgs {
     /// The decision also holds for later calls of the same tool in this thread.
     #[arg(long)]
     always: bool,
+    #[command(flatten)]
+    values: ValueArgs,
 }
 
 pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
@@ -88,10 +94,17 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let Some(runtime) = load_runtime(&args.dir, store.clone()) else {
+    let Some(runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
         return output::exit(BAD_INPUT);
     };
-    match runtime.start_thread(&args.agent, &args.message) {
+    let values = match args.values.read() {
+        Ok(v) => v,
+        Err(sentence) => {
+            output::error(&sentence, None);
+            return output::exit(BAD_INPUT);
+        }
+    };
+    match runtime.start_thread_with(&args.agent, &args.message, values) {
         Ok(thread) => drive(&runtime, &store, &args.dir, &thread.id, args.json),
         Err(e) => {
             output::error("the thread could not be started.", Some(&e));
@@ -117,9 +130,23 @@ pub fn resume(args: ResumeArgs) -> ExitCode {
         );
         return output::exit(BAD_INPUT);
     }
-    let Some(runtime) = load_runtime(&args.dir, store.clone()) else {
+    let Some(runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
         return output::exit(BAD_INPUT);
     };
+    if !args.values.is_empty() {
+        let given = args
+            .values
+            .read()
+            .map_err(|sentence| output::error(&sentence, None))
+            .and_then(|values| {
+                runtime
+                    .set_variables(&args.thread_id, values)
+                    .map_err(|e| output::error("the variables were not stored.", Some(&e)))
+            });
+        if given.is_err() {
+            return output::exit(BAD_INPUT);
+        }
+    }
     if let Err(code) = decide(&runtime, &args) {
         return code;
     }
@@ -153,9 +180,17 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
         })
 }
 
-fn load_runtime(dir: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
+fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
+    let key = match SecretKey::load_or_create(data) {
+        Ok(key) => key,
+        Err(e) => {
+            output::error("the secrets key could not be loaded.", Some(&e));
+            return None;
+        }
+    };
     match Runtime::load(dir, store) {
-        Ok(runtime) => {
+        Ok(mut runtime) => {
+            runtime.set_secret_key(key);
             for problem in runtime.problems() {
                 output::note("warning", &format!("{problem} (the file was not loaded)"));
             }

@@ -1,0 +1,193 @@
+//! The variables of a thread: merged from definitions and the thread's own values, given when
+//! the thread is created or while it waits for them.
+
+use super::{Runtime, RuntimeError};
+use crate::project::AgentDef;
+use crate::variables::secrets::SecretKey;
+use crate::variables::{Resolved, VariableValue};
+use std::collections::BTreeSet;
+use toolhost_core::variables::{VariableDecl, VariableKind};
+use toolhost_store::{new_id, NewMessage, NewThread, Role, StoredVariable, Thread, Write};
+
+impl Runtime {
+    /// Uses `key` to seal and open secret values.
+    pub fn set_secret_key(&mut self, key: SecretKey) {
+        self.secret_key = Some(key);
+    }
+
+    /// The declarations of the agent and of the prompts of its sides.
+    fn agent_declarations(&self, agent: &AgentDef) -> Vec<VariableDecl> {
+        let mut decls = Vec::new();
+        for side in std::iter::once(&agent.side_a).chain(agent.side_b.as_ref()) {
+            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
+                decls.extend(prompt.variables.iter().cloned());
+            }
+        }
+        decls.extend(agent.variables.iter().cloned());
+        decls
+    }
+
+    /// Whether any definition (tool, prompt or agent) declares `name` a secret.
+    fn declared_secret(&self, name: &str) -> bool {
+        let secret = |d: &VariableDecl| d.name == name && d.kind == VariableKind::Secret;
+        self.tools
+            .values()
+            .any(|t| t.definition().variables.iter().any(secret))
+            || self
+                .defs
+                .prompts
+                .values()
+                .any(|p| p.variables.iter().any(secret))
+            || self
+                .defs
+                .agents
+                .values()
+                .any(|a| a.variables.iter().any(secret))
+    }
+
+    /// The values a thread of `agent` has: prompt values, then the agent's, then the thread's
+    /// (secrets opened).
+    pub(super) fn resolve(
+        &self,
+        thread_id: &str,
+        agent: &AgentDef,
+    ) -> Result<Resolved, RuntimeError> {
+        let mut resolved = Resolved::default();
+        let text = |(k, v): (&String, &String)| (k.clone(), v.clone(), VariableKind::Text);
+        for side in std::iter::once(&agent.side_a).chain(agent.side_b.as_ref()) {
+            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
+                resolved.merge(prompt.values.iter().map(text));
+            }
+        }
+        resolved.merge(agent.values.iter().map(text));
+        let stored = self.store.variables(thread_id)?;
+        let mut opened = Vec::with_capacity(stored.len());
+        for v in stored {
+            if v.secret {
+                let key = self.secret_key.as_ref().ok_or_else(|| {
+                    RuntimeError::Secret(crate::variables::secrets::SecretError::NoKey)
+                })?;
+                let value = key.open(thread_id, &v.name, &v.value)?;
+                opened.push((v.name, value, VariableKind::Secret));
+            } else {
+                opened.push((v.name, v.value, VariableKind::Text));
+            }
+        }
+        resolved.merge(opened);
+        Ok(resolved)
+    }
+
+    /// The writes that store `values` for a thread, secrets sealed.
+    fn variable_writes(
+        &self,
+        thread_id: &str,
+        values: Vec<VariableValue>,
+    ) -> Result<Vec<Write>, RuntimeError> {
+        let mut writes = Vec::with_capacity(values.len());
+        for v in values {
+            let secret = v.secret || self.declared_secret(&v.name);
+            let value = if secret {
+                let key = self.secret_key.as_ref().ok_or_else(|| {
+                    RuntimeError::Secret(crate::variables::secrets::SecretError::NoKey)
+                })?;
+                key.seal(thread_id, &v.name, &v.value)?
+            } else {
+                v.value
+            };
+            writes.push(Write::SetVariable(StoredVariable {
+                name: v.name,
+                secret,
+                value,
+            }));
+        }
+        Ok(writes)
+    }
+
+    /// Gives a thread variable values (for example the ones it paused for); a request whose
+    /// variables all have values now is marked answered. Run the thread again to continue.
+    pub fn set_variables(
+        &self,
+        thread_id: &str,
+        values: Vec<VariableValue>,
+    ) -> Result<(), RuntimeError> {
+        let thread = self.store.thread(thread_id)?;
+        let given: BTreeSet<String> = values.iter().map(|v| v.name.clone()).collect();
+        let mut writes = self.variable_writes(thread_id, values)?;
+        let have: BTreeSet<String> = self
+            .store
+            .variables(thread_id)?
+            .into_iter()
+            .map(|v| v.name)
+            .chain(given)
+            .collect();
+        let agent_values: BTreeSet<String> = self
+            .defs
+            .agents
+            .get(&thread.agent)
+            .map(|a| a.values.keys().cloned().collect())
+            .unwrap_or_default();
+        for request in self.store.variable_requests(thread_id)? {
+            if request.answered_at.is_none()
+                && request
+                    .names
+                    .iter()
+                    .all(|n| have.contains(n) || agent_values.contains(n))
+            {
+                writes.push(Write::AnswerVariables { id: request.id });
+            }
+        }
+        self.store.apply(thread_id, writes)?;
+        Ok(())
+    }
+
+    /// Creates a thread for `agent` with the user's first message and variable values. It fails,
+    /// naming them, when variables the agent or its prompts require have no value.
+    pub fn start_thread_with(
+        &self,
+        agent: &str,
+        message: &str,
+        values: Vec<VariableValue>,
+    ) -> Result<Thread, RuntimeError> {
+        let def = self
+            .defs
+            .agents
+            .get(agent)
+            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        let given: BTreeSet<&str> = values.iter().map(|v| v.name.as_str()).collect();
+        let from_defs = |name: &str| {
+            def.values.contains_key(name)
+                || std::iter::once(&def.side_a)
+                    .chain(def.side_b.as_ref())
+                    .filter_map(|s| self.defs.prompts.get(&s.prompt))
+                    .any(|p| p.values.contains_key(name))
+        };
+        let mut missing: Vec<String> = self
+            .agent_declarations(def)
+            .into_iter()
+            .filter(|d| d.required && !given.contains(d.name.as_str()) && !from_defs(&d.name))
+            .map(|d| d.name)
+            .collect();
+        missing.dedup();
+        if !missing.is_empty() {
+            return Err(RuntimeError::MissingVariables {
+                agent: agent.to_owned(),
+                names: missing,
+            });
+        }
+        // The id is chosen first: secrets are sealed for their thread.
+        let id = new_id();
+        let mut writes = self.variable_writes(&id, values)?;
+        let thread = self.store.create_thread(NewThread {
+            id: Some(id),
+            agent: agent.to_owned(),
+            ..NewThread::default()
+        })?;
+        writes.push(Write::AppendMessage(NewMessage {
+            role: Some(Role::User),
+            content: Some(message.to_owned()),
+            ..NewMessage::default()
+        }));
+        self.store.apply(&thread.id, writes)?;
+        Ok(thread)
+    }
+}

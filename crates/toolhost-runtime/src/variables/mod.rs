@@ -1,0 +1,172 @@
+//! Variables: values that prompts, agents and threads give the tools that declare them.
+//!
+//! Values merge prompt → agent → thread, the later winning. Text values may come from definition
+//! files; secret values only from the thread, where they are stored sealed (see [`secrets`]) and
+//! opened only for the call of a tool that declared them. Whatever a tool returns, emits or
+//! stores is passed through a [`Redactor`] first, so a secret that a tool echoes is replaced by
+//! `[redacted NAME]` before it reaches the store, a model or a screen.
+
+pub mod secrets;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use toolhost_core::variables::VariableKind;
+
+/// A value given to a thread.
+#[derive(Clone, PartialEq, Eq)]
+pub struct VariableValue {
+    /// The variable's name.
+    pub name: String,
+    /// The value.
+    pub value: String,
+    /// Whether it is a secret (it is also one when any definition declares it secret).
+    pub secret: bool,
+}
+
+impl std::fmt::Debug for VariableValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = if self.secret {
+            "[redacted]"
+        } else {
+            &self.value
+        };
+        write!(f, "{}={shown}", self.name)
+    }
+}
+
+impl VariableValue {
+    /// A text value.
+    pub fn text(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+            secret: false,
+        }
+    }
+
+    /// A secret value.
+    pub fn secret(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            secret: true,
+            ..Self::text(name, value)
+        }
+    }
+}
+
+/// The values a thread has, after merging, with secrets opened (kept in memory only).
+#[derive(Clone, Default)]
+pub struct Resolved {
+    values: BTreeMap<String, (String, VariableKind)>,
+}
+
+impl Resolved {
+    /// Adds values, replacing earlier ones of the same name.
+    pub fn merge(&mut self, values: impl IntoIterator<Item = (String, String, VariableKind)>) {
+        for (name, value, kind) in values {
+            self.values.insert(name, (value, kind));
+        }
+    }
+
+    /// The value of `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(|(v, _)| v.as_str())
+    }
+
+    /// The text values, for prompts.
+    pub fn texts(&self) -> BTreeMap<String, String> {
+        self.values
+            .iter()
+            .filter(|(_, (_, kind))| *kind == VariableKind::Text)
+            .map(|(k, (v, _))| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// A redactor for every secret value.
+    pub fn redactor(&self) -> Redactor {
+        Redactor {
+            secrets: self
+                .values
+                .iter()
+                .filter(|(_, (v, kind))| *kind == VariableKind::Secret && !v.is_empty())
+                .map(|(k, (v, _))| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Replaces secret values in text and JSON by `[redacted NAME]`.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} secrets)", self.secrets.len())
+    }
+}
+
+impl Redactor {
+    /// `text` with every secret value replaced.
+    pub fn text(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (name, value) in &self.secrets {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), &format!("[redacted {name}]"));
+            }
+        }
+        out
+    }
+
+    /// `value` with every secret replaced in every string (keys included).
+    pub fn json(&self, value: Value) -> Value {
+        if self.secrets.is_empty() {
+            return value;
+        }
+        match value {
+            Value::String(s) => Value::String(self.text(&s)),
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.json(v)).collect()),
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (self.text(&k), self.json(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secrets_are_replaced_in_text_and_in_every_json_string() {
+        let mut r = Resolved::default();
+        r.merge([
+            ("TOKEN".into(), "tok-123".into(), VariableKind::Secret),
+            ("REGION".into(), "eu".into(), VariableKind::Text),
+        ]);
+        let red = r.redactor();
+        assert_eq!(
+            red.text("auth tok-123 failed"),
+            "auth [redacted TOKEN] failed"
+        );
+        assert_eq!(
+            red.json(json!({"e": ["x tok-123"], "tok-123": 1, "region": "eu"})),
+            json!({"e": ["x [redacted TOKEN]"], "[redacted TOKEN]": 1, "region": "eu"})
+        );
+        assert_eq!(r.texts().get("REGION").map(String::as_str), Some("eu"));
+        assert!(!r.texts().contains_key("TOKEN"));
+        assert_eq!(
+            format!("{:?}", VariableValue::secret("TOKEN", "tok-123")),
+            "TOKEN=[redacted]"
+        );
+    }
+}
