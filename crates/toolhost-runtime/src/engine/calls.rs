@@ -9,6 +9,7 @@
 
 use super::approvals::Gate;
 use super::attachments::store_attachments;
+use super::middleware::{CallInfo, Pipeline};
 use super::run::Waiting;
 use super::run::{result_message, stored_result, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::state::ThreadState;
@@ -20,6 +21,16 @@ use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{parse_tool_args, AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_store::{new_id, CallIntent, CallState, Message, ToolCallRecord, Write};
+
+/// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
+/// and hooks that apply to it.
+#[derive(Clone)]
+pub(super) struct Offer {
+    pub tools: ToolSet,
+    pub parallel: bool,
+    pub pipeline: Arc<Pipeline>,
+    pub prompt: String,
+}
 
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
 pub const PARALLEL_CAP: usize = 4;
@@ -71,9 +82,10 @@ impl Runtime {
         &self,
         state: &ThreadState,
         call: &ToolCallRecord,
-        offered: &ToolSet,
+        offer: &Offer,
         stopped: bool,
     ) -> Result<Plan, RuntimeError> {
+        let offered = &offer.tools;
         let thread_id = state.thread_id();
         let journaled = self.store.call(thread_id, &call.id)?.map(|c| c.state);
         if stopped {
@@ -104,6 +116,22 @@ impl Runtime {
         let (tool, args) = match checked {
             Ok(ok) => ok,
             Err(e) => return Ok(answer(call, journaled.is_some(), &e.into_result())),
+        };
+        // Input middleware may change the arguments; what it returns is validated again.
+        let args = if offer.pipeline.is_empty() {
+            args
+        } else {
+            let changed = offer.pipeline.input(&call_info(state, offer, call), args);
+            match tool.validate(changed) {
+                Ok(valid) => valid,
+                Err(failure) => {
+                    let e = ToolSetError::Call {
+                        tool_name: call.name.clone(),
+                        failure,
+                    };
+                    return Ok(answer(call, journaled.is_some(), &e.into_result()));
+                }
+            }
         };
         if journaled == Some(CallState::Intent) && !tool.definition().idempotent {
             return Ok(answer(call, true, &ToolResult::error(OUTCOME_UNKNOWN)));
@@ -161,15 +189,15 @@ impl Runtime {
         &self,
         state: &ThreadState,
         calls: Vec<ToolCallRecord>,
-        offered: &ToolSet,
+        offer: &Offer,
         abort: &AbortSignal,
-        parallel: bool,
     ) -> Result<(Vec<Message>, Option<Waiting>), RuntimeError> {
+        let parallel = offer.parallel;
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
         if !parallel || calls.len() < 2 {
             for call in calls {
-                let writes = match self.plan(state, &call, offered, abort.is_aborted()).await? {
+                let writes = match self.plan(state, &call, offer, abort.is_aborted()).await? {
                     Plan::Answered(writes) => writes,
                     Plan::Wait(request) => return Ok((messages, Some(request))),
                     Plan::Run {
@@ -180,7 +208,8 @@ impl Runtime {
                     } => {
                         self.store.apply(thread_id, before)?;
                         let ctx = context(state, abort, &call.id, env);
-                        execute(tool, args, call, ctx, state.redactor().clone()).await
+                        let end = CallEnd::new(state, offer, &call);
+                        execute(tool, args, call, ctx, end).await
                     }
                 };
                 messages.push(stored_result(self.store.apply(thread_id, writes)?)?);
@@ -190,7 +219,7 @@ impl Runtime {
         let mut plans = Vec::with_capacity(calls.len());
         let mut waiting = None;
         for call in &calls {
-            match self.plan(state, call, offered, abort.is_aborted()).await? {
+            match self.plan(state, call, offer, abort.is_aborted()).await? {
                 // The calls after one that waits wait with it.
                 Plan::Wait(request) => {
                     waiting = Some(request);
@@ -221,11 +250,11 @@ impl Runtime {
                 } => {
                     results.push(None);
                     let ctx = context(state, abort, &call.id, env);
-                    let redactor = state.redactor().clone();
+                    let end = CallEnd::new(state, offer, &call);
                     running.push((
                         i,
                         call.clone(),
-                        tokio::spawn(execute(tool, args, call, ctx, redactor)),
+                        tokio::spawn(execute(tool, args, call, ctx, end)),
                     ));
                 }
             }
@@ -261,6 +290,34 @@ fn context(
         .with_extension(state.for_call(env))
 }
 
+fn call_info(state: &ThreadState, offer: &Offer, call: &ToolCallRecord) -> CallInfo {
+    CallInfo {
+        thread_id: state.thread_id().to_owned(),
+        agent: state.agent().to_owned(),
+        prompt: offer.prompt.clone(),
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+    }
+}
+
+/// What a call's result passes through after it ran: output middleware and hooks, then
+/// redaction of secret values.
+struct CallEnd {
+    info: CallInfo,
+    pipeline: Arc<Pipeline>,
+    redactor: Arc<Redactor>,
+}
+
+impl CallEnd {
+    fn new(state: &ThreadState, offer: &Offer, call: &ToolCallRecord) -> Self {
+        Self {
+            info: call_info(state, offer, call),
+            pipeline: offer.pipeline.clone(),
+            redactor: state.redactor().clone(),
+        }
+    }
+}
+
 /// Runs a validated call and returns the writes that store its result and attachments; any
 /// secret value in the result is redacted before it is stored.
 async fn execute(
@@ -268,7 +325,7 @@ async fn execute(
     args: Value,
     call: ToolCallRecord,
     ctx: ToolContext,
-    redactor: Arc<Redactor>,
+    end: CallEnd,
 ) -> Vec<Write> {
     let result = match tool.execute_validated(args, ctx).await {
         Ok(r) => r,
@@ -278,6 +335,12 @@ async fn execute(
         }
         .into_result(),
     };
+    let result = if end.pipeline.is_empty() {
+        result
+    } else {
+        end.pipeline.output(&end.info, result)
+    };
+    let redactor = end.redactor;
     let message_id = new_id();
     let (result, mut writes) = store_attachments(&call.id, &message_id, result);
     let mut message = result_message(&call.name, &result);

@@ -15,6 +15,7 @@ mod approvals;
 mod attachments;
 mod calls;
 mod history;
+mod middleware;
 mod run;
 mod state;
 mod thread_vars;
@@ -22,6 +23,7 @@ mod turns;
 
 pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
 pub use calls::PARALLEL_CAP;
+pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use run::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use state::ThreadState;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
@@ -90,6 +92,10 @@ pub struct Runtime {
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     /// Seals and opens secret values.
     secret_key: Option<SecretKey>,
+    /// Middleware in registration order, with where it applies.
+    middleware: Vec<(MiddlewareScope, Arc<dyn Middleware>)>,
+    /// Tool hooks in registration order.
+    hooks: Vec<Arc<dyn ToolHooks>>,
 }
 
 impl Runtime {
@@ -151,6 +157,8 @@ impl Runtime {
             running: Default::default(),
             approval_handler: None,
             secret_key: None,
+            middleware: Vec::new(),
+            hooks: Vec::new(),
         })
     }
 
@@ -189,6 +197,16 @@ impl Runtime {
     /// at a call that needs approval until [`Runtime::decide`] is called.
     pub fn set_approval_handler(&mut self, handler: Arc<dyn ApprovalHandler>) {
         self.approval_handler = Some(handler);
+    }
+
+    /// Adds middleware where `scope` says; see [`Middleware`] for the order it runs in.
+    pub fn add_middleware(&mut self, scope: MiddlewareScope, middleware: Arc<dyn Middleware>) {
+        self.middleware.push((scope, middleware));
+    }
+
+    /// Adds hooks that see every tool call's end.
+    pub fn add_tool_hooks(&mut self, hooks: Arc<dyn ToolHooks>) {
+        self.hooks.push(hooks);
     }
 
     /// Uses `model` for the model definition `name` (a real adapter, or a test double).

@@ -2,7 +2,9 @@
 //! model, store its reply, repeat.
 
 use super::approvals::requested_event;
+use super::calls::Offer;
 use super::history::ChatView;
+use super::middleware::Pipeline;
 use super::state::ThreadState;
 use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
@@ -68,8 +70,7 @@ pub const OUTCOME_UNKNOWN: &str = "ToolCallError: the outcome of this call is un
 struct SideRun<'a> {
     def: &'a SideDef,
     model: Arc<dyn Model>,
-    offered: ToolSet,
-    parallel: bool,
+    offer: Offer,
     max_steps: u32,
     view: ChatView,
     request: ModelRequest,
@@ -113,6 +114,7 @@ fn index_of(side: Side) -> usize {
 impl Runtime {
     fn side_run<'a>(
         &self,
+        agent: &str,
         def: &'a SideDef,
         side: Option<Side>,
         history: &[Message],
@@ -154,7 +156,7 @@ impl Runtime {
         Ok(SideRun {
             def,
             model,
-            parallel: prompt.parallel_tool_calls,
+
             max_steps: prompt
                 .max_steps
                 .or(def.max_steps)
@@ -164,7 +166,17 @@ impl Runtime {
                 messages,
                 tools: offered.definitions(),
             },
-            offered,
+            offer: Offer {
+                tools: offered,
+                parallel: prompt.parallel_tool_calls,
+                pipeline: Arc::new(Pipeline::select(
+                    &self.middleware,
+                    &self.hooks,
+                    agent,
+                    &prompt.name,
+                )),
+                prompt: prompt.name.clone(),
+            },
         })
     }
 
@@ -182,13 +194,14 @@ impl Runtime {
         let variables = Arc::new(self.resolve(thread_id, agent)?);
         let texts = variables.texts();
         let mut sides = vec![self.side_run(
+            &agent.name,
             &agent.side_a,
             position.is_dual().then_some(Side::A),
             &history,
             &texts,
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
-            sides.push(self.side_run(b, Some(Side::B), &history, &texts)?);
+            sides.push(self.side_run(&agent.name, b, Some(Side::B), &history, &texts)?);
         }
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
         let mut answered: HashSet<String> = history
@@ -218,13 +231,12 @@ impl Runtime {
                 if !pending.is_empty() {
                     let caller = side_of(last).unwrap_or(Side::A);
                     let run = &sides[index_of(caller).min(sides.len() - 1)];
-                    let (offered, parallel) = (run.offered.clone(), run.parallel);
+                    let offer = run.offer.clone();
                     let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent)
                         .at(caller, position.turn, position.steps)
                         .with_variables(variables.clone());
-                    let (results, waiting) = self
-                        .finish_calls(&state, pending, &offered, &abort, parallel)
-                        .await?;
+                    let (results, waiting) =
+                        self.finish_calls(&state, pending, &offer, &abort).await?;
                     record(&mut history, &mut answered, &mut sides, results);
                     if let Some(waiting) = waiting {
                         return self.pause(thread_id, waiting);
@@ -263,8 +275,10 @@ impl Runtime {
             }
             // 4. Ask the model and store its reply before anything runs.
             let run = &sides[index_of(position.side).min(sides.len() - 1)];
-            let response = match run.model.complete(&run.request).await {
-                Ok(r) => r,
+            let changed = run.offer.pipeline.request(&run.request);
+            let request = changed.as_ref().unwrap_or(&run.request);
+            let response = match run.model.complete(request).await {
+                Ok(r) => run.offer.pipeline.response(r),
                 Err(e) => {
                     self.store
                         .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])?;
