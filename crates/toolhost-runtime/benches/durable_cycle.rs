@@ -551,7 +551,7 @@ fn main() {
     }
 
     // d. Step 20 against step 2,000.
-    let (early_at, late_at) = if s.long >= 2011 {
+    let (early_at, late_at) = if s.long >= 2012 {
         (10..=30, 1990..=2010)
     } else {
         // A shorter thread (for a quick look): the same windows scaled down.
