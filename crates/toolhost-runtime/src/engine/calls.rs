@@ -327,6 +327,7 @@ async fn execute(
     ctx: ToolContext,
     end: CallEnd,
 ) -> Vec<Write> {
+    tracing::debug!(tool = %call.name, call_id = %call.id, "call started");
     let result = match tool.execute_validated(args, ctx).await {
         Ok(r) => r,
         Err(failure) => ToolSetError::Call {
@@ -335,6 +336,12 @@ async fn execute(
         }
         .into_result(),
     };
+    tracing::debug!(
+        tool = %call.name,
+        call_id = %call.id,
+        success = result.is_success(),
+        "call ended"
+    );
     let result = if end.pipeline.is_empty() {
         result
     } else {

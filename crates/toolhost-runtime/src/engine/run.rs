@@ -275,6 +275,14 @@ impl Runtime {
             }
             // 4. Ask the model and store its reply before anything runs.
             let run = &sides[index_of(position.side).min(sides.len() - 1)];
+            tracing::debug!(
+                thread = thread_id,
+                side = %position.side,
+                turn = position.turn,
+                step = position.steps + 1,
+                model = run.model.name(),
+                "asking the model"
+            );
             let changed = run.offer.pipeline.request(&run.request);
             let request = changed.as_ref().unwrap_or(&run.request);
             let response = match run.model.complete(request).await {
@@ -317,6 +325,7 @@ impl Runtime {
     /// Records what the thread waits for (once, also when it is run again while it waits) and
     /// pauses it.
     fn pause(&self, thread_id: &str, waiting: Waiting) -> Result<RunOutcome, RuntimeError> {
+        tracing::debug!(thread = thread_id, "pausing: waiting for a person");
         let mut writes = vec![Write::SetStatus(ThreadStatus::Paused)];
         let waiting = match waiting {
             Waiting::Approval(request) => {
