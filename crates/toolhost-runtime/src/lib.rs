@@ -1,14 +1,25 @@
 //! # toolhost-runtime: the thread executor
 //!
-//! Turns tool definitions into running agents. This first part holds process activities: tools
-//! in any language, run as a program per call.
+//! Turns tool definitions into running agents: it loads a project (agents, prompts, models,
+//! blueprint tools, process activities), runs threads one step at a time, and keeps every tool
+//! call durable.
 //!
-//! ## Contract (so far)
+//! ## Contract
+//! - The step cycle: finish the pending calls of the last reply, drain queued work, end the turn
+//!   on a reply, a stop tool or the step budget (a `dual_ai` session hands the next turn to the
+//!   other side until `maxSessionTurns`), else ask the model and store its reply before anything
+//!   runs. The position in the thread is read back from the store, never kept only in memory.
+//! - Durability: a call's intent is journaled before it runs and its result stored before the
+//!   next step; after a crash a completed call never runs again, and a call whose outcome is
+//!   unknown runs again only when its tool is idempotent (the model is told otherwise).
+//! - A call that needs approval, or a variable the thread lacks, pauses the thread durably at
+//!   that call ([`engine::RunOutcome::Paused`]); decisions are bound to the call, its arguments
+//!   and the tool definition.
+//! - Secrets are stored sealed, opened only for the tool that declared them, and redacted from
+//!   results, events and values before they are stored.
 //! - A process activity runs its program once per call with the call as JSON on standard input
-//!   and reads a `ToolResult` as JSON from standard output. Every failure (a non-zero exit, a
-//!   crash, a timeout, output that is not a result, output past the cap) becomes an error result
-//!   that names the activity; none of them is an error of the runtime.
-//! - Past its timeout the program's whole process tree is killed.
+//!   and reads a `ToolResult` as JSON from standard output; every failure becomes an error result
+//!   naming the activity, and past its timeout the whole process tree is killed.
 
 pub mod activity;
 pub mod engine;
