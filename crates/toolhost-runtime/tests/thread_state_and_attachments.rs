@@ -176,3 +176,63 @@ async fn an_attachment_that_is_not_base64_makes_the_result_an_error_that_says_so
         .all(|e| e.path != "/attachments"));
     let _ = std::fs::remove_dir_all(root);
 }
+
+#[tokio::test]
+async fn a_tool_invokes_another_shares_the_run_context_and_sees_its_execution() {
+    let root = project(
+        "{\"toolCalls\": [{\"name\": \"relay\"}, {\"name\": \"relay\"}]}\n{\"text\": \"done\"}\n",
+        &["relay", "echo"],
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&root, store.clone()).unwrap();
+    rt.register_tool(echo_tool());
+    rt.register_tool(
+        DynamicTool::new("relay", "Asks echo, counts its runs in the run's context.")
+            .handler(|_args: Value, ctx: ToolContext| async move {
+                let state = ctx
+                    .get::<ThreadState>()
+                    .ok_or_else(|| ToolError::new("no thread"))?;
+                let runs = state
+                    .context_value("runs")
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0)
+                    + 1;
+                state.set_context_value("runs", Some(json!(runs)));
+                let echoed = state.invoke_tool("echo", json!({"text": "inner"})).await;
+                let missing = state.invoke_tool("nope", json!({})).await;
+                let execution = state.execution();
+                Ok::<_, ToolError>(format!(
+                    "run {runs}: {} / {} / step {} side {} root {}",
+                    echoed.model_text(),
+                    missing.model_text(),
+                    execution.step_count,
+                    execution.side,
+                    state.root_thread_id() == state.thread_id()
+                ))
+            })
+            .build()
+            .unwrap(),
+    );
+    let thread = rt.start_thread("a", "relay").unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let results: Vec<String> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.unwrap_or_default())
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].starts_with("run 1: inner / ToolNotFoundError: Tool not found: nope"),
+        "{results:?}"
+    );
+    assert!(results[1].starts_with("run 2: inner"), "{results:?}");
+    assert!(
+        results[1].ends_with("step 1 side a root true"),
+        "{results:?}"
+    );
+    // The invoked tool is part of the call, not a call of its own.
+    assert_eq!(store.calls(&thread.id).unwrap().len(), 2);
+    let _ = std::fs::remove_dir_all(root);
+}

@@ -287,7 +287,7 @@ fn context(
     ToolContext::new(call_id)
         .with_thread(state.thread_id())
         .with_abort(abort.clone())
-        .with_extension(state.for_call(env))
+        .with_extension(state.for_call(call_id, env))
 }
 
 fn call_info(state: &ThreadState, offer: &Offer, call: &ToolCallRecord) -> CallInfo {

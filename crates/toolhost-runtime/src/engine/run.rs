@@ -212,6 +212,9 @@ impl Runtime {
             .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])?;
 
         let (abort, _running) = self.track(thread_id);
+        // The spec's in-memory context: shared by the calls of this run, never stored.
+        let context: Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>> =
+            Arc::default();
         loop {
             if abort.is_aborted() {
                 return self.finish(thread_id, StopReason::Stopped);
@@ -234,7 +237,8 @@ impl Runtime {
                     let offer = run.offer.clone();
                     let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent)
                         .at(caller, position.turn, position.steps)
-                        .with_variables(variables.clone());
+                        .with_variables(variables.clone())
+                        .in_run(context.clone(), offer.tools.clone(), abort.clone());
                     let (results, waiting) =
                         self.finish_calls(&state, pending, &offer, &abort).await?;
                     record(&mut history, &mut answered, &mut sides, results);

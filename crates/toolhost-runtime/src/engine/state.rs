@@ -6,9 +6,13 @@
 
 use super::turns::Side;
 use crate::variables::{Redactor, Resolved};
+use serde_json::Map;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use toolhost_core::tool::AbortSignal;
+use toolhost_core::{ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_store::path::{normalize, FsPath};
 use toolhost_store::{Message, QueueItem, Store, StoreError, Write};
 
@@ -25,6 +29,28 @@ pub struct ThreadState {
     redactor: Arc<Redactor>,
     /// The values of the variables the called tool declared.
     env: Arc<BTreeMap<String, String>>,
+    /// The in-memory context of the run (not durable).
+    context: Arc<Mutex<Map<String, Value>>>,
+    /// The tools the prompt offers, for `invoke_tool`.
+    tools: ToolSet,
+    /// The run's abort signal.
+    abort: AbortSignal,
+    /// The call this state was handed to, and how many tools it invoked so far.
+    call_id: Arc<str>,
+    invoked: Arc<AtomicU32>,
+}
+
+/// The spec's `state.execution`: where the run is, present only inside tools and hooks.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// The model steps of the current turn so far.
+    pub step_count: u32,
+    /// The side whose call this is.
+    pub side: Side,
+    /// The session turn.
+    pub turn: u32,
+    /// Raised when the run is asked to stop.
+    pub abort_signal: AbortSignal,
 }
 
 impl std::fmt::Debug for ThreadState {
@@ -51,7 +77,25 @@ impl ThreadState {
             variables: Arc::default(),
             redactor: Arc::default(),
             env: Arc::default(),
+            context: Arc::default(),
+            tools: ToolSet::new(),
+            abort: AbortSignal::new(),
+            call_id: Arc::from(""),
+            invoked: Arc::default(),
         }
+    }
+
+    /// The same thread within a run: its in-memory context, the offered tools, its abort signal.
+    pub(crate) fn in_run(
+        mut self,
+        context: Arc<Mutex<Map<String, Value>>>,
+        tools: ToolSet,
+        abort: AbortSignal,
+    ) -> Self {
+        self.context = context;
+        self.tools = tools;
+        self.abort = abort;
+        self
     }
 
     /// The same thread with the thread's resolved variables (kept by the runtime, never shown
@@ -63,10 +107,87 @@ impl ThreadState {
     }
 
     /// The state one call sees: only the variables its tool declared.
-    pub(crate) fn for_call(&self, env: BTreeMap<String, String>) -> Self {
+    pub(crate) fn for_call(&self, call_id: &str, env: BTreeMap<String, String>) -> Self {
         let mut state = self.clone();
         state.env = Arc::new(env);
+        state.call_id = Arc::from(call_id);
+        state.invoked = Arc::default();
         state
+    }
+
+    /// Where the run is (`state.execution`).
+    pub fn execution(&self) -> Execution {
+        Execution {
+            step_count: self.step,
+            side: self.side,
+            turn: self.turn,
+            abort_signal: self.abort.clone(),
+        }
+    }
+
+    /// The id of the root thread of this thread's family (this thread: sub-agents, which would
+    /// have a parent, are not built yet).
+    pub fn root_thread_id(&self) -> &str {
+        &self.thread_id
+    }
+
+    /// A value of the run's in-memory context (not durable: gone when the run ends).
+    pub fn context_value(&self, key: &str) -> Option<Value> {
+        self.context
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    /// Sets a value of the run's in-memory context; `None` removes it.
+    pub fn set_context_value(&self, key: &str, value: Option<Value>) {
+        let mut context = self.context.lock().unwrap_or_else(|p| p.into_inner());
+        match value {
+            Some(v) => context.insert(key.to_owned(), v),
+            None => context.remove(key),
+        };
+    }
+
+    /// Runs another tool the prompt offers, now, as part of this call (`invokeTool`): its
+    /// arguments are validated, it sees the variables it declared, and its idempotency key
+    /// derives from this call's. A tool that needs approval cannot be invoked this way. The
+    /// result is returned (secrets redacted), not stored as a call of its own.
+    pub async fn invoke_tool(&self, name: &str, arguments: Value) -> ToolResult {
+        let Some(tool) = self.tools.get(name) else {
+            return ToolSetError::NotFound {
+                tool_name: name.to_owned(),
+                available: self.tools.values().map(|t| t.name().to_owned()).collect(),
+            }
+            .into_result();
+        };
+        if tool.approval().is_some() {
+            return ToolResult::error(format!(
+                "ToolCallError: tool \"{name}\" needs approval and cannot be invoked from another tool"
+            ));
+        }
+        let n = self.invoked.fetch_add(1, Ordering::SeqCst);
+        let call_id = format!("{}/{name}#{n}", self.call_id);
+        let env: BTreeMap<String, String> = tool
+            .definition()
+            .variables
+            .iter()
+            .filter_map(|d| Some((d.name.clone(), self.variables.get(&d.name)?.to_owned())))
+            .collect();
+        let ctx = ToolContext::new(call_id.as_str())
+            .with_thread(self.thread_id.clone())
+            .with_abort(self.abort.clone())
+            .with_extension(self.for_call(&call_id, env));
+        let result = self.tools.execute(name, &arguments.to_string(), ctx).await;
+        match serde_json::to_value(&result)
+            .map(|v| self.redactor.json(v))
+            .and_then(serde_json::from_value)
+        {
+            Ok(redacted) => redacted,
+            Err(_) => {
+                ToolResult::error("ToolCallError: the invoked tool's result could not be read")
+            }
+        }
     }
 
     pub(crate) fn variables(&self) -> &Resolved {
