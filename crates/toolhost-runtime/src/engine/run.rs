@@ -144,6 +144,7 @@ impl Runtime {
             request: ModelRequest {
                 messages,
                 tools: offered.definitions(),
+                ..ModelRequest::default()
             },
             offered,
         })
