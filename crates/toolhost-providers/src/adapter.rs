@@ -156,7 +156,7 @@ impl HttpModel {
                 self.base_url,
                 self.api.path(&self.settings.model, stream)
             ),
-            body: Bytes::from(body.to_string()),
+            body: Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
             stream,
             context: wire.context,
         }
