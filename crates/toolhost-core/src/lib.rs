@@ -29,12 +29,14 @@
 //! - [`result`], [`output`], [`args`]: results and content, output serialization, argument parsing.
 //! - [`approval`], [`variables`], [`names`], [`think`]: policies, variable declarations, naming,
 //!   the think tool.
+//! - [`repair`]: mending a model's broken arguments (syntax, then schema-led coercion), with notes.
 
 pub mod approval;
 pub mod args;
 pub mod blueprint;
 pub mod names;
 pub mod output;
+pub mod repair;
 pub mod result;
 pub mod schema;
 pub mod think;

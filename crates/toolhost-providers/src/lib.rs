@@ -1,20 +1,66 @@
 //! # toolhost-providers: models
 //!
-//! The [`Model`] contract every adapter implements, and the scripted [`ScriptedModel`] (the
-//! spec's `test` provider) that replays assistant turns from a script so that agents run with no
-//! API key and tests are deterministic.
+//! The [`Model`] contract every adapter implements, the scripted [`ScriptedModel`] (the spec's
+//! `test` provider), and [`HttpModel`], the adapter for the HTTP APIs: OpenAI chat completions
+//! (and every server that speaks it), Anthropic Messages and Gemini `generateContent`.
 //!
 //! ## Contract
-//! - A model answers a [`ModelRequest`] (the conversation and the offered tools) with a
-//!   [`ModelResponse`]: text, tool calls, and usage where known (unknown counts are `None`,
-//!   never zero).
-//! - A failure is a [`ModelError`] that says what went wrong and whether a retry may help.
+//! - A model answers a [`ModelRequest`] (the conversation, the offered tools, `toolChoice`,
+//!   `parallelToolCalls`) with a [`ModelResponse`]: text, tool calls, reasoning, results of
+//!   provider-run tools, and usage where known (unknown counts are `None`, never zero).
+//! - A failure is a [`ModelError`]: `Transient` (a retry may help) or `Rejected`, in one line
+//!   that names the API, the HTTP status and the API's own message.
+//! - [`model_from_config`] builds a model from a [`ModelConfig`]; a missing key fails there,
+//!   naming its variable. The key is an [`ApiKey`]: it never appears in a `Debug` output, an
+//!   error or a log, and a server's echo of it is scrubbed.
+//!
+//! ## Call ids
+//! A call keeps the id the API issued, so the runtime stores it as the call id and sends it
+//! back unchanged, as OpenAI and Anthropic require. Within one answer, a repeated id is kept
+//! once (the first wins); an id that repeats one of the conversation gets a `_2`, `_3`...
+//! suffix; a missing id (Gemini, some servers) is made up (`call_th...`).
+//!
+//! ## Retries
+//! Only the HTTP exchange is retried: 408, 409, 425, 429 and 5xx answers, timeouts, failed or
+//! reset connections and streams cut before their end, with exponential backoff and jitter,
+//! honouring `Retry-After`, within [`RetryPolicy`]'s attempts and total wait. The runtime must
+//! never ask a model again once the tool calls of its answer have started to run.
+//!
+//! ## Streaming
+//! [`Model::complete_streaming`] reports [`StreamDelta`]s (text, reasoning, tool-call starts and
+//! argument fragments with the call's index and id) to a [`DeltaSink`] while the answer
+//! arrives over server-sent events, and returns the same [`ModelResponse`] as
+//! [`Model::complete`]. After a retry a [`StreamDelta::Restarted`] says to drop what came before.
+//!
+//! ## HTTP client
+//! hyper 1 with hyper-util's pooled client, and rustls (ring, webpki roots) for TLS: the same
+//! hyper the server side shares through axum, HTTP/1.1 only, no proxy, cookie or compression
+//! layers, and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
 
+mod adapter;
+mod anthropic;
+mod api;
+mod assemble;
+mod config;
+mod delta;
+mod failure;
+mod gemini;
+mod hosted;
 mod model;
+mod openai;
+mod retry;
 mod scripted;
+mod secret;
+pub mod sse;
+mod transport;
 
+pub use adapter::{HttpModel, PreparedRequest};
+pub use config::{model_from_config, ApiKind, ConfigError, ModelConfig, Timeouts};
+pub use delta::{DeltaSink, StreamDelta};
 pub use model::{
-    ChatMessage, ChatRole, FinishReason, Model, ModelError, ModelFuture, ModelRequest,
-    ModelResponse, ModelToolCall, Usage,
+    ChatMessage, ChatRole, FinishReason, ImageAttachment, Model, ModelError, ModelFuture,
+    ModelRequest, ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
 };
+pub use retry::{parse_retry_after, RetryPolicy};
 pub use scripted::{ScriptError, ScriptedModel, ScriptedTurn};
+pub use secret::{ApiKey, REDACTED};

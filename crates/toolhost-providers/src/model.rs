@@ -1,17 +1,21 @@
 //! The model contract: what a request holds and what a response gives back.
 
+use crate::delta::DeltaSink;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use toolhost_core::ToolDefinition;
 
 /// Who wrote a message, as the model sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatRole {
     /// Instructions.
     System,
     /// The user.
+    #[default]
     User,
     /// The model itself.
     Assistant,
@@ -20,9 +24,11 @@ pub enum ChatRole {
 }
 
 /// A tool call made by the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelToolCall {
-    /// The call id (runtime-owned once stored).
+    /// The call id. The HTTP adapters return the id the API issued (made unique within the
+    /// conversation, see the crate page); the runtime stores it as the call id and sends it
+    /// back unchanged with the call and its result.
     pub id: String,
     /// The tool's name.
     pub name: String,
@@ -30,8 +36,29 @@ pub struct ModelToolCall {
     pub arguments: String,
 }
 
+/// An image attached to a message (a tool result's picture, for instance).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageAttachment {
+    /// A name to show where the image cannot be sent, e.g. the attachment's file name.
+    pub name: String,
+    /// The media type, e.g. `image/png`.
+    pub mime_type: String,
+    /// The image bytes, base64-encoded (standard alphabet, with padding).
+    pub data_base64: String,
+}
+
+impl fmt::Debug for ImageAttachment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ImageAttachment")
+            .field("name", &self.name)
+            .field("mime_type", &self.mime_type)
+            .field("base64_len", &self.data_base64.len())
+            .finish()
+    }
+}
+
 /// One message of the conversation sent to a model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
     /// The author.
     pub role: ChatRole,
@@ -43,15 +70,60 @@ pub struct ChatMessage {
     /// The call a tool message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Images a tool message carries. Sent as images where the API takes them in tool results
+    /// (Anthropic, Gemini), as a placeholder line of text where it does not (OpenAI chat).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageAttachment>,
+}
+
+/// Which tools the model may or must call (a prompt's `toolChoice`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ToolChoice {
+    /// The model decides (`auto`).
+    Auto,
+    /// No tool calls (`none`).
+    None,
+    /// At least one tool call (`required`).
+    Required,
+    /// This tool must be called (any other string names a tool).
+    Tool(String),
+}
+
+impl From<String> for ToolChoice {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "auto" => ToolChoice::Auto,
+            "none" => ToolChoice::None,
+            "required" => ToolChoice::Required,
+            _ => ToolChoice::Tool(s),
+        }
+    }
+}
+
+impl From<ToolChoice> for String {
+    fn from(c: ToolChoice) -> Self {
+        match c {
+            ToolChoice::Auto => "auto".to_owned(),
+            ToolChoice::None => "none".to_owned(),
+            ToolChoice::Required => "required".to_owned(),
+            ToolChoice::Tool(name) => name,
+        }
+    }
 }
 
 /// What a model is asked.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelRequest {
     /// The conversation, oldest first.
     pub messages: Vec<ChatMessage>,
-    /// The tools offered.
+    /// The tools offered. Provider-mode tools are sent as the provider's hosted tools.
     pub tools: Vec<ToolDefinition>,
+    /// Which tools the model may call; `None` leaves the API's default (auto).
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may call several tools in one reply; `None` leaves the API's default.
+    /// Gemini has no such switch and ignores it.
+    pub parallel_tool_calls: Option<bool>,
 }
 
 /// Token counts; a count the API did not report is `None`, never zero.
@@ -64,10 +136,11 @@ pub struct Usage {
 }
 
 /// Why the model stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     /// It finished its reply.
+    #[default]
     Stop,
     /// It wants tools to run.
     ToolCalls,
@@ -77,8 +150,22 @@ pub enum FinishReason {
     Other,
 }
 
+/// A call the provider ran itself (a provider-mode tool) and what it gave back. The runtime
+/// records it as a tool result and never executes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderToolResult {
+    /// The provider's id of the call, where it gives one.
+    pub call_id: Option<String>,
+    /// The tool's name (mapped back from the hosted tool's name on the wire).
+    pub name: String,
+    /// What the provider ran the tool with (a search query, code), where it says.
+    pub input: Option<Value>,
+    /// What the tool gave back, as the provider reported it.
+    pub output: Value,
+}
+
 /// What a model answered.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelResponse {
     /// The reply text.
     pub text: Option<String>,
@@ -88,6 +175,10 @@ pub struct ModelResponse {
     pub usage: Usage,
     /// Why it stopped.
     pub finish: FinishReason,
+    /// The model's reasoning text, where the API returns it.
+    pub reasoning: Option<String>,
+    /// Results of provider-mode tools the provider ran while answering.
+    pub provider_results: Vec<ProviderToolResult>,
 }
 
 /// Why a model gave no answer.
@@ -111,4 +202,22 @@ pub trait Model: Send + Sync {
     fn name(&self) -> &str;
     /// Answers one request.
     fn complete<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a>;
+
+    /// Answers one request, reporting the answer to `sink` piece by piece as it arrives. The
+    /// returned response is the same as [`Model::complete`] would give and is authoritative;
+    /// deltas are for showing progress. The default streams nothing and reports the whole text
+    /// as one delta at the end.
+    fn complete_streaming<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        sink: &'a DeltaSink,
+    ) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let response = self.complete(request).await?;
+            if let Some(text) = &response.text {
+                sink(crate::delta::StreamDelta::Text(text.clone()));
+            }
+            Ok(response)
+        })
+    }
 }

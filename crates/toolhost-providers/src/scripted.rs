@@ -177,6 +177,7 @@ impl ScriptedModel {
             },
             tool_calls: calls,
             usage: Usage::default(),
+            ..ModelResponse::default()
         })
     }
 }

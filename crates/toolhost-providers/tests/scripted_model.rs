@@ -21,6 +21,7 @@ fn msg(role: ChatRole) -> ChatMessage {
         content: Some("x".into()),
         tool_calls: vec![],
         tool_call_id: None,
+        ..ChatMessage::default()
     }
 }
 
@@ -39,6 +40,7 @@ fn turns_are_played_by_the_number_of_assistant_messages_so_far() {
     let first = block_on(model.complete(&ModelRequest {
         messages: messages.clone(),
         tools: tools.clone(),
+        ..ModelRequest::default()
     }))
     .unwrap();
     assert_eq!(first.finish, FinishReason::ToolCalls);
@@ -47,6 +49,7 @@ fn turns_are_played_by_the_number_of_assistant_messages_so_far() {
     let again = block_on(model.complete(&ModelRequest {
         messages: messages.clone(),
         tools: tools.clone(),
+        ..ModelRequest::default()
     }))
     .unwrap();
     assert_eq!(again, first);
@@ -54,6 +57,7 @@ fn turns_are_played_by_the_number_of_assistant_messages_so_far() {
     let second = block_on(model.complete(&ModelRequest {
         messages: messages.clone(),
         tools: tools.clone(),
+        ..ModelRequest::default()
     }))
     .unwrap();
     assert_eq!(
@@ -64,6 +68,7 @@ fn turns_are_played_by_the_number_of_assistant_messages_so_far() {
     let last = block_on(model.complete(&ModelRequest {
         messages: messages.clone(),
         tools: tools.clone(),
+        ..ModelRequest::default()
     }))
     .unwrap();
     assert_eq!(
@@ -72,7 +77,12 @@ fn turns_are_played_by_the_number_of_assistant_messages_so_far() {
     );
     assert_eq!(last.usage.input_tokens, None, "unknown counts stay unknown");
     messages.push(msg(ChatRole::Assistant));
-    let past = block_on(model.complete(&ModelRequest { messages, tools })).unwrap_err();
+    let past = block_on(model.complete(&ModelRequest {
+        messages,
+        tools,
+        ..ModelRequest::default()
+    }))
+    .unwrap_err();
     assert_eq!(
         past,
         ModelError::Rejected("the script of test has 4 turns and turn 5 was asked for".into())
@@ -90,6 +100,7 @@ fn a_call_to_a_tool_that_was_not_offered_is_refused_naming_the_turn() {
     let err = block_on(model.complete(&ModelRequest {
         messages: vec![msg(ChatRole::User)],
         tools: vec![tool("get_weather")],
+        ..ModelRequest::default()
     }))
     .unwrap_err();
     assert_eq!(err.to_string(), "script turn 1 calls tool `delete_everything`, which was not offered (offered: get_weather)");

@@ -95,6 +95,7 @@ fn text(t: &str) -> Result<ModelResponse, ModelError> {
         tool_calls: Vec::new(),
         usage: Usage::default(),
         finish: FinishReason::Stop,
+        ..ModelResponse::default()
     })
 }
 
@@ -108,6 +109,7 @@ fn call(id: &str, name: &str, args: Value) -> Result<ModelResponse, ModelError> 
         }],
         usage: Usage::default(),
         finish: FinishReason::ToolCalls,
+        ..ModelResponse::default()
     })
 }
 

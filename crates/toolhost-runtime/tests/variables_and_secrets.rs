@@ -92,6 +92,7 @@ fn calls(names: &[&str]) -> ModelResponse {
             .collect(),
         usage: Usage::default(),
         finish: FinishReason::ToolCalls,
+        ..ModelResponse::default()
     }
 }
 
@@ -101,6 +102,7 @@ fn text(t: &str) -> ModelResponse {
         tool_calls: Vec::new(),
         usage: Usage::default(),
         finish: FinishReason::Stop,
+        ..ModelResponse::default()
     }
 }
 

@@ -73,6 +73,7 @@ fn chat(role: ChatRole, content: Option<String>) -> ChatMessage {
         content,
         tool_calls: Vec::new(),
         tool_call_id: None,
+        ..ChatMessage::default()
     }
 }
 
@@ -95,5 +96,6 @@ fn to_chat_message(m: &Message) -> ChatMessage {
             })
             .collect(),
         tool_call_id: m.tool_call_id.clone(),
+        ..ChatMessage::default()
     }
 }

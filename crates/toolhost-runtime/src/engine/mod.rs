@@ -38,7 +38,7 @@ use toolhost_core::approval::Approval;
 use toolhost_core::blueprint::{Activities, Binding};
 use toolhost_core::tool::{AbortSignal, ToolError};
 use toolhost_core::{AnyTool, ToolSet};
-use toolhost_providers::{Model, ModelError, ScriptError, ScriptedModel};
+use toolhost_providers::{model_from_config, Model, ModelError, ScriptError, ScriptedModel};
 use toolhost_store::{Store, StoreError, Thread};
 
 /// Why the engine could not do what it was asked. Tool failures are never among these: they
@@ -86,6 +86,10 @@ pub struct Runtime {
     tools: ToolSet,
     models: HashMap<String, Arc<dyn Model>>,
     problems: Vec<FileProblem>,
+    /// The model definition every prompt uses instead of its own, when set.
+    model_override: Option<String>,
+    /// Why a model definition that loaded cannot be used (its key is not set, for example).
+    unavailable: HashMap<String, String>,
     /// The abort signal of each thread running in this process.
     running: std::sync::Mutex<HashMap<String, AbortSignal>>,
     /// Decides approval requests at once, when the embedding program installed one.
@@ -133,18 +137,33 @@ impl Runtime {
             }),
         ));
         let mut models: HashMap<String, Arc<dyn Model>> = HashMap::new();
+        let mut unavailable: HashMap<String, String> = HashMap::new();
         for (name, def) in &defs.models {
+            let problem = |message: String| FileProblem {
+                path: root.join("agents/models").join(format!("{name}.json")),
+                tool: name.clone(),
+                message,
+            };
             if def.provider == "test" {
                 match load_script(root, name, def.script.as_deref()) {
                     Ok(model) => {
                         models.insert(name.clone(), Arc::new(model));
                     }
-                    Err(reason) => problems.push(FileProblem {
-                        path: root.join("agents/models").join(format!("{name}.json")),
-                        tool: name.clone(),
-                        message: reason,
-                    }),
+                    Err(reason) => problems.push(problem(reason)),
                 }
+                continue;
+            }
+            // A model whose key is not set is no problem until a thread uses it.
+            match def.http_config() {
+                Err(reason) => problems.push(problem(reason)),
+                Ok(config) => match model_from_config(&config, |n| std::env::var(n).ok()) {
+                    Ok(model) => {
+                        models.insert(name.clone(), model);
+                    }
+                    Err(e) => {
+                        unavailable.insert(name.clone(), e.to_string());
+                    }
+                },
             }
         }
         Ok(Self {
@@ -155,6 +174,8 @@ impl Runtime {
             models,
             problems,
             running: Default::default(),
+            unavailable,
+            model_override: None,
             approval_handler: None,
             secret_key: None,
             middleware: Vec::new(),
@@ -197,6 +218,27 @@ impl Runtime {
     /// at a call that needs approval until [`Runtime::decide`] is called.
     pub fn set_approval_handler(&mut self, handler: Arc<dyn ApprovalHandler>) {
         self.approval_handler = Some(handler);
+    }
+
+    /// Makes every prompt use the model definition `name` instead of its own (for example to
+    /// run a project written for the scripted model on a real one). Fails when no model
+    /// definition of that name loaded.
+    pub fn override_model(&mut self, name: &str) -> Result<(), RuntimeError> {
+        if let Some(why) = self.unavailable.get(name) {
+            return Err(RuntimeError::Model {
+                name: name.to_owned(),
+                reason: why.clone(),
+            });
+        }
+        if !self.models.contains_key(name) {
+            return Err(RuntimeError::Model {
+                name: name.to_owned(),
+                reason: "there is no usable model definition of this name in agents/models/"
+                    .to_owned(),
+            });
+        }
+        self.model_override = Some(name.to_owned());
+        Ok(())
     }
 
     /// Adds middleware where `scope` says; see [`Middleware`] for the order it runs in.

@@ -8,12 +8,12 @@ use super::middleware::Pipeline;
 use super::state::ThreadState;
 use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{SideDef, DEFAULT_MAX_STEPS};
+use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
-use toolhost_providers::{Model, ModelRequest};
+use toolhost_providers::{Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{
     new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, StoreError,
     ThreadStatus, ToolCallRecord, Write,
@@ -128,18 +128,23 @@ impl Runtime {
                 name: def.prompt.clone(),
                 reason: "the agent's prompt did not load".to_owned(),
             })?;
+        let model_name = self.model_override.as_ref().unwrap_or(&prompt.model);
         let model = self
             .models
-            .get(&prompt.model)
+            .get(model_name)
             .cloned()
             .ok_or_else(|| RuntimeError::Model {
-                name: prompt.model.clone(),
-                reason: match self.defs.models.get(&prompt.model) {
-                    Some(def) => format!(
+                name: model_name.clone(),
+                reason: match (
+                    self.unavailable.get(model_name),
+                    self.defs.models.get(model_name),
+                ) {
+                    (Some(why), _) => why.clone(),
+                    (None, Some(def)) => format!(
                         "provider \"{}\" has no adapter in this version",
                         def.provider
                     ),
-                    None => "the model definition did not load".to_owned(),
+                    (None, None) => "the model definition did not load".to_owned(),
                 },
             })?;
         let offered = ToolSet::from_tools(
@@ -165,6 +170,12 @@ impl Runtime {
             request: ModelRequest {
                 messages,
                 tools: offered.definitions(),
+                tool_choice: Some(match prompt.tool_choice {
+                    ToolChoice::Auto => WireToolChoice::Auto,
+                    ToolChoice::Required => WireToolChoice::Required,
+                    ToolChoice::None => WireToolChoice::None,
+                }),
+                parallel_tool_calls: Some(prompt.parallel_tool_calls),
             },
             offer: Offer {
                 tools: offered,

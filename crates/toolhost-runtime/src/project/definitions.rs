@@ -213,6 +213,39 @@ pub struct ModelDef {
     /// Provider settings (temperature, ...).
     #[serde(default)]
     pub settings: Value,
+    /// Whether the model supports OpenAI strict function calling.
+    #[serde(default)]
+    pub strict: bool,
+    /// How transient failures are retried (`maxAttempts`, `initialBackoffMs`, ...).
+    #[serde(default)]
+    pub retry: Option<Value>,
+    /// Time limits of one attempt (`connectMs`, `requestMs`, `streamIdleMs`).
+    #[serde(default)]
+    pub timeouts: Option<Value>,
+}
+
+impl ModelDef {
+    /// The adapter configuration of a model served over HTTP.
+    pub fn http_config(&self) -> Result<toolhost_providers::ModelConfig, String> {
+        let mut config = serde_json::json!({
+            "provider": self.provider,
+            "model": self.model.clone().ok_or("a model served over HTTP needs `model`, the id the API knows")?,
+            "baseUrl": self.base_url,
+            "apiKeyEnv": self.api_key_env,
+            "strict": self.strict,
+            "name": format!("{}:{}", self.provider, self.name),
+        });
+        if self.settings.is_object() {
+            config["settings"] = self.settings.clone();
+        }
+        if let Some(retry) = &self.retry {
+            config["retry"] = retry.clone();
+        }
+        if let Some(timeouts) = &self.timeouts {
+            config["timeouts"] = timeouts.clone();
+        }
+        serde_json::from_value(config).map_err(|e| format!("not a valid model definition: {e}"))
+    }
 }
 
 /// Everything of a project but its tools.

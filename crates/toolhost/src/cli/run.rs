@@ -37,6 +37,9 @@ pub struct RunArgs {
     json: bool,
     #[command(flatten)]
     values: ValueArgs,
+    /// Use this model definition (a file in agents/models/) for every prompt.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
     /// The user's message.
     message: String,
 }
@@ -69,6 +72,9 @@ pub struct ResumeArgs {
     always: bool,
     #[command(flatten)]
     values: ValueArgs,
+    /// Use this model definition (a file in agents/models/) for every prompt.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
 }
 
 pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
@@ -94,9 +100,15 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let Some(runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
+    let Some(mut runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
         return output::exit(BAD_INPUT);
     };
+    if let Some(model) = &args.model {
+        if let Err(e) = runtime.override_model(model) {
+            output::error(&format!("--model {model} cannot be used."), Some(&e));
+            return output::exit(BAD_INPUT);
+        }
+    }
     let values = match args.values.read() {
         Ok(v) => v,
         Err(sentence) => {
@@ -130,9 +142,15 @@ pub fn resume(args: ResumeArgs) -> ExitCode {
         );
         return output::exit(BAD_INPUT);
     }
-    let Some(runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
+    let Some(mut runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
         return output::exit(BAD_INPUT);
     };
+    if let Some(model) = &args.model {
+        if let Err(e) = runtime.override_model(model) {
+            output::error(&format!("--model {model} cannot be used."), Some(&e));
+            return output::exit(BAD_INPUT);
+        }
+    }
     if !args.values.is_empty() {
         let given = args
             .values

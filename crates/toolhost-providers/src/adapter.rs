@@ -1,0 +1,380 @@
+//! [`HttpModel`]: a [`Model`] over one HTTP API, with bounded retries of the exchange.
+
+use crate::api::{wire_tools, CallContext, Settings, WireApi};
+use crate::assemble::Assembly;
+use crate::config::{ApiKind, ConfigError, ModelConfig, Timeouts};
+use crate::delta::{DeltaSink, StreamDelta};
+use crate::failure::{http_failure, scrub, transport_failure, Failure};
+use crate::retry::RetryPolicy;
+use crate::secret::ApiKey;
+use crate::sse::SseParser;
+use crate::transport::{next_chunk, read_body, Transport};
+use crate::{anthropic, gemini, openai};
+use crate::{Model, ModelError, ModelFuture, ModelRequest, ModelResponse};
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
+use serde_json::Value;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// A model behind an HTTP API (OpenAI chat completions and compatible servers, Anthropic
+/// Messages, Gemini). Built by [`crate::model_from_config`] or [`HttpModel::new`].
+pub struct HttpModel {
+    name: String,
+    kind: ApiKind,
+    base_url: String,
+    key: Option<ApiKey>,
+    api: Box<dyn WireApi>,
+    settings: Settings,
+    strict: bool,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+    transport: Transport,
+}
+
+impl fmt::Debug for HttpModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpModel")
+            .field("name", &self.name)
+            .field("api", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("key", &self.key)
+            .field("strict", &self.strict)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request rendered for the wire, before it is sent; see [`HttpModel::prepare`].
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    url: String,
+    body: Bytes,
+    stream: bool,
+    context: CallContext,
+}
+
+impl PreparedRequest {
+    /// Where it goes.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// Whether it asks for a streamed answer.
+    pub fn is_streaming(&self) -> bool {
+        self.stream
+    }
+}
+
+impl HttpModel {
+    /// Builds the model a definition describes; `env` reads the key's variable.
+    pub fn new(
+        config: &ModelConfig,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let kind: ApiKind = config.provider.parse()?;
+        let name = config
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}:{}", kind, config.model));
+        let base_url = match (&config.base_url, kind.default_base_url()) {
+            (Some(url), _) => url.trim_end_matches('/').to_owned(),
+            (None, Some(url)) => url.to_owned(),
+            (None, None) => {
+                return Err(ConfigError::BadBaseUrl {
+                    model: name,
+                    url: String::new(),
+                    reason: "an openai-compatible model needs a baseUrl".to_owned(),
+                })
+            }
+        };
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://"))
+            || base_url.parse::<hyper::Uri>().is_err()
+        {
+            return Err(ConfigError::BadBaseUrl {
+                model: name,
+                url: base_url,
+                reason: "expected an http:// or https:// URL".to_owned(),
+            });
+        }
+        let variable = config.api_key_env.as_deref().or(kind.default_key_env());
+        let key = match variable {
+            None => None,
+            Some(variable) => match env(variable).filter(|k| !k.trim().is_empty()) {
+                Some(key) => Some(ApiKey::new(key.trim())),
+                None => {
+                    return Err(ConfigError::MissingKey {
+                        variable: variable.to_owned(),
+                        model: name,
+                    })
+                }
+            },
+        };
+        let settings = settings(&name, config)?;
+        let api: Box<dyn WireApi> = match kind {
+            ApiKind::OpenAi | ApiKind::OpenAiCompatible => Box::new(openai::OpenAiChat),
+            ApiKind::Anthropic => Box::new(anthropic::AnthropicMessages),
+            ApiKind::Gemini => Box::new(gemini::GeminiGenerate),
+        };
+        let transport = Transport::new(Duration::from_millis(config.timeouts.connect_ms)).map_err(
+            |reason| ConfigError::Client {
+                model: name.clone(),
+                reason,
+            },
+        )?;
+        Ok(HttpModel {
+            name,
+            kind,
+            base_url,
+            key,
+            api,
+            settings,
+            strict: config.strict,
+            retry: config.retry,
+            timeouts: config.timeouts,
+            transport,
+        })
+    }
+
+    /// The API this model speaks.
+    pub fn api(&self) -> ApiKind {
+        self.kind
+    }
+
+    /// Renders a request as it would be sent (the key is added only when sending).
+    pub fn prepare(&self, request: &ModelRequest, stream: bool) -> PreparedRequest {
+        let wire = wire_tools(self.api.as_ref(), request, self.strict);
+        let body = self.api.body(request, &wire, &self.settings, stream);
+        PreparedRequest {
+            url: format!(
+                "{}{}",
+                self.base_url,
+                self.api.path(&self.settings.model, stream)
+            ),
+            body: Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+            stream,
+            context: wire.context,
+        }
+    }
+
+    /// Reads a whole (non-streamed) answer to `prepared`.
+    pub fn parse_response(
+        &self,
+        prepared: &PreparedRequest,
+        body: &[u8],
+    ) -> Result<ModelResponse, ModelError> {
+        let label = self.api.label();
+        let answer: Value = serde_json::from_slice(body).map_err(|e| {
+            let message = scrub(
+                &format!("{label}: the answer is not JSON: {e}"),
+                self.key.as_ref(),
+            );
+            if e.is_eof() {
+                ModelError::Transient(message)
+            } else {
+                ModelError::Rejected(message)
+            }
+        })?;
+        let mut out = Assembly::new(prepared.context.clone());
+        self.api.read(&answer, &mut out).map_err(|reason| {
+            ModelError::Rejected(scrub(
+                &format!("{label}: unexpected answer: {reason}"),
+                self.key.as_ref(),
+            ))
+        })?;
+        Ok(out.finish())
+    }
+
+    async fn run(
+        &self,
+        request: &ModelRequest,
+        sink: Option<&DeltaSink>,
+    ) -> Result<ModelResponse, ModelError> {
+        let prepared = self.prepare(request, sink.is_some());
+        let mut waited = Duration::ZERO;
+        let mut attempt = 1;
+        loop {
+            let failure = match self.attempt(&prepared, sink).await {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            let ModelError::Transient(reason) = &failure.error else {
+                return Err(failure.error);
+            };
+            let give_up = |why: String| ModelError::Transient(format!("{reason}; {why}"));
+            if attempt >= self.retry.max_attempts {
+                return Err(give_up(format!(
+                    "gave up after {attempt} attempts ({:.1} s of waiting)",
+                    waited.as_secs_f64()
+                )));
+            }
+            let delay = self.retry.delay(attempt, failure.retry_after);
+            if waited + delay > self.retry.max_total_wait() {
+                return Err(give_up(format!(
+                    "gave up after {attempt} attempts: the next wait of {:.1} s would pass the retry budget of {:.1} s",
+                    delay.as_secs_f64(),
+                    self.retry.max_total_wait().as_secs_f64()
+                )));
+            }
+            tracing::warn!(model = %self.name, attempt, wait_ms = delay.as_millis() as u64, "{reason}; retrying");
+            tokio::time::sleep(delay).await;
+            waited += delay;
+            attempt += 1;
+            if let Some(sink) = sink {
+                sink(StreamDelta::Restarted {
+                    attempt,
+                    reason: reason.clone(),
+                });
+            }
+        }
+    }
+
+    fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        let mut headers = vec![(CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+        headers.extend(self.api.headers());
+        if let Some((name, mut value)) = self.key.as_ref().and_then(|k| self.api.auth(k)) {
+            value.set_sensitive(true);
+            headers.push((name, value));
+        }
+        headers
+    }
+
+    async fn attempt(
+        &self,
+        prepared: &PreparedRequest,
+        sink: Option<&DeltaSink>,
+    ) -> Result<ModelResponse, Failure> {
+        let label = self.api.label();
+        let key = self.key.as_ref();
+        let wait = match sink {
+            Some(_) => Duration::from_millis(self.timeouts.stream_idle_ms),
+            None => Duration::from_millis(self.timeouts.request_ms),
+        };
+        let started = Instant::now();
+        let response = self
+            .transport
+            .post(&prepared.url, &self.headers(), prepared.body.clone(), wait)
+            .await
+            .map_err(|e| transport_failure(label, &e, key))?;
+        let (parts, mut body) = response.into_parts();
+        let is_sse = parts
+            .headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !parts.status.is_success() || sink.is_none() || !is_sse {
+            let left = wait
+                .saturating_sub(started.elapsed())
+                .max(Duration::from_millis(1));
+            let bytes = read_body(body, left)
+                .await
+                .map_err(|e| transport_failure(label, &e, key))?;
+            if !parts.status.is_success() {
+                return Err(http_failure(
+                    label,
+                    parts.status,
+                    &parts.headers,
+                    &bytes,
+                    key,
+                ));
+            }
+            let response = self
+                .parse_response(prepared, &bytes)
+                .map_err(Failure::from_error)?;
+            if let (Some(sink), Some(text)) = (sink, &response.text) {
+                sink(StreamDelta::Text(text.clone()));
+            }
+            return Ok(response);
+        }
+        let Some(sink) = sink else {
+            return Err(Failure::from_error(ModelError::Rejected(format!(
+                "{label}: no sink"
+            ))));
+        };
+        let mut parser = SseParser::new();
+        let mut reader = self.api.stream_reader();
+        let mut out = Assembly::new(prepared.context.clone());
+        let idle = Duration::from_millis(self.timeouts.stream_idle_ms);
+        loop {
+            let chunk = next_chunk(&mut body, idle)
+                .await
+                .map_err(|e| transport_failure(label, &e, key))?;
+            let Some(chunk) = chunk else {
+                if reader.finished() {
+                    return Ok(out.finish());
+                }
+                return Err(Failure::from_error(ModelError::Transient(format!(
+                    "{label}: the stream ended before its end marker (cut)"
+                ))));
+            };
+            for event in parser.feed(&chunk) {
+                let done = reader.event(&event, &mut out, sink).map_err(|e| {
+                    Failure::from_error(match e {
+                        ModelError::Transient(m) => ModelError::Transient(scrub(&m, key)),
+                        ModelError::Rejected(m) => ModelError::Rejected(scrub(&m, key)),
+                    })
+                })?;
+                if done {
+                    return Ok(out.finish());
+                }
+            }
+        }
+    }
+}
+
+impl Model for HttpModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn complete<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(self.run(request, None))
+    }
+
+    fn complete_streaming<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        sink: &'a DeltaSink,
+    ) -> ModelFuture<'a> {
+        Box::pin(self.run(request, Some(sink)))
+    }
+}
+
+/// Splits a definition's settings into the mapped ones and the rest, checking their types.
+fn settings(name: &str, config: &ModelConfig) -> Result<Settings, ConfigError> {
+    let bad = |setting: &str, reason: &str| ConfigError::BadSetting {
+        model: name.to_owned(),
+        setting: setting.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let mut extra = config.settings.clone();
+    let temperature = match extra.remove("temperature") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .ok_or_else(|| bad("temperature", "expected a number"))?,
+        ),
+    };
+    let max_tokens = match extra
+        .remove("max_tokens")
+        .or_else(|| extra.remove("maxTokens"))
+    {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad("max_tokens", "expected a positive integer"))?,
+        ),
+    };
+    Ok(Settings {
+        model: config.model.clone(),
+        temperature,
+        max_tokens,
+        extra,
+    })
+}

@@ -1,0 +1,221 @@
+//! What every HTTP API adapter provides, and the per-request context shared by its request
+//! builder and its response readers (wire names, strict tools, hosted tools, known call ids).
+
+use crate::assemble::Assembly;
+use crate::delta::DeltaSink;
+use crate::hosted;
+use crate::secret::ApiKey;
+use crate::sse::SseEvent;
+use crate::{ModelError, ModelRequest};
+use hyper::header::{HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use toolhost_core::names::NameMap;
+use toolhost_core::schema::lower::{lower_tool, LoweredTool, Provider};
+use toolhost_core::tool::ExecutionMode;
+use toolhost_core::ToolDefinition;
+
+/// One HTTP API: how to address it, write its requests and read its answers.
+pub(crate) trait WireApi: Send + Sync {
+    /// The API's name in errors and logs, e.g. `Anthropic Messages`.
+    fn label(&self) -> &'static str;
+    /// The tool lowering this API takes.
+    fn lowering(&self) -> Provider;
+    /// The `executionProvider` values whose provider-mode tools this API hosts.
+    fn hosts(&self) -> &'static [&'static str];
+    /// The path (and query) under the base URL.
+    fn path(&self, model: &str, stream: bool) -> String;
+    /// The header carrying the key.
+    fn auth(&self, key: &ApiKey) -> Option<(HeaderName, HeaderValue)>;
+    /// Headers every request carries besides the key and the content type.
+    fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        Vec::new()
+    }
+    /// The request body.
+    fn body(
+        &self,
+        request: &ModelRequest,
+        wire: &WireTools,
+        settings: &Settings,
+        stream: bool,
+    ) -> Value;
+    /// Reads a whole (non-streamed) answer into `out`; `Err` says what is malformed.
+    fn read(&self, answer: &Value, out: &mut Assembly) -> Result<(), String>;
+    /// A reader for one streamed answer.
+    fn stream_reader(&self) -> Box<dyn StreamReader>;
+}
+
+/// Reads the events of one streamed answer.
+pub(crate) trait StreamReader: Send {
+    /// Takes one event; `Ok(true)` once the stream's end marker has arrived.
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Assembly,
+        sink: &DeltaSink,
+    ) -> Result<bool, ModelError>;
+    /// Whether the answer is whole if the stream ends now (the API said why it stopped).
+    fn finished(&self) -> bool;
+}
+
+/// The model id and the settings of a definition, split into what every API maps itself and
+/// what is copied into the body as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Settings {
+    /// The model id.
+    pub model: String,
+    /// `temperature`, if set.
+    pub temperature: Option<f64>,
+    /// `max_tokens`, if set.
+    pub max_tokens: Option<u64>,
+    /// Every other entry.
+    pub extra: Map<String, Value>,
+}
+
+impl Settings {
+    /// Copies the extra entries into `body`, never over a field toolhost set itself.
+    pub(crate) fn merge_into(&self, body: &mut Map<String, Value>) {
+        for (k, v) in &self.extra {
+            body.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+}
+
+/// The offered tools as one request sends them.
+#[derive(Debug, Clone)]
+pub(crate) struct WireTools {
+    /// Local tools, lowered and under their wire names, in the order offered.
+    pub functions: Vec<LoweredTool>,
+    /// Provider-mode tools this API hosts.
+    pub hosted: Vec<ToolDefinition>,
+    /// Everything a reader of the answer needs.
+    pub context: CallContext,
+}
+
+/// What the reader of an answer needs to know about the request it answers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CallContext {
+    names: NameMap,
+    strict: HashMap<String, LoweredTool>,
+    hosted: HashMap<String, String>,
+    /// Call ids already in the conversation.
+    pub history_ids: HashSet<String>,
+}
+
+impl CallContext {
+    /// The tool a function name on the wire stands for (the wire name itself if unknown).
+    pub(crate) fn tool_name(&self, wire: &str) -> String {
+        self.names.tool_name(wire).unwrap_or(wire).to_owned()
+    }
+
+    /// The wire name of a tool.
+    pub(crate) fn wire_name<'a>(&'a self, tool: &'a str) -> &'a str {
+        self.names.wire_name(tool)
+    }
+
+    /// The provider-mode tool a hosted tool's wire name stands for.
+    pub(crate) fn hosted_tool_name(&self, wire: &str) -> String {
+        self.hosted
+            .get(wire)
+            .cloned()
+            .unwrap_or_else(|| wire.to_owned())
+    }
+
+    /// Whether a hosted tool with this wire name was sent.
+    pub(crate) fn hosts(&self, wire: &str) -> bool {
+        self.hosted.contains_key(wire)
+    }
+
+    /// Arguments brought back to the tool's canonical shape (strict mode's nulls removed).
+    pub(crate) fn lift(&self, tool: &str, arguments: String) -> String {
+        let Some(lowered) = self.strict.get(tool) else {
+            return arguments;
+        };
+        match serde_json::from_str::<Value>(&arguments) {
+            Ok(value) => lowered.lift_arguments(value).to_string(),
+            Err(_) => arguments,
+        }
+    }
+}
+
+/// Lowers the offered tools for `api` (strict lowering when `strict` and the API is OpenAI's).
+pub(crate) fn wire_tools(api: &dyn WireApi, request: &ModelRequest, strict: bool) -> WireTools {
+    let lowering = match api.lowering() {
+        Provider::OpenAi if strict => Provider::OpenAiStrict,
+        other => other,
+    };
+    let (local, provider): (Vec<&ToolDefinition>, Vec<&ToolDefinition>) = request
+        .tools
+        .iter()
+        .partition(|t| t.execution_mode == ExecutionMode::Local);
+    let mut context = CallContext {
+        names: NameMap::new(lowering, local.iter().map(|t| t.name.as_str())),
+        ..CallContext::default()
+    };
+    let mut seen = HashSet::new();
+    let mut functions = Vec::new();
+    // The last definition of a name wins; earlier ones are not shown.
+    for tool in local.iter().rev() {
+        if !seen.insert(tool.name.as_str()) {
+            continue;
+        }
+        let wire = context.names.wire_name(&tool.name);
+        let lowered = lower_tool(lowering, wire, &tool.description, &tool.parameters);
+        if lowered.strict {
+            context.strict.insert(tool.name.clone(), lowered.clone());
+        }
+        functions.push(lowered);
+    }
+    functions.reverse();
+    let mut hosted_tools = Vec::new();
+    for tool in provider {
+        let ours = tool
+            .execution_provider
+            .as_deref()
+            .is_none_or(|p| api.hosts().contains(&p));
+        if ours {
+            context.hosted.insert(
+                hosted::wire_name(api.lowering(), &tool.name),
+                tool.name.clone(),
+            );
+            hosted_tools.push(tool.clone());
+        } else {
+            tracing::warn!(
+                tool = %tool.name,
+                "provider-mode tool for another provider not sent to {}",
+                api.label()
+            );
+        }
+    }
+    context.history_ids = request
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone()))
+        .collect();
+    WireTools {
+        functions,
+        hosted: hosted_tools,
+        context,
+    }
+}
+
+/// A call's arguments as a JSON object for APIs that take objects: `{}` for blank or
+/// unparsable text, `{"value": v}` for a parsed non-object.
+pub(crate) fn arguments_object(arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(map)) => Value::Object(map),
+        Ok(other) => serde_json::json!({ "value": other }),
+        Err(_) => Value::Object(Map::new()),
+    }
+}
+
+/// The line that stands for an image an API cannot take in a tool result.
+pub(crate) fn image_placeholder(image: &crate::ImageAttachment) -> String {
+    format!(
+        "[image attachment {} ({}) not shown: this API takes no images in tool results]",
+        image.name, image.mime_type
+    )
+}

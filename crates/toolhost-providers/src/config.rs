@@ -1,0 +1,209 @@
+//! Model definitions: which API, which model, where, and the name of the key's variable.
+
+use crate::adapter::HttpModel;
+use crate::retry::RetryPolicy;
+use crate::Model;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// The HTTP APIs toolhost speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ApiKind {
+    /// OpenAI chat completions at api.openai.com (key from `OPENAI_API_KEY` by default).
+    OpenAi,
+    /// Any server speaking the chat-completions protocol (vLLM, llama.cpp, Ollama, OpenRouter,
+    /// ...): `baseUrl` is required and no key is sent unless `apiKeyEnv` names one.
+    OpenAiCompatible,
+    /// Anthropic Messages (key from `ANTHROPIC_API_KEY` by default).
+    Anthropic,
+    /// Google Gemini `generateContent` (key from `GEMINI_API_KEY` by default).
+    Gemini,
+}
+
+impl ApiKind {
+    /// The name used in model definitions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiKind::OpenAi => "openai",
+            ApiKind::OpenAiCompatible => "openai-compatible",
+            ApiKind::Anthropic => "anthropic",
+            ApiKind::Gemini => "gemini",
+        }
+    }
+
+    /// The vendor's base URL, if the API has one.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            ApiKind::OpenAi => Some("https://api.openai.com/v1"),
+            ApiKind::OpenAiCompatible => None,
+            ApiKind::Anthropic => Some("https://api.anthropic.com"),
+            ApiKind::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
+        }
+    }
+
+    /// The variable read for the key when the definition names none.
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            ApiKind::OpenAi => Some("OPENAI_API_KEY"),
+            ApiKind::OpenAiCompatible => None,
+            ApiKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ApiKind::Gemini => Some("GEMINI_API_KEY"),
+        }
+    }
+}
+
+impl fmt::Display for ApiKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ApiKind {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "openai" => Ok(ApiKind::OpenAi),
+            "openai-compatible" | "openai_compatible" => Ok(ApiKind::OpenAiCompatible),
+            "anthropic" => Ok(ApiKind::Anthropic),
+            "gemini" | "google" => Ok(ApiKind::Gemini),
+            other => Err(ConfigError::UnknownProvider(other.to_owned())),
+        }
+    }
+}
+
+/// Time limits of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Timeouts {
+    /// Connecting (TCP and TLS).
+    pub connect_ms: u64,
+    /// A whole non-streamed answer, headers and body.
+    pub request_ms: u64,
+    /// The longest silence between two chunks of a stream (and before its headers).
+    pub stream_idle_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect_ms: 10_000,
+            request_ms: 300_000,
+            stream_idle_ms: 120_000,
+        }
+    }
+}
+
+/// A model definition (`agents/models/NAME.json`), in the spec's camelCase:
+/// ```json
+/// {"provider": "anthropic", "model": "claude-sonnet-4-5", "apiKeyEnv": "ANTHROPIC_API_KEY",
+///  "settings": {"max_tokens": 2048, "temperature": 0.2}}
+/// ```
+/// Unknown fields are ignored so the runtime may keep its own next to these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelConfig {
+    /// `openai`, `openai-compatible`, `anthropic` or `gemini`.
+    pub provider: String,
+    /// The model id the API knows, e.g. `gpt-4.1-mini`.
+    pub model: String,
+    /// Where the API is; the vendor's own address when absent. OpenAI-style bases end in the
+    /// version (`http://localhost:11434/v1`); Anthropic's does not (`https://api.anthropic.com`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The NAME of the environment variable holding the key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Whether the model supports OpenAI strict function calling (OpenAI APIs only).
+    #[serde(default)]
+    pub strict: bool,
+    /// Extra request fields. `temperature` and `max_tokens` are mapped to each API's own
+    /// field (for Gemini, into `generationConfig`); every other entry is copied into the request
+    /// body as it is (for Gemini, `generationConfig` entries are merged).
+    #[serde(default)]
+    pub settings: Map<String, Value>,
+    /// How transient failures are retried.
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    /// Time limits of one attempt.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+    /// A name for logs and transcripts; `provider:model` when absent.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+impl ModelConfig {
+    /// A definition with the defaults for everything but the provider and the model id.
+    pub fn new(provider: impl Into<String>, model: impl Into<String>) -> Self {
+        ModelConfig {
+            provider: provider.into(),
+            model: model.into(),
+            base_url: None,
+            api_key_env: None,
+            strict: false,
+            settings: Map::new(),
+            retry: RetryPolicy::default(),
+            timeouts: Timeouts::default(),
+            name: None,
+        }
+    }
+}
+
+/// A model definition that cannot be used. Never holds a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The provider is not one toolhost speaks.
+    #[error(
+        "unknown model provider \"{0}\"; expected openai, openai-compatible, anthropic or gemini"
+    )]
+    UnknownProvider(String),
+    /// The key's variable is not set (or is empty).
+    #[error("the API key is missing: set the environment variable {variable} (model {model})")]
+    MissingKey {
+        /// The variable's name.
+        variable: String,
+        /// The model's name.
+        model: String,
+    },
+    /// The base URL is missing or unusable.
+    #[error("model {model}: bad base URL \"{url}\": {reason}")]
+    BadBaseUrl {
+        /// The model's name.
+        model: String,
+        /// The URL as given.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A setting has the wrong type.
+    #[error("model {model}: setting {setting}: {reason}")]
+    BadSetting {
+        /// The model's name.
+        model: String,
+        /// The setting.
+        setting: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The HTTP client could not be set up.
+    #[error("model {model}: {reason}")]
+    Client {
+        /// The model's name.
+        model: String,
+        /// What failed.
+        reason: String,
+    },
+}
+
+/// Builds the model a definition describes, reading its key through `env` (pass
+/// `|name| std::env::var(name).ok()` for the process environment). A missing key fails here,
+/// before any request, with an error naming the variable.
+pub fn model_from_config(
+    config: &ModelConfig,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Model>, ConfigError> {
+    Ok(Arc::new(HttpModel::new(config, env)?))
+}

@@ -1,0 +1,165 @@
+//! Reading Gemini answers: a whole answer is one chunk, a stream is many, read alike.
+
+use crate::api::StreamReader;
+use crate::assemble::Assembly;
+use crate::delta::{DeltaSink, StreamDelta};
+use crate::failure::api_message;
+use crate::sse::SseEvent;
+use crate::{FinishReason, ModelError, ProviderToolResult};
+use serde_json::Value;
+
+/// Where one answer stands.
+#[derive(Default)]
+pub(super) struct ChunkReader {
+    /// How many chunks had a candidate.
+    pub(super) candidates_seen: usize,
+    finished: bool,
+}
+
+impl ChunkReader {
+    /// Takes one `GenerateContentResponse`.
+    pub(super) fn chunk(
+        &mut self,
+        chunk: &Value,
+        out: &mut Assembly,
+        sink: Option<&DeltaSink>,
+    ) -> Result<(), String> {
+        let emit = |d: StreamDelta| {
+            if let Some(sink) = sink {
+                sink(d);
+            }
+        };
+        if let Some(usage) = chunk.get("usageMetadata") {
+            let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+            out.usage.input_tokens = count("promptTokenCount").or(out.usage.input_tokens);
+            let output = match (count("candidatesTokenCount"), count("thoughtsTokenCount")) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            };
+            out.usage.output_tokens = output.or(out.usage.output_tokens);
+        }
+        let Some(candidate) = chunk
+            .get("candidates")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(());
+        };
+        self.candidates_seen += 1;
+        let parts = candidate
+            .pointer("/content/parts")
+            .and_then(Value::as_array);
+        for part in parts.into_iter().flatten() {
+            if let Some(text) = part.get("text").and_then(Value::as_str) {
+                if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                    out.push_reasoning(text);
+                    emit(StreamDelta::Reasoning(text.to_owned()));
+                } else {
+                    out.push_text(text);
+                    emit(StreamDelta::Text(text.to_owned()));
+                }
+            } else if let Some(call) = part.get("functionCall") {
+                let name = call
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("a functionCall has no name")?;
+                let id = call.get("id").and_then(Value::as_str);
+                if let Some((index, id, name)) = out.start_call(id, name) {
+                    let args = call
+                        .get("args")
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object(Default::default()))
+                        .to_string();
+                    out.push_arguments(index, &args);
+                    emit(StreamDelta::ToolCallStarted {
+                        index,
+                        id: id.clone(),
+                        name,
+                    });
+                    emit(StreamDelta::ToolCallArguments {
+                        index,
+                        id,
+                        fragment: args,
+                    });
+                }
+            } else if let Some(code) = part.get("executableCode") {
+                let name = out.context().hosted_tool_name("code_execution");
+                out.provider_results.push(ProviderToolResult {
+                    call_id: None,
+                    name,
+                    input: Some(code.clone()),
+                    output: Value::Null,
+                });
+            } else if let Some(result) = part.get("codeExecutionResult") {
+                let name = out.context().hosted_tool_name("code_execution");
+                match out
+                    .provider_results
+                    .iter_mut()
+                    .rev()
+                    .find(|r| r.name == name)
+                {
+                    Some(last) if last.output.is_null() => last.output = result.clone(),
+                    _ => out.provider_results.push(ProviderToolResult {
+                        call_id: None,
+                        name,
+                        input: None,
+                        output: result.clone(),
+                    }),
+                }
+            }
+        }
+        if let Some(grounding) = candidate.get("groundingMetadata") {
+            if out.context().hosts("google_search") {
+                let name = out.context().hosted_tool_name("google_search");
+                out.provider_results.retain(|r| r.name != name);
+                out.provider_results.push(ProviderToolResult {
+                    call_id: None,
+                    name,
+                    input: grounding.get("webSearchQueries").cloned(),
+                    output: grounding.clone(),
+                });
+            }
+        }
+        if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
+            out.finish = Some(match reason {
+                "STOP" => FinishReason::Stop,
+                "MAX_TOKENS" => FinishReason::Length,
+                _ => FinishReason::Other,
+            });
+            self.finished = true;
+        }
+        Ok(())
+    }
+}
+
+impl StreamReader for ChunkReader {
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Assembly,
+        sink: &DeltaSink,
+    ) -> Result<bool, ModelError> {
+        let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
+            ModelError::Transient(format!(
+                "Gemini generateContent: a stream chunk is not JSON: {e}"
+            ))
+        })?;
+        if chunk.get("error").is_some() {
+            return Err(ModelError::Transient(format!(
+                "Gemini generateContent: error in the stream: {}",
+                api_message(event.data.as_bytes())
+            )));
+        }
+        self.chunk(&chunk, out, Some(sink)).map_err(|reason| {
+            ModelError::Rejected(format!(
+                "Gemini generateContent: unexpected answer: {reason}"
+            ))
+        })?;
+        // Gemini has no end marker: the stream ends after the chunk with a finish reason.
+        Ok(false)
+    }
+
+    fn finished(&self) -> bool {
+        self.finished
+    }
+}

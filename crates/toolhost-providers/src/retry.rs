@@ -1,0 +1,172 @@
+//! When and how long to wait before an HTTP exchange is tried again.
+//!
+//! Only the HTTP exchange is retried, never a model request whose tool calls have started to
+//! run: that decision belongs to the runtime, which must not ask again once a call ran.
+
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The bound on retries of transient failures (429, 5xx, timeouts, resets, cut streams).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (1 means no retry).
+    pub max_attempts: u32,
+    /// The wait before the first retry; each later one doubles it.
+    pub initial_backoff_ms: u64,
+    /// The longest single wait of the exponential backoff.
+    pub max_backoff_ms: u64,
+    /// The most time spent waiting between attempts, all retries together. A `Retry-After`
+    /// asking for more than is left ends the retries at once.
+    pub max_total_wait_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            initial_backoff_ms: 500,
+            max_backoff_ms: 20_000,
+            max_total_wait_ms: 60_000,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `attempt + 1` after attempt `attempt` (1-based) failed: the
+    /// server's `Retry-After` when it gave one, else exponential backoff with jitter (a random
+    /// point in the upper half of the step, so that clients spread out).
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait;
+        }
+        let step = self
+            .initial_backoff_ms
+            .saturating_mul(1u64 << attempt.saturating_sub(1).min(30))
+            .min(self.max_backoff_ms);
+        let half = step / 2;
+        Duration::from_millis(half + jitter(step - half + 1))
+    }
+
+    /// The longest total wait, as a duration.
+    pub fn max_total_wait(&self) -> Duration {
+        Duration::from_millis(self.max_total_wait_ms)
+    }
+}
+
+/// A pseudo-random number below `bound` (splitmix64 over a counter seeded by the clock).
+fn jitter(bound: u64) -> u64 {
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    if bound <= 1 {
+        return 0;
+    }
+    let seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut z = STATE
+        .fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
+        .wrapping_add(seed);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) % bound
+}
+
+/// Reads a `Retry-After` value: whole seconds, or an HTTP date (`Sun, 06 Nov 1994 08:49:37
+/// GMT`) taken relative to `now`. A date in the past means no wait; anything else is `None`.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let at = parse_http_date(value)?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Parses an IMF-fixdate, the form HTTP requires servers to send.
+fn parse_http_date(value: &str) -> Option<SystemTime> {
+    // "Sun, 06 Nov 1994 08:49:37 GMT"
+    let rest = value.split_once(", ")?.1;
+    let mut parts = rest.split(' ');
+    let day: u64 = parts.next()?.parse().ok()?;
+    let month = match parts.next()? {
+        "Jan" => 1,
+        "Feb" => 2,
+        "Mar" => 3,
+        "Apr" => 4,
+        "May" => 5,
+        "Jun" => 6,
+        "Jul" => 7,
+        "Aug" => 8,
+        "Sep" => 9,
+        "Oct" => 10,
+        "Nov" => 11,
+        "Dec" => 12,
+        _ => return None,
+    };
+    let year: i64 = parts.next()?.parse().ok()?;
+    let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day as i64);
+    let secs = days.checked_mul(86_400)? + (h * 3600 + m * 60 + s) as i64;
+    let secs = u64::try_from(secs).ok()?;
+    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_takes_seconds_and_dates() {
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            parse_retry_after("Sat, 05 Nov 1994 08:49:37 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("-3", now), None);
+    }
+
+    #[test]
+    fn backoff_doubles_within_bounds_and_honours_the_server() {
+        let p = RetryPolicy {
+            max_attempts: 5,
+            initial_backoff_ms: 100,
+            max_backoff_ms: 300,
+            max_total_wait_ms: 1000,
+        };
+        for _ in 0..50 {
+            let first = p.delay(1, None).as_millis();
+            assert!((50..=100).contains(&first), "{first}");
+            let third = p.delay(3, None).as_millis();
+            assert!((150..=300).contains(&third), "{third}");
+        }
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! The HTTP exchange: one POST over hyper, TLS by rustls with the webpki roots.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{HeaderMap, Request, Response, StatusCode};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::time::Duration;
+
+/// Why an exchange got no complete answer (all of these may pass).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TransportError {
+    /// Nothing arrived within the time allowed.
+    Timeout(Duration),
+    /// The connection failed, was refused or reset, or the body was cut.
+    Connection(String),
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Timeout(d) => write!(f, "no answer within {:.1} s", d.as_secs_f64()),
+            TransportError::Connection(reason) => write!(f, "connection failed: {reason}"),
+        }
+    }
+}
+
+/// A pooled HTTP/1.1 client for `http://` and `https://` URLs.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+impl Transport {
+    /// A client whose connections time out after `connect_timeout`.
+    pub(crate) fn new(connect_timeout: Duration) -> Result<Self, String> {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(connect_timeout));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
+            .map_err(|e| format!("TLS setup failed: {e}"))?
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build(https);
+        Ok(Transport { client })
+    }
+
+    /// Sends a POST and waits (at most `timeout`) for the status line and headers.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &[(HeaderName, HeaderValue)],
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<Response<Incoming>, TransportError> {
+        let mut request = Request::post(url)
+            .body(Full::new(body))
+            .map_err(|e| TransportError::Connection(format!("bad request: {e}")))?;
+        let map: &mut HeaderMap = request.headers_mut();
+        for (name, value) in headers {
+            map.insert(name.clone(), value.clone());
+        }
+        match tokio::time::timeout(timeout, self.client.request(request)).await {
+            Err(_) => Err(TransportError::Timeout(timeout)),
+            Ok(Err(e)) => Err(TransportError::Connection(chain(&e))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+/// Reads a whole body, allowing `timeout` for all of it.
+pub(crate) async fn read_body(body: Incoming, timeout: Duration) -> Result<Bytes, TransportError> {
+    match tokio::time::timeout(timeout, body.collect()).await {
+        Err(_) => Err(TransportError::Timeout(timeout)),
+        Ok(Err(e)) => Err(TransportError::Connection(format!(
+            "body cut: {}",
+            chain(&e)
+        ))),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// The next data chunk of a streamed body (`None` at its end), allowing `idle` between chunks.
+pub(crate) async fn next_chunk(
+    body: &mut Incoming,
+    idle: Duration,
+) -> Result<Option<Bytes>, TransportError> {
+    loop {
+        match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => return Err(TransportError::Timeout(idle)),
+            Ok(None) => return Ok(None),
+            Ok(Some(Err(e))) => {
+                return Err(TransportError::Connection(format!(
+                    "stream cut: {}",
+                    chain(&e)
+                )))
+            }
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    return Ok(Some(data));
+                }
+            }
+        }
+    }
+}
+
+/// Whether a status is worth another try.
+pub(crate) fn is_transient(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 409 | 425 | 429 | 500..=599)
+}
+
+/// An error and its causes in one line.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}

@@ -1,0 +1,166 @@
+//! A project's model definition of an OpenAI-compatible server runs a thread over real HTTP on
+//! loopback: the calls the server's replies make run as tools, their results go back under the
+//! ids the server issued, and a definition whose key is missing names the variable.
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
+use toolhost_store::{Role, SqliteStore, Store};
+
+/// Serves `replies` in order as chat-completion bodies and keeps each request body.
+async fn replay_server(replies: Vec<Value>) -> (u16, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        for reply in replies {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let body = loop {
+                let n = socket.read(&mut chunk).await.unwrap();
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length: usize = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse().ok())?
+                        })
+                        .unwrap_or(0);
+                    if buf.len() >= end + 4 + length {
+                        break buf[end + 4..end + 4 + length].to_vec();
+                    }
+                }
+            };
+            log.lock()
+                .unwrap()
+                .push(serde_json::from_slice::<Value>(&body).unwrap());
+            let text = reply.to_string();
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                text.len()
+            );
+            socket.write_all(response.as_bytes()).await.unwrap();
+            socket.shutdown().await.ok();
+        }
+    });
+    (port, seen)
+}
+
+fn project(model: Value) -> PathBuf {
+    let root = std::env::temp_dir().join(format!(
+        "toolhost-http-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    for (file, text) in [
+        ("agents/agents/a.json", r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#.to_owned()),
+        ("agents/prompts/p.json", r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "local", "tools": ["lookup"]}"#.to_owned()),
+        ("agents/models/local.json", model.to_string()),
+    ] {
+        let path = root.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    root
+}
+
+fn lookup() -> toolhost_core::AnyTool {
+    DynamicTool::new("lookup", "Looks a word up.")
+        .parameters(json!({"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}))
+        .handler(|args: Value, _| async move {
+            Ok::<_, ToolError>(format!("{} means hello", args["word"].as_str().unwrap_or("")))
+        })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_runs_on_an_openai_compatible_server() {
+    let (port, seen) = replay_server(vec![
+        json!({"id": "c1", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_wire_1", "type": "function",
+            "function": {"name": "lookup", "arguments": "{\"word\": \"hei\"}"}}]}}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}),
+        json!({"id": "c2", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "It means hello."}}]}),
+    ])
+    .await;
+    let root = project(
+        json!({"provider": "openai-compatible", "model": "m", "baseUrl": format!("http://127.0.0.1:{port}/v1")}),
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&root, store.clone()).unwrap();
+    rt.register_tool(lookup());
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
+    let thread = rt.start_thread("a", "What does hei mean?").unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    let messages = store.messages(&thread.id).unwrap();
+    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert_eq!(result.content.as_deref(), Some("hei means hello"));
+    assert_eq!(
+        messages.last().unwrap().content.as_deref(),
+        Some("It means hello.")
+    );
+    let requests = seen.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["model"], "m");
+    assert_eq!(requests[0]["tools"][0]["function"]["name"], "lookup");
+    assert_eq!(requests[0]["messages"][0]["role"], "system");
+    // The result goes back under the id the call is stored with.
+    let call_id = messages
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap()
+        .tool_calls[0]
+        .id
+        .clone();
+    let tool_message = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool_message["tool_call_id"], call_id.as_str());
+    assert_eq!(tool_message["content"], "hei means hello");
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[tokio::test]
+async fn a_model_whose_key_is_missing_names_the_variable() {
+    let root = project(
+        json!({"provider": "openai", "model": "gpt-4.1-mini", "apiKeyEnv": "TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"}),
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&root, store.clone()).unwrap();
+    rt.register_tool(lookup());
+    let err = rt.override_model("local").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"),
+        "{err}"
+    );
+    let thread = rt.start_thread("a", "hi").unwrap();
+    let err = rt.run(&thread.id).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(root);
+}
