@@ -2,8 +2,11 @@
 //! decision is bound to the call, its arguments and the tool definition, and every request and
 //! decision is recorded.
 
+mod common;
+
+use common::Project;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use toolhost_core::approval::Approval;
 use toolhost_core::tool::{DynamicTool, ToolError};
@@ -13,47 +16,22 @@ use toolhost_runtime::engine::{
 };
 use toolhost_store::{ApprovalRequest, Role, SqliteStore, Store, StoreError};
 
-struct Project {
-    root: PathBuf,
-}
-
-impl Project {
-    fn new(script: &str) -> Self {
-        let root = std::env::temp_dir().join(format!(
-            "toolhost-approvals-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        for (file, text) in [
-            (
-                "agents/agents/clerk.json",
-                r#"{"type": "ai_human", "sideA": {"prompt": "clerk"}}"#,
-            ),
-            (
-                "agents/prompts/clerk.json",
-                r#"{"toolDescription": "Pays.", "prompt": "You pay.", "model": "scripted", "tools": ["log", "pay"]}"#,
-            ),
-            (
-                "agents/models/scripted.json",
-                r#"{"provider": "test", "script": "script.jsonl"}"#,
-            ),
-            ("script.jsonl", script),
-        ] {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        Self { root }
-    }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
+fn new_project(script: &str) -> Project {
+    Project::with_files(&[
+        (
+            "agents/agents/clerk.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "clerk"}}"#,
+        ),
+        (
+            "agents/prompts/clerk.json",
+            r#"{"toolDescription": "Pays.", "prompt": "You pay.", "model": "scripted", "tools": ["log", "pay"]}"#,
+        ),
+        (
+            "agents/models/scripted.json",
+            r#"{"provider": "test", "script": "script.jsonl"}"#,
+        ),
+        ("script.jsonl", script),
+    ])
 }
 
 type Ran = Arc<Mutex<Vec<String>>>;
@@ -139,7 +117,7 @@ fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_call_waits_durably_and_runs_once_approved_even_in_another_process() {
-    let project = Project::new(SCRIPT);
+    let project = new_project(SCRIPT);
     let ran: Ran = Default::default();
     let store = open(&project);
     let rt = runtime(&project.root, store.clone(), &ran);
@@ -199,7 +177,7 @@ async fn a_denial_tells_the_model_the_message_or_the_policy_text() {
         ),
         (None, "The payment was not approved."),
     ] {
-        let project = Project::new(SCRIPT);
+        let project = new_project(SCRIPT);
         let ran: Ran = Default::default();
         let store = open(&project);
         let rt = runtime(&project.root, store.clone(), &ran);
@@ -214,7 +192,7 @@ async fn a_denial_tells_the_model_the_message_or_the_policy_text() {
 
 #[tokio::test]
 async fn edited_arguments_are_validated_again_and_then_used() {
-    let project = Project::new(SCRIPT);
+    let project = new_project(SCRIPT);
     let ran: Ran = Default::default();
     let store = open(&project);
     let rt = runtime(&project.root, store.clone(), &ran);
@@ -240,7 +218,7 @@ async fn edited_arguments_are_validated_again_and_then_used() {
 
 #[tokio::test]
 async fn a_decision_for_another_call_or_a_redefined_tool_is_refused() {
-    let project = Project::new(SCRIPT);
+    let project = new_project(SCRIPT);
     let ran: Ran = Default::default();
     let store = open(&project);
     let rt = runtime(&project.root, store.clone(), &ran);
@@ -280,7 +258,7 @@ impl ApprovalHandler for AlwaysYes {
 
 #[tokio::test]
 async fn a_handler_decides_at_once_and_an_always_decision_covers_later_calls() {
-    let project = Project::new(
+    let project = new_project(
         r#"
 {"toolCalls": [{"name": "pay", "arguments": {"amount": 50}}]}
 {"toolCalls": [{"name": "pay", "arguments": {"amount": 70}}, {"name": "pay", "arguments": {"amount": 5}}]}

@@ -2,13 +2,14 @@
 //! other as the user, never sees the other's tool calls, and the session ends after
 //! `maxSessionTurns` turns — also when it is picked up again after a failure.
 
+mod common;
+
+use common::{ListModel, Project};
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_providers::{
-    ChatMessage, ChatRole, FinishReason, Model, ModelError, ModelRequest, ModelResponse,
-    ModelToolCall, Usage,
+    ChatMessage, ChatRole, FinishReason, ModelError, ModelResponse, ModelToolCall, Usage,
 };
 use toolhost_runtime::engine::{RunOutcome, Runtime, Side, StopReason, ThreadState};
 use toolhost_store::{Role, SqliteStore, Store};
@@ -16,21 +17,8 @@ use toolhost_store::{Role, SqliteStore, Store};
 /// What the note tools saw: the side, the turn and the note.
 type NoteLog = Arc<Mutex<Vec<(Side, u32, String)>>>;
 
-struct Project {
-    root: PathBuf,
-}
-
-impl Project {
-    fn new(agent: Value) -> Self {
-        let root = std::env::temp_dir().join(format!(
-            "toolhost-dual-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        for (file, text) in [
+fn new_project(agent: Value) -> Project {
+    Project::with_files(&[
             ("agents/agents/interview.json", agent.to_string()),
             ("agents/prompts/interviewer.json", r#"{"toolDescription": "Asks.", "prompt": "You interview.", "model": "interviewer_model", "tools": ["take_note", "finish_interview"]}"#.to_owned()),
             ("agents/prompts/candidate.json", r#"{"toolDescription": "Answers.", "prompt": "You answer.", "model": "candidate_model", "tools": ["take_note"]}"#.to_owned()),
@@ -38,55 +26,7 @@ impl Project {
             ("agents/models/interviewer_model.json", r#"{"provider": "test", "script": "none.json"}"#.to_owned()),
             ("agents/models/candidate_model.json", r#"{"provider": "test", "script": "none.json"}"#.to_owned()),
             ("none.json", r#"[{"text": "unused"}]"#.to_owned()),
-        ] {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        Self { root }
-    }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-/// A model that answers from a list, in order, and keeps every request it was sent.
-struct ListModel {
-    answers: Vec<Result<ModelResponse, ModelError>>,
-    seen: Mutex<Vec<Vec<ChatMessage>>>,
-}
-
-impl ListModel {
-    fn new(answers: Vec<Result<ModelResponse, ModelError>>) -> Arc<Self> {
-        Arc::new(Self {
-            answers,
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn requests(&self) -> Vec<Vec<ChatMessage>> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Model for ListModel {
-    fn name(&self) -> &str {
-        "list"
-    }
-
-    fn complete<'a>(&'a self, request: &'a ModelRequest) -> toolhost_providers::ModelFuture<'a> {
-        Box::pin(async move {
-            let mut seen = self.seen.lock().unwrap();
-            seen.push(request.messages.clone());
-            self.answers
-                .get(seen.len() - 1)
-                .cloned()
-                .unwrap_or_else(|| Err(ModelError::Rejected("no more answers".into())))
-        })
-    }
+    ])
 }
 
 fn text(t: &str) -> Result<ModelResponse, ModelError> {
@@ -164,7 +104,7 @@ fn roles_and_texts(messages: &[ChatMessage]) -> Vec<(ChatRole, String)> {
 
 #[tokio::test]
 async fn sides_take_turns_and_see_each_other_as_the_user() {
-    let project = Project::new(json!({
+    let project = new_project(json!({
         "type": "dual_ai",
         "sideA": {"prompt": "interviewer"},
         "sideB": {"prompt": "candidate"},
@@ -251,7 +191,7 @@ async fn sides_take_turns_and_see_each_other_as_the_user() {
 
 #[tokio::test]
 async fn a_stop_tool_ends_a_turn_and_a_failed_session_continues_where_it_was() {
-    let project = Project::new(json!({
+    let project = new_project(json!({
         "type": "dual_ai",
         "sideA": {"prompt": "interviewer", "stopTool": "finish_interview", "stopOnResponse": false},
         "sideB": {"prompt": "candidate"},

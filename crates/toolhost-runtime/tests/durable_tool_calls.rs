@@ -2,8 +2,11 @@
 //! result stored before the next step, failures become results, and a thread picked up after a
 //! crash finishes its pending calls without running a completed one again.
 
+mod common;
+
+use common::Project;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use toolhost_core::tool::{DynamicTool, ToolError};
@@ -12,39 +15,13 @@ use toolhost_store::{
     CallIntent, CallState, NewMessage, Role, SqliteStore, Store, ToolCallRecord, Write,
 };
 
-struct Project {
-    root: PathBuf,
-}
-
-impl Project {
-    fn new(script: &str) -> Self {
-        let root = std::env::temp_dir().join(format!(
-            "toolhost-engine-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        for (file, text) in [
+fn new_project(script: &str) -> Project {
+    Project::with_files(&[
             ("agents/agents/helper.json", r#"{"type": "ai_human", "sideA": {"prompt": "assistant", "maxSteps": 10}}"#.to_owned()),
             ("agents/prompts/assistant.json", r#"{"toolDescription": "Helps.", "prompt": "You help.", "model": "scripted", "tools": ["count", "count_idempotent"]}"#.to_owned()),
             ("agents/models/scripted.json", r#"{"provider": "test", "script": "script.jsonl"}"#.to_owned()),
             ("script.jsonl", script.to_owned()),
-        ] {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        std::fs::create_dir_all(root.join("agents/tools")).unwrap();
-        Self { root }
-    }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
+    ])
 }
 
 fn counting_tool(name: &str, idempotent: bool, runs: Arc<AtomicUsize>) -> toolhost_core::AnyTool {
@@ -90,7 +67,7 @@ const SCRIPT: &str = r#"
 
 #[tokio::test]
 async fn calls_run_in_order_and_failures_become_results_the_model_sees() {
-    let project = Project::new(SCRIPT);
+    let project = new_project(SCRIPT);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
     let rt = runtime(&project.root, store.clone(), &runs);
@@ -170,7 +147,7 @@ fn crashed_reply(store: &dyn Store, thread: &str, tool: &str, journaled: bool) -
 }
 
 async fn resume_after(tool: &str, journaled: bool) -> (String, usize) {
-    let project = Project::new(
+    let project = new_project(
         "{\"toolCalls\": [{\"name\": \"count\", \"arguments\": {\"n\": 1}}]}\n{\"text\": \"ok\"}\n",
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
@@ -220,7 +197,7 @@ async fn a_call_that_was_never_journaled_runs_after_a_restart() {
 
 #[tokio::test]
 async fn the_step_budget_ends_a_turn_that_never_stops_calling() {
-    let project = Project::new(
+    let project = new_project(
         "{\"toolCalls\": [{\"name\": \"count\", \"arguments\": {\"n\": 1}}], \"times\": 50}\n",
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
@@ -236,7 +213,7 @@ async fn the_step_budget_ends_a_turn_that_never_stops_calling() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_takes_effect_after_the_call_under_way_and_leaves_no_call_without_result() {
-    let project = Project::new("{\"toolCalls\": [{\"name\": \"wait_for_stop\", \"arguments\": {}}, {\"name\": \"count\", \"arguments\": {\"n\": 1}}]}\n{\"text\": \"never\"}\n");
+    let project = new_project("{\"toolCalls\": [{\"name\": \"wait_for_stop\", \"arguments\": {}}, {\"name\": \"count\", \"arguments\": {\"n\": 1}}]}\n{\"text\": \"never\"}\n");
     std::fs::write(
         project.root.join("agents/prompts/assistant.json"),
         r#"{"toolDescription": "Helps.", "prompt": "You help.", "model": "scripted", "tools": ["count", "wait_for_stop"]}"#,
@@ -300,7 +277,7 @@ async fn parallel_calls_overlap_up_to_the_cap_and_results_keep_call_order() {
     let calls: Vec<String> = (0..6)
         .map(|i| format!("{{\"name\": \"slow\", \"arguments\": {{\"n\": {i}}}}}"))
         .collect();
-    let project = Project::new(&format!(
+    let project = new_project(&format!(
         "{{\"toolCalls\": [{}]}}\n{{\"text\": \"done\"}}\n",
         calls.join(", ")
     ));

@@ -2,8 +2,10 @@
 //! loopback: the calls the server's replies make run as tools, their results go back under the
 //! ids the server issued, and a definition whose key is missing names the variable.
 
+mod common;
+
+use common::Project;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -55,25 +57,12 @@ async fn replay_server(replies: Vec<Value>) -> (u16, Arc<Mutex<Vec<Value>>>) {
     (port, seen)
 }
 
-fn project(model: Value) -> PathBuf {
-    let root = std::env::temp_dir().join(format!(
-        "toolhost-http-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    for (file, text) in [
+fn project(model: Value) -> Project {
+    Project::with_files(&[
         ("agents/agents/a.json", r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#.to_owned()),
         ("agents/prompts/p.json", r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "local", "tools": ["lookup"]}"#.to_owned()),
         ("agents/models/local.json", model.to_string()),
-    ] {
-        let path = root.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    root
+    ])
 }
 
 fn lookup() -> toolhost_core::AnyTool {
@@ -97,11 +86,11 @@ async fn a_thread_runs_on_an_openai_compatible_server() {
             "message": {"role": "assistant", "content": "It means hello."}}]}),
     ])
     .await;
-    let root = project(
+    let project = project(
         json!({"provider": "openai-compatible", "model": "m", "baseUrl": format!("http://127.0.0.1:{port}/v1")}),
     );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&root, store.clone()).unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("a", "What does hei mean?").unwrap();
@@ -138,16 +127,15 @@ async fn a_thread_runs_on_an_openai_compatible_server() {
         .clone();
     assert_eq!(tool_message["tool_call_id"], call_id.as_str());
     assert_eq!(tool_message["content"], "hei means hello");
-    let _ = std::fs::remove_dir_all(root);
 }
 
 #[tokio::test]
 async fn a_model_whose_key_is_missing_names_the_variable() {
-    let root = project(
+    let project = project(
         json!({"provider": "openai", "model": "gpt-4.1-mini", "apiKeyEnv": "TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"}),
     );
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&root, store.clone()).unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
     rt.register_tool(lookup());
     let err = rt.override_model("local").unwrap_err();
     assert!(
@@ -162,5 +150,4 @@ async fn a_model_whose_key_is_missing_names_the_variable() {
             .contains("TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(root);
 }

@@ -2,8 +2,10 @@
 //! before prompt level in registration order; the approval check sees arguments changed by input
 //! middleware; hooks see each call's end, and a failing hook changes nothing.
 
+mod common;
+
+use common::Project;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use toolhost_core::approval::Approval;
 use toolhost_core::tool::{DynamicTool, ToolError};
@@ -14,47 +16,22 @@ use toolhost_runtime::engine::{
 };
 use toolhost_store::{Role, SqliteStore, Store};
 
-struct Project {
-    root: PathBuf,
-}
-
-impl Project {
-    fn new(script: &str) -> Self {
-        let root = std::env::temp_dir().join(format!(
-            "toolhost-mw-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        for (file, text) in [
-            (
-                "agents/agents/clerk.json",
-                r#"{"type": "ai_human", "sideA": {"prompt": "clerk"}}"#,
-            ),
-            (
-                "agents/prompts/clerk.json",
-                r#"{"toolDescription": "Pays.", "prompt": "You pay.", "model": "scripted", "tools": ["pay", "fail"]}"#,
-            ),
-            (
-                "agents/models/scripted.json",
-                r#"{"provider": "test", "script": "script.jsonl"}"#,
-            ),
-            ("script.jsonl", script),
-        ] {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        Self { root }
-    }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
+fn new_project(script: &str) -> Project {
+    Project::with_files(&[
+        (
+            "agents/agents/clerk.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "clerk"}}"#,
+        ),
+        (
+            "agents/prompts/clerk.json",
+            r#"{"toolDescription": "Pays.", "prompt": "You pay.", "model": "scripted", "tools": ["pay", "fail"]}"#,
+        ),
+        (
+            "agents/models/scripted.json",
+            r#"{"provider": "test", "script": "script.jsonl"}"#,
+        ),
+        ("script.jsonl", script),
+    ])
 }
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -130,7 +107,7 @@ fn project_runtime(project: &Project, ran: &Log) -> (Runtime, Arc<dyn Store>) {
 
 #[tokio::test]
 async fn agent_level_runs_before_prompt_level_and_approval_sees_the_changed_arguments() {
-    let project = Project::new(r#"{"toolCalls": [{"name": "pay", "arguments": {"amount": 5}}]}"#);
+    let project = new_project(r#"{"toolCalls": [{"name": "pay", "arguments": {"amount": 5}}]}"#);
     let ran: Log = Default::default();
     let log: Log = Default::default();
     let (mut rt, _store) = project_runtime(&project, &ran);
@@ -213,7 +190,7 @@ async fn output_middleware_and_hooks_shape_results_and_a_failing_hook_changes_no
 {"text": "All done."}
 "#;
     for fail in [false, true] {
-        let project = Project::new(script);
+        let project = new_project(script);
         let ran: Log = Default::default();
         let log: Log = Default::default();
         let (mut rt, store) = project_runtime(&project, &ran);

@@ -3,15 +3,15 @@
 //! are sealed at rest, opened only for the tool that declared them, and redacted from whatever
 //! is stored or sent to a model.
 
+mod common;
+
+use common::{ListModel, Project};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::variables::VariableDecl;
-use toolhost_providers::{
-    ChatMessage, FinishReason, Model, ModelError, ModelFuture, ModelRequest, ModelResponse,
-    ModelToolCall, Usage,
-};
+use toolhost_providers::{FinishReason, ModelResponse, ModelToolCall, Usage};
 use toolhost_runtime::engine::{RunOutcome, Runtime, RuntimeError, ThreadState, Waiting};
 use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_runtime::variables::VariableValue;
@@ -19,63 +19,16 @@ use toolhost_store::{Role, SqliteStore, Store};
 
 const CANARY: &str = "canary-7f3a9c-SECRET";
 
-struct Project {
-    root: PathBuf,
-}
-
-impl Project {
-    fn new(prompt: Value, agent: Value) -> Self {
-        let root = std::env::temp_dir().join(format!(
-            "toolhost-vars-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        for (file, text) in [
-            ("agents/agents/ops.json", agent.to_string()),
-            ("agents/prompts/ops.json", prompt.to_string()),
-            (
-                "agents/models/m.json",
-                r#"{"provider": "test", "script": "s.json"}"#.to_owned(),
-            ),
-            ("s.json", r#"[{"text": "unused"}]"#.to_owned()),
-        ] {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        Self { root }
-    }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-/// Answers from a list and keeps every request.
-struct ListModel {
-    answers: Vec<ModelResponse>,
-    seen: Mutex<Vec<Vec<ChatMessage>>>,
-}
-
-impl Model for ListModel {
-    fn name(&self) -> &str {
-        "list"
-    }
-    fn complete<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
-        Box::pin(async move {
-            let mut seen = self.seen.lock().unwrap();
-            seen.push(request.messages.clone());
-            self.answers
-                .get(seen.len() - 1)
-                .cloned()
-                .ok_or_else(|| ModelError::Rejected("no more answers".into()))
-        })
-    }
+fn new_project(prompt: Value, agent: Value) -> Project {
+    Project::with_files(&[
+        ("agents/agents/ops.json", agent.to_string()),
+        ("agents/prompts/ops.json", prompt.to_string()),
+        (
+            "agents/models/m.json",
+            r#"{"provider": "test", "script": "s.json"}"#.to_owned(),
+        ),
+        ("s.json", r#"[{"text": "unused"}]"#.to_owned()),
+    ])
 }
 
 fn calls(names: &[&str]) -> ModelResponse {
@@ -180,17 +133,14 @@ fn prompt() -> Value {
 
 #[tokio::test]
 async fn values_merge_prompt_then_agent_then_thread_and_required_ones_are_checked() {
-    let project = Project::new(
+    let project = new_project(
         prompt(),
         json!({"type": "ai_human", "sideA": {"prompt": "ops"},
                "variables": [{"name": "TEAM", "type": "text", "required": true}],
                "values": {"REGION": "from-agent"}}),
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let model = Arc::new(ListModel {
-        answers: vec![text("ok"), text("ok")],
-        seen: Mutex::new(Vec::new()),
-    });
+    let model = ListModel::new(vec![Ok(text("ok")), Ok(text("ok"))]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let key = SecretKey::generate().unwrap();
     let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key);
@@ -217,7 +167,7 @@ async fn values_merge_prompt_then_agent_then_thread_and_required_ones_are_checke
         )
         .unwrap();
     rt.run(&t2.id).await.unwrap();
-    let requests = model.seen.lock().unwrap();
+    let requests = model.requests();
     assert_eq!(
         requests[0][0].content.as_deref(),
         Some("Region:\n\nfrom-agent")
@@ -230,16 +180,16 @@ async fn values_merge_prompt_then_agent_then_thread_and_required_ones_are_checke
 
 #[tokio::test]
 async fn a_missing_secret_pauses_the_call_and_the_secret_never_leaks() {
-    let project = Project::new(
+    let project = new_project(
         prompt(),
         json!({"type": "ai_human", "sideA": {"prompt": "ops"}}),
     );
     let db = project.root.join("t.db");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
-    let model = Arc::new(ListModel {
-        answers: vec![calls(&["peek", "use_token", "peek"]), text("Reported.")],
-        seen: Mutex::new(Vec::new()),
-    });
+    let model = ListModel::new(vec![
+        Ok(calls(&["peek", "use_token", "peek"])),
+        Ok(text("Reported.")),
+    ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let key = SecretKey::generate().unwrap();
     let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key);
@@ -293,7 +243,7 @@ async fn a_missing_secret_pauses_the_call_and_the_secret_never_leaks() {
         store.events(&thread.id, 0).unwrap(),
         store.values(&thread.id).unwrap(),
         store.variables(&thread.id).unwrap(),
-        model.seen.lock().unwrap()
+        model.requests()
     );
     assert!(!everything.contains(CANARY));
     assert!(everything.contains("[redacted TOKEN]"));
@@ -317,7 +267,7 @@ fn a_prompt_that_puts_a_secret_in_its_text_is_refused_at_load() {
     let mut p = prompt();
     p["variables"] = json!([{"name": "REGION", "type": "secret", "required": true}]);
     p["values"] = json!({});
-    let project = Project::new(p, json!({"type": "ai_human", "sideA": {"prompt": "ops"}}));
+    let project = new_project(p, json!({"type": "ai_human", "sideA": {"prompt": "ops"}}));
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let rt = Runtime::load(&project.root, store).unwrap();
     let problems = rt.problems();
@@ -331,7 +281,7 @@ fn a_prompt_that_puts_a_secret_in_its_text_is_refused_at_load() {
     let mut p = prompt();
     p["variables"] = json!([{"name": "REGION", "type": "secret"}]);
     p["prompt"] = json!("No parts.");
-    let project = Project::new(p, json!({"type": "ai_human", "sideA": {"prompt": "ops"}}));
+    let project = new_project(p, json!({"type": "ai_human", "sideA": {"prompt": "ops"}}));
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let rt = Runtime::load(&project.root, store).unwrap();
     assert!(rt.problems().iter().any(|p| p
