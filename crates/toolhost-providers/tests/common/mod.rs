@@ -206,7 +206,11 @@ async fn write_chunk(stream: &mut TcpStream, piece: &[u8]) {
 
 /// A fixture file's text.
 pub fn fixture(path: &str) -> String {
-    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    // The folder cargo runs the test from, so a binary reused from another checkout's build
+    // cache still reads this checkout's fixtures.
+    let crate_dir =
+        std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
+    let full = format!("{crate_dir}/tests/fixtures/{path}");
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
 }
 

@@ -26,7 +26,7 @@ use toolhost_store::{new_id, CallIntent, CallState, Message, ToolCallRecord, Wri
 /// and hooks that apply to it.
 #[derive(Clone)]
 pub(super) struct Offer {
-    pub tools: ToolSet,
+    pub tools: Arc<ToolSet>,
     pub parallel: bool,
     pub pipeline: Arc<Pipeline>,
     pub prompt: String,
@@ -345,7 +345,7 @@ async fn execute(
     let result = if end.pipeline.is_empty() {
         result
     } else {
-        end.pipeline.output(&end.info, result)
+        end.pipeline.output(&end.info, result, &end.redactor)
     };
     let redactor = end.redactor;
     let message_id = new_id();

@@ -8,8 +8,10 @@
 //! the changed arguments; changed arguments are validated again.
 //!
 //! Hooks observe a call's end: before its result is stored (and may replace it), after it
-//! succeeded, after it failed. A hook that fails is logged and the original data goes on.
+//! succeeded, after it failed. A hook that fails is logged (secrets redacted) and the original
+//! data goes on.
 
+use crate::variables::Redactor;
 use serde_json::Value;
 use std::sync::Arc;
 use toolhost_core::ToolResult;
@@ -148,8 +150,14 @@ impl Pipeline {
         args
     }
 
-    /// Output middleware, then the hooks, on a result of a call that ran.
-    pub fn output(&self, call: &CallInfo, mut result: ToolResult) -> ToolResult {
+    /// Output middleware, then the hooks, on a result of a call that ran. A failing hook's error
+    /// is logged with secret values redacted.
+    pub fn output(
+        &self,
+        call: &CallInfo,
+        mut result: ToolResult,
+        redactor: &Redactor,
+    ) -> ToolResult {
         for m in &self.middleware {
             if let Some(next) = m.tool_output(call, &result) {
                 result = next;
@@ -159,7 +167,7 @@ impl Pipeline {
             match hook.before_result_stored(call, &result) {
                 Ok(Some(next)) => result = next,
                 Ok(None) => {}
-                Err(e) => failed_hook("before_result_stored", call, &e),
+                Err(e) => failed_hook("before_result_stored", call, &redactor.text(&e)),
             }
         }
         for hook in &self.hooks {
@@ -169,7 +177,7 @@ impl Pipeline {
                 ("after_failure", hook.after_failure(call, &result))
             };
             if let Err(e) = outcome {
-                failed_hook(name, call, &e);
+                failed_hook(name, call, &redactor.text(&e));
             }
         }
         result

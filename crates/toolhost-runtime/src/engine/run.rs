@@ -178,7 +178,7 @@ impl Runtime {
                 parallel_tool_calls: Some(prompt.parallel_tool_calls),
             },
             offer: Offer {
-                tools: offered,
+                tools: Arc::new(offered),
                 parallel: prompt.parallel_tool_calls,
                 pipeline: Arc::new(Pipeline::select(
                     &self.middleware,
@@ -278,7 +278,8 @@ impl Runtime {
             // 3. The turn ends on a reply, its stop tool or its step budget; in a dual_ai
             //    session the other side then takes the next turn.
             let run = &sides[index_of(position.side).min(sides.len() - 1)];
-            if let Some(reason) = turn_over(&position, run.def, run.max_steps, &history) {
+            if let Some(reason) = turn_over(&position, run.def, run.max_steps, &history, &answered)
+            {
                 if !position.is_dual() {
                     return self.finish(thread_id, reason);
                 }

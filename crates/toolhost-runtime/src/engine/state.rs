@@ -32,7 +32,7 @@ pub struct ThreadState {
     /// The in-memory context of the run (not durable).
     context: Arc<Mutex<Map<String, Value>>>,
     /// The tools the prompt offers, for `invoke_tool`.
-    tools: ToolSet,
+    tools: Arc<ToolSet>,
     /// The run's abort signal.
     abort: AbortSignal,
     /// The call this state was handed to, and how many tools it invoked so far.
@@ -78,7 +78,7 @@ impl ThreadState {
             redactor: Arc::default(),
             env: Arc::default(),
             context: Arc::default(),
-            tools: ToolSet::new(),
+            tools: Arc::default(),
             abort: AbortSignal::new(),
             call_id: Arc::from(""),
             invoked: Arc::default(),
@@ -89,7 +89,7 @@ impl ThreadState {
     pub(crate) fn in_run(
         mut self,
         context: Arc<Mutex<Map<String, Value>>>,
-        tools: ToolSet,
+        tools: Arc<ToolSet>,
         abort: AbortSignal,
     ) -> Self {
         self.context = context;

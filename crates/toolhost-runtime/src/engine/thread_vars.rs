@@ -2,8 +2,8 @@
 //! the thread is created or while it waits for them.
 
 use super::{Runtime, RuntimeError};
-use crate::project::AgentDef;
-use crate::variables::secrets::SecretKey;
+use crate::project::{AgentDef, PromptDef};
+use crate::variables::secrets::{SecretError, SecretKey};
 use crate::variables::{Resolved, VariableValue};
 use std::collections::BTreeSet;
 use toolhost_core::variables::{VariableDecl, VariableKind};
@@ -15,16 +15,34 @@ impl Runtime {
         self.secret_key = Some(key);
     }
 
+    fn secret_key(&self) -> Result<&SecretKey, RuntimeError> {
+        self.secret_key
+            .as_ref()
+            .ok_or(RuntimeError::Secret(SecretError::NoKey))
+    }
+
+    /// The prompts of the agent's sides.
+    fn agent_prompts<'a>(&'a self, agent: &'a AgentDef) -> impl Iterator<Item = &'a PromptDef> {
+        std::iter::once(&agent.side_a)
+            .chain(agent.side_b.as_ref())
+            .filter_map(|side| self.defs.prompts.get(&side.prompt))
+    }
+
+    /// Whether the agent or one of its prompts gives `name` a value.
+    fn defined_value(&self, agent: &AgentDef, name: &str) -> bool {
+        agent.values.contains_key(name)
+            || self
+                .agent_prompts(agent)
+                .any(|p| p.values.contains_key(name))
+    }
+
     /// The declarations of the agent and of the prompts of its sides.
     fn agent_declarations(&self, agent: &AgentDef) -> Vec<VariableDecl> {
-        let mut decls = Vec::new();
-        for side in std::iter::once(&agent.side_a).chain(agent.side_b.as_ref()) {
-            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
-                decls.extend(prompt.variables.iter().cloned());
-            }
-        }
-        decls.extend(agent.variables.iter().cloned());
-        decls
+        self.agent_prompts(agent)
+            .flat_map(|p| p.variables.iter())
+            .chain(&agent.variables)
+            .cloned()
+            .collect()
     }
 
     /// Whether any definition (tool, prompt or agent) declares `name` a secret.
@@ -54,20 +72,15 @@ impl Runtime {
     ) -> Result<Resolved, RuntimeError> {
         let mut resolved = Resolved::default();
         let text = |(k, v): (&String, &String)| (k.clone(), v.clone(), VariableKind::Text);
-        for side in std::iter::once(&agent.side_a).chain(agent.side_b.as_ref()) {
-            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
-                resolved.merge(prompt.values.iter().map(text));
-            }
+        for prompt in self.agent_prompts(agent) {
+            resolved.merge(prompt.values.iter().map(text));
         }
         resolved.merge(agent.values.iter().map(text));
         let stored = self.store.variables(thread_id)?;
         let mut opened = Vec::with_capacity(stored.len());
         for v in stored {
             if v.secret {
-                let key = self.secret_key.as_ref().ok_or_else(|| {
-                    RuntimeError::Secret(crate::variables::secrets::SecretError::NoKey)
-                })?;
-                let value = key.open(thread_id, &v.name, &v.value)?;
+                let value = self.secret_key()?.open(thread_id, &v.name, &v.value)?;
                 opened.push((v.name, value, VariableKind::Secret));
             } else {
                 opened.push((v.name, v.value, VariableKind::Text));
@@ -87,10 +100,7 @@ impl Runtime {
         for v in values {
             let secret = v.secret || self.declared_secret(&v.name);
             let value = if secret {
-                let key = self.secret_key.as_ref().ok_or_else(|| {
-                    RuntimeError::Secret(crate::variables::secrets::SecretError::NoKey)
-                })?;
-                key.seal(thread_id, &v.name, &v.value)?
+                self.secret_key()?.seal(thread_id, &v.name, &v.value)?
             } else {
                 v.value
             };
@@ -120,19 +130,12 @@ impl Runtime {
             .map(|v| v.name)
             .chain(given)
             .collect();
-        let agent_values: BTreeSet<String> = self
-            .defs
-            .agents
-            .get(&thread.agent)
-            .map(|a| a.values.keys().cloned().collect())
-            .unwrap_or_default();
+        let agent = self.defs.agents.get(&thread.agent);
+        let has = |name: &String| {
+            have.contains(name) || agent.is_some_and(|a| self.defined_value(a, name))
+        };
         for request in self.store.variable_requests(thread_id)? {
-            if request.answered_at.is_none()
-                && request
-                    .names
-                    .iter()
-                    .all(|n| have.contains(n) || agent_values.contains(n))
-            {
+            if request.answered_at.is_none() && request.names.iter().all(has) {
                 writes.push(Write::AnswerVariables { id: request.id });
             }
         }
@@ -154,20 +157,17 @@ impl Runtime {
             .get(agent)
             .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
         let given: BTreeSet<&str> = values.iter().map(|v| v.name.as_str()).collect();
-        let from_defs = |name: &str| {
-            def.values.contains_key(name)
-                || std::iter::once(&def.side_a)
-                    .chain(def.side_b.as_ref())
-                    .filter_map(|s| self.defs.prompts.get(&s.prompt))
-                    .any(|p| p.values.contains_key(name))
-        };
         let mut missing: Vec<String> = self
             .agent_declarations(def)
             .into_iter()
-            .filter(|d| d.required && !given.contains(d.name.as_str()) && !from_defs(&d.name))
+            .filter(|d| {
+                d.required && !given.contains(d.name.as_str()) && !self.defined_value(def, &d.name)
+            })
             .map(|d| d.name)
             .collect();
-        missing.dedup();
+        // A variable declared by both a prompt and the agent is named once.
+        let mut named = BTreeSet::new();
+        missing.retain(|n| named.insert(n.clone()));
         if !missing.is_empty() {
             return Err(RuntimeError::MissingVariables {
                 agent: agent.to_owned(),

@@ -9,6 +9,7 @@
 use super::run::StopReason;
 use crate::project::{AgentDef, AgentKind, SideDef};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::fmt;
 use toolhost_store::{Message, Role};
 
@@ -161,12 +162,14 @@ impl Position {
 }
 
 /// Why the turn at `position` is over, given the history and the side's rules; `None` while it
-/// goes on. `max_steps` is the side's step budget for one turn.
+/// goes on. `max_steps` is the side's step budget for one turn; `answered` holds the calls that
+/// have a result.
 pub(super) fn turn_over(
     position: &Position,
     side: &SideDef,
     max_steps: u32,
     history: &[Message],
+    answered: &HashSet<String>,
 ) -> Option<StopReason> {
     // The turn's latest reply, if nothing the person wrote came after it.
     let reply = history
@@ -175,15 +178,9 @@ pub(super) fn turn_over(
         .take_while(|m| m.role != Role::User)
         .find(|m| m.role == Role::Assistant && m.depth == 0 && position.owns(m));
     if let Some(reply) = reply {
-        let answered = |id: &str| {
-            history
-                .iter()
-                .rev()
-                .any(|m| m.tool_call_id.as_deref() == Some(id))
-        };
         if let Some(stop) = &side.stop_tool {
             if reply.tool_calls.iter().any(|c| &c.name == stop)
-                && reply.tool_calls.iter().all(|c| answered(&c.id))
+                && reply.tool_calls.iter().all(|c| answered.contains(&c.id))
             {
                 return Some(StopReason::StopTool(stop.clone()));
             }
