@@ -116,7 +116,7 @@ fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn a_call_waits_durably_and_runs_once_approved_even_in_another_process() {
+async fn a_call_waits_durably_and_runs_once_approved_also_after_a_restart() {
     let project = new_project(SCRIPT);
     let ran: Ran = Default::default();
     let store = open(&project);

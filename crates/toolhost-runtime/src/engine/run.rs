@@ -103,11 +103,11 @@ fn record(
     }
 }
 
-/// The index of a side in the run's list of sides.
-fn index_of(side: Side) -> usize {
+/// What `side` runs with: side `b` is the second entry; a thread with one side has only `a`.
+fn run_of<'s, 'a>(sides: &'s [SideRun<'a>], side: Side) -> &'s SideRun<'a> {
     match side {
-        Side::A => 0,
-        Side::B => 1,
+        Side::B if sides.len() > 1 => &sides[1],
+        _ => &sides[0],
     }
 }
 
@@ -244,7 +244,7 @@ impl Runtime {
                     .collect();
                 if !pending.is_empty() {
                     let caller = side_of(last).unwrap_or(Side::A);
-                    let run = &sides[index_of(caller).min(sides.len() - 1)];
+                    let run = run_of(&sides, caller);
                     let offer = run.offer.clone();
                     let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent)
                         .at(caller, position.turn, position.steps)
@@ -277,7 +277,7 @@ impl Runtime {
             }
             // 3. The turn ends on a reply, its stop tool or its step budget; in a dual_ai
             //    session the other side then takes the next turn.
-            let run = &sides[index_of(position.side).min(sides.len() - 1)];
+            let run = run_of(&sides, position.side);
             if let Some(reason) = turn_over(&position, run.def, run.max_steps, &history, &answered)
             {
                 if !position.is_dual() {
@@ -290,7 +290,6 @@ impl Runtime {
                 continue;
             }
             // 4. Ask the model and store its reply before anything runs.
-            let run = &sides[index_of(position.side).min(sides.len() - 1)];
             tracing::debug!(
                 thread = thread_id,
                 side = %position.side,
