@@ -146,6 +146,7 @@ impl Assembly {
             finish,
             reasoning: self.reasoning.filter(|t| !t.is_empty()),
             provider_results: self.provider_results,
+            continuity: None,
         }
     }
 }

@@ -74,6 +74,15 @@ pub struct ChatMessage {
     /// (Anthropic, Gemini), as a placeholder line of text where it does not (OpenAI chat).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<ImageAttachment>,
+    /// On a tool message: the result is an error (Anthropic's `is_error`; the other APIs see
+    /// the error only in the text).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// On an assistant message: what the adapter returned in [`ModelResponse::continuity`] for
+    /// it, given back unchanged so the API gets what it needs in later turns (Anthropic
+    /// thinking blocks, Gemini thought signatures). Opaque to everything but the adapter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuity: Option<Value>,
 }
 
 /// Which tools the model may or must call (a prompt's `toolChoice`).
@@ -179,6 +188,10 @@ pub struct ModelResponse {
     pub reasoning: Option<String>,
     /// Results of provider-mode tools the provider ran while answering.
     pub provider_results: Vec<ProviderToolResult>,
+    /// Data the API needs back with this reply in later turns (see
+    /// [`ChatMessage::continuity`]); the runtime stores it with the reply. `None` when there is
+    /// none.
+    pub continuity: Option<Value>,
 }
 
 /// Why a model gave no answer.
