@@ -10,6 +10,7 @@
 use super::approvals::Gate;
 use super::attachments::store_attachments;
 use super::middleware::{CallInfo, Pipeline};
+use super::repair::reask_text;
 use super::run::Waiting;
 use super::run::{result_message, stored_result, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::state::ThreadState;
@@ -115,6 +116,11 @@ impl Runtime {
         };
         let (tool, args) = match checked {
             Ok(ok) => ok,
+            // Arguments no repair could mend (see `repair`): the model is asked to call again.
+            Err(e @ (ToolSetError::Json { .. } | ToolSetError::Call { .. })) => {
+                let text = reask_text(&e.model_text(), &call.name);
+                return Ok(answer(call, journaled.is_some(), &ToolResult::error(text)));
+            }
             Err(e) => return Ok(answer(call, journaled.is_some(), &e.into_result())),
         };
         // Input middleware may change the arguments; what it returns is validated again.

@@ -6,9 +6,14 @@
 //! In a `dual_ai` thread each side sees itself as the assistant and the other side as the user:
 //! the other side's replies arrive as user messages with their text, and its tool calls and their
 //! results are not shown.
+//!
+//! A call whose arguments the runtime mended (see [`super::repair`]) has the repair notes put in
+//! front of its result, so the model learns what was read into its call. A tool message carries
+//! its error status, and an assistant message the API's continuity data, back to the adapter.
 
+use super::repair::{repair_notice, ArgumentRepair, REPAIRS_KEY};
 use super::turns::{side_of, Side};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use toolhost_providers::{ChatMessage, ChatRole, ModelToolCall};
 use toolhost_store::{Message, Role};
 
@@ -18,6 +23,8 @@ pub(super) struct ChatView {
     side: Option<Side>,
     /// Calls made by the other side, whose results this side does not see.
     hidden_calls: HashSet<String>,
+    /// The notice to put before the result of each call whose arguments were mended.
+    repaired: HashMap<String, String>,
 }
 
 impl ChatView {
@@ -26,6 +33,7 @@ impl ChatView {
         Self {
             side,
             hidden_calls: HashSet::new(),
+            repaired: HashMap::new(),
         }
     }
 
@@ -62,7 +70,34 @@ impl ChatView {
             {
                 None
             }
+            Role::Assistant => {
+                self.note_repairs(m);
+                Some(to_chat_message(m))
+            }
+            Role::Tool => {
+                let mut message = to_chat_message(m);
+                let notice = m
+                    .tool_call_id
+                    .as_ref()
+                    .and_then(|id| self.repaired.remove(id));
+                if let Some(notice) = notice {
+                    let text = message.content.unwrap_or_default();
+                    message.content = Some(format!("{notice}\n{text}"));
+                }
+                Some(message)
+            }
             _ => Some(to_chat_message(m)),
+        }
+    }
+
+    /// Remembers the repairs a reply's metadata records, until their results are seen.
+    fn note_repairs(&mut self, m: &Message) {
+        let Some(list) = m.metadata.get(REPAIRS_KEY) else {
+            return;
+        };
+        let repairs: Vec<ArgumentRepair> = serde_json::from_value(list.clone()).unwrap_or_default();
+        for r in repairs {
+            self.repaired.insert(r.call_id, repair_notice(&r.notes));
         }
     }
 }
@@ -96,6 +131,11 @@ fn to_chat_message(m: &Message) -> ChatMessage {
             })
             .collect(),
         tool_call_id: m.tool_call_id.clone(),
+        is_error: m.role == Role::Tool && m.status.as_deref() == Some("error"),
+        continuity: match m.role {
+            Role::Assistant => m.metadata.get("continuity").cloned(),
+            _ => None,
+        },
         ..ChatMessage::default()
     }
 }

@@ -15,7 +15,10 @@ mod approvals;
 mod attachments;
 mod calls;
 mod history;
+mod live;
 mod middleware;
+mod repair;
+mod reply;
 mod run;
 mod state;
 mod thread_vars;
@@ -23,6 +26,7 @@ mod turns;
 
 pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
 pub use calls::PARALLEL_CAP;
+pub use live::{LiveEvent, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use run::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use state::ThreadState;
@@ -100,6 +104,8 @@ pub struct Runtime {
     middleware: Vec<(MiddlewareScope, Arc<dyn Middleware>)>,
     /// Tool hooks in registration order.
     hooks: Vec<Arc<dyn ToolHooks>>,
+    /// Live events (streamed answers) of every thread this runtime runs.
+    live: tokio::sync::broadcast::Sender<LiveEvent>,
 }
 
 impl Runtime {
@@ -180,7 +186,15 @@ impl Runtime {
             secret_key: None,
             middleware: Vec::new(),
             hooks: Vec::new(),
+            live: live::channel(),
         })
+    }
+
+    /// Subscribes to the live events of every thread this runtime runs from now on: the
+    /// pieces of each model answer as it streams in (see [`LiveEvent`]). They are not stored;
+    /// the stored reply is the authoritative answer.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<LiveEvent> {
+        self.live.subscribe()
     }
 
     /// Files of the project that did not load, and prompts that offer a tool that is not

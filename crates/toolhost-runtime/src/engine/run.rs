@@ -298,40 +298,10 @@ impl Runtime {
                 model = run.model.name(),
                 "asking the model"
             );
-            let changed = run.offer.pipeline.request(&run.request);
-            let request = changed.as_ref().unwrap_or(&run.request);
-            let response = match run.model.complete(request).await {
-                Ok(r) => run.offer.pipeline.response(r),
-                Err(e) => {
-                    self.store
-                        .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])?;
-                    return Err(e.into());
-                }
-            };
-            let mut seen = HashSet::new();
-            let tool_calls: Vec<ToolCallRecord> = response
-                .tool_calls
-                .into_iter()
-                // A wire id repeated in one response is executed once.
-                .filter(|c| seen.insert(c.id.clone()))
-                .map(|c| ToolCallRecord {
-                    id: format!("call_{}", new_id().replace('-', "")),
-                    name: c.name,
-                    arguments: c.arguments,
-                })
-                .collect();
-            let mut metadata = json!({"model": run.model.name(), "usage": response.usage});
-            position.mark(&mut metadata);
-            let applied = self.store.apply(
-                thread_id,
-                vec![Write::AppendMessage(NewMessage {
-                    role: Some(Role::Assistant),
-                    content: response.text,
-                    tool_calls,
-                    metadata,
-                    ..NewMessage::default()
-                })],
-            )?;
+            let writes = self
+                .ask(thread_id, &run.model, &run.offer, &run.request, &position)
+                .await?;
+            let applied = self.store.apply(thread_id, writes)?;
             position.steps += 1;
             record(&mut history, &mut answered, &mut sides, applied.messages);
         }

@@ -1,0 +1,101 @@
+//! Live thread events: the pieces of a model's answer, published while it streams in.
+//!
+//! Unlike stored events these are not durable: the stored reply is the authoritative answer, and
+//! a subscriber that misses deltas (it subscribed late, or fell behind by more than
+//! [`LIVE_CAPACITY`] events) loses only progress display, never data. Publishing costs nothing
+//! when nobody listens.
+//!
+//! Kinds and their `data`:
+//! - `text_delta` `{text}` and `reasoning_delta` `{text}`: more of the reply or its reasoning;
+//! - `tool_call_started` `{index, callId, name}`: a call begins; `callId` is the id the call is
+//!   stored under once the reply is stored;
+//! - `tool_call_arguments_delta` `{index, callId, fragment}`: more of its argument text;
+//! - `model_restarted` `{attempt, reason}`: the request failed part-way and is tried again;
+//!   forget the deltas received for it so far.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+use toolhost_providers::StreamDelta;
+use toolhost_store::new_id;
+
+/// How many live events a subscriber may fall behind before it misses some.
+pub const LIVE_CAPACITY: usize = 1024;
+
+/// One live event of a thread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveEvent {
+    /// The thread.
+    pub thread_id: String,
+    /// What happened (see the module page).
+    pub kind: &'static str,
+    /// Its details.
+    pub data: Value,
+}
+
+/// The runtime's call id for each wire id of the answer in progress, assigned when the call's
+/// first delta arrives so that live events and the stored reply name a call the same way.
+#[derive(Default, Clone)]
+pub(super) struct CallIds(Arc<Mutex<Vec<(String, String)>>>);
+
+impl CallIds {
+    /// The runtime's id for the call the answer gives `wire`: the one its deltas were
+    /// published under, or a new one.
+    pub fn id_for(&self, wire: &str) -> String {
+        let mut ids = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, ours)) = ids.iter().find(|(w, _)| w == wire) {
+            return ours.clone();
+        }
+        let ours = new_call_id();
+        ids.push((wire.to_owned(), ours.clone()));
+        ours
+    }
+
+    fn clear(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// A fresh call id owned by the runtime.
+pub(super) fn new_call_id() -> String {
+    format!("call_{}", new_id().replace('-', ""))
+}
+
+/// The live event a delta becomes.
+pub(super) fn delta_event(thread_id: &str, ids: &CallIds, delta: StreamDelta) -> LiveEvent {
+    let (kind, data) = match delta {
+        StreamDelta::Text(text) => ("text_delta", json!({"text": text})),
+        StreamDelta::Reasoning(text) => ("reasoning_delta", json!({"text": text})),
+        StreamDelta::ToolCallStarted { index, id, name } => (
+            "tool_call_started",
+            json!({"index": index, "callId": ids.id_for(&id), "name": name}),
+        ),
+        StreamDelta::ToolCallArguments {
+            index,
+            id,
+            fragment,
+        } => (
+            "tool_call_arguments_delta",
+            json!({"index": index, "callId": ids.id_for(&id), "fragment": fragment}),
+        ),
+        StreamDelta::Restarted { attempt, reason } => {
+            ids.clear();
+            (
+                "model_restarted",
+                json!({"attempt": attempt, "reason": reason}),
+            )
+        }
+    };
+    LiveEvent {
+        thread_id: thread_id.to_owned(),
+        kind,
+        data,
+    }
+}
+
+/// Where live events go.
+pub(super) fn channel() -> broadcast::Sender<LiveEvent> {
+    broadcast::channel(LIVE_CAPACITY).0
+}

@@ -1,0 +1,152 @@
+//! Mending a reply's tool-call arguments before the reply is stored.
+//!
+//! The ladder, in order:
+//! 1. arguments that parse and fit the tool's schema are kept exactly as the model wrote them;
+//! 2. otherwise the syntax repairs and schema-led coercions of [`toolhost_core::repair`] are
+//!    tried, and kept only when the result fits the schema;
+//! 3. otherwise the call keeps its arguments and is answered, without running, with an error
+//!    that lists what is wrong and asks the model to call again ([`reask_text`]).
+//!
+//! A kept repair replaces the stored arguments (so the journal, approvals and the tool all see
+//! one value) and is recorded in the reply's metadata under `repairs` with the original text and
+//! one note per repair. The model sees it too: [`super::history::ChatView`] puts the notes in
+//! front of that call's result.
+//!
+//! Text that only a lenient parser accepts (duplicate keys, non-finite numbers, nesting past the
+//! bound) is never "repaired": which of two values the model meant is not knowable.
+
+use serde::{Deserialize, Serialize};
+use toolhost_core::repair::repair_arguments;
+use toolhost_core::{parse_tool_args, ToolSet};
+use toolhost_store::ToolCallRecord;
+
+/// One call whose arguments were mended, as stored in the reply's metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ArgumentRepair {
+    /// The call (the runtime's id).
+    pub call_id: String,
+    /// The arguments as the model wrote them.
+    pub original: String,
+    /// What was done, one note per kind of repair.
+    pub notes: Vec<String>,
+}
+
+/// The metadata key under which a reply keeps its [`ArgumentRepair`]s.
+pub(super) const REPAIRS_KEY: &str = "repairs";
+
+/// Mends the arguments of `calls` that do not parse or do not fit their tool's schema, where a
+/// repair makes them fit, and returns what was done. Calls of tools not in `tools` are left to
+/// the planner, which answers them with the list of tools that exist.
+pub(super) fn repair_calls(calls: &mut [ToolCallRecord], tools: &ToolSet) -> Vec<ArgumentRepair> {
+    let mut repairs = Vec::new();
+    for call in calls {
+        let Some(tool) = tools.get(&call.name) else {
+            continue;
+        };
+        match parse_tool_args(&call.arguments) {
+            Ok(args) => {
+                if tool.validate(args).is_ok() {
+                    continue;
+                }
+            }
+            // Parses leniently but not strictly: ambiguous, not repairable.
+            Err(_) if serde_json::from_str::<serde_json::Value>(&call.arguments).is_ok() => {
+                continue
+            }
+            Err(_) => {}
+        }
+        let Ok(repair) = repair_arguments(&call.arguments, &tool.definition().parameters) else {
+            continue;
+        };
+        if repair.notes.is_empty() || tool.validate(repair.value.clone()).is_err() {
+            continue;
+        }
+        let original = std::mem::replace(&mut call.arguments, repair.value.to_string());
+        repairs.push(ArgumentRepair {
+            call_id: call.id.clone(),
+            original,
+            notes: repair.notes,
+        });
+    }
+    repairs
+}
+
+/// The line a model sees before the result of a call whose arguments were mended.
+pub(super) fn repair_notice(notes: &[String]) -> String {
+    format!(
+        "[toolhost repaired the arguments of this call before running it: {}.]",
+        notes.join("; ")
+    )
+}
+
+/// The error a model sees for arguments no repair could mend: what is wrong, that the call did
+/// not run, and that it may call again.
+pub(super) fn reask_text(error: &str, tool: &str) -> String {
+    format!(
+        "{error}\nThe call was not run. Call `{tool}` again with arguments that fit its schema."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolhost_core::DynamicTool;
+
+    fn tools() -> ToolSet {
+        let tool = DynamicTool::new("add", "Adds.")
+            .parameters(json!({
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"]
+            }))
+            .handler(|args: serde_json::Value, _| async move {
+                Ok::<_, toolhost_core::ToolError>(args.to_string())
+            })
+            .build()
+            .unwrap();
+        ToolSet::from_tools([tool])
+    }
+
+    fn call(arguments: &str) -> ToolCallRecord {
+        ToolCallRecord {
+            id: "call_1".into(),
+            name: "add".into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn fitting_arguments_are_kept_byte_for_byte() {
+        let mut calls = vec![call(r#"{ "a": 1,  "b": 2 }"#)];
+        assert!(repair_calls(&mut calls, &tools()).is_empty());
+        assert_eq!(calls[0].arguments, r#"{ "a": 1,  "b": 2 }"#);
+    }
+
+    #[test]
+    fn syntax_and_types_are_mended_and_noted() {
+        let mut calls = vec![call("```json\n{'a': \"3\", 'b': 4,}\n```")];
+        let repairs = repair_calls(&mut calls, &tools());
+        assert_eq!(repairs.len(), 1);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&calls[0].arguments).unwrap(),
+            json!({"a": 3, "b": 4})
+        );
+        assert_eq!(repairs[0].original, "```json\n{'a': \"3\", 'b': 4,}\n```");
+        assert!(repairs[0].notes.len() >= 2, "{:?}", repairs[0].notes);
+    }
+
+    #[test]
+    fn a_repair_that_still_breaks_the_schema_is_not_kept() {
+        let mut calls = vec![call("{'a': 1,}")];
+        assert!(repair_calls(&mut calls, &tools()).is_empty());
+        assert_eq!(calls[0].arguments, "{'a': 1,}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_not_guessed() {
+        let mut calls = vec![call(r#"{"a": 1, "a": 2, "b": 3}"#)];
+        assert!(repair_calls(&mut calls, &tools()).is_empty());
+    }
+}

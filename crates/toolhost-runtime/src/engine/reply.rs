@@ -1,0 +1,135 @@
+//! Asking a side's model and turning its answer into the writes that store the reply.
+//!
+//! The answer streams in: its pieces go out as [`LiveEvent`]s while it arrives. The reply is
+//! stored before any of its calls runs, with the runtime's own call ids (each API's wire ids
+//! stay on the wire), its arguments mended where [`repair_calls`] could, and in its metadata:
+//! the model, usage, finish reason, reasoning, the API's continuity data and the repairs.
+//! Results of provider-run tools are stored right after it as silent tool messages: the
+//! provider already gave them to the model, and their tool's `execute` never runs.
+
+use super::calls::Offer;
+use super::live::{delta_event, new_call_id, CallIds, LiveEvent};
+use super::repair::{repair_calls, REPAIRS_KEY};
+use super::turns::Position;
+use super::{Runtime, RuntimeError};
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use std::sync::Arc;
+use toolhost_providers::{
+    FinishReason, Model, ModelRequest, ModelResponse, ProviderToolResult, StreamDelta,
+};
+use toolhost_store::{NewMessage, Role, ThreadStatus, ToolCallRecord, Write};
+
+impl Runtime {
+    /// Asks `model` with `request` (after the offer's request middleware) and returns the
+    /// writes that store its reply. A model failure marks the thread failed.
+    pub(super) async fn ask(
+        &self,
+        thread_id: &str,
+        model: &Arc<dyn Model>,
+        offer: &Offer,
+        request: &ModelRequest,
+        position: &Position,
+    ) -> Result<Vec<Write>, RuntimeError> {
+        let changed = offer.pipeline.request(request);
+        let request = changed.as_ref().unwrap_or(request);
+        let ids = CallIds::default();
+        let sink = live_sink(thread_id, self.live.clone(), ids.clone());
+        let response = match model.complete_streaming(request, &sink).await {
+            Ok(r) => offer.pipeline.response(r),
+            Err(e) => {
+                self.store
+                    .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])?;
+                return Err(e.into());
+            }
+        };
+        Ok(reply_writes(model.name(), response, offer, &ids, position))
+    }
+}
+
+/// Publishes each delta as a live event, when anybody listens.
+fn live_sink(
+    thread_id: &str,
+    live: tokio::sync::broadcast::Sender<LiveEvent>,
+    ids: CallIds,
+) -> impl Fn(StreamDelta) + Send + Sync {
+    let thread_id = thread_id.to_owned();
+    move |delta| {
+        if live.receiver_count() > 0 {
+            // A send fails only when every receiver is gone: nothing to do then.
+            let _ = live.send(delta_event(&thread_id, &ids, delta));
+        }
+    }
+}
+
+/// The reply message and the silent results of provider-run tools.
+fn reply_writes(
+    model: &str,
+    response: ModelResponse,
+    offer: &Offer,
+    ids: &CallIds,
+    position: &Position,
+) -> Vec<Write> {
+    let mut seen = HashSet::new();
+    let mut tool_calls: Vec<ToolCallRecord> = response
+        .tool_calls
+        .into_iter()
+        // A wire id repeated in one response is executed once.
+        .filter(|c| seen.insert(c.id.clone()))
+        .map(|c| ToolCallRecord {
+            id: ids.id_for(&c.id),
+            name: c.name,
+            arguments: c.arguments,
+        })
+        .collect();
+    let repairs = repair_calls(&mut tool_calls, &offer.tools);
+    let mut metadata = Map::new();
+    metadata.insert("model".into(), model.into());
+    metadata.insert("usage".into(), json!(response.usage));
+    if response.finish != FinishReason::Stop {
+        metadata.insert("finish".into(), json!(response.finish));
+    }
+    if let Some(reasoning) = response.reasoning {
+        metadata.insert("reasoning".into(), reasoning.into());
+    }
+    if let Some(continuity) = response.continuity {
+        metadata.insert("continuity".into(), continuity);
+    }
+    if !repairs.is_empty() {
+        metadata.insert(REPAIRS_KEY.into(), json!(repairs));
+    }
+    let mut metadata = Value::Object(metadata);
+    position.mark(&mut metadata);
+    let mut writes = vec![Write::AppendMessage(NewMessage {
+        role: Some(Role::Assistant),
+        content: response.text,
+        tool_calls,
+        metadata,
+        ..NewMessage::default()
+    })];
+    writes.extend(
+        response
+            .provider_results
+            .into_iter()
+            .map(|r| Write::AppendMessage(provider_result_message(r))),
+    );
+    writes
+}
+
+/// A provider-run tool's result, stored for the record and not shown to the model again.
+fn provider_result_message(result: ProviderToolResult) -> NewMessage {
+    let text = match &result.output {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    NewMessage {
+        role: Some(Role::Tool),
+        content: Some(text),
+        name: Some(result.name),
+        tool_call_id: Some(result.call_id.unwrap_or_else(new_call_id)),
+        silent: true,
+        status: Some("success".to_owned()),
+        metadata: json!({"providerRun": true, "input": result.input, "output": result.output}),
+        ..NewMessage::default()
+    }
+}
