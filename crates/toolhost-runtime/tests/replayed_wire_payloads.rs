@@ -1,0 +1,306 @@
+//! Threads run on each HTTP API against a loopback server that replays vendor-shaped wire
+//! payloads (the streams of two parallel calls in `toolhost-providers/tests/fixtures`), checking
+//! what toolhost stores, what it publishes while the answer streams in, and what it sends back.
+
+mod common;
+
+use common::Project;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_providers::{model_from_config, ModelConfig};
+use toolhost_runtime::engine::{LiveEvent, RunOutcome, Runtime, StopReason};
+use toolhost_store::{Message, Role, SqliteStore, Store};
+
+/// A fixture of the providers crate, read where cargo runs this test from.
+fn fixture(path: &str) -> String {
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo");
+    let path = PathBuf::from(dir)
+        .join("../toolhost-providers/tests/fixtures")
+        .join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Serves `(content type, body)` replies in order, one per connection, and keeps each request
+/// body.
+async fn replay_server(replies: Vec<(&'static str, String)>) -> (u16, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        for (content_type, body) in replies {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let request = read_body(&mut socket).await;
+            log.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&request).unwrap());
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            socket.write_all(head.as_bytes()).await.unwrap();
+            socket.write_all(body.as_bytes()).await.unwrap();
+            socket.shutdown().await.ok();
+        }
+    });
+    (port, seen)
+}
+
+async fn read_body(socket: &mut tokio::net::TcpStream) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = socket.read(&mut chunk).await.unwrap();
+        buf.extend_from_slice(&chunk[..n]);
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse().unwrap());
+        if buf.len() >= end + 4 + length {
+            return buf[end + 4..end + 4 + length].to_vec();
+        }
+    }
+}
+
+/// `get_weather` knows Oslo; for any other place its station is offline (an error result).
+fn get_weather() -> toolhost_core::AnyTool {
+    DynamicTool::new("get_weather", "Current weather of a place.")
+        .parameters(json!({"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}))
+        .handler(|args: Value, _| async move {
+            match args["location"].as_str() {
+                Some("Oslo") => Ok("12 degrees, rain".to_owned()),
+                _ => Err(ToolError::new("station offline")),
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+struct Run {
+    thread_id: String,
+    messages: Vec<Message>,
+    live: Vec<LiveEvent>,
+    requests: Vec<Value>,
+}
+
+/// Runs one thread on `provider` whose first answer is the stream `stream` and whose second is
+/// the whole answer `text`.
+async fn run_on(provider: &str, stream: &str, text: &str) -> Run {
+    let (port, seen) = replay_server(vec![
+        ("text/event-stream", fixture(stream)),
+        ("application/json", fixture(text)),
+    ])
+    .await;
+    let project = Project::with_files(&[
+        (
+            "agents/agents/a.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+        ),
+        (
+            "agents/prompts/p.json",
+            r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "wire", "tools": ["get_weather"]}"#,
+        ),
+    ]);
+    let base = match provider {
+        "openai" => format!("http://127.0.0.1:{port}/v1"),
+        _ => format!("http://127.0.0.1:{port}"),
+    };
+    let mut config = ModelConfig::new(provider, "m");
+    config.base_url = Some(base);
+    config.api_key_env = Some("WIRE_TEST_KEY".to_owned());
+    let model = model_from_config(&config, |_| Some("sk-wire-test".to_owned())).unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    rt.register_model("wire", model);
+    rt.register_tool(get_weather());
+    let mut live = rt.subscribe();
+    let thread = rt.start_thread("a", "Weather in Oslo and Lima?").unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    let mut events = Vec::new();
+    while let Ok(e) = live.try_recv() {
+        events.push(e);
+    }
+    let requests = seen.lock().unwrap().clone();
+    Run {
+        messages: store.messages(&thread.id).unwrap(),
+        thread_id: thread.id,
+        live: events,
+        requests,
+    }
+}
+
+/// What every API's run must have stored and published.
+fn check_stored_and_live(run: &Run, thread_text: &str) {
+    let m = &run.messages;
+    let roles: Vec<Role> = m.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
+    let reply = &m[1];
+    assert_eq!(reply.content.as_deref(), Some("Checking two cities."));
+    let ids: Vec<&str> = reply.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 2);
+    // The runtime owns the ids: none is a wire id of the fixtures.
+    assert!(
+        ids.iter()
+            .all(|id| id.starts_with("call_") && id.len() > 20),
+        "{ids:?}"
+    );
+    let args: Vec<Value> = reply
+        .tool_calls
+        .iter()
+        .map(|c| serde_json::from_str(&c.arguments).unwrap())
+        .collect();
+    assert_eq!(
+        args,
+        [json!({"location": "Oslo"}), json!({"location": "Lima"})]
+    );
+    assert_eq!(reply.metadata["finish"], "tool_calls");
+    // Results, under the stored ids, in call order; the failure is an error result.
+    assert_eq!(m[2].tool_call_id.as_deref(), Some(ids[0]));
+    assert_eq!(m[2].content.as_deref(), Some("12 degrees, rain"));
+    assert_eq!(m[2].status.as_deref(), Some("success"));
+    assert_eq!(m[3].tool_call_id.as_deref(), Some(ids[1]));
+    assert_eq!(m[3].status.as_deref(), Some("error"));
+    assert_eq!(m[4].content.as_deref(), Some(thread_text));
+
+    // Live: the text as it came, each call under its stored id, its fragments adding up to the
+    // stored arguments.
+    let text: String = run
+        .live
+        .iter()
+        .filter(|e| e.kind == "text_delta")
+        .map(|e| e.data["text"].as_str().unwrap())
+        .collect();
+    assert!(text.starts_with("Checking two cities."), "{text}");
+    let started: Vec<&str> = run
+        .live
+        .iter()
+        .filter(|e| e.kind == "tool_call_started")
+        .map(|e| e.data["callId"].as_str().unwrap())
+        .collect();
+    assert_eq!(started, ids);
+    for (id, call) in ids.iter().zip(&reply.tool_calls) {
+        let fragments: String = run
+            .live
+            .iter()
+            .filter(|e| e.kind == "tool_call_arguments_delta" && e.data["callId"] == *id)
+            .map(|e| e.data["fragment"].as_str().unwrap())
+            .collect();
+        let streamed: Value = serde_json::from_str(&fragments).unwrap();
+        assert_eq!(
+            streamed,
+            serde_json::from_str::<Value>(&call.arguments).unwrap()
+        );
+    }
+    assert!(run.live.iter().all(|e| e.thread_id == run.thread_id));
+    assert_eq!(run.requests.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_stream_of_parallel_calls() {
+    let run = run_on(
+        "openai",
+        "openai/stream_tool_calls.sse",
+        "openai/text_no_usage.json",
+    )
+    .await;
+    check_stored_and_live(&run, "It is 12 degrees in Oslo.");
+    let reply = &run.messages[1];
+    assert_eq!(reply.metadata["usage"]["input_tokens"], 88);
+    assert_eq!(reply.metadata["usage"]["output_tokens"], 40);
+    // The final answer's usage was not reported: unknown, never zero.
+    assert_eq!(
+        run.messages[4].metadata["usage"]["input_tokens"],
+        Value::Null
+    );
+    assert_eq!(run.messages[4].metadata["reasoning"], "The tool said 12.");
+    let sent = run.requests[1]["messages"].as_array().unwrap();
+    let call = sent.iter().find(|m| m["tool_calls"].is_array()).unwrap();
+    let results: Vec<&Value> = sent.iter().filter(|m| m["role"] == "tool").collect();
+    for (k, c) in reply.tool_calls.iter().enumerate() {
+        assert_eq!(call["tool_calls"][k]["id"], c.id.as_str());
+        assert_eq!(results[k]["tool_call_id"], c.id.as_str());
+    }
+    assert!(results[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("station offline"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_stream_with_thinking_and_parallel_calls() {
+    let run = run_on(
+        "anthropic",
+        "anthropic/stream_tool_use.sse",
+        "anthropic/text_no_usage.json",
+    )
+    .await;
+    check_stored_and_live(&run, "Done.");
+    let reply = &run.messages[1];
+    assert_eq!(reply.metadata["reasoning"], "Need the weather.");
+    assert_eq!(reply.metadata["usage"]["input_tokens"], 410);
+    assert_eq!(reply.metadata["usage"]["output_tokens"], 40);
+    assert!(run
+        .live
+        .iter()
+        .any(|e| e.kind == "reasoning_delta" && e.data["text"] == "Need the weather."));
+    // Both results travel in the one user turn after the calls, under the stored ids.
+    let sent = run.requests[1]["messages"].as_array().unwrap();
+    let results = sent.last().unwrap();
+    assert_eq!(results["role"], "user");
+    let blocks = results["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2);
+    for (block, call) in blocks.iter().zip(&reply.tool_calls) {
+        assert_eq!(block["type"], "tool_result");
+        assert_eq!(block["tool_use_id"], call.id.as_str());
+    }
+    let uses: Vec<&Value> = sent[sent.len() - 2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .collect();
+    assert_eq!(uses[0]["id"], reply.tool_calls[0].id.as_str());
+    assert_eq!(uses[0]["input"], json!({"location": "Oslo"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_stream_of_parallel_calls() {
+    let run = run_on(
+        "gemini",
+        "gemini/stream_function_calls.sse",
+        "gemini/text_no_usage.json",
+    )
+    .await;
+    check_stored_and_live(&run, "Done.");
+    assert_eq!(run.messages[1].metadata["usage"]["input_tokens"], 70);
+    // Gemini has no call ids: results go back by name, in call order, in one user turn.
+    let sent = run.requests[1]["contents"].as_array().unwrap();
+    let results = sent.last().unwrap();
+    assert_eq!(results["role"], "user");
+    let parts = results["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0]["functionResponse"]["name"], "get_weather");
+    assert!(parts[1]["functionResponse"]["response"]
+        .to_string()
+        .contains("station offline"));
+}
