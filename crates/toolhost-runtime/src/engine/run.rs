@@ -4,6 +4,7 @@
 use super::approvals::requested_event;
 use super::calls::Offer;
 use super::history::ChatView;
+use super::images::images_of;
 use super::middleware::Pipeline;
 use super::state::ThreadState;
 use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
@@ -13,9 +14,9 @@ use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
-use toolhost_providers::{Model, ModelRequest, ToolChoice as WireToolChoice};
+use toolhost_providers::{ImageAttachment, Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{
-    new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, StoreError,
+    new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, Store, StoreError,
     ThreadStatus, ToolCallRecord, Write,
 };
 
@@ -77,24 +78,29 @@ struct SideRun<'a> {
 }
 
 impl SideRun<'_> {
-    /// Adds a stored message to what this side's model will be sent.
-    fn see(&mut self, m: &Message) {
-        if let Some(message) = self.view.see(m) {
+    /// Adds a stored message, with the images it shows, to what this side's model will be sent.
+    fn see(&mut self, m: &Message, images: &[ImageAttachment]) {
+        if let Some(mut message) = self.view.see(m) {
+            message.images = images.to_vec();
             self.request.messages.push(message);
         }
     }
 }
 
-/// Appends stored messages to the history, the set of answered calls and each side's request.
+/// Appends stored messages to the history, the set of answered calls and each side's request
+/// (tool results with the images they show).
 fn record(
+    store: &dyn Store,
+    thread_id: &str,
     history: &mut Vec<Message>,
     answered: &mut HashSet<String>,
     sides: &mut [SideRun<'_>],
     messages: Vec<Message>,
 ) {
     for m in messages {
+        let images = images_of(store, thread_id, &m);
         for side in sides.iter_mut() {
-            side.see(&m);
+            side.see(&m, &images);
         }
         if let Some(id) = &m.tool_call_id {
             answered.insert(id.clone());
@@ -117,6 +123,7 @@ impl Runtime {
         agent: &str,
         def: &'a SideDef,
         side: Option<Side>,
+        thread_id: &str,
         history: &[Message],
         texts: &BTreeMap<String, String>,
     ) -> Result<SideRun<'a>, RuntimeError> {
@@ -156,7 +163,11 @@ impl Runtime {
         let mut view = ChatView::new(side);
         let messages = ChatView::system(&prompt.system_text(texts))
             .into_iter()
-            .chain(history.iter().filter_map(|m| view.see(m)))
+            .chain(history.iter().filter_map(|m| {
+                let mut message = view.see(m)?;
+                message.images = images_of(&*self.store, thread_id, m);
+                Some(message)
+            }))
             .collect();
         Ok(SideRun {
             def,
@@ -208,11 +219,19 @@ impl Runtime {
             &agent.name,
             &agent.side_a,
             position.is_dual().then_some(Side::A),
+            thread_id,
             &history,
             &texts,
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
-            sides.push(self.side_run(&agent.name, b, Some(Side::B), &history, &texts)?);
+            sides.push(self.side_run(
+                &agent.name,
+                b,
+                Some(Side::B),
+                thread_id,
+                &history,
+                &texts,
+            )?);
         }
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
         let mut answered: HashSet<String> = history
@@ -252,7 +271,14 @@ impl Runtime {
                         .in_run(context.clone(), offer.tools.clone(), abort.clone());
                     let (results, waiting) =
                         self.finish_calls(&state, pending, &offer, &abort).await?;
-                    record(&mut history, &mut answered, &mut sides, results);
+                    record(
+                        &*self.store,
+                        thread_id,
+                        &mut history,
+                        &mut answered,
+                        &mut sides,
+                        results,
+                    );
                     if let Some(waiting) = waiting {
                         return self.pause(thread_id, waiting);
                     }
@@ -272,7 +298,14 @@ impl Runtime {
                     position.steps = 0;
                     position.turn += 1;
                 }
-                record(&mut history, &mut answered, &mut sides, stored);
+                record(
+                    &*self.store,
+                    thread_id,
+                    &mut history,
+                    &mut answered,
+                    &mut sides,
+                    stored,
+                );
                 continue;
             }
             // 3. The turn ends on a reply, its stop tool or its step budget; in a dual_ai
@@ -303,7 +336,14 @@ impl Runtime {
                 .await?;
             let applied = self.store.apply(thread_id, writes)?;
             position.steps += 1;
-            record(&mut history, &mut answered, &mut sides, applied.messages);
+            record(
+                &*self.store,
+                thread_id,
+                &mut history,
+                &mut answered,
+                &mut sides,
+                applied.messages,
+            );
         }
     }
 
