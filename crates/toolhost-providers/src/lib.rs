@@ -32,6 +32,15 @@
 //! arrives over server-sent events, and returns the same [`ModelResponse`] as
 //! [`Model::complete`]. After a retry a [`StreamDelta::Restarted`] says to drop what came before.
 //!
+//! ## Tool-call ordering
+//! [`check_history`] runs on the conversation right before every model request. All three APIs
+//! refuse a call without its result, a result without its call, and results that do not come
+//! right after the message that made the calls. It returns `None` for a conversation that
+//! already pairs them (one linear pass); otherwise it returns a repaired one and a
+//! [`HistoryRepair`] per change: a missing result becomes an error result
+//! ([`RESULT_UNAVAILABLE`]), never a success; a late result is moved up; a result answering no
+//! earlier call, or a second one, is dropped. Other messages are kept as they are.
+//!
 //! ## HTTP client
 //! hyper 1 with hyper-util's pooled client, and rustls (ring, webpki roots) for TLS: the same
 //! hyper the server side shares through axum, HTTP/1.1 only, no proxy, cookie or compression
@@ -48,6 +57,7 @@ mod gemini;
 mod hosted;
 mod model;
 mod openai;
+mod ordering;
 mod retry;
 mod scripted;
 mod secret;
@@ -61,6 +71,7 @@ pub use model::{
     ChatMessage, ChatRole, FinishReason, ImageAttachment, Model, ModelError, ModelFuture,
     ModelRequest, ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
 };
+pub use ordering::{check_history, HistoryRepair, HistoryRepairKind, RESULT_UNAVAILABLE};
 pub use retry::{parse_retry_after, RetryPolicy};
 pub use scripted::{ScriptError, ScriptedModel, ScriptedTurn};
 pub use secret::{ApiKey, REDACTED};
