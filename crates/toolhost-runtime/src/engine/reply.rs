@@ -6,6 +6,11 @@
 //! the model, usage, finish reason, reasoning, the API's continuity data and the repairs.
 //! Results of provider-run tools are stored right after it as silent tool messages: the
 //! provider already gave them to the model, and their tool's `execute` never runs.
+//!
+//! Before the request goes out, the conversation is checked against the APIs' tool-call
+//! ordering rules ([`check_history`]): a call without a result is sent with an error result that
+//! says it may not have run, never with an invented success; a result without a call is left
+//! out. Each such repair is stored as a `history_repaired` event.
 
 use super::calls::Offer;
 use super::live::{delta_event, new_call_id, CallIds, LiveEvent};
@@ -16,7 +21,8 @@ use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 use toolhost_providers::{
-    FinishReason, Model, ModelRequest, ModelResponse, ProviderToolResult, StreamDelta,
+    check_history, FinishReason, Model, ModelRequest, ModelResponse, ProviderToolResult,
+    StreamDelta,
 };
 use toolhost_store::{NewMessage, Role, ThreadStatus, ToolCallRecord, Write};
 
@@ -32,7 +38,29 @@ impl Runtime {
         position: &Position,
     ) -> Result<Vec<Write>, RuntimeError> {
         let changed = offer.pipeline.request(request);
-        let request = changed.as_ref().unwrap_or(request);
+        let mut request = changed.as_ref().unwrap_or(request);
+        // What middleware or an edited store left out of order is mended for this request
+        // only, and said so; the stored history is not changed.
+        let mended;
+        if let Some((messages, repairs)) = check_history(&request.messages) {
+            tracing::warn!(
+                thread = thread_id,
+                repairs = repairs.len(),
+                "the conversation broke the tool-call ordering rules and was mended for the request"
+            );
+            self.store.apply(
+                thread_id,
+                vec![Write::Event {
+                    kind: "history_repaired".to_owned(),
+                    data: json!({"repairs": repairs}),
+                }],
+            )?;
+            mended = ModelRequest {
+                messages,
+                ..request.clone()
+            };
+            request = &mended;
+        }
         let ids = CallIds::default();
         let sink = live_sink(thread_id, self.live.clone(), ids.clone());
         let response = match model.complete_streaming(request, &sink).await {

@@ -1,0 +1,118 @@
+//! Before each request the conversation is checked against the tool-call ordering rules of the
+//! APIs. When something (here, a request middleware) broke them, the request is mended honestly:
+//! a call without a result gets an error result saying it may not have run, a result without a
+//! call is left out. The repair is stored as an event, and the stored history stays as it was.
+
+mod common;
+
+use common::{ListModel, Project};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_providers::{
+    ChatMessage, ChatRole, ModelRequest, ModelResponse, ModelToolCall, RESULT_UNAVAILABLE,
+};
+use toolhost_runtime::engine::{Middleware, MiddlewareScope, Runtime};
+use toolhost_store::{Role, SqliteStore, Store};
+
+/// Drops every tool result from the request and adds one that answers no call.
+struct Scrambler;
+
+impl Middleware for Scrambler {
+    fn completion_request(&self, request: &ModelRequest) -> Option<ModelRequest> {
+        let mut changed = request.clone();
+        changed.messages.retain(|m| m.role != ChatRole::Tool);
+        changed.messages.push(ChatMessage {
+            role: ChatRole::Tool,
+            content: Some("a stray result".to_owned()),
+            tool_call_id: Some("call_nobody_made".to_owned()),
+            ..ChatMessage::default()
+        });
+        Some(changed)
+    }
+}
+
+#[tokio::test]
+async fn a_broken_request_is_mended_without_inventing_a_success() {
+    let project = Project::with_files(&[
+        (
+            "agents/agents/a.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+        ),
+        (
+            "agents/prompts/p.json",
+            r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": ["ping"]}"#,
+        ),
+    ]);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let model = ListModel::new(vec![
+        Ok(ModelResponse {
+            tool_calls: vec![ModelToolCall {
+                id: "w1".into(),
+                name: "ping".into(),
+                arguments: "{}".into(),
+            }],
+            ..ModelResponse::default()
+        }),
+        Ok(ModelResponse {
+            text: Some("done".into()),
+            ..ModelResponse::default()
+        }),
+    ]);
+    rt.register_model("list", model.clone());
+    rt.register_tool(
+        DynamicTool::new("ping", "Pings.")
+            .parameters(json!({"type": "object", "properties": {}}))
+            .handler(|_: Value, _| async move { Ok::<_, ToolError>("pong".to_owned()) })
+            .build()
+            .unwrap(),
+    );
+    rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Scrambler));
+    let thread = rt.start_thread("a", "ping it").unwrap();
+    rt.run(&thread.id).await.unwrap();
+
+    // The model got an error result for its call, right after it, and no stray result.
+    let second = &model.requests()[1];
+    let at = second
+        .iter()
+        .position(|m| !m.tool_calls.is_empty())
+        .unwrap();
+    let call_id = &second[at].tool_calls[0].id;
+    let result = &second[at + 1];
+    assert_eq!(result.role, ChatRole::Tool);
+    assert_eq!(result.tool_call_id.as_ref(), Some(call_id));
+    assert_eq!(result.content.as_deref(), Some(RESULT_UNAVAILABLE));
+    assert!(result.is_error);
+    assert_eq!(second.len(), at + 2, "the stray result is left out");
+
+    // The repair is on record; the stored history keeps the real result.
+    let events = store.events(&thread.id, 0).unwrap();
+    let repaired: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.kind == "history_repaired")
+        .map(|e| &e.data)
+        .collect();
+    let kinds: Vec<Vec<&str>> = repaired
+        .iter()
+        .map(|d| {
+            d["repairs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["kind"].as_str().unwrap())
+                .collect()
+        })
+        .collect();
+    // The first request had only the stray result; the second also lacked the call's result.
+    assert_eq!(
+        kinds,
+        [
+            vec!["orphan_result"],
+            vec!["missing_result", "orphan_result"]
+        ]
+    );
+    let stored = store.messages(&thread.id).unwrap();
+    let pong = stored.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert_eq!(pong.content.as_deref(), Some("pong"));
+}
