@@ -306,6 +306,7 @@ impl HttpModel {
                 .map_err(|e| transport_failure(label, &e, key))?;
             let Some(chunk) = chunk else {
                 if reader.finished() {
+                    out.continuity = reader.continuity();
                     return Ok(out.finish());
                 }
                 return Err(Failure::from_error(ModelError::Transient(format!(
@@ -320,6 +321,7 @@ impl HttpModel {
                     })
                 })?;
                 if done {
+                    out.continuity = reader.continuity();
                     return Ok(out.finish());
                 }
             }

@@ -56,6 +56,12 @@ pub(crate) trait StreamReader: Send {
     ) -> Result<bool, ModelError>;
     /// Whether the answer is whole if the stream ends now (the API said why it stopped).
     fn finished(&self) -> bool;
+    /// Taken once the stream has ended: what the reply must carry back in later turns (see
+    /// [`crate::ModelResponse::continuity`]). Kept by the reader rather than written into the
+    /// answer at every event, so long thinking is not copied once per delta.
+    fn continuity(&mut self) -> Option<Value> {
+        None
+    }
 }
 
 /// The model id and the settings of a definition, split into what every API maps itself and

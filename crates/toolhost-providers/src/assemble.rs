@@ -8,6 +8,7 @@
 
 use crate::api::CallContext;
 use crate::{FinishReason, ModelResponse, ModelToolCall, ProviderToolResult, Usage};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -35,6 +36,9 @@ pub(crate) struct Assembly {
     pub usage: Usage,
     /// Why the model stopped, once known.
     pub finish: Option<FinishReason>,
+    /// What the API needs back with this reply in later turns (see
+    /// [`ModelResponse::continuity`]); set by the API's reader.
+    pub continuity: Option<Value>,
 }
 
 impl Assembly {
@@ -50,6 +54,7 @@ impl Assembly {
             provider_results: Vec::new(),
             usage: Usage::default(),
             finish: None,
+            continuity: None,
         }
     }
 
@@ -146,7 +151,7 @@ impl Assembly {
             finish,
             reasoning: self.reasoning.filter(|t| !t.is_empty()),
             provider_results: self.provider_results,
-            continuity: None,
+            continuity: self.continuity,
         }
     }
 }

@@ -8,6 +8,8 @@
 //! - A model answers a [`ModelRequest`] (the conversation, the offered tools, `toolChoice`,
 //!   `parallelToolCalls`) with a [`ModelResponse`]: text, tool calls, reasoning, results of
 //!   provider-run tools, and usage where known (unknown counts are `None`, never zero).
+//! - A tool message's [`ChatMessage::is_error`] reaches Anthropic as `is_error`; the other APIs
+//!   see an error only in the result's text.
 //! - A failure is a [`ModelError`]: `Transient` (a retry may help) or `Rejected`, in one line
 //!   that names the API, the HTTP status and the API's own message.
 //! - [`model_from_config`] builds a model from a [`ModelConfig`]; a missing key fails there,
@@ -15,10 +17,23 @@
 //!   error or a log, and a server's echo of it is scrubbed.
 //!
 //! ## Call ids
-//! A call keeps the id the API issued, so the runtime stores it as the call id and sends it
-//! back unchanged, as OpenAI and Anthropic require. Within one answer, a repeated id is kept
-//! once (the first wins); an id that repeats one of the conversation gets a `_2`, `_3`...
-//! suffix; a missing id (Gemini, some servers) is made up (`call_th...`).
+//! A call keeps the id the API issued. Within one answer, a repeated id is kept once (the first
+//! wins); an id that repeats one of the conversation gets a `_2`, `_3`... suffix; a missing id
+//! (Gemini, some servers) is made up (`call_th...`). The runtime may give the calls ids of its
+//! own (it keeps their order); an adapter sends back whatever ids the conversation carries, the
+//! same on a call and on its result, as OpenAI and Anthropic require.
+//!
+//! ## Continuity
+//! Some APIs need parts of a reply back, unchanged, in later turns. An adapter returns them in
+//! [`ModelResponse::continuity`] under its API's key; the runtime stores that JSON with the
+//! reply, never reads or changes it, and gives it back in [`ChatMessage::continuity`] of that
+//! assistant message. An adapter ignores another API's key, so a thread can change models. What
+//! belongs to a call names it by its position in the reply's `tool_calls`, never by id.
+//! - Anthropic: `{"anthropic": {"blocks": [...]}}`, the reply's `thinking` and
+//!   `redacted_thinking` blocks as received, sent back first in that assistant turn.
+//! - Gemini: `{"gemini": {"calls": [SIG or null, ...], "text": SIG}}`, the reply's
+//!   `thoughtSignature`s, put back on the `functionCall` parts by position and on the text.
+//! - OpenAI chat: none.
 //!
 //! ## Retries
 //! Only the HTTP exchange is retried: 408, 409, 425, 429 and 5xx answers, timeouts, failed or

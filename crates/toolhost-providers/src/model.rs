@@ -27,8 +27,8 @@ pub enum ChatRole {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelToolCall {
     /// The call id. The HTTP adapters return the id the API issued (made unique within the
-    /// conversation, see the crate page); the runtime stores it as the call id and sends it
-    /// back unchanged with the call and its result.
+    /// conversation, see the crate page); the runtime may keep it or give the call its own, and
+    /// the adapters send back whichever the conversation carries, with the call and its result.
     pub id: String,
     /// The tool's name.
     pub name: String,

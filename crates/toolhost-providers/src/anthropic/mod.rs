@@ -7,11 +7,18 @@
 //!   `parallelToolCalls: false` → `disable_parallel_tool_use: true`.
 //! - Tool results with images are sent as `tool_result` content blocks with `image` blocks.
 //! - `max_tokens` is required by the API: 4096 unless the settings say otherwise.
-//! - Reasoning is read from `thinking` blocks. Known gap: thinking blocks are not sent back in
-//!   later turns, so extended thinking with tool use needs them kept by the caller.
+//! - A tool message marked as an error is sent with `"is_error": true` (the key is left out
+//!   otherwise).
+//! - Reasoning is read from `thinking` blocks. The reply's `thinking` and `redacted_thinking`
+//!   blocks are kept, signatures included, in its continuity (see the `thinking` module) and
+//!   sent back first in that assistant turn, as extended thinking with tool use requires. A
+//!   turn that would hold nothing but thinking is still left out.
+//! - Known gap: within a turn, kept blocks go before its text and tool use, so thinking that
+//!   came between two `tool_use` blocks (interleaved thinking) is sent back moved up front.
 
 mod read;
 mod stream;
+mod thinking;
 
 use crate::api::{arguments_object, Settings, StreamReader, WireApi, WireTools};
 use crate::assemble::Assembly;
@@ -144,16 +151,26 @@ fn blocks(m: &ChatMessage, wire: &WireTools) -> (&'static str, Vec<Value>) {
             ("user", out)
         }
         ChatRole::Assistant => {
-            let mut out: Vec<Value> = text_block(text).into_iter().collect();
-            out.extend(m.tool_calls.iter().map(|c| {
+            let mut said: Vec<Value> = text_block(text).into_iter().collect();
+            said.extend(m.tool_calls.iter().map(|c| {
                 json!({"type": "tool_use", "id": c.id,
                        "name": wire.context.wire_name(&c.name),
                        "input": arguments_object(&c.arguments)})
             }));
+            // Thinking leads the turn, as the API answered it; a turn of thinking alone was
+            // never sent and is not now.
+            let mut out = Vec::new();
+            if !said.is_empty() {
+                out = thinking::kept_blocks(m);
+                out.extend(said);
+            }
             ("assistant", out)
         }
         ChatRole::Tool => {
             let mut result = json!({"type": "tool_result", "tool_use_id": m.tool_call_id});
+            if m.is_error {
+                result["is_error"] = true.into();
+            }
             if m.images.is_empty() {
                 result["content"] = text.into();
             } else {

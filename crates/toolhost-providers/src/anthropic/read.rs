@@ -1,5 +1,6 @@
 //! Reading a whole Messages answer, and what its streamed form shares with it.
 
+use super::thinking;
 use crate::assemble::Assembly;
 use crate::{FinishReason, ProviderToolResult, Usage};
 use serde_json::Value;
@@ -11,12 +12,16 @@ pub(super) fn read(answer: &Value, out: &mut Assembly) -> Result<(), String> {
         .and_then(Value::as_array)
         .ok_or("no content")?;
     let mut server_calls = ServerCalls::default();
+    let mut kept = Vec::new();
     for block in content {
-        match block
+        let kind = block
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-        {
+            .unwrap_or_default();
+        if thinking::is_kept(kind) {
+            kept.push(block.clone());
+        }
+        match kind {
             "text" => out.push_text(
                 block
                     .get("text")
@@ -55,6 +60,7 @@ pub(super) fn read(answer: &Value, out: &mut Assembly) -> Result<(), String> {
     if let Some(usage) = answer.get("usage") {
         update_usage(&mut out.usage, usage);
     }
+    out.continuity = thinking::continuity(kept);
     Ok(())
 }
 

@@ -1,7 +1,9 @@
 //! Reading a streamed Messages answer: `message_start`, `content_block_start` /
 //! `content_block_delta` / `content_block_stop` per block, `message_delta`, `message_stop`.
+//! A thinking block is built up from its `thinking_delta`s and `signature_delta`s.
 
 use super::read::{finish, update_usage, ServerCalls};
+use super::thinking;
 use crate::api::StreamReader;
 use crate::assemble::Assembly;
 use crate::delta::{DeltaSink, StreamDelta};
@@ -22,6 +24,8 @@ enum Block {
         start: Value,
         json: String,
     },
+    /// A kept block, at this position among the kept blocks.
+    Kept(usize),
     Other,
 }
 
@@ -30,6 +34,8 @@ enum Block {
 pub(super) struct EventReader {
     blocks: HashMap<u64, Block>,
     server_calls: ServerCalls,
+    /// `thinking` and `redacted_thinking` blocks, in order, as built so far.
+    kept: Vec<Value>,
     stopped: bool,
     stop_reason_seen: bool,
 }
@@ -104,15 +110,31 @@ impl StreamReader for EventReader {
     fn finished(&self) -> bool {
         self.stopped || self.stop_reason_seen
     }
+
+    fn continuity(&mut self) -> Option<Value> {
+        thinking::continuity(std::mem::take(&mut self.kept))
+    }
 }
 
 impl EventReader {
     fn start(&mut self, index: u64, block: Value, out: &mut Assembly, sink: &DeltaSink) {
-        let state = match block
+        let kind = block
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-        {
+            .unwrap_or_default();
+        let state = match kind {
+            kind if thinking::is_kept(kind) => {
+                if let Some(text) = block
+                    .get("thinking")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                {
+                    out.push_reasoning(text);
+                    sink(StreamDelta::Reasoning(text.to_owned()));
+                }
+                self.kept.push(block);
+                Block::Kept(self.kept.len() - 1)
+            }
             "tool_use" => {
                 let id = block.get("id").and_then(Value::as_str);
                 let name = block
@@ -173,7 +195,9 @@ impl EventReader {
             "thinking_delta" => {
                 out.push_reasoning(text("thinking"));
                 sink(StreamDelta::Reasoning(text("thinking").to_owned()));
+                self.append(index, "thinking", text("thinking"));
             }
+            "signature_delta" => self.append(index, "signature", text("signature")),
             "input_json_delta" => match self.blocks.get_mut(&index) {
                 Some(Block::Call { index, id, written }) => {
                     let fragment = text("partial_json");
@@ -191,6 +215,20 @@ impl EventReader {
                 _ => {}
             },
             _ => {}
+        }
+    }
+
+    /// Appends to a text field of the kept block at stream index `index`.
+    fn append(&mut self, index: u64, key: &str, piece: &str) {
+        let Some(Block::Kept(slot)) = self.blocks.get(&index) else {
+            return;
+        };
+        let Some(Value::Object(block)) = self.kept.get_mut(*slot) else {
+            return;
+        };
+        match block.entry(key).or_insert_with(|| Value::from("")) {
+            Value::String(s) => s.push_str(piece),
+            other => *other = Value::from(piece),
         }
     }
 

@@ -9,10 +9,14 @@
 //!   `allowedFunctionNames`); Gemini has no switch for parallel calls.
 //! - `temperature` and `max_tokens` go to `generationConfig` (`maxOutputTokens`).
 //! - Calls without an id get one made up (`call_th...`), which is not sent back to Gemini.
-//! - Parts marked `thought` are reasoning. Known gap: `thoughtSignature`s are not kept, which
-//!   models that require them for multi-turn function calling may refuse.
+//! - Parts marked `thought` are reasoning.
+//! - `thoughtSignature`s are kept in the reply's continuity (see the `signatures` module) and
+//!   put back on the matching `functionCall` part, by the call's position, and on the text
+//!   part. Known gap: a signature that came on a part other than a call is sent back only
+//!   when the turn has text to carry it; no empty text part is made up for it.
 
 mod read;
+mod signatures;
 
 use crate::api::{Settings, StreamReader, WireApi, WireTools};
 use crate::assemble::{Assembly, MADE_UP_ID_PREFIX};
@@ -21,6 +25,7 @@ use crate::secret::ApiKey;
 use crate::{ChatMessage, ChatRole, ImageAttachment, ModelRequest, ToolChoice};
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
+use signatures::Signatures;
 use std::collections::HashMap;
 use toolhost_core::schema::lower::Provider;
 
@@ -126,6 +131,7 @@ impl WireApi for GeminiGenerate {
     fn read(&self, answer: &Value, out: &mut Assembly) -> Result<(), String> {
         let mut reader = read::ChunkReader::default();
         reader.chunk(answer, out, None)?;
+        out.continuity = reader.continuity();
         if reader.candidates_seen == 0 {
             let reason = answer
                 .pointer("/promptFeedback/blockReason")
@@ -166,8 +172,12 @@ fn parts(
             ("user", out)
         }
         ChatRole::Assistant => {
+            let signatures = Signatures::of(m);
             let mut out: Vec<Value> = text_part.into_iter().collect();
-            for c in &m.tool_calls {
+            if let (Some(part), Some(signature)) = (out.first_mut(), signatures.text()) {
+                part["thoughtSignature"] = signature.into();
+            }
+            for (index, c) in m.tool_calls.iter().enumerate() {
                 let mut call = json!({
                     "name": wire.context.wire_name(&c.name),
                     "args": crate::api::arguments_object(&c.arguments),
@@ -175,7 +185,11 @@ fn parts(
                 if let Some(id) = sent_id(&c.id) {
                     call["id"] = id.into();
                 }
-                out.push(json!({"functionCall": call}));
+                let mut part = json!({"functionCall": call});
+                if let Some(signature) = signatures.call(index) {
+                    part["thoughtSignature"] = signature.into();
+                }
+                out.push(part);
             }
             ("model", out)
         }

@@ -1,5 +1,7 @@
 //! Reading Gemini answers: a whole answer is one chunk, a stream is many, read alike.
+//! A thought signature may come in any chunk, on any part.
 
+use super::signatures::Signatures;
 use crate::api::StreamReader;
 use crate::assemble::Assembly;
 use crate::delta::{DeltaSink, StreamDelta};
@@ -14,6 +16,7 @@ pub(super) struct ChunkReader {
     /// How many chunks had a candidate.
     pub(super) candidates_seen: usize,
     finished: bool,
+    signatures: Signatures,
 }
 
 impl ChunkReader {
@@ -50,6 +53,13 @@ impl ChunkReader {
             .pointer("/content/parts")
             .and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
+            let signature = part
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            if let (Some(signature), None) = (signature, part.get("functionCall")) {
+                self.signatures.set_text(signature);
+            }
             if let Some(text) = part.get("text").and_then(Value::as_str) {
                 if part.get("thought").and_then(Value::as_bool) == Some(true) {
                     out.push_reasoning(text);
@@ -65,6 +75,9 @@ impl ChunkReader {
                     .ok_or("a functionCall has no name")?;
                 let id = call.get("id").and_then(Value::as_str);
                 if let Some((index, id, name)) = out.start_call(id, name) {
+                    if let Some(signature) = signature {
+                        self.signatures.set_call(index, signature);
+                    }
                     let args = call
                         .get("args")
                         .cloned()
@@ -161,5 +174,9 @@ impl StreamReader for ChunkReader {
 
     fn finished(&self) -> bool {
         self.finished
+    }
+
+    fn continuity(&mut self) -> Option<Value> {
+        self.signatures.continuity()
     }
 }

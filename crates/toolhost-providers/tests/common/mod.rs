@@ -10,7 +10,8 @@ use tokio::net::{TcpListener, TcpStream};
 use toolhost_core::tool::ExecutionMode;
 use toolhost_core::ToolDefinition;
 use toolhost_providers::{
-    model_from_config, ChatMessage, ChatRole, HttpModel, ModelConfig, ModelToolCall, RetryPolicy,
+    model_from_config, ChatMessage, ChatRole, HttpModel, Model, ModelConfig, ModelRequest,
+    ModelResponse, ModelToolCall, RetryPolicy, StreamDelta,
 };
 
 /// The key every test model is given.
@@ -244,6 +245,45 @@ pub fn dyn_model(
     server: &ReplayServer,
 ) -> std::sync::Arc<dyn toolhost_providers::Model> {
     model_from_config(&config(provider, server), env).expect("model")
+}
+
+/// A streamed answer from `model`, with the deltas it reported.
+pub async fn streamed(
+    model: &dyn Model,
+    request: &ModelRequest,
+) -> (ModelResponse, Vec<StreamDelta>) {
+    let deltas = Arc::new(Mutex::new(Vec::new()));
+    let log = deltas.clone();
+    let sink = move |d: StreamDelta| log.lock().expect("lock").push(d);
+    let answer = model
+        .complete_streaming(request, &sink)
+        .await
+        .expect("answer");
+    let deltas = deltas.lock().expect("lock").clone();
+    (answer, deltas)
+}
+
+/// A reply as the runtime gives it back in a later turn: its calls under ids of the runtime's
+/// own, in the same order; its continuity unchanged; the message stored as JSON and read again.
+pub fn stored_reply(answer: &ModelResponse) -> ChatMessage {
+    let message = ChatMessage {
+        role: ChatRole::Assistant,
+        content: answer.text.clone(),
+        tool_calls: answer
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ModelToolCall {
+                id: format!("rt_call_{i}"),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect(),
+        continuity: answer.continuity.clone(),
+        ..ChatMessage::default()
+    };
+    let stored = serde_json::to_string(&message).expect("to json");
+    serde_json::from_str(&stored).expect("from json")
 }
 
 /// A local tool.
