@@ -273,6 +273,16 @@ async fn anthropic_stream_with_thinking_and_parallel_calls() {
         assert_eq!(block["type"], "tool_result");
         assert_eq!(block["tool_use_id"], call.id.as_str());
     }
+    // The failed call's result is flagged as an error; the other is not.
+    assert_eq!(blocks[1]["is_error"], true);
+    assert!(blocks[0].get("is_error").is_none());
+    // The thinking block is stored with its signature and leads the assistant turn sent back.
+    let kept = &reply.metadata["continuity"]["anthropic"]["blocks"][0];
+    assert_eq!(kept["signature"], "c2ln");
+    let turn = sent[sent.len() - 2]["content"].as_array().unwrap();
+    assert_eq!(turn[0]["type"], "thinking");
+    assert_eq!(turn[0]["thinking"], "Need the weather.");
+    assert_eq!(turn[0]["signature"], "c2ln");
     let uses: Vec<&Value> = sent[sent.len() - 2]["content"]
         .as_array()
         .unwrap()
@@ -284,10 +294,10 @@ async fn anthropic_stream_with_thinking_and_parallel_calls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gemini_stream_of_parallel_calls() {
+async fn gemini_stream_of_signed_parallel_calls() {
     let run = run_on(
         "gemini",
-        "gemini/stream_function_calls.sse",
+        "gemini/stream_thought_signatures.sse",
         "gemini/text_no_usage.json",
     )
     .await;
@@ -300,6 +310,31 @@ async fn gemini_stream_of_parallel_calls() {
     let parts = results["parts"].as_array().unwrap();
     assert_eq!(parts.len(), 2);
     assert_eq!(parts[0]["functionResponse"]["name"], "get_weather");
+    // Each call's thought signature is stored and goes back on its functionCall part.
+    let calls = sent[sent.len() - 2]["parts"].as_array().unwrap();
+    let signed: Vec<(&Value, &Value)> = calls
+        .iter()
+        .filter(|p| p.get("functionCall").is_some())
+        .map(|p| {
+            (
+                &p["functionCall"]["args"]["location"],
+                &p["thoughtSignature"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        signed,
+        [
+            (
+                &json!("Oslo"),
+                &json!("CiQB0e2Kb3N0cmVhbWVkLWZpcnN0LWNhbGw=")
+            ),
+            (
+                &json!("Lima"),
+                &json!("CiQB0e2Kb3N0cmVhbWVkLXNlY29uZC1jYWxs")
+            )
+        ]
+    );
     assert!(parts[1]["functionResponse"]["response"]
         .to_string()
         .contains("station offline"));
