@@ -143,11 +143,12 @@ async fn a_model_whose_key_is_missing_names_the_variable() {
             .contains("TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"),
         "{err}"
     );
-    let thread = rt.start_thread("a", "hi").unwrap();
-    let err = rt.run(&thread.id).await.unwrap_err();
+    // A thread on it fails at its start, before anything is stored.
+    let err = rt.start_thread("a", "hi").unwrap_err();
     assert!(
         err.to_string()
             .contains("TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"),
         "{err}"
     );
+    assert!(store.threads(None).unwrap().is_empty());
 }

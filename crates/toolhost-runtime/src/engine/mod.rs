@@ -199,6 +199,26 @@ impl Runtime {
         self.live.subscribe()
     }
 
+    /// The model a prompt naming `name` runs on (the override, when one is set), or why it
+    /// cannot be used: a key that is not set names its variable.
+    pub(super) fn model_for(&self, name: &str) -> Result<Arc<dyn Model>, RuntimeError> {
+        let name = self.model_override.as_deref().unwrap_or(name);
+        self.models
+            .get(name)
+            .cloned()
+            .ok_or_else(|| RuntimeError::Model {
+                name: name.to_owned(),
+                reason: match (self.unavailable.get(name), self.defs.models.get(name)) {
+                    (Some(why), _) => why.clone(),
+                    (None, Some(def)) => format!(
+                        "provider \"{}\" has no adapter in this version",
+                        def.provider
+                    ),
+                    (None, None) => "the model definition did not load".to_owned(),
+                },
+            })
+    }
+
     /// Files of the project that did not load, and prompts that offer a tool that is not
     /// defined (checked now, so tools registered after loading count).
     pub fn problems(&self) -> Vec<FileProblem> {

@@ -135,25 +135,7 @@ impl Runtime {
                 name: def.prompt.clone(),
                 reason: "the agent's prompt did not load".to_owned(),
             })?;
-        let model_name = self.model_override.as_ref().unwrap_or(&prompt.model);
-        let model = self
-            .models
-            .get(model_name)
-            .cloned()
-            .ok_or_else(|| RuntimeError::Model {
-                name: model_name.clone(),
-                reason: match (
-                    self.unavailable.get(model_name),
-                    self.defs.models.get(model_name),
-                ) {
-                    (Some(why), _) => why.clone(),
-                    (None, Some(def)) => format!(
-                        "provider \"{}\" has no adapter in this version",
-                        def.provider
-                    ),
-                    (None, None) => "the model definition did not load".to_owned(),
-                },
-            })?;
+        let model = self.model_for(&prompt.model)?;
         let offered = ToolSet::from_tools(
             prompt
                 .tools

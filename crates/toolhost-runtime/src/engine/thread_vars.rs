@@ -156,6 +156,12 @@ impl Runtime {
             .agents
             .get(agent)
             .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+        // A model that cannot be used (its key is not set) fails now, before anything is stored.
+        for side in std::iter::once(&def.side_a).chain(def.side_b.as_ref()) {
+            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
+                self.model_for(&prompt.model)?;
+            }
+        }
         let given: BTreeSet<&str> = values.iter().map(|v| v.name.as_str()).collect();
         let mut missing: Vec<String> = self
             .agent_declarations(def)
