@@ -15,6 +15,12 @@
 //! - A call that needs approval, or a variable the thread lacks, pauses the thread durably at
 //!   that call ([`engine::RunOutcome::Paused`]); decisions are bound to the call, its arguments
 //!   and the tool definition.
+//! - A model answer is streamed and published as [`engine::LiveEvent`]s while it arrives; the
+//!   reply is stored with the runtime's call ids, its arguments mended where a repair makes them
+//!   fit (recorded in `metadata.repairs` and shown to the model with the result), and with the
+//!   API's continuity data. Arguments no repair mends are answered with the violations and never
+//!   run. Before each request the conversation is checked against the tool-call ordering rules;
+//!   a mended request says so, never invents a success, and is recorded as an event.
 //! - Secrets are stored sealed, opened only for the tool that declared them, and redacted from
 //!   results, events and values before they are stored.
 //! - A process activity runs its program once per call with the call as JSON on standard input
