@@ -5,6 +5,9 @@
 //! - `loopback/API`: the same through `Model::complete` against a replay server on 127.0.0.1
 //!   (keep-alive), and `loopback/raw_hyper`: the same bytes posted with a bare hyper client,
 //!   the floor the adapter is compared with.
+//! - `checks/history/N`: the ordering check the runtime runs before every request, on a valid
+//!   conversation of N messages (its common case); `checks/repair_broken_arguments`: mending a
+//!   fenced, single-quoted argument text with a trailing comma and a number in a string.
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -233,12 +236,67 @@ fn loopback(c: &mut Criterion) {
     group.finish();
 }
 
+/// A valid conversation of about `n` messages: a user turn, then replies of two calls each with
+/// their results.
+fn conversation(n: usize) -> Vec<ChatMessage> {
+    let mut messages = vec![ChatMessage {
+        role: ChatRole::User,
+        content: Some("Weather in two cities, please.".into()),
+        ..ChatMessage::default()
+    }];
+    let mut k = 0;
+    while messages.len() < n {
+        let ids = [format!("call_{k}a"), format!("call_{k}b")];
+        messages.push(ChatMessage {
+            role: ChatRole::Assistant,
+            tool_calls: ids
+                .iter()
+                .map(|id| ModelToolCall {
+                    id: id.clone(),
+                    name: "get_weather".into(),
+                    arguments: r#"{"location": "Oslo"}"#.into(),
+                })
+                .collect(),
+            ..ChatMessage::default()
+        });
+        for id in ids {
+            messages.push(ChatMessage {
+                role: ChatRole::Tool,
+                content: Some("12 degrees".into()),
+                tool_call_id: Some(id),
+                ..ChatMessage::default()
+            });
+        }
+        k += 1;
+    }
+    messages
+}
+
+fn checks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("checks");
+    for n in [20, 2000] {
+        let messages = conversation(n);
+        group.bench_function(format!("history/{n}"), |b| {
+            b.iter(|| black_box(toolhost_providers::check_history(black_box(&messages)).is_none()))
+        });
+    }
+    let schema = json!({"type": "object", "properties": {
+        "location": {"type": "string"}, "days": {"type": "integer"}}, "required": ["location"]});
+    let broken = "```json\n{'location': 'Oslo', 'days': \"3\",}\n```";
+    group.bench_function("repair_broken_arguments", |b| {
+        b.iter(|| {
+            black_box(toolhost_core::repair::repair_arguments(black_box(broken), &schema).ok())
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(40)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = in_process, loopback
+    targets = in_process, loopback, checks
 }
 criterion_main!(benches);
