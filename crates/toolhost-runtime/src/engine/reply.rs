@@ -15,52 +15,37 @@
 use super::calls::Offer;
 use super::live::{delta_event, new_call_id, CallIds, LiveEvent};
 use super::repair::{repair_calls, REPAIRS_KEY};
+use super::run::SideRun;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
-use std::sync::Arc;
 use toolhost_providers::{
-    check_history, FinishReason, Model, ModelRequest, ModelResponse, ProviderToolResult,
-    StreamDelta,
+    check_history, FinishReason, ModelRequest, ModelResponse, ProviderToolResult, StreamDelta,
 };
 use toolhost_store::{NewMessage, Role, ThreadStatus, ToolCallRecord, Write};
 
 impl Runtime {
-    /// Asks `model` with `request` (after the offer's request middleware) and returns the
-    /// writes that store its reply. A model failure marks the thread failed.
+    /// Asks the side's model with its request (after the offer's request middleware) and
+    /// returns the writes that store its reply, and whether the request the runtime built
+    /// passed the ordering check untouched. A model failure marks the thread failed.
     pub(super) async fn ask(
         &self,
         thread_id: &str,
-        model: &Arc<dyn Model>,
-        offer: &Offer,
-        request: &ModelRequest,
+        run: &SideRun<'_>,
         position: &Position,
-    ) -> Result<Vec<Write>, RuntimeError> {
-        let changed = offer.pipeline.request(request);
-        let mut request = changed.as_ref().unwrap_or(request);
-        // What middleware or an edited store left out of order is mended for this request
-        // only, and said so; the stored history is not changed.
-        let mended;
-        if let Some((messages, repairs)) = check_history(&request.messages) {
-            tracing::warn!(
-                thread = thread_id,
-                repairs = repairs.len(),
-                "the conversation broke the tool-call ordering rules and was mended for the request"
-            );
-            self.store.apply(
-                thread_id,
-                vec![Write::Event {
-                    kind: "history_repaired".to_owned(),
-                    data: json!({"repairs": repairs}),
-                }],
-            )?;
-            mended = ModelRequest {
-                messages,
-                ..request.clone()
-            };
-            request = &mended;
-        }
+    ) -> Result<(Vec<Write>, bool), RuntimeError> {
+        let (model, offer) = (&run.model, &run.offer);
+        let changed = offer.pipeline.request(&run.request);
+        // The runtime's own request only grows, so what passed before is not checked again; a
+        // request that middleware changed is checked whole.
+        let (request, from) = match &changed {
+            Some(r) => (r, 0),
+            None => (&run.request, run.checked.min(run.request.messages.len())),
+        };
+        let mended = self.mend_order(thread_id, request, from)?;
+        let clean = changed.is_none() && mended.is_none();
+        let request = mended.as_ref().unwrap_or(request);
         let ids = CallIds::default();
         let sink = live_sink(thread_id, self.live.clone(), ids.clone());
         let response = match model.complete_streaming(request, &sink).await {
@@ -71,7 +56,41 @@ impl Runtime {
                 return Err(e.into());
             }
         };
-        Ok(reply_writes(model.name(), response, offer, &ids, position))
+        let writes = reply_writes(model.name(), response, offer, &ids, position);
+        Ok((writes, clean))
+    }
+
+    /// The request with its conversation from `from` on mended to follow the tool-call
+    /// ordering rules, or `None` when it already does. What middleware or an edited store left
+    /// out of order is mended for this request only, logged and stored as an event; the stored
+    /// history is not changed.
+    fn mend_order(
+        &self,
+        thread_id: &str,
+        request: &ModelRequest,
+        from: usize,
+    ) -> Result<Option<ModelRequest>, RuntimeError> {
+        let Some((tail, repairs)) = check_history(&request.messages[from..]) else {
+            return Ok(None);
+        };
+        tracing::warn!(
+            thread = thread_id,
+            repairs = repairs.len(),
+            "the conversation broke the tool-call ordering rules and was mended for the request"
+        );
+        self.store.apply(
+            thread_id,
+            vec![Write::Event {
+                kind: "history_repaired".to_owned(),
+                data: json!({"repairs": repairs}),
+            }],
+        )?;
+        let mut messages = request.messages[..from].to_vec();
+        messages.extend(tail);
+        Ok(Some(ModelRequest {
+            messages,
+            ..request.clone()
+        }))
     }
 }
 

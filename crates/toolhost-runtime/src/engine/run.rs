@@ -68,13 +68,16 @@ pub const OUTCOME_UNKNOWN: &str = "ToolCallError: the outcome of this call is un
 
 /// What one side runs with: its rules, its prompt's model and tools, and the conversation it
 /// sees, which grows as the thread does.
-struct SideRun<'a> {
+pub(super) struct SideRun<'a> {
     def: &'a SideDef,
-    model: Arc<dyn Model>,
-    offer: Offer,
+    pub model: Arc<dyn Model>,
+    pub offer: Offer,
     max_steps: u32,
     view: ChatView,
-    request: ModelRequest,
+    pub request: ModelRequest,
+    /// How many leading messages of `request` passed the ordering check with every call
+    /// answered: only what was appended since is checked again.
+    pub checked: usize,
 }
 
 impl SideRun<'_> {
@@ -109,12 +112,17 @@ fn record(
     }
 }
 
-/// What `side` runs with: side `b` is the second entry; a thread with one side has only `a`.
-fn run_of<'s, 'a>(sides: &'s [SideRun<'a>], side: Side) -> &'s SideRun<'a> {
+/// Where `side`'s run is: side `b` is the second entry; a thread with one side has only `a`.
+fn index_of(sides: &[SideRun<'_>], side: Side) -> usize {
     match side {
-        Side::B if sides.len() > 1 => &sides[1],
-        _ => &sides[0],
+        Side::B if sides.len() > 1 => 1,
+        _ => 0,
     }
+}
+
+/// What `side` runs with.
+fn run_of<'s, 'a>(sides: &'s [SideRun<'a>], side: Side) -> &'s SideRun<'a> {
+    &sides[index_of(sides, side)]
 }
 
 impl Runtime {
@@ -160,6 +168,7 @@ impl Runtime {
                 .or(def.max_steps)
                 .unwrap_or(DEFAULT_MAX_STEPS),
             view,
+            checked: 0,
             request: ModelRequest {
                 messages,
                 tools: offered.definitions(),
@@ -313,9 +322,11 @@ impl Runtime {
                 model = run.model.name(),
                 "asking the model"
             );
-            let writes = self
-                .ask(thread_id, &run.model, &run.offer, &run.request, &position)
-                .await?;
+            let (writes, clean) = self.ask(thread_id, run, &position).await?;
+            if clean {
+                let at = index_of(&sides, position.side);
+                sides[at].checked = sides[at].request.messages.len();
+            }
             let applied = self.store.apply(thread_id, writes)?;
             position.steps += 1;
             record(

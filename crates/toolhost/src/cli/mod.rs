@@ -5,6 +5,7 @@
 //! variables).
 
 mod output;
+mod progress;
 mod run;
 mod threads;
 mod tools;

@@ -2,6 +2,7 @@
 //! continue it.
 
 use super::output::{self, BAD_INPUT, INVALID, PAUSED};
+use super::progress;
 use super::transcript::{print_messages, thread_json};
 use super::values::ValueArgs;
 use super::waiting::{pending_json, print_how_to_continue, print_pending};
@@ -239,7 +240,13 @@ fn drive(
             return output::exit(INVALID);
         }
     };
-    let outcome = rt.block_on(runtime.run(thread_id));
+    let outcome = rt.block_on(async {
+        let shown = tokio::spawn(progress::show(runtime.subscribe()));
+        let outcome = runtime.run(thread_id).await;
+        shown.abort();
+        outcome
+    });
+    progress::clear();
     if as_json {
         if let (Ok(t), Ok(m), Ok(c)) = (
             store.thread(thread_id),

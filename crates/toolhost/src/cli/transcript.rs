@@ -28,12 +28,20 @@ pub fn print_messages(messages: &[Message]) {
                 }
                 for call in &m.tool_calls {
                     println!("  call {}({})", call.name, one_line(&call.arguments, 200));
+                    if let Some(notes) = repair_notes(m, &call.id) {
+                        println!("    arguments repaired: {}", one_line(&notes, 300));
+                    }
                 }
             }
             Role::Tool => {
                 let ok = m.status.as_deref() == Some("success");
+                let by = if m.metadata["providerRun"] == true {
+                    " (run by the provider)"
+                } else {
+                    ""
+                };
                 println!(
-                    "  {} {}: {}",
+                    "  {} {}{by}: {}",
                     if ok { "ok" } else { "error" },
                     m.name.as_deref().unwrap_or("tool"),
                     one_line(m.content.as_deref().unwrap_or(""), 300)
@@ -41,4 +49,20 @@ pub fn print_messages(messages: &[Message]) {
             }
         }
     }
+}
+
+/// The repair notes a reply's metadata records for one of its calls, joined.
+fn repair_notes(reply: &Message, call_id: &str) -> Option<String> {
+    let repair = reply
+        .metadata
+        .get("repairs")?
+        .as_array()?
+        .iter()
+        .find(|r| r["callId"] == call_id)?;
+    let notes: Vec<&str> = repair["notes"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    Some(notes.join("; "))
 }

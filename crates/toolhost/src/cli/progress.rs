@@ -1,0 +1,53 @@
+//! A one-line progress display on standard error while a model answers, for a person at a
+//! terminal: how much it has written and which call it is writing. The line is cleared when the
+//! run ends, so the transcript that follows is all that stays on screen.
+
+use std::io::{IsTerminal, Write};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::Receiver;
+use toolhost_runtime::engine::LiveEvent;
+
+/// Shows `events` until the channel closes or the task is dropped; does nothing unless standard
+/// error is a terminal.
+pub async fn show(mut events: Receiver<LiveEvent>) {
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let mut written = 0usize;
+    let mut call: Option<String> = None;
+    loop {
+        let event = match events.recv().await {
+            Ok(e) => e,
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        };
+        match event.kind {
+            "text_delta" | "reasoning_delta" => {
+                written += event.data["text"].as_str().map_or(0, str::len);
+            }
+            "tool_call_started" => call = event.data["name"].as_str().map(str::to_owned),
+            "tool_call_arguments_delta" => {
+                written += event.data["fragment"].as_str().map_or(0, str::len);
+            }
+            "model_restarted" => {
+                written = 0;
+                call = None;
+            }
+            _ => continue,
+        }
+        let what = match &call {
+            Some(name) => format!("writing a call to {name}"),
+            None => "answering".to_owned(),
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[K… the model is {what} ({written} bytes)");
+        let _ = err.flush();
+    }
+}
+
+/// Clears the progress line, if one was shown.
+pub fn clear() {
+    if std::io::stderr().is_terminal() {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[K");
+    }
+}
