@@ -4,8 +4,9 @@
 //! stored before any of its calls runs, with the runtime's own call ids (each API's wire ids
 //! stay on the wire), its arguments mended where [`repair_calls`] could, and in its metadata:
 //! the model, usage, finish reason, reasoning, the API's continuity data and the repairs.
-//! Results of provider-run tools are stored right after it as silent tool messages: the
-//! provider already gave them to the model, and their tool's `execute` never runs.
+//! Results of provider-run tools are stored right before it as silent tool messages: the
+//! provider ran them while answering and already gave them to the model, and their tool's
+//! `execute` never runs.
 //!
 //! Before the request goes out, the conversation is checked against the APIs' tool-call
 //! ordering rules ([`check_history`]): a call without a result is sent with an error result that
@@ -147,19 +148,20 @@ fn reply_writes(
     }
     let mut metadata = Value::Object(metadata);
     position.mark(&mut metadata);
-    let mut writes = vec![Write::AppendMessage(NewMessage {
+    // The provider ran its tools while answering: their results come before the reply, which
+    // stays the last message of the step.
+    let mut writes: Vec<Write> = response
+        .provider_results
+        .into_iter()
+        .map(|r| Write::AppendMessage(provider_result_message(r)))
+        .collect();
+    writes.push(Write::AppendMessage(NewMessage {
         role: Some(Role::Assistant),
         content: response.text,
         tool_calls,
         metadata,
         ..NewMessage::default()
-    })];
-    writes.extend(
-        response
-            .provider_results
-            .into_iter()
-            .map(|r| Write::AppendMessage(provider_result_message(r))),
-    );
+    }));
     writes
 }
 

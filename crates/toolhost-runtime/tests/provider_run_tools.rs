@@ -1,0 +1,97 @@
+//! A tool the provider runs (`executionMode: provider`) is never executed here: the results the
+//! provider reports with its answer are stored as tool results (silent, since the model already
+//! has them) and are not sent back as results of calls the conversation does not hold.
+
+mod common;
+
+use common::{ListModel, Project};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_providers::{ModelResponse, ProviderToolResult};
+use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
+use toolhost_store::{Role, SqliteStore, Store};
+
+#[tokio::test]
+async fn provider_results_are_stored_and_execute_never_runs() {
+    let project = Project::with_files(&[
+        (
+            "agents/agents/a.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+        ),
+        (
+            "agents/prompts/p.json",
+            r#"{"toolDescription": "x", "prompt": "Search.", "model": "list", "tools": ["web_search"]}"#,
+        ),
+    ]);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let model = ListModel::new(vec![
+        Ok(ModelResponse {
+            text: Some("Oslo has 717,710 people.".into()),
+            provider_results: vec![ProviderToolResult {
+                call_id: Some("ws_01".into()),
+                name: "web_search".into(),
+                input: Some(json!({"query": "population of Oslo"})),
+                output: json!([{"url": "https://example.org/oslo", "title": "Oslo"}]),
+            }],
+            ..ModelResponse::default()
+        }),
+        Ok(ModelResponse {
+            text: Some("You are welcome.".into()),
+            ..ModelResponse::default()
+        }),
+    ]);
+    rt.register_model("list", model.clone());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    rt.register_tool(
+        DynamicTool::new("web_search", "Searches the web.")
+            .provider_executed("openai")
+            .handler(move |_: Value, _| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async move { Ok::<_, ToolError>("local search".to_owned()) }
+            })
+            .build()
+            .unwrap(),
+    );
+    let thread = rt
+        .start_thread("a", "How many people live in Oslo?")
+        .unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    rt.store()
+        .apply(
+            &thread.id,
+            vec![toolhost_store::Write::Enqueue(
+                toolhost_store::QueueItem::Message {
+                    role: Role::User,
+                    content: "Thanks!".into(),
+                },
+            )],
+        )
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+
+    let messages = store.messages(&thread.id).unwrap();
+    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert_eq!(result.name.as_deref(), Some("web_search"));
+    assert_eq!(result.tool_call_id.as_deref(), Some("ws_01"));
+    assert!(result.silent);
+    assert_eq!(result.metadata["providerRun"], true);
+    assert_eq!(result.metadata["input"]["query"], "population of Oslo");
+    assert_eq!(result.metadata["output"][0]["title"], "Oslo");
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "execute never runs");
+    // The next request holds the reply's words, not a result of a call it does not hold.
+    let second = &model.requests()[1];
+    assert!(
+        second.iter().all(|m| m.tool_call_id.is_none()),
+        "{second:?}"
+    );
+    assert!(second
+        .iter()
+        .any(|m| m.content.as_deref() == Some("Oslo has 717,710 people.")));
+}
