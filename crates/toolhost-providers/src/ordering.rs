@@ -115,7 +115,7 @@ impl fmt::Display for HistoryRepair {
 ///
 /// Returns `None` when the conversation already follows the rules (the common case: one pass,
 /// no new conversation is built). Otherwise returns the repaired conversation and the changes
-/// made, in the order of the conversation. In the repaired conversation:
+/// made, ordered by the position they concern in `messages`. In the repaired conversation:
 /// - right after each assistant message with tool calls come exactly its results, one tool
 ///   message per call id, in the order of its calls, and tool messages appear nowhere else;
 /// - a result found later in the conversation is moved up to its call
@@ -134,7 +134,8 @@ pub fn check_history(messages: &[ChatMessage]) -> Option<(Vec<ChatMessage>, Vec<
     if is_ordered(messages) {
         return None;
     }
-    let (repaired, repairs) = repair(messages);
+    let (repaired, mut repairs) = repair(messages);
+    repairs.sort_by_key(|r| r.message_index);
     // The fast pass fails exactly where the repair changes something; stay quiet if not.
     debug_assert!(!repairs.is_empty(), "the fast pass and the repair disagree");
     (!repairs.is_empty()).then_some((repaired, repairs))

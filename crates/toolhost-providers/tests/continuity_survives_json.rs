@@ -1,5 +1,6 @@
-//! The runtime stores messages as JSON: a tool result's error flag and an assistant message's
-//! continuity come back from it unchanged, and messages stored before they existed still read.
+//! A chat message's error flag and continuity survive a JSON round trip unchanged, and messages
+//! serialized before these fields existed still read. (The runtime keeps them in its own
+//! records, `status` and `metadata.continuity`; its replay tests cover that path.)
 
 use serde_json::json;
 use toolhost_providers::{ChatMessage, ChatRole, ModelToolCall};

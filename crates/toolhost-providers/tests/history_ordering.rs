@@ -372,9 +372,9 @@ fn mixed_faults_are_all_repaired_and_reported_in_order() {
     assert_eq!(
         kinds(&repairs),
         [
-            (HistoryRepairKind::MovedResult, Some("a"), 6),
             (HistoryRepairKind::MissingResult, Some("c"), 2),
             (HistoryRepairKind::OrphanResult, Some("zzz"), 4),
+            (HistoryRepairKind::MovedResult, Some("a"), 6),
             (HistoryRepairKind::DuplicateResult, Some("a"), 7),
         ]
     );

@@ -1,6 +1,8 @@
-//! A tool the provider runs (`executionMode: provider`) is never executed here: the results the
-//! provider reports with its answer are stored as tool results (silent, since the model already
-//! has them) and are not sent back as results of calls the conversation does not hold.
+//! The results a provider reports for a tool it ran (`executionMode: provider`) are stored as tool
+//! results before the reply they came with: silent, since the model already has them, a failed
+//! run as an error, and never sent back as results of calls the conversation does not hold. A
+//! reply that comes with them and makes no call still ends the turn, and the tool's local
+//! `execute` is not called.
 
 mod common;
 
@@ -14,7 +16,7 @@ use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::{Role, SqliteStore, Store};
 
 #[tokio::test]
-async fn provider_results_are_stored_and_execute_never_runs() {
+async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
     let project = Project::with_files(&[
         (
             "agents/agents/a.json",
@@ -30,12 +32,20 @@ async fn provider_results_are_stored_and_execute_never_runs() {
     let model = ListModel::new(vec![
         Ok(ModelResponse {
             text: Some("Oslo has 717,710 people.".into()),
-            provider_results: vec![ProviderToolResult {
-                call_id: Some("ws_01".into()),
-                name: "web_search".into(),
-                input: Some(json!({"query": "population of Oslo"})),
-                output: json!([{"url": "https://example.org/oslo", "title": "Oslo"}]),
-            }],
+            provider_results: vec![
+                ProviderToolResult {
+                    call_id: Some("ws_01".into()),
+                    name: "web_search".into(),
+                    input: Some(json!({"query": "population of Oslo"})),
+                    output: json!([{"url": "https://example.org/oslo", "title": "Oslo"}]),
+                },
+                ProviderToolResult {
+                    call_id: Some("ws_02".into()),
+                    name: "web_search".into(),
+                    input: Some(json!({"query": "population of Oslo 2025"})),
+                    output: json!({"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}),
+                },
+            ],
             ..ModelResponse::default()
         }),
         Ok(ModelResponse {
@@ -77,13 +87,28 @@ async fn provider_results_are_stored_and_execute_never_runs() {
     rt.run(&thread.id).await.unwrap();
 
     let messages = store.messages(&thread.id).unwrap();
-    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    let roles: Vec<Role> = messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Tool,
+            Role::Tool,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant
+        ],
+        "the provider's results come before the reply, which ended the turn"
+    );
+    assert_eq!(messages[2].status.as_deref(), Some("error"));
+    let result = &messages[1];
     assert_eq!(result.name.as_deref(), Some("web_search"));
     assert_eq!(result.tool_call_id.as_deref(), Some("ws_01"));
     assert!(result.silent);
     assert_eq!(result.metadata["providerRun"], true);
     assert_eq!(result.metadata["input"]["query"], "population of Oslo");
     assert_eq!(result.metadata["output"][0]["title"], "Oslo");
+    assert_eq!(result.status.as_deref(), Some("success"));
     assert_eq!(runs.load(Ordering::SeqCst), 0, "execute never runs");
     // The next request holds the reply's words, not a result of a call it does not hold.
     let second = &model.requests()[1];

@@ -303,13 +303,20 @@ async fn gemini_stream_of_signed_parallel_calls() {
     .await;
     check_stored_and_live(&run, "Done.");
     assert_eq!(run.messages[1].metadata["usage"]["input_tokens"], 70);
-    // Gemini has no call ids: results go back by name, in call order, in one user turn.
+    // Results go back in call order in one user turn, by name and under the stored ids.
     let sent = run.requests[1]["contents"].as_array().unwrap();
     let results = sent.last().unwrap();
     assert_eq!(results["role"], "user");
     let parts = results["parts"].as_array().unwrap();
     assert_eq!(parts.len(), 2);
     assert_eq!(parts[0]["functionResponse"]["name"], "get_weather");
+    let ids: Vec<&Value> = parts.iter().map(|p| &p["functionResponse"]["id"]).collect();
+    let stored: Vec<Value> = run.messages[1]
+        .tool_calls
+        .iter()
+        .map(|c| json!(c.id))
+        .collect();
+    assert_eq!(ids, stored.iter().collect::<Vec<_>>());
     // Each call's thought signature is stored and goes back on its functionCall part.
     let calls = sent[sent.len() - 2]["parts"].as_array().unwrap();
     let signed: Vec<(&Value, &Value)> = calls

@@ -8,7 +8,9 @@
 //! - `toolChoice` → `toolConfig.functionCallingConfig` (`AUTO`, `NONE`, `ANY`, or `ANY` with
 //!   `allowedFunctionNames`); Gemini has no switch for parallel calls.
 //! - `temperature` and `max_tokens` go to `generationConfig` (`maxOutputTokens`).
-//! - Calls without an id get one made up (`call_th...`), which is not sent back to Gemini.
+//! - Calls without an id get one made up (`call_th...`), which is not sent back to Gemini; any
+//!   other id of a call (the runtime's own) goes as `id` on its `functionCall` and its
+//!   `functionResponse`, which match either way.
 //! - Parts marked `thought` are reasoning.
 //! - `thoughtSignature`s are kept in the reply's continuity (see the `signatures` module) and
 //!   put back on the matching `functionCall` part, by the call's position, and on the text

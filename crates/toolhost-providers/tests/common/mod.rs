@@ -264,7 +264,7 @@ pub async fn streamed(
 }
 
 /// A reply as the runtime gives it back in a later turn: its calls under ids of the runtime's
-/// own, in the same order; its continuity unchanged; the message stored as JSON and read again.
+/// own, in the same order; its continuity unchanged; the message through a JSON round trip.
 pub fn stored_reply(answer: &ModelResponse) -> ChatMessage {
     let message = ChatMessage {
         role: ChatRole::Assistant,

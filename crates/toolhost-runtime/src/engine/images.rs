@@ -1,29 +1,124 @@
 //! The images a stored tool result shows the model: inline image blocks of its content, and
 //! stored attachments whose type is an image.
 //!
-//! They are read back from the stored result (attachments from the thread's file system) each
-//! time a conversation is built, so a result stores an image once. The adapter decides how the
+//! They are read back from the stored result (attachments from the thread's file system) when a
+//! run builds its conversation, so a result stores an image once. The adapter decides how the
 //! model gets them: as images where its API takes images in tool results, as a placeholder line
 //! where it does not. The stored attachment is kept either way.
+//!
+//! Only what every API with image input takes is sent: PNG, JPEG, GIF and WebP, at most
+//! [`MAX_IMAGE_BASE64`] characters of base64 each (judged by the file's stored size, not the
+//! size a tool claims), and at most [`MAX_IMAGES_PER_REQUEST`] per request, the most recent
+//! ones. An image left out is named in a line of text instead, so one image an API would refuse
+//! cannot make every later request of the thread fail.
 
 use base64::Engine;
+use std::collections::VecDeque;
 use toolhost_core::{Attachment, ToolContent, ToolResult};
-use toolhost_providers::ImageAttachment;
+use toolhost_providers::{ChatMessage, ImageAttachment};
 use toolhost_store::path::normalize;
 use toolhost_store::{Message, Role, Store};
 
-/// The largest attachment sent to a model as an image; a larger one stays a stored file the
-/// model is told about in the result's text.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// The longest base64 text of one image sent to a model (Anthropic's limit is 5 MB per image,
+/// counted on the encoded text); a larger image stays a stored file the model is told about.
+pub const MAX_IMAGE_BASE64: usize = 5_000_000;
 
-/// The images of `m`, a stored tool result of `thread`; empty for other messages and for
+/// The most images one request carries; older ones are replaced by a line naming them.
+pub const MAX_IMAGES_PER_REQUEST: usize = 20;
+
+/// The image types every adapter's API accepts.
+const SENDABLE: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// Whether an image of this type and base64 length can be sent.
+fn sendable(mime_type: &str, base64_len: usize) -> bool {
+    SENDABLE.contains(&mime_type) && base64_len <= MAX_IMAGE_BASE64
+}
+
+/// The base64 length of `bytes` bytes.
+fn base64_len(bytes: u64) -> usize {
+    usize::try_from(bytes.div_ceil(3).saturating_mul(4)).unwrap_or(usize::MAX)
+}
+
+/// The line a model sees in place of an image that is not sent.
+fn left_out(name: &str, why: &str) -> String {
+    format!("[image {name} not shown: {why}]")
+}
+
+/// What a stored result shows the model: the images to send, and a line for each image that
+/// is not sent.
+#[derive(Debug, Default)]
+pub(super) struct Shown {
+    images: Vec<ImageAttachment>,
+    notes: Vec<String>,
+}
+
+/// Keeps a request within [`MAX_IMAGES_PER_REQUEST`] images as it grows: when a new result goes
+/// past it, the oldest images sent so far are replaced by a line naming them.
+#[derive(Debug, Default)]
+pub(super) struct ImageBudget {
+    /// Positions of the messages that still carry images, oldest first.
+    holders: VecDeque<usize>,
+    count: usize,
+}
+
+impl ImageBudget {
+    /// Appends `message` to `messages` with what its stored result shows.
+    pub fn push(
+        &mut self,
+        messages: &mut Vec<ChatMessage>,
+        mut message: ChatMessage,
+        shown: Shown,
+    ) {
+        add_lines(&mut message, shown.notes);
+        if !shown.images.is_empty() {
+            self.count += shown.images.len();
+            message.images = shown.images;
+            self.holders.push_back(messages.len());
+        }
+        messages.push(message);
+        while self.count > MAX_IMAGES_PER_REQUEST {
+            let Some(&at) = self.holders.front() else {
+                break;
+            };
+            let holder = &mut messages[at];
+            if !holder.images.is_empty() {
+                let image = holder.images.remove(0);
+                self.count -= 1;
+                let line = left_out(&image.name, "only the most recent images are sent");
+                add_lines(holder, vec![line]);
+            }
+            if holder.images.is_empty() {
+                self.holders.pop_front();
+            }
+        }
+    }
+}
+
+/// Appends lines to a message's text.
+fn add_lines(message: &mut ChatMessage, lines: Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    let mut text = message.content.take().unwrap_or_default();
+    for line in lines {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&line);
+    }
+    message.content = Some(text);
+}
+
+/// What `m`, a stored tool result of `thread`, shows; nothing for other messages and for
 /// results without images (the common case, decided without reading anything).
-pub(super) fn images_of(store: &dyn Store, thread: &str, m: &Message) -> Vec<ImageAttachment> {
+pub(super) fn images_of(store: &dyn Store, thread: &str, m: &Message) -> Shown {
+    let mut images = Vec::new();
+    let mut notes = Vec::new();
     if m.role != Role::Tool {
-        return Vec::new();
+        return Shown::default();
     }
     let Some(stored) = m.metadata.get("result") else {
-        return Vec::new();
+        return Shown::default();
     };
     let has_inline = stored.get("content").is_some_and(|c| c.is_array());
     let has_files = stored
@@ -31,45 +126,65 @@ pub(super) fn images_of(store: &dyn Store, thread: &str, m: &Message) -> Vec<Ima
         .and_then(|a| a.as_array())
         .is_some_and(|a| !a.is_empty());
     if !has_inline && !has_files {
-        return Vec::new();
+        return Shown::default();
     }
     let Ok(result) = serde_json::from_value::<ToolResult>(stored.clone()) else {
-        return Vec::new();
+        return Shown::default();
     };
-    let mut images: Vec<ImageAttachment> = result
-        .content
-        .iter()
-        .flatten()
-        .filter_map(|c| match c {
-            ToolContent::Image { data, mime_type } => Some((data, mime_type)),
-            ToolContent::Text { .. } => None,
-        })
-        .enumerate()
-        .map(|(k, (data, mime_type))| ImageAttachment {
-            name: format!("image {}", k + 1),
-            mime_type: mime_type.clone(),
-            data_base64: data.clone(),
-        })
-        .collect();
+    let inline = result.content.iter().flatten().filter_map(|c| match c {
+        ToolContent::Image { data, mime_type } => Some((data, mime_type)),
+        ToolContent::Text { .. } => None,
+    });
+    for (k, (data, mime_type)) in inline.enumerate() {
+        let name = format!("image {}", k + 1);
+        if sendable(mime_type, data.len()) {
+            images.push(ImageAttachment {
+                name,
+                mime_type: mime_type.clone(),
+                data_base64: data.clone(),
+            });
+        } else {
+            notes.push(left_out(&name, &why_not(mime_type)));
+        }
+    }
     for attachment in &result.attachments {
         let Attachment::Ref(file) = attachment else {
             continue;
         };
-        if !file.mime_type.starts_with("image/") || file.size > MAX_IMAGE_BYTES {
+        if !file.mime_type.starts_with("image/") {
             continue;
         }
-        let bytes = normalize(&file.path)
-            .ok()
-            .and_then(|path| store.read_file(thread, &path).ok());
-        match bytes {
+        let path = normalize(&file.path).ok();
+        // The size stored with the file, not the one the result claims.
+        let size = path
+            .as_ref()
+            .and_then(|p| store.stat(thread, p).ok().flatten())
+            .filter(|s| !s.is_folder)
+            .map(|s| s.size);
+        let Some(size) = size else {
+            notes.push(left_out(&file.name, "the file is gone"));
+            continue;
+        };
+        if !sendable(&file.mime_type, base64_len(size)) {
+            notes.push(left_out(&file.name, &why_not(&file.mime_type)));
+            continue;
+        }
+        match path.and_then(|p| store.read_file(thread, &p).ok()) {
             Some(bytes) => images.push(ImageAttachment {
                 name: file.name.clone(),
                 mime_type: file.mime_type.clone(),
                 data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
             }),
-            // A file deleted since is simply not shown; its result's text still names it.
-            None => tracing::debug!(path = %file.path, "an image attachment is gone"),
+            None => notes.push(left_out(&file.name, "the file could not be read")),
         }
     }
-    images
+    Shown { images, notes }
+}
+
+fn why_not(mime_type: &str) -> String {
+    if SENDABLE.contains(&mime_type) {
+        format!("larger than {MAX_IMAGE_BASE64} characters of base64")
+    } else {
+        format!("{mime_type} is not a type models take (PNG, JPEG, GIF or WebP)")
+    }
 }

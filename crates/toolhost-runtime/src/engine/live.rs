@@ -6,6 +6,8 @@
 //! when nobody listens.
 //!
 //! Kinds and their `data`:
+//! - `answer_started` `{model}` and `answer_ended` `{}`: a model request begins and ends (also
+//!   when it failed);
 //! - `text_delta` `{text}` and `reasoning_delta` `{text}`: more of the reply or its reasoning;
 //! - `tool_call_started` `{index, callId, name}`: a call begins; `callId` is the id the call is
 //!   stored under once the reply is stored;
@@ -92,6 +94,23 @@ pub(super) fn delta_event(thread_id: &str, ids: &CallIds, delta: StreamDelta) ->
         thread_id: thread_id.to_owned(),
         kind,
         data,
+    }
+}
+
+/// Publishes an event, when anybody listens.
+pub(super) fn publish(
+    live: &broadcast::Sender<LiveEvent>,
+    thread_id: &str,
+    kind: &'static str,
+    data: Value,
+) {
+    if live.receiver_count() > 0 {
+        // A send fails only when every receiver is gone: nothing to do then.
+        let _ = live.send(LiveEvent {
+            thread_id: thread_id.to_owned(),
+            kind,
+            data,
+        });
     }
 }
 

@@ -14,7 +14,7 @@
 //! out. Each such repair is stored as a `history_repaired` event.
 
 use super::calls::Offer;
-use super::live::{delta_event, new_call_id, CallIds, LiveEvent};
+use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent};
 use super::repair::{repair_calls, REPAIRS_KEY};
 use super::run::SideRun;
 use super::turns::Position;
@@ -49,7 +49,15 @@ impl Runtime {
         let request = mended.as_ref().unwrap_or(request);
         let ids = CallIds::default();
         let sink = live_sink(thread_id, self.live.clone(), ids.clone());
-        let response = match model.complete_streaming(request, &sink).await {
+        publish(
+            &self.live,
+            thread_id,
+            "answer_started",
+            json!({"model": model.name()}),
+        );
+        let answer = model.complete_streaming(request, &sink).await;
+        publish(&self.live, thread_id, "answer_ended", json!({}));
+        let response = match answer {
             Ok(r) => offer.pipeline.response(r),
             Err(e) => {
                 self.store
@@ -79,18 +87,21 @@ impl Runtime {
             repairs = repairs.len(),
             "the conversation broke the tool-call ordering rules and was mended for the request"
         );
+        // Positions in the repairs count from `offset`, where the checked part begins.
         self.store.apply(
             thread_id,
             vec![Write::Event {
                 kind: "history_repaired".to_owned(),
-                data: json!({"repairs": repairs}),
+                data: json!({"offset": from, "repairs": repairs}),
             }],
         )?;
         let mut messages = request.messages[..from].to_vec();
         messages.extend(tail);
         Ok(Some(ModelRequest {
             messages,
-            ..request.clone()
+            tools: request.tools.clone(),
+            tool_choice: request.tool_choice.clone(),
+            parallel_tool_calls: request.parallel_tool_calls,
         }))
     }
 }
@@ -171,13 +182,20 @@ fn provider_result_message(result: ProviderToolResult) -> NewMessage {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
+    // A provider reports a failed run as a result whose type says so (Anthropic's
+    // `web_search_tool_result_error`, for instance).
+    let failed = result
+        .output
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.ends_with("_error"));
     NewMessage {
         role: Some(Role::Tool),
         content: Some(text),
         name: Some(result.name),
         tool_call_id: Some(result.call_id.unwrap_or_else(new_call_id)),
         silent: true,
-        status: Some("success".to_owned()),
+        status: Some(if failed { "error" } else { "success" }.to_owned()),
         metadata: json!({"providerRun": true, "input": result.input, "output": result.output}),
         ..NewMessage::default()
     }

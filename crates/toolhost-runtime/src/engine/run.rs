@@ -4,7 +4,8 @@
 use super::approvals::requested_event;
 use super::calls::Offer;
 use super::history::ChatView;
-use super::images::images_of;
+use super::images::{images_of, ImageBudget, Shown};
+use super::live::new_call_id;
 use super::middleware::Pipeline;
 use super::state::ThreadState;
 use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
@@ -14,7 +15,7 @@ use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
-use toolhost_providers::{ImageAttachment, Model, ModelRequest, ToolChoice as WireToolChoice};
+use toolhost_providers::{Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{
     new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, Store, StoreError,
     ThreadStatus, ToolCallRecord, Write,
@@ -74,6 +75,7 @@ pub(super) struct SideRun<'a> {
     pub offer: Offer,
     max_steps: u32,
     view: ChatView,
+    images: ImageBudget,
     pub request: ModelRequest,
     /// How many leading messages of `request` passed the ordering check with every call
     /// answered: only what was appended since is checked again.
@@ -81,11 +83,11 @@ pub(super) struct SideRun<'a> {
 }
 
 impl SideRun<'_> {
-    /// Adds a stored message, with the images it shows, to what this side's model will be sent.
-    fn see(&mut self, m: &Message, images: &[ImageAttachment]) {
-        if let Some(mut message) = self.view.see(m) {
-            message.images = images.to_vec();
-            self.request.messages.push(message);
+    /// Adds a stored message, with what it shows, to what this side's model will be sent.
+    fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
+        if let Some(message) = self.view.see(m) {
+            self.images
+                .push(&mut self.request.messages, message, shown());
         }
     }
 }
@@ -101,9 +103,8 @@ fn record(
     messages: Vec<Message>,
 ) {
     for m in messages {
-        let images = images_of(store, thread_id, &m);
         for side in sides.iter_mut() {
-            side.see(&m, &images);
+            side.see(&m, || images_of(store, thread_id, &m));
         }
         if let Some(id) = &m.tool_call_id {
             answered.insert(id.clone());
@@ -150,27 +151,20 @@ impl Runtime {
                 .iter()
                 .filter_map(|name| self.tools.get(name).cloned()),
         );
-        let mut view = ChatView::new(side);
-        let messages = ChatView::system(&prompt.system_text(texts))
-            .into_iter()
-            .chain(history.iter().filter_map(|m| {
-                let mut message = view.see(m)?;
-                message.images = images_of(&*self.store, thread_id, m);
-                Some(message)
-            }))
-            .collect();
-        Ok(SideRun {
+        let mut run = SideRun {
             def,
             model,
-
             max_steps: prompt
                 .max_steps
                 .or(def.max_steps)
                 .unwrap_or(DEFAULT_MAX_STEPS),
-            view,
+            view: ChatView::new(side),
+            images: ImageBudget::default(),
             checked: 0,
             request: ModelRequest {
-                messages,
+                messages: ChatView::system(&prompt.system_text(texts))
+                    .into_iter()
+                    .collect(),
                 tools: offered.definitions(),
                 tool_choice: Some(match prompt.tool_choice {
                     ToolChoice::Auto => WireToolChoice::Auto,
@@ -190,7 +184,11 @@ impl Runtime {
                 )),
                 prompt: prompt.name.clone(),
             },
-        })
+        };
+        for m in history {
+            run.see(m, || images_of(&*self.store, thread_id, m));
+        }
+        Ok(run)
     }
 
     /// Runs the thread until its turn ends (for a `dual_ai` agent: until its session ends).
@@ -420,7 +418,7 @@ fn queued_message(item: QueueItem, position: &Position) -> NewMessage {
         QueueItem::Tool { name, arguments } => NewMessage {
             role: Some(Role::Assistant),
             tool_calls: vec![ToolCallRecord {
-                id: format!("call_{}", new_id().replace('-', "")),
+                id: new_call_id(),
                 name,
                 arguments: arguments.to_string(),
             }],

@@ -2,7 +2,7 @@
 //! the thread is created or while it waits for them.
 
 use super::{Runtime, RuntimeError};
-use crate::project::{AgentDef, PromptDef};
+use crate::project::{AgentDef, AgentKind, PromptDef};
 use crate::variables::secrets::{SecretError, SecretKey};
 use crate::variables::{Resolved, VariableValue};
 use std::collections::BTreeSet;
@@ -157,7 +157,11 @@ impl Runtime {
             .get(agent)
             .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
         // A model that cannot be used (its key is not set) fails now, before anything is stored.
-        for side in std::iter::once(&def.side_a).chain(def.side_b.as_ref()) {
+        let side_b = def
+            .side_b
+            .as_ref()
+            .filter(|_| def.kind == AgentKind::DualAi);
+        for side in std::iter::once(&def.side_a).chain(side_b) {
             if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
                 self.model_for(&prompt.model)?;
             }

@@ -1,6 +1,7 @@
 //! A one-line progress display on standard error while a model answers, for a person at a
-//! terminal: how much it has written and which call it is writing. The line is cleared when the
-//! run ends, so the transcript that follows is all that stays on screen.
+//! terminal: how much of the answer has arrived and which call it is writing. The line is
+//! cleared when each answer ends and when the run ends, so the transcript that follows is all
+//! that stays on screen.
 
 use std::io::{IsTerminal, Write};
 use tokio::sync::broadcast::error::RecvError;
@@ -22,6 +23,14 @@ pub async fn show(mut events: Receiver<LiveEvent>) {
             Err(RecvError::Closed) => return,
         };
         match event.kind {
+            "answer_started" => {
+                written = 0;
+                call = None;
+            }
+            "answer_ended" => {
+                clear();
+                continue;
+            }
             "text_delta" | "reasoning_delta" => {
                 written += event.data["text"].as_str().map_or(0, str::len);
             }
