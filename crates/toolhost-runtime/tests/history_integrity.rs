@@ -1,7 +1,8 @@
 //! Before each request the conversation is checked against the tool-call ordering rules of the
 //! APIs. When something (here, a request middleware) broke them, the request is mended honestly:
 //! a call without a result gets an error result saying it may not have run, a result without a
-//! call is left out. The repair is stored as an event, and the stored history stays as it was.
+//! call is left out. The repair is stored as an event (once while the same fault stays), and the
+//! stored history stays as it was.
 
 mod common;
 
@@ -115,4 +116,83 @@ async fn a_broken_request_is_mended_without_inventing_a_success() {
     let stored = store.messages(&thread.id).unwrap();
     let pong = stored.iter().find(|m| m.role == Role::Tool).unwrap();
     assert_eq!(pong.content.as_deref(), Some("pong"));
+}
+
+/// Adds the same stray result to every request.
+struct Stray;
+
+impl Middleware for Stray {
+    fn completion_request(&self, request: &ModelRequest) -> Option<ModelRequest> {
+        let mut changed = request.clone();
+        changed.messages.push(ChatMessage {
+            role: ChatRole::Tool,
+            content: Some("a stray result".to_owned()),
+            tool_call_id: Some("call_nobody_made".to_owned()),
+            ..ChatMessage::default()
+        });
+        Some(changed)
+    }
+}
+
+#[tokio::test]
+async fn a_fault_that_stays_is_mended_every_time_and_recorded_once() {
+    let project = Project::with_files(&[
+        (
+            "agents/agents/a.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+        ),
+        (
+            "agents/prompts/p.json",
+            r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": ["ping"]}"#,
+        ),
+    ]);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let call = || {
+        Ok(ModelResponse {
+            tool_calls: vec![ModelToolCall {
+                id: "w".into(),
+                name: "ping".into(),
+                arguments: "{}".into(),
+            }],
+            ..ModelResponse::default()
+        })
+    };
+    let model = ListModel::new(vec![
+        call(),
+        call(),
+        Ok(ModelResponse {
+            text: Some("done".into()),
+            ..ModelResponse::default()
+        }),
+    ]);
+    rt.register_model("list", model.clone());
+    rt.register_tool(
+        DynamicTool::new("ping", "Pings.")
+            .parameters(json!({"type": "object", "properties": {}}))
+            .handler(|_: Value, _| async move { Ok::<_, ToolError>("pong".to_owned()) })
+            .build()
+            .unwrap(),
+    );
+    rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Stray));
+    let thread = rt.start_thread("a", "ping twice").unwrap();
+    rt.run(&thread.id).await.unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    for request in &requests {
+        assert!(
+            request
+                .iter()
+                .all(|m| m.tool_call_id.as_deref() != Some("call_nobody_made")),
+            "the stray result is left out of every request"
+        );
+    }
+    let repaired = store
+        .events(&thread.id, 0)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "history_repaired")
+        .count();
+    assert_eq!(repaired, 1);
 }

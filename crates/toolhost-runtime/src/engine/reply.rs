@@ -11,7 +11,7 @@
 //! Before the request goes out, the conversation is checked against the APIs' tool-call
 //! ordering rules ([`check_history`]): a call without a result is sent with an error result that
 //! says it may not have run, never with an invented success; a result without a call is left
-//! out. Each such repair is stored as a `history_repaired` event.
+//! out. A repair is stored as a `history_repaired` event, once while the same fault stays.
 
 use super::calls::Offer;
 use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent};
@@ -22,31 +22,33 @@ use super::{Runtime, RuntimeError};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use toolhost_providers::{
-    check_history, FinishReason, ModelRequest, ModelResponse, ProviderToolResult, StreamDelta,
+    check_history, FinishReason, HistoryRepair, ModelRequest, ModelResponse, ProviderToolResult,
+    StreamDelta,
 };
 use toolhost_store::{NewMessage, Role, ThreadStatus, ToolCallRecord, Write};
 
 impl Runtime {
     /// Asks the side's model with its request (after the offer's request middleware) and
-    /// returns the writes that store its reply, and whether the request the runtime built
-    /// passed the ordering check untouched. A model failure marks the thread failed.
+    /// returns the writes that store its reply. A model failure marks the thread failed.
     pub(super) async fn ask(
         &self,
         thread_id: &str,
-        run: &SideRun<'_>,
+        run: &mut SideRun<'_>,
         position: &Position,
-    ) -> Result<(Vec<Write>, bool), RuntimeError> {
-        let (model, offer) = (&run.model, &run.offer);
-        let changed = offer.pipeline.request(&run.request);
+    ) -> Result<Vec<Write>, RuntimeError> {
+        let changed = run.offer.pipeline.request(&run.request);
         // The runtime's own request only grows, so what passed before is not checked again; a
         // request that middleware changed is checked whole.
         let (request, from) = match &changed {
             Some(r) => (r, 0),
             None => (&run.request, run.checked.min(run.request.messages.len())),
         };
-        let mended = self.mend_order(thread_id, request, from)?;
-        let clean = changed.is_none() && mended.is_none();
-        let request = mended.as_ref().unwrap_or(request);
+        let mended = self.mend_order(thread_id, request, from, &mut run.last_repairs)?;
+        if changed.is_none() && mended.is_none() {
+            run.checked = run.request.messages.len();
+        }
+        let request = mended.as_ref().or(changed.as_ref()).unwrap_or(&run.request);
+        let (model, offer) = (&run.model, &run.offer);
         let ids = CallIds::default();
         let sink = live_sink(thread_id, self.live.clone(), ids.clone());
         publish(
@@ -65,36 +67,48 @@ impl Runtime {
                 return Err(e.into());
             }
         };
-        let writes = reply_writes(model.name(), response, offer, &ids, position);
-        Ok((writes, clean))
+        Ok(reply_writes(model.name(), response, offer, &ids, position))
     }
 
     /// The request with its conversation from `from` on mended to follow the tool-call
     /// ordering rules, or `None` when it already does. What middleware or an edited store left
-    /// out of order is mended for this request only, logged and stored as an event; the stored
-    /// history is not changed.
+    /// out of order is mended for this request only and logged; the stored history is not
+    /// changed. A repair is stored as an event unless it is the one `last` holds (a fault that
+    /// stays is recorded once).
     fn mend_order(
         &self,
         thread_id: &str,
         request: &ModelRequest,
         from: usize,
+        last: &mut Vec<HistoryRepair>,
     ) -> Result<Option<ModelRequest>, RuntimeError> {
         let Some((tail, repairs)) = check_history(&request.messages[from..]) else {
+            last.clear();
             return Ok(None);
         };
-        tracing::warn!(
-            thread = thread_id,
-            repairs = repairs.len(),
-            "the conversation broke the tool-call ordering rules and was mended for the request"
-        );
-        // Positions in the repairs count from `offset`, where the checked part begins.
-        self.store.apply(
-            thread_id,
-            vec![Write::Event {
-                kind: "history_repaired".to_owned(),
-                data: json!({"offset": from, "repairs": repairs}),
-            }],
-        )?;
+        // The same fault seen again sits at a new position as the conversation grows: it is
+        // the same when the kinds and calls are.
+        let same = repairs.len() == last.len()
+            && repairs
+                .iter()
+                .zip(last.iter())
+                .all(|(a, b)| a.kind == b.kind && a.call_id == b.call_id);
+        if !same {
+            tracing::warn!(
+                thread = thread_id,
+                repairs = repairs.len(),
+                "the conversation broke the tool-call ordering rules and was mended for the request"
+            );
+            // Positions in the repairs count from `offset`, where the checked part begins.
+            self.store.apply(
+                thread_id,
+                vec![Write::Event {
+                    kind: "history_repaired".to_owned(),
+                    data: json!({"offset": from, "repairs": repairs}),
+                }],
+            )?;
+            *last = repairs;
+        }
         let mut messages = request.messages[..from].to_vec();
         messages.extend(tail);
         Ok(Some(ModelRequest {

@@ -15,7 +15,7 @@ use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
-use toolhost_providers::{Model, ModelRequest, ToolChoice as WireToolChoice};
+use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{
     new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, Store, StoreError,
     ThreadStatus, ToolCallRecord, Write,
@@ -80,6 +80,8 @@ pub(super) struct SideRun<'a> {
     /// How many leading messages of `request` passed the ordering check with every call
     /// answered: only what was appended since is checked again.
     pub checked: usize,
+    /// The repairs the last request needed, so a fault that stays is recorded once per run.
+    pub last_repairs: Vec<HistoryRepair>,
 }
 
 impl SideRun<'_> {
@@ -161,6 +163,7 @@ impl Runtime {
             view: ChatView::new(side),
             images: ImageBudget::default(),
             checked: 0,
+            last_repairs: Vec::new(),
             request: ModelRequest {
                 messages: ChatView::system(&prompt.system_text(texts))
                     .into_iter()
@@ -320,11 +323,8 @@ impl Runtime {
                 model = run.model.name(),
                 "asking the model"
             );
-            let (writes, clean) = self.ask(thread_id, run, &position).await?;
-            if clean {
-                let at = index_of(&sides, position.side);
-                sides[at].checked = sides[at].request.messages.len();
-            }
+            let at = index_of(&sides, position.side);
+            let writes = self.ask(thread_id, &mut sides[at], &position).await?;
             let applied = self.store.apply(thread_id, writes)?;
             position.steps += 1;
             record(
