@@ -5,50 +5,16 @@
 
 mod common;
 
-use common::{ListModel, Project};
+use common::{call_answer, one_prompt_project, runtime_on, text_answer, ListModel, Project};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use toolhost_core::tool::{DynamicTool, ToolError};
-use toolhost_providers::{ModelResponse, ModelToolCall};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
-use toolhost_store::{Role, SqliteStore, Store};
-
-fn project() -> Project {
-    Project::with_files(&[
-        (
-            "agents/agents/shop.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "shop"}}"#,
-        ),
-        (
-            "agents/prompts/shop.json",
-            r#"{"toolDescription": "Shops.", "prompt": "You shop.", "model": "list", "tools": ["order"]}"#,
-        ),
-    ])
-}
-
-fn call(id: &str, arguments: &str) -> ModelResponse {
-    ModelResponse {
-        tool_calls: vec![ModelToolCall {
-            id: id.to_owned(),
-            name: "order".to_owned(),
-            arguments: arguments.to_owned(),
-        }],
-        ..ModelResponse::default()
-    }
-}
-
-fn text(t: &str) -> ModelResponse {
-    ModelResponse {
-        text: Some(t.to_owned()),
-        ..ModelResponse::default()
-    }
-}
+use toolhost_store::Role;
 
 /// A runtime whose `order` tool records the arguments it ran with.
 fn runtime(project: &Project, model: Arc<ListModel>, ran: &Arc<Mutex<Vec<Value>>>) -> Runtime {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store).unwrap();
-    rt.register_model("list", model);
+    let (mut rt, _store) = runtime_on(project, model);
     let ran = ran.clone();
     rt.register_tool(
         DynamicTool::new("order", "Orders an item.")
@@ -75,12 +41,15 @@ fn runtime(project: &Project, model: Arc<ListModel>, ran: &Arc<Mutex<Vec<Value>>
 
 #[tokio::test]
 async fn mended_arguments_are_stored_recorded_and_shown_to_the_model() {
-    let project = project();
+    let project = one_prompt_project(&["order"]);
     let broken = "```json\n{'item': 'tea', 'count': \"3\",}\n```";
-    let model = ListModel::new(vec![Ok(call("wire_1", broken)), Ok(text("Ordered."))]);
+    let model = ListModel::new(vec![
+        call_answer("wire_1", "order", broken),
+        text_answer("Ordered."),
+    ]);
     let ran = Arc::new(Mutex::new(Vec::new()));
     let rt = runtime(&project, model.clone(), &ran);
-    let thread = rt.start_thread("shop", "three teas").unwrap();
+    let thread = rt.start_thread("a", "three teas").unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
         RunOutcome::Done(StopReason::Response)
@@ -127,18 +96,22 @@ async fn mended_arguments_are_stored_recorded_and_shown_to_the_model() {
 
 #[tokio::test]
 async fn arguments_no_repair_can_mend_ask_the_model_again_and_never_run() {
-    let project = project();
+    let project = one_prompt_project(&["order"]);
     let model = ListModel::new(vec![
         // A count of zero breaks `minimum`; no coercion changes that.
-        Ok(call("wire_1", r#"{"item": "tea", "count": 0}"#)),
+        call_answer("wire_1", "order", r#"{"item": "tea", "count": 0}"#),
         // Duplicate keys: which count was meant is not knowable, so nothing is guessed.
-        Ok(call("wire_2", r#"{"item": "tea", "count": 2, "count": 5}"#)),
-        Ok(call("wire_3", r#"{"item": "tea", "count": 2}"#)),
-        Ok(text("Ordered two.")),
+        call_answer(
+            "wire_2",
+            "order",
+            r#"{"item": "tea", "count": 2, "count": 5}"#,
+        ),
+        call_answer("wire_3", "order", r#"{"item": "tea", "count": 2}"#),
+        text_answer("Ordered two."),
     ]);
     let ran = Arc::new(Mutex::new(Vec::new()));
     let rt = runtime(&project, model.clone(), &ran);
-    let thread = rt.start_thread("shop", "some tea").unwrap();
+    let thread = rt.start_thread("a", "some tea").unwrap();
     rt.run(&thread.id).await.unwrap();
 
     assert_eq!(*ran.lock().unwrap(), [json!({"item": "tea", "count": 2})]);

@@ -6,15 +6,22 @@
 
 mod common;
 
-use common::{ListModel, Project};
-use serde_json::{json, Value};
+use common::{call_answer, one_prompt_project, ping_tool, runtime_on, text_answer, ListModel};
+use serde_json::Value;
 use std::sync::Arc;
-use toolhost_core::tool::{DynamicTool, ToolError};
-use toolhost_providers::{
-    ChatMessage, ChatRole, ModelRequest, ModelResponse, ModelToolCall, RESULT_UNAVAILABLE,
-};
-use toolhost_runtime::engine::{Middleware, MiddlewareScope, Runtime};
-use toolhost_store::{Role, SqliteStore, Store};
+use toolhost_providers::{ChatMessage, ChatRole, ModelRequest, RESULT_UNAVAILABLE};
+use toolhost_runtime::engine::{Middleware, MiddlewareScope};
+use toolhost_store::Role;
+
+/// A tool result that answers no call.
+fn stray() -> ChatMessage {
+    ChatMessage {
+        role: ChatRole::Tool,
+        content: Some("a stray result".to_owned()),
+        tool_call_id: Some("call_nobody_made".to_owned()),
+        ..ChatMessage::default()
+    }
+}
 
 /// Drops every tool result from the request and adds one that answers no call.
 struct Scrambler;
@@ -23,52 +30,17 @@ impl Middleware for Scrambler {
     fn completion_request(&self, request: &ModelRequest) -> Option<ModelRequest> {
         let mut changed = request.clone();
         changed.messages.retain(|m| m.role != ChatRole::Tool);
-        changed.messages.push(ChatMessage {
-            role: ChatRole::Tool,
-            content: Some("a stray result".to_owned()),
-            tool_call_id: Some("call_nobody_made".to_owned()),
-            ..ChatMessage::default()
-        });
+        changed.messages.push(stray());
         Some(changed)
     }
 }
 
 #[tokio::test]
 async fn a_broken_request_is_mended_without_inventing_a_success() {
-    let project = Project::with_files(&[
-        (
-            "agents/agents/a.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-        ),
-        (
-            "agents/prompts/p.json",
-            r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": ["ping"]}"#,
-        ),
-    ]);
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
-    let model = ListModel::new(vec![
-        Ok(ModelResponse {
-            tool_calls: vec![ModelToolCall {
-                id: "w1".into(),
-                name: "ping".into(),
-                arguments: "{}".into(),
-            }],
-            ..ModelResponse::default()
-        }),
-        Ok(ModelResponse {
-            text: Some("done".into()),
-            ..ModelResponse::default()
-        }),
-    ]);
-    rt.register_model("list", model.clone());
-    rt.register_tool(
-        DynamicTool::new("ping", "Pings.")
-            .parameters(json!({"type": "object", "properties": {}}))
-            .handler(|_: Value, _| async move { Ok::<_, ToolError>("pong".to_owned()) })
-            .build()
-            .unwrap(),
-    );
+    let project = one_prompt_project(&["ping"]);
+    let model = ListModel::new(vec![call_answer("w1", "ping", "{}"), text_answer("done")]);
+    let (mut rt, store) = runtime_on(&project, model.clone());
+    rt.register_tool(ping_tool());
     rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Scrambler));
     let thread = rt.start_thread("a", "ping it").unwrap();
     rt.run(&thread.id).await.unwrap();
@@ -124,56 +96,21 @@ struct Stray;
 impl Middleware for Stray {
     fn completion_request(&self, request: &ModelRequest) -> Option<ModelRequest> {
         let mut changed = request.clone();
-        changed.messages.push(ChatMessage {
-            role: ChatRole::Tool,
-            content: Some("a stray result".to_owned()),
-            tool_call_id: Some("call_nobody_made".to_owned()),
-            ..ChatMessage::default()
-        });
+        changed.messages.push(stray());
         Some(changed)
     }
 }
 
 #[tokio::test]
 async fn a_fault_that_stays_is_mended_every_time_and_recorded_once() {
-    let project = Project::with_files(&[
-        (
-            "agents/agents/a.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-        ),
-        (
-            "agents/prompts/p.json",
-            r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": ["ping"]}"#,
-        ),
-    ]);
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
-    let call = || {
-        Ok(ModelResponse {
-            tool_calls: vec![ModelToolCall {
-                id: "w".into(),
-                name: "ping".into(),
-                arguments: "{}".into(),
-            }],
-            ..ModelResponse::default()
-        })
-    };
+    let project = one_prompt_project(&["ping"]);
     let model = ListModel::new(vec![
-        call(),
-        call(),
-        Ok(ModelResponse {
-            text: Some("done".into()),
-            ..ModelResponse::default()
-        }),
+        call_answer("w1", "ping", "{}"),
+        call_answer("w2", "ping", "{}"),
+        text_answer("done"),
     ]);
-    rt.register_model("list", model.clone());
-    rt.register_tool(
-        DynamicTool::new("ping", "Pings.")
-            .parameters(json!({"type": "object", "properties": {}}))
-            .handler(|_: Value, _| async move { Ok::<_, ToolError>("pong".to_owned()) })
-            .build()
-            .unwrap(),
-    );
+    let (mut rt, store) = runtime_on(&project, model.clone());
+    rt.register_tool(ping_tool());
     rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Stray));
     let thread = rt.start_thread("a", "ping twice").unwrap();
     rt.run(&thread.id).await.unwrap();

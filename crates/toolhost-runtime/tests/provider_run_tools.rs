@@ -6,29 +6,18 @@
 
 mod common;
 
-use common::{ListModel, Project};
+use common::{one_prompt_project, runtime_on, text_answer, ListModel};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_providers::{ModelResponse, ProviderToolResult};
-use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
-use toolhost_store::{Role, SqliteStore, Store};
+use toolhost_runtime::engine::{RunOutcome, StopReason};
+use toolhost_store::Role;
 
 #[tokio::test]
 async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
-    let project = Project::with_files(&[
-        (
-            "agents/agents/a.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-        ),
-        (
-            "agents/prompts/p.json",
-            r#"{"toolDescription": "x", "prompt": "Search.", "model": "list", "tools": ["web_search"]}"#,
-        ),
-    ]);
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let project = one_prompt_project(&["web_search"]);
     let model = ListModel::new(vec![
         Ok(ModelResponse {
             text: Some("Oslo has 717,710 people.".into()),
@@ -48,12 +37,9 @@ async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
             ],
             ..ModelResponse::default()
         }),
-        Ok(ModelResponse {
-            text: Some("You are welcome.".into()),
-            ..ModelResponse::default()
-        }),
+        text_answer("You are welcome."),
     ]);
-    rt.register_model("list", model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone());
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     rt.register_tool(

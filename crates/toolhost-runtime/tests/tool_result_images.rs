@@ -4,79 +4,32 @@
 
 mod common;
 
-use common::{ListModel, Project};
+use common::{call_answer, one_prompt_project, runtime_on, text_answer, ListModel, Project};
 use serde_json::Value;
 use std::sync::Arc;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::{NewAttachment, ToolContent, ToolResult};
-use toolhost_providers::{ModelResponse, ModelToolCall};
 use toolhost_runtime::engine::{Runtime, MAX_IMAGES_PER_REQUEST};
-use toolhost_store::{SqliteStore, Store};
+use toolhost_store::Store;
 
 /// The eight bytes of a PNG signature, base64-encoded.
 const PNG: &str = "iVBORw0KGgo=";
 
 #[tokio::test]
 async fn images_of_a_result_are_sent_with_it() {
-    let project = Project::with_files(&[
-        (
-            "agents/agents/a.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-        ),
-        (
-            "agents/prompts/p.json",
-            r#"{"toolDescription": "x", "prompt": "Look.", "model": "list", "tools": ["snap"]}"#,
-        ),
+    let mut result = ToolResult::success("two pictures and a log")
+        .with_attachment(attachment("photo.png", "image/png", PNG))
+        .with_attachment(attachment("log.txt", "text/plain", "aGVsbG8="));
+    result.content = Some(vec![
+        ToolContent::Text {
+            text: "two pictures and a log".into(),
+        },
+        ToolContent::Image {
+            data: PNG.into(),
+            mime_type: "image/png".into(),
+        },
     ]);
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
-    let model = ListModel::new(vec![
-        Ok(ModelResponse {
-            tool_calls: vec![ModelToolCall {
-                id: "w1".into(),
-                name: "snap".into(),
-                arguments: "{}".into(),
-            }],
-            ..ModelResponse::default()
-        }),
-        Ok(ModelResponse {
-            text: Some("I see it.".into()),
-            ..ModelResponse::default()
-        }),
-    ]);
-    rt.register_model("list", model.clone());
-    rt.register_tool(
-        DynamicTool::new("snap", "Takes a picture.")
-            .handler(|_: Value, _| async move {
-                let mut result = ToolResult::success("two pictures and a log")
-                    .with_attachment(NewAttachment {
-                        name: "photo.png".into(),
-                        mime_type: "image/png".into(),
-                        data: PNG.into(),
-                        width: None,
-                        height: None,
-                    })
-                    .with_attachment(NewAttachment {
-                        name: "log.txt".into(),
-                        mime_type: "text/plain".into(),
-                        data: "aGVsbG8=".into(),
-                        width: None,
-                        height: None,
-                    });
-                result.content = Some(vec![
-                    ToolContent::Text {
-                        text: "two pictures and a log".into(),
-                    },
-                    ToolContent::Image {
-                        data: PNG.into(),
-                        mime_type: "image/png".into(),
-                    },
-                ]);
-                Ok::<_, ToolError>(result)
-            })
-            .build()
-            .unwrap(),
-    );
+    let (rt, store, model, _project) = snapping(result);
     let thread = rt.start_thread("a", "take a picture").unwrap();
     rt.run(&thread.id).await.unwrap();
 
@@ -116,25 +69,23 @@ async fn images_of_a_result_are_sent_with_it() {
     assert_eq!(stored, ["log.txt", "photo.png"]);
 }
 
-/// A runtime whose `snap` tool returns `result`, and the model it runs on.
-fn snapping(project: &Project, result: ToolResult) -> (Runtime, Arc<ListModel>) {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store).unwrap();
-    let model = ListModel::new(vec![
-        Ok(ModelResponse {
-            tool_calls: vec![ModelToolCall {
-                id: "w1".into(),
-                name: "snap".into(),
-                arguments: "{}".into(),
-            }],
-            ..ModelResponse::default()
-        }),
-        Ok(ModelResponse {
-            text: Some("Seen.".into()),
-            ..ModelResponse::default()
-        }),
-    ]);
-    rt.register_model("list", model.clone());
+/// A new attachment of `data` (base64).
+fn attachment(name: &str, mime_type: &str, data: &str) -> NewAttachment {
+    NewAttachment {
+        name: name.into(),
+        mime_type: mime_type.into(),
+        data: data.into(),
+        width: None,
+        height: None,
+    }
+}
+
+/// A runtime whose model calls `snap` once, which returns `result`, and then replies; with its
+/// store, its model and its project folder (removed when dropped).
+fn snapping(result: ToolResult) -> (Runtime, Arc<dyn Store>, Arc<ListModel>, Project) {
+    let project = one_prompt_project(&["snap"]);
+    let model = ListModel::new(vec![call_answer("w1", "snap", "{}"), text_answer("Seen.")]);
+    let (mut rt, store) = runtime_on(&project, model.clone());
     rt.register_tool(
         DynamicTool::new("snap", "Takes pictures.")
             .handler(move |_: Value, _| {
@@ -144,21 +95,11 @@ fn snapping(project: &Project, result: ToolResult) -> (Runtime, Arc<ListModel>) 
             .build()
             .unwrap(),
     );
-    (rt, model)
+    (rt, store, model, project)
 }
 
 #[tokio::test]
 async fn images_no_api_takes_and_images_past_the_cap_are_named_instead() {
-    let project = Project::with_files(&[
-        (
-            "agents/agents/a.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-        ),
-        (
-            "agents/prompts/p.json",
-            r#"{"toolDescription": "x", "prompt": "Look.", "model": "list", "tools": ["snap"]}"#,
-        ),
-    ]);
     let mut content = vec![ToolContent::Text {
         text: "many pictures".into(),
     }];
@@ -166,15 +107,13 @@ async fn images_no_api_takes_and_images_past_the_cap_are_named_instead() {
         data: PNG.into(),
         mime_type: "image/png".into(),
     }));
-    let mut result = ToolResult::success("many pictures").with_attachment(NewAttachment {
-        name: "drawing.svg".into(),
-        mime_type: "image/svg+xml".into(),
-        data: "PHN2Zy8+".into(),
-        width: None,
-        height: None,
-    });
+    let mut result = ToolResult::success("many pictures").with_attachment(attachment(
+        "drawing.svg",
+        "image/svg+xml",
+        "PHN2Zy8+",
+    ));
     result.content = Some(content);
-    let (rt, model) = snapping(&project, result);
+    let (rt, _store, model, _project) = snapping(result);
     let thread = rt.start_thread("a", "take pictures").unwrap();
     rt.run(&thread.id).await.unwrap();
 

@@ -65,9 +65,9 @@ pub(super) fn new_call_id() -> String {
     format!("call_{}", new_id().replace('-', ""))
 }
 
-/// The live event a delta becomes.
-pub(super) fn delta_event(thread_id: &str, ids: &CallIds, delta: StreamDelta) -> LiveEvent {
-    let (kind, data) = match delta {
+/// The kind and data of the live event a delta becomes.
+pub(super) fn delta_event(ids: &CallIds, delta: StreamDelta) -> (&'static str, Value) {
+    match delta {
         StreamDelta::Text(text) => ("text_delta", json!({"text": text})),
         StreamDelta::Reasoning(text) => ("reasoning_delta", json!({"text": text})),
         StreamDelta::ToolCallStarted { index, id, name } => (
@@ -89,11 +89,6 @@ pub(super) fn delta_event(thread_id: &str, ids: &CallIds, delta: StreamDelta) ->
                 json!({"attempt": attempt, "reason": reason}),
             )
         }
-    };
-    LiveEvent {
-        thread_id: thread_id.to_owned(),
-        kind,
-        data,
     }
 }
 

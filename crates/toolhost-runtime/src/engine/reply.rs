@@ -129,8 +129,8 @@ fn live_sink(
     let thread_id = thread_id.to_owned();
     move |delta| {
         if live.receiver_count() > 0 {
-            // A send fails only when every receiver is gone: nothing to do then.
-            let _ = live.send(delta_event(&thread_id, &ids, delta));
+            let (kind, data) = delta_event(&ids, delta);
+            publish(&live, &thread_id, kind, data);
         }
     }
 }

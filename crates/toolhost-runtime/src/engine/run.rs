@@ -17,7 +17,7 @@ use std::sync::Arc;
 use toolhost_core::{ToolResult, ToolSet};
 use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{
-    new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, Store, StoreError,
+    new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, StoreError,
     ThreadStatus, ToolCallRecord, Write,
 };
 
@@ -91,27 +91,6 @@ impl SideRun<'_> {
             self.images
                 .push(&mut self.request.messages, message, shown());
         }
-    }
-}
-
-/// Appends stored messages to the history, the set of answered calls and each side's request
-/// (tool results with the images they show).
-fn record(
-    store: &dyn Store,
-    thread_id: &str,
-    history: &mut Vec<Message>,
-    answered: &mut HashSet<String>,
-    sides: &mut [SideRun<'_>],
-    messages: Vec<Message>,
-) {
-    for m in messages {
-        for side in sides.iter_mut() {
-            side.see(&m, || images_of(store, thread_id, &m));
-        }
-        if let Some(id) = &m.tool_call_id {
-            answered.insert(id.clone());
-        }
-        history.push(m);
     }
 }
 
@@ -263,14 +242,7 @@ impl Runtime {
                         .in_run(context.clone(), offer.tools.clone(), abort.clone());
                     let (results, waiting) =
                         self.finish_calls(&state, pending, &offer, &abort).await?;
-                    record(
-                        &*self.store,
-                        thread_id,
-                        &mut history,
-                        &mut answered,
-                        &mut sides,
-                        results,
-                    );
+                    self.record(thread_id, &mut history, &mut answered, &mut sides, results);
                     if let Some(waiting) = waiting {
                         return self.pause(thread_id, waiting);
                     }
@@ -290,14 +262,7 @@ impl Runtime {
                     position.steps = 0;
                     position.turn += 1;
                 }
-                record(
-                    &*self.store,
-                    thread_id,
-                    &mut history,
-                    &mut answered,
-                    &mut sides,
-                    stored,
-                );
+                self.record(thread_id, &mut history, &mut answered, &mut sides, stored);
                 continue;
             }
             // 3. The turn ends on a reply, its stop tool or its step budget; in a dual_ai
@@ -327,14 +292,34 @@ impl Runtime {
             let writes = self.ask(thread_id, &mut sides[at], &position).await?;
             let applied = self.store.apply(thread_id, writes)?;
             position.steps += 1;
-            record(
-                &*self.store,
+            self.record(
                 thread_id,
                 &mut history,
                 &mut answered,
                 &mut sides,
                 applied.messages,
             );
+        }
+    }
+
+    /// Appends stored messages to the history, the set of answered calls and each side's
+    /// request (tool results with what they show).
+    fn record(
+        &self,
+        thread_id: &str,
+        history: &mut Vec<Message>,
+        answered: &mut HashSet<String>,
+        sides: &mut [SideRun<'_>],
+        messages: Vec<Message>,
+    ) {
+        for m in messages {
+            for side in sides.iter_mut() {
+                side.see(&m, || images_of(&*self.store, thread_id, &m));
+            }
+            if let Some(id) = &m.tool_call_id {
+                answered.insert(id.clone());
+            }
+            history.push(m);
         }
     }
 

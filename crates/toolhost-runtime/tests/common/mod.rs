@@ -1,14 +1,18 @@
-//! Helpers shared by the engine's behaviour tests: a throw-away project folder and a model that
-//! answers from a list.
+//! Helpers shared by the engine's behaviour tests: a throw-away project folder, a model that
+//! answers from a list, and a one-agent project that runs on it.
 
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_core::AnyTool;
 use toolhost_providers::{
-    ChatMessage, Model, ModelError, ModelFuture, ModelRequest, ModelResponse,
+    ChatMessage, Model, ModelError, ModelFuture, ModelRequest, ModelResponse, ModelToolCall,
 };
+use toolhost_runtime::engine::Runtime;
+use toolhost_store::{SqliteStore, Store};
 
 /// A project folder under the system's temporary folder, removed when dropped.
 pub struct Project {
@@ -76,4 +80,56 @@ impl Model for ListModel {
                 .unwrap_or_else(|| Err(ModelError::Rejected("no more answers".into())))
         })
     }
+}
+
+/// A project with one `ai_human` agent `a` whose prompt `p` runs on the model `list` and
+/// offers `tools`.
+pub fn one_prompt_project(tools: &[&str]) -> Project {
+    let prompt = serde_json::json!({
+        "toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": tools
+    });
+    Project::with_files(&[
+        (
+            "agents/agents/a.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#.to_owned(),
+        ),
+        ("agents/prompts/p.json", prompt.to_string()),
+    ])
+}
+
+/// The project's runtime on a new SQLite file in it, with `model` registered as `list`.
+pub fn runtime_on(project: &Project, model: Arc<ListModel>) -> (Runtime, Arc<dyn Store>) {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    rt.register_model("list", model);
+    (rt, store)
+}
+
+/// An answer that calls `tool` with `arguments` under the wire id `id`.
+pub fn call_answer(id: &str, tool: &str, arguments: &str) -> Result<ModelResponse, ModelError> {
+    Ok(ModelResponse {
+        tool_calls: vec![ModelToolCall {
+            id: id.to_owned(),
+            name: tool.to_owned(),
+            arguments: arguments.to_owned(),
+        }],
+        ..ModelResponse::default()
+    })
+}
+
+/// An answer of text alone.
+pub fn text_answer(text: &str) -> Result<ModelResponse, ModelError> {
+    Ok(ModelResponse {
+        text: Some(text.to_owned()),
+        ..ModelResponse::default()
+    })
+}
+
+/// A tool without parameters that answers `pong`.
+pub fn ping_tool() -> AnyTool {
+    DynamicTool::new("ping", "Pings.")
+        .parameters(serde_json::json!({"type": "object", "properties": {}}))
+        .handler(|_: serde_json::Value, _| async move { Ok::<_, ToolError>("pong".to_owned()) })
+        .build()
+        .unwrap()
 }
