@@ -171,6 +171,10 @@ pub struct ProviderToolResult {
     pub input: Option<Value>,
     /// What the tool gave back, as the provider reported it.
     pub output: Value,
+    /// Whether the provider reported the run as failed (an Anthropic `*_error` result, a
+    /// Gemini code execution whose outcome is not `OUTCOME_OK`).
+    #[serde(default)]
+    pub failed: bool,
 }
 
 /// What a model answered.

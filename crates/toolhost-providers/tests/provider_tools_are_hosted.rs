@@ -46,6 +46,12 @@ async fn anthropic_server_tools() {
     assert_eq!(r.call_id.as_deref(), Some("srvtoolu_01Qr"));
     assert_eq!(r.input, Some(json!({"query": "ferry timetable"})));
     assert_eq!(r.output[0]["url"], "https://ferry.example/timetable");
+    assert!(!r.failed);
+    // A search the provider reports as failed comes back marked so.
+    let failed = &answer.provider_results[1];
+    assert_eq!(failed.call_id.as_deref(), Some("srvtoolu_01Rs"));
+    assert_eq!(failed.output["error_code"], "max_uses_exceeded");
+    assert!(failed.failed);
 }
 
 #[tokio::test]
@@ -88,4 +94,39 @@ async fn openai_web_search_options_and_citations() {
         r.output[0]["url_citation"]["url"],
         "https://ferry.example/timetable"
     );
+}
+
+#[tokio::test]
+async fn gemini_code_execution_outcomes() {
+    let server = ReplayServer::start(vec![Reply::json(
+        200,
+        &fixture("gemini/code_execution.json"),
+    )])
+    .await;
+    let request = ModelRequest {
+        messages: vec![msg(ChatRole::User, "Sum 0 to 9.")],
+        tools: vec![hosted_tool("code_execution", "gemini")],
+        ..ModelRequest::default()
+    };
+    let answer = dyn_model("gemini", &server)
+        .complete(&request)
+        .await
+        .expect("answer");
+    let runs: Vec<(&str, bool)> = answer
+        .provider_results
+        .iter()
+        .map(|r| {
+            (
+                r.input.as_ref().unwrap()["code"].as_str().unwrap(),
+                r.failed,
+            )
+        })
+        .collect();
+    // Each piece of code is paired with its result; one that ran out of time failed.
+    assert_eq!(
+        runs,
+        [("print(sum(range(10)))", false), ("while True: pass", true)]
+    );
+    assert_eq!(answer.provider_results[0].output["output"], "45\n");
+    assert!(answer.tool_calls.is_empty());
 }

@@ -27,12 +27,14 @@ async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
                     name: "web_search".into(),
                     input: Some(json!({"query": "population of Oslo"})),
                     output: json!([{"url": "https://example.org/oslo", "title": "Oslo"}]),
+                    failed: false,
                 },
                 ProviderToolResult {
                     call_id: Some("ws_02".into()),
                     name: "web_search".into(),
                     input: Some(json!({"query": "population of Oslo 2025"})),
                     output: json!({"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}),
+                    failed: true,
                 },
             ],
             ..ModelResponse::default()

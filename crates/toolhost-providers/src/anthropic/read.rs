@@ -94,11 +94,18 @@ impl ServerCalls {
             .unwrap_or_default();
         let wire_name =
             wire_name.unwrap_or_else(|| kind.trim_end_matches("_tool_result").to_owned());
+        let output = block.get("content").cloned().unwrap_or(Value::Null);
+        // A failed run comes as content of an `..._error` type.
+        let failed = output
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.ends_with("_error"));
         out.provider_results.push(ProviderToolResult {
             call_id: id.map(str::to_owned),
             name: out.context().hosted_tool_name(&wire_name),
             input: input.filter(|i| !i.is_null()),
-            output: block.get("content").cloned().unwrap_or(Value::Null),
+            output,
+            failed,
         });
     }
 }

@@ -102,21 +102,27 @@ impl ChunkReader {
                     name,
                     input: Some(code.clone()),
                     output: Value::Null,
+                    failed: false,
                 });
             } else if let Some(result) = part.get("codeExecutionResult") {
                 let name = out.context().hosted_tool_name("code_execution");
+                let failed = result.get("outcome").and_then(Value::as_str) != Some("OUTCOME_OK");
                 match out
                     .provider_results
                     .iter_mut()
                     .rev()
                     .find(|r| r.name == name)
                 {
-                    Some(last) if last.output.is_null() => last.output = result.clone(),
+                    Some(last) if last.output.is_null() => {
+                        last.output = result.clone();
+                        last.failed = failed;
+                    }
                     _ => out.provider_results.push(ProviderToolResult {
                         call_id: None,
                         name,
                         input: None,
                         output: result.clone(),
+                        failed,
                     }),
                 }
             }
@@ -130,6 +136,7 @@ impl ChunkReader {
                     name,
                     input: grounding.get("webSearchQueries").cloned(),
                     output: grounding.clone(),
+                    failed: false,
                 });
             }
         }

@@ -99,6 +99,7 @@ pub(super) fn annotations(value: Option<&Value>, out: &mut Assembly) {
             name,
             input: None,
             output: Value::Array(items.clone()),
+            failed: false,
         }),
     }
 }

@@ -196,20 +196,13 @@ fn provider_result_message(result: ProviderToolResult) -> NewMessage {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    // A provider reports a failed run as a result whose type says so (Anthropic's
-    // `web_search_tool_result_error`, for instance).
-    let failed = result
-        .output
-        .get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| t.ends_with("_error"));
     NewMessage {
         role: Some(Role::Tool),
         content: Some(text),
         name: Some(result.name),
         tool_call_id: Some(result.call_id.unwrap_or_else(new_call_id)),
         silent: true,
-        status: Some(if failed { "error" } else { "success" }.to_owned()),
+        status: Some(if result.failed { "error" } else { "success" }.to_owned()),
         metadata: json!({"providerRun": true, "input": result.input, "output": result.output}),
         ..NewMessage::default()
     }
