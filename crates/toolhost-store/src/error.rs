@@ -27,6 +27,23 @@ pub enum StoreError {
         /// Why it was refused.
         reason: String,
     },
+    /// Another run owns the thread; nothing was changed.
+    #[error("thread {thread} is owned by run {} since {} (its lease runs until {})", lease.owner, crate::model::display_millis(lease.since), crate::model::display_millis(lease.expires_at))]
+    ThreadOwned {
+        /// The thread.
+        thread: String,
+        /// Who holds it.
+        lease: crate::lease::Lease,
+    },
+    /// A run wrote to a thread it no longer owns (its lease expired and was taken over, or was
+    /// released); nothing was written.
+    #[error("run {owner} no longer owns thread {thread}: its lease expired or was taken over")]
+    LeaseLost {
+        /// The thread.
+        thread: String,
+        /// The run that lost it.
+        owner: String,
+    },
     /// A path was refused.
     #[error(transparent)]
     Path(#[from] PathError),

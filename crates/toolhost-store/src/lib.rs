@@ -21,15 +21,22 @@
 //!   from one consistent snapshot; a read never returns part of a file.
 //! - **Schema versions:** migrations run on open; a database from a newer toolhost is refused
 //!   with [`StoreError::SchemaTooNew`] and left untouched.
+//! - **A thread has at most one owner** ([`lease`]): [`Store::claim`] is a compare-and-set in
+//!   one transaction; a batch that starts with [`Write::CheckOwner`] is written only while its run
+//!   still owns the thread. Lease times are the store's clock (SQLite: the local clock).
+//! - **Opening is safe from many processes at once:** migrations run under the database's own
+//!   write lock and are idempotent.
 //! - Methods block on I/O. Async callers run them on a blocking thread.
 
 pub mod conformance;
 mod error;
+pub mod lease;
 mod model;
 pub mod path;
 mod sqlite;
 
 pub use error::{StoreError, StoreResult};
+pub use lease::{Lease, LeaseClaim};
 pub use model::*;
 pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
@@ -41,8 +48,28 @@ use serde_json::Value;
 
 /// Durable storage for threads. Every method is safe to call from many threads at once.
 pub trait Store: Send + Sync {
-    /// Creates a thread with a new random id and status `idle`.
+    /// Creates a thread with status `idle` (and a new random id unless `new.id` names one),
+    /// applying `new.writes` in the same transaction.
     fn create_thread(&self, new: NewThread) -> StoreResult<Thread>;
+
+    /// Makes `claim.owner` the thread's owner until `ttl_ms` from now: when nobody owns it, when
+    /// the claimant owns it already (a renewal), when the lease expired, or when its owner is
+    /// the one `claim.replacing` names. Otherwise fails with [`StoreError::ThreadOwned`], saying
+    /// who owns it, and changes nothing.
+    fn claim(&self, thread: &str, claim: &LeaseClaim) -> StoreResult<Lease>;
+
+    /// Extends `owner`'s lease to `ttl_ms` from now; [`StoreError::LeaseLost`] when `owner` no
+    /// longer holds it. The lease returned says whether a stop was requested.
+    fn renew(&self, thread: &str, owner: &str, ttl_ms: Millis) -> StoreResult<Lease>;
+
+    /// Gives up `owner`'s lease; returns whether `owner` held it (a no-op otherwise).
+    fn release(&self, thread: &str, owner: &str) -> StoreResult<bool>;
+
+    /// Who owns the thread, if anyone (an expired lease is returned as it is).
+    fn lease(&self, thread: &str) -> StoreResult<Option<Lease>>;
+
+    /// Asks the thread's owner to stop; returns whether a lease that has not expired exists.
+    fn request_stop(&self, thread: &str) -> StoreResult<bool>;
 
     /// The thread with this id.
     fn thread(&self, id: &str) -> StoreResult<Thread>;

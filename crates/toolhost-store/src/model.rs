@@ -15,6 +15,30 @@ pub fn now_millis() -> Millis {
         .unwrap_or(0)
 }
 
+/// A time as `YYYY-MM-DD HH:MM:SS.mmm UTC`, for messages people read.
+pub fn display_millis(millis: Millis) -> String {
+    let secs = millis.div_euclid(1000);
+    let ms = millis.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rest = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{ms:03} UTC",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
 /// A new random id (UUID v4, hyphenated).
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
@@ -63,7 +87,7 @@ impl ThreadStatus {
 }
 
 /// A thread to create.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewThread {
     /// The id to give it (a random UUID when `None`): a caller that must know the id before
     /// the thread exists, to seal values for it, picks it with [`new_id`].
@@ -74,6 +98,9 @@ pub struct NewThread {
     pub parent: Option<String>,
     /// Tags such as `name:VALUE`.
     pub tags: Vec<String>,
+    /// Writes applied in the transaction that creates the thread (its first message, its
+    /// variables), so the thread never exists without them.
+    pub writes: Vec<Write>,
 }
 
 /// A stored thread.
@@ -312,6 +339,9 @@ pub struct GrepMatch {
 /// One write in an atomic batch; see [`crate::Store::apply`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Write {
+    /// Fail the batch with [`crate::StoreError::LeaseLost`] unless this run owns the thread
+    /// (see [`crate::lease`]); a run puts it first in every batch it writes.
+    CheckOwner(String),
     /// Append a message.
     AppendMessage(NewMessage),
     /// Delete a message, the tool results that answer its calls, and their attachments.

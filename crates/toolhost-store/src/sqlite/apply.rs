@@ -17,10 +17,22 @@ pub(super) fn apply(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(db)?;
     require_thread(&tx, thread)?;
+    let applied = apply_in(&tx, thread, writes, now_millis())?;
+    tx.commit().map_err(db)?;
+    Ok(applied)
+}
+
+/// Applies `writes` inside a transaction the caller commits.
+pub(super) fn apply_in(
+    tx: &Transaction<'_>,
+    thread: &str,
+    writes: Vec<Write>,
+    now: Millis,
+) -> StoreResult<Applied> {
     let mut applied = Applied::default();
-    let now = now_millis();
     for write in writes {
         match write {
+            Write::CheckOwner(owner) => super::leases::check_owner(tx, thread, &owner)?,
             Write::AppendMessage(m) => applied.messages.push(append_message(&tx, thread, m, now)?),
             Write::DeleteMessage(id) => delete_message(&tx, thread, &id)?,
             Write::RecordIntent(intent) => record_intent(&tx, thread, intent, now)?,
@@ -93,7 +105,6 @@ pub(super) fn apply(
         params![thread, now],
     )
     .map_err(db)?;
-    tx.commit().map_err(db)?;
     Ok(applied)
 }
 

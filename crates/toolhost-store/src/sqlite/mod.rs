@@ -6,6 +6,7 @@
 mod apply;
 mod files;
 mod gates;
+mod leases;
 mod read;
 mod schema;
 
@@ -50,25 +51,45 @@ impl SqliteStore {
     }
 
     fn init(mut conn: Connection) -> StoreResult<Self> {
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(db)?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(db)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
+        let version = user_version(&conn)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::SchemaTooNew {
                 found: version,
                 known: SCHEMA_VERSION,
             });
         }
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
-        )
-        .map_err(db)?;
-        for (i, migration) in schema::MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = conn.transaction().map_err(db)?;
-            tx.execute_batch(migration).map_err(db)?;
-            tx.pragma_update(None, "user_version", i as i64 + 1)
+        // Switching to WAL takes an exclusive lock that the busy handler does not wait for, so
+        // a process that opens a new data folder beside others retries it.
+        let started = std::time::Instant::now();
+        loop {
+            match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => break,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(db(e)),
+            }
+        }
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(db)?;
+        if version < SCHEMA_VERSION {
+            // Under the database's write lock, and from the version read inside it: of many
+            // processes opening a new folder at once, the first migrates and the rest see it done.
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(db)?;
+            let version = user_version(&tx)?;
+            if version > SCHEMA_VERSION {
+                return Err(StoreError::SchemaTooNew {
+                    found: version,
+                    known: SCHEMA_VERSION,
+                });
+            }
+            for migration in schema::MIGRATIONS.iter().skip(version as usize) {
+                tx.execute_batch(migration).map_err(db)?;
+            }
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                 .map_err(db)?;
             tx.commit().map_err(db)?;
         }
@@ -96,6 +117,21 @@ impl SqliteStore {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// How long a connection waits for another one's lock before it gives up.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn user_version(conn: &Connection) -> StoreResult<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(db)
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Fails with [`StoreError::ThreadNotFound`] unless the thread exists.

@@ -4,6 +4,7 @@ use super::{corrupt, db, require_thread, SqliteStore};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::path::FsPath;
+use crate::lease::{Lease, LeaseClaim};
 use crate::Store;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde_json::Value;
@@ -169,9 +170,12 @@ fn call_row(r: &Row<'_>) -> rusqlite::Result<CallRow> {
 
 impl Store for SqliteStore {
     fn create_thread(&self, new: NewThread) -> StoreResult<Thread> {
-        let conn = self.lock();
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db)?;
         if let Some(parent) = &new.parent {
-            require_thread(&conn, parent)?;
+            require_thread(&tx, parent)?;
         }
         let now = now_millis();
         let thread = Thread {
@@ -184,12 +188,34 @@ impl Store for SqliteStore {
             updated_at: now,
         };
         let tags = serde_json::to_string(&thread.tags).map_err(corrupt)?;
-        conn.execute(
+        tx.execute(
             "INSERT INTO threads (id, agent, parent, tags, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
             params![thread.id, thread.agent, thread.parent, tags, thread.status.as_str(), now],
         )
         .map_err(db)?;
+        super::apply::apply_in(&tx, &thread.id, new.writes, now)?;
+        tx.commit().map_err(db)?;
         Ok(thread)
+    }
+
+    fn claim(&self, thread: &str, claim: &LeaseClaim) -> StoreResult<Lease> {
+        super::leases::claim(&mut self.lock(), thread, claim)
+    }
+
+    fn renew(&self, thread: &str, owner: &str, ttl_ms: Millis) -> StoreResult<Lease> {
+        super::leases::renew(&self.lock(), thread, owner, ttl_ms)
+    }
+
+    fn release(&self, thread: &str, owner: &str) -> StoreResult<bool> {
+        super::leases::release(&self.lock(), thread, owner)
+    }
+
+    fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {
+        super::leases::lease(&self.lock(), thread)
+    }
+
+    fn request_stop(&self, thread: &str) -> StoreResult<bool> {
+        super::leases::request_stop(&self.lock(), thread)
     }
 
     fn thread(&self, id: &str) -> StoreResult<Thread> {

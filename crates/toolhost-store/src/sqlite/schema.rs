@@ -124,4 +124,15 @@ CREATE TABLE variable_requests (
 -- The next call position is found from this index instead of a scan of the thread's calls.
 CREATE INDEX calls_by_position ON calls(thread, position);
 "#,
+    r#"
+-- At most one run owns a thread: the lease is claimed, renewed and released with
+-- compare-and-set; an expired lease may be taken over.
+CREATE TABLE leases (
+    thread TEXT PRIMARY KEY REFERENCES threads(id),
+    owner TEXT NOT NULL,
+    since INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    stop_requested INTEGER NOT NULL
+);
+"#,
 ];

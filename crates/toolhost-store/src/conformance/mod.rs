@@ -4,6 +4,10 @@
 //! all with [`store_conformance_tests!`](crate::store_conformance_tests), giving it an expression
 //! that makes a fresh store.
 
+mod leases;
+
+pub use leases::*;
+
 use crate::path::normalize;
 use crate::*;
 use serde_json::json;
@@ -704,7 +708,12 @@ macro_rules! store_conformance_tests {
             large_files_are_chunked_and_read_back_whole,
             threads_are_isolated,
             approvals_are_decided_once_and_only_when_they_match,
-            variables_and_their_requests_are_stored
+            variables_and_their_requests_are_stored,
+            a_thread_has_one_owner_at_a_time,
+            an_expired_or_dead_owner_is_taken_over_and_fenced_out,
+            leases_are_renewed_and_carry_stop_requests,
+            racing_claims_have_one_winner,
+            a_thread_is_created_with_its_first_writes
         );
     };
     (@cases $make:expr; $($case:ident),*) => {
