@@ -33,13 +33,13 @@ pub(super) fn apply_in(
     for write in writes {
         match write {
             Write::CheckOwner(owner) => super::leases::check_owner(tx, thread, &owner)?,
-            Write::AppendMessage(m) => applied.messages.push(append_message(&tx, thread, m, now)?),
-            Write::DeleteMessage(id) => delete_message(&tx, thread, &id)?,
-            Write::RecordIntent(intent) => record_intent(&tx, thread, intent, now)?,
+            Write::AppendMessage(m) => applied.messages.push(append_message(tx, thread, m, now)?),
+            Write::DeleteMessage(id) => delete_message(tx, thread, &id)?,
+            Write::RecordIntent(intent) => record_intent(tx, thread, intent, now)?,
             Write::CompleteCall { call_id, result } => applied
                 .messages
-                .push(complete_call(&tx, thread, &call_id, result, now)?),
-            Write::SetValue { key, value } => set_value(&tx, thread, &key, value)?,
+                .push(complete_call(tx, thread, &call_id, result, now)?),
+            Write::SetValue { key, value } => set_value(tx, thread, &key, value)?,
             Write::Enqueue(item) => {
                 let text = serde_json::to_string(&item).map_err(corrupt)?;
                 tx.execute(
@@ -78,7 +78,7 @@ pub(super) fn apply_in(
                 mime_type,
                 message_id,
             } => super::files::write(
-                &tx,
+                tx,
                 thread,
                 &path,
                 &bytes,
@@ -86,18 +86,18 @@ pub(super) fn apply_in(
                 message_id.as_deref(),
                 now,
             )?,
-            Write::Unlink(path) => super::files::unlink(&tx, thread, &path)?,
-            Write::Mkdir(path) => super::files::mkdir(&tx, thread, &path, now)?,
-            Write::Rmdir(path) => super::files::rmdir(&tx, thread, &path)?,
-            Write::RequestApproval(request) => gates::request_approval(&tx, thread, request, now)?,
+            Write::Unlink(path) => super::files::unlink(tx, thread, &path)?,
+            Write::Mkdir(path) => super::files::mkdir(tx, thread, &path, now)?,
+            Write::Rmdir(path) => super::files::rmdir(tx, thread, &path)?,
+            Write::RequestApproval(request) => gates::request_approval(tx, thread, request, now)?,
             Write::DecideApproval { call_id, decision } => {
-                gates::decide_approval(&tx, thread, &call_id, decision, now)?
+                gates::decide_approval(tx, thread, &call_id, decision, now)?
             }
-            Write::SetVariable(variable) => gates::set_variable(&tx, thread, variable, now)?,
+            Write::SetVariable(variable) => gates::set_variable(tx, thread, variable, now)?,
             Write::RequestVariables { id, names } => {
-                gates::request_variables(&tx, thread, &id, &names, now)?
+                gates::request_variables(tx, thread, &id, &names, now)?
             }
-            Write::AnswerVariables { id } => gates::answer_variables(&tx, thread, &id, now)?,
+            Write::AnswerVariables { id } => gates::answer_variables(tx, thread, &id, now)?,
         }
     }
     tx.execute(
