@@ -275,7 +275,7 @@ impl Runtime {
             ..record.request.clone()
         };
         let decision = decision_for(&current, verdict);
-        self.store.apply(
+        self.commit(
             thread_id,
             vec![
                 Write::DecideApproval {

@@ -212,13 +212,13 @@ impl Runtime {
                         before,
                         env,
                     } => {
-                        self.store.apply(thread_id, before)?;
+                        self.commit(thread_id, before)?;
                         let ctx = context(state, abort, &call.id, env);
                         let end = CallEnd::new(state, offer, &call);
                         execute(tool, args, call, ctx, end).await
                     }
                 };
-                messages.push(stored_result(self.store.apply(thread_id, writes)?)?);
+                messages.push(stored_result(self.commit(thread_id, writes)?)?);
             }
             return Ok((messages, None));
         }
@@ -243,7 +243,7 @@ impl Runtime {
             })
             .collect();
         if !intents.is_empty() {
-            self.store.apply(thread_id, intents)?;
+            self.commit(thread_id, intents)?;
         }
         let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
         let mut running = Vec::new();
@@ -278,7 +278,7 @@ impl Runtime {
         if writes.is_empty() {
             return Ok((Vec::new(), waiting));
         }
-        Ok((self.store.apply(thread_id, writes)?.messages, waiting))
+        Ok((self.commit(thread_id, writes)?.messages, waiting))
     }
 }
 

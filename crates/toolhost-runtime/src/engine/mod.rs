@@ -18,6 +18,7 @@ mod history;
 mod images;
 mod live;
 mod middleware;
+mod ownership;
 mod repair;
 mod reply;
 mod run;
@@ -30,6 +31,7 @@ pub use calls::PARALLEL_CAP;
 pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
 pub use live::{LiveEvent, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
+pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use run::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use state::ThreadState;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
@@ -42,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolhost_core::approval::Approval;
 use toolhost_core::blueprint::{Activities, Binding};
-use toolhost_core::tool::{AbortSignal, ToolError};
+use toolhost_core::tool::ToolError;
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{model_from_config, Model, ModelError, ScriptError, ScriptedModel};
 use toolhost_store::{Store, StoreError, Thread};
@@ -79,9 +81,30 @@ pub enum RuntimeError {
     /// The model failed to answer.
     #[error("the model failed: {0}")]
     ModelFailed(#[from] ModelError),
+    /// Another run owns the thread; nothing of it was read or changed. What was given with the
+    /// request (a queued message, a decision, variables) is stored and the owner picks it up.
+    #[error("thread {thread} is running elsewhere: {}", describe_owner(lease))]
+    ThreadBusy {
+        /// The thread.
+        thread: String,
+        /// Who owns it.
+        lease: toolhost_store::Lease,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// "run R (process P on host H) since T", for the messages people read.
+pub fn describe_owner(lease: &toolhost_store::Lease) -> String {
+    let since = toolhost_store::display_millis(lease.since);
+    match owner_process(&lease.owner) {
+        Some((host, pid)) => format!(
+            "run {} (process {pid} on host {host}) owns it since {since}",
+            lease.owner
+        ),
+        None => format!("run {} owns it since {since}", lease.owner),
+    }
 }
 
 /// A loaded project, ready to run threads against a store.
@@ -96,8 +119,10 @@ pub struct Runtime {
     model_override: Option<String>,
     /// Why a model definition that loaded cannot be used (its key is not set, for example).
     unavailable: HashMap<String, String>,
-    /// The abort signal of each thread running in this process.
-    running: std::sync::Mutex<HashMap<String, AbortSignal>>,
+    /// The run of each thread that a run of this runtime owns: its owner id and abort signal.
+    running: std::sync::Mutex<HashMap<String, ownership::RunEntry>>,
+    /// How long a thread's lease lasts unless renewed.
+    lease_ttl: std::time::Duration,
     /// Decides approval requests at once, when the embedding program installed one.
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     /// Seals and opens secret values.
@@ -182,6 +207,7 @@ impl Runtime {
             models,
             problems,
             running: Default::default(),
+            lease_ttl: DEFAULT_LEASE_TTL,
             unavailable,
             model_override: None,
             approval_handler: None,
@@ -292,55 +318,9 @@ impl Runtime {
         self.models.insert(name.into(), model);
     }
 
-    /// Asks a thread running in this process to stop. It stops after the operation under way
-    /// (a model request or a tool call, which sees the raised abort signal); returns whether the
-    /// thread was running.
-    pub fn stop(&self, thread_id: &str) -> bool {
-        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        match running.get(thread_id) {
-            Some(signal) => {
-                signal.abort();
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Registers the abort signal of a run; the guard removes it when the run ends.
-    fn track(&self, thread_id: &str) -> (AbortSignal, RunningGuard<'_>) {
-        let signal = AbortSignal::new();
-        self.running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(thread_id.to_owned(), signal.clone());
-        (
-            signal,
-            RunningGuard {
-                runtime: self,
-                thread_id: thread_id.to_owned(),
-            },
-        )
-    }
-
     /// Creates a thread for `agent` with the user's first message.
     pub fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
         self.start_thread_with(agent, message, Vec::new())
-    }
-}
-
-/// Removes a run's abort signal when the run ends, however it ends.
-struct RunningGuard<'a> {
-    runtime: &'a Runtime,
-    thread_id: String,
-}
-
-impl Drop for RunningGuard<'_> {
-    fn drop(&mut self) {
-        self.runtime
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.thread_id);
     }
 }
 

@@ -62,8 +62,7 @@ impl Runtime {
         let response = match answer {
             Ok(r) => offer.pipeline.response(r),
             Err(e) => {
-                self.store
-                    .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])?;
+                self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])?;
                 return Err(e.into());
             }
         };
@@ -100,7 +99,7 @@ impl Runtime {
                 "the conversation broke the tool-call ordering rules and was mended for the request"
             );
             // Positions in the repairs count from `offset`, where the checked part begins.
-            self.store.apply(
+            self.commit(
                 thread_id,
                 vec![Write::Event {
                     kind: "history_repaired".to_owned(),

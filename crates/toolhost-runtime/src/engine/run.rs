@@ -7,6 +7,7 @@ use super::history::ChatView;
 use super::images::{images_of, ImageBudget, Shown};
 use super::live::new_call_id;
 use super::middleware::Pipeline;
+use super::ownership::{OwnerId, Ownership};
 use super::state::ThreadState;
 use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
@@ -14,6 +15,7 @@ use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolResult, ToolSet};
 use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{
@@ -175,7 +177,88 @@ impl Runtime {
 
     /// Runs the thread until its turn ends (for a `dual_ai` agent: until its session ends).
     /// Safe to call again after a crash: it continues from what is stored.
+    ///
+    /// The run owns the thread while it runs (see [`Runtime::owner_of`]): when another live run
+    /// owns it, nothing is read or changed and [`RuntimeError::ThreadBusy`] says who owns it.
+    /// Work that arrives while the run ends (a queued message, a decision on the call it paused
+    /// at) is taken up before it returns.
     pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
+        self.store.thread(thread_id)?;
+        let ownership = self.claim(thread_id)?;
+        self.run_claimed(thread_id, ownership).await
+    }
+
+    /// Like [`Runtime::run`], but waits while another run owns the thread, then runs it.
+    pub async fn run_when_free(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
+        self.store.thread(thread_id)?;
+        let ownership = self.claim_when_free(thread_id).await?;
+        self.run_claimed(thread_id, ownership).await
+    }
+
+    async fn run_claimed(
+        &self,
+        thread_id: &str,
+        mut ownership: Ownership<'_>,
+    ) -> Result<RunOutcome, RuntimeError> {
+        loop {
+            let outcome = self
+                .run_owned(thread_id, &ownership.owner, &ownership.abort)
+                .await;
+            if ownership.lost() {
+                tracing::warn!(
+                    thread = thread_id,
+                    "the run lost the thread to another owner"
+                );
+            }
+            // Released first, then looked at: whoever stores work after this look finds the
+            // thread free and runs it; whoever stored it before is seen here.
+            drop(ownership);
+            let again = match &outcome {
+                Ok(done) => self.arrived_meanwhile(thread_id, done)?,
+                Err(_) => false,
+            };
+            if !again {
+                return outcome;
+            }
+            ownership = match self.claim(thread_id) {
+                Ok(next) => next,
+                // Someone else took the thread and runs the new work.
+                Err(RuntimeError::ThreadBusy { .. }) => return outcome,
+                Err(e) => return Err(e),
+            };
+        }
+    }
+
+    /// Whether work for the thread arrived while its run ended: queued work after a finished
+    /// turn, or the decision or variables a paused run waits for.
+    fn arrived_meanwhile(
+        &self,
+        thread_id: &str,
+        outcome: &RunOutcome,
+    ) -> Result<bool, RuntimeError> {
+        Ok(match outcome {
+            RunOutcome::Done(StopReason::Stopped) => false,
+            RunOutcome::Done(_) => !self.store.queued(thread_id)?.is_empty(),
+            RunOutcome::Paused(Waiting::Approval(request)) => self
+                .store
+                .approvals(thread_id)?
+                .iter()
+                .any(|r| r.request.call_id == request.call_id && r.decision.is_some()),
+            RunOutcome::Paused(Waiting::Variables { request_id, .. }) => self
+                .store
+                .variable_requests(thread_id)?
+                .iter()
+                .any(|r| &r.id == request_id && r.answered_at.is_some()),
+        })
+    }
+
+    /// The step cycle, on a thread this run owns.
+    async fn run_owned(
+        &self,
+        thread_id: &str,
+        owner: &OwnerId,
+        abort: &AbortSignal,
+    ) -> Result<RunOutcome, RuntimeError> {
         let thread = self.store.thread(thread_id)?;
         let agent = self
             .defs
@@ -209,10 +292,7 @@ impl Runtime {
             .iter()
             .filter_map(|m| m.tool_call_id.clone())
             .collect();
-        self.store
-            .apply(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])?;
-
-        let (abort, _running) = self.track(thread_id);
+        self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])?;
         // The spec's in-memory context: shared by the calls of this run, never stored.
         let context: Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>> =
             Arc::default();
@@ -239,9 +319,10 @@ impl Runtime {
                     let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent)
                         .at(caller, position.turn, position.steps)
                         .with_variables(variables.clone())
-                        .in_run(context.clone(), offer.tools.clone(), abort.clone());
+                        .in_run(context.clone(), offer.tools.clone(), abort.clone())
+                        .owned_by(owner);
                     let (results, waiting) =
-                        self.finish_calls(&state, pending, &offer, &abort).await?;
+                        self.finish_calls(&state, pending, &offer, abort).await?;
                     self.record(thread_id, &mut history, &mut answered, &mut sides, results);
                     if let Some(waiting) = waiting {
                         return self.pause(thread_id, waiting);
@@ -256,7 +337,7 @@ impl Runtime {
                     .map(|q| Write::AppendMessage(queued_message(q.item, &position)))
                     .collect();
                 writes.push(Write::Dequeue { through });
-                let stored = self.store.apply(thread_id, writes)?.messages;
+                let stored = self.commit(thread_id, writes)?.messages;
                 // A person's message starts a new turn of an ai_human thread.
                 if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
                     position.steps = 0;
@@ -290,7 +371,7 @@ impl Runtime {
             );
             let at = index_of(&sides, position.side);
             let writes = self.ask(thread_id, &mut sides[at], &position).await?;
-            let applied = self.store.apply(thread_id, writes)?;
+            let applied = self.commit(thread_id, writes)?;
             position.steps += 1;
             self.record(
                 thread_id,
@@ -365,7 +446,7 @@ impl Runtime {
                 Waiting::Variables { request_id, names }
             }
         };
-        self.store.apply(thread_id, writes)?;
+        self.commit(thread_id, writes)?;
         Ok(RunOutcome::Paused(waiting))
     }
 
@@ -376,8 +457,7 @@ impl Runtime {
         } else {
             ThreadStatus::Done
         };
-        self.store
-            .apply(thread_id, vec![Write::SetStatus(status)])?;
+        self.commit(thread_id, vec![Write::SetStatus(status)])?;
         Ok(RunOutcome::Done(reason))
     }
 }

@@ -35,6 +35,8 @@ pub struct ThreadState {
     tools: Arc<ToolSet>,
     /// The run's abort signal.
     abort: AbortSignal,
+    /// The run that owns the thread: every write is fenced by its lease.
+    owner: Option<Arc<str>>,
     /// The call this state was handed to, and how many tools it invoked so far.
     call_id: Arc<str>,
     invoked: Arc<AtomicU32>,
@@ -80,6 +82,7 @@ impl ThreadState {
             context: Arc::default(),
             tools: Arc::default(),
             abort: AbortSignal::new(),
+            owner: None,
             call_id: Arc::from(""),
             invoked: Arc::default(),
         }
@@ -95,6 +98,12 @@ impl ThreadState {
         self.context = context;
         self.tools = tools;
         self.abort = abort;
+        self
+    }
+
+    /// The same thread written only while `owner` owns it.
+    pub(crate) fn owned_by(mut self, owner: &super::OwnerId) -> Self {
+        self.owner = Some(Arc::from(owner.as_str()));
         self
     }
 
@@ -300,6 +309,10 @@ impl ThreadState {
     }
 
     fn apply(&self, write: Write) -> Result<(), StoreError> {
-        self.store.apply(&self.thread_id, vec![write]).map(|_| ())
+        let writes = match &self.owner {
+            Some(owner) => vec![Write::CheckOwner(owner.to_string()), write],
+            None => vec![write],
+        };
+        self.store.apply(&self.thread_id, writes).map(|_| ())
     }
 }

@@ -139,7 +139,7 @@ impl Runtime {
                 writes.push(Write::AnswerVariables { id: request.id });
             }
         }
-        self.store.apply(thread_id, writes)?;
+        self.commit(thread_id, writes)?;
         Ok(())
     }
 
@@ -187,17 +187,17 @@ impl Runtime {
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;
-        let thread = self.store.create_thread(NewThread {
-            id: Some(id),
-            agent: agent.to_owned(),
-            ..NewThread::default()
-        })?;
         writes.push(Write::AppendMessage(NewMessage {
             role: Some(Role::User),
             content: Some(message.to_owned()),
             ..NewMessage::default()
         }));
-        self.store.apply(&thread.id, writes)?;
-        Ok(thread)
+        // One transaction: a crash never leaves a thread without its message or variables.
+        Ok(self.store.create_thread(NewThread {
+            id: Some(id),
+            agent: agent.to_owned(),
+            writes,
+            ..NewThread::default()
+        })?)
     }
 }

@@ -30,7 +30,10 @@ pub fn a_thread_has_one_owner_at_a_time(store: &dyn Store) {
     }
     let again = store.claim(&t, &claim_of("run-a", 60_000)).unwrap();
     assert_eq!(again.since, first.since, "a renewal keeps the start");
-    assert!(!store.release(&t, "run-b").unwrap(), "only the owner releases");
+    assert!(
+        !store.release(&t, "run-b").unwrap(),
+        "only the owner releases"
+    );
     assert_eq!(store.lease(&t).unwrap().unwrap().owner, "run-a");
     assert!(store.release(&t, "run-a").unwrap());
     assert_eq!(store.lease(&t).unwrap(), None);
@@ -123,7 +126,10 @@ pub fn racing_claims_have_one_winner(store: &dyn Store) {
         for i in 0..8 {
             let (t, winners) = (&t, &winners);
             scope.spawn(move || {
-                if store.claim(t, &claim_of(&format!("run-{i}"), 60_000)).is_ok() {
+                if store
+                    .claim(t, &claim_of(&format!("run-{i}"), 60_000))
+                    .is_ok()
+                {
                     winners.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 }
             });
@@ -148,7 +154,10 @@ pub fn a_thread_is_created_with_its_first_writes(store: &dyn Store) {
             ..NewThread::default()
         })
         .unwrap();
-    assert_eq!(store.messages(&t.id).unwrap()[0].content.as_deref(), Some("hello"));
+    assert_eq!(
+        store.messages(&t.id).unwrap()[0].content.as_deref(),
+        Some("hello")
+    );
     assert_eq!(store.variables(&t.id).unwrap()[0].value, "Oslo");
     // A failing write leaves no thread behind.
     let before = store.threads(None).unwrap().len();

@@ -50,9 +50,7 @@ pub(super) fn claim(conn: &mut Connection, thread: &str, claim: &LeaseClaim) -> 
             .map_err(db)?;
             Lease { expires_at, ..held }
         }
-        Some(held)
-            if held.expires_at <= now || claim.replacing.as_deref() == Some(&held.owner) =>
-        {
+        Some(held) if held.expires_at <= now || claim.replacing.as_deref() == Some(&held.owner) => {
             tx.execute(
                 "UPDATE leases SET owner = ?2, since = ?3, expires_at = ?4, stop_requested = 0
                  WHERE thread = ?1",

@@ -2,9 +2,9 @@
 
 use super::{corrupt, db, require_thread, SqliteStore};
 use crate::error::{StoreError, StoreResult};
+use crate::lease::{Lease, LeaseClaim};
 use crate::model::*;
 use crate::path::FsPath;
-use crate::lease::{Lease, LeaseClaim};
 use crate::Store;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde_json::Value;

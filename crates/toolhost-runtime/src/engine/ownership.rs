@@ -1,0 +1,335 @@
+//! Thread ownership in the engine: a run claims its thread in the store before it reads or
+//! writes anything, renews the lease while it runs (on a thread of its own, so a busy executor
+//! cannot let it lapse), fences every batch it writes with [`Write::CheckOwner`], and gives the
+//! thread up when it ends. A stop request stored by another process reaches the owner through
+//! its renewals.
+//!
+//! An owner id is `HOST:PID:NONCE`, so that a claimant on the same host can see that the owner's
+//! process is gone and take the thread over at once instead of waiting for the lease to expire.
+
+use super::{Runtime, RuntimeError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use toolhost_core::tool::AbortSignal;
+use toolhost_store::{Lease, LeaseClaim, Store, StoreError, Write};
+
+/// How long a lease lasts unless renewed, when nothing else is configured: long enough that a
+/// renewal every third of it survives a slow disk, short enough that a dead owner on another
+/// machine holds a thread for seconds, not minutes.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// How often a run looks for a stop request between renewals.
+const STOP_POLL: Duration = Duration::from_millis(250);
+
+/// The id of one run: the host and process it runs in, and a random part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerId(String);
+
+impl OwnerId {
+    /// A new id for a run in this process.
+    pub fn new() -> Self {
+        let nonce = toolhost_store::new_id();
+        Self(format!(
+            "{}:{}:{}",
+            this_host(),
+            std::process::id(),
+            &nonce[..8]
+        ))
+    }
+
+    /// The id as stored.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for OwnerId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The host and process an owner id names, when it names them.
+pub fn owner_process(owner: &str) -> Option<(&str, u32)> {
+    let mut parts = owner.rsplitn(3, ':');
+    let _nonce = parts.next()?;
+    let pid = parts.next()?.parse().ok()?;
+    Some((parts.next()?, pid))
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().replace(':', "_"))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// Whether the owner's process is known to be gone: it ran on this host and no process has its
+/// id. A process that reuses the id only makes the claimant wait for the lease to expire.
+fn owner_is_dead(owner: &str) -> bool {
+    let Some((host, pid)) = owner_process(owner) else {
+        return false;
+    };
+    host == this_host() && pid != std::process::id() && !process_exists(pid)
+}
+
+#[cfg(target_os = "linux")]
+fn process_exists(pid: u32) -> bool {
+    std::path::Path::new("/proc").join(pid.to_string()).exists()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_exists(_pid: u32) -> bool {
+    // Without a cheap check, assume it lives: the lease expiry decides.
+    true
+}
+
+/// What the runtime knows of a run in this process.
+pub(super) struct RunEntry {
+    pub owner: OwnerId,
+    pub signal: AbortSignal,
+}
+
+/// Holds a thread for one run: renews its lease, forwards stop requests, and on drop stops the
+/// renewals, releases the lease and forgets the run's abort signal (only its own).
+pub(super) struct Ownership<'a> {
+    runtime: &'a Runtime,
+    thread_id: String,
+    pub owner: OwnerId,
+    pub abort: AbortSignal,
+    lost: Arc<AtomicBool>,
+    stop_renewing: Option<mpsc::Sender<()>>,
+    renewer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ownership<'_> {
+    /// Whether the lease was lost while the run went on (taken over after it expired).
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Ownership<'_> {
+    fn drop(&mut self) {
+        drop(self.stop_renewing.take());
+        if let Some(renewer) = self.renewer.take() {
+            let _ = renewer.join();
+        }
+        if let Err(e) = self
+            .runtime
+            .store
+            .release(&self.thread_id, self.owner.as_str())
+        {
+            // The lease then runs out on its own.
+            tracing::warn!(thread = %self.thread_id, error = %e, "the thread's lease was not released");
+        }
+        let mut running = self
+            .runtime
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if running
+            .get(&self.thread_id)
+            .is_some_and(|entry| entry.owner == self.owner)
+        {
+            running.remove(&self.thread_id);
+        }
+    }
+}
+
+impl Runtime {
+    /// Sets how long a thread's lease lasts unless renewed (a run renews it every third of
+    /// this); a thread whose owner died is taken over after this long at most.
+    pub fn set_lease_ttl(&mut self, ttl: Duration) {
+        self.lease_ttl = ttl.max(Duration::from_millis(30));
+    }
+
+    /// Who owns the thread now, if anyone.
+    pub fn owner_of(&self, thread_id: &str) -> Result<Option<Lease>, RuntimeError> {
+        Ok(self.store.lease(thread_id)?)
+    }
+
+    /// Claims the thread for a new run; fails with [`RuntimeError::ThreadBusy`] when another
+    /// live run owns it.
+    pub(super) fn claim(&self, thread_id: &str) -> Result<Ownership<'_>, RuntimeError> {
+        let owner = OwnerId::new();
+        let ttl_ms = self.lease_ttl.as_millis() as i64;
+        let mut claim = LeaseClaim {
+            owner: owner.as_str().to_owned(),
+            ttl_ms,
+            replacing: None,
+        };
+        let lease = match self.store.claim(thread_id, &claim) {
+            Err(StoreError::ThreadOwned { lease, .. }) if owner_is_dead(&lease.owner) => {
+                tracing::debug!(thread = thread_id, dead = %lease.owner, "taking over from a dead owner");
+                claim.replacing = Some(lease.owner);
+                self.store.claim(thread_id, &claim)
+            }
+            other => other,
+        };
+        let lease = match lease {
+            Ok(lease) => lease,
+            Err(StoreError::ThreadOwned { thread, lease }) => {
+                return Err(RuntimeError::ThreadBusy { thread, lease })
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let abort = AbortSignal::new();
+        if lease.stop_requested {
+            abort.abort();
+        }
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                thread_id.to_owned(),
+                RunEntry {
+                    owner: owner.clone(),
+                    signal: abort.clone(),
+                },
+            );
+        let lost = Arc::new(AtomicBool::new(false));
+        let (stop_renewing, stopped) = mpsc::channel();
+        let renewer = spawn_renewer(
+            self.store.clone(),
+            thread_id.to_owned(),
+            owner.clone(),
+            self.lease_ttl,
+            abort.clone(),
+            lost.clone(),
+            stopped,
+        );
+        Ok(Ownership {
+            runtime: self,
+            thread_id: thread_id.to_owned(),
+            owner,
+            abort,
+            lost,
+            stop_renewing: Some(stop_renewing),
+            renewer,
+        })
+    }
+
+    /// Claims the thread, waiting while another live run owns it (polling the store, so an
+    /// owner in another process or on another machine is waited for just the same).
+    pub(super) async fn claim_when_free(
+        &self,
+        thread_id: &str,
+    ) -> Result<Ownership<'_>, RuntimeError> {
+        let mut pause = Duration::from_millis(20);
+        loop {
+            match self.claim(thread_id) {
+                Err(RuntimeError::ThreadBusy { .. }) => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2)
+                        .min(self.lease_ttl / 4)
+                        .max(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Applies a batch to a thread; when a run of this runtime owns the thread, the batch is
+    /// fenced by its lease, so a run that lost its thread cannot write to it.
+    pub(super) fn commit(
+        &self,
+        thread_id: &str,
+        mut writes: Vec<Write>,
+    ) -> Result<toolhost_store::Applied, RuntimeError> {
+        if let Some(owner) = self.local_owner(thread_id) {
+            writes.insert(0, Write::CheckOwner(owner.0));
+        }
+        Ok(self.store.apply(thread_id, writes)?)
+    }
+
+    fn local_owner(&self, thread_id: &str) -> Option<OwnerId> {
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(thread_id)
+            .map(|entry| entry.owner.clone())
+    }
+
+    /// Asks the run that owns a thread to stop, wherever it runs: a run in this process sees
+    /// its abort signal at once, a run elsewhere at its next look at the store (within a
+    /// quarter of a second). It stops after the operation under way (a model request or a tool
+    /// call, which sees the raised signal). Returns whether a live run owned the thread.
+    pub fn stop(&self, thread_id: &str) -> bool {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = running.get(thread_id) {
+            entry.signal.abort();
+            return true;
+        }
+        drop(running);
+        match self.store.request_stop(thread_id) {
+            Ok(owned) => owned,
+            Err(e) => {
+                tracing::warn!(thread = thread_id, error = %e, "the stop request was not stored");
+                false
+            }
+        }
+    }
+}
+
+/// Renews the lease every third of its life and looks for stop requests in between, until
+/// `stopped` closes. A lost lease raises the abort signal: the run's next write fails anyway.
+fn spawn_renewer(
+    store: Arc<dyn Store>,
+    thread_id: String,
+    owner: OwnerId,
+    ttl: Duration,
+    abort: AbortSignal,
+    lost: Arc<AtomicBool>,
+    stopped: mpsc::Receiver<()>,
+) -> Option<std::thread::JoinHandle<()>> {
+    let every = ttl / 3;
+    let tick = STOP_POLL.min(every);
+    let spawned = std::thread::Builder::new()
+        .name("toolhost-lease".to_owned())
+        .spawn(move || {
+            let mut renewed = Instant::now();
+            loop {
+                match stopped.recv_timeout(tick) {
+                    Err(RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+                let seen = if renewed.elapsed() >= every {
+                    let r = store.renew(&thread_id, owner.as_str(), ttl.as_millis() as i64);
+                    if r.is_ok() {
+                        renewed = Instant::now();
+                    }
+                    r.map(Some)
+                } else {
+                    store.lease(&thread_id)
+                };
+                match seen {
+                    Ok(Some(lease)) if lease.owner == owner.as_str() => {
+                        if lease.stop_requested {
+                            abort.abort();
+                        }
+                    }
+                    Ok(_) | Err(StoreError::LeaseLost { .. }) => {
+                        tracing::warn!(thread = %thread_id, "the run lost its thread's lease; it stops");
+                        lost.store(true, Ordering::SeqCst);
+                        abort.abort();
+                        return;
+                    }
+                    // A busy or failing store: try again at the next tick; the fence keeps
+                    // writes safe meanwhile.
+                    Err(e) => tracing::warn!(thread = %thread_id, error = %e, "the lease was not renewed"),
+                }
+            }
+        });
+    match spawned {
+        Ok(handle) => Some(handle),
+        Err(e) => {
+            tracing::warn!(error = %e, "no thread for lease renewals; the lease may lapse on a long run");
+            None
+        }
+    }
+}
