@@ -22,6 +22,7 @@ mod ownership;
 mod repair;
 mod reply;
 mod run;
+mod send;
 mod state;
 mod thread_vars;
 mod turns;
@@ -33,6 +34,7 @@ pub use live::{LiveEvent, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use run::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
+pub use send::Delivery;
 pub use state::ThreadState;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 

@@ -103,6 +103,10 @@ pub fn an_expired_or_dead_owner_is_taken_over_and_fenced_out(store: &dyn Store) 
 pub fn leases_are_renewed_and_carry_stop_requests(store: &dyn Store) {
     let t = thread(store);
     assert!(!store.request_stop(&t).unwrap(), "nobody runs it");
+    assert!(matches!(
+        store.request_stop("no-such-thread"),
+        Err(StoreError::ThreadNotFound(_))
+    ));
     let first = store.claim(&t, &claim_of("run-a", 1_000)).unwrap();
     let renewed = store.renew(&t, "run-a", 60_000).unwrap();
     assert!(renewed.expires_at > first.expires_at);

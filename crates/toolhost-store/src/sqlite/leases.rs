@@ -109,6 +109,7 @@ pub(super) fn release(conn: &Connection, thread: &str, owner: &str) -> StoreResu
 }
 
 pub(super) fn request_stop(conn: &Connection, thread: &str) -> StoreResult<bool> {
+    require_thread(conn, thread)?;
     let changed = conn
         .execute(
             "UPDATE leases SET stop_requested = 1 WHERE thread = ?1 AND expires_at > ?2",

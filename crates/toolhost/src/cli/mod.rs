@@ -2,11 +2,12 @@
 //!
 //! Exit codes: 0 success; 1 the input was checked and found invalid, or a run failed; 2 a bad
 //! file, an unknown name or a usage error; 3 a run paused, waiting for a person (an approval or
-//! variables).
+//! variables); 4 another run owns the thread (what was given is stored for it, nothing was run).
 
 mod output;
 mod progress;
 mod run;
+mod send;
 mod threads;
 mod tools;
 mod transcript;
@@ -33,6 +34,8 @@ enum Command {
     Run(run::RunArgs),
     /// Continue a stored thread from where it stopped.
     Resume(run::ResumeArgs),
+    /// Send a message to a stored thread and run its next turn.
+    Send(send::SendArgs),
     /// List and show stored threads.
     #[command(subcommand)]
     Threads(threads::ThreadsCommand),
@@ -44,6 +47,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Tools(cmd) => tools::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Resume(args) => run::resume(args),
+        Command::Send(args) => send::send(args),
         Command::Threads(cmd) => threads::threads(cmd),
     }
 }

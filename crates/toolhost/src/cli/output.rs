@@ -10,6 +10,8 @@ pub const INVALID: u8 = 1;
 pub const BAD_INPUT: u8 = 2;
 /// Exit code for a run that paused, waiting for a person.
 pub const PAUSED: u8 = 3;
+/// Exit code for a thread that another run owns: nothing of it was run here.
+pub const BUSY: u8 = 4;
 
 /// Prints an error as one sentence and its cause on standard error.
 pub fn error(sentence: &str, cause: Option<&dyn std::fmt::Display>) {

@@ -1,7 +1,7 @@
 //! `toolhost run` and `toolhost resume`: run an agent on a thread, decide what it waits for,
 //! continue it.
 
-use super::output::{self, BAD_INPUT, INVALID, PAUSED};
+use super::output::{self, BAD_INPUT, BUSY, INVALID, PAUSED};
 use super::progress;
 use super::transcript::{print_messages, thread_json};
 use super::values::ValueArgs;
@@ -10,7 +10,9 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason, Verdict, Waiting};
+use toolhost_runtime::engine::{
+    describe_owner, RunOutcome, Runtime, RuntimeError, StopReason, Verdict, Waiting,
+};
 use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_store::{SqliteStore, Store};
 
@@ -76,6 +78,20 @@ pub struct ResumeArgs {
     /// Use this model definition (a file in agents/models/) for every prompt.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
+    /// When another run owns the thread, wait until it is free and then continue it (without
+    /// this, the decision and variables are stored for the owner and the command exits 4).
+    #[arg(long)]
+    wait: bool,
+}
+
+/// How a command runs a thread and what it says when another run owns it.
+pub(super) struct Drive<'a> {
+    /// Print the whole thread record as JSON.
+    pub json: bool,
+    /// Wait while another run owns the thread.
+    pub wait: bool,
+    /// What was stored for the owner, said when another run owns the thread.
+    pub stored: &'a str,
 }
 
 pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
@@ -118,7 +134,17 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
     };
     match runtime.start_thread_with(&args.agent, &args.message, values) {
-        Ok(thread) => drive(&runtime, &store, &args.dir, &thread.id, args.json),
+        Ok(thread) => drive(
+            &runtime,
+            &store,
+            &args.dir,
+            &thread.id,
+            &Drive {
+                json: args.json,
+                wait: false,
+                stored: "nothing was run",
+            },
+        ),
         Err(e) => {
             output::error("the thread could not be started.", Some(&e));
             output::exit(BAD_INPUT)
@@ -169,7 +195,24 @@ pub fn resume(args: ResumeArgs) -> ExitCode {
     if let Err(code) = decide(&runtime, &args) {
         return code;
     }
-    drive(&runtime, &store, &args.dir, &args.thread_id, args.json)
+    let decided = args.approve.is_some() || args.deny.is_some();
+    let stored = match (decided, !args.values.is_empty()) {
+        (true, true) => "the decision and the variables are stored; the owner takes them up",
+        (true, false) => "the decision is stored; the owner takes it up",
+        (false, true) => "the variables are stored; the owner takes them up",
+        (false, false) => "nothing was run",
+    };
+    drive(
+        &runtime,
+        &store,
+        &args.dir,
+        &args.thread_id,
+        &Drive {
+            json: args.json,
+            wait: args.wait,
+            stored,
+        },
+    )
 }
 
 /// Records the decision the flags give, if any.
@@ -199,7 +242,7 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
         })
 }
 
-fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
+pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
     let key = match SecretKey::load_or_create(data) {
         Ok(key) => key,
         Err(e) => {
@@ -223,13 +266,14 @@ fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtim
 }
 
 /// Runs a thread until its turn ends and prints it.
-fn drive(
+pub(super) fn drive(
     runtime: &Runtime,
     store: &Arc<dyn Store>,
     dir: &Path,
     thread_id: &str,
-    as_json: bool,
+    how: &Drive<'_>,
 ) -> ExitCode {
+    let as_json = how.json;
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -242,11 +286,28 @@ fn drive(
     };
     let outcome = rt.block_on(async {
         let shown = tokio::spawn(progress::show(runtime.subscribe()));
-        let outcome = runtime.run(thread_id).await;
+        let outcome = if how.wait {
+            runtime.run_when_free(thread_id).await
+        } else {
+            runtime.run(thread_id).await
+        };
         shown.abort();
         outcome
     });
     progress::clear();
+    if let Err(RuntimeError::ThreadBusy { lease, .. }) = &outcome {
+        output::error(
+            &format!(
+                "thread {thread_id} is running in another process; {}.",
+                how.stored
+            ),
+            Some(&format!(
+                "{}; add --wait to wait for it",
+                describe_owner(lease)
+            )),
+        );
+        return output::exit(BUSY);
+    }
     if as_json {
         if let (Ok(t), Ok(m), Ok(c)) = (
             store.thread(thread_id),

@@ -5,6 +5,7 @@ use super::run::{open_store, DataArg};
 use super::transcript::{print_messages, thread_json};
 use super::waiting::{pending_json, print_pending};
 use clap::Subcommand;
+use toolhost_runtime::engine::describe_owner;
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
@@ -23,6 +24,14 @@ pub enum ThreadsCommand {
         /// Print the whole thread record as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Ask the run that owns a thread to stop, in whatever process it runs; it stops after the
+    /// model request or tool call under way, and `resume` continues it later.
+    Stop {
+        /// The thread's id.
+        thread_id: String,
+        #[command(flatten)]
+        data: DataArg,
     },
 }
 
@@ -70,12 +79,17 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                 .and_then(|t| Ok((t, store.messages(&thread_id)?, store.calls(&thread_id)?)));
             match loaded {
                 Ok((t, messages, calls)) => {
+                    let owner = store.lease(&t.id).ok().flatten();
                     if json {
                         let mut record = thread_json(&t, &messages, &calls);
                         record["pending"] = pending_json(store.as_ref(), &t.id);
+                        record["owner"] = serde_json::to_value(&owner).unwrap_or_default();
                         output::json(&record);
                     } else {
                         println!("thread {} ({}, agent {})", t.id, t.status.as_str(), t.agent);
+                        if let Some(lease) = &owner {
+                            println!("{}", describe_owner(lease));
+                        }
                         print_messages(&messages);
                         print_pending(store.as_ref(), &t.id);
                     }
@@ -90,6 +104,33 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                 }
                 Err(e) => {
                     output::error("the thread could not be read.", Some(&e));
+                    output::exit(INVALID)
+                }
+            }
+        }
+        ThreadsCommand::Stop { thread_id, data } => {
+            let store = match open_store(&data.data) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            match store.request_stop(&thread_id) {
+                Ok(true) => {
+                    println!("asked the run that owns thread {thread_id} to stop");
+                    ExitCode::SUCCESS
+                }
+                Ok(false) => {
+                    println!("no run owns thread {thread_id}; nothing to stop");
+                    ExitCode::SUCCESS
+                }
+                Err(e @ toolhost_store::StoreError::ThreadNotFound(_)) => {
+                    output::error(
+                        &format!("there is no thread {thread_id} in {}.", data.data.display()),
+                        Some(&e),
+                    );
+                    output::exit(BAD_INPUT)
+                }
+                Err(e) => {
+                    output::error("the stop request was not stored.", Some(&e));
                     output::exit(INVALID)
                 }
             }
