@@ -360,7 +360,11 @@ impl Runtime {
                 position.next_turn();
                 continue;
             }
-            // 4. Ask the model and store its reply before anything runs.
+            // 4. Ask the model and store its reply before anything runs (unless a stop came
+            //    while the calls ran: a stop ends the run after the operation under way).
+            if abort.is_aborted() {
+                return self.finish(thread_id, StopReason::Stopped);
+            }
             tracing::debug!(
                 thread = thread_id,
                 side = %position.side,

@@ -1,0 +1,266 @@
+//! A thread has one owner at a time: a second run is refused and changes nothing, work sent
+//! meanwhile is taken up by the owner, a stop reaches the owner from another runtime, a dead or
+//! expired owner is taken over, and a run that lost its lease cannot write another word.
+
+mod common;
+
+use common::{call_answer, one_prompt_project, runtime_on, text_answer, ListModel};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_core::AnyTool;
+use toolhost_runtime::engine::{
+    owner_process, Delivery, OwnerId, RunOutcome, Runtime, RuntimeError, StopReason,
+    OUTCOME_UNKNOWN,
+};
+use toolhost_store::{CallState, LeaseClaim, Role, SqliteStore, Store, StoreError};
+
+/// A tool that counts its runs and takes `ms` to answer.
+fn slow_tool(ms: u64, runs: &Arc<AtomicUsize>) -> AnyTool {
+    let runs = runs.clone();
+    DynamicTool::new("slow", "Takes its time.")
+        .parameters(serde_json::json!({"type": "object", "properties": {}}))
+        .handler(move |_: serde_json::Value, _| {
+            let runs = runs.clone();
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok::<_, ToolError>("slept".to_owned())
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+/// A second runtime on the same database file, as a second process would have.
+fn second_runtime(project: &common::Project, model: Arc<ListModel>) -> Runtime {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store).unwrap();
+    rt.register_model("list", model);
+    rt
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn a_second_run_is_refused_while_the_first_owns_the_thread() {
+    let project = one_prompt_project(&["slow"]);
+    let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut first, store) = runtime_on(&project, model.clone());
+    first.register_tool(slow_tool(400, &runs));
+    let mut second = second_runtime(&project, model.clone());
+    second.register_tool(slow_tool(400, &runs));
+    let thread = first.start_thread("a", "go").unwrap();
+
+    let (a, b) = block_on(async {
+        tokio::join!(first.run(&thread.id), async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let before = store.messages(&thread.id).unwrap();
+            let refused = second.run(&thread.id).await;
+            (refused, before)
+        })
+    });
+    let (refused, before) = b;
+    assert_eq!(a.unwrap(), RunOutcome::Done(StopReason::Response));
+    match refused {
+        Err(RuntimeError::ThreadBusy { thread: t, lease }) => {
+            assert_eq!(t, thread.id);
+            let (_, pid) = owner_process(&lease.owner).expect("owner names its process");
+            assert_eq!(pid, std::process::id());
+        }
+        other => panic!("the second run was let in: {other:?}"),
+    }
+    let messages = store.messages(&thread.id).unwrap();
+    assert!(messages.len() > before.len(), "the first run went on");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the tool ran once");
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m.content.as_deref() == Some(OUTCOME_UNKNOWN)),
+        "no call was declared unknown while it ran"
+    );
+    assert_eq!(model.requests().len(), 2);
+    assert_eq!(store.lease(&thread.id).unwrap(), None, "released at the end");
+}
+
+#[test]
+fn a_message_sent_while_the_thread_runs_is_taken_by_its_owner() {
+    let project = one_prompt_project(&["slow"]);
+    let model = ListModel::new(vec![
+        call_answer("c1", "slow", "{}"),
+        text_answer("answer to both"),
+        text_answer("answer to the third"),
+    ]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut first, store) = runtime_on(&project, model.clone());
+    first.register_tool(slow_tool(400, &runs));
+    let mut second = second_runtime(&project, model.clone());
+    second.register_tool(slow_tool(400, &runs));
+    let thread = first.start_thread("a", "first").unwrap();
+
+    let (ran, sent) = block_on(async {
+        tokio::join!(first.run(&thread.id), async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            second.send(&thread.id, "second").await
+        })
+    });
+    assert_eq!(ran.unwrap(), RunOutcome::Done(StopReason::Response));
+    assert!(matches!(sent.unwrap(), Delivery::Queued(_)));
+    // The owner asked the model once more, with the queued message in the conversation.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(format!("{:?}", requests[1]).contains("second"));
+
+    // Sent to an idle thread, a message runs the next turn at once.
+    let third = block_on(second.send(&thread.id, "third")).unwrap();
+    assert_eq!(third, Delivery::Ran(RunOutcome::Done(StopReason::Response)));
+    let texts: Vec<(Role, String)> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role != Role::Tool && m.content.is_some())
+        .map(|m| (m.role, m.content.unwrap()))
+        .collect();
+    let expected = [
+        (Role::User, "first"),
+        (Role::User, "second"),
+        (Role::Assistant, "answer to both"),
+        (Role::User, "third"),
+        (Role::Assistant, "answer to the third"),
+    ];
+    let texts: Vec<(Role, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
+    assert_eq!(texts, expected);
+    assert!(store.queued(&thread.id).unwrap().is_empty());
+}
+
+#[test]
+fn a_stop_from_another_runtime_reaches_the_owner() {
+    let project = one_prompt_project(&["slow"]);
+    let model = ListModel::new(vec![
+        call_answer("c1", "slow", "{}"),
+        call_answer("c2", "slow", "{}"),
+        text_answer("never"),
+    ]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut first, store) = runtime_on(&project, model.clone());
+    first.register_tool(slow_tool(800, &runs));
+    let second = second_runtime(&project, model.clone());
+    let thread = first.start_thread("a", "go").unwrap();
+
+    let (ran, asked) = block_on(async {
+        tokio::join!(first.run(&thread.id), async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            second.stop(&thread.id)
+        })
+    });
+    assert!(asked, "the stop found the owner");
+    assert_eq!(ran.unwrap(), RunOutcome::Done(StopReason::Stopped));
+    assert_eq!(model.requests().len(), 1, "no model request after the stop");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert!(!second.stop(&thread.id), "nobody owns it any more");
+    // The next owner starts without the old request.
+    let mut resumed = second_runtime(&project, model.clone());
+    resumed.register_tool(slow_tool(1, &runs));
+    let again = block_on(resumed.run(&thread.id)).unwrap();
+    assert_eq!(again, RunOutcome::Done(StopReason::Response));
+    assert_eq!(store.lease(&thread.id).unwrap(), None);
+}
+
+#[test]
+fn an_expired_lease_is_taken_over_and_a_dead_owner_at_once() {
+    let project = one_prompt_project(&[]);
+    let model = ListModel::new(vec![text_answer("one"), text_answer("two")]);
+    let (rt, store) = runtime_on(&project, model);
+    let thread = rt.start_thread("a", "go").unwrap();
+
+    // Another machine's run, which stopped renewing.
+    store
+        .claim(
+            &thread.id,
+            &LeaseClaim {
+                owner: "elsewhere:4242:abcdef01".into(),
+                ttl_ms: 300,
+                replacing: None,
+            },
+        )
+        .unwrap();
+    assert!(matches!(
+        block_on(rt.run(&thread.id)),
+        Err(RuntimeError::ThreadBusy { .. })
+    ));
+    std::thread::sleep(Duration::from_millis(350));
+    assert_eq!(
+        block_on(rt.run(&thread.id)).unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+
+    // A process of this host that is gone: taken over without waiting for the lease.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = child.id();
+    child.wait().unwrap();
+    let this = OwnerId::new();
+    let (host, _) = owner_process(this.as_str()).unwrap();
+    store
+        .claim(
+            &thread.id,
+            &LeaseClaim {
+                owner: format!("{host}:{dead_pid}:deadbeef"),
+                ttl_ms: 600_000,
+                replacing: None,
+            },
+        )
+        .unwrap();
+    rt.queue_message(&thread.id, "again").unwrap();
+    assert_eq!(
+        block_on(rt.run(&thread.id)).unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+}
+
+#[test]
+fn a_run_that_lost_its_lease_writes_nothing_more() {
+    let project = one_prompt_project(&["slow"]);
+    let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut rt, store) = runtime_on(&project, model);
+    rt.register_tool(slow_tool(500, &runs));
+    let thread = rt.start_thread("a", "go").unwrap();
+
+    let (ran, ()) = block_on(async {
+        tokio::join!(rt.run(&thread.id), async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let owner = store.lease(&thread.id).unwrap().unwrap().owner;
+            store
+                .claim(
+                    &thread.id,
+                    &LeaseClaim {
+                        owner: "thief:1:00000000".into(),
+                        ttl_ms: 600_000,
+                        replacing: Some(owner),
+                    },
+                )
+                .unwrap();
+        })
+    });
+    match ran {
+        Err(RuntimeError::Store(StoreError::LeaseLost { .. })) => {}
+        other => panic!("a run without its lease went on: {other:?}"),
+    }
+    let calls = store.calls(&thread.id).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].state, CallState::Intent, "its result was not written");
+    assert!(store
+        .messages(&thread.id)
+        .unwrap()
+        .iter()
+        .all(|m| m.role != Role::Tool));
+    assert_eq!(store.lease(&thread.id).unwrap().unwrap().owner, "thief:1:00000000");
+}
