@@ -88,7 +88,11 @@ fn a_second_run_is_refused_while_the_first_owns_the_thread() {
         "no call was declared unknown while it ran"
     );
     assert_eq!(model.requests().len(), 2);
-    assert_eq!(store.lease(&thread.id).unwrap(), None, "released at the end");
+    assert_eq!(
+        store.lease(&thread.id).unwrap(),
+        None,
+        "released at the end"
+    );
 }
 
 #[test]
@@ -256,11 +260,18 @@ fn a_run_that_lost_its_lease_writes_nothing_more() {
     }
     let calls = store.calls(&thread.id).unwrap();
     assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].state, CallState::Intent, "its result was not written");
+    assert_eq!(
+        calls[0].state,
+        CallState::Intent,
+        "its result was not written"
+    );
     assert!(store
         .messages(&thread.id)
         .unwrap()
         .iter()
         .all(|m| m.role != Role::Tool));
-    assert_eq!(store.lease(&thread.id).unwrap().unwrap().owner, "thief:1:00000000");
+    assert_eq!(
+        store.lease(&thread.id).unwrap().unwrap().owner,
+        "thief:1:00000000"
+    );
 }

@@ -250,9 +250,25 @@ pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Op
             return None;
         }
     };
+    let lease = match std::env::var("TOOLHOST_LEASE_MS") {
+        Err(_) => None,
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(ms) if ms >= 30 => Some(std::time::Duration::from_millis(ms)),
+            _ => {
+                output::error(
+                    &format!("TOOLHOST_LEASE_MS is {text:?}; it must be a whole number of milliseconds, at least 30."),
+                    None,
+                );
+                return None;
+            }
+        },
+    };
     match Runtime::load(dir, store) {
         Ok(mut runtime) => {
             runtime.set_secret_key(key);
+            if let Some(ttl) = lease {
+                runtime.set_lease_ttl(ttl);
+            }
             for problem in runtime.problems() {
                 output::note("warning", &format!("{problem} (the file was not loaded)"));
             }

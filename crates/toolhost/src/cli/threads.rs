@@ -5,8 +5,8 @@ use super::run::{open_store, DataArg};
 use super::transcript::{print_messages, thread_json};
 use super::waiting::{pending_json, print_pending};
 use clap::Subcommand;
-use toolhost_runtime::engine::describe_owner;
 use std::process::ExitCode;
+use toolhost_runtime::engine::describe_owner;
 
 #[derive(Debug, Subcommand)]
 pub enum ThreadsCommand {
