@@ -17,7 +17,7 @@ use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{parse_tool_args, AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
@@ -85,10 +85,16 @@ impl Runtime {
         call: &ToolCallRecord,
         offer: &Offer,
         stopped: bool,
+        fresh: bool,
     ) -> Result<Plan, RuntimeError> {
         let offered = &offer.tools;
         let thread_id = state.thread_id();
-        let journaled = self.store.call(thread_id, &call.id)?.map(|c| c.state);
+        // A fresh intent was journaled by this run with the reply and has not started.
+        let journaled = if fresh {
+            Some(CallState::Intent)
+        } else {
+            self.store.call(thread_id, &call.id)?.map(|c| c.state)
+        };
         if stopped {
             return Ok(answer(
                 call,
@@ -139,7 +145,7 @@ impl Runtime {
                 }
             }
         };
-        if journaled == Some(CallState::Intent) && !tool.definition().idempotent {
+        if journaled == Some(CallState::Intent) && !fresh && !tool.definition().idempotent {
             return Ok(answer(call, true, &ToolResult::error(OUTCOME_UNKNOWN)));
         }
         // Required variables the tool declared and the thread lacks pause the thread here.
@@ -190,20 +196,26 @@ impl Runtime {
 
     /// Gives the calls in `calls` their results, in order, and returns the result messages in
     /// call order. It stops at a call that waits (for approval or variables) and says what it
-    /// waits for: the calls before it are done, the ones after it wait with it.
+    /// waits for: the calls before it are done, the ones after it wait with it. `fresh` are the
+    /// calls whose intent this run journaled with their reply (see [`early_intents`]).
     pub(super) async fn finish_calls(
         &self,
         state: &ThreadState,
         calls: Vec<ToolCallRecord>,
         offer: &Offer,
         abort: &AbortSignal,
+        fresh: &HashSet<String>,
     ) -> Result<(Vec<Message>, Option<Waiting>), RuntimeError> {
         let parallel = offer.parallel;
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
         if !parallel || calls.len() < 2 {
             for call in calls {
-                let writes = match self.plan(state, &call, offer, abort.is_aborted()).await? {
+                let is_fresh = fresh.contains(&call.id);
+                let writes = match self
+                    .plan(state, &call, offer, abort.is_aborted(), is_fresh)
+                    .await?
+                {
                     Plan::Answered(writes) => writes,
                     Plan::Wait(request) => return Ok((messages, Some(request))),
                     Plan::Run {
@@ -212,7 +224,9 @@ impl Runtime {
                         before,
                         env,
                     } => {
-                        self.commit(thread_id, before)?;
+                        if !before.is_empty() {
+                            self.commit(thread_id, before)?;
+                        }
                         let ctx = context(state, abort, &call.id, env);
                         let end = CallEnd::new(state, offer, &call);
                         execute(tool, args, call, ctx, end).await
@@ -225,7 +239,11 @@ impl Runtime {
         let mut plans = Vec::with_capacity(calls.len());
         let mut waiting = None;
         for call in &calls {
-            match self.plan(state, call, offer, abort.is_aborted()).await? {
+            let is_fresh = fresh.contains(&call.id);
+            match self
+                .plan(state, call, offer, abort.is_aborted(), is_fresh)
+                .await?
+            {
                 // The calls after one that waits wait with it.
                 Plan::Wait(request) => {
                     waiting = Some(request);
@@ -280,6 +298,37 @@ impl Runtime {
         }
         Ok((self.commit(thread_id, writes)?.messages, waiting))
     }
+}
+
+/// The intents to journal in the same batch as a reply, so that a cycle takes two commits (the
+/// reply with its intents, then the result) instead of three: those of the calls that will
+/// start as soon as the reply is stored. That is the first call (all of them when the prompt
+/// runs calls in parallel), up to the first that may wait (its tool asks for approval, or lacks
+/// a required variable): an intent journaled for a call that then waits would read as "outcome
+/// unknown" after a restart. A crash between this batch and the call's start leaves the call
+/// with an unknown outcome, as a crash during it does.
+pub(super) fn early_intents(
+    calls: &[ToolCallRecord],
+    offer: &Offer,
+    variables: &crate::variables::Resolved,
+) -> Vec<Write> {
+    let starts_at_once = |call: &&ToolCallRecord| {
+        offer.tools.get(&call.name).is_some_and(|tool| {
+            tool.approval().is_none()
+                && tool
+                    .definition()
+                    .variables
+                    .iter()
+                    .all(|d| !d.required || variables.get(&d.name).is_some())
+        })
+    };
+    let take = if offer.parallel { calls.len() } else { 1 };
+    calls
+        .iter()
+        .take(take)
+        .take_while(starts_at_once)
+        .map(intent_of)
+        .collect()
 }
 
 /// The context of one call: its ids, the run's abort signal, and the thread with the values of

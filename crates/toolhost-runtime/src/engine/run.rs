@@ -2,7 +2,7 @@
 //! model, store its reply, repeat.
 
 use super::approvals::requested_event;
-use super::calls::Offer;
+use super::calls::{early_intents, Offer};
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget, Shown};
 use super::live::new_call_id;
@@ -296,6 +296,8 @@ impl Runtime {
         // The spec's in-memory context: shared by the calls of this run, never stored.
         let context: Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>> =
             Arc::default();
+        // Calls whose intent this run journaled with their reply and that have not started.
+        let mut fresh: HashSet<String> = HashSet::new();
         loop {
             if abort.is_aborted() {
                 return self.finish(thread_id, StopReason::Stopped);
@@ -321,8 +323,10 @@ impl Runtime {
                         .with_variables(variables.clone())
                         .in_run(context.clone(), offer.tools.clone(), abort.clone())
                         .owned_by(owner);
-                    let (results, waiting) =
-                        self.finish_calls(&state, pending, &offer, abort).await?;
+                    let (results, waiting) = self
+                        .finish_calls(&state, pending, &offer, abort, &fresh)
+                        .await?;
+                    fresh.clear();
                     self.record(thread_id, &mut history, &mut answered, &mut sides, results);
                     if let Some(waiting) = waiting {
                         return self.pause(thread_id, waiting);
@@ -374,7 +378,22 @@ impl Runtime {
                 "asking the model"
             );
             let at = index_of(&sides, position.side);
-            let writes = self.ask(thread_id, &mut sides[at], &position).await?;
+            let mut writes = self.ask(thread_id, &mut sides[at], &position).await?;
+            let intents = writes
+                .iter()
+                .find_map(|w| match w {
+                    Write::AppendMessage(m) if m.role == Some(Role::Assistant) => {
+                        Some(early_intents(&m.tool_calls, &sides[at].offer, &variables))
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            for intent in &intents {
+                if let Write::RecordIntent(i) = intent {
+                    fresh.insert(i.call_id.clone());
+                }
+            }
+            writes.extend(intents);
             let applied = self.commit(thread_id, writes)?;
             position.steps += 1;
             self.record(
