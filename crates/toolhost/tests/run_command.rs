@@ -106,3 +106,37 @@ fn an_unknown_agent_or_thread_exits_2_with_a_clear_sentence() {
         show.stderr
     );
 }
+
+#[test]
+fn an_ephemeral_store_runs_the_same_and_leaves_nothing_on_disk() {
+    let cwd = TempProject::new();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "run",
+            &quickstart(),
+            "--agent",
+            "assistant",
+            "--data",
+            ":memory:",
+            "--json",
+            "What's the weather in Oslo?",
+        ])
+        .current_dir(&cwd.root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["thread"]["status"], "done");
+    assert!(record["messages"].as_array().unwrap().len() >= 4);
+    // Nothing was written where the command ran: no data folder, no database, no key.
+    let left: Vec<String> = std::fs::read_dir(&cwd.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["agents".to_owned()], "{left:?}");
+}

@@ -21,7 +21,8 @@ pub const DEFAULT_DATA_DIR: &str = ".toolhost";
 
 #[derive(Debug, Args)]
 pub struct DataArg {
-    /// The data folder (created if missing); its toolhost.db holds every thread.
+    /// The data folder (created if missing); its toolhost.db holds every thread. `:memory:`
+    /// keeps everything in memory for this one command: the same semantics, nothing on disk.
     #[arg(long, default_value = DEFAULT_DATA_DIR)]
     pub(super) data: PathBuf,
 }
@@ -94,7 +95,22 @@ pub(super) struct Drive<'a> {
     pub stored: &'a str,
 }
 
+/// `--data :memory:`: an ephemeral store that lives as long as the command.
+pub const EPHEMERAL: &str = ":memory:";
+
+fn is_ephemeral(data: &Path) -> bool {
+    data == Path::new(EPHEMERAL)
+}
+
 pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
+    if is_ephemeral(data) {
+        return SqliteStore::in_memory()
+            .map(|s| Arc::new(s) as Arc<dyn Store>)
+            .map_err(|e| {
+                output::error("the in-memory store could not be created.", Some(&e));
+                output::exit(INVALID)
+            });
+    }
     std::fs::create_dir_all(data).map_err(|e| {
         output::error(
             &format!("the data folder {} could not be created.", data.display()),
@@ -243,7 +259,13 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
 }
 
 pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
-    let key = match SecretKey::load_or_create(data) {
+    // An ephemeral store's secrets die with it: a key of its own, never written down.
+    let key = if is_ephemeral(data) {
+        SecretKey::generate()
+    } else {
+        SecretKey::load_or_create(data)
+    };
+    let key = match key {
         Ok(key) => key,
         Err(e) => {
             output::error("the secrets key could not be loaded.", Some(&e));
