@@ -26,7 +26,9 @@
 //!   still owns the thread. Lease times are the store's clock (SQLite: the local clock).
 //! - **Opening is safe from many processes at once:** migrations run under the database's own
 //!   write lock and are idempotent.
-//! - Methods block on I/O. Async callers run them on a blocking thread.
+//! - Methods block on I/O. Async callers run them on a blocking thread ([`AsyncStore`] does).
+//! - **Writes that arrive together may share one commit** (SQLite: one writer thread, group
+//!   commit); each batch still succeeds or fails alone.
 
 pub mod conformance;
 mod error;
@@ -38,7 +40,7 @@ mod sqlite;
 pub use error::{StoreError, StoreResult};
 pub use lease::{Lease, LeaseClaim};
 pub use model::*;
-pub use sqlite::{SqliteStore, SCHEMA_VERSION};
+pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
 
 /// Files larger than this many bytes are stored in chunks of this size (1.75 MB).
 pub const CHUNK_SIZE: usize = 1_750_000;

@@ -5,30 +5,16 @@ use super::read::load_messages;
 use super::{corrupt, db, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension};
 
-/// Applies `writes` in one immediate transaction; any error rolls all of them back.
-pub(super) fn apply(
-    conn: &mut Connection,
-    thread: &str,
-    writes: Vec<Write>,
-) -> StoreResult<Applied> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(db)?;
-    require_thread(&tx, thread)?;
-    let applied = apply_in(&tx, thread, writes, now_millis())?;
-    tx.commit().map_err(db)?;
-    Ok(applied)
-}
-
-/// Applies `writes` inside a transaction the caller commits.
+/// Applies `writes` to a thread inside a transaction the caller commits.
 pub(super) fn apply_in(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     writes: Vec<Write>,
     now: Millis,
 ) -> StoreResult<Applied> {
+    require_thread(tx, thread)?;
     let mut applied = Applied::default();
     for write in writes {
         match write {
@@ -109,7 +95,7 @@ pub(super) fn apply_in(
 }
 
 fn append_message(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     m: NewMessage,
     now: Millis,
@@ -142,7 +128,7 @@ fn append_message(
     })
 }
 
-fn delete_message(tx: &Transaction<'_>, thread: &str, id: &str) -> StoreResult<()> {
+fn delete_message(tx: &Connection, thread: &str, id: &str) -> StoreResult<()> {
     let found = load_messages(tx, "WHERE thread = ?1 AND id = ?2", &[&thread, &id])?;
     let message = found
         .into_iter()
@@ -194,7 +180,7 @@ fn delete_message(tx: &Transaction<'_>, thread: &str, id: &str) -> StoreResult<(
 }
 
 fn record_intent(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     intent: CallIntent,
     now: Millis,
@@ -216,7 +202,7 @@ fn record_intent(
 }
 
 fn complete_call(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     call_id: &str,
     mut result: NewMessage,
@@ -247,7 +233,7 @@ fn complete_call(
 }
 
 fn set_value(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     key: &str,
     value: Option<serde_json::Value>,

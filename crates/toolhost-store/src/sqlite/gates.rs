@@ -4,10 +4,10 @@
 use super::{corrupt, db};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 pub(super) fn request_approval(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     request: ApprovalRequest,
     now: Millis,
@@ -24,7 +24,7 @@ pub(super) fn request_approval(
 }
 
 pub(super) fn decide_approval(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     call_id: &str,
     decision: ApprovalDecision,
@@ -102,7 +102,7 @@ pub(super) fn approvals(conn: &Connection, thread: &str) -> StoreResult<Vec<Appr
 }
 
 pub(super) fn set_variable(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     variable: StoredVariable,
     now: Millis,
@@ -133,7 +133,7 @@ pub(super) fn variables(conn: &Connection, thread: &str) -> StoreResult<Vec<Stor
 }
 
 pub(super) fn request_variables(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     id: &str,
     names: &[String],
@@ -150,7 +150,7 @@ pub(super) fn request_variables(
 }
 
 pub(super) fn answer_variables(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     thread: &str,
     id: &str,
     now: Millis,

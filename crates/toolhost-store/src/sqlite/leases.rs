@@ -5,7 +5,7 @@ use super::{db, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{Lease, LeaseClaim};
 use crate::model::{now_millis, Millis};
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// The lease row of a thread, if any.
 pub(super) fn lease(conn: &Connection, thread: &str) -> StoreResult<Option<Lease>> {
@@ -25,14 +25,12 @@ pub(super) fn lease(conn: &Connection, thread: &str) -> StoreResult<Option<Lease
     .map_err(db)
 }
 
-pub(super) fn claim(conn: &mut Connection, thread: &str, claim: &LeaseClaim) -> StoreResult<Lease> {
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(db)?;
-    require_thread(&tx, thread)?;
+/// Runs inside the writer's transaction: the read and the update are one compare-and-set.
+pub(super) fn claim(tx: &Connection, thread: &str, claim: &LeaseClaim) -> StoreResult<Lease> {
+    require_thread(tx, thread)?;
     let now = now_millis();
     let expires_at = now.saturating_add(claim.ttl_ms.max(1));
-    let lease = match lease(&tx, thread)? {
+    let lease = match lease(tx, thread)? {
         None => {
             tx.execute(
                 "INSERT INTO leases (thread, owner, since, expires_at, stop_requested)
@@ -66,7 +64,6 @@ pub(super) fn claim(conn: &mut Connection, thread: &str, claim: &LeaseClaim) -> 
             })
         }
     };
-    tx.commit().map_err(db)?;
     Ok(lease)
 }
 

@@ -1,7 +1,10 @@
 //! The SQLite backend: one database file, WAL mode, `synchronous=FULL`.
 //!
-//! One connection serves every call, behind a mutex: SQLite allows one writer at a time anyway,
-//! and a single connection makes every read a consistent snapshot without further ceremony.
+//! One writer thread owns the write connection and applies every write; writes that arrive
+//! together share one commit ([`writer`]). Reads use a small pool of read connections beside it
+//! (WAL lets them read while the writer writes); each read runs in a read transaction of its
+//! own, so a read that takes several queries sees one snapshot. An in-memory database has one
+//! connection, which the writer and the reads take turns on.
 
 mod apply;
 mod files;
@@ -9,18 +12,40 @@ mod gates;
 mod leases;
 mod read;
 mod schema;
+mod writer;
 
 use crate::error::{StoreError, StoreResult};
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use writer::{Job, TypedJob};
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = schema::MIGRATIONS.len() as i64;
 
+/// How many read connections a file database gets.
+const READERS: usize = 4;
+
 /// A store in one SQLite file.
 pub struct SqliteStore {
-    conn: Mutex<Connection>,
+    /// Feeds the writer thread; `None` only while the store is dropped.
+    writes: Option<Sender<Box<dyn Job>>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    readers: Vec<Arc<Mutex<Connection>>>,
+    next_reader: AtomicUsize,
+    counters: Arc<writer::Counters>,
+}
+
+/// How many writes the store applied and in how many commits: with many writers at once,
+/// fewer commits than writes means writes shared a commit (and its fsync).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Writes applied (batches, thread creations, lease operations).
+    pub writes: u64,
+    /// Transactions committed for them.
+    pub commits: u64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -41,16 +66,53 @@ impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     /// A database written by a newer toolhost is refused and left as it is.
     pub fn open(path: &Path) -> StoreResult<Self> {
-        let conn = Connection::open(path).map_err(db)?;
-        Self::init(conn)
+        let conn = Self::init(Connection::open(path).map_err(db)?)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let reader = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(db)?;
+            reader.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
+            // Only the writer writes.
+            reader.execute_batch("PRAGMA query_only = 1").map_err(db)?;
+            readers.push(Arc::new(Mutex::new(reader)));
+        }
+        Self::start(Arc::new(Mutex::new(conn)), readers)
     }
 
-    /// A private in-memory database, for tests and throw-away runs.
+    /// A private in-memory database, for tests and throw-away runs: the same semantics as a
+    /// file, nothing on disk.
     pub fn in_memory() -> StoreResult<Self> {
-        Self::init(Connection::open_in_memory().map_err(db)?)
+        let conn = Arc::new(Mutex::new(Self::init(
+            Connection::open_in_memory().map_err(db)?,
+        )?));
+        Self::start(conn.clone(), vec![conn])
     }
 
-    fn init(mut conn: Connection) -> StoreResult<Self> {
+    fn start(
+        conn: Arc<Mutex<Connection>>,
+        readers: Vec<Arc<Mutex<Connection>>>,
+    ) -> StoreResult<Self> {
+        let (writes, jobs) = mpsc::channel();
+        let counters = Arc::new(writer::Counters::default());
+        let seen = counters.clone();
+        let writer = std::thread::Builder::new()
+            .name("toolhost-store-writer".to_owned())
+            .spawn(move || writer::run_writer(conn, jobs, seen))
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        Ok(Self {
+            writes: Some(writes),
+            writer: Some(writer),
+            readers,
+            next_reader: AtomicUsize::new(0),
+            counters,
+        })
+    }
+
+    /// Opens the write connection and brings the schema up to date.
+    fn init(mut conn: Connection) -> StoreResult<Connection> {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         let version = user_version(&conn)?;
         if version > SCHEMA_VERSION {
@@ -93,30 +155,97 @@ impl SqliteStore {
                 .map_err(db)?;
             tx.commit().map_err(db)?;
         }
-        Ok(Self {
-            conn: Mutex::new(conn),
+        Ok(conn)
+    }
+
+    /// Runs `work` on the writer thread inside the next group's transaction and returns its
+    /// result once the group is committed.
+    pub(crate) fn write<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let (reply, outcome) = mpsc::sync_channel(1);
+        let gone = || StoreError::Backend("the store's writer has stopped".into());
+        self.writes
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(Box::new(TypedJob::new(work, reply)))
+            .map_err(|_| gone())?;
+        outcome.recv().map_err(|_| gone())?
+    }
+
+    /// The journal mode and `synchronous` level in force on the write connection, as SQLite
+    /// reports them (`("wal", 2)` means WAL with FULL synchronisation).
+    pub fn durability_settings(&self) -> StoreResult<(String, i64)> {
+        self.write(|conn| {
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .map_err(db)?;
+            let sync: i64 = conn
+                .query_row("PRAGMA synchronous", [], |r| r.get(0))
+                .map_err(db)?;
+            Ok((mode, sync))
         })
     }
 
-    /// The journal mode and `synchronous` level in force, as SQLite reports them
-    /// (`("wal", 2)` means WAL with FULL synchronisation).
-    pub fn durability_settings(&self) -> StoreResult<(String, i64)> {
-        let conn = self.lock();
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .map_err(db)?;
-        let sync: i64 = conn
-            .query_row("PRAGMA synchronous", [], |r| r.get(0))
-            .map_err(db)?;
-        Ok((mode, sync))
+    /// How many writes were applied in how many commits since the store was opened.
+    pub fn write_stats(&self) -> WriteStats {
+        WriteStats {
+            writes: self.counters.writes.load(Ordering::Relaxed),
+            commits: self.counters.commits.load(Ordering::Relaxed),
+        }
     }
 
-    /// The connection; a panic in another holder does not make the database unusable.
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// A read connection in a read transaction of its own: every query made through it sees
+    /// the same snapshot, and it is given back when dropped.
+    fn lock(&self) -> ReadGuard<'_> {
+        let n = self.readers.len();
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        let conn = (0..n)
+            .find_map(|i| self.readers[(start + i) % n].try_lock().ok())
+            .unwrap_or_else(|| lock_conn(&self.readers[start % n]));
+        // A failed BEGIN only loses the snapshot guarantee of a many-query read; the queries
+        // themselves still report their own errors.
+        let open = conn.execute_batch("BEGIN").is_ok();
+        ReadGuard { conn, open }
     }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // The writer ends when its channel closes, after the writes already sent.
+        drop(self.writes.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// A read connection, in a read transaction until it is dropped.
+pub(crate) struct ReadGuard<'a> {
+    conn: MutexGuard<'a, Connection>,
+    open: bool,
+}
+
+impl std::ops::Deref for ReadGuard<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl Drop for ReadGuard<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.conn.execute_batch("COMMIT");
+        }
+    }
+}
+
+/// A connection's lock; a panic in another holder does not make the database unusable.
+pub(crate) fn lock_conn(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// How long a connection waits for another one's lock before it gives up.

@@ -170,52 +170,53 @@ fn call_row(r: &Row<'_>) -> rusqlite::Result<CallRow> {
 
 impl Store for SqliteStore {
     fn create_thread(&self, new: NewThread) -> StoreResult<Thread> {
-        let mut conn = self.lock();
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        self.write(move |tx| {
+            if let Some(parent) = &new.parent {
+                require_thread(tx, parent)?;
+            }
+            let now = now_millis();
+            let thread = Thread {
+                id: new.id.unwrap_or_else(new_id),
+                agent: new.agent,
+                parent: new.parent,
+                tags: new.tags,
+                status: ThreadStatus::Idle,
+                created_at: now,
+                updated_at: now,
+            };
+            let tags = serde_json::to_string(&thread.tags).map_err(corrupt)?;
+            tx.execute(
+                "INSERT INTO threads (id, agent, parent, tags, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                params![thread.id, thread.agent, thread.parent, tags, thread.status.as_str(), now],
+            )
             .map_err(db)?;
-        if let Some(parent) = &new.parent {
-            require_thread(&tx, parent)?;
-        }
-        let now = now_millis();
-        let thread = Thread {
-            id: new.id.unwrap_or_else(new_id),
-            agent: new.agent,
-            parent: new.parent,
-            tags: new.tags,
-            status: ThreadStatus::Idle,
-            created_at: now,
-            updated_at: now,
-        };
-        let tags = serde_json::to_string(&thread.tags).map_err(corrupt)?;
-        tx.execute(
-            "INSERT INTO threads (id, agent, parent, tags, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-            params![thread.id, thread.agent, thread.parent, tags, thread.status.as_str(), now],
-        )
-        .map_err(db)?;
-        super::apply::apply_in(&tx, &thread.id, new.writes, now)?;
-        tx.commit().map_err(db)?;
-        Ok(thread)
+            super::apply::apply_in(tx, &thread.id, new.writes, now)?;
+            Ok(thread)
+        })
     }
 
     fn claim(&self, thread: &str, claim: &LeaseClaim) -> StoreResult<Lease> {
-        super::leases::claim(&mut self.lock(), thread, claim)
+        let (thread, claim) = (thread.to_owned(), claim.clone());
+        self.write(move |tx| super::leases::claim(tx, &thread, &claim))
     }
 
     fn renew(&self, thread: &str, owner: &str, ttl_ms: Millis) -> StoreResult<Lease> {
-        super::leases::renew(&self.lock(), thread, owner, ttl_ms)
+        let (thread, owner) = (thread.to_owned(), owner.to_owned());
+        self.write(move |tx| super::leases::renew(tx, &thread, &owner, ttl_ms))
     }
 
     fn release(&self, thread: &str, owner: &str) -> StoreResult<bool> {
-        super::leases::release(&self.lock(), thread, owner)
+        let (thread, owner) = (thread.to_owned(), owner.to_owned());
+        self.write(move |tx| super::leases::release(tx, &thread, &owner))
+    }
+
+    fn request_stop(&self, thread: &str) -> StoreResult<bool> {
+        let thread = thread.to_owned();
+        self.write(move |tx| super::leases::request_stop(tx, &thread))
     }
 
     fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {
         super::leases::lease(&self.lock(), thread)
-    }
-
-    fn request_stop(&self, thread: &str) -> StoreResult<bool> {
-        super::leases::request_stop(&self.lock(), thread)
     }
 
     fn thread(&self, id: &str) -> StoreResult<Thread> {
@@ -246,8 +247,8 @@ impl Store for SqliteStore {
     }
 
     fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied> {
-        let mut conn = self.lock();
-        super::apply::apply(&mut conn, thread, writes)
+        let thread = thread.to_owned();
+        self.write(move |tx| super::apply::apply_in(tx, &thread, writes, now_millis()))
     }
 
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {

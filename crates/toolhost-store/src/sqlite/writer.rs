@@ -1,0 +1,141 @@
+//! The one writer: a thread of its own that owns the write connection and applies every write
+//! the store is asked for. Writes that arrive while a commit is under way wait in the channel
+//! and then go together: one transaction, one commit, one fsync for the whole group (group
+//! commit). Each write runs inside a savepoint of the group's transaction, so one that fails is
+//! undone alone and fails alone; the others still commit. A caller hears of its write only once
+//! the group's commit is durable.
+
+use super::{db, lock_conn};
+use crate::error::{StoreError, StoreResult};
+use rusqlite::Connection;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+
+/// The most writes that share one commit: bounds how long the first of them waits.
+const MAX_GROUP: usize = 256;
+
+/// A write waiting for the writer: it runs once, then hears whether its group committed.
+pub(super) trait Job: Send {
+    /// Runs the write on the writer's connection, inside a savepoint; returns whether it
+    /// succeeded (a failed one is rolled back to its savepoint).
+    fn run(&mut self, conn: &Connection) -> bool;
+    /// Delivers the outcome once the group's transaction is committed (or failed).
+    fn finish(self: Box<Self>, committed: Result<(), String>);
+}
+
+/// A write with a typed result, delivered to a waiting caller.
+pub(super) struct TypedJob<T, F> {
+    work: Option<F>,
+    result: Option<StoreResult<T>>,
+    reply: SyncSender<StoreResult<T>>,
+}
+
+impl<T, F> TypedJob<T, F> {
+    pub(super) fn new(work: F, reply: SyncSender<StoreResult<T>>) -> Self {
+        Self {
+            work: Some(work),
+            result: None,
+            reply,
+        }
+    }
+}
+
+impl<T, F> Job for TypedJob<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection) -> StoreResult<T> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let result = match self.work.take() {
+            Some(work) => work(conn),
+            None => Err(StoreError::Corrupt("a write ran twice".to_owned())),
+        };
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn finish(self: Box<Self>, committed: Result<(), String>) {
+        let outcome = match (self.result, committed) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(why)) => Err(StoreError::Backend(why.into())),
+            (None, Ok(())) => Err(StoreError::Corrupt("a write never ran".to_owned())),
+        };
+        // The caller may have gone away; its write is committed all the same.
+        let _ = self.reply.send(outcome);
+    }
+}
+
+/// What the writer has done so far.
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    pub writes: AtomicU64,
+    pub commits: AtomicU64,
+}
+
+/// Applies groups of writes until every sender is gone.
+pub(super) fn run_writer(
+    conn: Arc<Mutex<Connection>>,
+    jobs: Receiver<Box<dyn Job>>,
+    counters: Arc<Counters>,
+) {
+    while let Ok(first) = jobs.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match jobs.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let conn = lock_conn(&conn);
+        counters
+            .writes
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+        counters.commits.fetch_add(1, Ordering::Relaxed);
+        apply_group(&conn, group);
+    }
+}
+
+fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
+    // IMMEDIATE: the database's write lock is taken now (waiting for another process's
+    // writer up to the busy timeout), so no write of the group can fail for want of it later.
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE").map_err(db) {
+        let why = e.to_string();
+        for job in group {
+            job.finish(Err(why.clone()));
+        }
+        return;
+    }
+    let mut ran = Vec::with_capacity(group.len());
+    for mut job in group {
+        if conn.execute_batch("SAVEPOINT write").is_err() {
+            job.finish(Err("the write could not start its savepoint".to_owned()));
+            continue;
+        }
+        let closing = if job.run(conn) {
+            "RELEASE write"
+        } else {
+            "ROLLBACK TO write; RELEASE write"
+        };
+        if let Err(e) = conn.execute_batch(closing) {
+            // The group's transaction is in an unknown state: give it up whole.
+            let why = format!("a write could not close its savepoint: {e}");
+            let _ = conn.execute_batch("ROLLBACK");
+            job.finish(Err(why.clone()));
+            for job in ran {
+                Job::finish(job, Err(why.clone()));
+            }
+            return;
+        }
+        ran.push(job);
+    }
+    let committed = conn.execute_batch("COMMIT").map_err(|e| {
+        let _ = conn.execute_batch("ROLLBACK");
+        format!("the commit failed: {e}")
+    });
+    for job in ran {
+        job.finish(committed.clone());
+    }
+}
