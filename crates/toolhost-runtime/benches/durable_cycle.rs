@@ -376,10 +376,12 @@ fn run_thread(base: &Path, label: &str, n: usize) -> ThreadRun {
     let mut rt = Runtime::load(&project.root, store.clone()).expect("load the project");
     rt.register_tool(count_tool(stamps.clone()));
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
-    let thread = rt.start_thread("bench", "count for me").unwrap();
     let tokio_rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
+        .unwrap();
+    let thread = tokio_rt
+        .block_on(rt.start_thread("bench", "count for me"))
         .unwrap();
     store.take_spans();
     let started = Instant::now();

@@ -88,7 +88,7 @@ async fn paused_at_pay(
     store: &Arc<dyn Store>,
     ran: &Ran,
 ) -> (String, ApprovalRequest) {
-    let thread = rt.start_thread("clerk", "pay the bill").unwrap();
+    let thread = rt.start_thread("clerk", "pay the bill").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     let RunOutcome::Paused(Waiting::Approval(request)) = outcome else {
         panic!("expected a pause for approval, got {outcome:?}");
@@ -134,6 +134,7 @@ async fn a_call_waits_durably_and_runs_once_approved_also_after_a_restart() {
     let store = open(&project);
     let rt = runtime(&project.root, store.clone(), &ran);
     rt.decide(&thread, &request.call_id, Verdict::approve("alice"))
+        .await
         .unwrap();
     assert_eq!(
         rt.run(&thread).await.unwrap(),
@@ -148,7 +149,9 @@ async fn a_call_waits_durably_and_runs_once_approved_also_after_a_restart() {
         ]
     );
     // A decision is made once: replaying it is refused.
-    let replay = rt.decide(&thread, &request.call_id, Verdict::approve("mallory"));
+    let replay = rt
+        .decide(&thread, &request.call_id, Verdict::approve("mallory"))
+        .await;
     assert!(matches!(
         replay,
         Err(toolhost_runtime::engine::RuntimeError::Store(
@@ -183,6 +186,7 @@ async fn a_denial_tells_the_model_the_message_or_the_policy_text() {
         let rt = runtime(&project.root, store.clone(), &ran);
         let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
         rt.decide(&thread, &request.call_id, Verdict::deny("bob", message))
+            .await
             .unwrap();
         rt.run(&thread).await.unwrap();
         assert!(!ran.lock().unwrap().iter().any(|r| r.starts_with("pay")));
@@ -199,7 +203,7 @@ async fn edited_arguments_are_validated_again_and_then_used() {
     let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
     let mut bad = Verdict::approve("carol");
     bad.edited_arguments = Some(json!({"amount": 0}));
-    let refused = rt.decide(&thread, &request.call_id, bad).unwrap_err();
+    let refused = rt.decide(&thread, &request.call_id, bad).await.unwrap_err();
     assert!(
         refused.to_string().contains("edited arguments are invalid"),
         "{refused}"
@@ -208,7 +212,7 @@ async fn edited_arguments_are_validated_again_and_then_used() {
     assert!(store.approvals(&thread).unwrap()[0].decision.is_none());
     let mut good = Verdict::approve("carol");
     good.edited_arguments = Some(json!({"amount": 20}));
-    rt.decide(&thread, &request.call_id, good).unwrap();
+    rt.decide(&thread, &request.call_id, good).await.unwrap();
     rt.run(&thread).await.unwrap();
     assert!(ran
         .lock()
@@ -226,12 +230,14 @@ async fn a_decision_for_another_call_or_a_redefined_tool_is_refused() {
     // A decision named for a call that does not wait.
     assert!(rt
         .decide(&thread, "call_elsewhere", Verdict::approve("eve"))
+        .await
         .is_err());
     // The tool is redefined (its description changed) before anyone decides.
     let mut rt = runtime(&project.root, store.clone(), &ran);
     rt.register_tool(pay_tool(&ran, "Pays, now to another bank."));
     let err = rt
         .decide(&thread, &request.call_id, Verdict::approve("eve"))
+        .await
         .unwrap_err();
     assert!(err.to_string().contains("another definition"), "{err}");
     assert!(store.approvals(&thread).unwrap()[0].decision.is_none());
@@ -270,7 +276,7 @@ async fn a_handler_decides_at_once_and_an_always_decision_covers_later_calls() {
     let mut rt = runtime(&project.root, store.clone(), &ran);
     let handler = Arc::new(AlwaysYes(Mutex::new(0)));
     rt.set_approval_handler(handler.clone());
-    let thread = rt.start_thread("clerk", "pay twice").unwrap();
+    let thread = rt.start_thread("clerk", "pay twice").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
         RunOutcome::Done(StopReason::Response)

@@ -49,7 +49,7 @@ async fn mended_arguments_are_stored_recorded_and_shown_to_the_model() {
     ]);
     let ran = Arc::new(Mutex::new(Vec::new()));
     let rt = runtime(&project, model.clone(), &ran);
-    let thread = rt.start_thread("a", "three teas").unwrap();
+    let thread = rt.start_thread("a", "three teas").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
         RunOutcome::Done(StopReason::Response)
@@ -111,7 +111,7 @@ async fn arguments_no_repair_can_mend_ask_the_model_again_and_never_run() {
     ]);
     let ran = Arc::new(Mutex::new(Vec::new()));
     let rt = runtime(&project, model.clone(), &ran);
-    let thread = rt.start_thread("a", "some tea").unwrap();
+    let thread = rt.start_thread("a", "some tea").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 
     assert_eq!(*ran.lock().unwrap(), [json!({"item": "tea", "count": 2})]);

@@ -125,6 +125,7 @@ async fn sides_take_turns_and_see_each_other_as_the_user() {
     let rt = runtime(&project, store.clone(), a.clone(), b.clone(), &log);
     let thread = rt
         .start_thread("interview", "Interview about storage.")
+        .await
         .unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::MaxSessionTurns(4)));
@@ -211,7 +212,7 @@ async fn a_stop_tool_ends_a_turn_and_a_failed_session_continues_where_it_was() {
     let b_failing = ListModel::new(vec![Err(ModelError::Transient("overloaded".into()))]);
     let log = Arc::new(Mutex::new(Vec::new()));
     let rt = runtime(&project, store.clone(), a.clone(), b_failing.clone(), &log);
-    let thread = rt.start_thread("interview", "Go.").unwrap();
+    let thread = rt.start_thread("interview", "Go.").await.unwrap();
     assert!(rt.run(&thread.id).await.is_err());
     assert_eq!(*log.lock().unwrap(), vec![(Side::A, 1, "q1".to_owned())]);
     drop(rt);

@@ -71,7 +71,7 @@ async fn calls_run_in_order_and_failures_become_results_the_model_sees() {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
     let rt = runtime(&project.root, store.clone(), &runs);
-    let thread = rt.start_thread("helper", "count for me").unwrap();
+    let thread = rt.start_thread("helper", "count for me").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::Response));
 
@@ -158,7 +158,7 @@ async fn resume_after(tool: &str, journaled: bool) -> (String, usize) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
     let rt = runtime(&project.root, store.clone(), &runs);
-    let thread = rt.start_thread("helper", "go").unwrap();
+    let thread = rt.start_thread("helper", "go").await.unwrap();
     let id = crashed_reply(store.as_ref(), &thread.id, tool, journaled);
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
@@ -208,7 +208,7 @@ async fn the_step_budget_ends_a_turn_that_never_stops_calling() {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
     let rt = runtime(&project.root, store.clone(), &runs);
-    let thread = rt.start_thread("helper", "go").unwrap();
+    let thread = rt.start_thread("helper", "go").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
         RunOutcome::Done(StopReason::MaxSteps(10))
@@ -245,16 +245,16 @@ async fn stop_takes_effect_after_the_call_under_way_and_leaves_no_call_without_r
             .unwrap(),
     );
     let rt = Arc::new(rt);
-    let thread = rt.start_thread("helper", "go").unwrap();
+    let thread = rt.start_thread("helper", "go").await.unwrap();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
     started.notified().await;
-    assert!(rt.stop(&thread.id));
+    assert!(rt.stop(&thread.id).await);
     assert_eq!(
         task.await.unwrap().unwrap(),
         RunOutcome::Done(StopReason::Stopped)
     );
-    assert!(!rt.stop(&thread.id), "the run is over");
+    assert!(!rt.stop(&thread.id).await, "the run is over");
 
     let texts: Vec<String> = store
         .messages(&thread.id)
@@ -314,7 +314,7 @@ async fn parallel_calls_overlap_up_to_the_cap_and_results_keep_call_order() {
             .build()
             .unwrap(),
     );
-    let thread = rt.start_thread("helper", "go").unwrap();
+    let thread = rt.start_thread("helper", "go").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
         RunOutcome::Done(StopReason::Response)

@@ -42,7 +42,7 @@ async fn a_broken_request_is_mended_without_inventing_a_success() {
     let (mut rt, store) = runtime_on(&project, model.clone());
     rt.register_tool(ping_tool());
     rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Scrambler));
-    let thread = rt.start_thread("a", "ping it").unwrap();
+    let thread = rt.start_thread("a", "ping it").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 
     // The model got an error result for its call, right after it, and no stray result.
@@ -112,7 +112,7 @@ async fn a_fault_that_stays_is_mended_every_time_and_recorded_once() {
     let (mut rt, store) = runtime_on(&project, model.clone());
     rt.register_tool(ping_tool());
     rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Stray));
-    let thread = rt.start_thread("a", "ping twice").unwrap();
+    let thread = rt.start_thread("a", "ping twice").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 
     let requests = model.requests();

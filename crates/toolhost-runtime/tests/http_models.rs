@@ -93,7 +93,7 @@ async fn a_thread_runs_on_an_openai_compatible_server() {
     let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
-    let thread = rt.start_thread("a", "What does hei mean?").unwrap();
+    let thread = rt.start_thread("a", "What does hei mean?").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
         RunOutcome::Done(StopReason::Response)
@@ -144,7 +144,7 @@ async fn a_model_whose_key_is_missing_names_the_variable() {
         "{err}"
     );
     // A thread on it fails at its start, before anything is stored.
-    let err = rt.start_thread("a", "hi").unwrap_err();
+    let err = rt.start_thread("a", "hi").await.unwrap_err();
     assert!(
         err.to_string()
             .contains("TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"),

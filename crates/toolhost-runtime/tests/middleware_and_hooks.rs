@@ -125,7 +125,7 @@ async fn agent_level_runs_before_prompt_level_and_approval_sees_the_changed_argu
     rt.add_middleware(MiddlewareScope::AllAgents, mw("all", true));
     rt.add_middleware(MiddlewareScope::Agent("clerk".into()), mw("agent", false));
     rt.add_middleware(MiddlewareScope::Agent("other".into()), mw("other", false));
-    let thread = rt.start_thread("clerk", "pay 5").unwrap();
+    let thread = rt.start_thread("clerk", "pay 5").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     // 5 needs no approval, but the middleware made it 50, and the approval check saw 50.
     let RunOutcome::Paused(Waiting::Approval(request)) = outcome else {
@@ -208,7 +208,7 @@ async fn output_middleware_and_hooks_shape_results_and_a_failing_hook_changes_no
             log: log.clone(),
             fail,
         }));
-        let thread = rt.start_thread("clerk", "pay 3").unwrap();
+        let thread = rt.start_thread("clerk", "pay 3").await.unwrap();
         assert!(matches!(
             rt.run(&thread.id).await.unwrap(),
             RunOutcome::Done(_)

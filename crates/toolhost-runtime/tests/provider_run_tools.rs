@@ -56,6 +56,7 @@ async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
     );
     let thread = rt
         .start_thread("a", "How many people live in Oslo?")
+        .await
         .unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),

@@ -122,7 +122,10 @@ async fn run_on(provider: &str, stream: &str, text: &str) -> Run {
     rt.register_model("wire", model);
     rt.register_tool(get_weather());
     let mut live = rt.subscribe();
-    let thread = rt.start_thread("a", "Weather in Oslo and Lima?").unwrap();
+    let thread = rt
+        .start_thread("a", "Weather in Oslo and Lima?")
+        .await
+        .unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
         RunOutcome::Done(StopReason::Response)

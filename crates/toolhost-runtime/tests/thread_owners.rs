@@ -58,7 +58,7 @@ fn a_second_run_is_refused_while_the_first_owns_the_thread() {
     first.register_tool(slow_tool(400, &runs));
     let mut second = second_runtime(&project, model.clone());
     second.register_tool(slow_tool(400, &runs));
-    let thread = first.start_thread("a", "go").unwrap();
+    let thread = block_on(first.start_thread("a", "go")).unwrap();
 
     let (a, b) = block_on(async {
         tokio::join!(first.run(&thread.id), async {
@@ -108,7 +108,7 @@ fn a_message_sent_while_the_thread_runs_is_taken_by_its_owner() {
     first.register_tool(slow_tool(400, &runs));
     let mut second = second_runtime(&project, model.clone());
     second.register_tool(slow_tool(400, &runs));
-    let thread = first.start_thread("a", "first").unwrap();
+    let thread = block_on(first.start_thread("a", "first")).unwrap();
 
     let (ran, sent) = block_on(async {
         tokio::join!(first.run(&thread.id), async {
@@ -157,19 +157,22 @@ fn a_stop_from_another_runtime_reaches_the_owner() {
     let (mut first, store) = runtime_on(&project, model.clone());
     first.register_tool(slow_tool(800, &runs));
     let second = second_runtime(&project, model.clone());
-    let thread = first.start_thread("a", "go").unwrap();
+    let thread = block_on(first.start_thread("a", "go")).unwrap();
 
     let (ran, asked) = block_on(async {
         tokio::join!(first.run(&thread.id), async {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            second.stop(&thread.id)
+            second.stop(&thread.id).await
         })
     });
     assert!(asked, "the stop found the owner");
     assert_eq!(ran.unwrap(), RunOutcome::Done(StopReason::Stopped));
     assert_eq!(model.requests().len(), 1, "no model request after the stop");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
-    assert!(!second.stop(&thread.id), "nobody owns it any more");
+    assert!(
+        !block_on(second.stop(&thread.id)),
+        "nobody owns it any more"
+    );
     // The next owner starts without the old request.
     let mut resumed = second_runtime(&project, model.clone());
     resumed.register_tool(slow_tool(1, &runs));
@@ -183,7 +186,7 @@ fn an_expired_lease_is_taken_over_and_a_dead_owner_at_once() {
     let project = one_prompt_project(&[]);
     let model = ListModel::new(vec![text_answer("one"), text_answer("two")]);
     let (rt, store) = runtime_on(&project, model);
-    let thread = rt.start_thread("a", "go").unwrap();
+    let thread = block_on(rt.start_thread("a", "go")).unwrap();
 
     // Another machine's run, which stopped renewing.
     store
@@ -222,7 +225,7 @@ fn an_expired_lease_is_taken_over_and_a_dead_owner_at_once() {
             },
         )
         .unwrap();
-    rt.queue_message(&thread.id, "again").unwrap();
+    block_on(rt.queue_message(&thread.id, "again")).unwrap();
     assert_eq!(
         block_on(rt.run(&thread.id)).unwrap(),
         RunOutcome::Done(StopReason::Response)
@@ -236,7 +239,7 @@ fn a_run_that_lost_its_lease_writes_nothing_more() {
     let runs = Arc::new(AtomicUsize::new(0));
     let (mut rt, store) = runtime_on(&project, model);
     rt.register_tool(slow_tool(500, &runs));
-    let thread = rt.start_thread("a", "go").unwrap();
+    let thread = block_on(rt.start_thread("a", "go")).unwrap();
 
     let (ran, ()) = block_on(async {
         tokio::join!(rt.run(&thread.id), async {

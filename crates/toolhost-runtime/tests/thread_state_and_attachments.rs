@@ -46,10 +46,14 @@ fn chart_tool(data: &'static str) -> toolhost_core::AnyTool {
             let state = ctx
                 .get::<ThreadState>()
                 .ok_or_else(|| ToolError::new("no thread state"))?;
-            state.set_value("charts", Some(json!(1)))?;
-            state.write_file("notes/chart.txt", b"drawn".to_vec(), Some("text/plain"))?;
-            state.emit("chart_drawn", json!({"call": ctx.call_id()}))?;
-            state.queue_tool("echo", json!({"text": "queued"}))?;
+            state.set_value("charts", Some(json!(1))).await?;
+            state
+                .write_file("notes/chart.txt", b"drawn".to_vec(), Some("text/plain"))
+                .await?;
+            state
+                .emit("chart_drawn", json!({"call": ctx.call_id()}))
+                .await?;
+            state.queue_tool("echo", json!({"text": "queued"})).await?;
             Ok::<_, ToolError>(ToolResult::success("Chart generated").with_attachment(
                 NewAttachment {
                     name: "chart.png".into(),
@@ -82,7 +86,7 @@ async fn run(data: &'static str) -> (Arc<dyn Store>, String, PathBuf) {
     let mut rt = Runtime::load(&root, store.clone()).unwrap();
     rt.register_tool(chart_tool(data));
     rt.register_tool(echo_tool());
-    let thread = rt.start_thread("a", "draw").unwrap();
+    let thread = rt.start_thread("a", "draw").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     (store, thread.id, root)
 }
@@ -213,7 +217,7 @@ async fn a_tool_invokes_another_shares_the_run_context_and_sees_its_execution() 
             .build()
             .unwrap(),
     );
-    let thread = rt.start_thread("a", "relay").unwrap();
+    let thread = rt.start_thread("a", "relay").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let results: Vec<String> = store
         .messages(&thread.id)

@@ -30,7 +30,7 @@ async fn images_of_a_result_are_sent_with_it() {
         },
     ]);
     let (rt, store, model, _project) = snapping(result);
-    let thread = rt.start_thread("a", "take a picture").unwrap();
+    let thread = rt.start_thread("a", "take a picture").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 
     let second = &model.requests()[1];
@@ -114,7 +114,7 @@ async fn images_no_api_takes_and_images_past_the_cap_are_named_instead() {
     ));
     result.content = Some(content);
     let (rt, _store, model, _project) = snapping(result);
-    let thread = rt.start_thread("a", "take pictures").unwrap();
+    let thread = rt.start_thread("a", "take pictures").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 
     let second = &model.requests()[1];

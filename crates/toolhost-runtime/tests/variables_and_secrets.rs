@@ -79,6 +79,7 @@ fn tools(seen: &Arc<Mutex<Vec<String>>>) -> Vec<toolhost_core::AnyTool> {
                     ));
                     state
                         .emit("debug", json!({"sent": state.env("TOKEN")}))
+                        .await
                         .unwrap();
                     Err::<String, _>(ToolError::new(format!(
                         "the service refused token {}",
@@ -146,7 +147,7 @@ async fn values_merge_prompt_then_agent_then_thread_and_required_ones_are_checke
     let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key);
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
 
-    let err = rt.start_thread("ops", "hi").unwrap_err();
+    let err = rt.start_thread("ops", "hi").await.unwrap_err();
     assert!(matches!(&err, RuntimeError::MissingVariables { names, .. } if names == &["TEAM"]));
     assert!(err.to_string().contains("TEAM"), "{err}");
     assert!(store.threads(None).unwrap().is_empty());
@@ -154,6 +155,7 @@ async fn values_merge_prompt_then_agent_then_thread_and_required_ones_are_checke
     // The agent's value beats the prompt's; the thread's beats both.
     let t1 = rt
         .start_thread_with("ops", "hi", vec![VariableValue::text("TEAM", "core")])
+        .await
         .unwrap();
     rt.run(&t1.id).await.unwrap();
     let t2 = rt
@@ -165,6 +167,7 @@ async fn values_merge_prompt_then_agent_then_thread_and_required_ones_are_checke
                 VariableValue::text("REGION", "from-thread"),
             ],
         )
+        .await
         .unwrap();
     rt.run(&t2.id).await.unwrap();
     let requests = model.requests();
@@ -193,7 +196,7 @@ async fn a_missing_secret_pauses_the_call_and_the_secret_never_leaks() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let key = SecretKey::generate().unwrap();
     let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key);
-    let thread = rt.start_thread("ops", "call the service").unwrap();
+    let thread = rt.start_thread("ops", "call the service").await.unwrap();
 
     let RunOutcome::Paused(Waiting::Variables { request_id, names }) =
         rt.run(&thread.id).await.unwrap()
@@ -208,6 +211,7 @@ async fn a_missing_secret_pauses_the_call_and_the_secret_never_leaks() {
     assert_eq!(requests[0].answered_at, None);
 
     rt.set_variables(&thread.id, vec![VariableValue::secret("TOKEN", CANARY)])
+        .await
         .unwrap();
     assert!(store.variable_requests(&thread.id).unwrap()[0]
         .answered_at

@@ -30,6 +30,7 @@
 //! - **Writes that arrive together may share one commit** (SQLite: one writer thread, group
 //!   commit); each batch still succeeds or fails alone.
 
+mod async_store;
 pub mod conformance;
 mod error;
 pub mod lease;
@@ -37,6 +38,7 @@ mod model;
 pub mod path;
 mod sqlite;
 
+pub use async_store::{AsyncStore, PendingApply};
 pub use error::{StoreError, StoreResult};
 pub use lease::{Lease, LeaseClaim};
 pub use model::*;
@@ -81,6 +83,19 @@ pub trait Store: Send + Sync {
 
     /// Applies `writes` to `thread` atomically and durably, in order.
     fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied>;
+
+    /// Starts [`Store::apply`] without blocking the calling thread, for a backend whose writes
+    /// can be awaited (SQLite hands them to its writer thread); the future resolves once the
+    /// batch is durable. A backend that cannot gives the writes back, and [`AsyncStore`] then
+    /// runs `apply` on a blocking thread.
+    fn apply_nonblocking(
+        &self,
+        thread: &str,
+        writes: Vec<Write>,
+    ) -> Result<PendingApply, Vec<Write>> {
+        let _ = thread;
+        Err(writes)
+    }
 
     /// The thread's messages in order.
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>>;

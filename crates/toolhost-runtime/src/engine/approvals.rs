@@ -149,7 +149,7 @@ impl Runtime {
             reject_message: policy.reject_message(&ctx),
             arguments: args,
         };
-        let records = self.store.approvals(thread_id)?;
+        let records = self.db.approvals(thread_id).await?;
         if let Some(record) = records.iter().find(|r| r.request.call_id == call_id) {
             return Ok(match &record.decision {
                 None => Gate::Wait(record.request.clone()),
@@ -240,13 +240,13 @@ impl Runtime {
     /// continues the thread. The decision is bound to the arguments the call waits with and to
     /// the tool as it is defined now: when the tool was redefined since the request, or the call
     /// does not wait, the decision is refused and nothing changes.
-    pub fn decide(
+    pub async fn decide(
         &self,
         thread_id: &str,
         call_id: &str,
         verdict: Verdict,
     ) -> Result<ApprovalRecord, RuntimeError> {
-        let records = self.store.approvals(thread_id)?;
+        let records = self.db.approvals(thread_id).await?;
         let refused = |reason: String| {
             RuntimeError::Store(StoreError::DecisionRefused {
                 call_id: call_id.to_owned(),
@@ -284,7 +284,8 @@ impl Runtime {
                 },
                 decided_event(&current, &decision),
             ],
-        )?;
+        )
+        .await?;
         Ok(ApprovalRecord {
             decision: Some(decision),
             ..record

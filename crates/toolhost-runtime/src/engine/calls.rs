@@ -93,7 +93,7 @@ impl Runtime {
         let journaled = if fresh {
             Some(CallState::Intent)
         } else {
-            self.store.call(thread_id, &call.id)?.map(|c| c.state)
+            self.db.call(thread_id, &call.id).await?.map(|c| c.state)
         };
         if stopped {
             return Ok(answer(
@@ -225,14 +225,14 @@ impl Runtime {
                         env,
                     } => {
                         if !before.is_empty() {
-                            self.commit(thread_id, before)?;
+                            self.commit(thread_id, before).await?;
                         }
                         let ctx = context(state, abort, &call.id, env);
                         let end = CallEnd::new(state, offer, &call);
                         execute(tool, args, call, ctx, end).await
                     }
                 };
-                messages.push(stored_result(self.commit(thread_id, writes)?)?);
+                messages.push(stored_result(self.commit(thread_id, writes).await?)?);
             }
             return Ok((messages, None));
         }
@@ -261,7 +261,7 @@ impl Runtime {
             })
             .collect();
         if !intents.is_empty() {
-            self.commit(thread_id, intents)?;
+            self.commit(thread_id, intents).await?;
         }
         let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
         let mut running = Vec::new();
@@ -296,7 +296,7 @@ impl Runtime {
         if writes.is_empty() {
             return Ok((Vec::new(), waiting));
         }
-        Ok((self.commit(thread_id, writes)?.messages, waiting))
+        Ok((self.commit(thread_id, writes).await?.messages, waiting))
     }
 }
 

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use toolhost_core::{Attachment, ToolContent, ToolResult};
 use toolhost_providers::{ChatMessage, ImageAttachment};
 use toolhost_store::path::normalize;
-use toolhost_store::{Message, Role, Store};
+use toolhost_store::{AsyncStore, Message, Role};
 
 /// The longest base64 text of one image sent to a model (Anthropic's limit is 5 MB per image,
 /// counted on the encoded text); a larger image stays a stored file the model is told about.
@@ -46,7 +46,7 @@ fn left_out(name: &str, why: &str) -> String {
 
 /// What a stored result shows the model: the images to send, and a line for each image that
 /// is not sent.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Shown {
     images: Vec<ImageAttachment>,
     notes: Vec<String>,
@@ -111,7 +111,7 @@ fn add_lines(message: &mut ChatMessage, lines: Vec<String>) {
 
 /// What `m`, a stored tool result of `thread`, shows; nothing for other messages and for
 /// results without images (the common case, decided without reading anything).
-pub(super) fn images_of(store: &dyn Store, thread: &str, m: &Message) -> Shown {
+pub(super) async fn images_of(store: &AsyncStore, thread: &str, m: &Message) -> Shown {
     let mut images = Vec::new();
     let mut notes = Vec::new();
     if m.role != Role::Tool {
@@ -156,11 +156,12 @@ pub(super) fn images_of(store: &dyn Store, thread: &str, m: &Message) -> Shown {
         }
         let path = normalize(&file.path).ok();
         // The size stored with the file, not the one the result claims.
-        let size = path
-            .as_ref()
-            .and_then(|p| store.stat(thread, p).ok().flatten())
-            .filter(|s| !s.is_folder)
-            .map(|s| s.size);
+        let size = match &path {
+            Some(p) => store.stat(thread, p).await.ok().flatten(),
+            None => None,
+        }
+        .filter(|s| !s.is_folder)
+        .map(|s| s.size);
         let Some(size) = size else {
             notes.push(left_out(&file.name, "the file is gone"));
             continue;
@@ -169,7 +170,11 @@ pub(super) fn images_of(store: &dyn Store, thread: &str, m: &Message) -> Shown {
             notes.push(left_out(&file.name, &why_not(&file.mime_type)));
             continue;
         }
-        match path.and_then(|p| store.read_file(thread, &p).ok()) {
+        let bytes = match &path {
+            Some(p) => store.read_file(thread, p).await.ok(),
+            None => None,
+        };
+        match bytes {
             Some(bytes) => images.push(ImageAttachment {
                 name: file.name.clone(),
                 mime_type: file.mime_type.clone(),

@@ -49,7 +49,7 @@ use toolhost_core::blueprint::{Activities, Binding};
 use toolhost_core::tool::ToolError;
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{model_from_config, Model, ModelError, ScriptError, ScriptedModel};
-use toolhost_store::{Store, StoreError, Thread};
+use toolhost_store::{AsyncStore, Store, StoreError, Thread};
 
 /// Why the engine could not do what it was asked. Tool failures are never among these: they
 /// become error results the model sees.
@@ -113,6 +113,8 @@ pub fn describe_owner(lease: &toolhost_store::Lease) -> String {
 pub struct Runtime {
     root: PathBuf,
     store: Arc<dyn Store>,
+    /// The same store, for the engine's async code: nothing it does blocks an executor thread.
+    db: AsyncStore,
     defs: Definitions,
     tools: ToolSet,
     models: HashMap<String, Arc<dyn Model>>,
@@ -203,6 +205,7 @@ impl Runtime {
         }
         Ok(Self {
             root: root.to_owned(),
+            db: AsyncStore::new(store.clone()),
             store,
             defs,
             tools,
@@ -321,8 +324,8 @@ impl Runtime {
     }
 
     /// Creates a thread for `agent` with the user's first message.
-    pub fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
-        self.start_thread_with(agent, message, Vec::new())
+    pub async fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
+        self.start_thread_with(agent, message, Vec::new()).await
     }
 }
 

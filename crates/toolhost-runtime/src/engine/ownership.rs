@@ -94,8 +94,10 @@ pub(super) struct RunEntry {
     pub signal: AbortSignal,
 }
 
-/// Holds a thread for one run: renews its lease, forwards stop requests, and on drop stops the
-/// renewals, releases the lease and forgets the run's abort signal (only its own).
+/// Holds a thread for one run: renews its lease (on a thread of its own) and forwards stop
+/// requests until [`Ownership::release`] gives the thread up and forgets the run's abort signal
+/// (only its own). Dropped without a release (a cancelled run), it releases on the blocking
+/// pool; the lease would otherwise run out on its own.
 pub(super) struct Ownership<'a> {
     runtime: &'a Runtime,
     thread_id: String,
@@ -103,7 +105,7 @@ pub(super) struct Ownership<'a> {
     pub abort: AbortSignal,
     lost: Arc<AtomicBool>,
     stop_renewing: Option<mpsc::Sender<()>>,
-    renewer: Option<std::thread::JoinHandle<()>>,
+    released: bool,
 }
 
 impl Ownership<'_> {
@@ -111,22 +113,25 @@ impl Ownership<'_> {
     pub fn lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
     }
-}
 
-impl Drop for Ownership<'_> {
-    fn drop(&mut self) {
-        drop(self.stop_renewing.take());
-        if let Some(renewer) = self.renewer.take() {
-            let _ = renewer.join();
-        }
+    /// Stops the renewals, gives the thread up and forgets the run.
+    pub async fn release(mut self) {
+        self.released = true;
+        self.forget();
         if let Err(e) = self
             .runtime
-            .store
+            .db
             .release(&self.thread_id, self.owner.as_str())
+            .await
         {
             // The lease then runs out on its own.
             tracing::warn!(thread = %self.thread_id, error = %e, "the thread's lease was not released");
         }
+    }
+
+    fn forget(&mut self) {
+        // The renewer ends at its next tick; a renewal racing the release finds no lease.
+        drop(self.stop_renewing.take());
         let mut running = self
             .runtime
             .running
@@ -141,6 +146,24 @@ impl Drop for Ownership<'_> {
     }
 }
 
+impl Drop for Ownership<'_> {
+    fn drop(&mut self) {
+        if self.released {
+            return;
+        }
+        self.forget();
+        let store = self.runtime.store.clone();
+        let (thread, owner) = (self.thread_id.clone(), self.owner.as_str().to_owned());
+        let release = move || {
+            let _ = store.release(&thread, &owner);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(release)),
+            Err(_) => release(),
+        }
+    }
+}
+
 impl Runtime {
     /// Sets how long a thread's lease lasts unless renewed (a run renews it every third of
     /// this); a thread whose owner died is taken over after this long at most.
@@ -149,13 +172,13 @@ impl Runtime {
     }
 
     /// Who owns the thread now, if anyone.
-    pub fn owner_of(&self, thread_id: &str) -> Result<Option<Lease>, RuntimeError> {
-        Ok(self.store.lease(thread_id)?)
+    pub async fn owner_of(&self, thread_id: &str) -> Result<Option<Lease>, RuntimeError> {
+        Ok(self.db.lease(thread_id).await?)
     }
 
     /// Claims the thread for a new run; fails with [`RuntimeError::ThreadBusy`] when another
     /// live run owns it.
-    pub(super) fn claim(&self, thread_id: &str) -> Result<Ownership<'_>, RuntimeError> {
+    pub(super) async fn claim(&self, thread_id: &str) -> Result<Ownership<'_>, RuntimeError> {
         let owner = OwnerId::new();
         let ttl_ms = self.lease_ttl.as_millis() as i64;
         let mut claim = LeaseClaim {
@@ -163,11 +186,11 @@ impl Runtime {
             ttl_ms,
             replacing: None,
         };
-        let lease = match self.store.claim(thread_id, &claim) {
+        let lease = match self.db.claim(thread_id, &claim).await {
             Err(StoreError::ThreadOwned { lease, .. }) if owner_is_dead(&lease.owner) => {
                 tracing::debug!(thread = thread_id, dead = %lease.owner, "taking over from a dead owner");
                 claim.replacing = Some(lease.owner);
-                self.store.claim(thread_id, &claim)
+                self.db.claim(thread_id, &claim).await
             }
             other => other,
         };
@@ -194,7 +217,7 @@ impl Runtime {
             );
         let lost = Arc::new(AtomicBool::new(false));
         let (stop_renewing, stopped) = mpsc::channel();
-        let renewer = spawn_renewer(
+        spawn_renewer(
             self.store.clone(),
             thread_id.to_owned(),
             owner.clone(),
@@ -210,7 +233,7 @@ impl Runtime {
             abort,
             lost,
             stop_renewing: Some(stop_renewing),
-            renewer,
+            released: false,
         })
     }
 
@@ -222,7 +245,7 @@ impl Runtime {
     ) -> Result<Ownership<'_>, RuntimeError> {
         let mut pause = Duration::from_millis(20);
         loop {
-            match self.claim(thread_id) {
+            match self.claim(thread_id).await {
                 Err(RuntimeError::ThreadBusy { .. }) => {
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2)
@@ -236,7 +259,7 @@ impl Runtime {
 
     /// Applies a batch to a thread; when a run of this runtime owns the thread, the batch is
     /// fenced by its lease, so a run that lost its thread cannot write to it.
-    pub(super) fn commit(
+    pub(super) async fn commit(
         &self,
         thread_id: &str,
         mut writes: Vec<Write>,
@@ -244,7 +267,7 @@ impl Runtime {
         if let Some(owner) = self.local_owner(thread_id) {
             writes.insert(0, Write::CheckOwner(owner.0));
         }
-        Ok(self.store.apply(thread_id, writes)?)
+        Ok(self.db.apply(thread_id, writes).await?)
     }
 
     fn local_owner(&self, thread_id: &str) -> Option<OwnerId> {
@@ -259,14 +282,15 @@ impl Runtime {
     /// its abort signal at once, a run elsewhere at its next look at the store (within a
     /// quarter of a second). It stops after the operation under way (a model request or a tool
     /// call, which sees the raised signal). Returns whether a live run owned the thread.
-    pub fn stop(&self, thread_id: &str) -> bool {
-        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(entry) = running.get(thread_id) {
-            entry.signal.abort();
-            return true;
+    pub async fn stop(&self, thread_id: &str) -> bool {
+        {
+            let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(entry) = running.get(thread_id) {
+                entry.signal.abort();
+                return true;
+            }
         }
-        drop(running);
-        match self.store.request_stop(thread_id) {
+        match self.db.request_stop(thread_id).await {
             Ok(owned) => owned,
             Err(e) => {
                 tracing::warn!(thread = thread_id, error = %e, "the stop request was not stored");
@@ -278,6 +302,7 @@ impl Runtime {
 
 /// Renews the lease every third of its life and looks for stop requests in between, until
 /// `stopped` closes. A lost lease raises the abort signal: the run's next write fails anyway.
+/// The renewer is never joined: it ends at its next tick after the run lets go.
 fn spawn_renewer(
     store: Arc<dyn Store>,
     thread_id: String,
@@ -286,7 +311,7 @@ fn spawn_renewer(
     abort: AbortSignal,
     lost: Arc<AtomicBool>,
     stopped: mpsc::Receiver<()>,
-) -> Option<std::thread::JoinHandle<()>> {
+) {
     let every = ttl / 3;
     let tick = STOP_POLL.min(every);
     let spawned = std::thread::Builder::new()
@@ -325,11 +350,7 @@ fn spawn_renewer(
                 }
             }
         });
-    match spawned {
-        Ok(handle) => Some(handle),
-        Err(e) => {
-            tracing::warn!(error = %e, "no thread for lease renewals; the lease may lapse on a long run");
-            None
-        }
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "no thread for lease renewals; the lease may lapse on a long run");
     }
 }

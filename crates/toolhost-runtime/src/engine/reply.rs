@@ -43,7 +43,9 @@ impl Runtime {
             Some(r) => (r, 0),
             None => (&run.request, run.checked.min(run.request.messages.len())),
         };
-        let mended = self.mend_order(thread_id, request, from, &mut run.last_repairs)?;
+        let mended = self
+            .mend_order(thread_id, request, from, &mut run.last_repairs)
+            .await?;
         if changed.is_none() && mended.is_none() {
             run.checked = run.request.messages.len();
         }
@@ -62,7 +64,8 @@ impl Runtime {
         let response = match answer {
             Ok(r) => offer.pipeline.response(r),
             Err(e) => {
-                self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])?;
+                self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])
+                    .await?;
                 return Err(e.into());
             }
         };
@@ -74,7 +77,7 @@ impl Runtime {
     /// out of order is mended for this request only and logged; the stored history is not
     /// changed. A repair is stored as an event unless it is the one `last` holds (a fault that
     /// stays is recorded once).
-    fn mend_order(
+    async fn mend_order(
         &self,
         thread_id: &str,
         request: &ModelRequest,
@@ -105,7 +108,8 @@ impl Runtime {
                     kind: "history_repaired".to_owned(),
                     data: json!({"offset": from, "repairs": repairs}),
                 }],
-            )?;
+            )
+            .await?;
             *last = repairs;
         }
         let mut messages = request.messages[..from].to_vec();

@@ -115,8 +115,7 @@ impl Runtime {
         agent: &str,
         def: &'a SideDef,
         side: Option<Side>,
-        thread_id: &str,
-        history: &[Message],
+        history: &[(Message, Shown)],
         texts: &BTreeMap<String, String>,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
@@ -169,8 +168,8 @@ impl Runtime {
                 prompt: prompt.name.clone(),
             },
         };
-        for m in history {
-            run.see(m, || images_of(&*self.store, thread_id, m));
+        for (m, shown) in history {
+            run.see(m, || shown.clone());
         }
         Ok(run)
     }
@@ -183,14 +182,14 @@ impl Runtime {
     /// Work that arrives while the run ends (a queued message, a decision on the call it paused
     /// at) is taken up before it returns.
     pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        self.store.thread(thread_id)?;
-        let ownership = self.claim(thread_id)?;
+        self.db.thread(thread_id).await?;
+        let ownership = self.claim(thread_id).await?;
         self.run_claimed(thread_id, ownership).await
     }
 
     /// Like [`Runtime::run`], but waits while another run owns the thread, then runs it.
     pub async fn run_when_free(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        self.store.thread(thread_id)?;
+        self.db.thread(thread_id).await?;
         let ownership = self.claim_when_free(thread_id).await?;
         self.run_claimed(thread_id, ownership).await
     }
@@ -212,15 +211,15 @@ impl Runtime {
             }
             // Released first, then looked at: whoever stores work after this look finds the
             // thread free and runs it; whoever stored it before is seen here.
-            drop(ownership);
+            ownership.release().await;
             let again = match &outcome {
-                Ok(done) => self.arrived_meanwhile(thread_id, done)?,
+                Ok(done) => self.arrived_meanwhile(thread_id, done).await?,
                 Err(_) => false,
             };
             if !again {
                 return outcome;
             }
-            ownership = match self.claim(thread_id) {
+            ownership = match self.claim(thread_id).await {
                 Ok(next) => next,
                 // Someone else took the thread and runs the new work.
                 Err(RuntimeError::ThreadBusy { .. }) => return outcome,
@@ -231,22 +230,24 @@ impl Runtime {
 
     /// Whether work for the thread arrived while its run ended: queued work after a finished
     /// turn, or the decision or variables a paused run waits for.
-    fn arrived_meanwhile(
+    async fn arrived_meanwhile(
         &self,
         thread_id: &str,
         outcome: &RunOutcome,
     ) -> Result<bool, RuntimeError> {
         Ok(match outcome {
             RunOutcome::Done(StopReason::Stopped) => false,
-            RunOutcome::Done(_) => !self.store.queued(thread_id)?.is_empty(),
+            RunOutcome::Done(_) => !self.db.queued(thread_id).await?.is_empty(),
             RunOutcome::Paused(Waiting::Approval(request)) => self
-                .store
-                .approvals(thread_id)?
+                .db
+                .approvals(thread_id)
+                .await?
                 .iter()
                 .any(|r| r.request.call_id == request.call_id && r.decision.is_some()),
             RunOutcome::Paused(Waiting::Variables { request_id, .. }) => self
-                .store
-                .variable_requests(thread_id)?
+                .db
+                .variable_requests(thread_id)
+                .await?
                 .iter()
                 .any(|r| &r.id == request_id && r.answered_at.is_some()),
         })
@@ -259,40 +260,38 @@ impl Runtime {
         owner: &OwnerId,
         abort: &AbortSignal,
     ) -> Result<RunOutcome, RuntimeError> {
-        let thread = self.store.thread(thread_id)?;
+        let thread = self.db.thread(thread_id).await?;
         let agent = self
             .defs
             .agents
             .get(&thread.agent)
             .ok_or_else(|| RuntimeError::UnknownAgent(thread.agent.clone()))?;
-        let mut history = self.store.messages(thread_id)?;
+        let mut history = self.db.messages(thread_id).await?;
         let mut position = Position::from_history(agent, &history);
-        let variables = Arc::new(self.resolve(thread_id, agent)?);
+        let variables = Arc::new(self.resolve(thread_id, agent).await?);
         let texts = variables.texts();
+        let mut seen = Vec::with_capacity(history.len());
+        for m in &history {
+            seen.push((m.clone(), images_of(&self.db, thread_id, m).await));
+        }
         let mut sides = vec![self.side_run(
             &agent.name,
             &agent.side_a,
             position.is_dual().then_some(Side::A),
-            thread_id,
-            &history,
+            &seen,
             &texts,
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
-            sides.push(self.side_run(
-                &agent.name,
-                b,
-                Some(Side::B),
-                thread_id,
-                &history,
-                &texts,
-            )?);
+            sides.push(self.side_run(&agent.name, b, Some(Side::B), &seen, &texts)?);
         }
+        drop(seen);
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
         let mut answered: HashSet<String> = history
             .iter()
             .filter_map(|m| m.tool_call_id.clone())
             .collect();
-        self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])?;
+        self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])
+            .await?;
         // The spec's in-memory context: shared by the calls of this run, never stored.
         let context: Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>> =
             Arc::default();
@@ -300,7 +299,7 @@ impl Runtime {
         let mut fresh: HashSet<String> = HashSet::new();
         loop {
             if abort.is_aborted() {
-                return self.finish(thread_id, StopReason::Stopped);
+                return self.finish(thread_id, StopReason::Stopped).await;
             }
             // 1. Finish the calls of the last reply that have no result yet, in order.
             if let Some(last) = history
@@ -318,7 +317,7 @@ impl Runtime {
                     let caller = side_of(last).unwrap_or(Side::A);
                     let run = run_of(&sides, caller);
                     let offer = run.offer.clone();
-                    let state = ThreadState::new(self.store.clone(), thread_id, &thread.agent)
+                    let state = ThreadState::new(self.db.clone(), thread_id, &thread.agent)
                         .at(caller, position.turn, position.steps)
                         .with_variables(variables.clone())
                         .in_run(context.clone(), offer.tools.clone(), abort.clone())
@@ -327,27 +326,29 @@ impl Runtime {
                         .finish_calls(&state, pending, &offer, abort, &fresh)
                         .await?;
                     fresh.clear();
-                    self.record(thread_id, &mut history, &mut answered, &mut sides, results);
+                    self.record(thread_id, &mut history, &mut answered, &mut sides, results)
+                        .await;
                     if let Some(waiting) = waiting {
-                        return self.pause(thread_id, waiting);
+                        return self.pause(thread_id, waiting).await;
                     }
                 }
             }
             // 2. Work queued while the thread was busy goes in before the model is asked again.
-            let queued = self.store.queued(thread_id)?;
+            let queued = self.db.queued(thread_id).await?;
             if let Some(through) = queued.last().map(|q| q.seq) {
                 let mut writes: Vec<Write> = queued
                     .into_iter()
                     .map(|q| Write::AppendMessage(queued_message(q.item, &position)))
                     .collect();
                 writes.push(Write::Dequeue { through });
-                let stored = self.commit(thread_id, writes)?.messages;
+                let stored = self.commit(thread_id, writes).await?.messages;
                 // A person's message starts a new turn of an ai_human thread.
                 if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
                     position.steps = 0;
                     position.turn += 1;
                 }
-                self.record(thread_id, &mut history, &mut answered, &mut sides, stored);
+                self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
+                    .await;
                 continue;
             }
             // 3. The turn ends on a reply, its stop tool or its step budget; in a dual_ai
@@ -356,10 +357,12 @@ impl Runtime {
             if let Some(reason) = turn_over(&position, run.def, run.max_steps, &history, &answered)
             {
                 if !position.is_dual() {
-                    return self.finish(thread_id, reason);
+                    return self.finish(thread_id, reason).await;
                 }
                 if position.turn >= max_session_turns {
-                    return self.finish(thread_id, StopReason::MaxSessionTurns(max_session_turns));
+                    return self
+                        .finish(thread_id, StopReason::MaxSessionTurns(max_session_turns))
+                        .await;
                 }
                 position.next_turn();
                 continue;
@@ -367,7 +370,7 @@ impl Runtime {
             // 4. Ask the model and store its reply before anything runs (unless a stop came
             //    while the calls ran: a stop ends the run after the operation under way).
             if abort.is_aborted() {
-                return self.finish(thread_id, StopReason::Stopped);
+                return self.finish(thread_id, StopReason::Stopped).await;
             }
             tracing::debug!(
                 thread = thread_id,
@@ -394,7 +397,7 @@ impl Runtime {
                 }
             }
             writes.extend(intents);
-            let applied = self.commit(thread_id, writes)?;
+            let applied = self.commit(thread_id, writes).await?;
             position.steps += 1;
             self.record(
                 thread_id,
@@ -402,13 +405,14 @@ impl Runtime {
                 &mut answered,
                 &mut sides,
                 applied.messages,
-            );
+            )
+            .await;
         }
     }
 
     /// Appends stored messages to the history, the set of answered calls and each side's
     /// request (tool results with what they show).
-    fn record(
+    async fn record(
         &self,
         thread_id: &str,
         history: &mut Vec<Message>,
@@ -417,8 +421,9 @@ impl Runtime {
         messages: Vec<Message>,
     ) {
         for m in messages {
+            let shown = images_of(&self.db, thread_id, &m).await;
             for side in sides.iter_mut() {
-                side.see(&m, || images_of(&*self.store, thread_id, &m));
+                side.see(&m, || shown.clone());
             }
             if let Some(id) = &m.tool_call_id {
                 answered.insert(id.clone());
@@ -429,14 +434,15 @@ impl Runtime {
 
     /// Records what the thread waits for (once, also when it is run again while it waits) and
     /// pauses it.
-    fn pause(&self, thread_id: &str, waiting: Waiting) -> Result<RunOutcome, RuntimeError> {
+    async fn pause(&self, thread_id: &str, waiting: Waiting) -> Result<RunOutcome, RuntimeError> {
         tracing::debug!(thread = thread_id, "pausing: waiting for a person");
         let mut writes = vec![Write::SetStatus(ThreadStatus::Paused)];
         let waiting = match waiting {
             Waiting::Approval(request) => {
                 let asked = self
-                    .store
-                    .approvals(thread_id)?
+                    .db
+                    .approvals(thread_id)
+                    .await?
                     .iter()
                     .any(|r| r.request.call_id == request.call_id);
                 if !asked {
@@ -447,8 +453,9 @@ impl Runtime {
             }
             Waiting::Variables { names, .. } => {
                 let open = self
-                    .store
-                    .variable_requests(thread_id)?
+                    .db
+                    .variable_requests(thread_id)
+                    .await?
                     .into_iter()
                     .find(|r| r.answered_at.is_none() && r.names == names);
                 let request_id = match open {
@@ -469,18 +476,23 @@ impl Runtime {
                 Waiting::Variables { request_id, names }
             }
         };
-        self.commit(thread_id, writes)?;
+        self.commit(thread_id, writes).await?;
         Ok(RunOutcome::Paused(waiting))
     }
 
-    fn finish(&self, thread_id: &str, reason: StopReason) -> Result<RunOutcome, RuntimeError> {
+    async fn finish(
+        &self,
+        thread_id: &str,
+        reason: StopReason,
+    ) -> Result<RunOutcome, RuntimeError> {
         // A stopped thread can be resumed; a finished one waits for a new message.
         let status = if reason == StopReason::Stopped {
             ThreadStatus::Idle
         } else {
             ThreadStatus::Done
         };
-        self.commit(thread_id, vec![Write::SetStatus(status)])?;
+        self.commit(thread_id, vec![Write::SetStatus(status)])
+            .await?;
         Ok(RunOutcome::Done(reason))
     }
 }

@@ -18,20 +18,21 @@ pub enum Delivery {
 
 impl Runtime {
     /// Stores a user message for the thread's next step, without running it.
-    pub fn queue_message(&self, thread_id: &str, content: &str) -> Result<(), RuntimeError> {
+    pub async fn queue_message(&self, thread_id: &str, content: &str) -> Result<(), RuntimeError> {
         self.commit(
             thread_id,
             vec![Write::Enqueue(QueueItem::Message {
                 role: Role::User,
                 content: content.to_owned(),
             })],
-        )?;
+        )
+        .await?;
         Ok(())
     }
 
     /// Stores a call of `tool` that the thread runs at its next step, before the model is asked
     /// again; its arguments are validated when it runs, like a model's.
-    pub fn queue_tool(
+    pub async fn queue_tool(
         &self,
         thread_id: &str,
         tool: &str,
@@ -43,15 +44,16 @@ impl Runtime {
                 name: tool.to_owned(),
                 arguments,
             })],
-        )?;
+        )
+        .await?;
         Ok(())
     }
 
     /// Sends a user message: it is stored first, then, when no run owns the thread, the thread
     /// runs its next turn here. When another run owns it, the message waits for that run.
     pub async fn send(&self, thread_id: &str, message: &str) -> Result<Delivery, RuntimeError> {
-        self.store.thread(thread_id)?;
-        self.queue_message(thread_id, message)?;
+        self.db.thread(thread_id).await?;
+        self.queue_message(thread_id, message).await?;
         match self.run(thread_id).await {
             Ok(outcome) => Ok(Delivery::Ran(outcome)),
             Err(RuntimeError::ThreadBusy { lease, .. }) => Ok(Delivery::Queued(lease)),

@@ -1,8 +1,9 @@
 //! What a tool sees of its thread (the spec's `ThreadState`), attached to every call's context.
 //!
-//! A tool fetches it with `ctx.get::<ThreadState>()`. Its writes go straight to the store, each
-//! durable when the method returns. The methods block briefly on the store (a local SQLite
-//! commit); a tool that writes in a tight loop should batch its work instead.
+//! A tool fetches it with `ctx.get::<ThreadState>()`. Its methods are async and never block the
+//! executor: writes go to the store's writer (each durable when its future resolves, sharing
+//! commits with the writes of other threads), reads run on the blocking pool. Writes made while
+//! a run owns the thread are fenced by its lease.
 
 use super::turns::Side;
 use crate::variables::{Redactor, Resolved};
@@ -14,12 +15,12 @@ use std::sync::{Arc, Mutex};
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_store::path::{normalize, FsPath};
-use toolhost_store::{Message, QueueItem, Store, StoreError, Write};
+use toolhost_store::{AsyncStore, Message, QueueItem, StoreError, Write};
 
 /// The thread a tool call runs in.
 #[derive(Clone)]
 pub struct ThreadState {
-    store: Arc<dyn Store>,
+    store: AsyncStore,
     thread_id: String,
     agent: String,
     side: Side,
@@ -68,7 +69,7 @@ impl std::fmt::Debug for ThreadState {
 }
 
 impl ThreadState {
-    pub(crate) fn new(store: Arc<dyn Store>, thread_id: &str, agent: &str) -> Self {
+    pub(crate) fn new(store: AsyncStore, thread_id: &str, agent: &str) -> Self {
         Self {
             store,
             thread_id: thread_id.to_owned(),
@@ -253,25 +254,26 @@ impl ThreadState {
     }
 
     /// The thread's messages so far.
-    pub fn messages(&self) -> Result<Vec<Message>, StoreError> {
-        self.store.messages(&self.thread_id)
+    pub async fn messages(&self) -> Result<Vec<Message>, StoreError> {
+        self.store.messages(&self.thread_id).await
     }
 
     /// A durable value of the thread.
-    pub fn get_value(&self, key: &str) -> Result<Option<Value>, StoreError> {
-        self.store.value(&self.thread_id, key)
+    pub async fn get_value(&self, key: &str) -> Result<Option<Value>, StoreError> {
+        self.store.value(&self.thread_id, key).await
     }
 
     /// Sets a durable value; `None` or JSON `null` deletes it.
-    pub fn set_value(&self, key: &str, value: Option<Value>) -> Result<(), StoreError> {
+    pub async fn set_value(&self, key: &str, value: Option<Value>) -> Result<(), StoreError> {
         self.apply(Write::SetValue {
             key: key.to_owned(),
             value: value.map(|v| self.redactor.json(v)),
         })
+        .await
     }
 
     /// Writes a file in the thread's file system; the path is normalised and confined.
-    pub fn write_file(
+    pub async fn write_file(
         &self,
         path: &str,
         bytes: Vec<u8>,
@@ -283,36 +285,41 @@ impl ThreadState {
             bytes,
             mime_type: mime_type.map(str::to_owned),
             message_id: None,
-        })?;
+        })
+        .await?;
         Ok(path)
     }
 
     /// Reads a whole file of the thread's file system.
-    pub fn read_file(&self, path: &str) -> Result<Vec<u8>, StoreError> {
-        self.store.read_file(&self.thread_id, &normalize(path)?)
+    pub async fn read_file(&self, path: &str) -> Result<Vec<u8>, StoreError> {
+        self.store
+            .read_file(&self.thread_id, &normalize(path)?)
+            .await
     }
 
     /// Records an event on the thread (`emitThreadEvent`).
-    pub fn emit(&self, event: &str, data: Value) -> Result<(), StoreError> {
+    pub async fn emit(&self, event: &str, data: Value) -> Result<(), StoreError> {
         self.apply(Write::Event {
             kind: event.to_owned(),
             data: self.redactor.json(data),
         })
+        .await
     }
 
     /// Queues a tool to run before the next model step (`queueTool`).
-    pub fn queue_tool(&self, name: &str, arguments: Value) -> Result<(), StoreError> {
+    pub async fn queue_tool(&self, name: &str, arguments: Value) -> Result<(), StoreError> {
         self.apply(Write::Enqueue(QueueItem::Tool {
             name: name.to_owned(),
             arguments,
         }))
+        .await
     }
 
-    fn apply(&self, write: Write) -> Result<(), StoreError> {
+    async fn apply(&self, write: Write) -> Result<(), StoreError> {
         let writes = match &self.owner {
             Some(owner) => vec![Write::CheckOwner(owner.to_string()), write],
             None => vec![write],
         };
-        self.store.apply(&self.thread_id, writes).map(|_| ())
+        self.store.apply(&self.thread_id, writes).await.map(|_| ())
     }
 }

@@ -65,7 +65,7 @@ impl Runtime {
 
     /// The values a thread of `agent` has: prompt values, then the agent's, then the thread's
     /// (secrets opened).
-    pub(super) fn resolve(
+    pub(super) async fn resolve(
         &self,
         thread_id: &str,
         agent: &AgentDef,
@@ -76,7 +76,7 @@ impl Runtime {
             resolved.merge(prompt.values.iter().map(text));
         }
         resolved.merge(agent.values.iter().map(text));
-        let stored = self.store.variables(thread_id)?;
+        let stored = self.db.variables(thread_id).await?;
         let mut opened = Vec::with_capacity(stored.len());
         for v in stored {
             if v.secret {
@@ -115,17 +115,18 @@ impl Runtime {
 
     /// Gives a thread variable values (for example the ones it paused for); a request whose
     /// variables all have values now is marked answered. Run the thread again to continue.
-    pub fn set_variables(
+    pub async fn set_variables(
         &self,
         thread_id: &str,
         values: Vec<VariableValue>,
     ) -> Result<(), RuntimeError> {
-        let thread = self.store.thread(thread_id)?;
+        let thread = self.db.thread(thread_id).await?;
         let given: BTreeSet<String> = values.iter().map(|v| v.name.clone()).collect();
         let mut writes = self.variable_writes(thread_id, values)?;
         let have: BTreeSet<String> = self
-            .store
-            .variables(thread_id)?
+            .db
+            .variables(thread_id)
+            .await?
             .into_iter()
             .map(|v| v.name)
             .chain(given)
@@ -134,18 +135,18 @@ impl Runtime {
         let has = |name: &String| {
             have.contains(name) || agent.is_some_and(|a| self.defined_value(a, name))
         };
-        for request in self.store.variable_requests(thread_id)? {
+        for request in self.db.variable_requests(thread_id).await? {
             if request.answered_at.is_none() && request.names.iter().all(has) {
                 writes.push(Write::AnswerVariables { id: request.id });
             }
         }
-        self.commit(thread_id, writes)?;
+        self.commit(thread_id, writes).await?;
         Ok(())
     }
 
     /// Creates a thread for `agent` with the user's first message and variable values. It fails,
     /// naming them, when variables the agent or its prompts require have no value.
-    pub fn start_thread_with(
+    pub async fn start_thread_with(
         &self,
         agent: &str,
         message: &str,
@@ -193,11 +194,14 @@ impl Runtime {
             ..NewMessage::default()
         }));
         // One transaction: a crash never leaves a thread without its message or variables.
-        Ok(self.store.create_thread(NewThread {
-            id: Some(id),
-            agent: agent.to_owned(),
-            writes,
-            ..NewThread::default()
-        })?)
+        Ok(self
+            .db
+            .create_thread(NewThread {
+                id: Some(id),
+                agent: agent.to_owned(),
+                writes,
+                ..NewThread::default()
+            })
+            .await?)
     }
 }

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
-use writer::{Job, TypedJob};
+use writer::{Job, Reply, TypedJob};
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = schema::MIGRATIONS.len() as i64;
@@ -166,13 +166,34 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
         let (reply, outcome) = mpsc::sync_channel(1);
-        let gone = || StoreError::Backend("the store's writer has stopped".into());
+        self.send(Box::new(TypedJob::new(work, Reply::Blocking(reply))))?;
+        outcome.recv().map_err(|_| writer_gone())?
+    }
+
+    /// Like [`SqliteStore::write`], without blocking: the future resolves once the group is
+    /// committed.
+    pub(crate) fn write_async<T, F>(
+        &self,
+        work: F,
+    ) -> impl std::future::Future<Output = StoreResult<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let (reply, outcome) = tokio::sync::oneshot::channel();
+        let sent = self.send(Box::new(TypedJob::new(work, Reply::Async(reply))));
+        async move {
+            sent?;
+            outcome.await.map_err(|_| writer_gone())?
+        }
+    }
+
+    fn send(&self, job: Box<dyn Job>) -> StoreResult<()> {
         self.writes
             .as_ref()
-            .ok_or_else(gone)?
-            .send(Box::new(TypedJob::new(work, reply)))
-            .map_err(|_| gone())?;
-        outcome.recv().map_err(|_| gone())?
+            .ok_or_else(writer_gone)?
+            .send(job)
+            .map_err(|_| writer_gone())
     }
 
     /// The journal mode and `synchronous` level in force on the write connection, as SQLite
@@ -241,6 +262,10 @@ impl Drop for ReadGuard<'_> {
             let _ = self.conn.execute_batch("COMMIT");
         }
     }
+}
+
+fn writer_gone() -> StoreError {
+    StoreError::Backend("the store's writer has stopped".into())
 }
 
 /// A connection's lock; a panic in another holder does not make the database unusable.

@@ -251,6 +251,17 @@ impl Store for SqliteStore {
         self.write(move |tx| super::apply::apply_in(tx, &thread, writes, now_millis()))
     }
 
+    fn apply_nonblocking(
+        &self,
+        thread: &str,
+        writes: Vec<Write>,
+    ) -> Result<crate::PendingApply, Vec<Write>> {
+        let thread = thread.to_owned();
+        Ok(Box::pin(self.write_async(move |tx| {
+            super::apply::apply_in(tx, &thread, writes, now_millis())
+        })))
+    }
+
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {
         self.messages_after(thread, 0)
     }

@@ -24,15 +24,21 @@ pub(super) trait Job: Send {
     fn finish(self: Box<Self>, committed: Result<(), String>);
 }
 
+/// Where a write's outcome goes: a thread that blocks on it, or a task that awaits it.
+pub(super) enum Reply<T> {
+    Blocking(SyncSender<StoreResult<T>>),
+    Async(tokio::sync::oneshot::Sender<StoreResult<T>>),
+}
+
 /// A write with a typed result, delivered to a waiting caller.
 pub(super) struct TypedJob<T, F> {
     work: Option<F>,
     result: Option<StoreResult<T>>,
-    reply: SyncSender<StoreResult<T>>,
+    reply: Reply<T>,
 }
 
 impl<T, F> TypedJob<T, F> {
-    pub(super) fn new(work: F, reply: SyncSender<StoreResult<T>>) -> Self {
+    pub(super) fn new(work: F, reply: Reply<T>) -> Self {
         Self {
             work: Some(work),
             result: None,
@@ -64,7 +70,14 @@ where
             (None, Ok(())) => Err(StoreError::Corrupt("a write never ran".to_owned())),
         };
         // The caller may have gone away; its write is committed all the same.
-        let _ = self.reply.send(outcome);
+        match self.reply {
+            Reply::Blocking(to) => {
+                let _ = to.send(outcome);
+            }
+            Reply::Async(to) => {
+                let _ = to.send(outcome);
+            }
+        }
     }
 }
 

@@ -149,7 +149,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     };
-    match runtime.start_thread_with(&args.agent, &args.message, values) {
+    match block_on(runtime.start_thread_with(&args.agent, &args.message, values)) {
         Ok(thread) => drive(
             &runtime,
             &store,
@@ -200,8 +200,7 @@ pub fn resume(args: ResumeArgs) -> ExitCode {
             .read()
             .map_err(|sentence| output::error(&sentence, None))
             .and_then(|values| {
-                runtime
-                    .set_variables(&args.thread_id, values)
+                block_on(runtime.set_variables(&args.thread_id, values))
                     .map_err(|e| output::error("the variables were not stored.", Some(&e)))
             });
         if given.is_err() {
@@ -246,8 +245,7 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
         })?;
         verdict.edited_arguments = Some(edited);
     }
-    runtime
-        .decide(&args.thread_id, call_id, verdict)
+    block_on(runtime.decide(&args.thread_id, call_id, verdict))
         .map(|_| ())
         .map_err(|e| {
             output::error(
@@ -299,6 +297,21 @@ pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Op
         Err(e) => {
             output::error("the project could not be loaded.", Some(&e));
             None
+        }
+    }
+}
+
+/// Runs a future to its end on a runtime of its own (the command line has no other async work).
+pub(super) fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(future),
+        // Without an I/O driver the runtime cannot start at all: nothing can run.
+        Err(e) => {
+            output::error("the async runtime could not start.", Some(&e));
+            std::process::exit(i32::from(INVALID))
         }
     }
 }

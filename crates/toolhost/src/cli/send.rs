@@ -1,7 +1,7 @@
 //! `toolhost send`: a message to a stored thread, then its next turn, printed like `run`.
 
 use super::output::{self, BAD_INPUT, INVALID};
-use super::run::{drive, load_runtime, open_store, DataArg, Drive};
+use super::run::{block_on, drive, load_runtime, open_store, DataArg, Drive};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,7 +54,7 @@ pub fn send(args: SendArgs) -> ExitCode {
         }
     }
     // Stored before anything runs: whoever owns the thread takes it at its next step.
-    if let Err(e) = runtime.queue_message(&args.thread_id, &args.message) {
+    if let Err(e) = block_on(runtime.queue_message(&args.thread_id, &args.message)) {
         output::error("the message was not stored.", Some(&e));
         return output::exit(INVALID);
     }
