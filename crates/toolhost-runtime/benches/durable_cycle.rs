@@ -36,9 +36,9 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::path::FsPath;
 use toolhost_store::{
-    Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Message, NewMessage,
-    NewThread, Queued, Role, SqliteStore, Store, StoreResult, StoredVariable, Thread,
-    VariableRequest, Write,
+    Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Lease, LeaseClaim, Message,
+    Millis, NewMessage, NewThread, Queued, Role, SqliteStore, Store, StoreResult, StoredVariable,
+    Thread, VariableRequest, Write,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -181,6 +181,23 @@ fn kind_of(writes: &[Write]) -> Kind {
 impl Store for TimedStore {
     fn create_thread(&self, new: NewThread) -> StoreResult<Thread> {
         self.timed(Kind::CommitOther, || self.inner.create_thread(new))
+    }
+    fn claim(&self, thread: &str, claim: &LeaseClaim) -> StoreResult<Lease> {
+        self.timed(Kind::CommitOther, || self.inner.claim(thread, claim))
+    }
+    fn renew(&self, thread: &str, owner: &str, ttl_ms: Millis) -> StoreResult<Lease> {
+        self.timed(Kind::CommitOther, || {
+            self.inner.renew(thread, owner, ttl_ms)
+        })
+    }
+    fn release(&self, thread: &str, owner: &str) -> StoreResult<bool> {
+        self.timed(Kind::CommitOther, || self.inner.release(thread, owner))
+    }
+    fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {
+        self.timed(Kind::Read, || self.inner.lease(thread))
+    }
+    fn request_stop(&self, thread: &str) -> StoreResult<bool> {
+        self.timed(Kind::CommitOther, || self.inner.request_stop(thread))
     }
     fn thread(&self, id: &str) -> StoreResult<Thread> {
         self.timed(Kind::Read, || self.inner.thread(id))
