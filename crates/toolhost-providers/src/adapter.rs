@@ -4,13 +4,13 @@ use crate::api::{wire_tools, CallContext, Settings, WireApi};
 use crate::assemble::Assembly;
 use crate::config::{ApiKind, ConfigError, ModelConfig, Timeouts};
 use crate::delta::{DeltaSink, StreamDelta};
-use crate::failure::{http_failure, scrub, transport_failure, Failure};
-use crate::retry::RetryPolicy;
+use crate::failure::{http_error, scrub, transport_error};
+use crate::retry::{RetryPolicy, RetryStep};
 use crate::secret::ApiKey;
 use crate::sse::SseParser;
 use crate::transport::{next_chunk, read_body, Transport};
 use crate::{anthropic, gemini, openai};
-use crate::{Model, ModelError, ModelFuture, ModelRequest, ModelResponse};
+use crate::{Model, ModelError, ModelErrorKind, ModelFuture, ModelRequest, ModelResponse};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::Value;
@@ -168,24 +168,24 @@ impl HttpModel {
         prepared: &PreparedRequest,
         body: &[u8],
     ) -> Result<ModelResponse, ModelError> {
-        let label = self.api.label();
+        let api = self.api.api();
         let answer: Value = serde_json::from_slice(body).map_err(|e| {
-            let message = scrub(
-                &format!("{label}: the answer is not JSON: {e}"),
-                self.key.as_ref(),
-            );
-            if e.is_eof() {
-                ModelError::Transient(message)
+            // A body that ends early was cut on the way; anything else came whole but wrong.
+            let kind = if e.is_eof() {
+                ModelErrorKind::Transient
             } else {
-                ModelError::Rejected(message)
-            }
+                ModelErrorKind::MalformedAnswer
+            };
+            let message = scrub(&format!("the answer is not JSON: {e}"), self.key.as_ref());
+            ModelError::new(api, kind, message)
         })?;
         let mut out = Assembly::new(prepared.context.clone());
         self.api.read(&answer, &mut out).map_err(|reason| {
-            ModelError::Rejected(scrub(
-                &format!("{label}: unexpected answer: {reason}"),
-                self.key.as_ref(),
-            ))
+            ModelError::new(
+                api,
+                ModelErrorKind::MalformedAnswer,
+                scrub(&format!("unexpected answer: {reason}"), self.key.as_ref()),
+            )
         })?;
         Ok(out.finish())
     }
@@ -199,37 +199,22 @@ impl HttpModel {
         let mut waited = Duration::ZERO;
         let mut attempt = 1;
         loop {
-            let failure = match self.attempt(&prepared, sink).await {
+            let error = match self.attempt(&prepared, sink).await {
                 Ok(response) => return Ok(response),
-                Err(failure) => failure,
+                Err(error) => error,
             };
-            let ModelError::Transient(reason) = &failure.error else {
-                return Err(failure.error);
+            let delay = match self.retry.after(&error, attempt, waited) {
+                RetryStep::Wait(delay) => delay,
+                RetryStep::Fail => return Err(error),
+                RetryStep::GiveUp(why) => return Err(error.noting(&why)),
             };
-            let give_up = |why: String| ModelError::Transient(format!("{reason}; {why}"));
-            if attempt >= self.retry.max_attempts {
-                return Err(give_up(format!(
-                    "gave up after {attempt} attempts ({:.1} s of waiting)",
-                    waited.as_secs_f64()
-                )));
-            }
-            let delay = self.retry.delay(attempt, failure.retry_after);
-            if waited + delay > self.retry.max_total_wait() {
-                return Err(give_up(format!(
-                    "gave up after {attempt} attempts: the next wait of {:.1} s would pass the retry budget of {:.1} s",
-                    delay.as_secs_f64(),
-                    self.retry.max_total_wait().as_secs_f64()
-                )));
-            }
-            tracing::warn!(model = %self.name, attempt, wait_ms = delay.as_millis() as u64, "{reason}; retrying");
+            let reason = error.to_string();
+            tracing::warn!(model = %self.name, attempt, kind = %error.kind(), wait_ms = delay.as_millis() as u64, "{reason}; retrying");
             tokio::time::sleep(delay).await;
             waited += delay;
             attempt += 1;
             if let Some(sink) = sink {
-                sink(StreamDelta::Restarted {
-                    attempt,
-                    reason: reason.clone(),
-                });
+                sink(StreamDelta::Restarted { attempt, reason });
             }
         }
     }
@@ -248,8 +233,8 @@ impl HttpModel {
         &self,
         prepared: &PreparedRequest,
         sink: Option<&DeltaSink>,
-    ) -> Result<ModelResponse, Failure> {
-        let label = self.api.label();
+    ) -> Result<ModelResponse, ModelError> {
+        let api = self.api.api();
         let key = self.key.as_ref();
         let wait = match sink {
             Some(_) => Duration::from_millis(self.timeouts.stream_idle_ms),
@@ -260,41 +245,31 @@ impl HttpModel {
             .transport
             .post(&prepared.url, &self.headers(), prepared.body.clone(), wait)
             .await
-            .map_err(|e| transport_failure(label, &e, key))?;
+            .map_err(|e| transport_error(api, &e, key))?;
         let (parts, mut body) = response.into_parts();
         let is_sse = parts
             .headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !parts.status.is_success() || sink.is_none() || !is_sse {
-            let left = wait
-                .saturating_sub(started.elapsed())
-                .max(Duration::from_millis(1));
-            let bytes = read_body(body, left)
-                .await
-                .map_err(|e| transport_failure(label, &e, key))?;
-            if !parts.status.is_success() {
-                return Err(http_failure(
-                    label,
-                    parts.status,
-                    &parts.headers,
-                    &bytes,
-                    key,
-                ));
+        let sink = match sink {
+            Some(sink) if parts.status.is_success() && is_sse => sink,
+            _ => {
+                let left = wait
+                    .saturating_sub(started.elapsed())
+                    .max(Duration::from_millis(1));
+                let bytes = read_body(body, left)
+                    .await
+                    .map_err(|e| transport_error(api, &e, key))?;
+                if !parts.status.is_success() {
+                    return Err(http_error(api, parts.status, &parts.headers, &bytes, key));
+                }
+                let response = self.parse_response(prepared, &bytes)?;
+                if let (Some(sink), Some(text)) = (sink, &response.text) {
+                    sink(StreamDelta::Text(text.clone()));
+                }
+                return Ok(response);
             }
-            let response = self
-                .parse_response(prepared, &bytes)
-                .map_err(Failure::from_error)?;
-            if let (Some(sink), Some(text)) = (sink, &response.text) {
-                sink(StreamDelta::Text(text.clone()));
-            }
-            return Ok(response);
-        }
-        let Some(sink) = sink else {
-            return Err(Failure::from_error(ModelError::Rejected(format!(
-                "{label}: no sink"
-            ))));
         };
         let mut parser = SseParser::new();
         let mut reader = self.api.stream_reader();
@@ -303,23 +278,22 @@ impl HttpModel {
         loop {
             let chunk = next_chunk(&mut body, idle)
                 .await
-                .map_err(|e| transport_failure(label, &e, key))?;
+                .map_err(|e| transport_error(api, &e, key))?;
             let Some(chunk) = chunk else {
                 if reader.finished() {
                     out.continuity = reader.continuity();
                     return Ok(out.finish());
                 }
-                return Err(Failure::from_error(ModelError::Transient(format!(
-                    "{label}: the stream ended before its end marker (cut)"
-                ))));
+                return Err(ModelError::new(
+                    api,
+                    ModelErrorKind::Transient,
+                    "the stream ended before its end marker (cut)",
+                ));
             };
             for event in parser.feed(&chunk) {
-                let done = reader.event(&event, &mut out, sink).map_err(|e| {
-                    Failure::from_error(match e {
-                        ModelError::Transient(m) => ModelError::Transient(scrub(&m, key)),
-                        ModelError::Rejected(m) => ModelError::Rejected(scrub(&m, key)),
-                    })
-                })?;
+                let done = reader
+                    .event(&event, &mut out, sink)
+                    .map_err(|e| e.map_message(|m| scrub(m, key)))?;
                 if done {
                     out.continuity = reader.continuity();
                     return Ok(out.finish());

@@ -6,7 +6,7 @@ use crate::delta::DeltaSink;
 use crate::hosted;
 use crate::secret::ApiKey;
 use crate::sse::SseEvent;
-use crate::{ModelError, ModelRequest};
+use crate::{ModelApi, ModelError, ModelRequest};
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -17,8 +17,12 @@ use toolhost_core::ToolDefinition;
 
 /// One HTTP API: how to address it, write its requests and read its answers.
 pub(crate) trait WireApi: Send + Sync {
+    /// Which API this is, as its errors name it.
+    fn api(&self) -> ModelApi;
     /// The API's name in errors and logs, e.g. `Anthropic Messages`.
-    fn label(&self) -> &'static str;
+    fn label(&self) -> &'static str {
+        self.api().label()
+    }
     /// The tool lowering this API takes.
     fn lowering(&self) -> Provider;
     /// The `executionProvider` values whose provider-mode tools this API hosts.

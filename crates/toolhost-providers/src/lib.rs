@@ -10,8 +10,10 @@
 //!   provider-run tools, and usage where known (unknown counts are `None`, never zero).
 //! - A tool message's [`ChatMessage::is_error`] reaches Anthropic as `is_error`; the other APIs
 //!   see an error only in the result's text.
-//! - A failure is a [`ModelError`]: `Transient` (a retry may help) or `Rejected`, in one line
-//!   that names the API, the HTTP status and the API's own message.
+//! - A failure is a [`ModelError`]: the [`ModelApi`] it came from, the HTTP status if an
+//!   answer came, a [`ModelErrorKind`], the wait the server asked for, and the API's own
+//!   message; shown in one line that names the API, the status and the cause. See
+//!   [Errors](#errors) for how each API's answers map to kinds.
 //! - [`model_from_config`] builds a model from a [`ModelConfig`]; a missing key fails there,
 //!   naming its variable. The key is an [`ApiKey`]: it never appears in a `Debug` output, an
 //!   error or a log, and a server's echo of it is scrubbed.
@@ -35,11 +37,34 @@
 //!   `thoughtSignature`s, put back on the `functionCall` parts by position and on the text.
 //! - OpenAI chat: none.
 //!
+//! ## Errors
+//! The HTTP status gives the kind: 401 and 403 `Authentication`; 429 `RateLimit`; 529, and 503
+//! from Anthropic or Gemini, `Overloaded`; 408, 409, 425 and other 5xx `Transient`; any other
+//! 4xx `BadRequest`. The error body then names the cause more precisely, as long as that does
+//! not change whether a retry may help:
+//! - OpenAI chat: `error.code` (or `type`) `context_length_exceeded` → `ContextLength`,
+//!   `rate_limit_exceeded` and `insufficient_quota` → `RateLimit`, `invalid_api_key` →
+//!   `Authentication`; a message about the maximum context length (compatible servers) →
+//!   `ContextLength`.
+//! - Anthropic: `error.type` `authentication_error` and `permission_error` →
+//!   `Authentication`, `rate_limit_error` → `RateLimit`, `overloaded_error` → `Overloaded`,
+//!   `api_error` → `Transient`, `invalid_request_error` → `BadRequest`, or `ContextLength` when
+//!   the prompt (or the prompt with `max_tokens`) is too long for the context window.
+//! - Gemini: `error.status` `UNAUTHENTICATED` and `PERMISSION_DENIED` (and an `ErrorInfo` of
+//!   reason `API_KEY_INVALID`) → `Authentication`, `RESOURCE_EXHAUSTED` → `RateLimit`,
+//!   `UNAVAILABLE` → `Overloaded`, `INTERNAL` and `DEADLINE_EXCEEDED` → `Transient`,
+//!   `INVALID_ARGUMENT` → `BadRequest`, or `ContextLength` when the input has too many tokens.
+//!
+//! An error event inside a stream has no status: its body alone decides, and `Transient` when
+//! it names nothing known. Failed connections, timeouts and cut answers are `Transient`; an
+//! answer that arrived whole but cannot be read is `MalformedAnswer`. The wait comes from
+//! `retry-after-ms` or `Retry-After`, else from Gemini's `RetryInfo.retryDelay`.
+//!
 //! ## Retries
-//! Only the HTTP exchange is retried: 408, 409, 425, 429 and 5xx answers, timeouts, failed or
-//! reset connections and streams cut before their end, with exponential backoff and jitter,
-//! honouring `Retry-After`, within [`RetryPolicy`]'s attempts and total wait. The runtime must
-//! never ask a model again once the tool calls of its answer have started to run.
+//! Only the HTTP exchange is retried, and only errors of a retryable kind (`RateLimit`,
+//! `Overloaded`, `Transient`): with exponential backoff and jitter, honouring the server's
+//! wait, within [`RetryPolicy`]'s attempts and total wait. The runtime must never ask a model
+//! again once the tool calls of its answer have started to run.
 //!
 //! ## Streaming
 //! [`Model::complete_streaming`] reports [`StreamDelta`]s (text, reasoning, tool-call starts and
@@ -67,6 +92,7 @@ mod api;
 mod assemble;
 mod config;
 mod delta;
+mod error;
 mod failure;
 mod gemini;
 mod hosted;
@@ -82,9 +108,10 @@ mod transport;
 pub use adapter::{HttpModel, PreparedRequest};
 pub use config::{model_from_config, ApiKind, ConfigError, ModelConfig, Timeouts};
 pub use delta::{DeltaSink, StreamDelta};
+pub use error::{ModelApi, ModelError, ModelErrorKind};
 pub use model::{
-    ChatMessage, ChatRole, FinishReason, ImageAttachment, Model, ModelError, ModelFuture,
-    ModelRequest, ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
+    ChatMessage, ChatRole, FinishReason, ImageAttachment, Model, ModelFuture, ModelRequest,
+    ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
 };
 pub use ordering::{check_history, HistoryRepair, HistoryRepairKind, RESULT_UNAVAILABLE};
 pub use retry::{parse_retry_after, RetryPolicy};

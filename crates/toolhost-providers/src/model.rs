@@ -1,6 +1,7 @@
 //! The model contract: what a request holds and what a response gives back.
 
 use crate::delta::DeltaSink;
+use crate::ModelError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -196,17 +197,6 @@ pub struct ModelResponse {
     /// [`ChatMessage::continuity`]); the runtime stores it with the reply. `None` when there is
     /// none.
     pub continuity: Option<Value>,
-}
-
-/// Why a model gave no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ModelError {
-    /// The request cannot succeed as it is (a script mismatch, a refused request).
-    #[error("{0}")]
-    Rejected(String),
-    /// A passing failure (rate limit, server error, timeout); a retry may succeed.
-    #[error("{0} (may succeed if retried)")]
-    Transient(String),
 }
 
 /// A boxed future returned by [`Model::complete`].

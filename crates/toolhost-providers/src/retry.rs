@@ -3,6 +3,7 @@
 //! Only the HTTP exchange is retried, never a model request whose tool calls have started to
 //! run: that decision belongs to the runtime, which must not ask again once a call ran.
 
+use crate::ModelError;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -53,6 +54,41 @@ impl RetryPolicy {
     pub fn max_total_wait(&self) -> Duration {
         Duration::from_millis(self.max_total_wait_ms)
     }
+
+    /// What follows attempt `attempt` (1-based) failing with `error`, after `waited` spent
+    /// waiting so far. Decided on the error's kind and the wait its server asked for.
+    pub(crate) fn after(&self, error: &ModelError, attempt: u32, waited: Duration) -> RetryStep {
+        if !error.is_retryable() {
+            return RetryStep::Fail;
+        }
+        if attempt >= self.max_attempts {
+            return RetryStep::GiveUp(format!(
+                "gave up after {attempt} attempt{} ({:.1} s of waiting)",
+                if attempt == 1 { "" } else { "s" },
+                waited.as_secs_f64()
+            ));
+        }
+        let delay = self.delay(attempt, error.retry_after());
+        if waited + delay > self.max_total_wait() {
+            return RetryStep::GiveUp(format!(
+                "gave up after {attempt} attempts: the next wait of {:.1} s would pass the retry budget of {:.1} s",
+                delay.as_secs_f64(),
+                self.max_total_wait().as_secs_f64()
+            ));
+        }
+        RetryStep::Wait(delay)
+    }
+}
+
+/// What follows a failed attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RetryStep {
+    /// Wait this long, then try again.
+    Wait(Duration),
+    /// Stop with the error as it is: sending the same request again cannot help.
+    Fail,
+    /// Stop although a retry might help: the attempts or the wait budget are used up (why).
+    GiveUp(String),
 }
 
 /// A pseudo-random number below `bound` (splitmix64 over a counter seeded by the clock).
@@ -80,7 +116,8 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
         return Some(Duration::from_secs(seconds));
     }
     if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        // `try_`: a negative or absurd value from the server must not panic.
+        return Duration::try_from_secs_f64(seconds).ok();
     }
     let at = parse_http_date(value)?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
@@ -148,6 +185,8 @@ mod tests {
         );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-3", now), None);
+        assert_eq!(parse_retry_after("1e300", now), None);
+        assert_eq!(parse_retry_after("NaN", now), None);
     }
 
     #[test]
@@ -168,5 +207,45 @@ mod tests {
             p.delay(1, Some(Duration::from_secs(2))),
             Duration::from_secs(2)
         );
+    }
+
+    #[test]
+    fn the_kind_and_the_server_s_wait_decide_the_next_step() {
+        use crate::{ModelApi, ModelErrorKind};
+        let p = RetryPolicy {
+            max_attempts: 3,
+            initial_backoff_ms: 100,
+            max_backoff_ms: 300,
+            max_total_wait_ms: 1000,
+        };
+        let error = |kind| ModelError::new(ModelApi::AnthropicMessages, kind, "x");
+        for kind in [
+            ModelErrorKind::Authentication,
+            ModelErrorKind::ContextLength,
+            ModelErrorKind::BadRequest,
+            ModelErrorKind::MalformedAnswer,
+            ModelErrorKind::Script,
+        ] {
+            assert_eq!(p.after(&error(kind), 1, Duration::ZERO), RetryStep::Fail);
+        }
+        let overloaded = error(ModelErrorKind::Overloaded);
+        assert!(matches!(
+            p.after(&overloaded, 1, Duration::ZERO),
+            RetryStep::Wait(d) if d <= Duration::from_millis(100)
+        ));
+        assert!(matches!(
+            p.after(&overloaded, 3, Duration::ZERO),
+            RetryStep::GiveUp(why) if why.starts_with("gave up after 3 attempts")
+        ));
+        let asked =
+            error(ModelErrorKind::RateLimit).with_retry_after(Some(Duration::from_millis(700)));
+        assert_eq!(
+            p.after(&asked, 1, Duration::ZERO),
+            RetryStep::Wait(Duration::from_millis(700))
+        );
+        assert!(matches!(
+            p.after(&asked, 2, Duration::from_millis(400)),
+            RetryStep::GiveUp(why) if why.contains("would pass the retry budget of 1.0 s")
+        ));
     }
 }

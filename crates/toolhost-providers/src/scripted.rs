@@ -14,9 +14,9 @@
 //! A turn that calls a tool which was not offered is refused, naming the turn and the tool.
 
 use crate::model::{
-    FinishReason, Model, ModelError, ModelFuture, ModelRequest, ModelResponse, ModelToolCall, Usage,
+    FinishReason, Model, ModelFuture, ModelRequest, ModelResponse, ModelToolCall, Usage,
 };
-use crate::ChatRole;
+use crate::{ChatRole, ModelApi, ModelError, ModelErrorKind};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -134,8 +134,10 @@ impl ScriptedModel {
             .iter()
             .filter(|m| m.role == ChatRole::Assistant)
             .count();
+        let script_error =
+            |message: String| ModelError::new(ModelApi::Scripted, ModelErrorKind::Script, message);
         let turn = self.turns.get(index).ok_or_else(|| {
-            ModelError::Rejected(format!(
+            script_error(format!(
                 "the script of {} has {} turns and turn {} was asked for",
                 self.name,
                 self.turns.len(),
@@ -146,7 +148,7 @@ impl ScriptedModel {
         let mut calls = Vec::new();
         for (i, call) in turn.tool_calls.iter().enumerate() {
             if !offered.contains(&call.name.as_str()) {
-                return Err(ModelError::Rejected(format!(
+                return Err(script_error(format!(
                     "script turn {} calls tool `{}`, which was not offered (offered: {})",
                     index + 1,
                     call.name,

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
-use hyper::{HeaderMap, Request, Response, StatusCode};
+use hyper::{HeaderMap, Request, Response};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -111,11 +111,6 @@ pub(crate) async fn next_chunk(
             }
         }
     }
-}
-
-/// Whether a status is worth another try.
-pub(crate) fn is_transient(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 408 | 409 | 425 | 429 | 500..=599)
 }
 
 /// An error and its causes in one line.

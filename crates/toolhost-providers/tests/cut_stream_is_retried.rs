@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use std::sync::{Arc, Mutex};
-use toolhost_providers::{ChatRole, ModelError, ModelRequest, StreamDelta};
+use toolhost_providers::{ChatRole, ModelError, ModelErrorKind, ModelRequest, StreamDelta};
 
 fn request() -> ModelRequest {
     ModelRequest {
@@ -73,7 +73,7 @@ async fn a_stream_cut_every_time_gives_up_with_a_clear_error() {
     assert_eq!(requests, 3);
     let error = result.unwrap_err();
     let text = error.to_string();
-    assert!(matches!(error, ModelError::Transient(_)));
+    assert_eq!(error.kind(), ModelErrorKind::Transient);
     assert!(text.starts_with("Anthropic Messages: "), "{text}");
     assert!(text.contains("gave up after 3 attempts"), "{text}");
 }

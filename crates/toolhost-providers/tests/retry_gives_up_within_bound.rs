@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use std::time::{Duration, Instant};
-use toolhost_providers::{ChatRole, ModelError, ModelRequest};
+use toolhost_providers::{ChatRole, ModelApi, ModelErrorKind, ModelRequest};
 
 fn request() -> ModelRequest {
     ModelRequest {
@@ -28,9 +28,8 @@ async fn gives_up_after_the_last_attempt_naming_api_status_and_message() {
         .await
         .unwrap_err();
     assert_eq!(server.seen().len(), 3, "max_attempts is 3");
-    let ModelError::Transient(message) = &error else {
-        panic!("expected a transient error, got {error:?}");
-    };
+    assert_eq!(error.kind(), ModelErrorKind::Overloaded, "{error:?}");
+    let message = error.to_string();
     assert!(
         message.starts_with(
             "Anthropic Messages: HTTP 529: Overloaded (overloaded_error); gave up after 3 attempts"
@@ -75,9 +74,10 @@ async fn a_refused_request_is_not_retried() {
         .await
         .unwrap_err();
     assert_eq!(server.seen().len(), 1);
+    assert_eq!(error.kind(), ModelErrorKind::BadRequest);
     assert_eq!(
-        error,
-        ModelError::Rejected("Gemini generateContent: HTTP 400: Invalid JSON payload received. Unknown name \"foo\" at 'generation_config': Cannot find field. (INVALID_ARGUMENT)".into())
+        error.to_string(),
+        "Gemini generateContent: HTTP 400: Invalid JSON payload received. Unknown name \"foo\" at 'generation_config': Cannot find field. (INVALID_ARGUMENT)"
     );
 }
 
@@ -95,9 +95,12 @@ async fn a_refused_connection_is_transient_and_bounded() {
     config.retry.initial_backoff_ms = 10;
     let model = toolhost_providers::model_from_config(&config, |_| None).expect("model");
     let error = model.complete(&request()).await.unwrap_err();
-    let ModelError::Transient(message) = &error else {
-        panic!("{error:?}");
-    };
+    assert_eq!(
+        (error.api(), error.kind(), error.status()),
+        (ModelApi::OpenAiChat, ModelErrorKind::Transient, None),
+        "{error:?}"
+    );
+    let message = error.to_string();
     assert!(
         message.starts_with("OpenAI chat completions: connection failed"),
         "{message}"

@@ -4,7 +4,8 @@
 use futures_executor::block_on;
 use toolhost_core::DynamicTool;
 use toolhost_providers::{
-    ChatMessage, ChatRole, FinishReason, Model, ModelError, ModelRequest, ScriptedModel,
+    ChatMessage, ChatRole, FinishReason, Model, ModelApi, ModelError, ModelErrorKind, ModelRequest,
+    ScriptedModel,
 };
 
 fn tool(name: &str) -> toolhost_core::ToolDefinition {
@@ -85,7 +86,11 @@ fn turns_are_played_by_the_number_of_assistant_messages_so_far() {
     .unwrap_err();
     assert_eq!(
         past,
-        ModelError::Rejected("the script of test has 4 turns and turn 5 was asked for".into())
+        ModelError::new(
+            ModelApi::Scripted,
+            ModelErrorKind::Script,
+            "the script of test has 4 turns and turn 5 was asked for"
+        )
     );
 }
 

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_providers::{
-    ChatMessage, ChatRole, FinishReason, ModelError, ModelResponse, ModelToolCall, Usage,
+    ChatMessage, ChatRole, FinishReason, ModelApi, ModelError, ModelErrorKind, ModelResponse,
+    ModelToolCall, Usage,
 };
 use toolhost_runtime::engine::{RunOutcome, Runtime, Side, StopReason, ThreadState};
 use toolhost_store::{Role, SqliteStore, Store};
@@ -209,7 +210,12 @@ async fn a_stop_tool_ends_a_turn_and_a_failed_session_continues_where_it_was() {
         ]
     };
     let a = ListModel::new(a_script());
-    let b_failing = ListModel::new(vec![Err(ModelError::Transient("overloaded".into()))]);
+    let b_failing = ListModel::new(vec![Err(ModelError::new(
+        ModelApi::AnthropicMessages,
+        ModelErrorKind::Overloaded,
+        "Overloaded (overloaded_error)",
+    )
+    .with_status(529))]);
     let log = Arc::new(Mutex::new(Vec::new()));
     let rt = runtime(&project, store.clone(), a.clone(), b_failing.clone(), &log);
     let thread = rt.start_thread("interview", "Go.").await.unwrap();

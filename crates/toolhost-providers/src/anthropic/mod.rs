@@ -24,7 +24,7 @@ use crate::api::{arguments_object, Settings, StreamReader, WireApi, WireTools};
 use crate::assemble::Assembly;
 use crate::hosted;
 use crate::secret::ApiKey;
-use crate::{ChatMessage, ChatRole, ImageAttachment, ModelRequest, ToolChoice};
+use crate::{ChatMessage, ChatRole, ImageAttachment, ModelApi, ModelRequest, ToolChoice};
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
 use toolhost_core::schema::lower::Provider;
@@ -36,8 +36,8 @@ pub(crate) const DEFAULT_MAX_TOKENS: u64 = 4096;
 pub(crate) struct AnthropicMessages;
 
 impl WireApi for AnthropicMessages {
-    fn label(&self) -> &'static str {
-        "Anthropic Messages"
+    fn api(&self) -> ModelApi {
+        ModelApi::AnthropicMessages
     }
 
     fn lowering(&self) -> Provider {

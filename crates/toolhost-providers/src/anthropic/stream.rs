@@ -7,9 +7,9 @@ use super::thinking;
 use crate::api::StreamReader;
 use crate::assemble::Assembly;
 use crate::delta::{DeltaSink, StreamDelta};
-use crate::failure::api_message;
+use crate::failure::stream_error;
 use crate::sse::SseEvent;
-use crate::ModelError;
+use crate::{ModelApi, ModelError, ModelErrorKind};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -47,10 +47,13 @@ impl StreamReader for EventReader {
         out: &mut Assembly,
         sink: &DeltaSink,
     ) -> Result<bool, ModelError> {
+        // Events arrive whole, so one that is not JSON was garbled on the way: worth a retry.
         let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-            ModelError::Transient(format!(
-                "Anthropic Messages: a stream event is not JSON: {e}"
-            ))
+            ModelError::new(
+                ModelApi::AnthropicMessages,
+                ModelErrorKind::Transient,
+                format!("a stream event is not JSON: {e}"),
+            )
         })?;
         let kind = data
             .get("type")
@@ -87,20 +90,10 @@ impl StreamReader for EventReader {
                 return Ok(true);
             }
             "error" => {
-                let message = format!(
-                    "Anthropic Messages: error in the stream: {}",
-                    api_message(event.data.as_bytes())
-                );
-                let error_type = data.pointer("/error/type").and_then(Value::as_str);
-                return Err(match error_type {
-                    Some(
-                        "invalid_request_error"
-                        | "authentication_error"
-                        | "permission_error"
-                        | "not_found_error",
-                    ) => ModelError::Rejected(message),
-                    _ => ModelError::Transient(message),
-                });
+                return Err(stream_error(
+                    ModelApi::AnthropicMessages,
+                    event.data.as_bytes(),
+                ))
             }
             _ => {}
         }

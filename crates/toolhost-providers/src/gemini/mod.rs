@@ -24,7 +24,7 @@ use crate::api::{Settings, StreamReader, WireApi, WireTools};
 use crate::assemble::{Assembly, MADE_UP_ID_PREFIX};
 use crate::hosted;
 use crate::secret::ApiKey;
-use crate::{ChatMessage, ChatRole, ImageAttachment, ModelRequest, ToolChoice};
+use crate::{ChatMessage, ChatRole, ImageAttachment, ModelApi, ModelRequest, ToolChoice};
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
 use signatures::Signatures;
@@ -35,8 +35,8 @@ use toolhost_core::schema::lower::Provider;
 pub(crate) struct GeminiGenerate;
 
 impl WireApi for GeminiGenerate {
-    fn label(&self) -> &'static str {
-        "Gemini generateContent"
+    fn api(&self) -> ModelApi {
+        ModelApi::Gemini
     }
 
     fn lowering(&self) -> Provider {

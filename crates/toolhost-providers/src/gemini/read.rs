@@ -5,9 +5,9 @@ use super::signatures::Signatures;
 use crate::api::StreamReader;
 use crate::assemble::Assembly;
 use crate::delta::{DeltaSink, StreamDelta};
-use crate::failure::api_message;
+use crate::failure::stream_error;
 use crate::sse::SseEvent;
-use crate::{FinishReason, ModelError, ProviderToolResult};
+use crate::{FinishReason, ModelApi, ModelError, ModelErrorKind, ProviderToolResult};
 use serde_json::Value;
 
 /// Where one answer stands.
@@ -159,21 +159,23 @@ impl StreamReader for ChunkReader {
         out: &mut Assembly,
         sink: &DeltaSink,
     ) -> Result<bool, ModelError> {
+        // Events arrive whole, so a chunk that is not JSON was garbled on the way: worth a retry.
         let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
-            ModelError::Transient(format!(
-                "Gemini generateContent: a stream chunk is not JSON: {e}"
-            ))
+            ModelError::new(
+                ModelApi::Gemini,
+                ModelErrorKind::Transient,
+                format!("a stream chunk is not JSON: {e}"),
+            )
         })?;
         if chunk.get("error").is_some() {
-            return Err(ModelError::Transient(format!(
-                "Gemini generateContent: error in the stream: {}",
-                api_message(event.data.as_bytes())
-            )));
+            return Err(stream_error(ModelApi::Gemini, event.data.as_bytes()));
         }
         self.chunk(&chunk, out, Some(sink)).map_err(|reason| {
-            ModelError::Rejected(format!(
-                "Gemini generateContent: unexpected answer: {reason}"
-            ))
+            ModelError::new(
+                ModelApi::Gemini,
+                ModelErrorKind::MalformedAnswer,
+                format!("unexpected answer: {reason}"),
+            )
         })?;
         // Gemini has no end marker: the stream ends after the chunk with a finish reason.
         Ok(false)

@@ -17,7 +17,7 @@ use crate::api::{image_placeholder, Settings, StreamReader, WireApi, WireTools};
 use crate::assemble::Assembly;
 use crate::hosted;
 use crate::secret::ApiKey;
-use crate::{ChatMessage, ChatRole, ModelRequest, ToolChoice};
+use crate::{ChatMessage, ChatRole, ModelApi, ModelRequest, ToolChoice};
 use hyper::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Map, Value};
 use toolhost_core::schema::lower::Provider;
@@ -26,8 +26,8 @@ use toolhost_core::schema::lower::Provider;
 pub(crate) struct OpenAiChat;
 
 impl WireApi for OpenAiChat {
-    fn label(&self) -> &'static str {
-        "OpenAI chat completions"
+    fn api(&self) -> ModelApi {
+        ModelApi::OpenAiChat
     }
 
     fn lowering(&self) -> Provider {

@@ -4,9 +4,9 @@ use super::read::{annotations, finish, reasoning_of, text_of, usage_of};
 use crate::api::StreamReader;
 use crate::assemble::Assembly;
 use crate::delta::{DeltaSink, StreamDelta};
-use crate::failure::api_message;
+use crate::failure::stream_error;
 use crate::sse::SseEvent;
-use crate::ModelError;
+use crate::{ModelApi, ModelError, ModelErrorKind};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -32,16 +32,16 @@ impl StreamReader for ChunkReader {
         if data == "[DONE]" {
             return Ok(true);
         }
+        // Events arrive whole, so a chunk that is not JSON was garbled on the way: worth a retry.
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            ModelError::Transient(format!(
-                "OpenAI chat completions: a stream chunk is not JSON: {e}"
-            ))
+            ModelError::new(
+                ModelApi::OpenAiChat,
+                ModelErrorKind::Transient,
+                format!("a stream chunk is not JSON: {e}"),
+            )
         })?;
         if chunk.get("error").is_some() {
-            return Err(ModelError::Transient(format!(
-                "OpenAI chat completions: error in the stream: {}",
-                api_message(data.as_bytes())
-            )));
+            return Err(stream_error(ModelApi::OpenAiChat, data.as_bytes()));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             out.usage = usage_of(usage);

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::AnyTool;
 use toolhost_providers::{
-    ChatMessage, Model, ModelError, ModelFuture, ModelRequest, ModelResponse, ModelToolCall,
+    ChatMessage, Model, ModelApi, ModelError, ModelErrorKind, ModelFuture, ModelRequest,
+    ModelResponse, ModelToolCall,
 };
 use toolhost_runtime::engine::Runtime;
 use toolhost_store::{SqliteStore, Store};
@@ -77,7 +78,13 @@ impl Model for ListModel {
             self.answers
                 .get(seen.len() - 1)
                 .cloned()
-                .unwrap_or_else(|| Err(ModelError::Rejected("no more answers".into())))
+                .unwrap_or_else(|| {
+                    Err(ModelError::new(
+                        ModelApi::Scripted,
+                        ModelErrorKind::Script,
+                        "no more answers",
+                    ))
+                })
         })
     }
 }
