@@ -1,7 +1,8 @@
 //! `toolhost chat` in a real pseudo-terminal, typed at like a person would: the answer streams
 //! in, calls are shown starting and ending, approvals are decided inline (approve, edit, deny
 //! with a message), a secret is typed without echo and stored sealed, every message goes to one
-//! thread, Ctrl-C stops a turn and a second Ctrl-C leaves.
+//! thread (also when it is continued later with `--thread`), Ctrl-C stops a turn and a second
+//! Ctrl-C leaves.
 
 mod common;
 
@@ -164,8 +165,8 @@ fn write(root: &Path, file: &str, text: &str) {
 }
 
 /// A shop whose scripted model plays `script`: `ping` answers at once, `pay` needs approval,
-/// `slow` sleeps `slow_secs`, `charge_card` needs the secret CARD_TOKEN and quotes it back.
-fn shop(script: &str, slow_secs: u32) -> TempProject {
+/// `slow` runs until the file `release` exists, `charge_card` needs the secret CARD_TOKEN and quotes it back.
+fn shop(script: &str) -> TempProject {
     let p = TempProject::new();
     let root = &p.root;
     write(
@@ -207,10 +208,14 @@ fn shop(script: &str, slow_secs: u32) -> TempProject {
     }
     write(root, "ping.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'pong'}))\n");
     write(root, "pay.py", "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'paid %d' % call['arguments']['amount']}))\n");
+    // `slow` runs until the test lets it end (or for five minutes): no timing is assumed.
     write(
         root,
         "slow.py",
-        &format!("import json, sys, time\njson.load(sys.stdin)\ntime.sleep({slow_secs})\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n"),
+        &format!(
+            "import json, os, sys, time\njson.load(sys.stdin)\nend = time.time() + 300\nwhile not os.path.exists({:?}) and time.time() < end:\n    time.sleep(0.05)\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n",
+            root.join("release").display().to_string()
+        ),
     );
     write(root, "charge_card.py", "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'charged with ' + call['variables']['CARD_TOKEN']}))\n");
     p
@@ -246,7 +251,6 @@ fn a_conversation_typed_in_a_terminal() {
 {"toolCalls": [{"name": "slow", "arguments": {"amount": 1}}]}
 {"text": "Slept."}
 "#,
-        2,
     );
     let dir = project.root.display().to_string();
     let data_dir = project.root.join("data");
@@ -313,6 +317,7 @@ fn a_conversation_typed_in_a_terminal() {
     term.expect("→ slow {\"amount\":1}");
     term.type_text(CTRL_C);
     term.expect("stopping after the operation under way");
+    std::fs::write(project.root.join("release"), "").unwrap();
     term.expect("✓ slow: slept");
     term.expect("stopped; the thread goes on with your next message");
     let after = term.expect("> ");
@@ -337,6 +342,21 @@ fn a_conversation_typed_in_a_terminal() {
     let rows: Vec<&str> = list.lines().skip(1).collect();
     assert_eq!(rows.len(), 1, "one thread:\n{list}");
     let id = rows[0].split_whitespace().next().unwrap().to_owned();
+
+    // Continued later: its last messages first, then the next message goes on from there.
+    let mut term = Terminal::start(&[
+        "chat", &dir, "--agent", "shop", "--data", &data, "--thread", &id,
+    ]);
+    term.expect("user: sleep");
+    term.expect("ok slow: slept");
+    term.expect("> ");
+    term.type_text("and now?\r");
+    term.expect("Slept.");
+    term.expect("> ");
+    term.type_text("\x04");
+    term.expect("is kept");
+    assert_eq!(term.exit_code(), 0, "{}", term.all());
+
     let record = toolhost_json(&["threads", "show", &id, "--data", &data, "--json"]);
     let messages = record["messages"].as_array().unwrap();
     let users: Vec<&str> = messages
@@ -346,7 +366,7 @@ fn a_conversation_typed_in_a_terminal() {
         .collect();
     assert_eq!(
         users,
-        ["hello", "pay 20", "pay 40", "pay 30", "charge 5", "sleep"]
+        ["hello", "pay 20", "pay 40", "pay 30", "charge 5", "sleep", "and now?"]
     );
     let denied = messages
         .iter()
@@ -374,7 +394,6 @@ fn a_second_ctrl_c_during_a_turn_leaves_at_once() {
 {"toolCalls": [{"name": "slow", "arguments": {"amount": 1}}]}
 {"text": "Slept."}
 "#,
-        600,
     );
     let dir = project.root.display().to_string();
     let data = project.root.join("data").display().to_string();

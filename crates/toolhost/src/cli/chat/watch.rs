@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
 use toolhost_runtime::engine::LiveEvent;
-use toolhost_store::{Message, Role, Store};
+use toolhost_store::{CallState, Message, Role, Store};
 
 /// How often the store is looked at for calls that started or ended.
 const LOOK_EVERY: Duration = Duration::from_millis(100);
@@ -52,17 +52,19 @@ impl Watch {
     /// Watches `thread` from what is stored now on.
     pub fn new(store: Arc<dyn Store>, thread: &str) -> Self {
         let seen = last_seq(store.as_ref(), thread, 0);
-        let done: HashSet<String> = store
-            .calls(thread)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|c| c.call_id)
+        let journal = store.calls(thread).unwrap_or_default();
+        // A call still running (another process runs the thread) is shown when it ends.
+        let done: HashSet<String> = journal
+            .iter()
+            .filter(|c| c.state == CallState::Completed)
+            .map(|c| c.call_id.clone())
             .collect();
+        let started: HashSet<String> = journal.into_iter().map(|c| c.call_id).collect();
         Self {
             store,
             thread: thread.to_owned(),
             seen,
-            started: done.clone(),
+            started,
             ended: done,
             calls: HashMap::new(),
             journal: HashMap::new(),
