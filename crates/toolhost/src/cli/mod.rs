@@ -2,8 +2,10 @@
 //!
 //! Exit codes: 0 success; 1 the input was checked and found invalid, or a run failed; 2 a bad
 //! file, an unknown name or a usage error; 3 a run paused, waiting for a person (an approval or
-//! variables); 4 another run owns the thread (what was given is stored for it, nothing was run).
+//! variables); 4 another run owns the thread (what was given is stored for it, nothing was run);
+//! 130 `toolhost chat` left with a second Ctrl-C while a turn was still running.
 
+mod chat;
 mod output;
 mod progress;
 mod run;
@@ -36,6 +38,9 @@ enum Command {
     Resume(run::ResumeArgs),
     /// Send a message to a stored thread and run its next turn.
     Send(send::SendArgs),
+    /// Talk with an agent in the terminal: streamed answers, calls shown, approvals and
+    /// variables asked inline.
+    Chat(chat::ChatArgs),
     /// List and show stored threads.
     #[command(subcommand)]
     Threads(threads::ThreadsCommand),
@@ -48,6 +53,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Resume(args) => run::resume(args),
         Command::Send(args) => send::send(args),
+        Command::Chat(args) => chat::chat(args),
         Command::Threads(cmd) => threads::threads(cmd),
     }
 }

@@ -8,7 +8,8 @@ pub fn thread_json(thread: &Thread, messages: &[Message], calls: &[CallRecord]) 
     json!({"thread": thread, "messages": messages, "calls": calls})
 }
 
-fn one_line(text: &str, max: usize) -> String {
+/// `text` on one line, cut after `max` characters.
+pub(super) fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match flat.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &flat[..cut]),

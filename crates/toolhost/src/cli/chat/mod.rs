@@ -1,0 +1,151 @@
+//! `toolhost chat`: a conversation with an agent in the terminal. The answer streams in, each
+//! tool call is shown as it starts and ends, approvals and missing variables are asked inline
+//! (secrets without echo), Ctrl-C stops the turn under way and a second one leaves.
+//!
+//! Each message is sent to the thread like `toolhost send`, so the thread is the same stored
+//! thread every other command sees, and it can be continued later with `--thread`.
+
+mod ask;
+mod input;
+mod screen;
+mod session;
+mod turn;
+mod watch;
+
+use super::output::{self, BAD_INPUT, INVALID};
+use super::run::{load_runtime, open_store, DataArg};
+use clap::Args;
+use input::Input;
+use session::Session;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tokio::signal::unix::{signal, SignalKind};
+use toolhost_core::blueprint::Activities;
+use toolhost_core::variables::VariableKind;
+use toolhost_runtime::project::{load_definitions, load_tools, Definitions};
+use watch::Watch;
+
+/// Exit code when a second Ctrl-C cut off a turn that was still running.
+pub const INTERRUPTED: u8 = 130;
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// The project folder.
+    dir: PathBuf,
+    /// The agent to talk to (a file in agents/agents/).
+    #[arg(long)]
+    agent: String,
+    /// Continue this stored thread (its last messages are shown first).
+    #[arg(long, value_name = "ID")]
+    thread: Option<String>,
+    #[command(flatten)]
+    data: DataArg,
+    /// Use this model definition (a file in agents/models/) for every prompt.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+}
+
+/// Checks the project, agent and thread, then talks until the person leaves.
+pub fn chat(args: ChatArgs) -> ExitCode {
+    let store = match open_store(&args.data.data) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let Some(mut runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
+        return output::exit(BAD_INPUT);
+    };
+    if let Some(model) = &args.model {
+        if let Err(e) = runtime.override_model(model) {
+            output::error(&format!("--model {model} cannot be used."), Some(&e));
+            return output::exit(BAD_INPUT);
+        }
+    }
+    let defs = load_definitions(&args.dir);
+    if !defs.agents.contains_key(&args.agent) {
+        output::error(
+            &format!(
+                "there is no agent named {} in {}.",
+                args.agent,
+                args.dir.join("agents/agents").display()
+            ),
+            None,
+        );
+        return output::exit(BAD_INPUT);
+    }
+    if let Some(id) = &args.thread {
+        match store.thread(id) {
+            Err(e) => {
+                output::error(
+                    &format!("there is no thread {id} in {}.", args.data.data.display()),
+                    Some(&e),
+                );
+                return output::exit(BAD_INPUT);
+            }
+            Ok(t) if t.agent != args.agent => {
+                output::error(
+                    &format!(
+                        "thread {id} belongs to agent {}, not {}.",
+                        t.agent, args.agent
+                    ),
+                    None,
+                );
+                return output::exit(BAD_INPUT);
+            }
+            Ok(_) => {}
+        }
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            output::error("the async runtime could not start.", Some(&e));
+            return output::exit(INVALID);
+        }
+    };
+    let interrupts = {
+        let _entered = rt.enter();
+        signal(SignalKind::interrupt())
+    };
+    let interrupts = match interrupts {
+        Ok(s) => s,
+        Err(e) => {
+            output::error("Ctrl-C could not be handled.", Some(&e));
+            return output::exit(INVALID);
+        }
+    };
+    let thread = args
+        .thread
+        .as_ref()
+        .map(|id| (id.clone(), Watch::new(store.clone(), id)));
+    let session = Session {
+        secrets: secret_names(&args.dir, &defs),
+        runtime,
+        store,
+        dir: args.dir,
+        agent: args.agent,
+        thread,
+        input: Input::open(),
+        rt,
+        interrupts,
+    };
+    output::exit(session.go())
+}
+
+/// The variables any tool, prompt or agent of the project declares secret: these are read
+/// without echo.
+fn secret_names(dir: &Path, defs: &Definitions) -> BTreeSet<String> {
+    let tools = load_tools(dir, &Activities::new())
+        .map(|p| p.tools)
+        .unwrap_or_default();
+    tools
+        .iter()
+        .flat_map(|t| t.tool.definition().variables.iter())
+        .chain(defs.prompts.values().flat_map(|p| p.variables.iter()))
+        .chain(defs.agents.values().flat_map(|a| a.variables.iter()))
+        .filter(|d| d.kind == VariableKind::Secret)
+        .map(|d| d.name.clone())
+        .collect()
+}
