@@ -69,7 +69,7 @@ pub(super) fn approval(
                 continue;
             }
         };
-        match runtime.decide(thread, &request.call_id, verdict) {
+        match wait_for(runtime.decide(thread, &request.call_id, verdict)) {
             Ok(_) => return Answer::Given,
             Err(e) => {
                 screen::line(&format!("  error: the decision was not recorded: {e}"));
@@ -106,7 +106,7 @@ fn edited(
             edited_arguments: Some(value),
             ..Verdict::approve(DECIDED_BY)
         };
-        match runtime.decide(thread, &request.call_id, verdict) {
+        match wait_for(runtime.decide(thread, &request.call_id, verdict)) {
             Ok(_) => return Some(Answer::Given),
             Err(e) => screen::line(&format!("  refused: {e}; try again")),
         }
@@ -127,7 +127,7 @@ pub(super) fn variables(
         Err(Answer::Later) => return later(),
         Err(answer) => return answer,
     };
-    match runtime.set_variables(thread, values) {
+    match wait_for(runtime.set_variables(thread, values)) {
         Ok(()) => Answer::Given,
         Err(e) => {
             screen::line(&format!("  error: the values were not stored: {e}"));
@@ -174,4 +174,9 @@ pub(super) fn values(
 fn later() -> Answer {
     screen::line("  the thread keeps waiting; your next message asks again");
     Answer::Later
+}
+
+/// Waits for a store operation from the prompt's (synchronous) side of the chat.
+fn wait_for<F: std::future::Future>(future: F) -> F::Output {
+    super::super::run::block_on(future)
 }

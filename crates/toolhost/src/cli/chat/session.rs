@@ -113,10 +113,11 @@ impl Session {
     fn start(&mut self, message: &str) -> Flow {
         let mut values = Vec::new();
         loop {
-            match self
-                .runtime
-                .start_thread_with(&self.agent, message, values.clone())
-            {
+            match self.rt.block_on(self.runtime.start_thread_with(
+                &self.agent,
+                message,
+                values.clone(),
+            )) {
                 Ok(thread) => {
                     let watch = Watch::new(self.store.clone(), &thread.id);
                     self.thread = Some((thread.id, watch));

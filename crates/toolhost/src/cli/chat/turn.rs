@@ -69,7 +69,7 @@ pub(super) async fn run(
                         break Ended::Left;
                     }
                     stop_asked = true;
-                    runtime.stop(thread);
+                    runtime.stop(thread).await;
                     screen::line("  stopping after the operation under way (Ctrl-C again leaves)");
                 }
                 () = &mut follow => {}
