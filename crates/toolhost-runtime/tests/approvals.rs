@@ -166,7 +166,7 @@ async fn a_call_waits_durably_and_runs_once_approved_also_after_a_restart() {
         .events(&thread, 0)
         .unwrap()
         .into_iter()
-        .map(|e| e.kind)
+        .map(|e| e.kind.to_string())
         .collect();
     assert_eq!(kinds, vec!["approval_requested", "approval_decided"]);
 }

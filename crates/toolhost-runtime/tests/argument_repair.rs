@@ -63,15 +63,10 @@ async fn mended_arguments_are_stored_recorded_and_shown_to_the_model() {
     let reply = messages.iter().find(|m| m.role == Role::Assistant).unwrap();
     let stored: Value = serde_json::from_str(&reply.tool_calls[0].arguments).unwrap();
     assert_eq!(stored, json!({"item": "tea", "count": 3}));
-    let repairs = &reply.metadata["repairs"];
-    assert_eq!(repairs[0]["callId"], reply.tool_calls[0].id.as_str());
-    assert_eq!(repairs[0]["original"], broken);
-    let notes: Vec<&str> = repairs[0]["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
+    let repairs = &reply.metadata.repairs;
+    assert_eq!(repairs[0].call_id, reply.tool_calls[0].id);
+    assert_eq!(repairs[0].original, broken);
+    let notes: Vec<&str> = repairs[0].notes.iter().map(String::as_str).collect();
     assert!(
         notes.len() >= 3,
         "fence, quotes and comma, then the type: {notes:?}"
@@ -138,7 +133,7 @@ async fn arguments_no_repair_can_mend_ask_the_model_again_and_never_run() {
     assert!(results[1].contains("duplicate"), "{}", results[1]);
     assert_eq!(results[2], "ordered 2 \"tea\"");
     // Nothing was recorded as repaired, and the failures are errors the model is shown as such.
-    assert!(messages.iter().all(|m| m.metadata.get("repairs").is_none()));
+    assert!(messages.iter().all(|m| m.metadata.repairs.is_empty()));
     let third = &model.requests()[2];
     let failures: Vec<_> = third.iter().filter(|m| m.tool_call_id.is_some()).collect();
     assert!(failures.iter().all(|m| m.is_error), "{failures:?}");

@@ -173,8 +173,8 @@ async fn sides_take_turns_and_see_each_other_as_the_user() {
         .filter(|m| m.role == Role::Assistant)
         .map(|m| {
             (
-                m.metadata["side"].as_str().unwrap().to_owned(),
-                m.metadata["turn"].as_u64().unwrap(),
+                m.metadata.side.unwrap().as_str().to_owned(),
+                u64::from(m.metadata.turn.unwrap()),
             )
         })
         .collect();

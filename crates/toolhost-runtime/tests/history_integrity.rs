@@ -63,7 +63,7 @@ async fn a_broken_request_is_mended_without_inventing_a_success() {
     let events = store.events(&thread.id, 0).unwrap();
     let repaired: Vec<&Value> = events
         .iter()
-        .filter(|e| e.kind == "history_repaired")
+        .filter(|e| e.kind == toolhost_store::EventKind::HistoryRepaired)
         .map(|e| &e.data)
         .collect();
     let kinds: Vec<Vec<&str>> = repaired
@@ -129,7 +129,7 @@ async fn a_fault_that_stays_is_mended_every_time_and_recorded_once() {
         .events(&thread.id, 0)
         .unwrap()
         .into_iter()
-        .filter(|e| e.kind == "history_repaired")
+        .filter(|e| e.kind == toolhost_store::EventKind::HistoryRepaired)
         .count();
     assert_eq!(repaired, 1);
 }

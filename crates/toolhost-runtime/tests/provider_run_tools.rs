@@ -89,15 +89,18 @@ async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
         ],
         "the provider's results come before the reply, which ended the turn"
     );
-    assert_eq!(messages[2].status.as_deref(), Some("error"));
+    assert_eq!(messages[2].status, Some(toolhost_store::ToolStatus::Error));
     let result = &messages[1];
     assert_eq!(result.name.as_deref(), Some("web_search"));
     assert_eq!(result.tool_call_id.as_deref(), Some("ws_01"));
     assert!(result.silent);
-    assert_eq!(result.metadata["providerRun"], true);
-    assert_eq!(result.metadata["input"]["query"], "population of Oslo");
-    assert_eq!(result.metadata["output"][0]["title"], "Oslo");
-    assert_eq!(result.status.as_deref(), Some("success"));
+    assert!(result.metadata.provider_run);
+    assert_eq!(
+        result.metadata.input.as_ref().unwrap()["query"],
+        "population of Oslo"
+    );
+    assert_eq!(result.metadata.output.as_ref().unwrap()[0]["title"], "Oslo");
+    assert_eq!(result.status, Some(toolhost_store::ToolStatus::Success));
     assert_eq!(runs.load(Ordering::SeqCst), 0, "execute never runs");
     // The next request holds the reply's words, not a result of a call it does not hold.
     let second = &model.requests()[1];

@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_providers::{model_from_config, ModelConfig};
+use toolhost_runtime::engine::LiveKind;
 use toolhost_runtime::engine::{LiveEvent, RunOutcome, Runtime, StopReason};
 use toolhost_store::{Message, Role, SqliteStore, Store};
 
@@ -176,13 +177,13 @@ fn check_stored_and_live(run: &Run, thread_text: &str) {
         args,
         [json!({"location": "Oslo"}), json!({"location": "Lima"})]
     );
-    assert_eq!(reply.metadata["finish"], "tool_calls");
+    assert_eq!(reply.metadata.finish.as_ref().unwrap(), "tool_calls");
     // Results, under the stored ids, in call order; the failure is an error result.
     assert_eq!(m[2].tool_call_id.as_deref(), Some(ids[0]));
     assert_eq!(m[2].content.as_deref(), Some("12 degrees, rain"));
-    assert_eq!(m[2].status.as_deref(), Some("success"));
+    assert_eq!(m[2].status, Some(toolhost_store::ToolStatus::Success));
     assert_eq!(m[3].tool_call_id.as_deref(), Some(ids[1]));
-    assert_eq!(m[3].status.as_deref(), Some("error"));
+    assert_eq!(m[3].status, Some(toolhost_store::ToolStatus::Error));
     assert_eq!(m[4].content.as_deref(), Some(thread_text));
 
     // Live: the text as it came, each call under its stored id, its fragments adding up to the
@@ -190,14 +191,14 @@ fn check_stored_and_live(run: &Run, thread_text: &str) {
     let text: String = run
         .live
         .iter()
-        .filter(|e| e.kind == "text_delta")
+        .filter(|e| e.kind == LiveKind::TextDelta)
         .map(|e| e.data["text"].as_str().unwrap())
         .collect();
     assert!(text.starts_with("Checking two cities."), "{text}");
     let started: Vec<&str> = run
         .live
         .iter()
-        .filter(|e| e.kind == "tool_call_started")
+        .filter(|e| e.kind == LiveKind::ToolCallStarted)
         .map(|e| e.data["callId"].as_str().unwrap())
         .collect();
     assert_eq!(started, ids);
@@ -205,7 +206,7 @@ fn check_stored_and_live(run: &Run, thread_text: &str) {
         let fragments: String = run
             .live
             .iter()
-            .filter(|e| e.kind == "tool_call_arguments_delta" && e.data["callId"] == *id)
+            .filter(|e| e.kind == LiveKind::ToolCallArgumentsDelta && e.data["callId"] == *id)
             .map(|e| e.data["fragment"].as_str().unwrap())
             .collect();
         let streamed: Value = serde_json::from_str(&fragments).unwrap();
@@ -228,14 +229,17 @@ async fn openai_stream_of_parallel_calls() {
     .await;
     check_stored_and_live(&run, "It is 12 degrees in Oslo.");
     let reply = &run.messages[1];
-    assert_eq!(reply.metadata["usage"]["input_tokens"], 88);
-    assert_eq!(reply.metadata["usage"]["output_tokens"], 40);
+    assert_eq!(reply.metadata.usage.as_ref().unwrap()["input_tokens"], 88);
+    assert_eq!(reply.metadata.usage.as_ref().unwrap()["output_tokens"], 40);
     // The final answer's usage was not reported: unknown, never zero.
     assert_eq!(
-        run.messages[4].metadata["usage"]["input_tokens"],
+        run.messages[4].metadata.usage.as_ref().unwrap()["input_tokens"],
         Value::Null
     );
-    assert_eq!(run.messages[4].metadata["reasoning"], "The tool said 12.");
+    assert_eq!(
+        run.messages[4].metadata.reasoning.as_deref(),
+        Some("The tool said 12.")
+    );
     let sent = run.requests[1]["messages"].as_array().unwrap();
     let call = sent.iter().find(|m| m["tool_calls"].is_array()).unwrap();
     let results: Vec<&Value> = sent.iter().filter(|m| m["role"] == "tool").collect();
@@ -259,13 +263,16 @@ async fn anthropic_stream_with_thinking_and_parallel_calls() {
     .await;
     check_stored_and_live(&run, "Done.");
     let reply = &run.messages[1];
-    assert_eq!(reply.metadata["reasoning"], "Need the weather.");
-    assert_eq!(reply.metadata["usage"]["input_tokens"], 410);
-    assert_eq!(reply.metadata["usage"]["output_tokens"], 40);
+    assert_eq!(
+        reply.metadata.reasoning.as_deref(),
+        Some("Need the weather.")
+    );
+    assert_eq!(reply.metadata.usage.as_ref().unwrap()["input_tokens"], 410);
+    assert_eq!(reply.metadata.usage.as_ref().unwrap()["output_tokens"], 40);
     assert!(run
         .live
         .iter()
-        .any(|e| e.kind == "reasoning_delta" && e.data["text"] == "Need the weather."));
+        .any(|e| e.kind == LiveKind::ReasoningDelta && e.data["text"] == "Need the weather."));
     // Both results travel in the one user turn after the calls, under the stored ids.
     let sent = run.requests[1]["messages"].as_array().unwrap();
     let results = sent.last().unwrap();
@@ -280,7 +287,7 @@ async fn anthropic_stream_with_thinking_and_parallel_calls() {
     assert_eq!(blocks[1]["is_error"], true);
     assert!(blocks[0].get("is_error").is_none());
     // The thinking block is stored with its signature and leads the assistant turn sent back.
-    let kept = &reply.metadata["continuity"]["anthropic"]["blocks"][0];
+    let kept = &reply.metadata.continuity.as_ref().unwrap()["anthropic"]["blocks"][0];
     assert_eq!(kept["signature"], "c2ln");
     let turn = sent[sent.len() - 2]["content"].as_array().unwrap();
     assert_eq!(turn[0]["type"], "thinking");
@@ -305,7 +312,10 @@ async fn gemini_stream_of_signed_parallel_calls() {
     )
     .await;
     check_stored_and_live(&run, "Done.");
-    assert_eq!(run.messages[1].metadata["usage"]["input_tokens"], 70);
+    assert_eq!(
+        run.messages[1].metadata.usage.as_ref().unwrap()["input_tokens"],
+        70
+    );
     // Results go back in call order in one user turn, by name and under the stored ids.
     let sent = run.requests[1]["contents"].as_array().unwrap();
     let results = sent.last().unwrap();

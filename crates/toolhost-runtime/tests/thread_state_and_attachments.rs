@@ -102,7 +102,7 @@ async fn a_tool_writes_values_files_events_and_queues_a_tool_through_its_thread(
         b"drawn"
     );
     let events = store.events(&t, 0).unwrap();
-    assert_eq!(events[0].kind, "chart_drawn");
+    assert_eq!(events[0].kind.as_str(), "chart_drawn");
     let messages = store.messages(&t).unwrap();
     let echoed = messages
         .iter()
@@ -121,7 +121,7 @@ async fn attachments_are_stored_whole_and_the_result_refers_to_them() {
         .iter()
         .find(|m| m.name.as_deref() == Some("chart"))
         .unwrap();
-    let result: ToolResult = serde_json::from_value(result_msg.metadata["result"].clone()).unwrap();
+    let result: ToolResult = result_msg.metadata.result.clone().unwrap();
     let Attachment::Ref(reference) = &result.attachments[0] else {
         panic!("expected a reference, got {:?}", result.attachments);
     };
@@ -163,7 +163,7 @@ async fn an_attachment_that_is_not_base64_makes_the_result_an_error_that_says_so
         .iter()
         .find(|m| m.name.as_deref() == Some("chart"))
         .unwrap();
-    assert_eq!(result_msg.status.as_deref(), Some("error"));
+    assert_eq!(result_msg.status, Some(toolhost_store::ToolStatus::Error));
     assert!(
         result_msg
             .content

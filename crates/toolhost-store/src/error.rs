@@ -44,6 +44,9 @@ pub enum StoreError {
         /// The run that lost it.
         owner: String,
     },
+    /// An event of a tool's own was given a name reserved for toolhost's events.
+    #[error("the event name \"{0}\" is reserved for toolhost's own events; choose another")]
+    ReservedEventName(String),
     /// A path was refused.
     #[error(transparent)]
     Path(#[from] PathError),

@@ -34,6 +34,7 @@ mod async_store;
 pub mod conformance;
 mod error;
 pub mod lease;
+mod meta;
 mod model;
 pub mod path;
 mod sqlite;
@@ -41,6 +42,7 @@ mod sqlite;
 pub use async_store::{AsyncStore, PendingApply};
 pub use error::{StoreError, StoreResult};
 pub use lease::{Lease, LeaseClaim};
+pub use meta::{ArgumentRepair, EventKind, MessageMeta, Side};
 pub use model::*;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
 

@@ -1,8 +1,10 @@
 //! What the store holds: threads, messages, the call journal, queued work, events and files.
 
+use crate::meta::{EventKind, MessageMeta};
 use crate::path::FsPath;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use toolhost_core::ToolStatus;
 
 /// Milliseconds since the Unix epoch.
 pub type Millis = i64;
@@ -187,10 +189,10 @@ pub struct NewMessage {
     pub depth: u32,
     /// Stored but not shown to the model.
     pub silent: bool,
-    /// Free JSON: repairs, usage, approval records, ...
-    pub metadata: Value,
-    /// A status, for tool results: `success` or `error`.
-    pub status: Option<String>,
+    /// What the engine records with it (typed), and what an embedder adds.
+    pub metadata: MessageMeta,
+    /// A tool result's status.
+    pub status: Option<ToolStatus>,
 }
 
 /// A stored message, with the spec's record fields.
@@ -218,10 +220,10 @@ pub struct Message {
     pub depth: u32,
     /// Not shown to the model.
     pub silent: bool,
-    /// Free JSON.
-    pub metadata: Value,
-    /// `success` or `error` for tool results.
-    pub status: Option<String>,
+    /// What the engine records with it (typed), and what an embedder adds.
+    pub metadata: MessageMeta,
+    /// A tool result's status.
+    pub status: Option<ToolStatus>,
 }
 
 /// A tool call about to run: journaled before it executes.
@@ -302,8 +304,8 @@ pub struct Queued {
 pub struct Event {
     /// Position (strictly increasing per store).
     pub seq: i64,
-    /// Event name.
-    pub kind: String,
+    /// What kind of event.
+    pub kind: EventKind,
     /// Event data.
     pub data: Value,
     /// When it was stored.
@@ -373,8 +375,8 @@ pub enum Write {
     SetStatus(ThreadStatus),
     /// Append an event.
     Event {
-        /// Event name.
-        kind: String,
+        /// What kind of event.
+        kind: EventKind,
         /// Event data.
         data: Value,
     },

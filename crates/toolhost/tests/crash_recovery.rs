@@ -173,7 +173,7 @@ fn a_thread_killed_at_random_moments_loses_nothing_and_repeats_nothing() {
             Some(call.as_str()),
             "seed {seed}: result not right after its call"
         );
-        if found[0].status.as_deref() == Some("success") {
+        if found[0].status == Some(toolhost_store::ToolStatus::Success) {
             assert!(
                 unique.contains(call),
                 "seed {seed}: completed call {call} is not in the file"

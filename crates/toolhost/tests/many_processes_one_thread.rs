@@ -327,7 +327,7 @@ fn many_processes_on_one_thread_run_every_call_once() {
                     "seed {seed}: call {} was declared unknown but its runner ({runner:?}) was not killed",
                     call.id
                 );
-            } else if result.status.as_deref() == Some("success") {
+            } else if result.status == Some(toolhost_store::ToolStatus::Success) {
                 assert!(
                     ran.contains_key(&call.id),
                     "seed {seed}: call {} succeeded without running",

@@ -13,7 +13,9 @@ use std::future::Future;
 use std::pin::Pin;
 use toolhost_core::approval::{rejection_text, ApprovalContext};
 use toolhost_core::AnyTool;
-use toolhost_store::{ApprovalDecision, ApprovalRecord, ApprovalRequest, StoreError, Write};
+use toolhost_store::{
+    ApprovalDecision, ApprovalRecord, ApprovalRequest, EventKind, StoreError, Write,
+};
 
 /// A decision, as a person or a handler gives it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -308,7 +310,7 @@ fn decision_for(request: &ApprovalRequest, verdict: Verdict) -> ApprovalDecision
 /// The event that shows a decision in the thread's history.
 fn decided_event(request: &ApprovalRequest, decision: &ApprovalDecision) -> Write {
     Write::Event {
-        kind: "approval_decided".to_owned(),
+        kind: EventKind::ApprovalDecided,
         data: serde_json::json!({
             "callId": request.call_id,
             "tool": request.tool,
@@ -323,7 +325,7 @@ fn decided_event(request: &ApprovalRequest, decision: &ApprovalDecision) -> Writ
 /// The event that shows a request in the thread's history.
 pub(super) fn requested_event(request: &ApprovalRequest) -> Write {
     Write::Event {
-        kind: "approval_requested".to_owned(),
+        kind: EventKind::ApprovalRequested,
         data: serde_json::json!({
             "callId": request.call_id,
             "tool": request.tool,

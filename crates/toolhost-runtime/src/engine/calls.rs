@@ -409,13 +409,31 @@ async fn execute(
     message.id = Some(message_id);
     if !redactor.is_empty() {
         message.content = message.content.map(|t| redactor.text(&t));
-        message.metadata = redactor.json(message.metadata);
+        message.metadata.result = message
+            .metadata
+            .result
+            .take()
+            .map(|r| redacted_result(&redactor, r));
     }
     writes.push(Write::CompleteCall {
         call_id: call.id,
         result: message,
     });
     writes
+}
+
+/// A result with every secret value redacted, in every field. Should the redacted form no
+/// longer read as a result, nothing of the original is kept: the call gets an error that says so.
+fn redacted_result(redactor: &Redactor, result: ToolResult) -> ToolResult {
+    serde_json::to_value(&result)
+        .ok()
+        .map(|v| redactor.json(v))
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_else(|| {
+            ToolResult::error(
+                "ToolCallError: the result could not be redacted, so it was not kept.",
+            )
+        })
 }
 
 /// The writes of a spawned call; a task that failed still gives its call an error result.

@@ -11,11 +11,11 @@
 //! front of its result, so the model learns what was read into its call. A tool message carries
 //! its error status, and an assistant message the API's continuity data, back to the adapter.
 
-use super::repair::{repair_notice, ArgumentRepair, REPAIRS_KEY};
+use super::repair::repair_notice;
 use super::turns::{side_of, Side};
 use std::collections::{HashMap, HashSet};
 use toolhost_providers::{ChatMessage, ChatRole, ModelToolCall};
-use toolhost_store::{Message, Role};
+use toolhost_store::{Message, Role, ToolStatus};
 
 /// How one side sees the stored messages; it remembers which calls belong to the other side.
 pub(super) struct ChatView {
@@ -92,12 +92,9 @@ impl ChatView {
 
     /// Remembers the repairs a reply's metadata records, until their results are seen.
     fn note_repairs(&mut self, m: &Message) {
-        let Some(list) = m.metadata.get(REPAIRS_KEY) else {
-            return;
-        };
-        let repairs: Vec<ArgumentRepair> = serde_json::from_value(list.clone()).unwrap_or_default();
-        for r in repairs {
-            self.repaired.insert(r.call_id, repair_notice(&r.notes));
+        for r in &m.metadata.repairs {
+            self.repaired
+                .insert(r.call_id.clone(), repair_notice(&r.notes));
         }
     }
 }
@@ -131,9 +128,9 @@ fn to_chat_message(m: &Message) -> ChatMessage {
             })
             .collect(),
         tool_call_id: m.tool_call_id.clone(),
-        is_error: m.role == Role::Tool && m.status.as_deref() == Some("error"),
+        is_error: m.role == Role::Tool && m.status == Some(ToolStatus::Error),
         continuity: match m.role {
-            Role::Assistant => m.metadata.get("continuity").cloned(),
+            Role::Assistant => m.metadata.continuity.clone(),
             _ => None,
         },
         ..ChatMessage::default()

@@ -14,7 +14,7 @@
 
 use base64::Engine;
 use std::collections::VecDeque;
-use toolhost_core::{Attachment, ToolContent, ToolResult};
+use toolhost_core::{Attachment, ToolContent};
 use toolhost_providers::{ChatMessage, ImageAttachment};
 use toolhost_store::path::normalize;
 use toolhost_store::{AsyncStore, Message, Role};
@@ -117,20 +117,12 @@ pub(super) async fn images_of(store: &AsyncStore, thread: &str, m: &Message) -> 
     if m.role != Role::Tool {
         return Shown::default();
     }
-    let Some(stored) = m.metadata.get("result") else {
+    let Some(result) = &m.metadata.result else {
         return Shown::default();
     };
-    let has_inline = stored.get("content").is_some_and(|c| c.is_array());
-    let has_files = stored
-        .get("attachments")
-        .and_then(|a| a.as_array())
-        .is_some_and(|a| !a.is_empty());
-    if !has_inline && !has_files {
+    if result.content.is_none() && result.attachments.is_empty() {
         return Shown::default();
     }
-    let Ok(result) = serde_json::from_value::<ToolResult>(stored.clone()) else {
-        return Shown::default();
-    };
     let inline = result.content.iter().flatten().filter_map(|c| match c {
         ToolContent::Image { data, mime_type } => Some((data, mime_type)),
         ToolContent::Text { .. } => None,

@@ -32,9 +32,29 @@ pub struct LiveEvent {
     /// The thread.
     pub thread_id: String,
     /// What happened (see the module page).
-    pub kind: &'static str,
+    pub kind: LiveKind,
     /// Its details.
     pub data: Value,
+}
+
+/// What a live event says happened; serialized as the snake_case names of the module page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LiveKind {
+    /// A model request begins.
+    AnswerStarted,
+    /// A model request ended (also when it failed).
+    AnswerEnded,
+    /// More of the reply's text.
+    TextDelta,
+    /// More of the reply's reasoning.
+    ReasoningDelta,
+    /// A tool call begins.
+    ToolCallStarted,
+    /// More of a tool call's argument text.
+    ToolCallArgumentsDelta,
+    /// The request failed part-way and is tried again.
+    ModelRestarted,
 }
 
 /// The runtime's call id for each wire id of the answer in progress, assigned when the call's
@@ -66,12 +86,12 @@ pub(super) fn new_call_id() -> String {
 }
 
 /// The kind and data of the live event a delta becomes.
-pub(super) fn delta_event(ids: &CallIds, delta: StreamDelta) -> (&'static str, Value) {
+pub(super) fn delta_event(ids: &CallIds, delta: StreamDelta) -> (LiveKind, Value) {
     match delta {
-        StreamDelta::Text(text) => ("text_delta", json!({"text": text})),
-        StreamDelta::Reasoning(text) => ("reasoning_delta", json!({"text": text})),
+        StreamDelta::Text(text) => (LiveKind::TextDelta, json!({"text": text})),
+        StreamDelta::Reasoning(text) => (LiveKind::ReasoningDelta, json!({"text": text})),
         StreamDelta::ToolCallStarted { index, id, name } => (
-            "tool_call_started",
+            LiveKind::ToolCallStarted,
             json!({"index": index, "callId": ids.id_for(&id), "name": name}),
         ),
         StreamDelta::ToolCallArguments {
@@ -79,13 +99,13 @@ pub(super) fn delta_event(ids: &CallIds, delta: StreamDelta) -> (&'static str, V
             id,
             fragment,
         } => (
-            "tool_call_arguments_delta",
+            LiveKind::ToolCallArgumentsDelta,
             json!({"index": index, "callId": ids.id_for(&id), "fragment": fragment}),
         ),
         StreamDelta::Restarted { attempt, reason } => {
             ids.clear();
             (
-                "model_restarted",
+                LiveKind::ModelRestarted,
                 json!({"attempt": attempt, "reason": reason}),
             )
         }
@@ -96,7 +116,7 @@ pub(super) fn delta_event(ids: &CallIds, delta: StreamDelta) -> (&'static str, V
 pub(super) fn publish(
     live: &broadcast::Sender<LiveEvent>,
     thread_id: &str,
-    kind: &'static str,
+    kind: LiveKind,
     data: Value,
 ) {
     if live.receiver_count() > 0 {

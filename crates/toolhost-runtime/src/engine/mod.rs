@@ -30,7 +30,7 @@ mod turns;
 pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
 pub use calls::PARALLEL_CAP;
 pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
-pub use live::{LiveEvent, LIVE_CAPACITY};
+pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use run::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};

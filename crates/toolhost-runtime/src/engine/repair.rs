@@ -15,25 +15,9 @@
 //! Text that only a lenient parser accepts (duplicate keys, non-finite numbers, nesting past the
 //! bound) is never "repaired": which of two values the model meant is not knowable.
 
-use serde::{Deserialize, Serialize};
 use toolhost_core::repair::repair_arguments;
 use toolhost_core::{parse_tool_args, ToolSet};
-use toolhost_store::ToolCallRecord;
-
-/// One call whose arguments were mended, as stored in the reply's metadata.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ArgumentRepair {
-    /// The call (the runtime's id).
-    pub call_id: String,
-    /// The arguments as the model wrote them.
-    pub original: String,
-    /// What was done, one note per kind of repair.
-    pub notes: Vec<String>,
-}
-
-/// The metadata key under which a reply keeps its [`ArgumentRepair`]s.
-pub(super) const REPAIRS_KEY: &str = "repairs";
+use toolhost_store::{ArgumentRepair, ToolCallRecord};
 
 /// Mends the arguments of `calls` that do not parse or do not fit their tool's schema, where a
 /// repair makes them fit, and returns what was done. Calls of tools not in `tools` are left to

@@ -14,18 +14,20 @@
 //! out. A repair is stored as a `history_repaired` event, once while the same fault stays.
 
 use super::calls::Offer;
-use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent};
-use super::repair::{repair_calls, REPAIRS_KEY};
+use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent, LiveKind};
+use super::repair::repair_calls;
 use super::run::SideRun;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::HashSet;
 use toolhost_providers::{
     check_history, FinishReason, HistoryRepair, ModelRequest, ModelResponse, ProviderToolResult,
     StreamDelta,
 };
-use toolhost_store::{NewMessage, Role, ThreadStatus, ToolCallRecord, Write};
+use toolhost_store::{
+    EventKind, MessageMeta, NewMessage, Role, ThreadStatus, ToolCallRecord, ToolStatus, Write,
+};
 
 impl Runtime {
     /// Asks the side's model with its request (after the offer's request middleware) and
@@ -56,11 +58,11 @@ impl Runtime {
         publish(
             &self.live,
             thread_id,
-            "answer_started",
+            LiveKind::AnswerStarted,
             json!({"model": model.name()}),
         );
         let answer = model.complete_streaming(request, &sink).await;
-        publish(&self.live, thread_id, "answer_ended", json!({}));
+        publish(&self.live, thread_id, LiveKind::AnswerEnded, json!({}));
         let response = match answer {
             Ok(r) => offer.pipeline.response(r),
             Err(e) => {
@@ -105,7 +107,7 @@ impl Runtime {
             self.commit(
                 thread_id,
                 vec![Write::Event {
-                    kind: "history_repaired".to_owned(),
+                    kind: EventKind::HistoryRepaired,
                     data: json!({"offset": from, "repairs": repairs}),
                 }],
             )
@@ -159,22 +161,15 @@ fn reply_writes(
         })
         .collect();
     let repairs = repair_calls(&mut tool_calls, &offer.tools);
-    let mut metadata = Map::new();
-    metadata.insert("model".into(), model.into());
-    metadata.insert("usage".into(), json!(response.usage));
-    if response.finish != FinishReason::Stop {
-        metadata.insert("finish".into(), json!(response.finish));
-    }
-    if let Some(reasoning) = response.reasoning {
-        metadata.insert("reasoning".into(), reasoning.into());
-    }
-    if let Some(continuity) = response.continuity {
-        metadata.insert("continuity".into(), continuity);
-    }
-    if !repairs.is_empty() {
-        metadata.insert(REPAIRS_KEY.into(), json!(repairs));
-    }
-    let mut metadata = Value::Object(metadata);
+    let mut metadata = MessageMeta {
+        model: Some(model.to_owned()),
+        usage: Some(json!(response.usage)),
+        finish: (response.finish != FinishReason::Stop).then(|| json!(response.finish)),
+        reasoning: response.reasoning,
+        continuity: response.continuity,
+        repairs,
+        ..MessageMeta::default()
+    };
     position.mark(&mut metadata);
     // The provider ran its tools while answering: their results come before the reply, which
     // stays the last message of the step.
@@ -205,8 +200,17 @@ fn provider_result_message(result: ProviderToolResult) -> NewMessage {
         name: Some(result.name),
         tool_call_id: Some(result.call_id.unwrap_or_else(new_call_id)),
         silent: true,
-        status: Some(if result.failed { "error" } else { "success" }.to_owned()),
-        metadata: json!({"providerRun": true, "input": result.input, "output": result.output}),
+        status: Some(if result.failed {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Success
+        }),
+        metadata: MessageMeta {
+            provider_run: true,
+            input: result.input,
+            output: Some(result.output),
+            ..MessageMeta::default()
+        },
         ..NewMessage::default()
     }
 }

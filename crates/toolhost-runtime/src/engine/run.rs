@@ -19,8 +19,8 @@ use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolResult, ToolSet};
 use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{
-    new_id, Applied, ApprovalRequest, Message, NewMessage, QueueItem, Role, StoreError,
-    ThreadStatus, ToolCallRecord, Write,
+    new_id, Applied, ApprovalRequest, EventKind, Message, MessageMeta, NewMessage, QueueItem, Role,
+    StoreError, ThreadStatus, ToolCallRecord, Write,
 };
 
 /// Why a run ended.
@@ -467,7 +467,7 @@ impl Runtime {
                             names: names.clone(),
                         });
                         writes.push(Write::Event {
-                            kind: "variables_requested".to_owned(),
+                            kind: EventKind::VariablesRequested,
                             data: json!({"requestId": id, "names": names}),
                         });
                         id
@@ -523,7 +523,10 @@ fn queued_message(item: QueueItem, position: &Position) -> NewMessage {
                 arguments: arguments.to_string(),
             }],
             metadata: {
-                let mut metadata = json!({"queued": true});
+                let mut metadata = MessageMeta {
+                    queued: true,
+                    ..MessageMeta::default()
+                };
                 position.mark(&mut metadata);
                 metadata
             },
@@ -537,15 +540,11 @@ pub(super) fn result_message(tool: &str, result: &ToolResult) -> NewMessage {
     NewMessage {
         content: Some(result.model_text().to_owned()),
         name: Some(tool.to_owned()),
-        status: Some(
-            if result.is_success() {
-                "success"
-            } else {
-                "error"
-            }
-            .to_owned(),
-        ),
-        metadata: json!({"result": result}),
+        status: Some(result.status),
+        metadata: MessageMeta {
+            result: Some(result.clone()),
+            ..MessageMeta::default()
+        },
         ..NewMessage::default()
     }
 }

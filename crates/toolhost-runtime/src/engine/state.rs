@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_store::path::{normalize, FsPath};
-use toolhost_store::{AsyncStore, Message, QueueItem, StoreError, Write};
+use toolhost_store::{AsyncStore, EventKind, Message, QueueItem, StoreError, Write};
 
 /// The thread a tool call runs in.
 #[derive(Clone)]
@@ -300,7 +300,7 @@ impl ThreadState {
     /// Records an event on the thread (`emitThreadEvent`).
     pub async fn emit(&self, event: &str, data: Value) -> Result<(), StoreError> {
         self.apply(Write::Event {
-            kind: event.to_owned(),
+            kind: EventKind::Custom(event.to_owned()),
             data: self.redactor.json(data),
         })
         .await

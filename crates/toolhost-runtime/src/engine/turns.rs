@@ -8,74 +8,24 @@
 
 use super::run::StopReason;
 use crate::project::{AgentDef, AgentKind, SideDef};
-use serde_json::Value;
 use std::collections::HashSet;
-use std::fmt;
-use toolhost_store::{Message, Role};
+pub use toolhost_store::Side;
+use toolhost_store::{Message, MessageMeta, Role};
 
 /// The default number of turns of a `dual_ai` session when the agent sets none.
 pub const DEFAULT_MAX_SESSION_TURNS: u32 = 10;
 
-/// One side of an agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Side {
-    /// The first side; the only one of an `ai_human` agent.
-    A,
-    /// The second side of a `dual_ai` agent.
-    B,
-}
-
-impl Side {
-    /// `a` or `b`, as stored and shown to tools.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::A => "a",
-            Side::B => "b",
-        }
-    }
-
-    /// The side that answers this one.
-    pub fn other(self) -> Side {
-        match self {
-            Side::A => Side::B,
-            Side::B => Side::A,
-        }
-    }
-
-    fn parse(text: &str) -> Option<Side> {
-        match text {
-            "a" => Some(Side::A),
-            "b" => Some(Side::B),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Side {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// The side a stored message was written by, when the thread records sides.
 pub(super) fn side_of(message: &Message) -> Option<Side> {
-    message
-        .metadata
-        .get("side")
-        .and_then(Value::as_str)
-        .and_then(Side::parse)
+    message.metadata.side
 }
 
 fn turn_of(message: &Message) -> Option<u32> {
-    message
-        .metadata
-        .get("turn")
-        .and_then(Value::as_u64)
-        .and_then(|t| u32::try_from(t).ok())
+    message.metadata.turn
 }
 
 fn is_queued(message: &Message) -> bool {
-    message.metadata.get("queued").and_then(Value::as_bool) == Some(true)
+    message.metadata.queued
 }
 
 /// Where a thread is in its session: the side whose turn it is, the turn's number (from 1) and
@@ -139,12 +89,10 @@ impl Position {
     }
 
     /// The metadata that marks a reply as this turn's (none for `ai_human` threads).
-    pub fn mark(&self, metadata: &mut Value) {
+    pub fn mark(&self, metadata: &mut MessageMeta) {
         if self.dual {
-            if let Value::Object(map) = metadata {
-                map.insert("side".into(), self.side.as_str().into());
-                map.insert("turn".into(), self.turn.into());
-            }
+            metadata.side = Some(self.side);
+            metadata.turn = Some(self.turn);
         }
     }
 

@@ -63,7 +63,7 @@ fn result(call_id: &str, content: &str) -> Write {
         call_id: call_id.into(),
         result: NewMessage {
             content: Some(content.into()),
-            status: Some("success".into()),
+            status: Some(ToolStatus::Success),
             ..NewMessage::default()
         },
     }
@@ -150,7 +150,17 @@ pub fn messages_keep_order_and_every_field(store: &dyn Store) {
         parent_id: Some(first.messages[1].id.clone()),
         depth: 2,
         silent: true,
-        metadata: json!({"repairs": ["trailing comma"]}),
+        metadata: MessageMeta {
+            side: Some(Side::B),
+            turn: Some(2),
+            repairs: vec![ArgumentRepair {
+                call_id: "c1".into(),
+                original: "{\"a\":1,}".into(),
+                notes: vec!["trailing comma".into()],
+            }],
+            extra: serde_json::from_value(json!({"embedder": {"k": [1, 2]}})).unwrap(),
+            ..MessageMeta::default()
+        },
         status: None,
     };
     store
@@ -332,7 +342,7 @@ pub fn events_and_status_are_stored(store: &dyn Store) {
             &t,
             vec![
                 Write::Event {
-                    kind: "started".into(),
+                    kind: EventKind::Custom("started".into()),
                     data: json!({"n": 1}),
                 },
                 Write::SetStatus(ThreadStatus::Running),
@@ -343,16 +353,30 @@ pub fn events_and_status_are_stored(store: &dyn Store) {
         .apply(
             &t,
             vec![Write::Event {
-                kind: "progress".into(),
+                kind: EventKind::ApprovalRequested,
                 data: json!(50),
             }],
         )
         .unwrap();
     let later = store.events(&t, a.events[0]).unwrap();
     assert_eq!(
-        later.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
-        ["progress"]
+        later.iter().map(|e| e.kind.clone()).collect::<Vec<_>>(),
+        [EventKind::ApprovalRequested]
     );
+    assert_eq!(
+        store.events(&t, 0).unwrap()[0].kind,
+        EventKind::Custom("started".into())
+    );
+    assert_eq!(store.events(&t, 0).unwrap().len(), 2);
+    // A tool's event cannot pass for one of toolhost's own.
+    let spoofed = store.apply(
+        &t,
+        vec![Write::Event {
+            kind: EventKind::Custom("approval_decided".into()),
+            data: json!({}),
+        }],
+    );
+    assert!(matches!(spoofed, Err(StoreError::ReservedEventName(_))));
     assert_eq!(store.events(&t, 0).unwrap().len(), 2);
     assert_eq!(store.thread(&t).unwrap().status, ThreadStatus::Running);
 }

@@ -5,6 +5,7 @@ use super::read::load_messages;
 use super::{corrupt, db, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
+use crate::EventKind;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Applies `writes` to a thread inside a transaction the caller commits.
@@ -50,10 +51,15 @@ pub(super) fn apply_in(
                 .map_err(db)?;
             }
             Write::Event { kind, data } => {
+                if let EventKind::Custom(name) = &kind {
+                    if EventKind::RESERVED.contains(&name.as_str()) {
+                        return Err(StoreError::ReservedEventName(name.clone()));
+                    }
+                }
                 let text = serde_json::to_string(&data).map_err(corrupt)?;
                 tx.execute(
                     "INSERT INTO events (thread, kind, data, at) VALUES (?1, ?2, ?3, ?4)",
-                    params![thread, kind, text, now],
+                    params![thread, kind.as_str(), text, now],
                 )
                 .map_err(db)?;
                 applied.events.push(tx.last_insert_rowid());
@@ -107,7 +113,7 @@ fn append_message(
     tx.execute(
         "INSERT INTO messages (id, thread, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, metadata, status)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        params![id, thread, role.as_str(), m.content, m.name, tool_calls, m.tool_call_id, now, m.parent_id, m.depth, m.silent, metadata, m.status],
+        params![id, thread, role.as_str(), m.content, m.name, tool_calls, m.tool_call_id, now, m.parent_id, m.depth, m.silent, metadata, m.status.map(super::read::status_name)],
     )
     .map_err(db)?;
     let seq = tx.last_insert_rowid();

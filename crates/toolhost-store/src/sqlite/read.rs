@@ -5,6 +5,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::lease::{Lease, LeaseClaim};
 use crate::model::*;
 use crate::path::FsPath;
+use crate::EventKind;
 use crate::Store;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde_json::Value;
@@ -105,8 +106,25 @@ fn decode_message(row: MessageRow) -> StoreResult<Message> {
         parent_id,
         depth,
         silent,
-        status,
+        status: status.map(|s| parse_status(&s)).transpose()?,
     })
+}
+
+/// A stored tool status (`success` or `error`).
+fn parse_status(text: &str) -> StoreResult<ToolStatus> {
+    match text {
+        "success" => Ok(ToolStatus::Success),
+        "error" => Ok(ToolStatus::Error),
+        other => Err(corrupt(format!("tool status {other:?}"))),
+    }
+}
+
+/// The stored name of a tool status.
+pub(super) fn status_name(status: ToolStatus) -> &'static str {
+    match status {
+        ToolStatus::Success => "success",
+        ToolStatus::Error => "error",
+    }
 }
 
 pub(super) fn load_messages(
@@ -386,6 +404,7 @@ impl Store for SqliteStore {
             .map_err(db)?;
         rows.map(|r| {
             let (seq, kind, data, at) = r.map_err(db)?;
+            let kind = EventKind::parse(&kind);
             Ok(Event {
                 seq,
                 kind,

@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Write};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::broadcast::Receiver;
 use toolhost_runtime::engine::LiveEvent;
+use toolhost_runtime::engine::LiveKind;
 
 /// Shows `events` until the channel closes or the task is dropped; does nothing unless standard
 /// error is a terminal.
@@ -23,26 +24,25 @@ pub async fn show(mut events: Receiver<LiveEvent>) {
             Err(RecvError::Closed) => return,
         };
         match event.kind {
-            "answer_started" => {
+            LiveKind::AnswerStarted => {
                 written = 0;
                 call = None;
             }
-            "answer_ended" => {
+            LiveKind::AnswerEnded => {
                 clear();
                 continue;
             }
-            "text_delta" | "reasoning_delta" => {
+            LiveKind::TextDelta | LiveKind::ReasoningDelta => {
                 written += event.data["text"].as_str().map_or(0, str::len);
             }
-            "tool_call_started" => call = event.data["name"].as_str().map(str::to_owned),
-            "tool_call_arguments_delta" => {
+            LiveKind::ToolCallStarted => call = event.data["name"].as_str().map(str::to_owned),
+            LiveKind::ToolCallArgumentsDelta => {
                 written += event.data["fragment"].as_str().map_or(0, str::len);
             }
-            "model_restarted" => {
+            LiveKind::ModelRestarted => {
                 written = 0;
                 call = None;
             }
-            _ => continue,
         }
         let what = match &call {
             Some(name) => format!("writing a call to {name}"),

@@ -35,8 +35,8 @@ pub fn print_messages(messages: &[Message]) {
                 }
             }
             Role::Tool => {
-                let ok = m.status.as_deref() == Some("success");
-                let by = if m.metadata["providerRun"] == true {
+                let ok = m.status == Some(toolhost_store::ToolStatus::Success);
+                let by = if m.metadata.provider_run {
                     " (run by the provider)"
                 } else {
                     ""
@@ -56,14 +56,8 @@ pub fn print_messages(messages: &[Message]) {
 fn repair_notes(reply: &Message, call_id: &str) -> Option<String> {
     let repair = reply
         .metadata
-        .get("repairs")?
-        .as_array()?
+        .repairs
         .iter()
-        .find(|r| r["callId"] == call_id)?;
-    let notes: Vec<&str> = repair["notes"]
-        .as_array()?
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    Some(notes.join("; "))
+        .find(|r| r.call_id == call_id)?;
+    Some(repair.notes.join("; "))
 }

@@ -18,6 +18,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
 use toolhost_runtime::engine::LiveEvent;
+use toolhost_runtime::engine::LiveKind;
 use toolhost_store::{CallState, Message, Role, Store};
 
 /// How often the store is looked at for calls that started or ended.
@@ -129,19 +130,19 @@ impl Watch {
             return;
         }
         match event.kind {
-            "answer_started" => {
+            LiveKind::AnswerStarted => {
                 // What came before this answer is stored by now; its own reply may be too.
                 self.show_stored(Some(self.answers.len()));
                 self.answers.push(false);
             }
-            "text_delta" if self.live => {
+            LiveKind::TextDelta if self.live => {
                 let text = event.data["text"].as_str().unwrap_or("");
                 if let Some(streamed) = self.answers.last_mut() {
                     *streamed |= !text.is_empty();
                 }
                 screen::text(text);
             }
-            "model_restarted" => {
+            LiveKind::ModelRestarted => {
                 if let Some(streamed) = self.answers.last_mut().filter(|s| **s) {
                     screen::line("  (the answer was cut off and starts again)");
                     *streamed = false;
@@ -166,7 +167,7 @@ impl Watch {
             .messages_after(&self.thread, self.seen)
             .unwrap_or_default();
         for m in new {
-            let reply = m.depth == 0 && m.role == Role::Assistant && m.metadata["queued"] != true;
+            let reply = m.depth == 0 && m.role == Role::Assistant && !m.metadata.queued;
             let ours = reply && m.seq > self.boundary.get();
             if ours && before.is_some_and(|n| self.replies >= n) {
                 break;
@@ -215,11 +216,11 @@ impl Watch {
                 if !self.ended.insert(id.clone()) {
                     return;
                 }
-                let by_provider = m.metadata["providerRun"] == true;
+                let by_provider = m.metadata.provider_run;
                 if !by_provider {
                     self.show_start(id);
                 }
-                let ok = m.status.as_deref() == Some("success");
+                let ok = m.status == Some(toolhost_store::ToolStatus::Success);
                 let tool = m
                     .name
                     .clone()
