@@ -10,9 +10,9 @@
 use super::approvals::Gate;
 use super::attachments::store_attachments;
 use super::middleware::{CallInfo, Pipeline};
+use super::outcome::{Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
+use super::records::{result_message, stored_result};
 use super::repair::reask_text;
-use super::run::Waiting;
-use super::run::{result_message, stored_result, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;

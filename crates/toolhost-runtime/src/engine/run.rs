@@ -3,71 +3,24 @@
 
 use super::approvals::requested_event;
 use super::calls::{early_intents, Offer};
+use super::decide::{next_step, pending_calls, Step, TurnRules};
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget, Shown};
-use super::live::new_call_id;
 use super::middleware::Pipeline;
+use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
+use super::records::queued_message;
 use super::state::ThreadState;
-use super::turns::{side_of, turn_over, Position, Side, DEFAULT_MAX_SESSION_TURNS};
+use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
-use toolhost_core::{ToolResult, ToolSet};
+use toolhost_core::ToolSet;
 use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
-use toolhost_store::{
-    new_id, Applied, ApprovalRequest, EventKind, Message, MessageMeta, NewMessage, QueueItem, Role,
-    StoreError, ThreadStatus, ToolCallRecord, Write,
-};
-
-/// Why a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopReason {
-    /// The model replied without calling tools.
-    Response,
-    /// The side's stop tool was called.
-    StopTool(String),
-    /// The step budget of the turn was used up.
-    MaxSteps(u32),
-    /// A `dual_ai` session had its last turn.
-    MaxSessionTurns(u32),
-    /// [`Runtime::stop`] was called.
-    Stopped,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunOutcome {
-    /// The thread finished its turn.
-    Done(StopReason),
-    /// The thread waits durably for a person; it goes on when [`Runtime::run`] is called after
-    /// the wait is over.
-    Paused(Waiting),
-}
-
-/// What a paused thread waits for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Waiting {
-    /// A decision on a call that needs approval.
-    Approval(ApprovalRequest),
-    /// Values of variables it needs: the request id and the names (never values).
-    Variables {
-        /// The request's id.
-        request_id: String,
-        /// The missing variables.
-        names: Vec<String>,
-    },
-}
-
-/// The text a model sees for a call that was not run because the thread was stopped.
-pub const NOT_RUN_STOPPED: &str =
-    "ToolCallError: this call was not run: the thread was stopped before it.";
-
-/// The text a model sees for a call whose outcome a crash left unknown.
-pub const OUTCOME_UNKNOWN: &str = "ToolCallError: the outcome of this call is unknown: toolhost stopped while it was running, so it may or may not have taken effect. Check its effect before calling it again.";
+use toolhost_store::{new_id, EventKind, Message, Role, ThreadStatus, Write};
 
 /// What one side runs with: its rules, its prompt's model and tools, and the conversation it
 /// sees, which grows as the thread does.
@@ -301,77 +254,58 @@ impl Runtime {
             if abort.is_aborted() {
                 return self.finish(thread_id, StopReason::Stopped).await;
             }
-            // 1. Finish the calls of the last reply that have no result yet, in order.
-            if let Some(last) = history
-                .iter()
-                .rev()
-                .find(|m| m.role == Role::Assistant && m.depth == 0)
-            {
-                let pending: Vec<ToolCallRecord> = last
-                    .tool_calls
-                    .iter()
-                    .filter(|c| !answered.contains(&c.id))
-                    .cloned()
-                    .collect();
-                if !pending.is_empty() {
-                    let caller = side_of(last).unwrap_or(Side::A);
-                    let run = run_of(&sides, caller);
-                    let offer = run.offer.clone();
-                    let state = ThreadState::new(self.db.clone(), thread_id, &thread.agent)
-                        .at(caller, position.turn, position.steps)
-                        .with_variables(variables.clone())
-                        .in_run(context.clone(), offer.tools.clone(), abort.clone())
-                        .owned_by(owner);
-                    let (results, waiting) = self
-                        .finish_calls(&state, pending, &offer, abort, &fresh)
-                        .await?;
-                    fresh.clear();
-                    self.record(thread_id, &mut history, &mut answered, &mut sides, results)
-                        .await;
-                    if let Some(waiting) = waiting {
-                        return self.pause(thread_id, waiting).await;
-                    }
-                }
-            }
-            // 2. Work queued while the thread was busy goes in before the model is asked again.
-            let queued = self.db.queued(thread_id).await?;
-            if let Some(through) = queued.last().map(|q| q.seq) {
-                let mut writes: Vec<Write> = queued
-                    .into_iter()
-                    .map(|q| Write::AppendMessage(queued_message(q.item, &position)))
-                    .collect();
-                writes.push(Write::Dequeue { through });
-                let stored = self.commit(thread_id, writes).await?.messages;
-                // A person's message starts a new turn of an ai_human thread.
-                if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
-                    position.steps = 0;
-                    position.turn += 1;
-                }
-                self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
+            // The calls of the last reply that have no result yet get theirs, in order.
+            if let Some((caller, pending)) = pending_calls(&history, &answered) {
+                let offer = run_of(&sides, caller).offer.clone();
+                let state = ThreadState::new(self.db.clone(), thread_id, &thread.agent)
+                    .at(caller, position.turn, position.steps)
+                    .with_variables(variables.clone())
+                    .in_run(context.clone(), offer.tools.clone(), abort.clone())
+                    .owned_by(owner);
+                let (results, waiting) = self
+                    .finish_calls(&state, pending, &offer, abort, &fresh)
+                    .await?;
+                fresh.clear();
+                self.record(thread_id, &mut history, &mut answered, &mut sides, results)
                     .await;
+                if let Some(waiting) = waiting {
+                    return self.pause(thread_id, waiting).await;
+                }
                 continue;
             }
-            // 3. The turn ends on a reply, its stop tool or its step budget; in a dual_ai
-            //    session the other side then takes the next turn.
+            let queued = self.db.queued(thread_id).await?;
             let run = run_of(&sides, position.side);
-            if let Some(reason) = turn_over(&position, run.def, run.max_steps, &history, &answered)
-            {
-                if !position.is_dual() {
-                    return self.finish(thread_id, reason).await;
+            let rules = TurnRules {
+                side: run.def,
+                max_steps: run.max_steps,
+                max_session_turns,
+            };
+            match next_step(!queued.is_empty(), &position, &rules, &history, &answered) {
+                Step::End(reason) => return self.finish(thread_id, reason).await,
+                Step::HandOver => {
+                    position.next_turn();
+                    continue;
                 }
-                if position.turn >= max_session_turns {
-                    return self
-                        .finish(thread_id, StopReason::MaxSessionTurns(max_session_turns))
+                Step::TakeQueued => {
+                    let through = queued.last().map_or(0, |q| q.seq);
+                    let mut writes: Vec<Write> = queued
+                        .into_iter()
+                        .map(|q| Write::AppendMessage(queued_message(q.item, &position)))
+                        .collect();
+                    writes.push(Write::Dequeue { through });
+                    let stored = self.commit(thread_id, writes).await?.messages;
+                    // A person's message starts a new turn of an ai_human thread.
+                    if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
+                        position.steps = 0;
+                        position.turn += 1;
+                    }
+                    self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
                         .await;
+                    continue;
                 }
-                position.next_turn();
-                continue;
+                Step::Ask => {}
             }
-            // 4. Ask the model and store its reply before anything runs (unless a stop came
-            //    while the calls ran: a stop ends the run after the operation under way).
-            if abort.is_aborted() {
-                return self.finish(thread_id, StopReason::Stopped).await;
-            }
+            // Ask the model and store its reply before anything runs.
             tracing::debug!(
                 thread = thread_id,
                 side = %position.side,
@@ -494,57 +428,5 @@ impl Runtime {
         self.commit(thread_id, vec![Write::SetStatus(status)])
             .await?;
         Ok(RunOutcome::Done(reason))
-    }
-}
-
-/// The one message a result batch stores.
-pub(super) fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
-    applied.messages.into_iter().next().ok_or_else(|| {
-        RuntimeError::Store(StoreError::Corrupt(
-            "a result was written but no message came back".to_owned(),
-        ))
-    })
-}
-
-/// The message a queued item becomes: a user message, or a call the runtime makes on the
-/// thread's behalf (an assistant message whose call the next step runs).
-fn queued_message(item: QueueItem, position: &Position) -> NewMessage {
-    match item {
-        QueueItem::Message { role, content } => NewMessage {
-            role: Some(role),
-            content: Some(content),
-            ..NewMessage::default()
-        },
-        QueueItem::Tool { name, arguments } => NewMessage {
-            role: Some(Role::Assistant),
-            tool_calls: vec![ToolCallRecord {
-                id: new_call_id(),
-                name,
-                arguments: arguments.to_string(),
-            }],
-            metadata: {
-                let mut metadata = MessageMeta {
-                    queued: true,
-                    ..MessageMeta::default()
-                };
-                position.mark(&mut metadata);
-                metadata
-            },
-            ..NewMessage::default()
-        },
-    }
-}
-
-/// The tool message storing a result: the text the model sees, the status, and the whole result.
-pub(super) fn result_message(tool: &str, result: &ToolResult) -> NewMessage {
-    NewMessage {
-        content: Some(result.model_text().to_owned()),
-        name: Some(tool.to_owned()),
-        status: Some(result.status),
-        metadata: MessageMeta {
-            result: Some(result.clone()),
-            ..MessageMeta::default()
-        },
-        ..NewMessage::default()
     }
 }

@@ -2,7 +2,8 @@
 //! and `queueTool`) is stored durably and taken at the thread's next step; when no run owns the
 //! thread, sending starts one.
 
-use super::{RunOutcome, Runtime, RuntimeError};
+use super::outcome::RunOutcome;
+use super::{Runtime, RuntimeError};
 use serde_json::Value;
 use toolhost_store::{Lease, QueueItem, Role, Write};
 

@@ -6,7 +6,7 @@
 //! thread records its side and its session turn in its metadata, so the position in the session
 //! is read back from the history after a restart, never kept only in memory.
 
-use super::run::StopReason;
+use super::outcome::StopReason;
 use crate::project::{AgentDef, AgentKind, SideDef};
 use std::collections::HashSet;
 pub use toolhost_store::Side;

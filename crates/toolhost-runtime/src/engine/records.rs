@@ -1,0 +1,62 @@
+//! The messages the engine writes for what happened: a call's result, and the message queued
+//! work becomes. Plain functions from values to records, below the loop that stores them.
+
+use super::live::new_call_id;
+use super::turns::Position;
+use super::RuntimeError;
+use toolhost_core::ToolResult;
+use toolhost_store::{
+    Applied, Message, MessageMeta, NewMessage, QueueItem, Role, StoreError, ToolCallRecord,
+};
+
+/// The one message a result batch stores.
+pub(super) fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
+    applied.messages.into_iter().next().ok_or_else(|| {
+        RuntimeError::Store(StoreError::Corrupt(
+            "a result was written but no message came back".to_owned(),
+        ))
+    })
+}
+
+/// The message a queued item becomes: a user message, or a call the runtime makes on the
+/// thread's behalf (an assistant message whose call the next step runs).
+pub(super) fn queued_message(item: QueueItem, position: &Position) -> NewMessage {
+    match item {
+        QueueItem::Message { role, content } => NewMessage {
+            role: Some(role),
+            content: Some(content),
+            ..NewMessage::default()
+        },
+        QueueItem::Tool { name, arguments } => NewMessage {
+            role: Some(Role::Assistant),
+            tool_calls: vec![ToolCallRecord {
+                id: new_call_id(),
+                name,
+                arguments: arguments.to_string(),
+            }],
+            metadata: {
+                let mut metadata = MessageMeta {
+                    queued: true,
+                    ..MessageMeta::default()
+                };
+                position.mark(&mut metadata);
+                metadata
+            },
+            ..NewMessage::default()
+        },
+    }
+}
+
+/// The tool message storing a result: the text the model sees, the status, and the whole result.
+pub(super) fn result_message(tool: &str, result: &ToolResult) -> NewMessage {
+    NewMessage {
+        content: Some(result.model_text().to_owned()),
+        name: Some(tool.to_owned()),
+        status: Some(result.status),
+        metadata: MessageMeta {
+            result: Some(result.clone()),
+            ..MessageMeta::default()
+        },
+        ..NewMessage::default()
+    }
+}
