@@ -515,17 +515,26 @@ const RATIOS: [(&str, &str); 4] = [
     ("toolhost/clone_anytool_call", "baseline/clone_is_valid"),
 ];
 
-/// Criterion's output folder: `CRITERION_HOME`, else `criterion` in the target folder, which is
-/// three levels above this executable (`<target>/<profile>/deps/dispatch-<hash>`).
-fn criterion_home() -> Option<PathBuf> {
+/// Where criterion may have written its results, in its own order of preference:
+/// `CRITERION_HOME`, `$CARGO_TARGET_DIR/criterion`, the target folder (three levels above this
+/// executable, `<target>/<profile>/deps/dispatch-<hash>`, which is what `cargo metadata` gives
+/// under `cargo bench`), and `target/criterion` in the working folder.
+fn criterion_homes() -> Vec<PathBuf> {
     if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(home));
+        return vec![PathBuf::from(home)];
     }
     if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(target).join("criterion"));
+        return vec![PathBuf::from(target).join("criterion")];
     }
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
+    let mut homes = Vec::new();
+    if let Some(target) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+    {
+        homes.push(target.join("criterion"));
+    }
+    homes.push(PathBuf::from("target/criterion"));
+    homes
 }
 
 /// The median (ns) of a benchmark, if this run measured it. Criterion names a benchmark's folder
@@ -545,15 +554,15 @@ fn median_ns(home: &Path, group: &str, id: &str, since: SystemTime) -> Option<f6
 
 /// Prints ours / baseline for each pair measured in this run.
 fn print_ratios(since: SystemTime) {
-    let Some(home) = criterion_home() else {
-        return;
-    };
+    let group = "validate_and_dispatch";
     for (ours, baseline) in RATIOS {
-        let group = "validate_and_dispatch";
-        if let (Some(a), Some(b)) = (
-            median_ns(&home, group, ours, since),
-            median_ns(&home, group, baseline, since),
-        ) {
+        let medians = criterion_homes().into_iter().find_map(|home| {
+            Some((
+                median_ns(&home, group, ours, since)?,
+                median_ns(&home, group, baseline, since)?,
+            ))
+        });
+        if let Some((a, b)) = medians {
             println!(
                 "ratio {ours} / {baseline}: {a:.1} ns / {b:.1} ns = {:.2}x (target 1.3x)",
                 a / b
