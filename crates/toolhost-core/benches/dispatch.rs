@@ -16,9 +16,12 @@
 //!
 //! Fairness: a case that consumes an argument `Value` gets a fresh clone from `iter_batched`
 //! setup (not timed) and drops it inside the timed region, on both sides of each comparison; the
-//! `clone_*` pair instead clones inside the timed region, again on both sides.
+//! `clone_*` pair instead clones inside the timed region, again on both sides. A toolhost case
+//! also drops the result it made inside the timed region, as the baseline drops all it made.
+//!
+//! After the run the ratios of the `validate_and_dispatch` pairs (medians) are printed.
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode};
+use criterion::{criterion_group, BatchSize, Criterion, SamplingMode};
 use futures_executor::block_on;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -26,11 +29,14 @@ use serde_json::{json, Value};
 use std::future::Future;
 use std::hint::black_box;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use toolhost_core::schema::{canonicalize, CompiledSchema};
-use toolhost_core::tool::{AbortSignal, AnyTool, DynamicTool, Tool, ToolContext, ToolError};
+use toolhost_core::tool::{
+    AbortSignal, AnyTool, CallFailure, DynamicTool, Tool, ToolContext, ToolError,
+};
 use toolhost_core::{parse_tool_args, ToolResult, ToolSet};
 
 /// The argument schema of the benchmarked tool: a required string, an optional bounded integer
@@ -105,6 +111,12 @@ impl Tool for TypedSearch {
     }
 }
 
+/// Whether a call succeeded; the result is dropped here, inside the timed region, as the
+/// baseline drops everything it makes (a caller that stores the result frees it later anyway).
+fn consumed(result: Result<ToolResult, CallFailure>) -> bool {
+    matches!(&result, Ok(r) if r.is_success())
+}
+
 /// Polls a future once with a no-op waker; every future benchmarked here is ready at once.
 fn poll_once<F: Future>(fut: F) -> F::Output {
     let mut fut = pin!(fut);
@@ -161,7 +173,7 @@ fn validate_and_dispatch(c: &mut Criterion) {
     g.bench_function("toolhost/anytool_call_value", |b| {
         b.iter_batched(
             || args.clone(),
-            |v| block_on(tool.call(black_box(v), ToolContext::new("c1"))),
+            |v| consumed(block_on(tool.call(black_box(v), ToolContext::new("c1")))),
             BatchSize::SmallInput,
         )
     });
@@ -173,7 +185,9 @@ fn validate_and_dispatch(c: &mut Criterion) {
     });
     g.bench_function("toolhost/toolset_execute_str", |b| {
         b.iter(|| {
-            block_on(set.execute(black_box("search"), black_box(ARGS), ToolContext::new("c1")))
+            let result =
+                block_on(set.execute(black_box("search"), black_box(ARGS), ToolContext::new("c1")));
+            result.is_success()
         })
     });
     g.bench_function("baseline/is_valid_value_typed_schema", |b| {
@@ -190,7 +204,7 @@ fn validate_and_dispatch(c: &mut Criterion) {
     g.bench_function("toolhost/typed_tool_call_value", |b| {
         b.iter_batched(
             || args.clone(),
-            |v| block_on(typed.call(black_box(v), ToolContext::new("c1"))),
+            |v| consumed(block_on(typed.call(black_box(v), ToolContext::new("c1")))),
             BatchSize::SmallInput,
         )
     });
@@ -207,7 +221,7 @@ fn validate_and_dispatch(c: &mut Criterion) {
     g.bench_function("toolhost/clone_anytool_call", |b| {
         b.iter(|| {
             let v = black_box(&args).clone();
-            block_on(tool.call(black_box(v), ToolContext::new("c1")))
+            consumed(block_on(tool.call(black_box(v), ToolContext::new("c1"))))
         })
     });
     g.finish();
@@ -316,7 +330,7 @@ fn dispatch_breakdown(c: &mut Criterion) {
     g.bench_function("abort_signal_new_drop", |b| {
         b.iter(|| drop(black_box(AbortSignal::new())))
     });
-    // What `execute_validated` does eagerly for text output even with no output schema:
+    // What the output check costs a text output when the tool has an output schema:
     // `output.checked_value()` = `Value::String(s.clone())`, then drops it.
     let text = String::from("ok");
     g.bench_function("checked_value_text_clone_drop", |b| {
@@ -329,7 +343,11 @@ fn dispatch_breakdown(c: &mut Criterion) {
     g.bench_function("anytool_call_json_output", |b| {
         b.iter_batched(
             || args.clone(),
-            |v| block_on(json_tool.call(black_box(v), ToolContext::new("c1"))),
+            |v| {
+                consumed(block_on(
+                    json_tool.call(black_box(v), ToolContext::new("c1")),
+                ))
+            },
             BatchSize::SmallInput,
         )
     });
@@ -358,7 +376,11 @@ fn dispatch_breakdown(c: &mut Criterion) {
     g.bench_function("anytool_call_with_default_applied", |b| {
         b.iter_batched(
             || args_without_limit.clone(),
-            |v| block_on(defaulted.call(black_box(v), ToolContext::new("c1"))),
+            |v| {
+                consumed(block_on(
+                    defaulted.call(black_box(v), ToolContext::new("c1")),
+                ))
+            },
             BatchSize::SmallInput,
         )
     });
@@ -481,4 +503,77 @@ criterion_group! {
     config = config();
     targets = validate_and_dispatch, dispatch_breakdown, schema_compile, register_1000_tools
 }
-criterion_main!(benches);
+/// The comparisons the dispatch target is stated in: (ours, baseline), both in
+/// `validate_and_dispatch`.
+const RATIOS: [(&str, &str); 4] = [
+    ("toolhost/anytool_call_value", "baseline/is_valid_value"),
+    ("toolhost/toolset_execute_str", "baseline/from_str_is_valid"),
+    (
+        "toolhost/typed_tool_call_value",
+        "baseline/is_valid_value_typed_schema",
+    ),
+    ("toolhost/clone_anytool_call", "baseline/clone_is_valid"),
+];
+
+/// Where criterion may have written its results, in its own order of preference:
+/// `CRITERION_HOME`, `$CARGO_TARGET_DIR/criterion`, the target folder (three levels above this
+/// executable, `<target>/<profile>/deps/dispatch-<hash>`, which is what `cargo metadata` gives
+/// under `cargo bench`), and `target/criterion` in the working folder.
+fn criterion_homes() -> Vec<PathBuf> {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return vec![PathBuf::from(home)];
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return vec![PathBuf::from(target).join("criterion")];
+    }
+    let mut homes = Vec::new();
+    if let Some(target) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+    {
+        homes.push(target.join("criterion"));
+    }
+    homes.push(PathBuf::from("target/criterion"));
+    homes
+}
+
+/// The median (ns) of a benchmark, if this run measured it. Criterion names a benchmark's folder
+/// after its id with `/` replaced by `_`.
+fn median_ns(home: &Path, group: &str, id: &str, since: SystemTime) -> Option<f64> {
+    let file = home
+        .join(group)
+        .join(id.replace('/', "_"))
+        .join("new")
+        .join("estimates.json");
+    if std::fs::metadata(&file).ok()?.modified().ok()? < since {
+        return None;
+    }
+    let estimates: Value = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+    estimates["median"]["point_estimate"].as_f64()
+}
+
+/// Prints ours / baseline for each pair measured in this run.
+fn print_ratios(since: SystemTime) {
+    let group = "validate_and_dispatch";
+    for (ours, baseline) in RATIOS {
+        let medians = criterion_homes().into_iter().find_map(|home| {
+            Some((
+                median_ns(&home, group, ours, since)?,
+                median_ns(&home, group, baseline, since)?,
+            ))
+        });
+        if let Some((a, b)) = medians {
+            println!(
+                "ratio {ours} / {baseline}: {a:.1} ns / {b:.1} ns = {:.2}x (target 1.3x)",
+                a / b
+            );
+        }
+    }
+}
+
+fn main() {
+    let started = SystemTime::now();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    print_ratios(started);
+}

@@ -16,7 +16,9 @@ pub enum NormalizedOutput {
 pub fn serialize_tool_output(output: &Value) -> String {
     match output {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        // The same compact text as `Display`, written straight into a buffer instead of through
+        // a formatter; `Display` stays as the fallback should serialization ever fail.
+        other => serde_json::to_string(other).unwrap_or_else(|_| other.to_string()),
     }
 }
 

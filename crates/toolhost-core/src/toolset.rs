@@ -7,6 +7,7 @@
 
 use crate::args::{parse_tool_args, ArgsParseError};
 use crate::result::ToolResult;
+use crate::tool::any::Running;
 use crate::tool::{AnyTool, CallFailure, ToolContext, ToolDefinition};
 use indexmap::IndexMap;
 
@@ -83,7 +84,9 @@ impl ToolSetError {
 /// An ordered set of uniquely named tools.
 #[derive(Debug, Clone, Default)]
 pub struct ToolSet {
-    tools: IndexMap<String, AnyTool>,
+    /// Keyed with a fast hasher: every call looks its tool up by name, and the keys are the
+    /// names the program registered, so there is no table for a caller to flood.
+    tools: IndexMap<String, AnyTool, foldhash::fast::RandomState>,
 }
 
 impl ToolSet {
@@ -179,13 +182,29 @@ impl ToolSet {
         args: &str,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolSetError> {
+        self.start(name, args, ctx)?
+            .await
+            .map_err(|failure| ToolSetError::Call {
+                tool_name: name.to_owned(),
+                failure,
+            })
+    }
+
+    /// Finds the tool, parses and validates the arguments and starts the call. Synchronous, so
+    /// that the future of a call holds only the small running call, not one future in another.
+    fn start<'a>(
+        &'a self,
+        name: &str,
+        args: &str,
+        ctx: ToolContext,
+    ) -> Result<Running<'a>, ToolSetError> {
         let tool = self.lookup(name)?;
         let args = parse_tool_args(args).map_err(|source| ToolSetError::Json {
             tool_name: name.to_owned(),
             source,
         })?;
-        tool.call(args, ctx)
-            .await
+        tool.validate(args)
+            .and_then(|args| tool.start(args, ctx))
             .map_err(|failure| ToolSetError::Call {
                 tool_name: name.to_owned(),
                 failure,

@@ -12,6 +12,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 /// A boxed future, as the object-safe layer returns it.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -81,6 +82,8 @@ impl From<ToolError> for CallFailure {
 
 struct Inner {
     definition: ToolDefinition,
+    /// The definition's name, shared with the context of every call.
+    name: Arc<str>,
     arguments: CompiledSchema,
     output: Option<CompiledSchema>,
     approval: Option<Arc<dyn ApprovalPolicy>>,
@@ -188,6 +191,7 @@ impl AnyTool {
             tracing::warn!(tool = %definition.name, "{w}");
         }
         Ok(AnyTool(Arc::new(Inner {
+            name: Arc::from(definition.name.as_str()),
             definition,
             arguments,
             output,
@@ -223,6 +227,7 @@ impl AnyTool {
         let inner = &self.0;
         AnyTool(Arc::new(Inner {
             definition: inner.definition.clone(),
+            name: inner.name.clone(),
             arguments: inner.arguments.clone(),
             output: inner.output.clone(),
             approval: Some(policy),
@@ -252,13 +257,22 @@ impl AnyTool {
     pub async fn execute_validated(
         &self,
         args: Value,
-        mut ctx: ToolContext,
+        ctx: ToolContext,
     ) -> Result<ToolResult, CallFailure> {
-        let tool = self.name();
+        self.start(args, ctx)?.await
+    }
+
+    /// Starts the implementation on validated arguments, or says why this tool cannot run here.
+    /// Synchronous, so that the futures of callers hold only the small running call.
+    pub(crate) fn start(
+        &self,
+        args: Value,
+        mut ctx: ToolContext,
+    ) -> Result<Running<'_>, CallFailure> {
         let execute = match (&self.0.execute, self.0.definition.execution_mode) {
             (_, ExecutionMode::Provider) => {
                 return Err(CallFailure::NotExecutable {
-                    tool: tool.to_owned(),
+                    tool: self.name().to_owned(),
                     why: format!(
                         "it runs at the provider ({})",
                         self.0
@@ -271,25 +285,35 @@ impl AnyTool {
             }
             (None, _) => {
                 return Err(CallFailure::NotExecutable {
-                    tool: tool.to_owned(),
+                    tool: self.name().to_owned(),
                     why: "it has no implementation (a latent tool is answered by the model)"
                         .to_owned(),
                 })
             }
             (Some(e), ExecutionMode::Local) => e,
         };
-        ctx.set_tool_name(tool);
-        let output = CatchPanic(execute.execute(args, ctx))
-            .await
-            .map_err(|message| CallFailure::Panicked {
-                tool: tool.to_owned(),
-                message,
-            })??;
+        ctx.set_tool_name(&self.0.name);
+        Ok(Running {
+            tool: self,
+            inner: CatchPanic(execute.execute(args, ctx)),
+        })
+    }
+
+    /// Turns what the running call ended with into its result: a caught panic and output that
+    /// breaks the output schema become failures.
+    fn finish(
+        &self,
+        ended: Result<Result<ToolOutput, CallFailure>, String>,
+    ) -> Result<ToolResult, CallFailure> {
+        let output = ended.map_err(|message| CallFailure::Panicked {
+            tool: self.name().to_owned(),
+            message,
+        })??;
         if let Some(schema) = &self.0.output {
             if let Some(value) = output.checked_value() {
                 if !schema.is_valid(&value) {
                     return Err(CallFailure::InvalidOutput {
-                        tool: tool.to_owned(),
+                        tool: self.name().to_owned(),
                         violations: schema.violations(&value),
                     });
                 }
@@ -300,7 +324,24 @@ impl AnyTool {
 
     /// Validates and runs one call: every failure is returned as an error, never a panic.
     pub async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, CallFailure> {
-        let args = self.validate(args)?;
-        self.execute_validated(args, ctx).await
+        self.start(self.validate(args)?, ctx)?.await
+    }
+}
+
+/// A started call: the implementation's future, polled with panics caught; when it ends, its
+/// output is checked and turned into a result.
+pub(crate) struct Running<'a> {
+    tool: &'a AnyTool,
+    inner: CatchPanic<BoxFuture<'a, Result<ToolOutput, CallFailure>>>,
+}
+
+impl Future for Running<'_> {
+    type Output = Result<ToolResult, CallFailure>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(ended) => Poll::Ready(this.tool.finish(ended)),
+        }
     }
 }

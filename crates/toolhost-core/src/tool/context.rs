@@ -4,7 +4,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A flag a caller raises to ask a running tool to stop; tools check it between steps.
 #[derive(Debug, Clone, Default)]
@@ -29,15 +29,34 @@ impl AbortSignal {
 
 /// The context of one tool call: its ids, its idempotency key, the abort signal, and values the
 /// embedding program or runtime attaches by type (thread state, clients, ...).
-#[derive(Clone)]
+///
+/// Clones share the abort signal: raising it through one is seen by all.
 pub struct ToolContext {
     call_id: Arc<str>,
     tool: Option<Arc<str>>,
     tool_call_id: Option<String>,
     thread_id: Option<String>,
-    abort: AbortSignal,
+    /// Made on first use (or when the context is cloned), so that a call whose tool never looks
+    /// at the signal does not allocate one; clones share it.
+    abort: OnceLock<AbortSignal>,
     /// Absent until the first extension, so that a plain context allocates nothing for it.
     extensions: Option<Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>,
+}
+
+impl Clone for ToolContext {
+    fn clone(&self) -> Self {
+        // The signal is made before cloning so that both contexts hold the same one.
+        let abort = OnceLock::new();
+        let _ = abort.set(self.abort_signal().clone());
+        Self {
+            call_id: self.call_id.clone(),
+            tool: self.tool.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            thread_id: self.thread_id.clone(),
+            abort,
+            extensions: self.extensions.clone(),
+        }
+    }
 }
 
 impl fmt::Debug for ToolContext {
@@ -46,7 +65,10 @@ impl fmt::Debug for ToolContext {
             .field("call_id", &self.call_id)
             .field("tool_call_id", &self.tool_call_id)
             .field("thread_id", &self.thread_id)
-            .field("aborted", &self.abort.is_aborted())
+            .field(
+                "aborted",
+                &self.abort.get().is_some_and(AbortSignal::is_aborted),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -59,7 +81,7 @@ impl ToolContext {
             tool: None,
             tool_call_id: None,
             thread_id: None,
-            abort: AbortSignal::new(),
+            abort: OnceLock::new(),
             extensions: None,
         }
     }
@@ -78,7 +100,7 @@ impl ToolContext {
 
     /// Uses this abort signal.
     pub fn with_abort(mut self, abort: AbortSignal) -> Self {
-        self.abort = abort;
+        self.abort = OnceLock::from(abort);
         self
     }
 
@@ -107,10 +129,9 @@ impl ToolContext {
         self.tool.as_deref()
     }
 
-    pub(crate) fn set_tool_name(&mut self, name: &str) {
-        if self.tool.as_deref() != Some(name) {
-            self.tool = Some(name.into());
-        }
+    /// Takes the registered tool's shared name, so that dispatch does not allocate a copy.
+    pub(crate) fn set_tool_name(&mut self, name: &Arc<str>) {
+        self.tool = Some(Arc::clone(name));
     }
 
     /// The id the model gave this call, if any.
@@ -134,6 +155,6 @@ impl ToolContext {
 
     /// The abort signal of the run.
     pub fn abort_signal(&self) -> &AbortSignal {
-        &self.abort
+        self.abort.get_or_init(AbortSignal::new)
     }
 }

@@ -163,6 +163,8 @@ impl ToolOutput {
     pub fn into_result(self) -> ToolResult {
         match self {
             ToolOutput::Text(s) => ToolResult::success(s),
+            // What `serialize_tool_output` would give, without copying the string.
+            ToolOutput::Value(Value::String(s)) => ToolResult::success(s),
             ToolOutput::Value(v) => match content_blocks(&v) {
                 Some(blocks) => {
                     let mut r =
