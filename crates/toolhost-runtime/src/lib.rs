@@ -9,9 +9,20 @@
 //!   on a reply, a stop tool or the step budget (a `dual_ai` session hands the next turn to the
 //!   other side until `maxSessionTurns`), else ask the model and store its reply before anything
 //!   runs. The position in the thread is read back from the store, never kept only in memory.
-//! - Durability: a call's intent is journaled before it runs and its result stored before the
-//!   next step; after a crash a completed call never runs again, and a call whose outcome is
-//!   unknown runs again only when its tool is idempotent (the model is told otherwise).
+//! - Durability: a call's intent is journaled before it runs (in the same batch as the reply
+//!   when the call starts as soon as the reply is stored: two commits per cycle) and its result
+//!   stored before the next step; after a crash a completed call never runs again, and a call
+//!   whose outcome is unknown runs again only when its tool is idempotent (the model is told
+//!   otherwise).
+//! - One owner per thread: a run claims the thread's lease before it reads or writes, renews it
+//!   while it runs and fences every batch with it; a second run is refused
+//!   ([`engine::RuntimeError::ThreadBusy`]) and touches nothing. Messages ([`engine::Runtime::send`]),
+//!   decisions and variables given meanwhile are stored and taken up by the owner.
+//!   [`engine::Runtime::stop`] reaches the owner wherever it runs.
+//! - The engine reaches the store only through [`toolhost_store::AsyncStore`]: no store call
+//!   blocks an executor thread, and many threads in one process share commits.
+//! - Decide, then act: what the next step is and which calls still need results are plain
+//!   functions over what is stored (`engine/decide.rs`); the loop only carries them out.
 //! - A call that needs approval, or a variable the thread lacks, pauses the thread durably at
 //!   that call ([`engine::RunOutcome::Paused`]); decisions are bound to the call, its arguments
 //!   and the tool definition.
