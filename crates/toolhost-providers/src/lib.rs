@@ -95,6 +95,9 @@
 //! hyper the server side shares through axum, HTTP/1.1 only, no proxy, cookie or compression
 //! layers, and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
 
+// The crate page names the HTTP adapters, which a build without `http` does not have.
+#![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
+
 #[cfg(feature = "http")]
 mod adapter;
 #[cfg(feature = "http")]
