@@ -163,12 +163,14 @@ impl ModelError {
     }
 
     /// The same error with `note` added to its message, e.g. why the retries stopped.
+    #[cfg(feature = "http")]
     pub(crate) fn noting(mut self, note: &str) -> Self {
         self.message = format!("{}; {note}", self.message);
         self
     }
 
     /// The same error with its message passed through `f` (the key's redaction).
+    #[cfg(feature = "http")]
     pub(crate) fn map_message(mut self, f: impl FnOnce(&str) -> String) -> Self {
         self.message = f(&self.message);
         self

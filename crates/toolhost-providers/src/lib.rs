@@ -4,6 +4,14 @@
 //! `test` provider), and [`HttpModel`], the adapter for the HTTP APIs: OpenAI chat completions
 //! (and every server that speaks it), Anthropic Messages and Gemini `generateContent`.
 //!
+//! ## Features
+//! - `http` (default): the HTTP adapters — [`HttpModel`], [`model_from_config`],
+//!   [`model_from_env`] and the [`sse`] parser — with hyper, rustls and tokio's networking.
+//! - Without it (`default-features = false`) the crate is the contract alone: the request,
+//!   response and error types, the [`Model`] trait, [`check_history`], model definitions
+//!   ([`ModelConfig`], [`ConfigError`]) and the [`ScriptedModel`]; it links no network or TLS
+//!   code. A program that runs threads without HTTP models depends on it this way.
+//!
 //! ## Contract
 //! - A model answers a [`ModelRequest`] (the conversation, the offered tools, `toolChoice`,
 //!   `parallelToolCalls`) with a [`ModelResponse`]: text, tool calls, reasoning, results of
@@ -14,9 +22,10 @@
 //!   answer came, a [`ModelErrorKind`], the wait the server asked for, and the API's own
 //!   message; shown in one line that names the API, the status and the cause. See
 //!   [Errors](#errors) for how each API's answers map to kinds.
-//! - [`model_from_config`] builds a model from a [`ModelConfig`]; a missing key fails there,
-//!   naming its variable. The key is an [`ApiKey`]: it never appears in a `Debug` output, an
-//!   error or a log, and a server's echo of it is scrubbed.
+//! - [`model_from_config`] builds a model from a [`ModelConfig`] ([`model_from_env`] reads the
+//!   key from the process environment); a missing key fails there, naming its variable. The
+//!   key is an [`ApiKey`]: it never appears in a `Debug` output, an error or a log, and a
+//!   server's echo of it is scrubbed.
 //!
 //! ## Call ids
 //! A call keeps the id the API issued. Within one answer, a repeated id is kept once (the first
@@ -86,27 +95,43 @@
 //! hyper the server side shares through axum, HTTP/1.1 only, no proxy, cookie or compression
 //! layers, and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
 
+// The crate page names the HTTP adapters, which a build without `http` does not have.
+#![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
+
+#[cfg(feature = "http")]
 mod adapter;
+#[cfg(feature = "http")]
 mod anthropic;
+#[cfg(feature = "http")]
 mod api;
+#[cfg(feature = "http")]
 mod assemble;
 mod config;
 mod delta;
 mod error;
+#[cfg(feature = "http")]
 mod failure;
+#[cfg(feature = "http")]
 mod gemini;
+#[cfg(feature = "http")]
 mod hosted;
 mod model;
+#[cfg(feature = "http")]
 mod openai;
 mod ordering;
 mod retry;
 mod scripted;
 mod secret;
+#[cfg(feature = "http")]
 pub mod sse;
+#[cfg(feature = "http")]
 mod transport;
 
+#[cfg(feature = "http")]
 pub use adapter::{HttpModel, PreparedRequest};
-pub use config::{model_from_config, ApiKind, ConfigError, ModelConfig, Timeouts};
+#[cfg(feature = "http")]
+pub use config::{model_from_config, model_from_env};
+pub use config::{ApiKind, ConfigError, ModelConfig, Timeouts};
 pub use delta::{DeltaSink, StreamDelta};
 pub use error::{ModelApi, ModelError, ModelErrorKind};
 pub use model::{

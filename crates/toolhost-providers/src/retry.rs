@@ -3,6 +3,7 @@
 //! Only the HTTP exchange is retried, never a model request whose tool calls have started to
 //! run: that decision belongs to the runtime, which must not ask again once a call ran.
 
+#[cfg(feature = "http")]
 use crate::ModelError;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,6 +58,7 @@ impl RetryPolicy {
 
     /// What follows attempt `attempt` (1-based) failing with `error`, after `waited` spent
     /// waiting so far. Decided on the error's kind and the wait its server asked for.
+    #[cfg(feature = "http")]
     pub(crate) fn after(&self, error: &ModelError, attempt: u32, waited: Duration) -> RetryStep {
         if !error.is_retryable() {
             return RetryStep::Fail;
@@ -81,6 +83,7 @@ impl RetryPolicy {
 }
 
 /// What follows a failed attempt.
+#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RetryStep {
     /// Wait this long, then try again.
@@ -210,6 +213,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "http")]
     fn the_kind_and_the_server_s_wait_decide_the_next_step() {
         use crate::{ModelApi, ModelErrorKind};
         let p = RetryPolicy {

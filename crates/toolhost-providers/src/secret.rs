@@ -17,6 +17,7 @@ impl ApiKey {
     }
 
     /// The key itself, for the one header that carries it.
+    #[cfg(feature = "http")]
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }

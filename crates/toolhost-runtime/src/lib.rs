@@ -37,6 +37,25 @@
 //! - A process activity runs its program once per call with the call as JSON on standard input
 //!   and reads a `ToolResult` as JSON from standard output; every failure becomes an error result
 //!   naming the activity, and past its timeout the whole process tree is killed.
+//! - Models: the runtime depends on the `Model` contract of `toolhost-providers` (built without
+//!   its `http` feature), never on an adapter. It reads the scripted (`test`) models from the
+//!   project itself; every other model definition is handed, as plain data, to the
+//!   [`engine::ModelFactory`] the embedding program gives [`engine::Runtime::load_with`] (the
+//!   command line passes the HTTP adapters). A definition the factory refuses, such as one
+//!   whose key is not set, is no problem until a thread uses it, which then fails naming the
+//!   reason; [`engine::Runtime::load`] has no factory and runs the scripted models only.
+//!
+//! ## Dependencies
+//! Without a factory's adapters the runtime links no HTTP client and no TLS stack. This command
+//! lists the crates it links, and must show none of `hyper`, `hyper-util`, `hyper-rustls`,
+//! `rustls` or `ring`:
+//!
+//! ```text
+//! cargo tree -p toolhost-runtime -e normal
+//! ```
+//!
+//! Its tests use the providers with `http` (a dev-dependency) to run threads on HTTP models over
+//! loopback.
 
 pub mod activity;
 pub mod engine;

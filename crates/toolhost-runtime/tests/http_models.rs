@@ -1,6 +1,7 @@
 //! A project's model definition of an OpenAI-compatible server runs a thread over real HTTP on
-//! loopback: the calls the server's replies make run as tools, their results go back under the
-//! ids the server issued, and a definition whose key is missing names the variable.
+//! loopback, its model built by the providers' factory: the calls the server's replies make run
+//! as tools, their results go back under the ids the server issued, and a definition whose key
+//! is missing names the variable. Without a factory such a definition loads but is unavailable.
 
 mod common;
 
@@ -90,7 +91,12 @@ async fn a_thread_runs_on_an_openai_compatible_server() {
         json!({"provider": "openai-compatible", "model": "m", "baseUrl": format!("http://127.0.0.1:{port}/v1")}),
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load_with(
+        &project.root,
+        store.clone(),
+        &toolhost_providers::model_from_env,
+    )
+    .unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("a", "What does hei mean?").await.unwrap();
@@ -135,8 +141,14 @@ async fn a_model_whose_key_is_missing_names_the_variable() {
         json!({"provider": "openai", "model": "gpt-4.1-mini", "apiKeyEnv": "TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"}),
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load_with(
+        &project.root,
+        store.clone(),
+        &toolhost_providers::model_from_env,
+    )
+    .unwrap();
     rt.register_tool(lookup());
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let err = rt.override_model("local").unwrap_err();
     assert!(
         err.to_string()
@@ -150,5 +162,42 @@ async fn a_model_whose_key_is_missing_names_the_variable() {
             .contains("TOOLHOST_TEST_KEY_THAT_IS_NOT_SET"),
         "{err}"
     );
+    assert!(store.threads(None).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_factory_reads_keys_where_it_likes() {
+    let project = project(
+        json!({"provider": "anthropic", "model": "claude-x", "apiKeyEnv": "FROM_THE_VAULT"}),
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let factory = move |config: &toolhost_providers::ModelConfig| {
+        log.lock().unwrap().push(config.clone());
+        toolhost_providers::model_from_config(config, |name| {
+            (name == "FROM_THE_VAULT").then(|| "sk-vault".to_owned())
+        })
+    };
+    let mut rt = Runtime::load_with(&project.root, store, &factory).unwrap();
+    rt.override_model("local").unwrap();
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].provider, "anthropic");
+    assert_eq!(asked[0].model, "claude-x");
+    assert_eq!(asked[0].api_key_env.as_deref(), Some("FROM_THE_VAULT"));
+}
+
+#[tokio::test]
+async fn without_a_factory_an_http_model_loads_but_cannot_be_used() {
+    let project = project(
+        json!({"provider": "openai-compatible", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"}),
+    );
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    rt.register_tool(lookup());
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
+    let err = rt.start_thread("a", "hi").await.unwrap_err();
+    assert!(err.to_string().contains("model factory"), "{err}");
     assert!(store.threads(None).unwrap().is_empty());
 }

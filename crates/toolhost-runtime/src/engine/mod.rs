@@ -15,6 +15,7 @@ mod approvals;
 mod attachments;
 mod calls;
 mod decide;
+mod factory;
 mod history;
 mod images;
 mod live;
@@ -32,6 +33,7 @@ mod turns;
 
 pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
 pub use calls::PARALLEL_CAP;
+pub use factory::ModelFactory;
 pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
@@ -51,7 +53,7 @@ use toolhost_core::approval::Approval;
 use toolhost_core::blueprint::{Activities, Binding};
 use toolhost_core::tool::ToolError;
 use toolhost_core::{AnyTool, ToolSet};
-use toolhost_providers::{model_from_config, Model, ModelError, ScriptError, ScriptedModel};
+use toolhost_providers::{Model, ModelError, ScriptError, ScriptedModel};
 use toolhost_store::{AsyncStore, Store, StoreError, Thread};
 
 /// Why the engine could not do what it was asked. Tool failures are never among these: they
@@ -143,9 +145,32 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Loads the project at `root`. Files that do not load are kept in [`Runtime::problems`];
+    /// Loads the project at `root` with no model factory: its scripted (`test`) models are
+    /// usable, and a model definition of any other provider loads but is unavailable (a thread
+    /// on it fails saying so) unless a model is registered for it with
+    /// [`Runtime::register_model`]. Files that do not load are kept in [`Runtime::problems`];
     /// the rest is usable.
     pub fn load(root: &Path, store: Arc<dyn Store>) -> Result<Self, RuntimeError> {
+        Self::load_models(root, store, None)
+    }
+
+    /// Loads the project at `root`, building the models of its definitions other than the
+    /// scripted ones with `factory` (see [`ModelFactory`]). A definition the factory refuses,
+    /// for example because its key is not set, is no problem until a thread uses it. Otherwise
+    /// the same as [`Runtime::load`].
+    pub fn load_with(
+        root: &Path,
+        store: Arc<dyn Store>,
+        factory: &dyn ModelFactory,
+    ) -> Result<Self, RuntimeError> {
+        Self::load_models(root, store, Some(factory))
+    }
+
+    fn load_models(
+        root: &Path,
+        store: Arc<dyn Store>,
+        factory: Option<&dyn ModelFactory>,
+    ) -> Result<Self, RuntimeError> {
         let defs = load_definitions(root);
         let mut activities = Activities::new();
         for (name, activity) in &defs.activities {
@@ -196,12 +221,21 @@ impl Runtime {
             // A model whose key is not set is no problem until a thread uses it.
             match def.http_config() {
                 Err(reason) => problems.push(problem(reason)),
-                Ok(config) => match model_from_config(&config, |n| std::env::var(n).ok()) {
-                    Ok(model) => {
+                Ok(config) => match factory.map(|f| f.model(&config)) {
+                    Some(Ok(model)) => {
                         models.insert(name.clone(), model);
                     }
-                    Err(e) => {
+                    Some(Err(e)) => {
                         unavailable.insert(name.clone(), e.to_string());
+                    }
+                    None => {
+                        unavailable.insert(
+                            name.clone(),
+                            format!(
+                                "provider \"{}\" needs a model factory, and the runtime was loaded without one",
+                                def.provider
+                            ),
+                        );
                     }
                 },
             }
@@ -321,9 +355,12 @@ impl Runtime {
         self.hooks.push(hooks);
     }
 
-    /// Uses `model` for the model definition `name` (a real adapter, or a test double).
+    /// Uses `model` for the model definition `name` (a real adapter, or a test double), also
+    /// when the definition itself could not be made usable.
     pub fn register_model(&mut self, name: impl Into<String>, model: Arc<dyn Model>) {
-        self.models.insert(name.into(), model);
+        let name = name.into();
+        self.unavailable.remove(&name);
+        self.models.insert(name, model);
     }
 
     /// Creates a thread for `agent` with the user's first message.

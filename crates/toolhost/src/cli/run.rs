@@ -283,7 +283,8 @@ pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Op
             }
         },
     };
-    match Runtime::load(dir, store) {
+    // HTTP models come from the providers' adapters, keys from the process environment.
+    match Runtime::load_with(dir, store, &toolhost_providers::model_from_env) {
         Ok(mut runtime) => {
             runtime.set_secret_key(key);
             if let Some(ttl) = lease {
