@@ -7,12 +7,11 @@
 //! runnable calls of a reply run together, at most [`PARALLEL_CAP`] at a time, and their
 //! results are still stored in call order.
 
-use super::approvals::Gate;
 use super::attachments::store_attachments;
 use super::middleware::{CallInfo, Pipeline};
-use super::outcome::{Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
+use super::outcome::Waiting;
+use super::plan::{after_gate, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::{result_message, stored_result};
-use super::repair::reask_text;
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;
@@ -20,8 +19,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
-use toolhost_core::{parse_tool_args, AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{new_id, CallIntent, CallState, Message, ToolCallRecord, Write};
+use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
+use toolhost_store::{new_id, CallState, Message, ToolCallRecord, Write};
 
 /// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
 /// and hooks that apply to it.
@@ -36,49 +35,9 @@ pub(super) struct Offer {
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
 pub const PARALLEL_CAP: usize = 4;
 
-/// What a pending call needs next.
-enum Plan {
-    /// Answered without running: the writes that store its result.
-    Answered(Vec<Write>),
-    /// To be run; `before` are the writes to store first: the journal entry when there is none
-    /// yet, and how its approval was decided.
-    Run {
-        tool: AnyTool,
-        args: Value,
-        before: Vec<Write>,
-        env: BTreeMap<String, String>,
-    },
-    /// Waits for a person: a decision on its approval, or variables it needs.
-    Wait(Waiting),
-}
-
-fn intent_of(call: &ToolCallRecord) -> Write {
-    Write::RecordIntent(CallIntent {
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-        arguments: call.arguments.clone(),
-        message_id: None,
-    })
-}
-
-fn answer(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Plan {
-    Plan::Answered(answer_writes(call, journaled, result))
-}
-
-/// The writes that give a call its result without running it.
-fn answer_writes(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Vec<Write> {
-    let mut writes = Vec::new();
-    if !journaled {
-        writes.push(intent_of(call));
-    }
-    writes.push(Write::CompleteCall {
-        call_id: call.id.clone(),
-        result: result_message(&call.name, result),
-    });
-    writes
-}
-
 impl Runtime {
+    /// Reads what is known of a call, checks it, asks the approval gate when the checks pass,
+    /// and returns its plan (see [`super::plan`]).
     async fn plan(
         &self,
         state: &ThreadState,
@@ -87,111 +46,30 @@ impl Runtime {
         stopped: bool,
         fresh: bool,
     ) -> Result<Plan, RuntimeError> {
-        let offered = &offer.tools;
         let thread_id = state.thread_id();
-        // A fresh intent was journaled by this run with the reply and has not started.
         let journaled = if fresh {
             Some(CallState::Intent)
         } else {
             self.db.call(thread_id, &call.id).await?.map(|c| c.state)
         };
-        if stopped {
-            return Ok(answer(
-                call,
-                journaled.is_some(),
-                &ToolResult::error(NOT_RUN_STOPPED),
-            ));
-        }
-        let checked = match offered.get(&call.name) {
-            None => Err(ToolSetError::NotFound {
-                tool_name: call.name.clone(),
-                available: offered.values().map(|t| t.name().to_owned()).collect(),
-            }),
-            Some(tool) => parse_tool_args(&call.arguments)
-                .map_err(|source| ToolSetError::Json {
-                    tool_name: call.name.clone(),
-                    source,
-                })
-                .and_then(|args| {
-                    tool.validate(args).map_err(|failure| ToolSetError::Call {
-                        tool_name: call.name.clone(),
-                        failure,
-                    })
-                })
-                .map(|args| (tool.clone(), args)),
+        let facts = CallFacts {
+            journaled,
+            fresh,
+            stopped,
         };
-        let (tool, args) = match checked {
-            Ok(ok) => ok,
-            // Arguments no repair could mend (see `repair`): the model is asked to call again.
-            Err(e @ (ToolSetError::Json { .. } | ToolSetError::Call { .. })) => {
-                let text = reask_text(&e.model_text(), &call.name);
-                return Ok(answer(call, journaled.is_some(), &ToolResult::error(text)));
-            }
-            Err(e) => return Ok(answer(call, journaled.is_some(), &e.into_result())),
-        };
-        // Input middleware may change the arguments; what it returns is validated again.
-        let args = if offer.pipeline.is_empty() {
-            args
-        } else {
-            let changed = offer.pipeline.input(&call_info(state, offer, call), args);
-            match tool.validate(changed) {
-                Ok(valid) => valid,
-                Err(failure) => {
-                    let e = ToolSetError::Call {
-                        tool_name: call.name.clone(),
-                        failure,
-                    };
-                    return Ok(answer(call, journaled.is_some(), &e.into_result()));
-                }
-            }
-        };
-        if journaled == Some(CallState::Intent) && !fresh && !tool.definition().idempotent {
-            return Ok(answer(call, true, &ToolResult::error(OUTCOME_UNKNOWN)));
-        }
-        // Required variables the tool declared and the thread lacks pause the thread here.
-        let declared = &tool.definition().variables;
-        let missing: Vec<String> = declared
-            .iter()
-            .filter(|d| d.required && state.variables().get(&d.name).is_none())
-            .map(|d| d.name.clone())
-            .collect();
-        if !missing.is_empty() {
-            return Ok(Plan::Wait(Waiting::Variables {
-                request_id: String::new(),
-                names: missing,
-            }));
-        }
-        let env: BTreeMap<String, String> = declared
-            .iter()
-            .filter_map(|d| Some((d.name.clone(), state.variables().get(&d.name)?.to_owned())))
-            .collect();
-        let mut before = Vec::new();
-        let args = match self
+        let info = call_info(state, offer, call);
+        let input = |args: Value| offer.pipeline.input(&info, args);
+        let middleware: Option<&dyn Fn(Value) -> Value> =
+            (!offer.pipeline.is_empty()).then_some(&input);
+        let (tool, args, env) =
+            match check_call(call, &offer.tools, facts, state.variables(), middleware) {
+                Checked::Decided(plan) => return Ok(plan),
+                Checked::ToGate { tool, args, env } => (tool, args, env),
+            };
+        let gate = self
             .gate(thread_id, state.agent(), &call.id, &tool, args)
-            .await?
-        {
-            Gate::Run(args) => args,
-            Gate::RunAfter(args, writes) => {
-                before = writes;
-                args
-            }
-            Gate::Rejected(text, writes) => {
-                let result = ToolResult::error(text);
-                let answer = answer_writes(call, journaled.is_some(), &result);
-                return Ok(Plan::Answered(writes.into_iter().chain(answer).collect()));
-            }
-            Gate::Wait(request) => return Ok(Plan::Wait(Waiting::Approval(request))),
-        };
-        // Idempotent (or, in a race, already completed elsewhere): run with the same key.
-        if journaled.is_none() {
-            before.push(intent_of(call));
-        }
-        Ok(Plan::Run {
-            tool,
-            args,
-            before,
-            env,
-        })
+            .await?;
+        Ok(after_gate(call, journaled.is_some(), gate, tool, env))
     }
 
     /// Gives the calls in `calls` their results, in order, and returns the result messages in

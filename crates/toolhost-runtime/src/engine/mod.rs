@@ -22,6 +22,7 @@ mod live;
 mod middleware;
 mod outcome;
 mod ownership;
+mod plan;
 mod records;
 mod repair;
 mod reply;
