@@ -278,3 +278,115 @@ fn a_run_that_lost_its_lease_writes_nothing_more() {
         "thief:1:00000000"
     );
 }
+
+/// A model that takes `ms` before it answers like the list model it wraps.
+struct SlowModel {
+    inner: Arc<ListModel>,
+    ms: u64,
+}
+
+impl toolhost_providers::Model for SlowModel {
+    fn name(&self) -> &str {
+        "slow-list"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a toolhost_providers::ModelRequest,
+    ) -> toolhost_providers::ModelFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(self.ms)).await;
+            self.inner.complete(request).await
+        })
+    }
+}
+
+#[test]
+fn a_stop_while_the_model_answers_leaves_no_call_of_unknown_outcome() {
+    let project = one_prompt_project(&["slow"]);
+    let list = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut rt, store) = runtime_on(&project, list.clone());
+    rt.register_model(
+        "list",
+        Arc::new(SlowModel {
+            inner: list.clone(),
+            ms: 300,
+        }),
+    );
+    rt.register_tool(slow_tool(1, &runs));
+    let thread = block_on(rt.start_thread("a", "go")).unwrap();
+    let (ran, asked) = block_on(async {
+        tokio::join!(rt.run(&thread.id), async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            rt.stop(&thread.id).await
+        })
+    });
+    assert!(asked);
+    assert_eq!(ran.unwrap(), RunOutcome::Done(StopReason::Stopped));
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the call never started");
+    let result = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::Tool)
+        .expect("the call has a result");
+    assert_eq!(
+        result.content.as_deref(),
+        Some(toolhost_runtime::engine::NOT_RUN_STOPPED)
+    );
+    // Resumed, the model hears that the call did not run, never that its outcome is unknown.
+    assert_eq!(
+        block_on(rt.run(&thread.id)).unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    assert!(store
+        .messages(&thread.id)
+        .unwrap()
+        .iter()
+        .all(|m| m.content.as_deref() != Some(OUTCOME_UNKNOWN)));
+}
+
+#[test]
+fn a_run_whose_lease_was_taken_over_in_its_own_process_cannot_write() {
+    let project = one_prompt_project(&["slow"]);
+    let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut rt, store) = runtime_on(&project, model);
+    rt.register_tool(slow_tool(500, &runs));
+    let thread = block_on(rt.start_thread("a", "go")).unwrap();
+    let (first, second) = block_on(async {
+        tokio::join!(rt.run(&thread.id), async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            // The first run's lease lapses (say its renewals stalled) ...
+            let owner = store.lease(&thread.id).unwrap().unwrap().owner;
+            store
+                .claim(
+                    &thread.id,
+                    &LeaseClaim {
+                        owner: "lapsed:1:00000000".into(),
+                        ttl_ms: 1,
+                        replacing: Some(owner),
+                    },
+                )
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            // ... and a second run of the same runtime takes the thread.
+            rt.run(&thread.id).await
+        })
+    });
+    match first {
+        Err(RuntimeError::Store(StoreError::LeaseLost { .. })) => {}
+        other => panic!("the first run wrote without its lease: {other:?}"),
+    }
+    assert_eq!(second.unwrap(), RunOutcome::Done(StopReason::Response));
+    let results: Vec<_> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .collect();
+    assert_eq!(results.len(), 1, "one result, written by the owner");
+    assert_eq!(results[0].content.as_deref(), Some(OUTCOME_UNKNOWN));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

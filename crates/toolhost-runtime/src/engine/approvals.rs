@@ -277,17 +277,18 @@ impl Runtime {
             ..record.request.clone()
         };
         let decision = decision_for(&current, verdict);
-        self.commit(
-            thread_id,
-            vec![
-                Write::DecideApproval {
-                    call_id: call_id.to_owned(),
-                    decision: decision.clone(),
-                },
-                decided_event(&current, &decision),
-            ],
-        )
-        .await?;
+        self.db
+            .apply(
+                thread_id,
+                vec![
+                    Write::DecideApproval {
+                        call_id: call_id.to_owned(),
+                        decision: decision.clone(),
+                    },
+                    decided_event(&current, &decision),
+                ],
+            )
+            .await?;
         Ok(ApprovalRecord {
             decision: Some(decision),
             ..record

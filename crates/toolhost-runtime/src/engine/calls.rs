@@ -10,6 +10,7 @@
 use super::attachments::store_attachments;
 use super::middleware::{CallInfo, Pipeline};
 use super::outcome::Waiting;
+use super::ownership::OwnerId;
 use super::plan::{after_gate, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::{result_message, stored_result};
 use super::state::ThreadState;
@@ -83,6 +84,7 @@ impl Runtime {
         offer: &Offer,
         abort: &AbortSignal,
         fresh: &HashSet<String>,
+        owner: &OwnerId,
     ) -> Result<(Vec<Message>, Option<Waiting>), RuntimeError> {
         let parallel = offer.parallel;
         let thread_id = state.thread_id();
@@ -103,14 +105,14 @@ impl Runtime {
                         env,
                     } => {
                         if !before.is_empty() {
-                            self.commit(thread_id, before).await?;
+                            self.commit(thread_id, owner, before).await?;
                         }
                         let ctx = context(state, abort, &call.id, env);
                         let end = CallEnd::new(state, offer, &call);
                         execute(tool, args, call, ctx, end).await
                     }
                 };
-                messages.push(stored_result(self.commit(thread_id, writes).await?)?);
+                messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
             }
             return Ok((messages, None));
         }
@@ -139,7 +141,7 @@ impl Runtime {
             })
             .collect();
         if !intents.is_empty() {
-            self.commit(thread_id, intents).await?;
+            self.commit(thread_id, owner, intents).await?;
         }
         let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
         let mut running = Vec::new();
@@ -174,7 +176,10 @@ impl Runtime {
         if writes.is_empty() {
             return Ok((Vec::new(), waiting));
         }
-        Ok((self.commit(thread_id, writes).await?.messages, waiting))
+        Ok((
+            self.commit(thread_id, owner, writes).await?.messages,
+            waiting,
+        ))
     }
 }
 

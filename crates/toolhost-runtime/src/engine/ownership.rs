@@ -257,25 +257,16 @@ impl Runtime {
         }
     }
 
-    /// Applies a batch to a thread; when a run of this runtime owns the thread, the batch is
-    /// fenced by its lease, so a run that lost its thread cannot write to it.
+    /// Applies a batch that the run `owner` writes: it is fenced by that run's lease, so a run
+    /// that lost its thread cannot write to it (whoever owns the thread now).
     pub(super) async fn commit(
         &self,
         thread_id: &str,
+        owner: &OwnerId,
         mut writes: Vec<Write>,
     ) -> Result<toolhost_store::Applied, RuntimeError> {
-        if let Some(owner) = self.local_owner(thread_id) {
-            writes.insert(0, Write::CheckOwner(owner.0));
-        }
+        writes.insert(0, Write::CheckOwner(owner.as_str().to_owned()));
         Ok(self.db.apply(thread_id, writes).await?)
-    }
-
-    fn local_owner(&self, thread_id: &str) -> Option<OwnerId> {
-        self.running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(thread_id)
-            .map(|entry| entry.owner.clone())
     }
 
     /// Asks the run that owns a thread to stop, wherever it runs: a run in this process sees

@@ -15,6 +15,7 @@
 
 use super::calls::Offer;
 use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent, LiveKind};
+use super::ownership::OwnerId;
 use super::repair::repair_calls;
 use super::run::SideRun;
 use super::turns::Position;
@@ -37,6 +38,7 @@ impl Runtime {
         thread_id: &str,
         run: &mut SideRun<'_>,
         position: &Position,
+        owner: &OwnerId,
     ) -> Result<Vec<Write>, RuntimeError> {
         let changed = run.offer.pipeline.request(&run.request);
         // The runtime's own request only grows, so what passed before is not checked again; a
@@ -46,7 +48,7 @@ impl Runtime {
             None => (&run.request, run.checked.min(run.request.messages.len())),
         };
         let mended = self
-            .mend_order(thread_id, request, from, &mut run.last_repairs)
+            .mend_order(thread_id, owner, request, from, &mut run.last_repairs)
             .await?;
         if changed.is_none() && mended.is_none() {
             run.checked = run.request.messages.len();
@@ -66,8 +68,12 @@ impl Runtime {
         let response = match answer {
             Ok(r) => offer.pipeline.response(r),
             Err(e) => {
-                self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Failed)])
-                    .await?;
+                self.commit(
+                    thread_id,
+                    owner,
+                    vec![Write::SetStatus(ThreadStatus::Failed)],
+                )
+                .await?;
                 return Err(e.into());
             }
         };
@@ -82,6 +88,7 @@ impl Runtime {
     async fn mend_order(
         &self,
         thread_id: &str,
+        owner: &OwnerId,
         request: &ModelRequest,
         from: usize,
         last: &mut Vec<HistoryRepair>,
@@ -106,6 +113,7 @@ impl Runtime {
             // Positions in the repairs count from `offset`, where the checked part begins.
             self.commit(
                 thread_id,
+                owner,
                 vec![Write::Event {
                     kind: EventKind::HistoryRepaired,
                     data: json!({"offset": from, "repairs": repairs}),

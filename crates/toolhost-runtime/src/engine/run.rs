@@ -243,18 +243,21 @@ impl Runtime {
             .iter()
             .filter_map(|m| m.tool_call_id.clone())
             .collect();
-        self.commit(thread_id, vec![Write::SetStatus(ThreadStatus::Running)])
-            .await?;
+        self.commit(
+            thread_id,
+            owner,
+            vec![Write::SetStatus(ThreadStatus::Running)],
+        )
+        .await?;
         // The spec's in-memory context: shared by the calls of this run, never stored.
         let context: Arc<std::sync::Mutex<serde_json::Map<String, serde_json::Value>>> =
             Arc::default();
         // Calls whose intent this run journaled with their reply and that have not started.
         let mut fresh: HashSet<String> = HashSet::new();
         loop {
-            if abort.is_aborted() {
-                return self.finish(thread_id, StopReason::Stopped).await;
-            }
-            // The calls of the last reply that have no result yet get theirs, in order.
+            // The calls of the last reply that have no result yet get theirs, in order. After
+            // a stop, the ones that did not start are answered "not run" rather than left
+            // journaled: a call stored with its reply must not read as cut off later.
             if let Some((caller, pending)) = pending_calls(&history, &answered) {
                 let offer = run_of(&sides, caller).offer.clone();
                 let state = ThreadState::new(self.db.clone(), thread_id, &thread.agent)
@@ -263,15 +266,18 @@ impl Runtime {
                     .in_run(context.clone(), offer.tools.clone(), abort.clone())
                     .owned_by(owner);
                 let (results, waiting) = self
-                    .finish_calls(&state, pending, &offer, abort, &fresh)
+                    .finish_calls(&state, pending, &offer, abort, &fresh, owner)
                     .await?;
                 fresh.clear();
                 self.record(thread_id, &mut history, &mut answered, &mut sides, results)
                     .await;
                 if let Some(waiting) = waiting {
-                    return self.pause(thread_id, waiting).await;
+                    return self.pause(thread_id, owner, waiting).await;
                 }
                 continue;
+            }
+            if abort.is_aborted() {
+                return self.finish(thread_id, owner, StopReason::Stopped).await;
             }
             let queued = self.db.queued(thread_id).await?;
             let run = run_of(&sides, position.side);
@@ -281,7 +287,7 @@ impl Runtime {
                 max_session_turns,
             };
             match next_step(!queued.is_empty(), &position, &rules, &history, &answered) {
-                Step::End(reason) => return self.finish(thread_id, reason).await,
+                Step::End(reason) => return self.finish(thread_id, owner, reason).await,
                 Step::HandOver => {
                     position.next_turn();
                     continue;
@@ -293,7 +299,7 @@ impl Runtime {
                         .map(|q| Write::AppendMessage(queued_message(q.item, &position)))
                         .collect();
                     writes.push(Write::Dequeue { through });
-                    let stored = self.commit(thread_id, writes).await?.messages;
+                    let stored = self.commit(thread_id, owner, writes).await?.messages;
                     // A person's message starts a new turn of an ai_human thread.
                     if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
                         position.steps = 0;
@@ -315,7 +321,9 @@ impl Runtime {
                 "asking the model"
             );
             let at = index_of(&sides, position.side);
-            let mut writes = self.ask(thread_id, &mut sides[at], &position).await?;
+            let mut writes = self
+                .ask(thread_id, &mut sides[at], &position, owner)
+                .await?;
             let intents = writes
                 .iter()
                 .find_map(|w| match w {
@@ -331,7 +339,7 @@ impl Runtime {
                 }
             }
             writes.extend(intents);
-            let applied = self.commit(thread_id, writes).await?;
+            let applied = self.commit(thread_id, owner, writes).await?;
             position.steps += 1;
             self.record(
                 thread_id,
@@ -368,7 +376,12 @@ impl Runtime {
 
     /// Records what the thread waits for (once, also when it is run again while it waits) and
     /// pauses it.
-    async fn pause(&self, thread_id: &str, waiting: Waiting) -> Result<RunOutcome, RuntimeError> {
+    async fn pause(
+        &self,
+        thread_id: &str,
+        owner: &OwnerId,
+        waiting: Waiting,
+    ) -> Result<RunOutcome, RuntimeError> {
         tracing::debug!(thread = thread_id, "pausing: waiting for a person");
         let mut writes = vec![Write::SetStatus(ThreadStatus::Paused)];
         let waiting = match waiting {
@@ -410,13 +423,14 @@ impl Runtime {
                 Waiting::Variables { request_id, names }
             }
         };
-        self.commit(thread_id, writes).await?;
+        self.commit(thread_id, owner, writes).await?;
         Ok(RunOutcome::Paused(waiting))
     }
 
     async fn finish(
         &self,
         thread_id: &str,
+        owner: &OwnerId,
         reason: StopReason,
     ) -> Result<RunOutcome, RuntimeError> {
         // A stopped thread can be resumed; a finished one waits for a new message.
@@ -425,7 +439,7 @@ impl Runtime {
         } else {
             ThreadStatus::Done
         };
-        self.commit(thread_id, vec![Write::SetStatus(status)])
+        self.commit(thread_id, owner, vec![Write::SetStatus(status)])
             .await?;
         Ok(RunOutcome::Done(reason))
     }

@@ -20,14 +20,15 @@ pub enum Delivery {
 impl Runtime {
     /// Stores a user message for the thread's next step, without running it.
     pub async fn queue_message(&self, thread_id: &str, content: &str) -> Result<(), RuntimeError> {
-        self.commit(
-            thread_id,
-            vec![Write::Enqueue(QueueItem::Message {
-                role: Role::User,
-                content: content.to_owned(),
-            })],
-        )
-        .await?;
+        self.db
+            .apply(
+                thread_id,
+                vec![Write::Enqueue(QueueItem::Message {
+                    role: Role::User,
+                    content: content.to_owned(),
+                })],
+            )
+            .await?;
         Ok(())
     }
 
@@ -39,14 +40,15 @@ impl Runtime {
         tool: &str,
         arguments: Value,
     ) -> Result<(), RuntimeError> {
-        self.commit(
-            thread_id,
-            vec![Write::Enqueue(QueueItem::Tool {
-                name: tool.to_owned(),
-                arguments,
-            })],
-        )
-        .await?;
+        self.db
+            .apply(
+                thread_id,
+                vec![Write::Enqueue(QueueItem::Tool {
+                    name: tool.to_owned(),
+                    arguments,
+                })],
+            )
+            .await?;
         Ok(())
     }
 

@@ -140,7 +140,7 @@ impl Runtime {
                 writes.push(Write::AnswerVariables { id: request.id });
             }
         }
-        self.commit(thread_id, writes).await?;
+        self.db.apply(thread_id, writes).await?;
         Ok(())
     }
 
