@@ -390,3 +390,60 @@ fn a_run_whose_lease_was_taken_over_in_its_own_process_cannot_write() {
     assert_eq!(results[0].content.as_deref(), Some(OUTCOME_UNKNOWN));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn variables_given_while_the_owner_runs_are_taken_up_when_it_asks_for_them() {
+    let project = one_prompt_project(&["slow", "regional"]);
+    let model = ListModel::new(vec![
+        call_answer("c1", "slow", "{}"),
+        call_answer("c2", "regional", "{}"),
+        text_answer("done"),
+    ]);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(std::sync::Mutex::new(None::<String>));
+    let regional = {
+        let seen = seen.clone();
+        DynamicTool::new("regional", "Needs REGION.")
+            .parameters(serde_json::json!({"type": "object", "properties": {}}))
+            .variable(toolhost_core::variables::VariableDecl::text("REGION"))
+            .handler(
+                move |_: serde_json::Value, ctx: toolhost_core::ToolContext| {
+                    let seen = seen.clone();
+                    async move {
+                        let state = ctx.get::<toolhost_runtime::engine::ThreadState>().unwrap();
+                        *seen.lock().unwrap() = state.env("REGION").map(str::to_owned);
+                        Ok::<_, ToolError>("ok".to_owned())
+                    }
+                },
+            )
+            .build()
+            .unwrap()
+    };
+    let (mut rt, store) = runtime_on(&project, model.clone());
+    rt.register_tool(slow_tool(400, &runs));
+    rt.register_tool(regional.clone());
+    let mut other = second_runtime(&project, model.clone());
+    other.register_tool(regional);
+    let thread = block_on(rt.start_thread("a", "go")).unwrap();
+    let (ran, given) = block_on(async {
+        tokio::join!(rt.run(&thread.id), async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            other
+                .set_variables(
+                    &thread.id,
+                    vec![toolhost_runtime::variables::VariableValue::text(
+                        "REGION", "north",
+                    )],
+                )
+                .await
+        })
+    });
+    given.unwrap();
+    assert_eq!(ran.unwrap(), RunOutcome::Done(StopReason::Response));
+    assert_eq!(seen.lock().unwrap().as_deref(), Some("north"));
+    assert!(store
+        .variable_requests(&thread.id)
+        .unwrap()
+        .iter()
+        .all(|r| r.answered_at.is_some()));
+}

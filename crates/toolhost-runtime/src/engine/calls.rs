@@ -158,7 +158,7 @@ impl Runtime {
                     running.push((
                         i,
                         call.clone(),
-                        tokio::spawn(execute(tool, args, call, ctx, end)),
+                        CallTask(tokio::spawn(execute(tool, args, call, ctx, end))),
                     ));
                 }
             }
@@ -320,8 +320,18 @@ fn redacted_result(redactor: &Redactor, result: ToolResult) -> ToolResult {
 }
 
 /// The writes of a spawned call; a task that failed still gives its call an error result.
-async fn joined(handle: tokio::task::JoinHandle<Vec<Write>>, call: &ToolCallRecord) -> Vec<Write> {
-    handle.await.unwrap_or_else(|e| {
+/// A call running in a task of its own; dropped unfinished (the run was cancelled), it is
+/// aborted rather than left running with no one to store its result.
+struct CallTask(tokio::task::JoinHandle<Vec<Write>>);
+
+impl Drop for CallTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn joined(mut task: CallTask, call: &ToolCallRecord) -> Vec<Write> {
+    (&mut task.0).await.unwrap_or_else(|e| {
         let failed = ToolResult::error(format!("ToolCallError: the call's task failed: {e}"));
         vec![Write::CompleteCall {
             call_id: call.id.clone(),

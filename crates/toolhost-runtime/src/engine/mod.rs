@@ -106,13 +106,18 @@ pub enum RuntimeError {
 /// "run R (process P on host H) since T", for the messages people read.
 pub fn describe_owner(lease: &toolhost_store::Lease) -> String {
     let since = toolhost_store::display_millis(lease.since);
-    match owner_process(&lease.owner) {
-        Some((host, pid)) => format!(
-            "run {} (process {pid} on host {host}) owns it since {since}",
-            lease.owner
-        ),
-        None => format!("run {} owns it since {since}", lease.owner),
+    let who = match owner_process(&lease.owner) {
+        Some((place, pid)) => {
+            let host = place.split('/').next().unwrap_or(place);
+            format!("run {} (process {pid} on host {host})", lease.owner)
+        }
+        None => format!("run {}", lease.owner),
+    };
+    if lease.expires_at <= toolhost_store::now_millis() {
+        let expired = toolhost_store::display_millis(lease.expires_at);
+        return format!("{who} owned it since {since}; its lease expired at {expired}, so the next run takes it over");
     }
+    format!("{who} owns it since {since}")
 }
 
 /// A loaded project, ready to run threads against a store.

@@ -18,7 +18,9 @@ use toolhost_store::{Lease, LeaseClaim, Store, StoreError, Write};
 /// How long a lease lasts unless renewed, when nothing else is configured: long enough that a
 /// renewal every third of it survives a slow disk, short enough that a dead owner on another
 /// machine holds a thread for seconds, not minutes.
-pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
+/// It is longer than the store's busy timeout (5 s), so a renewal that waits behind another
+/// process's write still lands while the lease holds.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(15);
 
 /// How often a run looks for a stop request between renewals.
 const STOP_POLL: Duration = Duration::from_millis(250);
@@ -59,33 +61,55 @@ pub fn owner_process(owner: &str) -> Option<(&str, u32)> {
     Some((parts.next()?, pid))
 }
 
+/// Where process ids mean the same thing as here: the host name, the boot (ids are reused
+/// after a reboot) and the process-id namespace (containers with one host name each have their
+/// own ids). Two owners whose places differ never judge each other's processes.
 fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let name = read("/proc/sys/kernel/hostname")
         .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().replace(':', "_"))
+        .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".to_owned())
+        .unwrap_or_else(|| "localhost".to_owned());
+    let boot = read("/proc/sys/kernel/random/boot_id")
+        .map(|b| b.trim().chars().take(8).collect::<String>())
+        .unwrap_or_default();
+    let pid_ns = std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .map(|l| l.to_string_lossy().trim_start_matches("pid:").to_owned())
+        .unwrap_or_default();
+    format!("{name}/{boot}/{pid_ns}").replace(':', "_")
 }
 
-/// Whether the owner's process is known to be gone: it ran on this host and no process has its
-/// id. A process that reuses the id only makes the claimant wait for the lease to expire.
+/// Whether the owner's process is known to be gone: it ran in this place (see [`this_host`])
+/// and the system says no process has its id. A process that reuses the id, or one the system
+/// will not tell about, only makes the claimant wait for the lease to expire.
 fn owner_is_dead(owner: &str) -> bool {
     let Some((host, pid)) = owner_process(owner) else {
         return false;
     };
-    host == this_host() && pid != std::process::id() && !process_exists(pid)
+    host == this_host() && pid != std::process::id() && process_is_gone(pid)
 }
 
-#[cfg(target_os = "linux")]
-fn process_exists(pid: u32) -> bool {
-    std::path::Path::new("/proc").join(pid.to_string()).exists()
+#[cfg(unix)]
+fn process_is_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // Signal 0 checks without sending: only "no such process" means gone; a process of another
+    // user (EPERM) is alive.
+    // SAFETY: kill with signal 0 has no effect on any process; it only reports.
+    let sent = unsafe { libc::kill(pid, 0) };
+    sent != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
-#[cfg(not(target_os = "linux"))]
-fn process_exists(_pid: u32) -> bool {
-    // Without a cheap check, assume it lives: the lease expiry decides.
-    true
+#[cfg(not(unix))]
+fn process_is_gone(_pid: u32) -> bool {
+    // Without a check, assume it lives: the lease expiry decides.
+    false
 }
 
 /// What the runtime knows of a run in this process.
@@ -151,6 +175,8 @@ impl Drop for Ownership<'_> {
         if self.released {
             return;
         }
+        // A cancelled run: whatever it started (calls running in tasks) sees the stop.
+        self.abort.abort();
         self.forget();
         let store = self.runtime.store.clone();
         let (thread, owner) = (self.thread_id.clone(), self.owner.as_str().to_owned());

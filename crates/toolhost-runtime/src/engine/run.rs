@@ -197,12 +197,28 @@ impl Runtime {
                 .await?
                 .iter()
                 .any(|r| r.request.call_id == request.call_id && r.decision.is_some()),
-            RunOutcome::Paused(Waiting::Variables { request_id, .. }) => self
-                .db
-                .variable_requests(thread_id)
-                .await?
-                .iter()
-                .any(|r| &r.id == request_id && r.answered_at.is_some()),
+            // Variables may have been stored before the run asked for them (while it ran):
+            // the request is then answered by what is already there.
+            RunOutcome::Paused(Waiting::Variables { request_id, names }) => {
+                let answered = self
+                    .db
+                    .variable_requests(thread_id)
+                    .await?
+                    .iter()
+                    .any(|r| &r.id == request_id && r.answered_at.is_some());
+                if !answered && self.has_values(thread_id, names).await? {
+                    self.db
+                        .apply(
+                            thread_id,
+                            vec![Write::AnswerVariables {
+                                id: request_id.clone(),
+                            }],
+                        )
+                        .await?;
+                    return Ok(true);
+                }
+                answered
+            }
         })
     }
 

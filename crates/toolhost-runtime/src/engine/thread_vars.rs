@@ -45,6 +45,19 @@ impl Runtime {
             .collect()
     }
 
+    /// The names every definition of the project (tool, prompt or agent) declares secret: what a
+    /// program asking for values must read without showing them.
+    pub fn secret_names(&self) -> BTreeSet<String> {
+        self.tools
+            .values()
+            .flat_map(|t| t.definition().variables.iter())
+            .chain(self.defs.prompts.values().flat_map(|p| p.variables.iter()))
+            .chain(self.defs.agents.values().flat_map(|a| a.variables.iter()))
+            .filter(|d| d.kind == VariableKind::Secret)
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
     /// Whether any definition (tool, prompt or agent) declares `name` a secret.
     fn declared_secret(&self, name: &str) -> bool {
         let secret = |d: &VariableDecl| d.name == name && d.kind == VariableKind::Secret;
@@ -142,6 +155,27 @@ impl Runtime {
         }
         self.db.apply(thread_id, writes).await?;
         Ok(())
+    }
+
+    /// Whether the thread now has values for all of `names` (stored for it, or given by its
+    /// agent's or prompts' definitions).
+    pub(super) async fn has_values(
+        &self,
+        thread_id: &str,
+        names: &[String],
+    ) -> Result<bool, RuntimeError> {
+        let thread = self.db.thread(thread_id).await?;
+        let stored: BTreeSet<String> = self
+            .db
+            .variables(thread_id)
+            .await?
+            .into_iter()
+            .map(|v| v.name)
+            .collect();
+        let agent = self.defs.agents.get(&thread.agent);
+        Ok(names.iter().all(|name| {
+            stored.contains(name) || agent.is_some_and(|a| self.defined_value(a, name))
+        }))
     }
 
     /// Creates a thread for `agent` with the user's first message and variable values. It fails,

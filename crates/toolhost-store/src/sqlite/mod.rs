@@ -273,8 +273,9 @@ pub(crate) fn lock_conn(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> 
     conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// How long a connection waits for another one's lock before it gives up.
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a connection waits for another one's lock before it gives up; shorter than the
+/// runtime's default lease, so a renewal that waits behind another process's write still lands.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn user_version(conn: &Connection) -> StoreResult<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))

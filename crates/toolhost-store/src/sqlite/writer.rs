@@ -67,7 +67,10 @@ where
             (Some(Err(e)), _) => Err(e),
             (Some(Ok(value)), Ok(())) => Ok(value),
             (_, Err(why)) => Err(StoreError::Backend(why.into())),
-            (None, Ok(())) => Err(StoreError::Corrupt("a write never ran".to_owned())),
+            // It panicked: undone, and the writer went on.
+            (None, Ok(())) => Err(StoreError::Backend(
+                "the write failed inside the store and was undone".into(),
+            )),
         };
         // The caller may have gone away; its write is committed all the same.
         match self.reply {
@@ -122,22 +125,26 @@ fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
         return;
     }
     let mut ran = Vec::with_capacity(group.len());
-    for mut job in group {
+    let mut waiting = group.into_iter();
+    while let Some(mut job) = waiting.next() {
         if conn.execute_batch("SAVEPOINT write").is_err() {
             job.finish(Err("the write could not start its savepoint".to_owned()));
             continue;
         }
-        let closing = if job.run(conn) {
+        // A write that panics is undone and fails alone; the writer goes on.
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn)))
+            .unwrap_or(false);
+        let closing = if ok {
             "RELEASE write"
         } else {
             "ROLLBACK TO write; RELEASE write"
         };
         if let Err(e) = conn.execute_batch(closing) {
-            // The group's transaction is in an unknown state: give it up whole.
+            // The group's transaction is in an unknown state: give it up whole, and tell every
+            // write of the group, run or not.
             let why = format!("a write could not close its savepoint: {e}");
             let _ = conn.execute_batch("ROLLBACK");
-            job.finish(Err(why.clone()));
-            for job in ran {
+            for job in ran.into_iter().chain(std::iter::once(job)).chain(waiting) {
                 Job::finish(job, Err(why.clone()));
             }
             return;

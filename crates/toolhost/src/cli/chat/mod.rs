@@ -17,13 +17,10 @@ use super::run::{load_runtime, open_store, DataArg};
 use clap::Args;
 use input::Input;
 use session::Session;
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use tokio::signal::unix::{signal, SignalKind};
-use toolhost_core::blueprint::Activities;
-use toolhost_core::variables::VariableKind;
-use toolhost_runtime::project::{load_definitions, load_tools, Definitions};
+use toolhost_runtime::project::load_definitions;
 use watch::Watch;
 
 /// Exit code when a second Ctrl-C cut off a turn that was still running.
@@ -121,7 +118,7 @@ pub fn chat(args: ChatArgs) -> ExitCode {
         .as_ref()
         .map(|id| (id.clone(), Watch::new(store.clone(), id)));
     let session = Session {
-        secrets: secret_names(&args.dir, &defs),
+        secrets: runtime.secret_names(),
         runtime,
         store,
         dir: args.dir,
@@ -132,20 +129,4 @@ pub fn chat(args: ChatArgs) -> ExitCode {
         interrupts,
     };
     output::exit(session.go())
-}
-
-/// The variables any tool, prompt or agent of the project declares secret: these are read
-/// without echo.
-fn secret_names(dir: &Path, defs: &Definitions) -> BTreeSet<String> {
-    let tools = load_tools(dir, &Activities::new())
-        .map(|p| p.tools)
-        .unwrap_or_default();
-    tools
-        .iter()
-        .flat_map(|t| t.tool.definition().variables.iter())
-        .chain(defs.prompts.values().flat_map(|p| p.variables.iter()))
-        .chain(defs.agents.values().flat_map(|a| a.variables.iter()))
-        .filter(|d| d.kind == VariableKind::Secret)
-        .map(|d| d.name.clone())
-        .collect()
 }
