@@ -512,6 +512,36 @@ fn fdatasync_latency(dir: &Path, samples: usize, append: bool) -> Vec<Duration> 
     out
 }
 
+/// 4 KiB written in place then `sync_all` (`fsync`: the file's times too, as SQLite flushes
+/// its WAL when it is built without `HAVE_FDATASYNC`, as the bundled build is), `samples` times.
+fn fsync_latency(dir: &Path, samples: usize) -> Vec<Duration> {
+    use std::os::unix::fs::FileExt;
+    let path = dir.join("fsync-inplace.bin");
+    let file: File = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let block = vec![0x5au8; 4096];
+    file.write_all_at(&block, 0).unwrap();
+    file.sync_all().unwrap();
+    let warmup = 20;
+    let mut out = Vec::with_capacity(samples);
+    for i in 0..samples + warmup {
+        let start = Instant::now();
+        file.write_all_at(&block, 0).unwrap();
+        file.sync_all().unwrap();
+        if i >= warmup {
+            out.push(start.elapsed());
+        }
+    }
+    drop(file);
+    let _ = std::fs::remove_file(path);
+    out
+}
+
 /// One `Store::apply` of one small message, `samples` times.
 fn commit_latency(dir: &Path, samples: usize) -> Vec<Duration> {
     let db_path = dir.join("commit.db");
@@ -605,6 +635,7 @@ struct Runs {
     whole: Vec<Duration>,
     sync_append: Vec<Duration>,
     sync_inplace: Vec<Duration>,
+    fsync: Vec<Duration>,
 }
 
 fn measure_cycles(s: &Settings, backend: Backend, label: &str) -> Runs {
@@ -619,6 +650,7 @@ fn measure_cycles(s: &Settings, backend: Backend, label: &str) -> Runs {
             runs.sync_append.extend(fdatasync_latency(&s.dir, k, true));
             runs.sync_inplace
                 .extend(fdatasync_latency(&s.dir, k, false));
+            runs.fsync.extend(fsync_latency(&s.dir, k));
         }
         let run = run_thread(&s.dir, &format!("{label}-run{r}"), s.cycles, backend);
         runs.whole.push(run.per_cycle_of_whole);
@@ -711,6 +743,13 @@ fn main() {
         p90(sync_inplace),
         "same size (WAL reused after a checkpoint)",
     );
+    let fsync_p50 = p50(&durable.fsync);
+    row(
+        "fsync, 4 KiB in place",
+        fsync_p50,
+        p90(&durable.fsync),
+        "sync_all: what the bundled SQLite calls to flush its WAL",
+    );
     row(
         "commit: Store::apply, one small message",
         commit_p50,
@@ -794,6 +833,12 @@ fn main() {
         verdict(cycle_ratio <= CYCLE_OVER_FSYNC),
     );
     println!(
+        "{:<44} {:>10.2} {:>10}",
+        "cycle p50 / fsync p50",
+        cycle_p50 / fsync_p50,
+        ""
+    );
+    println!(
         "{:<44} {:>10.2} {:>10}   {} commits x fdatasync p50 = {:.1}",
         "cycle p50 / (commits x fdatasync p50)",
         cycle_p50 / (commits_per_cycle as f64 * sync_p50),
@@ -867,6 +912,8 @@ fn main() {
         "fdatasync_p90_us": round1(sync_p90),
         "fdatasync_inplace_p50_us": round1(inplace_p50),
         "fdatasync_inplace_p90_us": round1(p90(sync_inplace)),
+        "fsync_p50_us": round1(fsync_p50),
+        "cycle_over_fsync": round3(cycle_p50 / fsync_p50),
         "commit_p50_us": round1(commit_p50),
         "commit_p90_us": round1(commit_p90),
         "commit_over_fdatasync": round3(commit_ratio),
