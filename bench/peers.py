@@ -16,8 +16,19 @@ Peers:
   langgraph-default      create_react_agent + SqliteSaver, as they come (durability "async").
   langgraph-full         the same with PRAGMA synchronous=FULL set explicitly and
                          durability="sync": each checkpoint is written before the next step.
+  langgraph-memory       the same agent on InMemorySaver (LangGraph's in-memory
+                         checkpointer), as it comes (durability "async").
   openai-agents-session  Agents SDK Runner with a scripted Model and a SQLiteSession.
   openai-agents-memory   the same without a session: nothing is persisted.
+
+With --throughput THREADS it measures throughput instead (bench/durable-cycle --throughput): one
+thread alone, then THREADS threads at once as tasks of one event loop, N cycles each, R runs, and
+prints cycles per second, commits per cycle and the tool-to-tool time of each. Peers:
+  langgraph-async-full     create_react_agent with a scripted async model and an async tool on
+                           AsyncSqliteSaver (aiosqlite, one connection), PRAGMA synchronous=FULL,
+                           durability="sync".
+  langgraph-async-default  the same as it comes (the connection's synchronous, durability
+                           "async").
 """
 
 from __future__ import annotations
@@ -93,11 +104,14 @@ Peer = tuple[Callable[[int, Path], Thread], dict[str, Any]]
 # Peer 1: LangGraph create_react_agent + SqliteSaver
 
 
-def langgraph_peer(full: bool) -> Peer:
+def langgraph_peer(full: bool, memory: bool = False) -> Peer:
+    """LangGraph's ReAct agent on SqliteSaver (as it comes, or with FULL + sync), or with
+    `memory` on its in-memory checkpointer (InMemorySaver, LangGraph's default durability)."""
     from langchain_core.language_models.chat_models import BaseChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.prebuilt import create_react_agent
 
@@ -134,12 +148,31 @@ def langgraph_peer(full: bool) -> Peer:
         return f"counted {n}"
 
     info: dict[str, Any] = {
-        "persists": "SqliteSaver checkpoints",
+        "persists": "InMemorySaver checkpoints (in memory)" if memory
+        else "SqliteSaver checkpoints",
         "durability": "sync (checkpoint written before the next step)" if full
-        else "async (LangGraph's default: checkpoint written while the next step runs)",
+        else "async (LangGraph's default: checkpoint written while the next step runs)"
+        + (", in memory" if memory else ""),
     }
 
+    def memory_thread(n: int) -> Thread:
+        saver = InMemorySaver()
+        info["sqlite"] = None
+        agent = create_react_agent(ScriptedChatModel(calls=n), [count], checkpointer=saver)
+        config: dict[str, Any] = {"configurable": {"thread_id": uuid.uuid4().hex},
+                                  "recursion_limit": 2 * n + 50}
+        stamps.clear()
+        started = time.perf_counter()
+        out = agent.invoke({"messages": [("user", "count for me")]}, config)
+        whole = time.perf_counter() - started
+        if out["messages"][-1].content != "Done counting.":
+            raise RuntimeError("langgraph: the thread did not end with the final text")
+        checkpoints = len(list(saver.list(config)))
+        return Thread(list(stamps), whole, None, checkpoints)
+
     def thread(n: int, db: Path) -> Thread:
+        if memory:
+            return memory_thread(n)
         conn = sqlite3.connect(str(db), check_same_thread=False)
         saver = SqliteSaver(conn)
         saver.setup()  # the saver's own setup: it sets journal_mode=WAL
@@ -275,9 +308,169 @@ def openai_agents_peer(with_session: bool) -> Peer:
     return thread, info
 
 
+# -------------------------------------------------------------------------------------------------
+# Throughput: many LangGraph threads at once on AsyncSqliteSaver
+
+
+def langgraph_throughput(data: Path, threads: int, n: int, runs: int,
+                         full: bool) -> dict[str, Any]:
+    """One thread alone, then `threads` threads at once (asyncio tasks on one event loop, one
+    agent, one AsyncSqliteSaver on one aiosqlite connection), `runs` times each. Cycles per
+    second = tool runs of all threads / the time from the first start to the last end."""
+    import aiosqlite
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph.prebuilt import create_react_agent
+
+    class ScriptedChatModel(BaseChatModel):
+        """Answers `calls` turns of one `count` tool call each, then a final text. Stateless
+        (it counts the replies so far, as toolhost's scripted model does), so one model serves
+        every thread; async natively, so no call leaves the event loop."""
+
+        calls: int
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedChatModel":
+            return self
+
+        def _reply(self, messages: Any) -> ChatResult:
+            made = sum(1 for m in messages if isinstance(m, AIMessage))
+            if made < self.calls:
+                call = {"name": "count", "args": {"n": 1}, "id": f"call_{made + 1}",
+                        "type": "tool_call"}
+                msg = AIMessage(content="", tool_calls=[call])
+            else:
+                msg = AIMessage(content="Done counting.")
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                      **kwargs: Any) -> ChatResult:
+            return self._reply(messages)
+
+        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                             **kwargs: Any) -> ChatResult:
+            return self._reply(messages)
+
+    stamps: dict[str, list[float]] = {}
+
+    async def count_fn(n: int, config: RunnableConfig) -> str:
+        """Counts."""
+        thread_id = config["configurable"]["thread_id"]
+        stamps.setdefault(thread_id, []).append(time.perf_counter())
+        return f"counted {n}"
+
+    # LangChain injects the run's config into a parameter typed RunnableConfig; the types are
+    # given as objects, since this module's annotations are strings it cannot resolve here.
+    count_fn.__annotations__ = {"n": int, "config": RunnableConfig, "return": str}
+    count = tool("count")(count_fn)
+
+    info: dict[str, Any] = {
+        "persists": "AsyncSqliteSaver checkpoints (aiosqlite, one connection)",
+        "durability": "sync (checkpoint written before the next step)" if full
+        else "async (LangGraph's default: checkpoint written while the next step runs)",
+    }
+
+    async def phase(agent: Any, count_commits: list[int], k: int) -> dict[str, Any]:
+        ids = [uuid.uuid4().hex for _ in range(k)]
+        extra: dict[str, Any] = {"durability": "sync"} if full else {}
+        stamps.clear()
+        before = count_commits[0]
+
+        async def one(thread_id: str) -> None:
+            config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 2 * n + 50}
+            out = await agent.ainvoke({"messages": [("user", "count for me")]}, config, **extra)
+            if out["messages"][-1].content != "Done counting.":
+                raise RuntimeError("langgraph: a thread did not end with the final text")
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(t) for t in ids))
+        took = time.perf_counter() - started
+        if len(stamps) != k or any(len(v) != n for v in stamps.values()):
+            raise RuntimeError("langgraph: not every thread ran its tool n times")
+        cycles = [(b - a) * 1e6 for v in stamps.values() for a, b in zip(v, v[1:])]
+        return {"cycles_per_s": k * n / took,
+                "commits_per_cycle": (count_commits[0] - before) / (k * n),
+                "cycle_us": cycles}
+
+    async def run(r: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        db = data / f"langgraph-throughput-{r}.sqlite"
+        remove_db(db)
+        try:
+            async with aiosqlite.connect(str(db)) as conn:
+                saver = AsyncSqliteSaver(conn)
+                await saver.setup()  # the saver's own setup: it sets journal_mode=WAL
+                if full:
+                    await conn.execute("PRAGMA synchronous=FULL")
+                mode = (await (await conn.execute("PRAGMA journal_mode")).fetchone())[0]
+                sync = (await (await conn.execute("PRAGMA synchronous")).fetchone())[0]
+                info["sqlite"] = {"journal_mode": str(mode).upper(),
+                                  "synchronous": SYNC_NAMES.get(sync, str(sync))}
+                commits = [0]
+
+                class CountingConnection:
+                    """The saver's connection, with its commits counted."""
+
+                    def __getattr__(self, name: str) -> Any:
+                        return getattr(conn, name)
+
+                    async def commit(self) -> None:
+                        commits[0] += 1
+                        await conn.commit()
+
+                saver.conn = CountingConnection()  # type: ignore[assignment]
+                agent = create_react_agent(ScriptedChatModel(calls=n), [count],
+                                           checkpointer=saver)
+                if r == 0:
+                    await phase(agent, commits, 1)  # warm-up
+                alone = await phase(agent, commits, 1)
+                many = await phase(agent, commits, threads)
+                return alone, many
+        finally:
+            remove_db(db)
+
+    alone: list[dict[str, Any]] = []
+    many: list[dict[str, Any]] = []
+    for r in range(runs):
+        a, m = asyncio.run(run(r))
+        alone.append(a)
+        many.append(m)
+        say(f"throughput run {r + 1}/{runs}: 1 thread {a['cycles_per_s']:.0f} cycles/s, "
+            f"{threads} threads {m['cycles_per_s']:.0f} cycles/s")
+
+    def summary(phases: list[dict[str, Any]], k: int) -> dict[str, Any]:
+        rates = [p["cycles_per_s"] for p in phases]
+        cycles = [c for p in phases for c in p["cycle_us"]]
+        return {"threads": k,
+                "cycles_per_s": round(pct(rates, 0.5), 1),
+                "cycles_per_s_per_run": [round(x, 1) for x in rates],
+                "commits_per_cycle": round(pct([p["commits_per_cycle"] for p in phases], 0.5),
+                                           3),
+                "cycle_p50_us": round(pct(cycles, 0.5), 1),
+                "cycle_p90_us": round(pct(cycles, 0.9), 1)}
+
+    one, lots = summary(alone, 1), summary(many, threads)
+    return {"one": one, "many": lots,
+            "many_over_one": round(lots["cycles_per_s"] / one["cycles_per_s"], 3),
+            "thread_cycles": n, "runs": runs} | info
+
+
+THROUGHPUT: dict[str, Callable[[Path, int, int, int], dict[str, Any]]] = {
+    "langgraph-async-full": lambda d, t, n, r: langgraph_throughput(d, t, n, r, full=True),
+    "langgraph-async-default": lambda d, t, n, r: langgraph_throughput(d, t, n, r, full=False),
+}
+
+
 PEERS: dict[str, Callable[[], Peer]] = {
     "langgraph-default": lambda: langgraph_peer(full=False),
     "langgraph-full": lambda: langgraph_peer(full=True),
+    "langgraph-memory": lambda: langgraph_peer(full=False, memory=True),
     "openai-agents-session": lambda: openai_agents_peer(with_session=True),
     "openai-agents-memory": lambda: openai_agents_peer(with_session=False),
 }
@@ -330,9 +523,26 @@ def versions() -> dict[str, str]:
     from importlib.metadata import version
 
     names = ["langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite",
-             "langgraph-prebuilt", "langchain-core", "openai-agents", "openai", "pydantic"]
+             "langgraph-prebuilt", "langchain-core", "openai-agents", "openai", "pydantic",
+             "aiosqlite"]
     return {name: version(name) for name in names} | {
         "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version}
+
+
+def throughput_main(args: argparse.Namespace) -> None:
+    names = [p for p in (args.peers or "langgraph-async-full").split(",") if p]
+    for name in names:
+        if name not in THROUGHPUT:
+            sys.exit(f"peers.py: unknown throughput peer {name!r} "
+                     f"(known: {', '.join(THROUGHPUT)})")
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Any] = {"versions": versions(), "throughput": {}}
+    for name in names:
+        say(f"{name}: 1 thread, then {args.throughput} at once, {args.cycles} cycles each, "
+            f"{args.runs} runs")
+        out["throughput"][name] = THROUGHPUT[name](args.data_dir, args.throughput,
+                                                   args.cycles, args.runs)
+    print(json.dumps(out))
 
 
 def main() -> None:
@@ -343,12 +553,19 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--long", type=int, default=0,
                     help="cycles of the early-vs-late thread (0: skip; at least 40)")
-    ap.add_argument("--peers", default=",".join(PEERS),
-                    help=f"comma-separated, from: {', '.join(PEERS)}")
+    ap.add_argument("--peers", default=None,
+                    help=f"comma-separated, from: {', '.join(PEERS)} (with --throughput: "
+                         f"{', '.join(THROUGHPUT)})")
+    ap.add_argument("--throughput", type=int, default=0, metavar="THREADS",
+                    help="run the throughput peers instead: one thread alone, then THREADS at "
+                         "once, --cycles each, --runs times")
     args = ap.parse_args()
+    if args.throughput:
+        throughput_main(args)
+        return
     if args.cycles < 3 or args.runs < 1:
         sys.exit("peers.py: --cycles must be at least 3 and --runs at least 1")
-    names = [p for p in args.peers.split(",") if p]
+    names = [p for p in (args.peers or ",".join(PEERS)).split(",") if p]
     for name in names:
         if name not in PEERS:
             sys.exit(f"peers.py: unknown peer {name!r} (known: {', '.join(PEERS)})")
