@@ -2,7 +2,7 @@
 
 use super::gates;
 use super::read::load_messages;
-use super::{corrupt, db, require_thread};
+use super::{corrupt, db, exec, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::EventKind;
@@ -29,7 +29,8 @@ pub(super) fn apply_in(
             Write::SetValue { key, value } => set_value(tx, thread, &key, value)?,
             Write::Enqueue(item) => {
                 let text = serde_json::to_string(&item).map_err(corrupt)?;
-                tx.execute(
+                exec(
+                    tx,
                     "INSERT INTO queue (thread, item) VALUES (?1, ?2)",
                     params![thread, text],
                 )
@@ -37,14 +38,16 @@ pub(super) fn apply_in(
                 applied.queued.push(tx.last_insert_rowid());
             }
             Write::Dequeue { through } => {
-                tx.execute(
+                exec(
+                    tx,
                     "DELETE FROM queue WHERE thread = ?1 AND seq <= ?2",
                     params![thread, through],
                 )
                 .map_err(db)?;
             }
             Write::SetStatus(status) => {
-                tx.execute(
+                exec(
+                    tx,
                     "UPDATE threads SET status = ?2 WHERE id = ?1",
                     params![thread, status.as_str()],
                 )
@@ -57,7 +60,8 @@ pub(super) fn apply_in(
                     }
                 }
                 let text = serde_json::to_string(&data).map_err(corrupt)?;
-                tx.execute(
+                exec(
+                    tx,
                     "INSERT INTO events (thread, kind, data, at) VALUES (?1, ?2, ?3, ?4)",
                     params![thread, kind.as_str(), text, now],
                 )
@@ -92,7 +96,8 @@ pub(super) fn apply_in(
             Write::AnswerVariables { id } => gates::answer_variables(tx, thread, &id, now)?,
         }
     }
-    tx.execute(
+    exec(
+        tx,
         "UPDATE threads SET updated_at = ?2 WHERE id = ?1",
         params![thread, now],
     )
@@ -110,7 +115,7 @@ fn append_message(
     let role = m.role.unwrap_or(Role::User);
     let tool_calls = serde_json::to_string(&m.tool_calls).map_err(corrupt)?;
     let metadata = serde_json::to_string(&m.metadata).map_err(corrupt)?;
-    tx.execute(
+    exec(tx,
         "INSERT INTO messages (id, thread, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, metadata, status)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![id, thread, role.as_str(), m.content, m.name, tool_calls, m.tool_call_id, now, m.parent_id, m.depth, m.silent, metadata, m.status.map(super::read::status_name)],
@@ -148,7 +153,8 @@ fn delete_message(tx: &Connection, thread: &str, id: &str) -> StoreResult<()> {
             &[&thread, &call.id],
         )?;
         doomed.extend(results.into_iter().map(|r| r.id));
-        tx.execute(
+        exec(
+            tx,
             "DELETE FROM calls WHERE thread = ?1 AND call_id = ?2",
             params![thread, call.id],
         )
@@ -165,18 +171,21 @@ fn delete_message(tx: &Connection, thread: &str, id: &str) -> StoreResult<()> {
             rows.collect::<Result<_, _>>().map_err(db)?
         };
         for path in paths {
-            tx.execute(
+            exec(
+                tx,
                 "DELETE FROM file_chunks WHERE thread = ?1 AND path = ?2",
                 params![thread, path],
             )
             .map_err(db)?;
-            tx.execute(
+            exec(
+                tx,
                 "DELETE FROM files WHERE thread = ?1 AND path = ?2",
                 params![thread, path],
             )
             .map_err(db)?;
         }
-        tx.execute(
+        exec(
+            tx,
             "DELETE FROM messages WHERE thread = ?1 AND id = ?2",
             params![thread, mid],
         )
@@ -198,7 +207,7 @@ fn record_intent(
             |r| r.get(0),
         )
         .map_err(db)?;
-    tx.execute(
+    exec(tx,
         "INSERT INTO calls (thread, call_id, tool, arguments, message_id, state, intent_at, position)
          VALUES (?1, ?2, ?3, ?4, ?5, 'intent', ?6, ?7) ON CONFLICT (thread, call_id) DO NOTHING",
         params![thread, intent.call_id, intent.tool, intent.arguments, intent.message_id, now, position],
@@ -230,7 +239,7 @@ fn complete_call(
     result.role = Some(Role::Tool);
     result.tool_call_id = Some(call_id.to_owned());
     let message = append_message(tx, thread, result, now)?;
-    tx.execute(
+    exec(tx,
         "UPDATE calls SET state = 'completed', result_message_id = ?3, completed_at = ?4 WHERE thread = ?1 AND call_id = ?2",
         params![thread, call_id, message.id, now],
     )
@@ -246,7 +255,8 @@ fn set_value(
 ) -> StoreResult<()> {
     match value {
         None | Some(serde_json::Value::Null) => {
-            tx.execute(
+            exec(
+                tx,
                 "DELETE FROM kv WHERE thread = ?1 AND key = ?2",
                 params![thread, key],
             )
@@ -254,7 +264,8 @@ fn set_value(
         }
         Some(v) => {
             let text = serde_json::to_string(&v).map_err(corrupt)?;
-            tx.execute(
+            exec(
+                tx,
                 "INSERT INTO kv (thread, key, value) VALUES (?1, ?2, ?3)
                  ON CONFLICT (thread, key) DO UPDATE SET value = excluded.value",
                 params![thread, key, text],

@@ -1,6 +1,6 @@
 //! The thread file system: folders and chunked files.
 
-use super::db;
+use super::{db, exec};
 use crate::error::{StoreError, StoreResult};
 use crate::model::{FileStat, GrepMatch, Millis};
 use crate::path::FsPath;
@@ -59,7 +59,7 @@ fn make_folder(conn: &Connection, thread: &str, dir: &FsPath, now: Millis) -> St
         Some(s) if s.is_folder => Ok(()),
         Some(_) => Err(StoreError::NotAFolder(dir.to_string())),
         None => {
-            conn.execute(
+            exec(conn,
                 "INSERT INTO files (thread, path, parent, is_folder, size, modified_at) VALUES (?1, ?2, ?3, 1, 0, ?4)",
                 params![thread, dir.as_str(), dir.parent().as_str(), now],
             )
@@ -85,7 +85,8 @@ pub(super) fn write(
     if stat(conn, thread, path)?.is_some_and(|s| s.is_folder) {
         return Err(StoreError::IsAFolder(path.to_string()));
     }
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM file_chunks WHERE thread = ?1 AND path = ?2",
         params![thread, path.as_str()],
     )
@@ -102,7 +103,7 @@ pub(super) fn write(
                 .map_err(db)?;
         }
     }
-    conn.execute(
+    exec(conn,
         "INSERT INTO files (thread, path, parent, is_folder, size, mime_type, message_id, modified_at)
          VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7)
          ON CONFLICT (thread, path) DO UPDATE SET size = excluded.size, mime_type = excluded.mime_type,
@@ -123,12 +124,14 @@ fn require_file(conn: &Connection, thread: &str, path: &FsPath) -> StoreResult<F
 
 pub(super) fn unlink(conn: &Connection, thread: &str, path: &FsPath) -> StoreResult<()> {
     require_file(conn, thread, path)?;
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM file_chunks WHERE thread = ?1 AND path = ?2",
         params![thread, path.as_str()],
     )
     .map_err(db)?;
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM files WHERE thread = ?1 AND path = ?2",
         params![thread, path.as_str()],
     )
@@ -168,7 +171,8 @@ pub(super) fn rmdir(conn: &Connection, thread: &str, path: &FsPath) -> StoreResu
     if children > 0 {
         return Err(StoreError::FolderNotEmpty(path.to_string()));
     }
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM files WHERE thread = ?1 AND path = ?2",
         params![thread, path.as_str()],
     )

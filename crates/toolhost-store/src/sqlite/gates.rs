@@ -1,7 +1,7 @@
 //! What a thread waits on: approval requests and their decisions, variables and variable
 //! requests.
 
-use super::{corrupt, db};
+use super::{corrupt, db, exec};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -13,7 +13,8 @@ pub(super) fn request_approval(
     now: Millis,
 ) -> StoreResult<()> {
     let text = serde_json::to_string(&request).map_err(corrupt)?;
-    tx.execute(
+    exec(
+        tx,
         "INSERT INTO approvals (thread, call_id, request, requested_at, seq)
          VALUES (?1, ?2, ?3, ?4, (SELECT COUNT(*) FROM approvals WHERE thread = ?1))
          ON CONFLICT (thread, call_id) DO NOTHING",
@@ -62,7 +63,8 @@ pub(super) fn decide_approval(
         ));
     }
     let text = serde_json::to_string(&decision).map_err(corrupt)?;
-    tx.execute(
+    exec(
+        tx,
         "UPDATE approvals SET decision = ?3, decided_at = ?4 WHERE thread = ?1 AND call_id = ?2",
         params![thread, call_id, text, now],
     )
@@ -107,7 +109,8 @@ pub(super) fn set_variable(
     variable: StoredVariable,
     now: Millis,
 ) -> StoreResult<()> {
-    tx.execute(
+    exec(
+        tx,
         "INSERT INTO variables (thread, name, secret, value, set_at) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (thread, name) DO UPDATE SET secret = ?3, value = ?4, set_at = ?5",
         params![thread, variable.name, variable.secret, variable.value, now],
@@ -140,7 +143,8 @@ pub(super) fn request_variables(
     now: Millis,
 ) -> StoreResult<()> {
     let text = serde_json::to_string(names).map_err(corrupt)?;
-    tx.execute(
+    exec(
+        tx,
         "INSERT INTO variable_requests (thread, id, names, requested_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (thread, id) DO NOTHING",
         params![thread, id, text, now],
@@ -155,7 +159,8 @@ pub(super) fn answer_variables(
     id: &str,
     now: Millis,
 ) -> StoreResult<()> {
-    tx.execute(
+    exec(
+        tx,
         "UPDATE variable_requests SET answered_at = ?3
          WHERE thread = ?1 AND id = ?2 AND answered_at IS NULL",
         params![thread, id, now],

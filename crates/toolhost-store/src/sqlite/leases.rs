@@ -1,7 +1,7 @@
 //! Thread leases: claimed, renewed, released and checked with compare-and-set in one
 //! transaction each.
 
-use super::{db, require_thread};
+use super::{db, exec, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{Lease, LeaseClaim};
 use crate::model::{now_millis, Millis};
@@ -32,7 +32,8 @@ pub(super) fn claim(tx: &Connection, thread: &str, claim: &LeaseClaim) -> StoreR
     let expires_at = now.saturating_add(claim.ttl_ms.max(1));
     let lease = match lease(tx, thread)? {
         None => {
-            tx.execute(
+            exec(
+                tx,
                 "INSERT INTO leases (thread, owner, since, expires_at, stop_requested)
                  VALUES (?1, ?2, ?3, ?4, 0)",
                 params![thread, claim.owner, now, expires_at],
@@ -41,7 +42,8 @@ pub(super) fn claim(tx: &Connection, thread: &str, claim: &LeaseClaim) -> StoreR
             fresh(&claim.owner, now, expires_at)
         }
         Some(held) if held.owner == claim.owner => {
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE leases SET expires_at = ?2 WHERE thread = ?1",
                 params![thread, expires_at],
             )
@@ -49,7 +51,8 @@ pub(super) fn claim(tx: &Connection, thread: &str, claim: &LeaseClaim) -> StoreR
             Lease { expires_at, ..held }
         }
         Some(held) if held.expires_at <= now || claim.replacing.as_deref() == Some(&held.owner) => {
-            tx.execute(
+            exec(
+                tx,
                 "UPDATE leases SET owner = ?2, since = ?3, expires_at = ?4, stop_requested = 0
                  WHERE thread = ?1",
                 params![thread, claim.owner, now, expires_at],

@@ -1,6 +1,6 @@
 //! Reads: threads, messages, the journal, values, the queue and events.
 
-use super::{corrupt, db, require_thread, SqliteStore};
+use super::{corrupt, db, exec, require_thread, SqliteStore};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{Lease, LeaseClaim};
 use crate::model::*;
@@ -203,7 +203,7 @@ impl Store for SqliteStore {
                 updated_at: now,
             };
             let tags = serde_json::to_string(&thread.tags).map_err(corrupt)?;
-            tx.execute(
+            exec(tx,
                 "INSERT INTO threads (id, agent, parent, tags, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
                 params![thread.id, thread.agent, thread.parent, tags, thread.status.as_str(), now],
             )

@@ -5,7 +5,7 @@
 //! undone alone and fails alone; the others still commit. A caller hears of its write only once
 //! the group's commit is durable.
 
-use super::{db, lock_conn};
+use super::{db, exec, lock_conn};
 use crate::error::{StoreError, StoreResult};
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,7 +117,7 @@ pub(super) fn run_writer(
 fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
     // IMMEDIATE: the database's write lock is taken now (waiting for another process's
     // writer up to the busy timeout), so no write of the group can fail for want of it later.
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE").map_err(db) {
+    if let Err(e) = exec(conn, "BEGIN IMMEDIATE", []).map_err(db) {
         let why = e.to_string();
         for job in group {
             job.finish(Err(why.clone()));
@@ -127,23 +127,23 @@ fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
     let mut ran = Vec::with_capacity(group.len());
     let mut waiting = group.into_iter();
     while let Some(mut job) = waiting.next() {
-        if conn.execute_batch("SAVEPOINT write").is_err() {
+        if exec(conn, "SAVEPOINT write", []).is_err() {
             job.finish(Err("the write could not start its savepoint".to_owned()));
             continue;
         }
         // A write that panics is undone and fails alone; the writer goes on.
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn)))
             .unwrap_or(false);
-        let closing = if ok {
-            "RELEASE write"
+        let closed = if ok {
+            exec(conn, "RELEASE write", [])
         } else {
-            "ROLLBACK TO write; RELEASE write"
+            exec(conn, "ROLLBACK TO write", []).and_then(|_| exec(conn, "RELEASE write", []))
         };
-        if let Err(e) = conn.execute_batch(closing) {
+        if let Err(e) = closed {
             // The group's transaction is in an unknown state: give it up whole, and tell every
             // write of the group, run or not.
             let why = format!("a write could not close its savepoint: {e}");
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = exec(conn, "ROLLBACK", []);
             for job in ran.into_iter().chain(std::iter::once(job)).chain(waiting) {
                 Job::finish(job, Err(why.clone()));
             }
@@ -151,8 +151,8 @@ fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
         }
         ran.push(job);
     }
-    let committed = conn.execute_batch("COMMIT").map_err(|e| {
-        let _ = conn.execute_batch("ROLLBACK");
+    let committed = exec(conn, "COMMIT", []).map(|_| ()).map_err(|e| {
+        let _ = exec(conn, "ROLLBACK", []);
         format!("the commit failed: {e}")
     });
     for job in ran {
