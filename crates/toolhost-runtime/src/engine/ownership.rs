@@ -139,9 +139,13 @@ impl Ownership<'_> {
     }
 
     /// Stops the renewals, gives the thread up and forgets the run.
+    /// The run stays known to [`Runtime::stop`] until the lease is gone, so a stop in between
+    /// raises its abort signal, which the caller looks at before it takes the thread again.
     pub async fn release(mut self) {
         self.released = true;
-        self.forget();
+        // The renewals stop before the lease goes, so none of them mistakes the release for a
+        // lost lease.
+        drop(self.stop_renewing.take());
         if let Err(e) = self
             .runtime
             .db
@@ -151,6 +155,7 @@ impl Ownership<'_> {
             // The lease then runs out on its own.
             tracing::warn!(thread = %self.thread_id, error = %e, "the thread's lease was not released");
         }
+        self.forget();
     }
 
     fn forget(&mut self) {
@@ -354,6 +359,12 @@ fn spawn_renewer(
                         if lease.stop_requested {
                             abort.abort();
                         }
+                    }
+                    // Gone because the run let go of it: nothing is lost.
+                    Ok(_) | Err(StoreError::LeaseLost { .. })
+                        if matches!(stopped.try_recv(), Err(mpsc::TryRecvError::Disconnected)) =>
+                    {
+                        return
                     }
                     Ok(_) | Err(StoreError::LeaseLost { .. }) => {
                         tracing::warn!(thread = %thread_id, "the run lost its thread's lease; it stops");

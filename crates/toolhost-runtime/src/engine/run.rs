@@ -163,11 +163,13 @@ impl Runtime {
                 );
             }
             // Released first, then looked at: whoever stores work after this look finds the
-            // thread free and runs it; whoever stored it before is seen here.
+            // thread free and runs it; whoever stored it before is seen here. A stop that came
+            // while the run ended is honoured: the thread is not taken again.
+            let abort = ownership.abort.clone();
             ownership.release().await;
             let again = match &outcome {
-                Ok(done) => self.arrived_meanwhile(thread_id, done).await?,
-                Err(_) => false,
+                Ok(done) if !abort.is_aborted() => self.arrived_meanwhile(thread_id, done).await?,
+                _ => false,
             };
             if !again {
                 return outcome;
