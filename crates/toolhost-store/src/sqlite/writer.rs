@@ -124,6 +124,9 @@ fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
         }
         return;
     }
+    if group.len() == 1 {
+        return apply_alone(conn, group);
+    }
     let mut ran = Vec::with_capacity(group.len());
     let mut waiting = group.into_iter();
     while let Some(mut job) = waiting.next() {
@@ -157,5 +160,25 @@ fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
     });
     for job in ran {
         job.finish(committed.clone());
+    }
+}
+
+/// A group of one write: its transaction is its own, so it needs no savepoint; a write that
+/// fails (or panics) rolls the transaction back.
+fn apply_alone(conn: &Connection, group: Vec<Box<dyn Job>>) {
+    for mut job in group {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn)))
+            .unwrap_or(false);
+        if !ok {
+            let _ = exec(conn, "ROLLBACK", []);
+            // The job reports its own failure; nothing was committed.
+            job.finish(Ok(()));
+            continue;
+        }
+        let committed = exec(conn, "COMMIT", []).map(|_| ()).map_err(|e| {
+            let _ = exec(conn, "ROLLBACK", []);
+            format!("the commit failed: {e}")
+        });
+        job.finish(committed);
     }
 }
