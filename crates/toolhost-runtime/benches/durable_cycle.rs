@@ -29,6 +29,9 @@
 //!
 //! Output: a table on stdout, then one JSON line starting with `{"cycle_p50_us":`.
 
+mod common;
+
+use common::{knob, round1, round3, write_counting_project};
 use serde_json::{json, Value};
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
@@ -57,16 +60,6 @@ struct Settings {
     long: usize,
     long_runs: usize,
     samples: usize,
-}
-
-fn knob(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {v:?}")),
-        Err(_) => default,
-    }
 }
 
 impl Settings {
@@ -107,14 +100,6 @@ fn p50(samples: &[Duration]) -> f64 {
 
 fn p90(samples: &[Duration]) -> f64 {
     pct(samples, 0.9)
-}
-
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,30 +292,7 @@ struct Project {
 impl Project {
     fn new(base: &Path, label: &str, cycles: usize) -> Self {
         let root = base.join(format!("project-{label}"));
-        let script = format!(
-            "{{\"toolCalls\": [{{\"name\": \"count\", \"arguments\": {{\"n\": 1}}}}], \"times\": {cycles}}}\n{{\"text\": \"Done counting.\"}}\n"
-        );
-        for (file, text) in [
-            (
-                "agents/agents/bench.json",
-                r#"{"type": "ai_human", "sideA": {"prompt": "counter", "maxSteps": 1000000}}"#
-                    .to_owned(),
-            ),
-            (
-                "agents/prompts/counter.json",
-                r#"{"toolDescription": "Counts.", "prompt": "You count.", "model": "scripted", "tools": ["count"], "maxSteps": 1000000}"#
-                    .to_owned(),
-            ),
-            (
-                "agents/models/scripted.json",
-                r#"{"provider": "test", "script": "script.jsonl"}"#.to_owned(),
-            ),
-            ("script.jsonl", script),
-        ] {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
+        write_counting_project(&root, cycles);
         Self { root }
     }
 }

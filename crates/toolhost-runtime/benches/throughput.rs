@@ -26,6 +26,9 @@
 //!
 //! Output: a table on stdout, then one JSON line starting with `{"throughput_threads":`.
 
+mod common;
+
+use common::{knob, round1, round3, write_counting_project};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,16 +37,6 @@ use std::time::{Duration, Instant};
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::{SqliteStore, WriteStats};
-
-fn knob(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a whole number, not {v:?}")),
-        Err(_) => default,
-    }
-}
 
 struct Settings {
     dir: PathBuf,
@@ -79,42 +72,6 @@ fn pct(samples: &[f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     let rank = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
     v[rank - 1]
-}
-
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
-/// A project with one agent whose scripted model plays `cycles` calls of `count`, then a text.
-fn write_project(root: &Path, cycles: usize) {
-    let script = format!(
-        "{{\"toolCalls\": [{{\"name\": \"count\", \"arguments\": {{\"n\": 1}}}}], \"times\": {cycles}}}\n{{\"text\": \"Done counting.\"}}\n"
-    );
-    for (file, text) in [
-        (
-            "agents/agents/bench.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "counter", "maxSteps": 1000000}}"#
-                .to_owned(),
-        ),
-        (
-            "agents/prompts/counter.json",
-            r#"{"toolDescription": "Counts.", "prompt": "You count.", "model": "scripted", "tools": ["count"], "maxSteps": 1000000}"#
-                .to_owned(),
-        ),
-        (
-            "agents/models/scripted.json",
-            r#"{"provider": "test", "script": "script.jsonl"}"#.to_owned(),
-        ),
-        ("script.jsonl", script),
-    ] {
-        let path = root.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
 }
 
 /// When the tool ran, by thread.
@@ -333,7 +290,7 @@ fn main() {
     println!();
 
     let project = s.dir.join("project");
-    write_project(&project, s.cycles);
+    write_counting_project(&project, s.cycles);
     let dir = s.dir.clone();
     let (file_one, file_many) = measure(&tokio_rt, &s, &project, &|r| {
         let store = SqliteStore::open(&dir.join(format!("run{r}.db"))).expect("open the store");
