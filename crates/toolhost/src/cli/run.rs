@@ -129,19 +129,11 @@ pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
-    let store = match open_store(&args.data.data) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let Some(mut runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
-        return output::exit(BAD_INPUT);
-    };
-    if let Some(model) = &args.model {
-        if let Err(e) = runtime.override_model(model) {
-            output::error(&format!("--model {model} cannot be used."), Some(&e));
-            return output::exit(BAD_INPUT);
-        }
-    }
+    let (store, runtime) =
+        match open_project(&args.dir, &args.data.data, None, args.model.as_deref()) {
+            Ok(opened) => opened,
+            Err(code) => return code,
+        };
     let values = match args.values.read() {
         Ok(v) => v,
         Err(sentence) => {
@@ -170,30 +162,16 @@ pub fn run(args: RunArgs) -> ExitCode {
 
 /// `toolhost resume`: continues a thread from what is stored (after a crash, for example).
 pub fn resume(args: ResumeArgs) -> ExitCode {
-    let store = match open_store(&args.data.data) {
-        Ok(s) => s,
+    let opened = open_project(
+        &args.dir,
+        &args.data.data,
+        Some(&args.thread_id),
+        args.model.as_deref(),
+    );
+    let (store, runtime) = match opened {
+        Ok(opened) => opened,
         Err(code) => return code,
     };
-    if let Err(e) = store.thread(&args.thread_id) {
-        output::error(
-            &format!(
-                "there is no thread {} in {}.",
-                args.thread_id,
-                args.data.data.display()
-            ),
-            Some(&e),
-        );
-        return output::exit(BAD_INPUT);
-    }
-    let Some(mut runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
-        return output::exit(BAD_INPUT);
-    };
-    if let Some(model) = &args.model {
-        if let Err(e) = runtime.override_model(model) {
-            output::error(&format!("--model {model} cannot be used."), Some(&e));
-            return output::exit(BAD_INPUT);
-        }
-    }
     if !args.values.is_empty() {
         let given = args
             .values
@@ -256,7 +234,37 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
         })
 }
 
-pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
+/// What every command that runs a thread starts with: the store (with `thread` in it, when one
+/// is named) and the project's runtime on it, with `--model` applied.
+pub(super) fn open_project(
+    dir: &Path,
+    data: &Path,
+    thread: Option<&str>,
+    model: Option<&str>,
+) -> Result<(Arc<dyn Store>, Runtime), ExitCode> {
+    let store = open_store(data)?;
+    if let Some(id) = thread {
+        if let Err(e) = store.thread(id) {
+            output::error(
+                &format!("there is no thread {id} in {}.", data.display()),
+                Some(&e),
+            );
+            return Err(output::exit(BAD_INPUT));
+        }
+    }
+    let Some(mut runtime) = load_runtime(dir, data, store.clone()) else {
+        return Err(output::exit(BAD_INPUT));
+    };
+    if let Some(model) = model {
+        if let Err(e) = runtime.override_model(model) {
+            output::error(&format!("--model {model} cannot be used."), Some(&e));
+            return Err(output::exit(BAD_INPUT));
+        }
+    }
+    Ok((store, runtime))
+}
+
+fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
     // An ephemeral store's secrets die with it: a key of its own, never written down.
     let key = if is_ephemeral(data) {
         SecretKey::generate()
@@ -326,17 +334,7 @@ pub(super) fn drive(
     how: &Drive<'_>,
 ) -> ExitCode {
     let as_json = how.json;
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            output::error("the async runtime could not start.", Some(&e));
-            return output::exit(INVALID);
-        }
-    };
-    let outcome = rt.block_on(async {
+    let outcome = block_on(async {
         let shown = tokio::spawn(progress::show(runtime.subscribe()));
         let outcome = if how.wait {
             runtime.run_when_free(thread_id).await

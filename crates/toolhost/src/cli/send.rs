@@ -1,7 +1,7 @@
 //! `toolhost send`: a message to a stored thread, then its next turn, printed like `run`.
 
-use super::output::{self, BAD_INPUT, INVALID};
-use super::run::{block_on, drive, load_runtime, open_store, DataArg, Drive};
+use super::output::{self, INVALID};
+use super::run::{block_on, drive, open_project, DataArg, Drive};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,30 +29,16 @@ pub struct SendArgs {
 }
 
 pub fn send(args: SendArgs) -> ExitCode {
-    let store = match open_store(&args.data.data) {
-        Ok(s) => s,
+    let opened = open_project(
+        &args.dir,
+        &args.data.data,
+        Some(&args.thread_id),
+        args.model.as_deref(),
+    );
+    let (store, runtime) = match opened {
+        Ok(opened) => opened,
         Err(code) => return code,
     };
-    if let Err(e) = store.thread(&args.thread_id) {
-        output::error(
-            &format!(
-                "there is no thread {} in {}.",
-                args.thread_id,
-                args.data.data.display()
-            ),
-            Some(&e),
-        );
-        return output::exit(BAD_INPUT);
-    }
-    let Some(mut runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
-        return output::exit(BAD_INPUT);
-    };
-    if let Some(model) = &args.model {
-        if let Err(e) = runtime.override_model(model) {
-            output::error(&format!("--model {model} cannot be used."), Some(&e));
-            return output::exit(BAD_INPUT);
-        }
-    }
     // Stored before anything runs: whoever owns the thread takes it at its next step.
     if let Err(e) = block_on(runtime.queue_message(&args.thread_id, &args.message)) {
         output::error("the message was not stored.", Some(&e));

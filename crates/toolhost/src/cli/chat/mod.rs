@@ -13,7 +13,7 @@ mod turn;
 mod watch;
 
 use super::output::{self, BAD_INPUT, INVALID};
-use super::run::{load_runtime, open_store, DataArg};
+use super::run::{open_project, DataArg};
 use clap::Args;
 use input::Input;
 use session::Session;
@@ -45,19 +45,11 @@ pub struct ChatArgs {
 
 /// Checks the project, agent and thread, then talks until the person leaves.
 pub fn chat(args: ChatArgs) -> ExitCode {
-    let store = match open_store(&args.data.data) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let Some(mut runtime) = load_runtime(&args.dir, &args.data.data, store.clone()) else {
-        return output::exit(BAD_INPUT);
-    };
-    if let Some(model) = &args.model {
-        if let Err(e) = runtime.override_model(model) {
-            output::error(&format!("--model {model} cannot be used."), Some(&e));
-            return output::exit(BAD_INPUT);
-        }
-    }
+    let (store, runtime) =
+        match open_project(&args.dir, &args.data.data, None, args.model.as_deref()) {
+            Ok(opened) => opened,
+            Err(code) => return code,
+        };
     let defs = load_definitions(&args.dir);
     if !defs.agents.contains_key(&args.agent) {
         output::error(
