@@ -68,7 +68,8 @@ impl Runtime {
         agent: &str,
         def: &'a SideDef,
         side: Option<Side>,
-        history: &[(Message, Shown)],
+        history: &[Message],
+        shown: &[Shown],
         texts: &BTreeMap<String, String>,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
@@ -121,7 +122,7 @@ impl Runtime {
                 prompt: prompt.name.clone(),
             },
         };
-        for (m, shown) in history {
+        for (m, shown) in history.iter().zip(shown) {
             run.see(m, || shown.clone());
         }
         Ok(run)
@@ -241,21 +242,23 @@ impl Runtime {
         let mut position = Position::from_history(agent, &history);
         let variables = Arc::new(self.resolve(thread_id, agent).await?);
         let texts = variables.texts();
-        let mut seen = Vec::with_capacity(history.len());
+        // What each stored result shows (read once, for both sides).
+        let mut shown = Vec::with_capacity(history.len());
         for m in &history {
-            seen.push((m.clone(), images_of(&self.db, thread_id, m).await));
+            shown.push(images_of(&self.db, thread_id, m).await);
         }
         let mut sides = vec![self.side_run(
             &agent.name,
             &agent.side_a,
             position.is_dual().then_some(Side::A),
-            &seen,
+            &history,
+            &shown,
             &texts,
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
-            sides.push(self.side_run(&agent.name, b, Some(Side::B), &seen, &texts)?);
+            sides.push(self.side_run(&agent.name, b, Some(Side::B), &history, &shown, &texts)?);
         }
-        drop(seen);
+        drop(shown);
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
         let mut answered: HashSet<String> = history
             .iter()

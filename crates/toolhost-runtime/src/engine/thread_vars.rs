@@ -133,23 +133,11 @@ impl Runtime {
         thread_id: &str,
         values: Vec<VariableValue>,
     ) -> Result<(), RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
         let given: BTreeSet<String> = values.iter().map(|v| v.name.clone()).collect();
         let mut writes = self.variable_writes(thread_id, values)?;
-        let have: BTreeSet<String> = self
-            .db
-            .variables(thread_id)
-            .await?
-            .into_iter()
-            .map(|v| v.name)
-            .chain(given)
-            .collect();
-        let agent = self.defs.agents.get(&thread.agent);
-        let has = |name: &String| {
-            have.contains(name) || agent.is_some_and(|a| self.defined_value(a, name))
-        };
+        let covered = self.covered(thread_id, given).await?;
         for request in self.db.variable_requests(thread_id).await? {
-            if request.answered_at.is_none() && request.names.iter().all(has) {
+            if request.answered_at.is_none() && covered.all(&request.names) {
                 writes.push(Write::AnswerVariables { id: request.id });
             }
         }
@@ -157,25 +145,36 @@ impl Runtime {
         Ok(())
     }
 
-    /// Whether the thread now has values for all of `names` (stored for it, or given by its
-    /// agent's or prompts' definitions).
+    /// Whether the thread now has values for all of `names`.
     pub(super) async fn has_values(
         &self,
         thread_id: &str,
         names: &[String],
     ) -> Result<bool, RuntimeError> {
+        Ok(self.covered(thread_id, BTreeSet::new()).await?.all(names))
+    }
+
+    /// What the thread has values for: stored for it, `given` now, or given by its agent's or
+    /// prompts' definitions.
+    async fn covered(
+        &self,
+        thread_id: &str,
+        given: BTreeSet<String>,
+    ) -> Result<Covered<'_>, RuntimeError> {
         let thread = self.db.thread(thread_id).await?;
-        let stored: BTreeSet<String> = self
-            .db
-            .variables(thread_id)
-            .await?
-            .into_iter()
-            .map(|v| v.name)
-            .collect();
-        let agent = self.defs.agents.get(&thread.agent);
-        Ok(names.iter().all(|name| {
-            stored.contains(name) || agent.is_some_and(|a| self.defined_value(a, name))
-        }))
+        let mut names = given;
+        names.extend(
+            self.db
+                .variables(thread_id)
+                .await?
+                .into_iter()
+                .map(|v| v.name),
+        );
+        Ok(Covered {
+            runtime: self,
+            agent: self.defs.agents.get(&thread.agent),
+            names,
+        })
     }
 
     /// Creates a thread for `agent` with the user's first message and variable values. It fails,
@@ -237,5 +236,24 @@ impl Runtime {
                 ..NewThread::default()
             })
             .await?)
+    }
+}
+
+/// The variables a thread has values for (see [`Runtime::covered`]).
+struct Covered<'a> {
+    runtime: &'a Runtime,
+    agent: Option<&'a AgentDef>,
+    names: BTreeSet<String>,
+}
+
+impl Covered<'_> {
+    /// Whether every one of `names` has a value.
+    fn all(&self, names: &[String]) -> bool {
+        names.iter().all(|name| {
+            self.names.contains(name)
+                || self
+                    .agent
+                    .is_some_and(|a| self.runtime.defined_value(a, name))
+        })
     }
 }
