@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::TempProject;
+use common::{write, TempProject};
 use serde_json::Value;
 use std::io::Write as _;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -40,12 +39,6 @@ fn toolhost_with(args: &[&str], stdin: &str) -> Out {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
-}
-
-fn write(root: &Path, file: &str, text: &str) {
-    let path = root.join(file);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 /// A shop: `pay` needs approval and appends a line to `ledger` (outside the store); `slow`

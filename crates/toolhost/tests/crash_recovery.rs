@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::TempProject;
+use common::{write, Lcg, TempProject};
 use std::collections::{HashMap, HashSet};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,24 +29,9 @@ fn project() -> TempProject {
         ("script.jsonl", format!("{{\"toolCalls\": [{{\"name\": \"append_line\", \"arguments\": {{\"n\": 1}}}}], \"times\": {CALLS}}}\n{{\"text\": \"done\"}}\n")),
     ];
     for (file, text) in files {
-        let path = p.root.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        write(&p.root, file, &text);
     }
     p
-}
-
-/// A small deterministic generator, seeded from the clock; the seed is printed on failure.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
 }
 
 fn spawn(args: &[&str], log: &str) -> Child {

@@ -68,3 +68,24 @@ pub fn quickstart() -> String {
         .display()
         .to_string()
 }
+
+/// Writes `text` to `file` under `root`, making its folders.
+pub fn write(root: &Path, file: &str, text: &str) {
+    let path = root.join(file);
+    std::fs::create_dir_all(path.parent().expect("a file in a folder")).expect("make folders");
+    std::fs::write(path, text).expect("write file");
+}
+
+/// A small deterministic generator; tests seed it from the clock and print the seed on failure.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// A number below `below`.
+    pub fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
