@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::AnyTool;
+use toolhost_providers::{ModelError, ModelResponse};
 use toolhost_runtime::engine::{
     owner_process, Delivery, OwnerId, RunOutcome, Runtime, RuntimeError, StopReason,
     OUTCOME_UNKNOWN,
@@ -41,6 +42,37 @@ fn second_runtime(project: &common::Project, model: Arc<ListModel>) -> Runtime {
     rt
 }
 
+/// Two runtimes on one database file, as two processes would have, both offering `slow`.
+struct Two {
+    first: Runtime,
+    second: Runtime,
+    store: Arc<dyn Store>,
+    model: Arc<ListModel>,
+    runs: Arc<AtomicUsize>,
+    // Last: the folder goes after the runtimes that use it. Bind it when taking the others
+    // out, or it goes at once.
+    project: common::Project,
+}
+
+/// [`Two`] whose model gives `answers` and whose `slow` takes `ms`.
+fn two_runtimes(answers: Vec<Result<ModelResponse, ModelError>>, ms: u64) -> Two {
+    let project = one_prompt_project(&["slow"]);
+    let model = ListModel::new(answers);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (mut first, store) = runtime_on(&project, model.clone());
+    first.register_tool(slow_tool(ms, &runs));
+    let mut second = second_runtime(&project, model.clone());
+    second.register_tool(slow_tool(ms, &runs));
+    Two {
+        first,
+        second,
+        store,
+        model,
+        runs,
+        project,
+    }
+}
+
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -51,13 +83,17 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn a_second_run_is_refused_while_the_first_owns_the_thread() {
-    let project = one_prompt_project(&["slow"]);
-    let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
-    let runs = Arc::new(AtomicUsize::new(0));
-    let (mut first, store) = runtime_on(&project, model.clone());
-    first.register_tool(slow_tool(400, &runs));
-    let mut second = second_runtime(&project, model.clone());
-    second.register_tool(slow_tool(400, &runs));
+    let Two {
+        first,
+        second,
+        store,
+        model,
+        runs,
+        project: _project,
+    } = two_runtimes(
+        vec![call_answer("c1", "slow", "{}"), text_answer("done")],
+        400,
+    );
     let thread = block_on(first.start_thread("a", "go")).unwrap();
 
     let (a, b) = block_on(async {
@@ -97,17 +133,21 @@ fn a_second_run_is_refused_while_the_first_owns_the_thread() {
 
 #[test]
 fn a_message_sent_while_the_thread_runs_is_taken_by_its_owner() {
-    let project = one_prompt_project(&["slow"]);
-    let model = ListModel::new(vec![
-        call_answer("c1", "slow", "{}"),
-        text_answer("answer to both"),
-        text_answer("answer to the third"),
-    ]);
-    let runs = Arc::new(AtomicUsize::new(0));
-    let (mut first, store) = runtime_on(&project, model.clone());
-    first.register_tool(slow_tool(400, &runs));
-    let mut second = second_runtime(&project, model.clone());
-    second.register_tool(slow_tool(400, &runs));
+    let Two {
+        first,
+        second,
+        store,
+        model,
+        project: _project,
+        ..
+    } = two_runtimes(
+        vec![
+            call_answer("c1", "slow", "{}"),
+            text_answer("answer to both"),
+            text_answer("answer to the third"),
+        ],
+        400,
+    );
     let thread = block_on(first.start_thread("a", "first")).unwrap();
 
     let (ran, sent) = block_on(async {
@@ -147,16 +187,21 @@ fn a_message_sent_while_the_thread_runs_is_taken_by_its_owner() {
 
 #[test]
 fn a_stop_from_another_runtime_reaches_the_owner() {
-    let project = one_prompt_project(&["slow"]);
-    let model = ListModel::new(vec![
-        call_answer("c1", "slow", "{}"),
-        call_answer("c2", "slow", "{}"),
-        text_answer("never"),
-    ]);
-    let runs = Arc::new(AtomicUsize::new(0));
-    let (mut first, store) = runtime_on(&project, model.clone());
-    first.register_tool(slow_tool(800, &runs));
-    let second = second_runtime(&project, model.clone());
+    let Two {
+        first,
+        second,
+        store,
+        model,
+        runs,
+        project,
+    } = two_runtimes(
+        vec![
+            call_answer("c1", "slow", "{}"),
+            call_answer("c2", "slow", "{}"),
+            text_answer("never"),
+        ],
+        800,
+    );
     let thread = block_on(first.start_thread("a", "go")).unwrap();
 
     let (ran, asked) = block_on(async {
