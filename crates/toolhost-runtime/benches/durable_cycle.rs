@@ -434,14 +434,25 @@ fn column(cycles: &[Cycle], f: impl Fn(&Cycle) -> Duration) -> Vec<Duration> {
 // ---------------------------------------------------------------------------------------------
 // Raw disk flushes and single commits
 
-/// 4 KiB written then `sync_data`, `samples` times; `append` grows the file, otherwise the
-/// same 4 KiB of an already flushed file are rewritten.
-fn fdatasync_latency(dir: &Path, samples: usize, append: bool) -> Vec<Duration> {
+/// How a raw flush is measured.
+#[derive(Clone, Copy)]
+enum Flush {
+    /// 4 KiB appended, then `sync_data` (`fdatasync`): the file grows, as a new WAL does.
+    DataAppended,
+    /// The same 4 KiB of an already flushed file rewritten, then `sync_data`.
+    DataInPlace,
+    /// 4 KiB rewritten in place, then `sync_all` (`fsync`: the file's times too, as SQLite
+    /// flushes its WAL when it is built without `HAVE_FDATASYNC`, as the bundled build is).
+    AllInPlace,
+}
+
+/// `samples` raw flushes of 4 KiB, after a warm-up.
+fn flush_latency(dir: &Path, samples: usize, how: Flush) -> Vec<Duration> {
     use std::os::unix::fs::FileExt;
-    let path = dir.join(if append {
-        "fdatasync-append.bin"
-    } else {
-        "fdatasync-inplace.bin"
+    let path = dir.join(match how {
+        Flush::DataAppended => "fdatasync-append.bin",
+        Flush::DataInPlace => "fdatasync-inplace.bin",
+        Flush::AllInPlace => "fsync-inplace.bin",
     });
     let mut file: File = OpenOptions::new()
         .create(true)
@@ -451,7 +462,7 @@ fn fdatasync_latency(dir: &Path, samples: usize, append: bool) -> Vec<Duration> 
         .open(&path)
         .unwrap();
     let block = vec![0x5au8; 4096];
-    if !append {
+    if !matches!(how, Flush::DataAppended) {
         file.write_all(&block).unwrap();
         file.sync_all().unwrap();
     }
@@ -459,42 +470,20 @@ fn fdatasync_latency(dir: &Path, samples: usize, append: bool) -> Vec<Duration> 
     let mut out = Vec::with_capacity(samples);
     for i in 0..samples + warmup {
         let start = Instant::now();
-        if append {
-            file.write_all(&block).unwrap();
-        } else {
-            file.write_all_at(&block, 0).unwrap();
+        match how {
+            Flush::DataAppended => {
+                file.write_all(&block).unwrap();
+                file.sync_data().unwrap();
+            }
+            Flush::DataInPlace => {
+                file.write_all_at(&block, 0).unwrap();
+                file.sync_data().unwrap();
+            }
+            Flush::AllInPlace => {
+                file.write_all_at(&block, 0).unwrap();
+                file.sync_all().unwrap();
+            }
         }
-        file.sync_data().unwrap();
-        if i >= warmup {
-            out.push(start.elapsed());
-        }
-    }
-    drop(file);
-    let _ = std::fs::remove_file(path);
-    out
-}
-
-/// 4 KiB written in place then `sync_all` (`fsync`: the file's times too, as SQLite flushes
-/// its WAL when it is built without `HAVE_FDATASYNC`, as the bundled build is), `samples` times.
-fn fsync_latency(dir: &Path, samples: usize) -> Vec<Duration> {
-    use std::os::unix::fs::FileExt;
-    let path = dir.join("fsync-inplace.bin");
-    let file: File = OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    let block = vec![0x5au8; 4096];
-    file.write_all_at(&block, 0).unwrap();
-    file.sync_all().unwrap();
-    let warmup = 20;
-    let mut out = Vec::with_capacity(samples);
-    for i in 0..samples + warmup {
-        let start = Instant::now();
-        file.write_all_at(&block, 0).unwrap();
-        file.sync_all().unwrap();
         if i >= warmup {
             out.push(start.elapsed());
         }
@@ -609,10 +598,12 @@ fn measure_cycles(s: &Settings, backend: Backend, label: &str) -> Runs {
             // The flushes the cycle is compared with are taken beside its runs, so that a disk
             // whose latency drifts (other programs flushing to it) moves both alike.
             let k = (s.samples / s.runs).max(10);
-            runs.sync_append.extend(fdatasync_latency(&s.dir, k, true));
+            runs.sync_append
+                .extend(flush_latency(&s.dir, k, Flush::DataAppended));
             runs.sync_inplace
-                .extend(fdatasync_latency(&s.dir, k, false));
-            runs.fsync.extend(fsync_latency(&s.dir, k));
+                .extend(flush_latency(&s.dir, k, Flush::DataInPlace));
+            runs.fsync
+                .extend(flush_latency(&s.dir, k, Flush::AllInPlace));
         }
         let run = run_thread(&s.dir, &format!("{label}-run{r}"), s.cycles, backend);
         runs.whole.push(run.per_cycle_of_whole);
