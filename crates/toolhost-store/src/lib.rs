@@ -2,7 +2,7 @@
 //!
 //! The [`Store`] trait and its backends. SQLite ([`SqliteStore`]) is the embedded default; a
 //! second backend (PostgreSQL, for many nodes) implements the same trait and must pass the same
-//! [`conformance`] suite unchanged.
+//! conformance suite unchanged (the `conformance` module, behind the feature of that name).
 //!
 //! ## Contract
 //! - **Batches are atomic and durable.** [`Store::apply`] writes a list of [`Write`]s in one
@@ -31,6 +31,7 @@
 //!   commit); each batch still succeeds or fails alone.
 
 mod async_store;
+#[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
 pub mod lease;
