@@ -526,6 +526,7 @@ fn commit_latency(dir: &Path, samples: usize) -> Vec<Duration> {
 
 /// The file system the data folder is on, when it can be told.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // statfs(2), explained at the call
 fn filesystem(dir: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
@@ -533,6 +534,7 @@ fn filesystem(dir: &Path) -> String {
     };
     // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized out-parameter.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; statfs writes only into `st`.
     if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
         return "unknown".into();
     }

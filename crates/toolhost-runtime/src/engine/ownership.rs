@@ -112,6 +112,7 @@ fn owner_is_dead(owner: &str) -> bool {
 }
 
 #[cfg(unix)]
+#[allow(unsafe_code)] // one libc::kill(pid, 0), explained at the call
 fn process_is_gone(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
