@@ -42,9 +42,9 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::path::FsPath;
 use toolhost_store::{
-    Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Lease, LeaseClaim, Message,
-    Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore, Store, StoreResult,
-    StoredVariable, Thread, VariableRequest, Write,
+    ApiToken, Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Lease, LeaseClaim,
+    Message, Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore, Store,
+    StoreResult, StoredVariable, Thread, VariableRequest, Write,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -189,6 +189,18 @@ impl Store for TimedStore {
     }
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
         self.timed(Kind::CommitOther, || self.inner.request_stop(thread))
+    }
+    fn create_token(&self, token: &ApiToken) -> StoreResult<()> {
+        self.inner.create_token(token)
+    }
+    fn token(&self, id: &str) -> StoreResult<Option<ApiToken>> {
+        self.inner.token(id)
+    }
+    fn tokens(&self) -> StoreResult<Vec<ApiToken>> {
+        self.inner.tokens()
+    }
+    fn revoke_token(&self, id: &str) -> StoreResult<bool> {
+        self.inner.revoke_token(id)
     }
     fn thread(&self, id: &str) -> StoreResult<Thread> {
         self.timed(Kind::Read, || self.inner.thread(id))
