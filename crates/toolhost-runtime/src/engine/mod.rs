@@ -285,6 +285,11 @@ impl Runtime {
         })
     }
 
+    /// The project's agents, prompts, models and activities as they loaded.
+    pub fn definitions(&self) -> &Definitions {
+        &self.defs
+    }
+
     /// Subscribes to the live events of every thread this runtime runs from now on: the
     /// pieces of each model answer as it streams in (see [`LiveEvent`]). They are not stored;
     /// the stored reply is the authoritative answer.
