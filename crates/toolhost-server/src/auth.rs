@@ -150,7 +150,10 @@ fn unauthorized(detail: &str) -> Problem {
 }
 
 /// Finds and checks the token of a request's `Authorization` header.
-pub(crate) async fn authenticate(state: &AppState, header: Option<&str>) -> Result<Caller, Problem> {
+pub(crate) async fn authenticate(
+    state: &AppState,
+    header: Option<&str>,
+) -> Result<Caller, Problem> {
     let Some(value) = header else {
         return Err(unauthorized(
             "this endpoint needs a token: send `Authorization: Bearer <token>` (create one with `toolhost tokens create`)",
@@ -185,7 +188,11 @@ pub(crate) async fn authenticate(state: &AppState, header: Option<&str>) -> Resu
     }
     Ok(Caller {
         token_id: record.id,
-        scopes: record.scopes.iter().filter_map(|s| Scope::parse(s)).collect(),
+        scopes: record
+            .scopes
+            .iter()
+            .filter_map(|s| Scope::parse(s))
+            .collect(),
         agents: record.agents,
     })
 }

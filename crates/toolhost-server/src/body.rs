@@ -37,7 +37,11 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             let status = rejection.status();
             if status == StatusCode::PAYLOAD_TOO_LARGE {
-                Problem::new(status, "too-large", "the body is larger than this server accepts")
+                Problem::new(
+                    status,
+                    "too-large",
+                    "the body is larger than this server accepts",
+                )
             } else {
                 Problem::bad_request(format!("the body could not be read: {rejection}"))
             }
@@ -59,8 +63,9 @@ pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
         };
         problem.at(pointer)
     })?;
-    de.end()
-        .map_err(|e| Problem::bad_request(format!("the body has more after its JSON value: {e}")))?;
+    de.end().map_err(|e| {
+        Problem::bad_request(format!("the body has more after its JSON value: {e}"))
+    })?;
     Ok(value)
 }
 

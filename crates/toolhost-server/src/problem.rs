@@ -87,7 +87,9 @@ impl IntoResponse for Problem {
 impl From<StoreError> for Problem {
     fn from(e: StoreError) -> Self {
         match &e {
-            StoreError::ThreadNotFound(id) => Problem::not_found(format!("there is no thread {id}")),
+            StoreError::ThreadNotFound(id) => {
+                Problem::not_found(format!("there is no thread {id}"))
+            }
             StoreError::DecisionRefused { .. } => {
                 Problem::new(StatusCode::CONFLICT, "decision-refused", e.to_string())
             }
@@ -104,9 +106,11 @@ impl From<RuntimeError> for Problem {
         match e {
             RuntimeError::Store(e) => e.into(),
             RuntimeError::UnknownAgent { .. } => Problem::invalid(e.to_string()).at("/agent"),
-            RuntimeError::Model { .. } => {
-                Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "model-unusable", e.to_string())
-            }
+            RuntimeError::Model { .. } => Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "model-unusable",
+                e.to_string(),
+            ),
             RuntimeError::ThreadBusy { .. } => {
                 Problem::new(StatusCode::CONFLICT, "thread-busy", e.to_string())
             }

@@ -71,10 +71,10 @@ pub(super) async fn decide(
         }
         Decision::Deny => {
             if body.arguments.is_some() {
-                return Err(Problem::invalid(
-                    "edited arguments go with an approval, not a denial",
-                )
-                .at("/arguments"));
+                return Err(
+                    Problem::invalid("edited arguments go with an approval, not a denial")
+                        .at("/arguments"),
+                );
             }
             Verdict {
                 always: body.always,

@@ -31,7 +31,10 @@ pub(crate) fn router(state: AppState) -> Router {
             get(messages::list).post(messages::send),
         )
         .route("/v1/threads/{id}/approvals", get(approvals::list))
-        .route("/v1/threads/{id}/approvals/{call_id}", post(approvals::decide))
+        .route(
+            "/v1/threads/{id}/approvals/{call_id}",
+            post(approvals::decide),
+        )
         .route(
             "/v1/threads/{id}/variables/{request_id}",
             get(variables::get).post(variables::give),

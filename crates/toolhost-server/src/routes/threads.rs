@@ -38,7 +38,10 @@ pub(super) async fn create(
         return Err(Problem::new(
             StatusCode::FORBIDDEN,
             "forbidden",
-            format!("this token may not start threads of agent \"{}\"", body.agent),
+            format!(
+                "this token may not start threads of agent \"{}\"",
+                body.agent
+            ),
         )
         .at("/agent"));
     }

@@ -10,7 +10,9 @@ mod output;
 mod progress;
 mod run;
 mod send;
+mod serve;
 mod threads;
+mod tokens;
 mod tools;
 mod transcript;
 mod values;
@@ -54,6 +56,11 @@ enum Command {
     /// List and show stored threads.
     #[command(subcommand)]
     Threads(threads::ThreadsCommand),
+    /// Serve a project over HTTP: the JSON API and live events, behind bearer tokens.
+    Serve(serve::ServeArgs),
+    /// Create, list and revoke the bearer tokens of `toolhost serve`.
+    #[command(subcommand)]
+    Tokens(tokens::TokensCommand),
 }
 
 /// Runs the parsed command and returns the process exit code.
@@ -65,5 +72,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Send(args) => send::send(args),
         Command::Chat(args) => chat::chat(args),
         Command::Threads(cmd) => threads::threads(cmd),
+        Command::Serve(args) => serve::serve(args),
+        Command::Tokens(cmd) => tokens::tokens(cmd),
     }
 }
