@@ -211,7 +211,7 @@ impl HttpModel {
             let reason = error.to_string();
             tracing::warn!(model = %self.name, attempt, kind = %error.kind(), wait_ms = delay.as_millis() as u64, "{reason}; retrying");
             tokio::time::sleep(delay).await;
-            waited += delay;
+            waited = waited.saturating_add(delay);
             attempt += 1;
             if let Some(sink) = sink {
                 sink(StreamDelta::Restarted { attempt, reason });

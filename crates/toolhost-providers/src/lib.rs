@@ -67,7 +67,8 @@
 //! An error event inside a stream has no status: its body alone decides, and `Transient` when
 //! it names nothing known. Failed connections, timeouts and cut answers are `Transient`; an
 //! answer that arrived whole but cannot be read is `MalformedAnswer`. The wait comes from
-//! `retry-after-ms` or `Retry-After`, else from Gemini's `RetryInfo.retryDelay`.
+//! `retry-after-ms` or `Retry-After` (seconds or an HTTP date), else from Gemini's
+//! `RetryInfo.retryDelay`, and is clamped to [`MAX_SERVER_WAIT`].
 //!
 //! ## Retries
 //! Only the HTTP exchange is retried, and only errors of a retryable kind (`RateLimit`,
@@ -139,6 +140,6 @@ pub use model::{
     ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
 };
 pub use ordering::{check_history, HistoryRepair, HistoryRepairKind, RESULT_UNAVAILABLE};
-pub use retry::{parse_retry_after, RetryPolicy};
+pub use retry::{parse_retry_after, RetryPolicy, MAX_SERVER_WAIT};
 pub use scripted::{ScriptError, ScriptedModel, ScriptedTurn};
 pub use secret::{ApiKey, REDACTED};
