@@ -41,16 +41,27 @@ pub(crate) fn stream_error(api: ModelApi, data: &[u8]) -> ModelError {
     .with_retry_after(body_wait(data))
 }
 
-/// The error of an exchange that got no complete answer.
+/// The error of an exchange that got no complete answer: transient, but for a body past its
+/// limit, which another try would only fetch again.
 pub(crate) fn transport_error(
     api: ModelApi,
     error: &TransportError,
     key: Option<&ApiKey>,
 ) -> ModelError {
+    let kind = match error {
+        TransportError::TooLarge(_) => ModelErrorKind::TooLarge,
+        TransportError::Timeout(_) | TransportError::Connection(_) => ModelErrorKind::Transient,
+    };
+    ModelError::new(api, kind, scrub(&error.to_string(), key))
+}
+
+/// The error of an answer past one of its definition's size limits: `what` passed `limit`
+/// bytes, set by the definition's `limits.FIELD`.
+pub(crate) fn too_large(api: ModelApi, what: &str, limit: usize, field: &str) -> ModelError {
     ModelError::new(
         api,
-        ModelErrorKind::Transient,
-        scrub(&error.to_string(), key),
+        ModelErrorKind::TooLarge,
+        format!("{what} passed the limit of {limit} bytes (limits.{field})"),
     )
 }
 

@@ -70,6 +70,13 @@
 //! `retry-after-ms` or `Retry-After` (seconds or an HTTP date), else from Gemini's
 //! `RetryInfo.retryDelay`, and is clamped to [`MAX_SERVER_WAIT`].
 //!
+//! ## Limits
+//! What a server sends is bounded by the definition's [`Limits`]: a whole body (an error
+//! body too) and all the bytes of a stream (`maxBodyBytes`), one line or event of a stream
+//! (`maxEventBytes`), and the reply put together from it (`maxAnswerBytes`). Past one, the
+//! answer fails with [`ModelErrorKind::TooLarge`], naming the limit and its field, and is not
+//! retried.
+//!
 //! ## Retries
 //! Only the HTTP exchange is retried, and only errors of a retryable kind (`RateLimit`,
 //! `Overloaded`, `Transient`): with exponential backoff and jitter, honouring the server's
@@ -132,7 +139,7 @@ mod transport;
 pub use adapter::{HttpModel, PreparedRequest};
 #[cfg(feature = "http")]
 pub use config::{model_from_config, model_from_env};
-pub use config::{ApiKind, ConfigError, ModelConfig, Timeouts};
+pub use config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 pub use delta::{DeltaSink, StreamDelta};
 pub use error::{ModelApi, ModelError, ModelErrorKind};
 pub use model::{

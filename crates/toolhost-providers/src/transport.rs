@@ -1,7 +1,7 @@
 //! The HTTP exchange: one POST over hyper, TLS by rustls with the webpki roots.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Request, Response};
@@ -18,6 +18,8 @@ pub(crate) enum TransportError {
     Timeout(Duration),
     /// The connection failed, was refused or reset, or the body was cut.
     Connection(String),
+    /// The body passed the limit of this many bytes (`limits.maxBodyBytes`); it is not read on.
+    TooLarge(usize),
 }
 
 impl std::fmt::Display for TransportError {
@@ -25,6 +27,10 @@ impl std::fmt::Display for TransportError {
         match self {
             TransportError::Timeout(d) => write!(f, "no answer within {:.1} s", d.as_secs_f64()),
             TransportError::Connection(reason) => write!(f, "connection failed: {reason}"),
+            TransportError::TooLarge(limit) => write!(
+                f,
+                "the answer's body passed the limit of {limit} bytes (limits.maxBodyBytes)"
+            ),
         }
     }
 }
@@ -77,14 +83,16 @@ impl Transport {
     }
 }
 
-/// Reads a whole body, allowing `timeout` for all of it.
-pub(crate) async fn read_body(body: Incoming, timeout: Duration) -> Result<Bytes, TransportError> {
-    match tokio::time::timeout(timeout, body.collect()).await {
+/// Reads a whole body of at most `limit` bytes, allowing `timeout` for all of it.
+pub(crate) async fn read_body(
+    body: Incoming,
+    timeout: Duration,
+    limit: usize,
+) -> Result<Bytes, TransportError> {
+    match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
         Err(_) => Err(TransportError::Timeout(timeout)),
-        Ok(Err(e)) => Err(TransportError::Connection(format!(
-            "body cut: {}",
-            chain(&e)
-        ))),
+        Ok(Err(e)) if e.is::<LengthLimitError>() => Err(TransportError::TooLarge(limit)),
+        Ok(Err(e)) => Err(TransportError::Connection(format!("body cut: {}", chain(&*e)))),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
 }
