@@ -5,6 +5,7 @@ use crate::assemble::Assembly;
 use crate::config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 use crate::delta::{DeltaSink, StreamDelta};
 use crate::failure::{http_error, scrub, too_large, transport_error};
+use crate::proxy::ProxyConfig;
 use crate::retry::{RetryPolicy, RetryStep};
 use crate::secret::ApiKey;
 use crate::sse::SseParser;
@@ -73,10 +74,21 @@ impl PreparedRequest {
 }
 
 impl HttpModel {
-    /// Builds the model a definition describes; `env` reads the key's variable.
+    /// Builds the model a definition describes; `env` reads the key's variable. Requests go
+    /// through the proxies the process environment names ([`ProxyConfig::from_env`]).
     pub fn new(
         config: &ModelConfig,
         env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        Self::with_proxy(config, env, &ProxyConfig::from_env()?)
+    }
+
+    /// Builds the model a definition describes, its requests going through the proxies of
+    /// `proxy` (which may be [`ProxyConfig::none`]); `env` reads the key's variable.
+    pub fn with_proxy(
+        config: &ModelConfig,
+        env: impl Fn(&str) -> Option<String>,
+        proxy: &ProxyConfig,
     ) -> Result<Self, ConfigError> {
         let kind: ApiKind = config.provider.parse()?;
         let name = config
@@ -122,12 +134,11 @@ impl HttpModel {
             ApiKind::Anthropic => Box::new(anthropic::AnthropicMessages),
             ApiKind::Gemini => Box::new(gemini::GeminiGenerate),
         };
-        let transport = Transport::new(Duration::from_millis(config.timeouts.connect_ms)).map_err(
-            |reason| ConfigError::Client {
-                model: name.clone(),
-                reason,
-            },
-        )?;
+        let connect = Duration::from_millis(config.timeouts.connect_ms);
+        let transport = Transport::new(connect, proxy).map_err(|reason| ConfigError::Client {
+            model: name.clone(),
+            reason,
+        })?;
         Ok(HttpModel {
             name,
             kind,

@@ -217,6 +217,16 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// A proxy variable names a proxy that cannot be used.
+    #[error("proxy variable {variable} = \"{url}\": {reason}")]
+    BadProxy {
+        /// The variable, e.g. `HTTPS_PROXY`.
+        variable: String,
+        /// Its value, with any credentials replaced by `***`.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The HTTP client could not be set up.
     #[error("model {model}: {reason}")]
     Client {

@@ -100,8 +100,13 @@
 //!
 //! ## HTTP client
 //! hyper 1 with hyper-util's pooled client, and rustls (ring, webpki roots) for TLS: the same
-//! hyper the server side shares through axum, HTTP/1.1 only, no proxy, cookie or compression
-//! layers, and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
+//! hyper the server side shares through axum, HTTP/1.1 only, no cookie or compression layers,
+//! and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
+//!
+//! Proxies are honoured as curl honours them ([`ProxyConfig`]): `http_proxy`, `HTTPS_PROXY`,
+//! `ALL_PROXY` and `NO_PROXY` in either case, read when a model is built. The proxy applies to
+//! every host `NO_PROXY` does not name, loopback included; `http://` requests are forwarded,
+//! `https://` ones tunnelled with `CONNECT`, streamed answers alike.
 
 // The crate page names the HTTP adapters, which a build without `http` does not have.
 #![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
@@ -127,6 +132,8 @@ mod model;
 #[cfg(feature = "http")]
 mod openai;
 mod ordering;
+#[cfg(feature = "http")]
+mod proxy;
 mod retry;
 mod scripted;
 mod secret;
@@ -147,6 +154,8 @@ pub use model::{
     ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
 };
 pub use ordering::{check_history, HistoryRepair, HistoryRepairKind, RESULT_UNAVAILABLE};
+#[cfg(feature = "http")]
+pub use proxy::ProxyConfig;
 pub use retry::{parse_retry_after, RetryPolicy, MAX_SERVER_WAIT};
 pub use scripted::{ScriptError, ScriptedModel, ScriptedTurn};
 pub use secret::{ApiKey, REDACTED};

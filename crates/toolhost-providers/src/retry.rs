@@ -185,8 +185,18 @@ mod tests {
         assert_eq!(parse_retry_after("-3", now), None);
         assert_eq!(parse_retry_after("NaN", now), None);
         // Absurd waits are clamped, never a panic and never ignored.
-        for absurd in ["1e20", "1e300", "1e400", "18446744073709551615", "99999999999999999999999"] {
-            assert_eq!(parse_retry_after(absurd, now), Some(MAX_SERVER_WAIT), "{absurd}");
+        for absurd in [
+            "1e20",
+            "1e300",
+            "1e400",
+            "18446744073709551615",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(
+                parse_retry_after(absurd, now),
+                Some(MAX_SERVER_WAIT),
+                "{absurd}"
+            );
         }
         assert_eq!(
             parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now),

@@ -1,14 +1,18 @@
-//! The HTTP exchange: one POST over hyper, TLS by rustls with the webpki roots.
+//! The HTTP exchange: one POST over hyper, TLS by rustls with the webpki roots, directly or
+//! through the proxy the environment names (see the `proxy` module).
 
+use crate::proxy::{forwarding_auth, ProxyConfig, ProxyConnector};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue};
+use hyper::header::{HeaderName, HeaderValue, PROXY_AUTHORIZATION};
 use hyper::{HeaderMap, Request, Response};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
+use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioExecutor;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why an exchange got no complete answer (all of these may pass).
@@ -38,12 +42,15 @@ impl std::fmt::Display for TransportError {
 /// A pooled HTTP/1.1 client for `http://` and `https://` URLs.
 #[derive(Clone)]
 pub(crate) struct Transport {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: Client<HttpsConnector<ProxyConnector>, Full<Bytes>>,
+    proxies: Arc<Matcher>,
 }
 
 impl Transport {
-    /// A client whose connections time out after `connect_timeout`.
-    pub(crate) fn new(connect_timeout: Duration) -> Result<Self, String> {
+    /// A client whose connections time out after `connect_timeout`, going through the proxies
+    /// `proxy` names.
+    pub(crate) fn new(connect_timeout: Duration, proxy: &ProxyConfig) -> Result<Self, String> {
+        let proxies = Arc::new(proxy.matcher());
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
@@ -53,11 +60,11 @@ impl Transport {
             .map_err(|e| format!("TLS setup failed: {e}"))?
             .https_or_http()
             .enable_http1()
-            .wrap_connector(http);
+            .wrap_connector(ProxyConnector::new(http, proxies.clone()));
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(60))
             .build(https);
-        Ok(Transport { client })
+        Ok(Transport { client, proxies })
     }
 
     /// Sends a POST and waits (at most `timeout`) for the status line and headers.
@@ -71,9 +78,15 @@ impl Transport {
         let mut request = Request::post(url)
             .body(Full::new(body))
             .map_err(|e| TransportError::Connection(format!("bad request: {e}")))?;
+        // A forwarding proxy reads its credentials from the request itself (a tunnel's go in
+        // the CONNECT).
+        let proxy_auth = forwarding_auth(&self.proxies, request.uri());
         let map: &mut HeaderMap = request.headers_mut();
         for (name, value) in headers {
             map.insert(name.clone(), value.clone());
+        }
+        if let Some(auth) = proxy_auth {
+            map.insert(PROXY_AUTHORIZATION, auth);
         }
         match tokio::time::timeout(timeout, self.client.request(request)).await {
             Err(_) => Err(TransportError::Timeout(timeout)),
@@ -92,7 +105,10 @@ pub(crate) async fn read_body(
     match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
         Err(_) => Err(TransportError::Timeout(timeout)),
         Ok(Err(e)) if e.is::<LengthLimitError>() => Err(TransportError::TooLarge(limit)),
-        Ok(Err(e)) => Err(TransportError::Connection(format!("body cut: {}", chain(&*e)))),
+        Ok(Err(e)) => Err(TransportError::Connection(format!(
+            "body cut: {}",
+            chain(&*e)
+        ))),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
 }

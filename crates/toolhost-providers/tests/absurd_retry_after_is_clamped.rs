@@ -36,7 +36,10 @@ async fn a_wait_past_every_clock_after_a_first_retry_is_clamped() {
     assert_eq!(error.retry_after(), Some(MAX_SERVER_WAIT));
     let text = error.to_string();
     assert!(text.contains(LIMIT), "{text}");
-    assert!(text.contains("would pass the retry budget of 5.0 s"), "{text}");
+    assert!(
+        text.contains("would pass the retry budget of 5.0 s"),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -80,7 +80,8 @@ async fn a_body_past_the_limit_is_refused_with_or_without_a_length() {
 #[tokio::test]
 async fn a_stream_line_that_never_ends_is_refused() {
     let endless = format!("data: {}", "y".repeat(64 * 1024));
-    let server = ReplayServer::start(vec![Reply::sse(&endless, 1000), Reply::json(200, "{}")]).await;
+    let server =
+        ReplayServer::start(vec![Reply::sse(&endless, 1000), Reply::json(200, "{}")]).await;
     let limits = Limits {
         max_event_bytes: 4096,
         ..Limits::default()
