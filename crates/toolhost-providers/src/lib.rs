@@ -128,6 +128,7 @@ mod failure;
 mod gemini;
 #[cfg(feature = "http")]
 mod hosted;
+pub mod keys;
 mod model;
 #[cfg(feature = "http")]
 mod openai;
