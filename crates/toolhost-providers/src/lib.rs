@@ -27,6 +27,12 @@
 //!   key is an [`ApiKey`]: it never appears in a `Debug` output, an error or a log, and a
 //!   server's echo of it is scrubbed.
 //!
+//! ## Tool declarations
+//! Each API gets the tools lowered for it (`toolhost_core::schema::lower`). Names and property
+//! keys the API refuses are renamed on the wire, deterministically and without collisions, and
+//! mapped back in the calls of an answer, so the runtime only sees the tools' own: tool names
+//! for every API (`toolhost_core::names`), property keys for Anthropic ([`keys`]).
+//!
 //! ## Call ids
 //! A call keeps the id the API issued. Within one answer, a repeated id is kept once (the first
 //! wins); an id that repeats one of the conversation gets a `_2`, `_3`... suffix; a missing id
