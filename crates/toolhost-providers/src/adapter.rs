@@ -5,7 +5,7 @@ use crate::assemble::Assembly;
 use crate::config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 use crate::delta::{DeltaSink, StreamDelta};
 use crate::failure::{http_error, scrub, too_large, transport_error};
-use crate::proxy::ProxyConfig;
+use crate::network::Network;
 use crate::retry::{RetryPolicy, RetryStep};
 use crate::secret::ApiKey;
 use crate::sse::SseParser;
@@ -75,20 +75,20 @@ impl PreparedRequest {
 
 impl HttpModel {
     /// Builds the model a definition describes; `env` reads the key's variable. Requests go
-    /// through the proxies the process environment names ([`ProxyConfig::from_env`]).
+    /// through the proxies the process environment names ([`Network::from_env`]).
     pub fn new(
         config: &ModelConfig,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        Self::with_proxy(config, env, &ProxyConfig::from_env()?)
+        Self::with_network(config, env, &Network::from_env()?)
     }
 
-    /// Builds the model a definition describes, its requests going through the proxies of
-    /// `proxy` (which may be [`ProxyConfig::none`]); `env` reads the key's variable.
-    pub fn with_proxy(
+    /// Builds the model a definition describes, its requests reaching the network as `network`
+    /// says (proxies, extra authorities to trust); `env` reads the key's variable.
+    pub fn with_network(
         config: &ModelConfig,
         env: impl Fn(&str) -> Option<String>,
-        proxy: &ProxyConfig,
+        network: &Network,
     ) -> Result<Self, ConfigError> {
         let kind: ApiKind = config.provider.parse()?;
         let name = config
@@ -135,7 +135,7 @@ impl HttpModel {
             ApiKind::Gemini => Box::new(gemini::GeminiGenerate),
         };
         let connect = Duration::from_millis(config.timeouts.connect_ms);
-        let transport = Transport::new(connect, proxy).map_err(|reason| ConfigError::Client {
+        let transport = Transport::new(connect, network).map_err(|reason| ConfigError::Client {
             model: name.clone(),
             reason,
         })?;

@@ -227,6 +227,14 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// Certificate authorities to trust could not be read.
+    #[error("certificates from {origin}: {reason}")]
+    BadCertificates {
+        /// Where they came from.
+        origin: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The HTTP client could not be set up.
     #[error("model {model}: {reason}")]
     Client {

@@ -112,7 +112,9 @@
 //! Proxies are honoured as curl honours them ([`ProxyConfig`]): `http_proxy`, `HTTPS_PROXY`,
 //! `ALL_PROXY` and `NO_PROXY` in either case, read when a model is built. The proxy applies to
 //! every host `NO_PROXY` does not name, loopback included; `http://` requests are forwarded,
-//! `https://` ones tunnelled with `CONNECT`, streamed answers alike.
+//! `https://` ones tunnelled with `CONNECT`, streamed answers alike. A [`Network`] passed to
+//! [`HttpModel::with_network`] sets the proxies explicitly and may add certificate authorities
+//! to trust besides the built-in ones.
 
 // The crate page names the HTTP adapters, which a build without `http` does not have.
 #![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
@@ -137,6 +139,8 @@ mod hosted;
 pub mod keys;
 mod model;
 #[cfg(feature = "http")]
+mod network;
+#[cfg(feature = "http")]
 mod openai;
 mod ordering;
 #[cfg(feature = "http")]
@@ -160,6 +164,8 @@ pub use model::{
     ChatMessage, ChatRole, FinishReason, ImageAttachment, Model, ModelFuture, ModelRequest,
     ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
 };
+#[cfg(feature = "http")]
+pub use network::Network;
 pub use ordering::{check_history, HistoryRepair, HistoryRepairKind, RESULT_UNAVAILABLE};
 #[cfg(feature = "http")]
 pub use proxy::ProxyConfig;

@@ -1,7 +1,8 @@
 //! The HTTP exchange: one POST over hyper, TLS by rustls with the webpki roots, directly or
 //! through the proxy the environment names (see the `proxy` module).
 
-use crate::proxy::{forwarding_auth, ProxyConfig, ProxyConnector};
+use crate::network::Network;
+use crate::proxy::{forwarding_auth, ProxyConnector};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
@@ -48,16 +49,15 @@ pub(crate) struct Transport {
 
 impl Transport {
     /// A client whose connections time out after `connect_timeout`, going through the proxies
-    /// `proxy` names.
-    pub(crate) fn new(connect_timeout: Duration, proxy: &ProxyConfig) -> Result<Self, String> {
-        let proxies = Arc::new(proxy.matcher());
+    /// of `network` and trusting its authorities besides the built-in roots.
+    pub(crate) fn new(connect_timeout: Duration, network: &Network) -> Result<Self, String> {
+        let proxies = Arc::new(network.proxy().matcher());
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(connect_timeout));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-            .map_err(|e| format!("TLS setup failed: {e}"))?
+            .with_tls_config(tls_config(network)?)
             .https_or_http()
             .enable_http1()
             .wrap_connector(ProxyConnector::new(http, proxies.clone()));
@@ -94,6 +94,26 @@ impl Transport {
             Ok(Ok(response)) => Ok(response),
         }
     }
+}
+
+/// TLS with rustls (ring): the webpki roots and the network's extra authorities.
+fn tls_config(network: &Network) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for cert in network.extra_roots() {
+        roots
+            .add(cert.clone())
+            .map_err(|e| format!("a certificate to trust is not usable: {e}"))?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("TLS setup failed: {e}"))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(config)
 }
 
 /// Reads a whole body of at most `limit` bytes, allowing `timeout` for all of it.

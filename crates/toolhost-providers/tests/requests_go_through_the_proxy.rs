@@ -1,7 +1,8 @@
 //! Requests go through the proxy the environment names, as curl sends them: a plain `http://`
 //! request forwarded in absolute form, an `https://` one tunnelled with `CONNECT` (TLS runs
 //! inside the tunnel, end to end), streamed answers alike, and hosts `NO_PROXY` names reached
-//! directly. A real proxy on loopback records what passed through it.
+//! directly. A real proxy on loopback records what passed through it; behind it, a TLS model
+//! server whose authority the model is told to trust.
 
 mod common;
 
@@ -9,8 +10,11 @@ use common::*;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use toolhost_providers::{
-    ChatRole, HttpModel, Model, ModelConfig, ModelErrorKind, ModelRequest, ProxyConfig,
+    ChatRole, HttpModel, Model, ModelConfig, ModelErrorKind, ModelRequest, Network, ProxyConfig,
 };
 
 fn request() -> ModelRequest {
@@ -136,11 +140,86 @@ fn proxies(vars: &[(&str, &str)]) -> ProxyConfig {
 
 /// A model for `provider` at `base`, through `proxy`, with no retries.
 fn proxied_model(provider: &str, base: &str, proxy: &ProxyConfig) -> HttpModel {
+    model_on(provider, base, Network::direct().with_proxy(proxy.clone()))
+}
+
+fn model_on(provider: &str, base: &str, network: Network) -> HttpModel {
     let mut c = ModelConfig::new(provider, "test-model");
     c.base_url = Some(base.to_owned());
     c.api_key_env = Some("TEST_KEY".into());
     c.retry.max_attempts = 1;
-    HttpModel::with_proxy(&c, env, proxy).expect("model")
+    HttpModel::with_network(&c, env, &network).expect("model")
+}
+
+/// An HTTPS model server on loopback with the test authority's certificate for 127.0.0.1:
+/// answers each connection with the next `(content type, body)` and keeps each request line.
+async fn tls_model_server(
+    replies: Vec<(&'static str, String)>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(fixture("tls/server.pem").as_bytes())
+            .collect::<Result<_, _>>()
+            .expect("certificate");
+    let key = PrivateKeyDer::from_pem_slice(fixture("tls/server.key").as_bytes()).expect("key");
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        for (content_type, body) in replies {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let Ok(mut tls) = acceptor.accept(socket).await else {
+                continue;
+            };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let head_end = loop {
+                if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+                match tls.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            };
+            let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (n, v) = l.split_once(':')?;
+                    n.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            while buf.len() < head_end + length {
+                match tls.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            log.lock()
+                .expect("lock")
+                .push(head.lines().next().unwrap_or_default().to_owned());
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = tls.write_all(reply.as_bytes()).await;
+            let _ = tls.shutdown().await;
+        }
+    });
+    (addr, seen)
 }
 
 #[tokio::test]
@@ -211,6 +290,54 @@ async fn https_is_tunnelled_with_connect_and_tls_runs_inside() {
         "{text}"
     );
     assert!(!text.contains("s3cret"), "{text}");
+}
+
+#[tokio::test]
+async fn a_tls_server_behind_the_tunnel_answers_whole_and_streamed() {
+    let (target, seen) = tls_model_server(vec![
+        ("application/json", fixture("anthropic/tool_use.json")),
+        (
+            "text/event-stream",
+            fixture("anthropic/stream_tool_use.sse"),
+        ),
+    ])
+    .await;
+    let proxy = Proxy::start().await;
+    let network = Network::direct()
+        .with_proxy(proxies(&[("HTTPS_PROXY", &proxy.url)]))
+        .trusting_pem(
+            "tests/fixtures/tls/ca.pem",
+            fixture("tls/ca.pem").as_bytes(),
+        )
+        .expect("authority");
+    let model = model_on("anthropic", &format!("https://{target}"), network);
+
+    let answer = model.complete(&request()).await.expect("answer");
+    assert_eq!(answer.tool_calls.len(), 2);
+    let (streamed, deltas) = streamed(&model, &request()).await;
+    assert_eq!(streamed.text.as_deref(), Some("Checking two cities."));
+    assert!(deltas.len() > 2, "{deltas:?}");
+
+    // The proxy saw only the tunnels; the requests themselves reached the server inside TLS.
+    let passed = proxy.passed();
+    assert_eq!(passed.len(), 2, "{passed:?}");
+    assert!(passed
+        .iter()
+        .all(|p| p.line == format!("CONNECT {target} HTTP/1.1")));
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        vec!["POST /v1/messages HTTP/1.1".to_owned(); 2]
+    );
+
+    // Without the authority the same server is refused: the roots are still checked.
+    let (target, _) = tls_model_server(vec![("application/json", "{}".to_owned())]).await;
+    let untrusted = model_on(
+        "anthropic",
+        &format!("https://{target}"),
+        Network::direct().with_proxy(proxies(&[("HTTPS_PROXY", &proxy.url)])),
+    );
+    let error = untrusted.complete(&request()).await.unwrap_err();
+    assert!(error.to_string().contains("certificate"), "{error}");
 }
 
 #[tokio::test]
