@@ -112,9 +112,10 @@
 //! Proxies are honoured as curl honours them ([`ProxyConfig`]): `http_proxy`, `HTTPS_PROXY`,
 //! `ALL_PROXY` and `NO_PROXY` in either case, read when a model is built. The proxy applies to
 //! every host `NO_PROXY` does not name, loopback included; `http://` requests are forwarded,
-//! `https://` ones tunnelled with `CONNECT`, streamed answers alike. A [`Network`] passed to
-//! [`HttpModel::with_network`] sets the proxies explicitly and may add certificate authorities
-//! to trust besides the built-in ones.
+//! `https://` ones tunnelled with `CONNECT`, streamed answers alike. The certificate
+//! authorities in the PEM file `SSL_CERT_FILE` names are trusted besides the built-in ones (a
+//! proxy that inspects TLS needs that). A [`Network`] passed to [`HttpModel::with_network`]
+//! sets both explicitly.
 
 // The crate page names the HTTP adapters, which a build without `http` does not have.
 #![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]

@@ -6,6 +6,11 @@ use crate::{ConfigError, ProxyConfig};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+/// The largest certificate file read (a whole CA bundle is a few hundred KB).
+pub(crate) const MAX_CERT_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How a model's requests reach the network. [`Network::from_env`] is what
 /// [`crate::HttpModel::new`] uses; a program that keeps its own settings builds one itself and
@@ -31,10 +36,30 @@ impl Network {
         Self::default()
     }
 
-    /// The proxies the process environment names ([`ProxyConfig::from_env`]), trusting the
-    /// built-in roots.
+    /// What the process environment says (see [`Network::from_vars`]).
     pub fn from_env() -> Result<Self, ConfigError> {
-        Ok(Self::default().with_proxy(ProxyConfig::from_env()?))
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// What the variables `get` names say: the proxies ([`ProxyConfig::from_vars`]), and the
+    /// certificate authorities in the PEM file `SSL_CERT_FILE` names, trusted besides the
+    /// built-in roots (a network whose proxy inspects TLS needs its own). A file that cannot be
+    /// used fails here, naming the variable and the file.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let network = Self::default().with_proxy(ProxyConfig::from_vars(&get)?);
+        match get("SSL_CERT_FILE").filter(|p| !p.trim().is_empty()) {
+            None => Ok(network),
+            Some(path) => {
+                let source = format!("SSL_CERT_FILE ({path})");
+                let pem = read_bounded(Path::new(&path)).map_err(|reason| {
+                    ConfigError::BadCertificates {
+                        origin: source.clone(),
+                        reason,
+                    }
+                })?;
+                network.trusting_pem(&source, &pem)
+            }
+        }
     }
 
     /// The same, through the proxies of `proxy`.
@@ -72,6 +97,24 @@ impl Network {
     }
 }
 
+/// A regular file of at most `MAX_CERT_FILE_BYTES`, or why not.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".to_owned());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CERT_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > MAX_CERT_FILE_BYTES {
+        return Err(format!(
+            "is larger than the limit of {MAX_CERT_FILE_BYTES} bytes"
+        ));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +138,34 @@ mod tests {
             e.starts_with("certificates from corp-ca.pem: not readable PEM"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn ssl_cert_file_adds_its_authorities_or_names_what_is_wrong() {
+        let dir = std::env::temp_dir().join(format!("toolhost-certs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ca.pem");
+        let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls/ca.pem");
+        std::fs::copy(ca, &file).unwrap();
+        let vars = |path: String| move |name: &str| (name == "SSL_CERT_FILE").then(|| path.clone());
+        let network = Network::from_vars(vars(file.display().to_string())).unwrap();
+        assert_eq!(network.extra_roots().len(), 1);
+        let e = Network::from_vars(vars(dir.display().to_string()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("SSL_CERT_FILE") && e.contains("is not a regular file"),
+            "{e}"
+        );
+        let missing = dir.join("none.pem").display().to_string();
+        let e = Network::from_vars(vars(missing.clone()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&missing) && e.contains("cannot be read"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(Network::from_vars(|_| None)
+            .unwrap()
+            .extra_roots()
+            .is_empty());
     }
 }
