@@ -1,0 +1,346 @@
+//! A real server on loopback over the example project and a fresh SQLite file, and a real
+//! HTTP/1 client that can send any bytes and read event streams as they arrive.
+
+#![allow(dead_code)]
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use toolhost_runtime::engine::Runtime;
+use toolhost_runtime::variables::secrets::SecretKey;
+use toolhost_server::auth::{mint, Scope};
+use toolhost_server::{Server, ServerConfig};
+use toolhost_store::{SqliteStore, Store};
+
+/// The example project of the repository.
+pub fn quickstart() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart")
+}
+
+pub fn temp_dir() -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "toolhost-server-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub store: Arc<dyn Store>,
+    pub data: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    served: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    /// Serves `project` on a fresh data folder.
+    pub async fn start_on(project: &Path) -> Self {
+        let data = temp_dir();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
+        let mut runtime = Runtime::load(project, store.clone()).unwrap();
+        runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
+        let config = ServerConfig {
+            poll_interval: Duration::from_millis(50),
+            max_body_bytes: 64 * 1024,
+            ..ServerConfig::default()
+        };
+        let server = Server::new(Arc::new(runtime), config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = tokio::spawn(server.run(listener, async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            store,
+            data,
+            stop: Some(stop),
+            served: Some(served),
+        }
+    }
+
+    pub async fn start() -> Self {
+        Self::start_on(&quickstart()).await
+    }
+
+    /// A new token with `scopes`, limited to `agents` when given.
+    pub fn token(&self, scopes: &[Scope], agents: Option<Vec<&str>>) -> String {
+        let minted = mint(
+            "test",
+            scopes,
+            agents.map(|a| a.into_iter().map(String::from).collect()),
+        )
+        .unwrap();
+        self.store.create_token(&minted.record).unwrap();
+        minted.token
+    }
+
+    pub fn admin(&self) -> String {
+        self.token(&[Scope::Admin], None)
+    }
+
+    async fn connect(&self) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
+        let stream = TcpStream::connect(self.addr).await.unwrap();
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        sender
+    }
+
+    fn build(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Request<Full<Bytes>> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", self.addr.to_string());
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(Full::new(Bytes::from(body))).unwrap()
+    }
+
+    /// Sends a request with raw body bytes and reads the whole answer.
+    pub async fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Answer {
+        let mut sender = self.connect().await;
+        let response = sender
+            .send_request(self.build(method, path, token, headers, body))
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Answer {
+            status,
+            content_type,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            json,
+        }
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Answer {
+        self.raw("GET", path, token, &[], Vec::new()).await
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> Answer {
+        self.raw(
+            "POST",
+            path,
+            token,
+            &[("content-type", "application/json")],
+            body.to_string().into_bytes(),
+        )
+        .await
+    }
+
+    /// Opens a thread's event stream.
+    pub async fn events(&self, thread: &str, token: &str, last_id: Option<&str>) -> EventStream {
+        let mut sender = self.connect().await;
+        let mut headers = vec![("accept", "text/event-stream")];
+        if let Some(id) = last_id {
+            headers.push(("last-event-id", id));
+        }
+        let response = sender
+            .send_request(self.build(
+                "GET",
+                &format!("/v1/threads/{thread}/events"),
+                Some(token),
+                &headers,
+                Vec::new(),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        EventStream {
+            body: response.into_body(),
+            buffer: String::new(),
+            _sender: sender,
+        }
+    }
+
+    /// Creates a thread and returns its id.
+    pub async fn create(&self, token: &str, body: Value) -> String {
+        let answer = self.post("/v1/threads", Some(token), &body).await;
+        assert_eq!(answer.status, 201, "{}", answer.text);
+        answer.json["thread"]["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Stops the server gracefully and waits until it has.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        let _ = self.stop.take().unwrap().send(());
+        self.served.take().unwrap().await.unwrap()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = std::fs::remove_dir_all(&self.data);
+    }
+}
+
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: String,
+    pub text: String,
+    pub json: Value,
+}
+
+impl Answer {
+    /// Asserts a problem+json answer with `status`, and returns its detail.
+    pub fn problem(&self, status: u16) -> String {
+        assert_eq!(self.status, status, "{}", self.text);
+        assert_eq!(
+            self.content_type, "application/problem+json",
+            "{}",
+            self.text
+        );
+        assert_eq!(self.json["status"], status);
+        assert!(self.json["type"]
+            .as_str()
+            .unwrap()
+            .starts_with("urn:toolhost:problem:"));
+        self.json["detail"].as_str().unwrap().to_owned()
+    }
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sse {
+    pub event: String,
+    pub id: Option<String>,
+    pub data: Value,
+}
+
+pub struct EventStream {
+    body: hyper::body::Incoming,
+    buffer: String,
+    _sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+}
+
+impl EventStream {
+    /// The next event (comments skipped); `None` when the stream ends.
+    pub async fn next(&mut self) -> Option<Sse> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = Sse {
+                    event: "message".into(),
+                    id: None,
+                    data: Value::Null,
+                };
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event: ") {
+                        event.event = v.to_owned();
+                    } else if let Some(v) = line.strip_prefix("id: ") {
+                        event.id = Some(v.to_owned());
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data.push_str(v);
+                    }
+                }
+                if data.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                event.data = serde_json::from_str(&data).unwrap();
+                return Some(event);
+            }
+            let frame = self.body.frame().await?.ok()?;
+            if let Some(bytes) = frame.data_ref() {
+                self.buffer.push_str(std::str::from_utf8(bytes).unwrap());
+            }
+        }
+    }
+
+    /// Events until one named `event` arrives (it included). Gives up after `patience`: a guard
+    /// against a hang, not a measure of speed.
+    pub async fn until(&mut self, event: &str, patience: Duration) -> Vec<Sse> {
+        let mut seen = Vec::new();
+        let found = tokio::time::timeout(patience, async {
+            while let Some(e) = self.next().await {
+                let done = e.event == event;
+                seen.push(e);
+                if done {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert!(
+            matches!(found, Ok(true)),
+            "no {event} event came; saw {seen:#?}"
+        );
+        seen
+    }
+}
+
+/// Writes a project of `files` (path, text) into a new temporary folder.
+pub fn write_project(files: &[(&str, &str)]) -> PathBuf {
+    let root = temp_dir();
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    root
+}
+
+/// An `ai_human` agent `echo` whose scripted model answers each message with one text turn.
+pub fn echo_project(script: &str) -> PathBuf {
+    write_project(&[
+        (
+            "agents/agents/echo.json",
+            r#"{"type": "ai_human", "sideA": {"label": "echo", "prompt": "echo", "stopOnResponse": true}}"#,
+        ),
+        (
+            "agents/prompts/echo.json",
+            r#"{"toolDescription": "Echoes.", "prompt": "You echo.", "model": "echo_test", "tools": []}"#,
+        ),
+        (
+            "agents/models/echo_test.json",
+            r#"{"provider": "test", "script": "scripts/echo.jsonl"}"#,
+        ),
+        ("scripts/echo.jsonl", script),
+    ])
+}

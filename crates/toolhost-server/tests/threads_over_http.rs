@@ -1,0 +1,203 @@
+//! A thread over HTTP: started, followed live, continued with a second message, listed, and
+//! followed again after a reconnect without missing or repeating anything stored.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::time::Duration;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_started_over_http_streams_its_answer_and_ends() {
+    let server = TestServer::start().await;
+    let token = server.admin();
+    let id = server
+        .create(
+            &token,
+            json!({"agent": "assistant", "message": "What is the weather in Oslo?"}),
+        )
+        .await;
+    let mut stream = server.events(&id, &token, None).await;
+    let seen = stream.until("run_ended", PATIENCE).await;
+    let ended = seen.last().unwrap();
+    assert_eq!(ended.data["status"], "done", "{ended:?}");
+    assert_eq!(ended.data["reason"], "response");
+    let messages: Vec<_> = seen.iter().filter(|e| e.event == "message").collect();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m.data["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant"
+        ]
+    );
+    assert!(messages[6].data["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("It is 7 °C and cloudy in Oslo"));
+    // Every stored item has an id, strictly after the one before.
+    let ids: Vec<&str> = messages.iter().map(|m| m.id.as_deref().unwrap()).collect();
+    assert_eq!(ids.first(), Some(&"m1.e0"));
+    assert_eq!(ids.last(), Some(&"m7.e0"));
+    assert!(seen.iter().any(|e| e.event == "status"));
+
+    let got = server.get(&format!("/v1/threads/{id}"), Some(&token)).await;
+    assert_eq!(got.status, 200, "{}", got.text);
+    assert_eq!(got.json["thread"]["status"], "done");
+    assert_eq!(
+        got.json["owner"],
+        serde_json::Value::Null,
+        "the run released it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnecting_stream_gets_exactly_what_was_stored_after_its_last_id() {
+    let server = TestServer::start().await;
+    let token = server.admin();
+    let id = server
+        .create(&token, json!({"agent": "assistant", "message": "Weather?"}))
+        .await;
+    server
+        .events(&id, &token, None)
+        .await
+        .until("run_ended", PATIENCE)
+        .await;
+
+    let mut first = server.events(&id, &token, None).await;
+    let mut early = Vec::new();
+    while early.len() < 3 {
+        let e = first.next().await.unwrap();
+        if e.event == "message" {
+            early.push(e);
+        }
+    }
+    drop(first);
+    let last = early.last().unwrap().id.clone().unwrap();
+    assert_eq!(last, "m3.e0");
+    let mut again = server.events(&id, &token, Some(&last)).await;
+    let mut rest = Vec::new();
+    while rest.len() < 4 {
+        let e = again.next().await.unwrap();
+        if e.event == "message" {
+            rest.push(e);
+        }
+    }
+    let seqs: Vec<i64> = rest
+        .iter()
+        .map(|m| m.data["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, [4, 5, 6, 7], "nothing repeated, nothing missed");
+
+    let bad = server
+        .raw(
+            "GET",
+            &format!("/v1/threads/{id}/events"),
+            Some(&token),
+            &[("last-event-id", "12")],
+            Vec::new(),
+        )
+        .await;
+    assert!(bad.problem(400).contains("Last-Event-ID"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_message_goes_on_in_the_same_thread() {
+    let project = echo_project("{\"text\": \"first answer\"}\n{\"text\": \"second answer\"}\n");
+    let server = TestServer::start_on(&project).await;
+    let token = server.admin();
+    let id = server
+        .create(&token, json!({"agent": "echo", "message": "one"}))
+        .await;
+    let mut stream = server.events(&id, &token, None).await;
+    stream.until("run_ended", PATIENCE).await;
+
+    let sent = server
+        .post(
+            &format!("/v1/threads/{id}/messages"),
+            Some(&token),
+            &json!({"message": "two"}),
+        )
+        .await;
+    assert_eq!(sent.status, 202, "{}", sent.text);
+    let seen = stream.until("run_ended", PATIENCE).await;
+    let said: Vec<&str> = seen
+        .iter()
+        .filter(|e| e.event == "message")
+        .map(|e| e.data["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(said, ["two", "second answer"]);
+
+    let page = server
+        .get(&format!("/v1/threads/{id}/messages?limit=3"), Some(&token))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert_eq!(page.json["messages"].as_array().unwrap().len(), 3);
+    let next = page.json["next_after"].as_i64().unwrap();
+    let rest = server
+        .get(
+            &format!("/v1/threads/{id}/messages?after={next}"),
+            Some(&token),
+        )
+        .await;
+    let contents: Vec<&str> = rest.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["second answer"]);
+    assert_eq!(rest.json["next_after"], serde_json::Value::Null);
+    let _ = std::fs::remove_dir_all(project);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_are_listed_newest_first_page_by_page_and_filtered() {
+    let project = echo_project("{\"text\": \"ok\", \"times\": 10}\n");
+    let server = TestServer::start_on(&project).await;
+    let token = server.admin();
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(
+            server
+                .create(&token, json!({"agent": "echo", "message": format!("m{i}")}))
+                .await,
+        );
+    }
+    ids.reverse();
+    let mut listed = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            None => "/v1/threads?limit=2".to_owned(),
+            Some(c) => format!("/v1/threads?limit=2&cursor={c}"),
+        };
+        let page = server.get(&path, Some(&token)).await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        for t in page.json["threads"].as_array().unwrap() {
+            listed.push(t["id"].as_str().unwrap().to_owned());
+        }
+        match page.json["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(listed, ids);
+    let none = server.get("/v1/threads?agent=nobody", Some(&token)).await;
+    assert_eq!(none.json["threads"], json!([]));
+    let bad = server.get("/v1/threads?limit=0", Some(&token)).await;
+    assert!(bad.problem(400).contains("limit 0 is out of range"));
+    let unknown = server.get("/v1/threads?color=red", Some(&token)).await;
+    unknown.problem(400);
+    let _ = std::fs::remove_dir_all(project);
+}
