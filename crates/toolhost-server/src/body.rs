@@ -50,8 +50,18 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     }
 }
 
-/// Parses `bytes` as `T`, naming where the first problem is.
+/// Parses `bytes` as `T`, naming where the first problem is. Every body is a JSON object: serde
+/// would also read a struct from an array, by position, which no client means.
 pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(_) => return Err(Problem::invalid("the body must be a JSON object").at("")),
+        None => {
+            return Err(Problem::bad_request(
+                "the body is empty; send a JSON object",
+            ))
+        }
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let pointer = pointer_of(e.path());

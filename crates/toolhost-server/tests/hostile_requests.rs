@@ -1,0 +1,166 @@
+//! Hostile requests get a clear 4xx problem and change nothing stored: oversized, deeply nested,
+//! wrong types, unknown fields, invalid UTF-8, no JSON content type, trailing bytes, odd paths.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+fn json_headers() -> Vec<(&'static str, &'static str)> {
+    vec![("content-type", "application/json")]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_bodies_are_refused_with_what_and_where_and_nothing_is_stored() {
+    let server = TestServer::start().await;
+    let token = server.admin();
+    let post = |body: Vec<u8>, headers: Vec<(&'static str, &'static str)>| {
+        let server = &server;
+        let token = token.clone();
+        async move {
+            server
+                .raw("POST", "/v1/threads", Some(&token), &headers, body)
+                .await
+        }
+    };
+
+    let huge = json!({"agent": "assistant", "message": "x".repeat(100 * 1024)});
+    let detail = post(huge.to_string().into_bytes(), json_headers())
+        .await
+        .problem(413);
+    assert!(
+        detail.contains("larger than this server accepts"),
+        "{detail}"
+    );
+
+    let array = post(br#"["assistant", "hi"]"#.to_vec(), json_headers()).await;
+    assert_eq!(array.problem(422), "the body must be a JSON object");
+    let nothing = post(Vec::new(), json_headers()).await;
+    assert!(nothing.problem(400).contains("the body is empty"));
+
+    let wrong = post(
+        json!({"agent": "assistant", "message": 42})
+            .to_string()
+            .into_bytes(),
+        json_headers(),
+    )
+    .await;
+    let detail = wrong.problem(422);
+    assert!(detail.contains("expected a string"), "{detail}");
+    assert_eq!(wrong.json["pointer"], "/message");
+
+    let unknown = post(
+        json!({"agent": "assistant", "message": "hi", "priority": "high"})
+            .to_string()
+            .into_bytes(),
+        json_headers(),
+    )
+    .await;
+    assert!(unknown.problem(422).contains("unknown field `priority`"));
+
+    let mut invalid_utf8 = br#"{"agent": "assistant", "message": "caf"#.to_vec();
+    invalid_utf8.extend_from_slice(&[0xC3, 0x28]);
+    invalid_utf8.extend_from_slice(br#""}"#);
+    let detail = post(invalid_utf8, json_headers()).await.problem(400);
+    assert!(detail.contains("not valid JSON"), "{detail}");
+
+    let plain = post(
+        json!({"agent": "assistant", "message": "hi"})
+            .to_string()
+            .into_bytes(),
+        vec![("content-type", "text/plain")],
+    )
+    .await;
+    assert!(plain.problem(415).contains("`text/plain`"));
+
+    let trailing = post(
+        br#"{"agent": "assistant", "message": "hi"} {"again": 1}"#.to_vec(),
+        json_headers(),
+    )
+    .await;
+    assert!(trailing.problem(400).contains("more after its JSON value"));
+
+    let empty = post(
+        json!({"agent": "assistant", "message": "   "})
+            .to_string()
+            .into_bytes(),
+        json_headers(),
+    )
+    .await;
+    assert_eq!(empty.problem(422), "the first message is empty");
+    assert_eq!(empty.json["pointer"], "/message");
+
+    let nobody = post(
+        json!({"agent": "nobody", "message": "hi"})
+            .to_string()
+            .into_bytes(),
+        json_headers(),
+    )
+    .await;
+    assert!(nobody.problem(422).contains("no agent named \"nobody\""));
+    assert_eq!(nobody.json["pointer"], "/agent");
+
+    let both = post(
+        json!({"agent": "cashier", "message": "hi", "variables": {"K": "a"}, "secrets": {"K": "b"}})
+            .to_string()
+            .into_bytes(),
+        json_headers(),
+    )
+    .await;
+    assert!(both
+        .problem(422)
+        .contains("both as a variable and as a secret"));
+
+    assert_eq!(
+        server.store.threads(None).unwrap(),
+        vec![],
+        "nothing stored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_paths_and_ids_are_not_found_and_never_escape() {
+    let server = TestServer::start().await;
+    let token = server.admin();
+    for path in [
+        "/v1/threads/..%2F..%2Fetc%2Fpasswd",
+        "/v1/threads/../threads",
+        "/v1/threads/%00/messages",
+        "/v1/threads/nope/variables/..",
+    ] {
+        let answer = server.get(path, Some(&token)).await;
+        assert_eq!(answer.status, 404, "{path}: {}", answer.text);
+        assert_eq!(answer.content_type, "application/problem+json", "{path}");
+    }
+    // Nesting deep enough to exhaust a recursive parser, where a body takes any JSON value.
+    let nested = format!(
+        r#"{{"decision": "approve", "arguments": {}{}}}"#,
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let deep = server
+        .raw(
+            "POST",
+            "/v1/threads/nope/approvals/call",
+            Some(&token),
+            &[("content-type", "application/json")],
+            nested.into_bytes(),
+        )
+        .await;
+    let detail = deep.problem(400);
+    assert!(detail.contains("recursion limit"), "{detail}");
+    assert!(deep.json["pointer"]
+        .as_str()
+        .unwrap()
+        .starts_with("/arguments/0/0/0"));
+    let decided = server
+        .post(
+            "/v1/threads/nope/approvals/call",
+            Some(&token),
+            &json!({"decision": "maybe"}),
+        )
+        .await;
+    let detail = decided.problem(422);
+    assert!(detail.contains("unknown variant `maybe`"), "{detail}");
+    assert_eq!(decided.json["pointer"], "/decision");
+}

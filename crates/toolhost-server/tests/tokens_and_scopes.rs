@@ -1,0 +1,165 @@
+//! Who may do what: every endpoint but health and readiness needs a valid token; scopes decide
+//! what it may do; a token limited to some agents cannot see or reach another agent's threads.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use toolhost_server::auth::Scope;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_and_readiness_need_no_token_and_everything_else_does() {
+    let server = TestServer::start().await;
+    let health = server.get("/health", None).await;
+    assert_eq!(
+        (health.status, &health.json),
+        (200, &json!({"status": "ok"}))
+    );
+    let ready = server.get("/ready", None).await;
+    assert_eq!(
+        (ready.status, &ready.json),
+        (200, &json!({"status": "ready"}))
+    );
+    for path in ["/v1/agents", "/v1/threads", "/v1/threads/x/events"] {
+        let detail = server.get(path, None).await.problem(401);
+        assert!(detail.contains("Authorization: Bearer"), "{detail}");
+    }
+    let unknown = server.get("/v1/nothing-here", Some(&server.admin())).await;
+    assert!(unknown.problem(404).contains("/v1/nothing-here"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_malformed_or_revoked_token_is_refused_alike() {
+    let server = TestServer::start().await;
+    let good = server.token(&[Scope::Read], None);
+    assert_eq!(server.get("/v1/agents", Some(&good)).await.status, 200);
+
+    let (id, _) = good.strip_prefix("thk_").unwrap().split_once('_').unwrap();
+    let wrong_secret = format!("thk_{id}_{}", "0".repeat(64));
+    let unknown_id = format!("thk_000000000000_{}", "0".repeat(64));
+    for token in [wrong_secret.as_str(), unknown_id.as_str()] {
+        let detail = server.get("/v1/agents", Some(token)).await.problem(401);
+        assert_eq!(detail, "the token is unknown or revoked");
+    }
+    for token in ["abc", "thk_short_x", &good[..good.len() - 1]] {
+        let detail = server.get("/v1/agents", Some(token)).await.problem(401);
+        assert!(detail.contains("not a toolhost token"), "{token}: {detail}");
+    }
+    let basic = server
+        .raw(
+            "GET",
+            "/v1/agents",
+            None,
+            &[("authorization", "Basic YWxpY2U6cHc=")],
+            Vec::new(),
+        )
+        .await;
+    assert!(basic.problem(401).contains("Bearer <token>"));
+
+    assert!(server.store.revoke_token(id).unwrap());
+    let detail = server.get("/v1/agents", Some(&good)).await.problem(401);
+    assert_eq!(detail, "the token is unknown or revoked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_does_only_what_its_scopes_allow() {
+    let server = TestServer::start().await;
+    let reader = server.token(&[Scope::Read], None);
+    let detail = server
+        .post(
+            "/v1/threads",
+            Some(&reader),
+            &json!({"agent": "assistant", "message": "hi"}),
+        )
+        .await
+        .problem(403);
+    assert_eq!(detail, "this token lacks the \"run\" scope (it has: read)");
+    assert_eq!(
+        server.store.threads(None).unwrap().len(),
+        0,
+        "nothing stored"
+    );
+
+    let runner = server.token(&[Scope::Run], None);
+    let listed = server.get("/v1/threads", Some(&runner)).await;
+    assert!(listed.problem(403).contains("\"read\" scope"));
+    let decided = server
+        .post(
+            "/v1/threads/x/approvals/y",
+            Some(&runner),
+            &json!({"decision": "approve"}),
+        )
+        .await;
+    assert!(decided.problem(403).contains("\"approve\" scope"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_for_one_agent_cannot_see_or_reach_another_agents_threads() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let theirs = server
+        .create(&admin, json!({"agent": "assistant", "message": "Weather?"}))
+        .await;
+    let cashier_only = server.token(&[Scope::Admin], Some(vec!["cashier"]));
+
+    let agents = server.get("/v1/agents", Some(&cashier_only)).await;
+    let names: Vec<&str> = agents.json["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cashier"]);
+    let listed = server.get("/v1/threads", Some(&cashier_only)).await;
+    assert_eq!(listed.json["threads"], json!([]));
+    for path in [
+        format!("/v1/threads/{theirs}"),
+        format!("/v1/threads/{theirs}/messages"),
+        format!("/v1/threads/{theirs}/events"),
+        format!("/v1/threads/{theirs}/approvals"),
+    ] {
+        let detail = server.get(&path, Some(&cashier_only)).await.problem(404);
+        assert_eq!(detail, format!("there is no thread {theirs}"), "{path}");
+    }
+    let before = server.store.messages(&theirs).unwrap().len();
+    let sent = server
+        .post(
+            &format!("/v1/threads/{theirs}/messages"),
+            Some(&cashier_only),
+            &json!({"message": "hijack"}),
+        )
+        .await;
+    sent.problem(404);
+    let stop = server
+        .post(
+            &format!("/v1/threads/{theirs}/stop"),
+            Some(&cashier_only),
+            &json!({}),
+        )
+        .await;
+    stop.problem(404);
+    let created = server
+        .post(
+            "/v1/threads",
+            Some(&cashier_only),
+            &json!({"agent": "assistant", "message": "hi"}),
+        )
+        .await;
+    assert!(created.problem(403).contains("agent \"assistant\""));
+    // Let the admin's run finish, then check nothing of the refused requests was stored.
+    server
+        .events(&theirs, &admin, None)
+        .await
+        .until("status", std::time::Duration::from_secs(60))
+        .await;
+    let queued = server.store.queued(&theirs).unwrap();
+    assert!(queued.is_empty(), "{queued:?}");
+    assert!(server.store.messages(&theirs).unwrap().len() >= before);
+    assert!(server
+        .store
+        .messages(&theirs)
+        .unwrap()
+        .iter()
+        .all(|m| m.content.as_deref() != Some("hijack")));
+    assert_eq!(server.store.threads(None).unwrap().len(), 1);
+}
