@@ -1,0 +1,110 @@
+//! `toolhost tokens` and `toolhost serve` as real processes: a token is printed once and kept
+//! only as a hash, the server answers it over loopback, a revoked one is refused, and SIGTERM
+//! stops the server cleanly.
+
+mod common;
+
+use common::{quickstart, toolhost, TempProject};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+/// A plain HTTP/1.0 GET; returns the status and the body.
+fn get(addr: &str, path: &str, token: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer[9..12].parse().unwrap();
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    (status, body)
+}
+
+#[test]
+fn a_token_made_on_the_command_line_opens_the_server_until_it_is_revoked() {
+    let data = TempProject::new();
+    let data_dir = data.root.join("data").display().to_string();
+    let bad = toolhost(&[
+        "tokens", "create", "x", "--scope", "root", "--data", &data_dir,
+    ]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("\"root\" is not a scope"),
+        "{}",
+        bad.stderr
+    );
+
+    let created = toolhost(&[
+        "tokens", "create", "ci", "--scope", "read,run", "--data", &data_dir, "--json",
+    ]);
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let created: Value = serde_json::from_str(&created.stdout).unwrap();
+    let token = created["token"].as_str().unwrap().to_owned();
+    let id = created["record"]["id"].as_str().unwrap().to_owned();
+    assert!(token.starts_with(&format!("thk_{id}_")));
+    let secret = token.rsplit('_').next().unwrap();
+    let db = std::fs::read(data.root.join("data/toolhost.db")).unwrap();
+    let wal = std::fs::read(data.root.join("data/toolhost.db-wal")).unwrap_or_default();
+    for bytes in [&db, &wal] {
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "the token's secret was stored"
+        );
+    }
+    let listed = toolhost(&["tokens", "list", "--data", &data_dir]);
+    assert!(listed.stdout.contains(&id) && listed.stdout.contains("read,run"));
+    assert!(!listed.stdout.contains(secret));
+
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "serve",
+            &quickstart(),
+            "--data",
+            &data_dir,
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_owned();
+    let mut second = String::new();
+    out.read_line(&mut second).unwrap();
+    assert!(second.contains("1 active tokens"), "{second}");
+
+    let (status, body) = get(&addr, "/v1/agents", &token);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"assistant\""), "{body}");
+
+    let revoked = toolhost(&["tokens", "revoke", &id, "--data", &data_dir]);
+    assert_eq!(revoked.code, 0, "{}", revoked.stderr);
+    let (status, body) = get(&addr, "/v1/agents", &token);
+    assert_eq!(status, 401, "{body}");
+    let again = toolhost(&["tokens", "revoke", &id, "--data", &data_dir]);
+    assert_eq!(again.code, 2);
+
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = server.wait().unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(0), "{rest}");
+    assert!(rest.contains("stopped:"), "{rest}");
+}
