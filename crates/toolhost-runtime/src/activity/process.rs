@@ -11,6 +11,7 @@
 //! folder inside the project. The program starts in its own process group so that a timeout
 //! kills everything it started.
 
+use crate::variables::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Component, Path, PathBuf};
@@ -156,14 +157,25 @@ impl ProcessActivity {
     }
 
     /// Runs one call. Never fails: every problem is an error result naming the activity.
-    pub async fn run(&self, input: &ActivityInput) -> ToolResult {
-        match self.try_run(input).await {
+    /// What the program wrote is quoted in an error only after `redactor` took the secrets out
+    /// of it, and cut only after that (the result itself is redacted by the engine when it is
+    /// stored).
+    pub async fn run(&self, input: &ActivityInput, redactor: &Redactor) -> ToolResult {
+        match self.try_run(input, redactor).await {
             Ok(result) => result,
-            Err(message) => ToolResult::error(format!("activity {}: {message}", self.name)),
+            // The parts quoted from the program are redacted already; the rest (a parse error
+            // quoting its output, for example) is redacted here.
+            Err(message) => {
+                ToolResult::error(redactor.text(&format!("activity {}: {message}", self.name)))
+            }
         }
     }
 
-    async fn try_run(&self, input: &ActivityInput) -> Result<ToolResult, String> {
+    async fn try_run(
+        &self,
+        input: &ActivityInput,
+        redactor: &Redactor,
+    ) -> Result<ToolResult, String> {
         let payload =
             serde_json::to_vec(input).map_err(|e| format!("the call could not be encoded: {e}"))?;
         let mut command = Command::new(&self.program);
@@ -222,7 +234,7 @@ impl ProcessActivity {
             kill_group(pgid);
         }
         let status = status.map_err(|e| format!("could not wait for the program: {e}"))?;
-        let stderr_tail = tail(&String::from_utf8_lossy(&err.bytes), 500);
+        let stderr_tail = quoted_tail(&err, redactor, 500);
         if !status.success() {
             use std::os::unix::process::ExitStatusExt;
             let how = match (status.code(), status.signal()) {
@@ -244,7 +256,7 @@ impl ProcessActivity {
         serde_json::from_slice::<ToolResult>(&out.bytes).map_err(|e| {
             format!(
                 "its output is not a ToolResult ({e}); it printed: {}",
-                tail(&String::from_utf8_lossy(&out.bytes), 200)
+                quoted_tail(&out, redactor, 200)
             )
         })
     }
@@ -283,13 +295,15 @@ fn kill_group(pgid: u32) {
     }
 }
 
-fn tail(text: &str, max: usize) -> String {
-    let text = text.trim();
-    let count = text.chars().count();
-    if count <= max {
-        text.to_owned()
+/// The last `max` characters of what a program wrote, for an error message: redacted first,
+/// cut second. A capture that stopped at its cap loses an end that could begin a secret, which
+/// the cap may have cut in two.
+fn quoted_tail(captured: &Captured, redactor: &Redactor, max: usize) -> String {
+    let text = String::from_utf8_lossy(&captured.bytes);
+    let text = if captured.cut {
+        redactor.whole_part(&text)
     } else {
-        let skip = count - max;
-        format!("…{}", text.chars().skip(skip).collect::<String>())
-    }
+        &text
+    };
+    redactor.tail(text.trim(), max)
 }

@@ -12,7 +12,6 @@ pub mod secrets;
 
 pub use redact::{RedactingStream, Redactor};
 
-use serde_json::Value;
 use std::collections::BTreeMap;
 use toolhost_core::variables::VariableKind;
 

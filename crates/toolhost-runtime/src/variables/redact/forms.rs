@@ -23,8 +23,6 @@
 //! Shorter secrets are still matched as themselves and URL-encoded or JSON-escaped, which need
 //! every byte of the secret.
 
-use base64::Engine as _;
-
 /// From this length (in bytes) on, a secret is also recognised as hex and as base64.
 pub const ENCODED_MIN_BYTES: usize = 8;
 
@@ -263,6 +261,7 @@ fn flex(secret: &[u8], text: &[u8], at: usize) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
 
     fn core_of(form: &Form) -> &[u8] {
         match form {

@@ -187,19 +187,20 @@ impl Redactor {
         (end, found)
     }
 
-    /// `text` whose end was cut before it could be redacted whole (a read that stopped at a
-    /// cap): redacted, and without an end that could be the beginning of a secret.
-    pub fn cut_text(&self, text: &str) -> String {
+    /// The part of `text` that can be redacted when its end was cut before it could be
+    /// redacted whole (a read that stopped at a cap): all of it but an end that could be the
+    /// beginning of a secret, in any of its forms.
+    pub fn whole_part<'a>(&self, text: &'a str) -> &'a str {
         if self.is_empty() {
-            return text.to_owned();
+            return text;
         }
-        let (end, found) = self.settled(text);
-        let spans: Vec<_> = found
-            .spans
-            .into_iter()
-            .filter(|(r, _)| r.end <= end)
-            .collect();
-        self.replace(&text[..end], &spans).0
+        &text[..self.settled(text).0]
+    }
+
+    /// `text` whose end was cut before it could be redacted whole, redacted without an end that
+    /// could be the beginning of a secret.
+    pub fn cut_text(&self, text: &str) -> String {
+        self.text(self.whole_part(text))
     }
 
     /// At most `max` characters of the start of `text`, redacted before it is cut; `…` ends it
