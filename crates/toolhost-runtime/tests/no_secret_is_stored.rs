@@ -411,3 +411,66 @@ sys.exit(2)
     assert_no_trace_in_files(&project.root.join("t.db"));
     drop(rt);
 }
+
+#[tokio::test]
+async fn every_common_encoding_of_a_secret_is_redacted_like_the_secret() {
+    let project = one_prompt_project(&["encode"]);
+    let tool = tool_returning("encode", |token| {
+        let mut lines = Vec::new();
+        // Inside a longer base64 stream, at each of the three byte offsets, in both alphabets.
+        for lead in ["", "a", "ab"] {
+            let stream = format!("{lead}Authorization: Bearer {token}; expires soon");
+            lines.push(base64::engine::general_purpose::STANDARD.encode(&stream));
+            lines.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&stream));
+        }
+        let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+        lines.push(hex.clone());
+        lines.push(hex.to_uppercase());
+        lines.push(token.bytes().map(|b| format!("%{b:02x}")).collect());
+        lines.push(format!(
+            "https://api.example/?key={}",
+            token.replace('-', "%2D")
+        ));
+        lines.push(serde_json::to_string(&json!({"quoted": token})).unwrap());
+        ToolResult::success(lines.join("\n"))
+    });
+    let (rt, store, thread) = run_one_call(&project, tool).await;
+    let (message, _) = stored_result(store.as_ref(), &thread);
+    let text = message.content.unwrap();
+    // Every line lost the secret, and says so.
+    for line in text.lines() {
+        assert!(line.contains("[redacted TOKEN]"), "{line}");
+    }
+    assert_no_trace_in_files(&project.root.join("t.db"));
+    drop(rt);
+}
+
+#[tokio::test]
+async fn a_short_secret_is_redacted_in_clear_but_its_encodings_are_left_alone() {
+    // Under 8 bytes a secret's hex or base64 is too short to tell from chance: "4711" in hex is
+    // 34373131, a number any hex dump may hold. Its clear and URL-encoded forms are redacted.
+    let project = one_prompt_project(&["pin"]);
+    let model = ListModel::new(vec![call_answer("w1", "pin", "{}"), text_answer("done")]);
+    let (mut rt, store) = runtime_on(&project, model);
+    rt.register_tool(
+        DynamicTool::new("pin", "Shows the pin.")
+            .parameters(json!({"type": "object", "properties": {}}))
+            .variable(VariableDecl::secret("PIN"))
+            .handler(|_: Value, _| async move {
+                Ok::<_, ToolError>("pin 4711, url %34%37%31%31, hex 34373131, b64 NDcxMQ==")
+            })
+            .build()
+            .unwrap(),
+    );
+    rt.set_secret_key(SecretKey::generate().unwrap());
+    let thread = rt
+        .start_thread_with("a", "go", vec![VariableValue::secret("PIN", "4711")])
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let (message, _) = stored_result(store.as_ref(), &thread.id);
+    assert_eq!(
+        message.content.unwrap(),
+        "pin [redacted PIN], url [redacted PIN], hex 34373131, b64 NDcxMQ=="
+    );
+}
