@@ -1,5 +1,6 @@
-//! What a call's result becomes before it is stored: every secret value redacted, in every field
-//! and every form, and the writes of its attachments (see [`super::attachments`]).
+//! What a call's result and a model's reply become before they are stored: every secret value
+//! redacted, in every field and every form, and the writes of a result's attachments (see
+//! [`super::attachments`]).
 //!
 //! Text is redacted; data that cannot be redacted without breaking it (an image block or a
 //! binary attachment that holds a secret) makes the result an error that says which block and
@@ -11,7 +12,7 @@ use super::records::result_message;
 use crate::variables::Redactor;
 use base64::Engine as _;
 use toolhost_core::{ToolContent, ToolResult};
-use toolhost_store::{new_id, ToolCallRecord, Write};
+use toolhost_store::{new_id, NewMessage, ToolCallRecord, Write};
 
 /// The writes that store `result` as the result of `call`, with no secret left in them.
 pub(super) fn result_writes(
@@ -85,4 +86,41 @@ fn redacted_result(redactor: &Redactor, result: ToolResult) -> ToolResult {
                 "ToolCallError: the result could not be redacted, so it was not kept.",
             )
         })
+}
+
+/// A model's reply (and the results of the tools its provider ran) with the thread's secrets
+/// redacted from its text, reasoning, calls (names and arguments, the mended and the original
+/// ones) and provider results. A model sees no secret, so one in its reply came from elsewhere
+/// (a person's message, a guess); a call that needs a secret gets it from its tool's variables,
+/// never from its arguments. The API's continuity data (signed thinking blocks) is kept as it
+/// is: changed, the API would refuse it.
+pub(super) fn redacted_reply(redactor: &Redactor, writes: Vec<Write>) -> Vec<Write> {
+    if redactor.is_empty() {
+        return writes;
+    }
+    writes
+        .into_iter()
+        .map(|w| match w {
+            Write::AppendMessage(m) => Write::AppendMessage(redacted_message(redactor, m)),
+            other => other,
+        })
+        .collect()
+}
+
+fn redacted_message(redactor: &Redactor, mut m: NewMessage) -> NewMessage {
+    let text = |t: String| redactor.text(&t);
+    m.content = m.content.map(text);
+    for call in &mut m.tool_calls {
+        call.name = redactor.text(&call.name);
+        call.arguments = redactor.text(&call.arguments);
+    }
+    let meta = &mut m.metadata;
+    meta.reasoning = meta.reasoning.take().map(text);
+    for repair in &mut meta.repairs {
+        repair.original = redactor.text(&repair.original);
+        repair.notes = repair.notes.iter().map(|n| redactor.text(n)).collect();
+    }
+    meta.input = meta.input.take().map(|v| redactor.json(v));
+    meta.output = meta.output.take().map(|v| redactor.json(v));
+    m
 }
