@@ -474,3 +474,39 @@ async fn a_short_secret_is_redacted_in_clear_but_its_encodings_are_left_alone() 
         "pin [redacted PIN], url [redacted PIN], hex 34373131, b64 NDcxMQ=="
     );
 }
+
+#[tokio::test]
+async fn a_secret_a_person_pastes_into_a_message_is_redacted_before_it_is_stored() {
+    let project = one_prompt_project(&["export"]);
+    let model = ListModel::new(vec![text_answer("ok"), text_answer("ok again")]);
+    let (mut rt, store) = runtime_on(&project, model.clone());
+    rt.register_tool(tool_returning("export", |_| ToolResult::success("-")));
+    rt.set_secret_key(SecretKey::generate().unwrap());
+    let thread = rt
+        .start_thread_with(
+            "a",
+            &format!("my key is {SECRET}"),
+            vec![VariableValue::secret("TOKEN", SECRET)],
+        )
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+    rt.send(&thread.id, &format!("again: {}", b64(SECRET.as_bytes())))
+        .await
+        .unwrap();
+    let users: Vec<String> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.unwrap_or_default())
+        .collect();
+    assert_eq!(
+        users,
+        vec!["my key is [redacted TOKEN]", "again: [redacted TOKEN]"]
+    );
+    // The model saw neither.
+    assert!(!format!("{:?}", model.requests()).contains(&SECRET[3..9]));
+    assert_no_trace_in_files(&project.root.join("t.db"));
+    drop(rt);
+}
