@@ -7,9 +7,9 @@
 mod common;
 
 use base64::Engine as _;
+use common::traces::{assert_no_trace_in_files, SECRET};
 use common::{call_answer, one_prompt_project, runtime_on, text_answer, ListModel, Project};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::variables::VariableDecl;
@@ -18,62 +18,10 @@ use toolhost_runtime::engine::{RunOutcome, Runtime, ThreadState};
 use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_runtime::variables::VariableValue;
 use toolhost_store::path::normalize;
-use toolhost_store::{Message, Role, SqliteStore, Store, StoreError};
-
-const SECRET: &str = "sk-live-Q7fX9mZ2pL4wR8tY";
+use toolhost_store::{Message, Role, Store, StoreError};
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Every trace of the secret a reader of the file could use: the secret and each 6-byte piece
-/// of it, its hex in both cases, its URL-encoding, and the characters of its base64 encoding
-/// that depend on its bytes alone, at each offset and in both alphabets.
-fn traces() -> Vec<(String, Vec<u8>)> {
-    let raw = SECRET.as_bytes();
-    let mut out = vec![("the secret".to_owned(), raw.to_vec())];
-    for piece in raw.windows(6) {
-        out.push((
-            format!("the piece {:?}", String::from_utf8_lossy(piece)),
-            piece.to_vec(),
-        ));
-    }
-    let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
-    out.push(("hex".into(), hex.clone().into_bytes()));
-    out.push(("HEX".into(), hex.to_uppercase().into_bytes()));
-    let url: String = raw.iter().map(|b| format!("%{b:02X}")).collect();
-    out.push(("URL-encoded".into(), url.into_bytes()));
-    for engine in [
-        base64::engine::general_purpose::STANDARD_NO_PAD,
-        base64::engine::general_purpose::URL_SAFE_NO_PAD,
-    ] {
-        for offset in 0..3usize {
-            let mut stream = vec![0u8; offset];
-            stream.extend_from_slice(raw);
-            stream.extend_from_slice(&[0, 0]);
-            let encoded = engine.encode(&stream).into_bytes();
-            let core = &encoded[(8 * offset).div_ceil(6)..8 * (offset + raw.len()) / 6];
-            out.push((format!("base64 at offset {offset}"), core.to_vec()));
-        }
-    }
-    out
-}
-
-/// Fails when the database file, its write-ahead log or its shared-memory file holds a trace.
-fn assert_no_trace_in_files(db: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let path = PathBuf::from(format!("{}{suffix}", db.display()));
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        for (what, trace) in traces() {
-            assert!(
-                !bytes.windows(trace.len()).any(|w| w == trace),
-                "{what} is in {}",
-                path.display()
-            );
-        }
-    }
 }
 
 /// The runtime of a one-tool project with the secret TOKEN given to the thread, its store, and
@@ -325,91 +273,6 @@ async fn what_a_tool_writes_through_its_thread_is_redacted_or_refused() {
     drop(rt);
     drop(store);
     assert_no_trace_in_files(&project.root.join("t.db"));
-}
-
-/// A project whose tool `leak` runs the program `leak.py` with TOKEN declared.
-fn leaking_project(program: &str, max_output_bytes: usize) -> Project {
-    let tool = json!({
-        "type": "object", "description": "Leaks.",
-        "properties": {"_activity": {"const": "leak"}},
-        "variables": [{"name": "TOKEN", "type": "secret", "required": true}]
-    });
-    let activity = json!({
-        "command": ["python3", "leak.py"], "env": ["PATH"], "maxOutputBytes": max_output_bytes
-    });
-    Project::with_files(&[
-        (
-            "agents/agents/a.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#.to_owned(),
-        ),
-        (
-            "agents/prompts/p.json",
-            json!({"toolDescription": "x", "prompt": "x", "model": "list", "tools": ["leak"]})
-                .to_string(),
-        ),
-        ("agents/tools/leak.json", tool.to_string()),
-        ("agents/activities/leak.json", activity.to_string()),
-        ("leak.py", program.to_owned()),
-    ])
-}
-
-async fn run_leak(project: &Project) -> (Runtime, Arc<dyn Store>, String) {
-    let model = ListModel::new(vec![call_answer("w1", "leak", "{}"), text_answer("done")]);
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
-    rt.register_model("list", model);
-    rt.set_secret_key(SecretKey::generate().unwrap());
-    let thread = rt
-        .start_thread_with("a", "go", vec![VariableValue::secret("TOKEN", SECRET)])
-        .await
-        .unwrap();
-    rt.run(&thread.id).await.unwrap();
-    (rt, store, thread.id)
-}
-
-#[tokio::test]
-async fn a_failing_program_s_stderr_is_redacted_before_its_tail_is_cut() {
-    // 488 characters follow the secret: the 500-character tail begins 12 characters before
-    // its end, inside it. Redacted first, the tail holds no piece of it.
-    let program = r#"
-import json, sys
-token = json.load(sys.stdin)["variables"]["TOKEN"]
-sys.stderr.write("x" * 300 + token + "y" * 488)
-sys.exit(1)
-"#;
-    let project = leaking_project(program, 1 << 20);
-    let (rt, store, thread) = run_leak(&project).await;
-    let (message, result) = stored_result(store.as_ref(), &thread);
-    assert_eq!(result.status, ToolStatus::Error);
-    let error = message.content.unwrap();
-    assert!(error.contains("exited with status 1: …yyy"), "{error}");
-    for (what, trace) in traces() {
-        assert!(
-            !error.as_bytes().windows(trace.len()).any(|w| w == trace),
-            "{what}: {error}"
-        );
-    }
-    assert_no_trace_in_files(&project.root.join("t.db"));
-    drop(rt);
-}
-
-#[tokio::test]
-async fn a_capped_read_that_ends_inside_a_secret_keeps_no_piece_of_it() {
-    // The cap of 1000 bytes ends 10 bytes into the secret, before redaction could see it whole.
-    let program = r#"
-import json, sys
-token = json.load(sys.stdin)["variables"]["TOKEN"]
-sys.stderr.write("x" * 990 + token + "y" * 5000)
-sys.exit(2)
-"#;
-    let project = leaking_project(program, 1000);
-    let (rt, store, thread) = run_leak(&project).await;
-    let (message, _) = stored_result(store.as_ref(), &thread);
-    let error = message.content.unwrap();
-    assert!(error.contains("exited with status 2: …xxx"), "{error}");
-    assert!(!error.contains(&SECRET[..4]), "{error}");
-    assert_no_trace_in_files(&project.root.join("t.db"));
-    drop(rt);
 }
 
 #[tokio::test]

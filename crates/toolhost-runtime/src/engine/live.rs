@@ -206,7 +206,10 @@ impl LiveRedaction {
             .into_iter()
             .filter_map(|(piece, mut stream)| {
                 let rest = stream.finish();
-                (!rest.is_empty()).then(|| match piece {
+                if rest.is_empty() {
+                    return None;
+                }
+                Some(match piece {
                     Piece::Text => StreamDelta::Text(rest),
                     Piece::Reasoning => StreamDelta::Reasoning(rest),
                     Piece::Arguments(index, id) => StreamDelta::ToolCallArguments {
