@@ -86,8 +86,9 @@ pub struct ProcessActivityError {
     pub reason: String,
 }
 
-/// What a program receives on standard input for one call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a program receives on standard input for one call. Its `Debug` names the variables
+/// but never shows their values, which may be secrets opened for this call.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct ActivityInput {
     /// The tool called.
     pub tool: String,
@@ -101,6 +102,19 @@ pub struct ActivityInput {
     pub idempotency_key: String,
     /// The values of the variables the tool declared.
     pub variables: Map<String, Value>,
+}
+
+impl std::fmt::Debug for ActivityInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActivityInput")
+            .field("tool", &self.tool)
+            .field("arguments", &self.arguments)
+            .field("thread_id", &self.thread_id)
+            .field("call_id", &self.call_id)
+            .field("idempotency_key", &self.idempotency_key)
+            .field("variables", &self.variables.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl ProcessActivity {

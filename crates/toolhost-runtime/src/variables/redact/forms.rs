@@ -26,8 +26,8 @@
 /// From this length (in bytes) on, a secret is also recognised as hex and as base64.
 pub const ENCODED_MIN_BYTES: usize = 8;
 
-/// One form of one secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One form of one secret. Its `Debug` shows the kind and length, never the bytes.
+#[derive(Clone, PartialEq, Eq)]
 pub(super) enum Form {
     /// The secret, each byte as itself, URL-encoded or JSON-escaped.
     Flex(Vec<u8>),
@@ -39,6 +39,16 @@ pub(super) enum Form {
         lead: bool,
         trail: bool,
     },
+}
+
+impl std::fmt::Debug for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Form::Flex(v) => write!(f, "Flex({} bytes)", v.len()),
+            Form::Hex(v) => write!(f, "Hex({} digits)", v.len()),
+            Form::Base64 { core, .. } => write!(f, "Base64({} characters)", core.len()),
+        }
+    }
 }
 
 /// How a form matches at a position of a text.

@@ -244,10 +244,17 @@ impl Redactor {
 
 /// Redacts text that arrives in pieces (a streamed answer): what could be the beginning of a
 /// secret is held back until the next piece shows whether it is one.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RedactingStream {
     redactor: Redactor,
     held: String,
+}
+
+impl std::fmt::Debug for RedactingStream {
+    // What is held may be the beginning of a secret: only its length is shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RedactingStream({} bytes held)", self.held.len())
+    }
 }
 
 impl RedactingStream {
