@@ -6,7 +6,7 @@
 //!   mix of these per byte, since it decodes to exactly the secret;
 //! - from [`ENCODED_MIN_BYTES`] bytes on, also as hexadecimal (either case) and as base64, in the
 //!   standard and the URL-safe alphabet, at each of the three byte offsets a secret can have
-//!   inside a longer base64 stream.
+//!   inside a longer base64 stream, also where the stream is wrapped in lines (MIME, PEM).
 //!
 //! Base64 at an offset: a secret that starts at byte `k` (mod 3) of an encoded stream shares its
 //! first and last base64 characters with the unknown bytes around it, so the characters differ
@@ -124,20 +124,34 @@ impl Form {
             Form::Flex(secret) => flex(secret, text, at),
             Form::Hex(hex) => exact(hex, text, at, true),
             Form::Base64 { core, lead, trail } => {
-                let mut step = exact(core, text, at, false);
+                let mut step = wrapped(core, text, at);
+                // The neighbour that shares bits with the secret, across a line break.
                 let before = |start: usize| {
-                    if *lead && start > 0 && is_base64_char(text[start - 1]) {
-                        start - 1
+                    let mut q = start;
+                    while q > 0 && is_line_break(text[q - 1]) {
+                        q -= 1;
+                    }
+                    if *lead && q > 0 && is_base64_char(text[q - 1]) {
+                        q - 1
                     } else {
                         start
+                    }
+                };
+                let after = |end: usize| {
+                    let mut q = end;
+                    while text.get(q).copied().is_some_and(is_line_break) {
+                        q += 1;
+                    }
+                    if *trail && text.get(q).copied().is_some_and(is_base64_char) {
+                        q + 1
+                    } else {
+                        end
                     }
                 };
                 match &mut step {
                     Step::Full { start, end } => {
                         *start = before(*start);
-                        if *trail && text.get(*end).copied().is_some_and(is_base64_char) {
-                            *end += 1;
-                        }
+                        *end = after(*end);
                     }
                     Step::Partial { start } => *start = before(*start),
                     Step::Miss => {}
@@ -146,6 +160,29 @@ impl Form {
             }
         }
     }
+}
+
+fn is_line_break(c: u8) -> bool {
+    matches!(c, b'\n' | b'\r')
+}
+
+/// `pattern` at `at`, where base64 wrapped in lines (MIME, PEM) may break it anywhere after its
+/// first character.
+fn wrapped(pattern: &[u8], text: &[u8], at: usize) -> Step {
+    let mut p = at;
+    for (i, &want) in pattern.iter().enumerate() {
+        if i > 0 {
+            while text.get(p).copied().is_some_and(is_line_break) {
+                p += 1;
+            }
+        }
+        match text.get(p) {
+            None => return Step::Partial { start: at },
+            Some(&c) if c == want => p += 1,
+            Some(_) => return Step::Miss,
+        }
+    }
+    Step::Full { start: at, end: p }
 }
 
 fn exact(pattern: &[u8], text: &[u8], at: usize, ignore_case: bool) -> Step {
@@ -329,6 +366,25 @@ mod tests {
         }
         assert_eq!(form.step(b"a%2", 0), Step::Partial { start: 0 });
         assert_eq!(form.step(b"a%2G", 0), Step::Miss);
+    }
+
+    #[test]
+    fn base64_wrapped_in_lines_is_matched_across_the_breaks() {
+        let secret = b"sk-live-4f9a8b7c6d5e";
+        let mut stream = b"x".repeat(50);
+        stream.extend_from_slice(secret);
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&stream);
+        // Broken every 70 characters, which falls inside the secret's characters.
+        let wrapped: Vec<u8> = encoded
+            .as_bytes()
+            .chunks(70)
+            .collect::<Vec<_>>()
+            .join(&b"\r\n"[..]);
+        let forms = forms_of(secret);
+        let found = forms.iter().skip(2).any(|f| {
+            (0..wrapped.len()).any(|at| matches!(f.step(&wrapped, at), Step::Full { .. }))
+        });
+        assert!(found, "{}", String::from_utf8_lossy(&wrapped));
     }
 
     #[test]
