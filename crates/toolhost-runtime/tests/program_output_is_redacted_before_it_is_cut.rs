@@ -110,3 +110,28 @@ sys.exit(2)
     assert_no_trace_in_files(&project.root.join("t.db"));
     drop(rt);
 }
+
+#[tokio::test]
+async fn output_that_is_not_a_result_is_quoted_redacted_also_in_the_parse_error() {
+    // The parse error itself quotes the value ("unknown variant `sk-…`"), and the output's tail
+    // is quoted after it: both redacted.
+    let program = r#"
+import json, sys
+token = json.load(sys.stdin)["variables"]["TOKEN"]
+print(json.dumps({"status": token, "result": "z" * 190 + token}))
+"#;
+    let project = leaking_project(program, 1 << 20);
+    let (rt, store, thread) = run_leak(&project).await;
+    let (error, result) = stored_result(store.as_ref(), &thread);
+    assert_eq!(result.status, ToolStatus::Error);
+    assert!(error.contains("is not a ToolResult"), "{error}");
+    assert!(error.contains("[redacted TOKEN]"), "{error}");
+    for (what, trace) in traces() {
+        assert!(
+            !error.as_bytes().windows(trace.len()).any(|w| w == trace),
+            "{what}: {error}"
+        );
+    }
+    assert_no_trace_in_files(&project.root.join("t.db"));
+    drop(rt);
+}
