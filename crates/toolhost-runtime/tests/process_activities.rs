@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use toolhost_core::ToolStatus;
 use toolhost_runtime::activity::{ActivityInput, ProcessActivity};
-use toolhost_runtime::variables::Redactor;
 
 fn project() -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -46,7 +45,7 @@ print(json.dumps({"status": "success", "result": json.dumps(call, sort_keys=True
 async fn the_call_arrives_on_stdin_and_the_result_comes_back() {
     let dir = project();
     let a = activity(&dir, json!({"command": ["python3", "-c", ECHO]}));
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     assert_eq!(r.status, ToolStatus::Success, "{r:?}");
     let call: serde_json::Value = serde_json::from_str(r.result.as_deref().unwrap()).unwrap();
     assert_eq!(call["arguments"], json!({"city": "Oslo"}));
@@ -62,7 +61,7 @@ async fn a_failing_program_is_an_error_result_with_its_status_and_stderr() {
         &dir,
         json!({"command": ["sh", "-c", "echo 'no such city' >&2; exit 3"]}),
     );
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     assert_eq!(r.status, ToolStatus::Error);
     assert_eq!(
         r.error.as_deref(),
@@ -74,7 +73,7 @@ async fn a_failing_program_is_an_error_result_with_its_status_and_stderr() {
 async fn a_crash_by_signal_is_reported() {
     let dir = project();
     let a = activity(&dir, json!({"command": ["sh", "-c", "kill -SEGV $$"]}));
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     assert_eq!(
         r.error.as_deref(),
         Some("activity probe: was killed by signal 11")
@@ -91,7 +90,7 @@ async fn past_the_timeout_the_whole_process_tree_is_killed() {
         json!({"command": ["sh", "-c", script], "timeoutMs": 300}),
     );
     let started = Instant::now();
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(
         r.error.as_deref(),
@@ -119,7 +118,7 @@ async fn past_the_timeout_the_whole_process_tree_is_killed() {
 async fn output_that_is_not_a_result_is_an_error_naming_the_activity() {
     let dir = project();
     let a = activity(&dir, json!({"command": ["sh", "-c", "echo hello"]}));
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     let e = r.error.unwrap();
     assert!(
         e.starts_with("activity probe: its output is not a ToolResult")
@@ -135,7 +134,7 @@ async fn output_past_the_cap_is_cut_and_says_so() {
         &dir,
         json!({"command": ["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x"], "maxOutputBytes": 1000}),
     );
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     assert_eq!(
         r.error.as_deref(),
         Some("activity probe: its output passed the cap of 1000 bytes and was cut")
@@ -151,7 +150,7 @@ async fn the_program_sees_only_the_environment_it_is_given() {
         &dir,
         json!({"command": ["/bin/sh", "-c", script], "env": ["PATH"]}),
     );
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     assert_eq!(r.result.as_deref(), Some("unset|set"), "{r:?}");
 }
 
@@ -184,7 +183,7 @@ fn bad_definitions_are_refused_with_the_reason() {
 async fn a_missing_program_is_an_error_result() {
     let dir = project();
     let a = activity(&dir, json!({"command": ["scripts/missing.py"]}));
-    let r = a.run(&input(), &Redactor::default()).await;
+    let r = a.run(&input()).await;
     let e = r.error.unwrap();
     assert!(
         e.starts_with("activity probe: could not start") && e.contains("scripts/missing.py"),

@@ -170,11 +170,17 @@ impl ProcessActivity {
         })
     }
 
-    /// Runs one call. Never fails: every problem is an error result naming the activity.
-    /// What the program wrote is quoted in an error only after `redactor` took the secrets out
-    /// of it, and cut only after that (the result itself is redacted by the engine when it is
-    /// stored).
-    pub async fn run(&self, input: &ActivityInput, redactor: &Redactor) -> ToolResult {
+    /// Runs one call outside a thread, where no secrets are known. Never fails: every problem
+    /// is an error result naming the activity. The engine uses [`ProcessActivity::run_redacted`].
+    pub async fn run(&self, input: &ActivityInput) -> ToolResult {
+        self.run_redacted(input, &Redactor::default()).await
+    }
+
+    /// Runs one call of a thread whose secrets `redactor` knows. Never fails: every problem is
+    /// an error result naming the activity. What the program wrote is quoted in an error only
+    /// after the secrets were taken out of it, and cut only after that (the result itself is
+    /// redacted by the engine when it is stored).
+    pub async fn run_redacted(&self, input: &ActivityInput, redactor: &Redactor) -> ToolResult {
         match self.try_run(input, redactor).await {
             Ok(result) => result,
             // The parts quoted from the program are redacted already; the rest (a parse error
