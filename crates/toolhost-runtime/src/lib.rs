@@ -32,8 +32,11 @@
 //!   API's continuity data. Arguments no repair mends are answered with the violations and never
 //!   run. Before each request the conversation is checked against the tool-call ordering rules;
 //!   a mended request says so, never invents a success, and is recorded as an event.
-//! - Secrets are stored sealed, opened only for the tool that declared them, and redacted from
-//!   results, events and values before they are stored.
+//! - Secrets are stored sealed, opened only for the tool that declared them, and redacted (in
+//!   clear and in their common encodings, see [`variables::redact`]) from everything a tool
+//!   returns or writes, a program's quoted output, a model's reply and live events, and a
+//!   person's messages, before it is cut, stored or shown. Binary data holding a secret (an
+//!   attachment, an image block, a file) cannot be redacted and is refused with the reason.
 //! - A process activity runs its program once per call with the call as JSON on standard input
 //!   and reads a `ToolResult` as JSON from standard output; every failure becomes an error result
 //!   naming the activity, and past its timeout the whole process tree is killed.

@@ -189,3 +189,13 @@ async fn a_missing_program_is_an_error_result() {
         "{e}"
     );
 }
+
+#[test]
+fn the_input_s_debug_names_variables_but_never_shows_their_values() {
+    let mut call = input();
+    call.variables
+        .insert("TOKEN".into(), json!("tok-never-in-a-log-81f2"));
+    let shown = format!("{call:?}");
+    assert!(shown.contains("TOKEN"), "{shown}");
+    assert!(!shown.contains("tok-never"), "{shown}");
+}

@@ -68,6 +68,10 @@ pub enum StoreError {
     /// The root folder cannot be removed or written.
     #[error("the root folder cannot be changed that way")]
     Root,
+    /// The runtime refused to store what it was given (data holding the value of a secret that
+    /// cannot be redacted, for example); the text says what and why, never the data itself.
+    #[error("{0}")]
+    Refused(String),
     /// The database was written by a newer toolhost.
     #[error("the database schema is version {found}, newer than this toolhost knows ({known}); upgrade toolhost or use another data folder")]
     SchemaTooNew {

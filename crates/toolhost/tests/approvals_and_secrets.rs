@@ -285,3 +285,103 @@ fn a_secret_appears_nowhere_in_plain_text() {
     }
     assert!(files >= 2, "the data folder holds the database and the key");
 }
+
+#[test]
+fn a_pause_for_a_secret_says_to_give_it_on_standard_input_with_the_data_folder() {
+    const CANARY: &str = "tok_canary_hint_7c2e";
+    let project = shop(
+        r#"
+{"toolCalls": [{"name": "charge_card", "arguments": {"amount": 5}}]}
+{"text": "The card was refused."}
+"#,
+    );
+    let dir = project.root.display().to_string();
+    let data = project.root.join("data").display().to_string();
+    let run = toolhost_with(
+        &["run", &dir, "--agent", "shop", "--data", &data, "charge 5"],
+        "",
+    );
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let hint = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("continue with: "))
+        .unwrap_or_else(|| panic!("no hint:\n{}", run.stderr));
+    // The secret is never asked for on the command line, where shell history keeps it.
+    assert!(!hint.contains("--var"), "{hint}");
+    assert!(hint.ends_with(" --secret CARD_TOKEN"), "{hint}");
+    assert!(hint.contains(&format!(" --data {data} ")), "{hint}");
+    assert!(run.stderr.contains("standard input"), "{}", run.stderr);
+
+    // The hint works as printed, from another folder, with the value on standard input.
+    let command = hint.replacen("toolhost", env!("CARGO_BIN_EXE_toolhost"), 1);
+    let mut child = Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(std::env::temp_dir())
+        .env_remove("TOOLHOST_SECRET_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{CANARY}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("refused token [redacted CARD_TOKEN]"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(CANARY), "{stdout}");
+}
+
+#[test]
+fn an_approval_hint_names_the_data_folder_it_was_given() {
+    let project = shop(
+        r#"
+{"toolCalls": [{"name": "pay", "arguments": {"amount": 20}}]}
+{"text": "Paid."}
+"#,
+    );
+    let dir = project.root.display().to_string();
+    let data = project.root.join("my data").display().to_string();
+    let run = toolhost_with(
+        &["run", &dir, "--agent", "shop", "--data", &data, "pay 20"],
+        "",
+    );
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let hints: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("toolhost resume"))
+        .collect();
+    assert_eq!(hints.len(), 2, "{}", run.stderr);
+    for hint in &hints {
+        // A folder with a space is quoted for the shell.
+        assert!(hint.contains(&format!(" --data '{data}' ")), "{hint}");
+    }
+    let approve = hints[0].strip_prefix("continue with: ").unwrap();
+    let command = approve.replacen("toolhost", env!("CARGO_BIN_EXE_toolhost"), 1);
+    let out = Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok pay: paid"));
+}

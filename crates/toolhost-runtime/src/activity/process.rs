@@ -11,6 +11,7 @@
 //! folder inside the project. The program starts in its own process group so that a timeout
 //! kills everything it started.
 
+use crate::variables::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Component, Path, PathBuf};
@@ -85,8 +86,9 @@ pub struct ProcessActivityError {
     pub reason: String,
 }
 
-/// What a program receives on standard input for one call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a program receives on standard input for one call. Its `Debug` names the variables
+/// but never shows their values, which may be secrets opened for this call.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct ActivityInput {
     /// The tool called.
     pub tool: String,
@@ -100,6 +102,19 @@ pub struct ActivityInput {
     pub idempotency_key: String,
     /// The values of the variables the tool declared.
     pub variables: Map<String, Value>,
+}
+
+impl std::fmt::Debug for ActivityInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActivityInput")
+            .field("tool", &self.tool)
+            .field("arguments", &self.arguments)
+            .field("thread_id", &self.thread_id)
+            .field("call_id", &self.call_id)
+            .field("idempotency_key", &self.idempotency_key)
+            .field("variables", &self.variables.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl ProcessActivity {
@@ -155,15 +170,32 @@ impl ProcessActivity {
         })
     }
 
-    /// Runs one call. Never fails: every problem is an error result naming the activity.
+    /// Runs one call outside a thread, where no secrets are known. Never fails: every problem
+    /// is an error result naming the activity. The engine uses [`ProcessActivity::run_redacted`].
     pub async fn run(&self, input: &ActivityInput) -> ToolResult {
-        match self.try_run(input).await {
+        self.run_redacted(input, &Redactor::default()).await
+    }
+
+    /// Runs one call of a thread whose secrets `redactor` knows. Never fails: every problem is
+    /// an error result naming the activity. What the program wrote is quoted in an error only
+    /// after the secrets were taken out of it, and cut only after that (the result itself is
+    /// redacted by the engine when it is stored).
+    pub async fn run_redacted(&self, input: &ActivityInput, redactor: &Redactor) -> ToolResult {
+        match self.try_run(input, redactor).await {
             Ok(result) => result,
-            Err(message) => ToolResult::error(format!("activity {}: {message}", self.name)),
+            // The parts quoted from the program are redacted already; the rest (a parse error
+            // quoting its output, for example) is redacted here.
+            Err(message) => {
+                ToolResult::error(redactor.text(&format!("activity {}: {message}", self.name)))
+            }
         }
     }
 
-    async fn try_run(&self, input: &ActivityInput) -> Result<ToolResult, String> {
+    async fn try_run(
+        &self,
+        input: &ActivityInput,
+        redactor: &Redactor,
+    ) -> Result<ToolResult, String> {
         let payload =
             serde_json::to_vec(input).map_err(|e| format!("the call could not be encoded: {e}"))?;
         let mut command = Command::new(&self.program);
@@ -222,7 +254,7 @@ impl ProcessActivity {
             kill_group(pgid);
         }
         let status = status.map_err(|e| format!("could not wait for the program: {e}"))?;
-        let stderr_tail = tail(&String::from_utf8_lossy(&err.bytes), 500);
+        let stderr_tail = quoted_tail(&err, redactor, 500);
         if !status.success() {
             use std::os::unix::process::ExitStatusExt;
             let how = match (status.code(), status.signal()) {
@@ -244,7 +276,7 @@ impl ProcessActivity {
         serde_json::from_slice::<ToolResult>(&out.bytes).map_err(|e| {
             format!(
                 "its output is not a ToolResult ({e}); it printed: {}",
-                tail(&String::from_utf8_lossy(&out.bytes), 200)
+                quoted_tail(&out, redactor, 200)
             )
         })
     }
@@ -292,13 +324,15 @@ fn kill_group(pgid: u32) {
     }
 }
 
-fn tail(text: &str, max: usize) -> String {
-    let text = text.trim();
-    let count = text.chars().count();
-    if count <= max {
-        text.to_owned()
+/// The last `max` characters of what a program wrote, for an error message: redacted first,
+/// cut second. A capture that stopped at its cap loses an end that could begin a secret, which
+/// the cap may have cut in two.
+fn quoted_tail(captured: &Captured, redactor: &Redactor, max: usize) -> String {
+    let text = String::from_utf8_lossy(&captured.bytes);
+    let text = if captured.cut {
+        redactor.whole_part(&text)
     } else {
-        let skip = count - max;
-        format!("…{}", text.chars().skip(skip).collect::<String>())
-    }
+        &text
+    };
+    redactor.tail(text.trim(), max)
 }

@@ -5,75 +5,118 @@
 //! files already in the thread pass through unchanged. A name that would leave its folder, or
 //! data that is not base64, turns the result into an error that says so: the model is never told
 //! about a file that was not stored.
+//!
+//! No secret is stored in a file or its name: names and MIME types are redacted before the path
+//! is made (so the stored file and the reference to it name the same path), text (data that is
+//! UTF-8) is redacted, and binary data that holds a secret, in any form the redactor knows,
+//! cannot be redacted without breaking it, so the result is refused with an error naming the
+//! attachment and the secret. A reference whose path holds a secret cannot name a stored file
+//! (no stored path holds one) and is refused the same way.
 
+use crate::variables::Redactor;
 use base64::Engine;
+use std::collections::HashSet;
 use toolhost_core::result::AttachmentRefType;
-use toolhost_core::{Attachment, AttachmentRef, ToolResult};
+use toolhost_core::{Attachment, AttachmentRef, NewAttachment, ToolResult};
 use toolhost_store::path::normalize;
 use toolhost_store::{new_id, Write};
 
-/// Replaces new attachments by references and returns the file writes that store them.
+/// Replaces new attachments by references and returns the file writes that store them, with
+/// every secret redacted (see the module page).
 pub(super) fn store_attachments(
     call_id: &str,
     message_id: &str,
     mut result: ToolResult,
+    redactor: &Redactor,
 ) -> (ToolResult, Vec<Write>) {
     let mut writes = Vec::new();
     let mut kept = Vec::with_capacity(result.attachments.len());
+    let mut names = HashSet::new();
     for attachment in std::mem::take(&mut result.attachments) {
-        let new = match attachment {
-            Attachment::Ref(r) => {
-                kept.push(Attachment::Ref(r));
-                continue;
-            }
-            Attachment::New(n) => n,
+        let stored = match attachment {
+            Attachment::Ref(r) => checked_ref(r, redactor).map(|r| (r, None)),
+            Attachment::New(new) => stored_new(call_id, message_id, new, redactor),
         };
-        let name_ok =
-            !new.name.is_empty() && !new.name.contains('/') && new.name != "." && new.name != "..";
-        let path = normalize(&format!("/attachments/{call_id}/{}", new.name))
-            .ok()
-            .filter(|_| name_ok);
-        let Some(path) = path else {
-            return (
-                refused(
-                    &result,
-                    &format!("attachment name {:?} is not a plain file name", new.name),
-                ),
-                Vec::new(),
+        let (reference, write) = match stored {
+            Ok(stored) => stored,
+            Err(why) => return (refused(&result, &why), Vec::new()),
+        };
+        if write.is_some() && !names.insert(reference.path.clone()) {
+            let why = format!(
+                "two attachments are named {:?}; each needs a name of its own",
+                reference.name
             );
-        };
-        let bytes = match base64::engine::general_purpose::STANDARD.decode(new.data.as_bytes()) {
-            Ok(b) => b,
-            Err(e) => {
-                return (
-                    refused(
-                        &result,
-                        &format!("attachment {:?} is not valid base64: {e}", new.name),
-                    ),
-                    Vec::new(),
-                )
-            }
-        };
-        kept.push(Attachment::Ref(AttachmentRef {
-            id: new_id(),
-            kind: AttachmentRefType::File,
-            path: path.to_string(),
-            name: new.name,
-            mime_type: new.mime_type.clone(),
-            size: bytes.len() as u64,
-            width: new.width,
-            height: new.height,
-            description: None,
-        }));
-        writes.push(Write::WriteFile {
-            path,
-            bytes,
-            mime_type: Some(new.mime_type),
-            message_id: Some(message_id.to_owned()),
-        });
+            return (refused(&result, &why), Vec::new());
+        }
+        kept.push(Attachment::Ref(reference));
+        writes.extend(write);
     }
     result.attachments = kept;
     (result, writes)
+}
+
+/// A reference to a stored file, its shown fields redacted.
+fn checked_ref(mut r: AttachmentRef, redactor: &Redactor) -> Result<AttachmentRef, String> {
+    if let Some(secret) = redactor.found_in(r.path.as_bytes()) {
+        return Err(format!(
+            "attachment reference {:?} has the value of secret {secret} in its path; no stored file is named so",
+            redactor.text(&r.path)
+        ));
+    }
+    r.name = redactor.text(&r.name);
+    r.mime_type = redactor.text(&r.mime_type);
+    r.description = r.description.map(|d| redactor.text(&d));
+    Ok(r)
+}
+
+/// A new attachment's reference and the write that stores it.
+fn stored_new(
+    call_id: &str,
+    message_id: &str,
+    new: NewAttachment,
+    redactor: &Redactor,
+) -> Result<(AttachmentRef, Option<Write>), String> {
+    let name = redactor.text(&new.name);
+    let name_ok = !name.is_empty() && !name.contains('/') && name != "." && name != "..";
+    let path = normalize(&format!("/attachments/{call_id}/{name}"))
+        .ok()
+        .filter(|_| name_ok)
+        .ok_or_else(|| format!("attachment name {name:?} is not a plain file name"))?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(new.data.as_bytes())
+        .map_err(|e| format!("attachment {name:?} is not valid base64: {e}"))?;
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => redactor.text(&text).into_bytes(),
+        Err(binary) => {
+            let bytes = binary.into_bytes();
+            if let Some(secret) = redactor.found_in(&bytes) {
+                return Err(format!(
+                    "attachment {name:?} is binary and holds the value of secret {secret}, \
+                     which cannot be redacted without breaking the file, so it was not stored"
+                ));
+            }
+            bytes
+        }
+    };
+    let mime_type = redactor.text(&new.mime_type);
+    let reference = AttachmentRef {
+        id: new_id(),
+        kind: AttachmentRefType::File,
+        path: path.to_string(),
+        name,
+        mime_type: mime_type.clone(),
+        size: bytes.len() as u64,
+        width: new.width,
+        height: new.height,
+        description: None,
+    };
+    let write = Write::WriteFile {
+        path,
+        bytes,
+        mime_type: Some(mime_type),
+        message_id: Some(message_id.to_owned()),
+    };
+    Ok((reference, Some(write)))
 }
 
 fn refused(original: &ToolResult, why: &str) -> ToolResult {

@@ -7,12 +7,12 @@
 //! runnable calls of a reply run together, at most [`PARALLEL_CAP`] at a time, and their
 //! results are still stored in call order.
 
-use super::attachments::store_attachments;
 use super::middleware::{CallInfo, Pipeline};
 use super::outcome::Waiting;
 use super::ownership::OwnerId;
 use super::plan::{after_gate, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::{result_message, stored_result};
+use super::redaction::result_writes;
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;
@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{new_id, CallState, Message, ToolCallRecord, Write};
+use toolhost_store::{CallState, Message, ToolCallRecord, Write};
 
 /// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
 /// and hooks that apply to it.
@@ -165,11 +165,11 @@ impl Runtime {
             // At most PARALLEL_CAP run at once: wait for the oldest before starting another.
             if running.len() == PARALLEL_CAP {
                 let (at, call, handle) = running.remove(0);
-                results[at] = Some(joined(handle, &call).await);
+                results[at] = Some(joined(handle, &call, state.redactor()).await);
             }
         }
         for (at, call, handle) in running {
-            results[at] = Some(joined(handle, &call).await);
+            results[at] = Some(joined(handle, &call, state.redactor()).await);
         }
         // Results are stored in call order, one batch for the whole reply.
         let writes: Vec<Write> = results.into_iter().flatten().flatten().collect();
@@ -285,38 +285,7 @@ async fn execute(
     } else {
         end.pipeline.output(&end.info, result, &end.redactor)
     };
-    let redactor = end.redactor;
-    let message_id = new_id();
-    let (result, mut writes) = store_attachments(&call.id, &message_id, result);
-    let mut message = result_message(&call.name, &result);
-    message.id = Some(message_id);
-    if !redactor.is_empty() {
-        message.content = message.content.map(|t| redactor.text(&t));
-        message.metadata.result = message
-            .metadata
-            .result
-            .take()
-            .map(|r| redacted_result(&redactor, r));
-    }
-    writes.push(Write::CompleteCall {
-        call_id: call.id,
-        result: message,
-    });
-    writes
-}
-
-/// A result with every secret value redacted, in every field. Should the redacted form no
-/// longer read as a result, nothing of the original is kept: the call gets an error that says so.
-fn redacted_result(redactor: &Redactor, result: ToolResult) -> ToolResult {
-    serde_json::to_value(&result)
-        .ok()
-        .map(|v| redactor.json(v))
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_else(|| {
-            ToolResult::error(
-                "ToolCallError: the result could not be redacted, so it was not kept.",
-            )
-        })
+    result_writes(call, result, &end.redactor)
 }
 
 /// The writes of a spawned call; a task that failed still gives its call an error result.
@@ -330,9 +299,12 @@ impl Drop for CallTask {
     }
 }
 
-async fn joined(mut task: CallTask, call: &ToolCallRecord) -> Vec<Write> {
+async fn joined(mut task: CallTask, call: &ToolCallRecord, redactor: &Redactor) -> Vec<Write> {
     (&mut task.0).await.unwrap_or_else(|e| {
-        let failed = ToolResult::error(format!("ToolCallError: the call's task failed: {e}"));
+        // A panic's message may quote what the tool was given.
+        let failed = ToolResult::error(
+            redactor.text(&format!("ToolCallError: the call's task failed: {e}")),
+        );
         vec![Write::CompleteCall {
             call_id: call.id.clone(),
             result: result_message(&call.name, &failed),

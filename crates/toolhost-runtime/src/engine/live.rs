@@ -14,9 +14,15 @@
 //! - `tool_call_arguments_delta` `{index, callId, fragment}`: more of its argument text;
 //! - `model_restarted` `{attempt, reason}`: the request failed part-way and is tried again;
 //!   forget the deltas received for it so far.
+//!
+//! The thread's secrets are redacted from every event before it is published (see
+//! [`LiveRedaction`]): text, reasoning and each call's arguments as streams, so that a secret
+//! split across deltas is caught as well.
 
+use crate::variables::{RedactingStream, Redactor};
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 use toolhost_providers::StreamDelta;
@@ -109,6 +115,111 @@ pub(super) fn delta_event(ids: &CallIds, delta: StreamDelta) -> (LiveKind, Value
                 json!({"attempt": attempt, "reason": reason}),
             )
         }
+    }
+}
+
+/// Which stream of an answer a delta belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Piece {
+    Text,
+    Reasoning,
+    /// A call's arguments: its index and wire id.
+    Arguments(usize, String),
+}
+
+/// Takes the thread's secrets out of the deltas of one answer before they are published. Each
+/// stream (the text, the reasoning, each call's arguments) is redacted as one text: what could
+/// begin a secret is held back until the next delta of that stream shows whether it does, and
+/// what is still held when the answer ends comes out with [`LiveRedaction::flush`].
+#[derive(Default)]
+pub(super) struct LiveRedaction {
+    redactor: Redactor,
+    streams: Mutex<BTreeMap<Piece, RedactingStream>>,
+}
+
+impl LiveRedaction {
+    /// Redaction of the secrets `redactor` knows.
+    pub fn new(redactor: Redactor) -> Self {
+        Self {
+            redactor,
+            streams: Mutex::default(),
+        }
+    }
+
+    fn push(&self, piece: Piece, text: &str) -> String {
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        streams
+            .entry(piece)
+            .or_insert_with(|| self.redactor.stream())
+            .push(text)
+    }
+
+    /// The delta as it may be shown, or `None` when all of it is held back for now.
+    pub fn delta(&self, delta: StreamDelta) -> Option<StreamDelta> {
+        if self.redactor.is_empty() {
+            return Some(delta);
+        }
+        let shown = match delta {
+            StreamDelta::Text(text) => StreamDelta::Text(self.push(Piece::Text, &text)),
+            StreamDelta::Reasoning(text) => {
+                StreamDelta::Reasoning(self.push(Piece::Reasoning, &text))
+            }
+            StreamDelta::ToolCallStarted { index, id, name } => StreamDelta::ToolCallStarted {
+                index,
+                id,
+                name: self.redactor.text(&name),
+            },
+            StreamDelta::ToolCallArguments {
+                index,
+                id,
+                fragment,
+            } => StreamDelta::ToolCallArguments {
+                fragment: self.push(Piece::Arguments(index, id.clone()), &fragment),
+                index,
+                id,
+            },
+            StreamDelta::Restarted { attempt, reason } => {
+                // What was held belongs to the answer that is given up.
+                self.streams
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clear();
+                StreamDelta::Restarted {
+                    attempt,
+                    reason: self.redactor.text(&reason),
+                }
+            }
+        };
+        let empty = match &shown {
+            StreamDelta::Text(t) | StreamDelta::Reasoning(t) => t.is_empty(),
+            StreamDelta::ToolCallArguments { fragment, .. } => fragment.is_empty(),
+            _ => false,
+        };
+        (!empty).then_some(shown)
+    }
+
+    /// What is still held back at the end of the answer, redacted, as the deltas that end each
+    /// stream.
+    pub fn flush(&self) -> Vec<StreamDelta> {
+        let streams = std::mem::take(&mut *self.streams.lock().unwrap_or_else(|e| e.into_inner()));
+        streams
+            .into_iter()
+            .filter_map(|(piece, mut stream)| {
+                let rest = stream.finish();
+                if rest.is_empty() {
+                    return None;
+                }
+                Some(match piece {
+                    Piece::Text => StreamDelta::Text(rest),
+                    Piece::Reasoning => StreamDelta::Reasoning(rest),
+                    Piece::Arguments(index, id) => StreamDelta::ToolCallArguments {
+                        index,
+                        id,
+                        fragment: rest,
+                    },
+                })
+            })
+            .collect()
     }
 }
 

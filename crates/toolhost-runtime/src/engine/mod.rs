@@ -24,6 +24,7 @@ mod outcome;
 mod ownership;
 mod plan;
 mod records;
+mod redaction;
 mod repair;
 mod reply;
 mod run;
@@ -442,6 +443,7 @@ fn register_process(activities: &mut Activities, name: &str, activity: ProcessAc
     activities.register(name, move |args, _meta, ctx| {
         let activity = activity.clone();
         async move {
+            let state = ctx.get::<ThreadState>();
             let input = ActivityInput {
                 tool: ctx.tool_name().unwrap_or_default().to_owned(),
                 arguments: args,
@@ -449,8 +451,7 @@ fn register_process(activities: &mut Activities, name: &str, activity: ProcessAc
                 call_id: ctx.call_id().to_owned(),
                 idempotency_key: ctx.idempotency_key(),
                 // Only the variables the tool declared, opened for this call.
-                variables: ctx
-                    .get::<ThreadState>()
+                variables: state
                     .map(|state| {
                         state
                             .env_all()
@@ -460,7 +461,10 @@ fn register_process(activities: &mut Activities, name: &str, activity: ProcessAc
                     })
                     .unwrap_or_default(),
             };
-            Ok::<_, ToolError>(activity.run(&input).await)
+            // Every secret of the thread, not only the tool's: the program's output is quoted
+            // before the engine redacts the result.
+            let redactor = state.map(|s| s.redactor().clone()).unwrap_or_default();
+            Ok::<_, ToolError>(activity.run_redacted(&input, &redactor).await)
         }
     });
 }

@@ -14,14 +14,17 @@
 //! out. A repair is stored as a `history_repaired` event, once while the same fault stays.
 
 use super::calls::Offer;
-use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent, LiveKind};
+use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent, LiveKind, LiveRedaction};
 use super::ownership::OwnerId;
+use super::redaction::redacted_reply;
 use super::repair::repair_calls;
 use super::run::SideRun;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
+use crate::variables::Redactor;
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 use toolhost_providers::{
     check_history, FinishReason, HistoryRepair, ModelRequest, ModelResponse, ProviderToolResult,
     StreamDelta,
@@ -39,6 +42,7 @@ impl Runtime {
         run: &mut SideRun<'_>,
         position: &Position,
         owner: &OwnerId,
+        redactor: &Redactor,
     ) -> Result<Vec<Write>, RuntimeError> {
         let changed = run.offer.pipeline.request(&run.request);
         // The runtime's own request only grows, so what passed before is not checked again; a
@@ -56,7 +60,8 @@ impl Runtime {
         let request = mended.as_ref().or(changed.as_ref()).unwrap_or(&run.request);
         let (model, offer) = (&run.model, &run.offer);
         let ids = CallIds::default();
-        let sink = live_sink(thread_id, self.live.clone(), ids.clone());
+        let redaction = Arc::new(LiveRedaction::new(redactor.clone()));
+        let sink = live_sink(thread_id, self.live.clone(), ids.clone(), redaction.clone());
         publish(
             &self.live,
             thread_id,
@@ -64,6 +69,10 @@ impl Runtime {
             json!({"model": model.name()}),
         );
         let answer = model.complete_streaming(request, &sink).await;
+        for rest in redaction.flush() {
+            let (kind, data) = delta_event(&ids, rest);
+            publish(&self.live, thread_id, kind, data);
+        }
         publish(&self.live, thread_id, LiveKind::AnswerEnded, json!({}));
         let response = match answer {
             Ok(r) => offer.pipeline.response(r),
@@ -77,7 +86,8 @@ impl Runtime {
                 return Err(e.into());
             }
         };
-        Ok(reply_writes(model.name(), response, offer, &ids, position))
+        let writes = reply_writes(model.name(), response, offer, &ids, position);
+        Ok(redacted_reply(redactor, writes))
     }
 
     /// The request with its conversation from `from` on mended to follow the tool-call
@@ -133,17 +143,20 @@ impl Runtime {
     }
 }
 
-/// Publishes each delta as a live event, when anybody listens.
+/// Publishes each delta as a live event, secrets redacted, when anybody listens.
 fn live_sink(
     thread_id: &str,
     live: tokio::sync::broadcast::Sender<LiveEvent>,
     ids: CallIds,
+    redaction: Arc<LiveRedaction>,
 ) -> impl Fn(StreamDelta) + Send + Sync {
     let thread_id = thread_id.to_owned();
     move |delta| {
         if live.receiver_count() > 0 {
-            let (kind, data) = delta_event(&ids, delta);
-            publish(&live, &thread_id, kind, data);
+            if let Some(shown) = redaction.delta(delta) {
+                let (kind, data) = delta_event(&ids, shown);
+                publish(&live, &thread_id, kind, data);
+            }
         }
     }
 }

@@ -241,6 +241,7 @@ impl Runtime {
         let mut history = self.db.messages(thread_id).await?;
         let mut position = Position::from_history(agent, &history);
         let variables = Arc::new(self.resolve(thread_id, agent).await?);
+        let redactor = variables.redactor();
         let texts = variables.texts();
         // What each stored result shows (read once, for both sides).
         let mut shown = Vec::with_capacity(history.len());
@@ -343,7 +344,7 @@ impl Runtime {
             );
             let at = index_of(&sides, position.side);
             let mut writes = self
-                .ask(thread_id, &mut sides[at], &position, owner)
+                .ask(thread_id, &mut sides[at], &position, owner, &redactor)
                 .await?;
             let intents = writes
                 .iter()

@@ -18,14 +18,16 @@ pub enum Delivery {
 }
 
 impl Runtime {
-    /// Stores a user message for the thread's next step, without running it.
+    /// Stores a user message for the thread's next step, without running it; the thread's
+    /// secrets are redacted from it first.
     pub async fn queue_message(&self, thread_id: &str, content: &str) -> Result<(), RuntimeError> {
+        let content = self.thread_redactor(thread_id).await?.text(content);
         self.db
             .apply(
                 thread_id,
                 vec![Write::Enqueue(QueueItem::Message {
                     role: Role::User,
-                    content: content.to_owned(),
+                    content,
                 })],
             )
             .await?;
@@ -33,13 +35,15 @@ impl Runtime {
     }
 
     /// Stores a call of `tool` that the thread runs at its next step, before the model is asked
-    /// again; its arguments are validated when it runs, like a model's.
+    /// again; its arguments are validated when it runs, like a model's. The thread's secrets are
+    /// redacted from them first (a tool gets secrets from its variables).
     pub async fn queue_tool(
         &self,
         thread_id: &str,
         tool: &str,
         arguments: Value,
     ) -> Result<(), RuntimeError> {
+        let arguments = self.thread_redactor(thread_id).await?.json(arguments);
         self.db
             .apply(
                 thread_id,

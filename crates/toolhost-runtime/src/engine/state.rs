@@ -263,27 +263,42 @@ impl ThreadState {
         self.store.value(&self.thread_id, key).await
     }
 
-    /// Sets a durable value; `None` or JSON `null` deletes it.
+    /// Sets a durable value; `None` or JSON `null` deletes it. Secrets in the key or the value
+    /// are redacted.
     pub async fn set_value(&self, key: &str, value: Option<Value>) -> Result<(), StoreError> {
         self.apply(Write::SetValue {
-            key: key.to_owned(),
+            key: self.redactor.text(key),
             value: value.map(|v| self.redactor.json(v)),
         })
         .await
     }
 
-    /// Writes a file in the thread's file system; the path is normalised and confined.
+    /// Writes a file in the thread's file system; the path is normalised and confined. Secrets
+    /// are redacted from the path (the file is stored under the path returned) and from text
+    /// (UTF-8) content; binary content holding a secret is refused ([`StoreError::Refused`]).
     pub async fn write_file(
         &self,
         path: &str,
         bytes: Vec<u8>,
         mime_type: Option<&str>,
     ) -> Result<FsPath, StoreError> {
-        let path = normalize(path)?;
+        let path = normalize(&self.redactor.text(path))?;
+        let bytes = match String::from_utf8(bytes) {
+            Ok(text) => self.redactor.text(&text).into_bytes(),
+            Err(binary) => {
+                let bytes = binary.into_bytes();
+                if let Some(secret) = self.redactor.found_in(&bytes) {
+                    return Err(StoreError::Refused(format!(
+                        "{path} was not written: its content is binary and holds the value of                          secret {secret}, which cannot be redacted without breaking the file"
+                    )));
+                }
+                bytes
+            }
+        };
         self.apply(Write::WriteFile {
             path: path.clone(),
             bytes,
-            mime_type: mime_type.map(str::to_owned),
+            mime_type: mime_type.map(|m| self.redactor.text(m)),
             message_id: None,
         })
         .await?;
@@ -297,20 +312,22 @@ impl ThreadState {
             .await
     }
 
-    /// Records an event on the thread (`emitThreadEvent`).
+    /// Records an event on the thread (`emitThreadEvent`); secrets in its name and data are
+    /// redacted.
     pub async fn emit(&self, event: &str, data: Value) -> Result<(), StoreError> {
         self.apply(Write::Event {
-            kind: EventKind::Custom(event.to_owned()),
+            kind: EventKind::Custom(self.redactor.text(event)),
             data: self.redactor.json(data),
         })
         .await
     }
 
-    /// Queues a tool to run before the next model step (`queueTool`).
+    /// Queues a tool to run before the next model step (`queueTool`). Secrets in its arguments
+    /// are redacted: they are stored, and a tool gets secrets from its variables.
     pub async fn queue_tool(&self, name: &str, arguments: Value) -> Result<(), StoreError> {
         self.apply(Write::Enqueue(QueueItem::Tool {
-            name: name.to_owned(),
-            arguments,
+            name: self.redactor.text(name),
+            arguments: self.redactor.json(arguments),
         }))
         .await
     }

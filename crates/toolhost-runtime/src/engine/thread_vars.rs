@@ -4,7 +4,7 @@
 use super::{Runtime, RuntimeError};
 use crate::project::{AgentDef, AgentKind, PromptDef};
 use crate::variables::secrets::{SecretError, SecretKey};
-use crate::variables::{Resolved, VariableValue};
+use crate::variables::{Redactor, Resolved, VariableValue};
 use std::collections::BTreeSet;
 use toolhost_core::variables::{VariableDecl, VariableKind};
 use toolhost_store::{new_id, NewMessage, NewThread, Role, StoredVariable, Thread, Write};
@@ -101,6 +101,20 @@ impl Runtime {
         }
         resolved.merge(opened);
         Ok(resolved)
+    }
+
+    /// A redactor for the secrets stored for a thread, opened with the runtime's key: what a
+    /// person sends the thread is redacted with it before it is stored, so that a secret pasted
+    /// into a message reaches neither the store nor the model.
+    pub(super) async fn thread_redactor(&self, thread_id: &str) -> Result<Redactor, RuntimeError> {
+        let mut secrets = Vec::new();
+        for v in self.db.variables(thread_id).await? {
+            if v.secret {
+                let value = self.secret_key()?.open(thread_id, &v.name, &v.value)?;
+                secrets.push((v.name, value));
+            }
+        }
+        Ok(Redactor::new(secrets))
     }
 
     /// The writes that store `values` for a thread, secrets sealed.
@@ -218,12 +232,19 @@ impl Runtime {
                 names: missing,
             });
         }
+        // A secret in the first message is redacted like one in any later message.
+        let redactor = Redactor::new(
+            values
+                .iter()
+                .filter(|v| v.secret || self.declared_secret(&v.name))
+                .map(|v| (v.name.clone(), v.value.clone())),
+        );
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;
         writes.push(Write::AppendMessage(NewMessage {
             role: Some(Role::User),
-            content: Some(message.to_owned()),
+            content: Some(redactor.text(message)),
             ..NewMessage::default()
         }));
         // One transaction: a crash never leaves a thread without its message or variables.

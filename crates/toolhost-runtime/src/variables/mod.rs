@@ -3,12 +3,15 @@
 //! Values merge prompt → agent → thread, the later winning. Text values may come from definition
 //! files; secret values only from the thread, where they are stored sealed (see [`secrets`]) and
 //! opened only for the call of a tool that declared them. Whatever a tool returns, emits or
-//! stores is passed through a [`Redactor`] first, so a secret that a tool echoes is replaced by
-//! `[redacted NAME]` before it reaches the store, a model or a screen.
+//! stores is passed through a [`Redactor`] first, so a secret that a tool echoes, in clear or in
+//! a common encoding, is replaced by `[redacted NAME]` before it reaches the store, a model or a
+//! screen (see [`redact`]).
 
+pub mod redact;
 pub mod secrets;
 
-use serde_json::Value;
+pub use redact::{RedactingStream, Redactor};
+
 use std::collections::BTreeMap;
 use toolhost_core::variables::VariableKind;
 
@@ -83,61 +86,12 @@ impl Resolved {
 
     /// A redactor for every secret value.
     pub fn redactor(&self) -> Redactor {
-        Redactor {
-            secrets: self
-                .values
+        Redactor::new(
+            self.values
                 .iter()
-                .filter(|(_, (v, kind))| *kind == VariableKind::Secret && !v.is_empty())
-                .map(|(k, (v, _))| (k.clone(), v.clone()))
-                .collect(),
-        }
-    }
-}
-
-/// Replaces secret values in text and JSON by `[redacted NAME]`.
-#[derive(Clone, Default)]
-pub struct Redactor {
-    secrets: Vec<(String, String)>,
-}
-
-impl std::fmt::Debug for Redactor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Redactor({} secrets)", self.secrets.len())
-    }
-}
-
-impl Redactor {
-    /// `text` with every secret value replaced.
-    pub fn text(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for (name, value) in &self.secrets {
-            if out.contains(value.as_str()) {
-                out = out.replace(value.as_str(), &format!("[redacted {name}]"));
-            }
-        }
-        out
-    }
-
-    /// `value` with every secret replaced in every string (keys included).
-    pub fn json(&self, value: Value) -> Value {
-        if self.secrets.is_empty() {
-            return value;
-        }
-        match value {
-            Value::String(s) => Value::String(self.text(&s)),
-            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.json(v)).collect()),
-            Value::Object(map) => Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| (self.text(&k), self.json(v)))
-                    .collect(),
-            ),
-            other => other,
-        }
-    }
-
-    /// Whether there is nothing to redact.
-    pub fn is_empty(&self) -> bool {
-        self.secrets.is_empty()
+                .filter(|(_, (_, kind))| *kind == VariableKind::Secret)
+                .map(|(k, (v, _))| (k.clone(), v.clone())),
+        )
     }
 }
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod traces;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

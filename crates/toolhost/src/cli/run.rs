@@ -93,6 +93,8 @@ pub(super) struct Drive<'a> {
     pub wait: bool,
     /// What was stored for the owner, said when another run owns the thread.
     pub stored: &'a str,
+    /// The data folder, named in the commands that continue the thread.
+    pub data: &'a Path,
 }
 
 /// `--data :memory:`: an ephemeral store that lives as long as the command.
@@ -151,6 +153,7 @@ pub fn run(args: RunArgs) -> ExitCode {
                 json: args.json,
                 wait: false,
                 stored: "nothing was run",
+                data: &args.data.data,
             },
         ),
         Err(e) => {
@@ -204,6 +207,7 @@ pub fn resume(args: ResumeArgs) -> ExitCode {
             json: args.json,
             wait: args.wait,
             stored,
+            data: &args.data.data,
         },
     )
 }
@@ -402,7 +406,8 @@ pub(super) fn drive(
                     }
                 };
                 eprintln!("thread {thread_id} paused: {what}");
-                print_how_to_continue(store.as_ref(), dir, thread_id);
+                let secrets = runtime.secret_names();
+                print_how_to_continue(store.as_ref(), dir, how.data, thread_id, &secrets);
             }
             output::exit(PAUSED)
         }

@@ -53,6 +53,7 @@ pub fn send(args: SendArgs) -> ExitCode {
             json: args.json,
             wait: args.wait,
             stored: "the message is queued and the owner takes it at its next step",
+            data: &args.data.data,
         },
     )
 }

@@ -8,11 +8,20 @@ pub fn thread_json(thread: &Thread, messages: &[Message], calls: &[CallRecord]) 
     json!({"thread": thread, "messages": messages, "calls": calls})
 }
 
-/// `text` on one line, cut after `max` characters.
+/// `text` on one line, cut after `max` characters. A `[redacted NAME]` marker is kept whole or
+/// left out, never cut in two (stored text is redacted already; this cut comes after).
 pub(super) fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        Some((mut cut, _)) => {
+            if let Some(open) = flat[..cut].rfind('[') {
+                let marker = flat[open..].starts_with("[redacted ");
+                if marker && !flat[open..cut].contains(']') {
+                    cut = open;
+                }
+            }
+            format!("{}…", &flat[..cut])
+        }
         None => flat,
     }
 }
@@ -60,4 +69,17 @@ fn repair_notes(reply: &Message, call_id: &str) -> Option<String> {
         .iter()
         .find(|r| r.call_id == call_id)?;
     Some(repair.notes.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_preview_never_cuts_a_redaction_marker_in_two() {
+        let text = "refused token [redacted CARD_TOKEN] again";
+        assert_eq!(one_line(text, 20), "refused token …");
+        assert_eq!(one_line(text, 36), "refused token [redacted CARD_TOKEN] …");
+        assert_eq!(one_line("a  b\n c", 10), "a b c");
+    }
 }

@@ -1,7 +1,9 @@
 //! Printing what a thread waits for (calls to approve, variables to supply) and how its approval
 //! requests were decided.
 
+use super::run::{DEFAULT_DATA_DIR, EPHEMERAL};
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::path::Path;
 use toolhost_store::{ApprovalRecord, Store, VariableRequest};
 
@@ -63,9 +65,52 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
     }
 }
 
-/// Prints how to continue a paused thread.
-pub fn print_how_to_continue(store: &dyn Store, dir: &Path, thread_id: &str) {
-    let base = format!("toolhost resume {} {thread_id}", dir.display());
+/// ` --data DIR` for a command that must find the thread where this one kept it; nothing for
+/// the default data folder.
+pub fn data_flag(data: &Path) -> String {
+    if data == Path::new(DEFAULT_DATA_DIR) {
+        String::new()
+    } else {
+        format!(" --data {}", shell_word(&data.display().to_string()))
+    }
+}
+
+/// `text` as one word for a POSIX shell: as it is when it holds only plain characters, else in
+/// single quotes.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,+=@%".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// Prints how to continue a paused thread kept in `data`. A variable that any definition
+/// declares secret is asked for with `--secret NAME`, which reads the value from standard
+/// input, so that it never stands on a command line or in a shell's history.
+pub fn print_how_to_continue(
+    store: &dyn Store,
+    dir: &Path,
+    data: &Path,
+    thread_id: &str,
+    secret_names: &BTreeSet<String>,
+) {
+    if data == Path::new(EPHEMERAL) {
+        eprintln!(
+            "the thread was kept in memory (--data {EPHEMERAL}) and is gone when this command ends; \
+             run it with a data folder to continue it later"
+        );
+        return;
+    }
+    let base = format!(
+        "toolhost resume {}{} {thread_id}",
+        shell_word(&dir.display().to_string()),
+        data_flag(data)
+    );
     for record in open_approvals(store, thread_id)
         .into_iter()
         .filter(|a| a.decision.is_none())
@@ -78,8 +123,19 @@ pub fn print_how_to_continue(store: &dyn Store, dir: &Path, thread_id: &str) {
         let flags: Vec<String> = request
             .names
             .iter()
-            .map(|n| format!("--var {n}=VALUE (or --secret {n})"))
+            .map(|n| {
+                if secret_names.contains(n) {
+                    format!("--secret {n}")
+                } else {
+                    format!("--var {n}=VALUE")
+                }
+            })
             .collect();
         eprintln!("continue with: {base} {}", flags.join(" "));
+        if request.names.iter().any(|n| secret_names.contains(n)) {
+            eprintln!(
+                "  (each --secret reads its value from standard input, one line each, in order)"
+            );
+        }
     }
 }

@@ -116,6 +116,7 @@ pub fn chat(args: ChatArgs) -> ExitCode {
         runtime,
         store,
         dir: args.dir,
+        data: args.data.data,
         agent: args.agent,
         thread,
         input: Input::open(),

@@ -8,9 +8,11 @@ use super::turn::{self, Ended, Start};
 use super::watch::Watch;
 use super::INTERRUPTED;
 use crate::cli::output::{self, BAD_INPUT};
+use crate::cli::run::EPHEMERAL;
 use crate::cli::transcript::print_messages;
+use crate::cli::waiting::{data_flag, shell_word};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::signal::unix::Signal;
 use toolhost_runtime::engine::{RunOutcome, Runtime, RuntimeError, StopReason, Waiting};
@@ -35,6 +37,8 @@ pub(super) struct Session {
     pub(super) store: Arc<dyn Store>,
     /// The project folder, for the command that continues the thread.
     pub(super) dir: PathBuf,
+    /// The data folder, named in the commands that continue or show the thread.
+    pub(super) data: PathBuf,
     /// The agent talked to.
     pub(super) agent: String,
     /// The thread, once there is one, and what of it was shown.
@@ -73,11 +77,16 @@ impl Session {
         });
         screen::end_line();
         if let Some((id, _)) = &self.thread {
-            eprintln!(
-                "thread {id} is kept; continue it with: toolhost chat {} --agent {} --thread {id}",
-                self.dir.display(),
-                self.agent
-            );
+            if self.data == Path::new(EPHEMERAL) {
+                eprintln!("thread {id} was kept in memory and is gone now");
+            } else {
+                eprintln!(
+                    "thread {id} is kept; continue it with: toolhost chat {} --agent {} --thread {id}{}",
+                    shell_word(&self.dir.display().to_string()),
+                    self.agent,
+                    data_flag(&self.data)
+                );
+            }
         }
         code
     }
@@ -98,7 +107,7 @@ impl Session {
             "chat with agent {} on thread {id} ({how})",
             self.agent
         ));
-        show_recent(self.store.as_ref(), id);
+        show_recent(self.store.as_ref(), id, &self.data);
         let paused = self
             .store
             .thread(id)
@@ -220,7 +229,7 @@ fn say_done(reason: &StopReason) {
 }
 
 /// Prints the last messages of a thread.
-fn show_recent(store: &dyn Store, thread: &str) {
+fn show_recent(store: &dyn Store, thread: &str, data: &Path) {
     let messages: Vec<_> = store
         .messages(thread)
         .unwrap_or_default()
@@ -230,7 +239,8 @@ fn show_recent(store: &dyn Store, thread: &str) {
     let skip = messages.len().saturating_sub(RECENT);
     if skip > 0 {
         screen::line(&format!(
-            "… {skip} earlier messages (toolhost threads show {thread})"
+            "… {skip} earlier messages (toolhost threads show {thread}{})",
+            data_flag(data)
         ));
     }
     print_messages(&messages[skip..]);

@@ -1,0 +1,126 @@
+//! What a call's result and a model's reply become before they are stored: every secret value
+//! redacted, in every field and every form, and the writes of a result's attachments (see
+//! [`super::attachments`]).
+//!
+//! Text is redacted; data that cannot be redacted without breaking it (an image block or a
+//! binary attachment that holds a secret) makes the result an error that says which block and
+//! which secret, so nothing of it is stored. Whatever is left reads the same to the model, the
+//! store and the screen.
+
+use super::attachments::store_attachments;
+use super::records::result_message;
+use crate::variables::Redactor;
+use base64::Engine as _;
+use toolhost_core::{ToolContent, ToolResult};
+use toolhost_store::{new_id, NewMessage, ToolCallRecord, Write};
+
+/// The writes that store `result` as the result of `call`, with no secret left in them.
+pub(super) fn result_writes(
+    call: ToolCallRecord,
+    result: ToolResult,
+    redactor: &Redactor,
+) -> Vec<Write> {
+    let result = match secret_image(&result, redactor) {
+        Some(why) => refused(&result, &why),
+        None => result,
+    };
+    let message_id = new_id();
+    let (result, mut writes) = store_attachments(&call.id, &message_id, result, redactor);
+    let mut message = result_message(&call.name, &result);
+    message.id = Some(message_id);
+    if !redactor.is_empty() {
+        message.content = message.content.map(|t| redactor.text(&t));
+        message.metadata.result = message
+            .metadata
+            .result
+            .take()
+            .map(|r| redacted_result(redactor, r));
+    }
+    writes.push(Write::CompleteCall {
+        call_id: call.id,
+        result: message,
+    });
+    writes
+}
+
+/// Why an image block of `result` cannot be kept: it holds a secret once decoded.
+fn secret_image(result: &ToolResult, redactor: &Redactor) -> Option<String> {
+    if redactor.is_empty() {
+        return None;
+    }
+    let blocks = result.content.as_deref().unwrap_or_default();
+    blocks.iter().enumerate().find_map(|(i, block)| {
+        let ToolContent::Image { data, .. } = block else {
+            return None;
+        };
+        // Data that is not base64 is left to the checks of content blocks; as text it is
+        // redacted with the rest of the result.
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.as_bytes())
+            .ok()?;
+        let secret = redactor.found_in(&bytes)?;
+        Some(format!(
+            "content block {i} (an image) holds the value of secret {secret}, which cannot be \
+             redacted without breaking the image, so it was not stored"
+        ))
+    })
+}
+
+fn refused(original: &ToolResult, why: &str) -> ToolResult {
+    let mut r = ToolResult::error(format!(
+        "ToolCallError: the tool's result could not be stored: {why}"
+    ));
+    r.stack = original.stack.clone();
+    r
+}
+
+/// A result with every secret value redacted, in every field. Should the redacted form no
+/// longer read as a result, nothing of the original is kept: the call gets an error that says so.
+fn redacted_result(redactor: &Redactor, result: ToolResult) -> ToolResult {
+    serde_json::to_value(&result)
+        .ok()
+        .map(|v| redactor.json(v))
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_else(|| {
+            ToolResult::error(
+                "ToolCallError: the result could not be redacted, so it was not kept.",
+            )
+        })
+}
+
+/// A model's reply (and the results of the tools its provider ran) with the thread's secrets
+/// redacted from its text, reasoning, calls (names and arguments, the mended and the original
+/// ones) and provider results. A model sees no secret, so one in its reply came from elsewhere
+/// (a person's message, a guess); a call that needs a secret gets it from its tool's variables,
+/// never from its arguments. The API's continuity data (signed thinking blocks) is kept as it
+/// is: changed, the API would refuse it.
+pub(super) fn redacted_reply(redactor: &Redactor, writes: Vec<Write>) -> Vec<Write> {
+    if redactor.is_empty() {
+        return writes;
+    }
+    writes
+        .into_iter()
+        .map(|w| match w {
+            Write::AppendMessage(m) => Write::AppendMessage(redacted_message(redactor, m)),
+            other => other,
+        })
+        .collect()
+}
+
+fn redacted_message(redactor: &Redactor, mut m: NewMessage) -> NewMessage {
+    let text = |t: String| redactor.text(&t);
+    m.content = m.content.map(text);
+    for call in &mut m.tool_calls {
+        call.name = redactor.text(&call.name);
+        call.arguments = redactor.text(&call.arguments);
+    }
+    let meta = &mut m.metadata;
+    meta.reasoning = meta.reasoning.take().map(text);
+    for repair in &mut meta.repairs {
+        repair.original = redactor.text(&repair.original);
+        repair.notes = repair.notes.iter().map(|n| redactor.text(n)).collect();
+    }
+    meta.input = meta.input.take().map(|v| redactor.json(v));
+    meta.output = meta.output.take().map(|v| redactor.json(v));
+    m
+}
