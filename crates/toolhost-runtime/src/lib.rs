@@ -59,5 +59,6 @@
 
 pub mod activity;
 pub mod engine;
+pub mod files;
 pub mod project;
 pub mod variables;

@@ -8,10 +8,12 @@
 pub mod builder;
 mod defaults;
 pub mod lower;
+mod budget;
 mod subset;
 mod validate;
 
 pub use defaults::apply_defaults;
+pub use budget::{MAX_SCHEMA_BYTES, MAX_SCHEMA_NESTING};
 pub use subset::{canonicalize, SchemaIssue, MAX_DEPTH};
 pub use validate::{no_arguments_schema, CompiledSchema, Violation, Violations};
 

@@ -65,7 +65,7 @@ pub fn owner_process(owner: &str) -> Option<(&str, u32)> {
 /// after a reboot) and the process-id namespace (containers with one host name each have their
 /// own ids). Two owners whose places differ never judge each other's processes.
 fn this_host() -> String {
-    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let read = |path: &str| crate::files::read_text(std::path::Path::new(path), 4096).ok();
     let name = read("/proc/sys/kernel/hostname")
         .or_else(|| std::env::var("HOSTNAME").ok())
         .map(|h| h.trim().to_owned())

@@ -329,12 +329,13 @@ fn read_output_schema(path: &Path) -> Result<Value, ExitCode> {
         output::error(&sentence, Some(cause));
         output::exit(BAD_INPUT)
     };
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        fail(
-            format!("the output schema {} could not be read.", path.display()),
-            &e,
-        )
-    })?;
+    let text = toolhost_runtime::files::read_text(path, toolhost_runtime::files::MAX_FILE_BYTES)
+        .map_err(|e| {
+            fail(
+                format!("the output schema {} could not be read.", path.display()),
+                &e.reason(),
+            )
+        })?;
     let raw: Value = serde_json::from_str(&text).map_err(|e| {
         fail(
             format!("the output schema {} is not valid JSON.", path.display()),
