@@ -31,7 +31,10 @@ fn scripted_project() -> TempProject {
 }
 
 fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().expect("run mkfifo");
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
     assert!(status.success(), "mkfifo {}", path.display());
 }
 
@@ -100,9 +103,16 @@ fn a_model_script_past_the_size_cap_is_refused_naming_the_limit() {
 #[test]
 fn a_linked_regular_script_is_read() {
     let p = scripted_project();
-    write(&p.root, "scripts/real.jsonl", "{\"text\": \"linked answer\"}\n");
-    std::os::unix::fs::symlink(p.root.join("scripts/real.jsonl"), p.root.join("scripts/s.jsonl"))
-        .unwrap();
+    write(
+        &p.root,
+        "scripts/real.jsonl",
+        "{\"text\": \"linked answer\"}\n",
+    );
+    std::os::unix::fs::symlink(
+        p.root.join("scripts/real.jsonl"),
+        p.root.join("scripts/s.jsonl"),
+    )
+    .unwrap();
     let data = p.root.join("data").display().to_string();
     let run = toolhost(&[
         "run",
@@ -114,7 +124,11 @@ fn a_linked_regular_script_is_read() {
         "hi",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("assistant: linked answer"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("assistant: linked answer"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -155,7 +169,11 @@ fn doubling_tool(levels: usize) -> String {
 fn a_tool_whose_refs_expand_exponentially_is_refused_naming_file_pointer_and_limit() {
     let p = TempProject::new();
     let text = doubling_tool(40);
-    assert!(text.len() < 5 * 1024, "the file is small: {} bytes", text.len());
+    assert!(
+        text.len() < 5 * 1024,
+        "the file is small: {} bytes",
+        text.len()
+    );
     p.tool("fanout.json", &text).tool(
         "good.json",
         r#"{"type": "object", "description": "A good tool.", "properties": {}}"#,

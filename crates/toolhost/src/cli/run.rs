@@ -1,7 +1,7 @@
 //! `toolhost run` and `toolhost resume`: run an agent on a thread, decide what it waits for,
 //! continue it.
 
-use super::output::{self, BAD_INPUT, BUSY, INVALID, PAUSED};
+use super::output::{self, errln, BAD_INPUT, BUSY, INVALID, PAUSED};
 use super::progress;
 use super::transcript::{print_messages, thread_json};
 use super::values::ValueArgs;
@@ -383,7 +383,7 @@ pub(super) fn drive(
                     }
                     StopReason::Stopped => "it was stopped".to_owned(),
                 };
-                eprintln!("thread {thread_id} done: {why}");
+                errln!("thread {thread_id} done: {why}");
             }
             ExitCode::SUCCESS
         }
@@ -398,7 +398,7 @@ pub(super) fn drive(
                         format!("it needs the variables {}", names.join(", "))
                     }
                 };
-                eprintln!("thread {thread_id} paused: {what}");
+                errln!("thread {thread_id} paused: {what}");
                 print_how_to_continue(store.as_ref(), dir, thread_id);
             }
             output::exit(PAUSED)

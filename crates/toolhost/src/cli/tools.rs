@@ -1,6 +1,6 @@
 //! `toolhost tools ...`: list, lower, check and combine the tools of a project.
 
-use super::output::{self, BAD_INPUT, INVALID};
+use super::output::{self, outln, BAD_INPUT, INVALID};
 use clap::Subcommand;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -152,7 +152,7 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
             .collect();
         output::json(&Value::Array(defs));
     } else if project.tools.is_empty() {
-        println!("no tools in {}", dir.join("agents/tools").display());
+        outln!("no tools in {}", dir.join("agents/tools").display());
     } else {
         let kinds: Vec<String> = project.tools.iter().map(kind).collect();
         let name_w = project
@@ -163,9 +163,9 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
             .unwrap_or(4)
             .max(4);
         let kind_w = kinds.iter().map(String::len).max().unwrap_or(4).max(4);
-        println!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
+        outln!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
         for (t, k) in project.tools.iter().zip(&kinds) {
-            println!(
+            outln!(
                 "{:name_w$}  {:kind_w$}  {}",
                 t.tool.name(),
                 k,
@@ -278,7 +278,7 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
                 output::json(&json!({"valid": false, "violations": violations}));
             } else {
                 let count = violations.items.len() + violations.more;
-                println!(
+                outln!(
                     "{count} violation{} of the arguments for \"{name}\":",
                     if count == 1 { "" } else { "s" }
                 );
@@ -288,10 +288,10 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
                     } else {
                         &v.pointer
                     };
-                    println!("  at {at}: {}", v.message);
+                    outln!("  at {at}: {}", v.message);
                 }
                 if violations.more > 0 {
-                    println!("  and {} more", violations.more);
+                    outln!("  and {} more", violations.more);
                 }
             }
             output::exit(INVALID)

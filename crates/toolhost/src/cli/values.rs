@@ -2,6 +2,7 @@
 //! secret read from standard input (without echo on a terminal), one line per secret in the
 //! order the flags are given.
 
+use super::output::errln;
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
 use toolhost_runtime::variables::VariableValue;
@@ -47,7 +48,7 @@ fn read_secret(name: &str) -> Result<String, String> {
     let stdin = std::io::stdin();
     let terminal = stdin.is_terminal();
     let saved = if terminal {
-        eprint!("value of secret {name}: ");
+        let _ = write!(std::io::stderr(), "value of secret {name}: ");
         let _ = std::io::stderr().flush();
         echo_off()
     } else {
@@ -57,7 +58,7 @@ fn read_secret(name: &str) -> Result<String, String> {
     let read = stdin.lock().read_line(&mut line);
     if let Some(saved) = saved {
         restore(saved);
-        eprintln!();
+        errln!();
     }
     match read {
         Ok(0) => Err(format!(

@@ -1,6 +1,7 @@
 //! Printing what a thread waits for (calls to approve, variables to supply) and how its approval
 //! requests were decided.
 
+use super::output::{errln, outln};
 use serde_json::{json, Value};
 use std::path::Path;
 use toolhost_store::{ApprovalRecord, Store, VariableRequest};
@@ -33,7 +34,7 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
     for record in open_approvals(store, thread_id) {
         let r = &record.request;
         match &record.decision {
-            Some(d) => println!(
+            Some(d) => outln!(
                 "approval of {} ({}): {}{} by {}",
                 r.call_id,
                 r.tool,
@@ -46,16 +47,16 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
                 d.decided_by
             ),
             None => {
-                println!("waiting for approval: call {} to {}", r.call_id, r.tool);
-                println!("  arguments: {}", r.arguments);
+                outln!("waiting for approval: call {} to {}", r.call_id, r.tool);
+                outln!("  arguments: {}", r.arguments);
                 if let Some(reason) = &r.reason {
-                    println!("  reason: {reason}");
+                    outln!("  reason: {reason}");
                 }
             }
         }
     }
     for request in open_requests(store, thread_id) {
-        println!(
+        outln!(
             "waiting for variables (request {}): {}",
             request.id,
             request.names.join(", ")
@@ -71,8 +72,8 @@ pub fn print_how_to_continue(store: &dyn Store, dir: &Path, thread_id: &str) {
         .filter(|a| a.decision.is_none())
     {
         let call = &record.request.call_id;
-        eprintln!("continue with: {base} --approve {call}");
-        eprintln!("           or: {base} --deny {call} --message \"why\"");
+        errln!("continue with: {base} --approve {call}");
+        errln!("           or: {base} --deny {call} --message \"why\"");
     }
     for request in open_requests(store, thread_id) {
         let flags: Vec<String> = request
@@ -80,6 +81,6 @@ pub fn print_how_to_continue(store: &dyn Store, dir: &Path, thread_id: &str) {
             .iter()
             .map(|n| format!("--var {n}=VALUE (or --secret {n})"))
             .collect();
-        eprintln!("continue with: {base} {}", flags.join(" "));
+        errln!("continue with: {base} {}", flags.join(" "));
     }
 }

@@ -57,7 +57,10 @@ fn root_must_be_an_object() {
 /// `$defs` where each level uses the one below twice: 2^levels copies when inlined.
 fn doubling(levels: usize) -> Value {
     let mut defs = serde_json::Map::new();
-    defs.insert("d0".into(), json!({"type": "string", "description": "leaf"}));
+    defs.insert(
+        "d0".into(),
+        json!({"type": "string", "description": "leaf"}),
+    );
     for i in 1..=levels {
         let prev = format!("#/$defs/d{}", i - 1);
         defs.insert(
@@ -79,7 +82,9 @@ fn exponential_ref_expansion_is_refused_at_the_outer_ref() {
     assert_eq!(issues.len(), 1, "{issues:?}");
     assert_eq!(issues[0].pointer, "/properties/x/$ref");
     assert!(
-        issues[0].reason.contains("\"#/$defs/d40\" → \"#/$defs/d39\"")
+        issues[0]
+            .reason
+            .contains("\"#/$defs/d40\" → \"#/$defs/d39\"")
             && issues[0].reason.contains(&MAX_SCHEMA_BYTES.to_string()),
         "{issues:?}"
     );
@@ -87,7 +92,9 @@ fn exponential_ref_expansion_is_refused_at_the_outer_ref() {
 
 #[test]
 fn a_large_schema_without_refs_is_refused_where_it_passes_the_limit() {
-    let values: Vec<String> = (0..MAX_SCHEMA_BYTES / 8).map(|i| format!("v{i:06}")).collect();
+    let values: Vec<String> = (0..MAX_SCHEMA_BYTES / 8)
+        .map(|i| format!("v{i:06}"))
+        .collect();
     let raw = json!({"type": "object", "properties": {"e": {"type": "string", "enum": values}}});
     let issues = canonicalize(&raw, true).unwrap_err();
     assert_eq!(issues.len(), 1, "{issues:?}");
@@ -103,5 +110,8 @@ fn unions_nested_past_the_limit_are_refused_not_overflowed() {
     let raw = json!({"type": "object", "properties": {"u": schema}});
     let issues = canonicalize(&raw, true).unwrap_err();
     assert_eq!(issues.len(), 1, "{issues:?}");
-    assert!(issues[0].reason.contains("nest more than 128"), "{issues:?}");
+    assert!(
+        issues[0].reason.contains("nest more than 128"),
+        "{issues:?}"
+    );
 }

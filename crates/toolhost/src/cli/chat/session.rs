@@ -7,7 +7,7 @@ use super::screen;
 use super::turn::{self, Ended, Start};
 use super::watch::Watch;
 use super::INTERRUPTED;
-use crate::cli::output::{self, BAD_INPUT};
+use crate::cli::output::{self, errln, BAD_INPUT};
 use crate::cli::transcript::print_messages;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -73,7 +73,7 @@ impl Session {
         });
         screen::end_line();
         if let Some((id, _)) = &self.thread {
-            eprintln!(
+            errln!(
                 "thread {id} is kept; continue it with: toolhost chat {} --agent {} --thread {id}",
                 self.dir.display(),
                 self.agent
