@@ -34,6 +34,7 @@
 pub mod approval;
 pub mod args;
 pub mod blueprint;
+pub mod exact;
 pub mod names;
 pub mod output;
 pub mod repair;
