@@ -206,7 +206,10 @@ mod tests {
         let plain: Value = serde_json::from_str(text).unwrap();
         assert!(plain["id"].is_f64(), "the plain parse rounds");
         let err = from_str::<Value>(text).unwrap_err();
-        assert!(matches!(err, ExactJsonError::Inexact(ref n) if n.pointer == "/id"), "{err}");
+        assert!(
+            matches!(err, ExactJsonError::Inexact(ref n) if n.pointer == "/id"),
+            "{err}"
+        );
         assert!(from_slice::<Value>(b"{\"id\": 7}").is_ok());
     }
 

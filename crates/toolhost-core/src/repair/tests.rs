@@ -133,12 +133,20 @@ fn integers_past_64_bits_are_never_repaired_into_other_numbers() {
     ] {
         let e = repair_json(&text).unwrap_err();
         assert!(
-            e.reason.contains(&format!("at /count: the integer {big} does not fit in 64 bits")),
+            e.reason.contains(&format!(
+                "at /count: the integer {big} does not fit in 64 bits"
+            )),
             "{text}: {e}"
         );
     }
-    let r = coerce_to_schema(json!({"ratio": big, "opts": format!("{{\"deep\": {big}}}")}), &schema());
-    assert_eq!(r.value, json!({"ratio": big, "opts": format!("{{\"deep\": {big}}}")}));
+    let r = coerce_to_schema(
+        json!({"ratio": big, "opts": format!("{{\"deep\": {big}}}")}),
+        &schema(),
+    );
+    assert_eq!(
+        r.value,
+        json!({"ratio": big, "opts": format!("{{\"deep\": {big}}}")})
+    );
     assert!(r.notes.is_empty(), "{:?}", r.notes);
 }
 

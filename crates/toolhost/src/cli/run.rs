@@ -217,8 +217,9 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
     };
     verdict.always = args.always;
     if let Some(text) = &args.args {
-        let edited = serde_json::from_str(text).map_err(|e| {
-            output::error("--args is not valid JSON.", Some(&e));
+        // Read as a model's arguments are: no duplicate keys, no integer rounded.
+        let edited = toolhost::parse_tool_args(text).map_err(|e| {
+            output::error("--args could not be read.", Some(&e));
             output::exit(BAD_INPUT)
         })?;
         verdict.edited_arguments = Some(edited);
