@@ -5,14 +5,14 @@
 mod common;
 
 use common::{quickstart, toolhost, TempProject};
+use std::os::fd::{FromRawFd as _, OwnedFd};
 use std::os::unix::process::ExitStatusExt as _;
 use std::process::{Command, Stdio};
 
 /// Runs `toolhost` with standard output a pipe whose reading end is already closed; returns
 /// how it ended and its standard error.
 fn with_closed_stdout(args: &[&str]) -> (std::process::ExitStatus, String) {
-    let (reader, writer) = std::io::pipe().expect("a pipe");
-    drop(reader);
+    let writer = pipe_without_reader();
     let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(args)
         .stdin(Stdio::null())
@@ -24,6 +24,19 @@ fn with_closed_stdout(args: &[&str]) -> (std::process::ExitStatus, String) {
         out.status,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// The writing end of a pipe whose reading end is closed.
+fn pipe_without_reader() -> OwnedFd {
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills the two descriptors on success, which is checked; each is then
+    // owned exactly once.
+    let (reader, writer) = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0, "pipe(2)");
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    };
+    drop(reader);
+    writer
 }
 
 #[test]
