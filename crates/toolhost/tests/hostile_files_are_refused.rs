@@ -196,3 +196,59 @@ fn a_tool_whose_refs_expand_exponentially_is_refused_naming_file_pointer_and_lim
         assert!(report.contains(expected), "{expected:?} in\n{}", run.stderr);
     }
 }
+
+/// Runs `toolhost` with standard input read from `/dev/zero`, which never ends a line.
+fn with_endless_stdin(args: &[&str]) -> common::Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
+        .output()
+        .expect("run toolhost");
+    common::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn standard_input_without_line_breaks_is_read_up_to_a_cap_not_until_memory_runs_out() {
+    let data = TempProject::new();
+    let data_dir = data.root.join("data").display().to_string();
+    let project = common::quickstart();
+    let run = with_endless_stdin(&[
+        "run",
+        &project,
+        "--agent",
+        "assistant",
+        "--data",
+        &data_dir,
+        "--secret",
+        "TOKEN",
+        "hi",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "secret TOKEN: standard input could not be read: the line is longer than 1048576 bytes, the limit"
+        ),
+        "{}",
+        run.stderr
+    );
+    let chat = with_endless_stdin(&[
+        "chat",
+        &project,
+        "--agent",
+        "assistant",
+        "--data",
+        &data_dir,
+    ]);
+    assert!(
+        chat.stdout.contains(
+            "error: standard input could not be read: the line is longer than 1048576 bytes"
+        ),
+        "{}\n{}",
+        chat.stdout,
+        chat.stderr
+    );
+}

@@ -2,9 +2,10 @@
 //! secret read from standard input (without echo on a terminal), one line per secret in the
 //! order the flags are given.
 
+use super::lines::{read_line, MAX_LINE_BYTES};
 use super::output::errln;
 use clap::Args;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use toolhost_runtime::variables::VariableValue;
 
 /// The flags that give a thread variables.
@@ -54,17 +55,16 @@ fn read_secret(name: &str) -> Result<String, String> {
     } else {
         None
     };
-    let mut line = String::new();
-    let read = stdin.lock().read_line(&mut line);
+    let read = read_line(&mut stdin.lock(), MAX_LINE_BYTES);
     if let Some(saved) = saved {
         restore(saved);
         errln!();
     }
     match read {
-        Ok(0) => Err(format!(
+        Ok(None) => Err(format!(
             "secret {name}: standard input ended before its value"
         )),
-        Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
+        Ok(Some(line)) => Ok(line),
         Err(e) => Err(format!(
             "secret {name}: standard input could not be read: {e}"
         )),
