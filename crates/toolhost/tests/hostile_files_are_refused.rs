@@ -252,3 +252,19 @@ fn standard_input_without_line_breaks_is_read_up_to_a_cap_not_until_memory_runs_
         chat.stderr
     );
 }
+
+#[test]
+fn a_database_that_is_a_fifo_is_named_not_reported_as_a_disk_error() {
+    let data = TempProject::new();
+    let dir = data.root.join("data");
+    std::fs::create_dir_all(&dir).unwrap();
+    mkfifo(&dir.join("toolhost.db"));
+    let run = toolhost(&["threads", "list", "--data", &dir.display().to_string()]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("toolhost.db is a FIFO (named pipe), not a regular file"),
+        "{}",
+        run.stderr
+    );
+}
