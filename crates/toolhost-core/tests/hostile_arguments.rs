@@ -212,7 +212,10 @@ fn integers_past_64_bits_are_refused_naming_the_argument_and_the_number() {
         text.starts_with("ToolJsonError: arguments for `count` hold a number that cannot be kept exactly: at /n: "),
         "{text}"
     );
-    assert!(matches!(f.call_error("count", &args), ToolSetError::Json { .. }));
+    assert!(matches!(
+        f.call_error("count", &args),
+        ToolSetError::Json { .. }
+    ));
     assert_eq!(typed_calls.load(Ordering::SeqCst), 0);
 }
 

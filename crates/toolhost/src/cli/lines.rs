@@ -31,9 +31,9 @@ impl fmt::Display for LineError {
 /// Reads one line of at most `cap` bytes, without its line break; `None` at the end of input.
 pub fn read_line(reader: &mut impl BufRead, cap: u64) -> Result<Option<String>, LineError> {
     let mut bytes = Vec::new();
-    // One byte more than the cap leaves room for the line break of a line of exactly `cap`.
+    // Two bytes more than the cap leave room for the line break (`\r\n`) of a line of `cap`.
     let read = reader
-        .take(cap.saturating_add(1))
+        .take(cap.saturating_add(2))
         .read_until(b'\n', &mut bytes)
         .map_err(LineError::Io)?;
     if read == 0 {
@@ -44,7 +44,8 @@ pub fn read_line(reader: &mut impl BufRead, cap: u64) -> Result<Option<String>, 
         if bytes.last() == Some(&b'\r') {
             bytes.pop();
         }
-    } else if bytes.len() as u64 > cap {
+    }
+    if bytes.len() as u64 > cap {
         return Err(LineError::TooLong(cap));
     }
     String::from_utf8(bytes)
