@@ -268,3 +268,22 @@ fn a_database_that_is_a_fifo_is_named_not_reported_as_a_disk_error() {
         run.stderr
     );
 }
+
+#[test]
+fn a_tool_file_with_an_integer_past_64_bits_is_refused_not_rounded() {
+    let p = TempProject::new();
+    p.tool(
+        "pay.json",
+        r#"{"type": "object", "description": "Pays.", "properties": {"amount": {"type": "integer", "maximum": 123456789012345678901234567890}}}"#,
+    );
+    let run = toolhost(&["tools", "list", &p.root.display().to_string()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("pay.json")
+            && run.stderr.contains(
+                "at /properties/amount/maximum: the integer 123456789012345678901234567890 does not fit in 64 bits"
+            ),
+        "{}",
+        run.stderr
+    );
+}

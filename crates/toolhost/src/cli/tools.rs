@@ -336,7 +336,8 @@ fn read_output_schema(path: &Path) -> Result<Value, ExitCode> {
                 &e.reason(),
             )
         })?;
-    let raw: Value = serde_json::from_str(&text).map_err(|e| {
+    // Read exactly, as tool files are: a bound past 64 bits is refused, not rounded.
+    let raw: Value = toolhost::exact::from_str(&text).map_err(|e| {
         fail(
             format!("the output schema {} is not valid JSON.", path.display()),
             &e,
