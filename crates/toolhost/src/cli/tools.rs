@@ -339,7 +339,10 @@ fn read_output_schema(path: &Path) -> Result<Value, ExitCode> {
     // Read exactly, as tool files are: a bound past 64 bits is refused, not rounded.
     let raw: Value = toolhost::exact::from_str(&text).map_err(|e| {
         fail(
-            format!("the output schema {} could not be read as JSON.", path.display()),
+            format!(
+                "the output schema {} could not be read as JSON.",
+                path.display()
+            ),
             &e,
         )
     })?;

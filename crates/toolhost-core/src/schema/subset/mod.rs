@@ -59,7 +59,7 @@ pub fn canonicalize(raw: &Value, object_root: bool) -> Result<Value, Vec<SchemaI
         issues: Vec::new(),
         ref_stack: Vec::new(),
         budget: Budget::new(),
-        budget_reported: false,
+        limit_reported: false,
     };
     let out = walk.node(raw, "", 1, object_root);
     if walk.issues.is_empty() {
@@ -75,7 +75,8 @@ struct Walk<'a> {
     /// The `$ref`s being inlined, outermost first: where each is used and what it names.
     ref_stack: Vec<RefSite>,
     budget: Budget,
-    budget_reported: bool,
+    /// Whether the one issue of a spent budget (size or nesting) was reported.
+    limit_reported: bool,
 }
 
 /// A `$ref` being inlined: the pointer of its use and its target.
@@ -113,7 +114,9 @@ impl Walk<'_> {
                 ptr,
                 format!("schemas nest more than {MAX_SCHEMA_NESTING} deep here (counting unions and `$ref`s that lead to `$ref`s); that is the limit"),
             );
+            // The walk stops here; what it then cannot copy is not a second problem.
             self.budget.spent = true;
+            self.limit_reported = true;
             Value::Null
         };
         self.budget.leave();
@@ -140,7 +143,7 @@ impl Walk<'_> {
     }
 
     fn over_budget(&mut self, ptr: &str) {
-        if std::mem::replace(&mut self.budget_reported, true) {
+        if std::mem::replace(&mut self.limit_reported, true) {
             return;
         }
         let (at, reason) = match self.ref_stack.first() {

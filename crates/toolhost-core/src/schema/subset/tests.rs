@@ -107,7 +107,7 @@ fn unions_nested_past_the_limit_are_refused_not_overflowed() {
     for _ in 0..(crate::schema::MAX_SCHEMA_NESTING + 5) {
         schema = json!({"anyOf": [schema]});
     }
-    let raw = json!({"type": "object", "properties": {"u": schema}});
+    let raw = json!({"type": "object", "properties": {"u": schema, "v": {"type": "string"}}});
     let issues = canonicalize(&raw, true).unwrap_err();
     assert_eq!(issues.len(), 1, "{issues:?}");
     assert!(
