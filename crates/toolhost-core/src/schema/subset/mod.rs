@@ -17,6 +17,9 @@ use serde_json::{Map, Value};
 /// The deepest nesting a tool schema may have (spec 000 §3.3).
 pub const MAX_DEPTH: usize = 7;
 
+/// The most issues one schema reports.
+const MAX_ISSUES: usize = 50;
+
 /// One reason a schema is outside the subset, at one place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaIssue {
@@ -90,15 +93,28 @@ fn escape(token: &str) -> String {
 }
 
 impl Walk<'_> {
+    /// Records an issue once: a definition inlined many times reports its problem at one
+    /// pointer (inside `$defs`), and the list stops at [`MAX_ISSUES`] with a last line saying so.
     fn issue(&mut self, pointer: &str, reason: impl Into<String>) {
-        self.issues.push(SchemaIssue {
+        let issue = SchemaIssue {
             pointer: if pointer.is_empty() {
                 "/".to_owned()
             } else {
                 pointer.to_owned()
             },
             reason: reason.into(),
-        });
+        };
+        if self.issues.len() > MAX_ISSUES || self.issues.contains(&issue) {
+            return;
+        }
+        if self.issues.len() == MAX_ISSUES {
+            self.issues.push(SchemaIssue {
+                pointer: "/".to_owned(),
+                reason: format!("more problems were found; only the first {MAX_ISSUES} are listed"),
+            });
+            return;
+        }
+        self.issues.push(issue);
     }
 
     /// Canonicalizes one schema node at `ptr`, which sits at container level `depth`, within

@@ -115,3 +115,22 @@ fn unions_nested_past_the_limit_are_refused_not_overflowed() {
         "{issues:?}"
     );
 }
+
+#[test]
+fn a_bad_definition_inlined_many_times_is_reported_once_and_the_list_is_bounded() {
+    let mut raw = doubling(12);
+    raw["$defs"]["d0"] = json!({"type": "string", "allOf": []});
+    let issues = canonicalize(&raw, true).unwrap_err();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0].pointer, "/$defs/d0/allOf");
+
+    let props: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("p{i}"), json!({"type": "nope"})))
+        .collect();
+    let issues = canonicalize(&json!({"type": "object", "properties": props}), true).unwrap_err();
+    assert_eq!(issues.len(), 51);
+    assert!(
+        issues[50].reason.contains("only the first 50"),
+        "{issues:?}"
+    );
+}
