@@ -3,8 +3,10 @@
 //! Models send arguments as text. [`parse_tool_args`] turns that text into a JSON value with the
 //! rules of spec 003 (`parseToolArgs`): blank text is `{}`. It is stricter than a plain JSON parse
 //! in the ways that protect the tool: duplicate keys are refused (a plain parse silently keeps the
-//! last one, so the model and the tool would disagree on the value), numbers must be finite, and
-//! nesting is bounded, so hostile input ends in an error, never a stack overflow.
+//! last one, so the model and the tool would disagree on the value), numbers must be finite,
+//! integers must fit in 64 bits (a plain parse rounds a larger one to a different number; see
+//! [`crate::exact`]), and nesting is bounded, so hostile input ends in an error, never a stack
+//! overflow.
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -12,16 +14,31 @@ use std::fmt;
 
 /// Why an argument string could not be parsed into JSON.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("arguments are not valid JSON: {reason}")]
+#[error("arguments {}: {reason}", self.what())]
 pub struct ArgsParseError {
-    /// What is wrong, with the line and column where the parser stopped.
+    /// What is wrong, with the line and column where the parser stopped, or the pointer of a
+    /// number that cannot be kept exactly.
     pub reason: String,
+    /// Whether the text is JSON but holds an integer past 64 bits.
+    pub inexact: bool,
+}
+
+impl ArgsParseError {
+    /// What is wrong with the arguments, as a predicate ("are not valid JSON").
+    pub fn what(&self) -> &'static str {
+        if self.inexact {
+            "hold a number that cannot be kept exactly"
+        } else {
+            "are not valid JSON"
+        }
+    }
 }
 
 /// Parses a model's argument string.
 ///
 /// Blank or whitespace-only text parses to `{}`. Duplicate object keys, non-finite numbers,
-/// trailing characters and nesting deeper than 128 levels are errors naming where they occur.
+/// integers past 64 bits, trailing characters and nesting deeper than 128 levels are errors
+/// naming where they occur.
 pub fn parse_tool_args(text: &str) -> Result<Value, ArgsParseError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
@@ -32,7 +49,12 @@ pub fn parse_tool_args(text: &str) -> Result<Value, ArgsParseError> {
         .and_then(|v| de.end().map(|()| v))
         .map_err(|e| ArgsParseError {
             reason: e.to_string(),
+            inexact: false,
         })?;
+    crate::exact::check_integers(text).map_err(|e| ArgsParseError {
+        reason: e.to_string(),
+        inexact: true,
+    })?;
     Ok(value)
 }
 
@@ -126,6 +148,21 @@ mod tests {
         assert!(parse_tool_args("1e400").is_err());
         assert!(parse_tool_args(r#"{"a":1} x"#).is_err());
         assert!(parse_tool_args("NaN").is_err());
+    }
+
+    #[test]
+    fn integers_past_64_bits_are_refused_with_pointer_and_number() {
+        let err = parse_tool_args(r#"{"order": {"ids": [1, 123456789012345678901234567890]}}"#)
+            .unwrap_err();
+        assert!(err.inexact);
+        assert_eq!(
+            err.to_string(),
+            "arguments hold a number that cannot be kept exactly: at /order/ids/1: the integer 123456789012345678901234567890 does not fit in 64 bits; it is refused rather than rounded to another number (write it as a string to pass it on exactly)"
+        );
+        assert_eq!(
+            parse_tool_args(r#"{"n": 18446744073709551615}"#).unwrap(),
+            json!({"n": 18446744073709551615u64})
+        );
     }
 
     #[test]

@@ -7,7 +7,11 @@
 //! - **Registration refuses bad definitions.** A tool's argument schema must be an object schema
 //!   inside the spec's subset and at most [`schema::MAX_DEPTH`] levels deep; otherwise
 //!   registration fails with a [`SchemaError`] naming the tool, the JSON pointer and the reason.
+//!   Inlining `$ref`s and nesting are bounded ([`schema::MAX_SCHEMA_BYTES`],
+//!   [`schema::MAX_SCHEMA_NESTING`]), so no definition can exhaust memory or the stack.
 //!   Schemas are compiled once, at registration.
+//! - **Numbers are never changed silently.** JSON from a model or a tool is read with
+//!   [`exact`]: an integer past 64 bits is refused with its pointer, never rounded to a float.
 //! - **Every call is validated before any execution.** Defaults are applied, then the arguments
 //!   are checked; violations come back with their pointers, worded for a model to fix.
 //! - **Failures are values.** Unknown tools, unparsable or invalid arguments, tool errors, tool
@@ -27,6 +31,7 @@
 //! - [`toolset`]: [`ToolSet`], where calls arrive as a name and an argument string.
 //! - [`blueprint`]: tools written as JSON Schema files, activities, the combined request schema.
 //! - [`result`], [`output`], [`args`]: results and content, output serialization, argument parsing.
+//! - [`exact`]: reading JSON without rounding an integer that does not fit in 64 bits.
 //! - [`approval`], [`variables`], [`names`], [`think`]: policies, variable declarations, naming,
 //!   the think tool.
 //! - [`repair`]: mending a model's broken arguments (syntax, then schema-led coercion), with notes.
@@ -34,6 +39,7 @@
 pub mod approval;
 pub mod args;
 pub mod blueprint;
+pub mod exact;
 pub mod names;
 pub mod output;
 pub mod repair;

@@ -22,8 +22,9 @@ pub enum ToolSetError {
         /// The names that do exist, in insertion order.
         available: Vec<String>,
     },
-    /// The argument string is not JSON (or has duplicate keys, or non-finite numbers).
-    #[error("arguments for `{tool_name}` are not valid JSON: {}", source.reason)]
+    /// The argument string is not JSON (or has duplicate keys, non-finite numbers or integers
+    /// past 64 bits).
+    #[error("arguments for `{tool_name}` {}: {}", source.what(), source.reason)]
     Json {
         /// The tool called.
         tool_name: String,

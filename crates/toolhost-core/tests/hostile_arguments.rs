@@ -1,7 +1,7 @@
 //! Hostile argument strings end in errors, never in a panic or a stack overflow of the caller.
 //!
 //! Each input a model (or an attacker) could send instead of sane arguments — nesting 10,000
-//! deep, numbers beyond `f64`, broken escapes and lone surrogates, a 10 MB string, duplicate
+//! deep, numbers beyond `f64`, integers beyond 64 bits, broken escapes and lone surrogates, a 10 MB string, duplicate
 //! keys, trailing garbage, blank text, a non-object, `NaN`/`Infinity` — is shown to come back from
 //! `parse_tool_args` and from `ToolSet::execute`/`ToolSet::call` as the specific error it should
 //! be, with a short message, and without the tool's handler ever running. A handler that panics
@@ -173,44 +173,48 @@ impl Tool for Count {
 }
 
 #[test]
-fn hundred_digit_integers_become_floats_that_bounds_and_typed_arguments_refuse() {
-    // serde_json reads an integer too large for 64 bits as the nearest f64: no parse error.
+fn integers_past_64_bits_are_refused_naming_the_argument_and_the_number() {
+    // A plain parse would read such an integer as the nearest f64, a different number; the
+    // arguments are refused instead, before any validation or call.
     let hundred_digits = "1".repeat(100);
-    let parsed = parse_tool_args(&hundred_digits).unwrap();
-    assert!(parsed.is_f64(), "{parsed}");
-    assert_eq!(parsed.as_f64(), Some(1.111_111_111_111_111e99));
-    let negative = parse_tool_args(&format!("-{hundred_digits}")).unwrap();
-    assert_eq!(negative.as_f64(), Some(-1.111_111_111_111_111e99));
-
-    // A bounded integer argument refuses it at validation.
+    let err = parse_tool_args(&hundred_digits).unwrap_err();
+    assert!(err.inexact, "{err}");
+    assert!(
+        err.reason.starts_with("at /: the integer 1111111111111111111111111111111111111111… (100 digits) does not fit in 64 bits"),
+        "{err}"
+    );
+    let twenty = "18446744073709551616"; // u64::MAX + 1
     let mut f = Fixture::new();
+    for count in [twenty.to_owned(), format!("-{hundred_digits}")] {
+        f.assert_refused(
+            &format!(r#"{{"text":"x","nested":{{"b":{count}}}}}"#),
+            "ToolJsonError",
+            "arguments for `echo` hold a number that cannot be kept exactly: at /nested/b: the integer",
+        );
+    }
     f.assert_refused(
-        &format!(r#"{{"text":"x","count":{hundred_digits}}}"#),
-        "ToolCallError",
-        "at /count: expected a number ≤ 1000",
+        &format!(r#"{{"text":"x","count":{twenty}}}"#),
+        "ToolJsonError",
+        &format!("at /count: the integer {twenty} does not fit in 64 bits"),
     );
-    f.assert_refused(
-        &format!(r#"{{"text":"x","count":-{hundred_digits}}}"#),
-        "ToolCallError",
-        "at /count: expected a number ≥ 0",
+    // What fits in 64 bits is kept exactly, also past f64's 53 bits.
+    assert_eq!(
+        parse_tool_args(r#"{"n": 9007199254740993}"#).unwrap()["n"].as_u64(),
+        Some(9_007_199_254_740_993)
     );
 
-    // A typed `i64` argument refuses it when the arguments are deserialized, before the call.
+    // A typed `i64` argument never sees it either.
     let typed_calls = Arc::new(AtomicUsize::new(0));
     f.add(AnyTool::from_tool(Count(Arc::clone(&typed_calls))).unwrap());
     let args = format!(r#"{{"n":{hundred_digits}}}"#);
     let text = f.execute_error("count", &args);
     assert!(
-        text.starts_with("ToolCallError: invalid arguments for `count`: ")
-            && text.contains("expected i64"),
+        text.starts_with("ToolJsonError: arguments for `count` hold a number that cannot be kept exactly: at /n: "),
         "{text}"
     );
     assert!(matches!(
         f.call_error("count", &args),
-        ToolSetError::Call {
-            failure: CallFailure::InvalidArguments { .. },
-            ..
-        }
+        ToolSetError::Json { .. }
     ));
     assert_eq!(typed_calls.load(Ordering::SeqCst), 0);
 }

@@ -17,6 +17,7 @@ use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::Value;
 use std::fmt;
 use std::time::{Duration, Instant};
+use toolhost_core::exact::{self, ExactJsonError};
 
 /// A model behind an HTTP API (OpenAI chat completions and compatible servers, Anthropic
 /// Messages, Gemini). Built by [`crate::model_from_config`] or [`HttpModel::new`].
@@ -182,15 +183,23 @@ impl HttpModel {
         body: &[u8],
     ) -> Result<ModelResponse, ModelError> {
         let api = self.api.api();
-        let answer: Value = serde_json::from_slice(body).map_err(|e| {
+        let answer: Value = exact::from_slice(body).map_err(|e| {
             // A body that ends early was cut on the way; anything else came whole but wrong.
-            let kind = if e.is_eof() {
-                ModelErrorKind::Transient
-            } else {
-                ModelErrorKind::MalformedAnswer
+            let (kind, message) = match e {
+                ExactJsonError::Json(e) if e.is_eof() => (
+                    ModelErrorKind::Transient,
+                    format!("the answer is not JSON: {e}"),
+                ),
+                ExactJsonError::Json(e) => (
+                    ModelErrorKind::MalformedAnswer,
+                    format!("the answer is not JSON: {e}"),
+                ),
+                ExactJsonError::Inexact(n) => (
+                    ModelErrorKind::MalformedAnswer,
+                    format!("the answer holds a number that cannot be kept exactly: {n}"),
+                ),
             };
-            let message = scrub(&format!("the answer is not JSON: {e}"), self.key.as_ref());
-            ModelError::new(api, kind, message)
+            ModelError::new(api, kind, scrub(&message, self.key.as_ref()))
         })?;
         let mut out = Assembly::new(prepared.context.clone());
         self.api.read(&answer, &mut out).map_err(|reason| {

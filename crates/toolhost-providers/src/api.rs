@@ -148,7 +148,9 @@ impl CallContext {
         let Some(lowered) = self.strict.get(tool) else {
             return arguments;
         };
-        match serde_json::from_str::<Value>(&arguments) {
+        // Read exactly: arguments with an integer past 64 bits stay as written, and the
+        // runtime refuses them naming the number, rather than passing on a rounded one.
+        match toolhost_core::exact::from_str::<Value>(&arguments) {
             Ok(value) => lowered.lift_arguments(value).to_string(),
             Err(_) => arguments,
         }
@@ -246,13 +248,14 @@ pub(crate) fn wire_tools(api: &dyn WireApi, request: &ModelRequest, strict: bool
     }
 }
 
-/// A call's arguments as a JSON object for APIs that take objects: `{}` for blank or
-/// unparsable text, `{"value": v}` for a parsed non-object.
+/// A call's arguments as a JSON object for APIs that take objects: `{}` for blank text or text
+/// that cannot be read exactly (not JSON, or an integer past 64 bits: such a call was refused
+/// and its result says why), `{"value": v}` for a parsed non-object.
 pub(crate) fn arguments_object(arguments: &str) -> Value {
     if arguments.trim().is_empty() {
         return Value::Object(Map::new());
     }
-    match serde_json::from_str::<Value>(arguments) {
+    match toolhost_core::exact::from_str::<Value>(arguments) {
         Ok(Value::Object(map)) => Value::Object(map),
         Ok(other) => serde_json::json!({ "value": other }),
         Err(_) => Value::Object(Map::new()),

@@ -19,6 +19,8 @@ use crate::model::{
 use crate::{ChatRole, ModelApi, ModelError, ModelErrorKind};
 use serde::Deserialize;
 use serde_json::Value;
+// Scripted arguments are read exactly, as a real model's are.
+use toolhost_core::exact;
 
 /// One scripted assistant turn.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -90,15 +92,12 @@ impl ScriptedModel {
             reason,
         };
         let turns: Vec<ScriptedTurn> = if text.trim_start().starts_with('[') {
-            serde_json::from_str(text)
-                .map_err(|e| fail(format!("not a JSON array of turns: {e}")))?
+            exact::from_str(text).map_err(|e| fail(format!("not a JSON array of turns: {e}")))?
         } else {
             text.lines()
                 .enumerate()
                 .filter(|(_, l)| !l.trim().is_empty())
-                .map(|(i, l)| {
-                    serde_json::from_str(l).map_err(|e| fail(format!("line {}: {e}", i + 1)))
-                })
+                .map(|(i, l)| exact::from_str(l).map_err(|e| fail(format!("line {}: {e}", i + 1))))
                 .collect::<Result<_, _>>()?
         };
         if turns.is_empty() {

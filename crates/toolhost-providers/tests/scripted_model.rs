@@ -128,3 +128,15 @@ fn bad_scripts_are_reported_with_the_line_or_turn() {
     let err = ScriptedModel::parse("t", "s.json", "[]").unwrap_err();
     assert!(err.to_string().contains("no turns"));
 }
+
+#[test]
+fn a_scripted_integer_past_64_bits_is_refused_not_rounded() {
+    let script = "{\"text\": \"ok\"}\n{\"toolCalls\": [{\"name\": \"pay\", \"arguments\": {\"amount\": 123456789012345678901234567890}}]}\n";
+    let err = ScriptedModel::parse("t", "s.jsonl", script).unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "script s.jsonl: line 2: at /toolCalls/0/arguments/amount: the integer 123456789012345678901234567890 does not fit in 64 bits"
+        ),
+        "{err}"
+    );
+}

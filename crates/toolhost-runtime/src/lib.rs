@@ -40,6 +40,9 @@
 //! - A process activity runs its program once per call with the call as JSON on standard input
 //!   and reads a `ToolResult` as JSON from standard output; every failure becomes an error result
 //!   naming the activity, and past its timeout the whole process tree is killed.
+//! - Every file it reads (definitions, tool files, model scripts, the secrets key) goes through
+//!   [`files`]: a regular file (or a link to one) under a size cap, or an error naming the file
+//!   and why; a FIFO or a device never blocks or floods a run.
 //! - Models: the runtime depends on the `Model` contract of `toolhost-providers` (built without
 //!   its `http` feature), never on an adapter. It reads the scripted (`test`) models from the
 //!   project itself; every other model definition is handed, as plain data, to the
@@ -76,5 +79,6 @@ compile_error!(
 
 pub mod activity;
 pub mod engine;
+pub mod files;
 pub mod project;
 pub mod variables;

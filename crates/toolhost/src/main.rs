@@ -1,5 +1,9 @@
 //! The `toolhost` command line.
 
+// Standard output and error are written through `cli::output`, which ends the command quietly
+// when the reader of a pipe has gone; `println!` would panic instead.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
 
 use clap::Parser;

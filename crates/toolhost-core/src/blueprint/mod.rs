@@ -200,12 +200,28 @@ impl Reader {
 impl Blueprint {
     /// Parses a blueprint file's text; `stem` is the file name without `.json`.
     pub fn parse(stem: &str, text: &str) -> Result<Self, BlueprintError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| BlueprintError {
-            tool: stem.to_owned(),
-            issues: vec![SchemaIssue {
-                pointer: "/".to_owned(),
-                reason: format!("the file is not valid JSON: {e}"),
-            }],
+        // Read exactly: a bound or constant past 64 bits is refused, not rounded.
+        let value: Value = crate::exact::from_str(text).map_err(|e| {
+            let (pointer, reason) = match e {
+                crate::exact::ExactJsonError::Json(e) => {
+                    ("/".to_owned(), format!("the file is not valid JSON: {e}"))
+                }
+                crate::exact::ExactJsonError::Inexact(n) => (
+                    if n.pointer.is_empty() {
+                        "/".to_owned()
+                    } else {
+                        n.pointer.clone()
+                    },
+                    format!(
+                        "the integer {} does not fit in 64 bits; it is refused rather than rounded",
+                        n.number
+                    ),
+                ),
+            };
+            BlueprintError {
+                tool: stem.to_owned(),
+                issues: vec![SchemaIssue { pointer, reason }],
+            }
         })?;
         Self::from_value(stem, &value)
     }

@@ -80,7 +80,7 @@ fn convert(value: Value, to: &str, schema: &Value, at: &str, notes: &mut Vec<Str
     let shown = value.to_string();
     let converted = match (&value, to) {
         (Value::String(s), "integer") => s.trim().parse::<i64>().ok().map(Value::from),
-        (Value::String(s), "number") => serde_json::from_str::<Value>(s.trim())
+        (Value::String(s), "number") => crate::exact::from_str::<Value>(s.trim())
             .ok()
             .filter(Value::is_number),
         (Value::String(s), "boolean") => match s.trim().to_ascii_lowercase().as_str() {
@@ -88,7 +88,7 @@ fn convert(value: Value, to: &str, schema: &Value, at: &str, notes: &mut Vec<Str
             "false" => Some(Value::Bool(false)),
             _ => None,
         },
-        (Value::String(s), "object" | "array") => serde_json::from_str::<Value>(s.trim())
+        (Value::String(s), "object" | "array") => crate::exact::from_str::<Value>(s.trim())
             .ok()
             .filter(|v| fits(v, to)),
         _ => None,

@@ -12,6 +12,9 @@
 //!    value → `[value]` where an array of that value's type is wanted. Nothing is coerced inside
 //!    a union (`anyOf`/`oneOf`), where the intent is not clear.
 //!
+//! An integer past 64 bits is never read into a rounded number by any rung (see
+//! [`crate::exact`]): text holding one is unrepairable, and a string holding one is not coerced.
+//!
 //! Every repair is reported as a note worded for a person and for the model. Text that is
 //! already valid JSON is never changed by rung 1, and a value that already fits its schema is
 //! never changed by rung 2. Asking the model again is the caller's job.
@@ -21,6 +24,7 @@ mod mend;
 #[cfg(test)]
 mod tests;
 
+use crate::exact::{self, ExactJsonError};
 pub use coerce::coerce_to_schema;
 use mend::mend;
 use serde_json::{Map, Value};
@@ -66,18 +70,23 @@ pub fn repair_json(text: &str) -> Result<Repair, Unrepairable> {
             notes,
         });
     }
-    let value = match serde_json::from_str::<Value>(text) {
+    // An integer past 64 bits is refused at every rung: no repair may round it (see
+    // `crate::exact`).
+    let refuse = |e: ExactJsonError, notes: &Vec<String>| Unrepairable {
+        reason: e.to_string(),
+        notes: notes.clone(),
+    };
+    let value = match exact::from_str::<Value>(text) {
         Ok(value) => value,
-        Err(_) => {
+        Err(e @ ExactJsonError::Inexact(_)) => return Err(refuse(e, &notes)),
+        Err(ExactJsonError::Json(_)) => {
             let unfenced = strip_fence(text, &mut notes);
-            match serde_json::from_str::<Value>(unfenced) {
+            match exact::from_str::<Value>(unfenced) {
                 Ok(value) => value,
-                Err(_) => {
+                Err(e @ ExactJsonError::Inexact(_)) => return Err(refuse(e, &notes)),
+                Err(ExactJsonError::Json(_)) => {
                     let mended = mend(unfenced, &mut notes);
-                    serde_json::from_str::<Value>(&mended).map_err(|e| Unrepairable {
-                        reason: e.to_string(),
-                        notes: notes.clone(),
-                    })?
+                    exact::from_str::<Value>(&mended).map_err(|e| refuse(e, &notes))?
                 }
             }
         }

@@ -122,6 +122,34 @@ fn hopeless_text_is_an_error_with_the_notes_tried() {
     assert!(!e.notes.is_empty());
 }
 
+#[test]
+fn integers_past_64_bits_are_never_repaired_into_other_numbers() {
+    let big = "123456789012345678901234567890";
+    for text in [
+        format!("{{\"count\": {big}}}"),
+        format!("```json\n{{\"count\": {big}}}\n```"),
+        format!("{{'count': {big},}}"),
+        format!("{{\"count\": {big}"),
+    ] {
+        let e = repair_json(&text).unwrap_err();
+        assert!(
+            e.reason.contains(&format!(
+                "at /count: the integer {big} does not fit in 64 bits"
+            )),
+            "{text}: {e}"
+        );
+    }
+    let r = coerce_to_schema(
+        json!({"ratio": big, "opts": format!("{{\"deep\": {big}}}")}),
+        &schema(),
+    );
+    assert_eq!(
+        r.value,
+        json!({"ratio": big, "opts": format!("{{\"deep\": {big}}}")})
+    );
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
 fn schema() -> Value {
     json!({
         "type": "object",

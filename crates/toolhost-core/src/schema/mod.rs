@@ -5,12 +5,14 @@
 //! [`canonicalize`], then compiled once into a [`CompiledSchema`]. [`lower`] turns the canonical
 //! form into what each provider accepts and lists the guarantees that provider cannot carry.
 
+mod budget;
 pub mod builder;
 mod defaults;
 pub mod lower;
 mod subset;
 mod validate;
 
+pub use budget::{MAX_SCHEMA_BYTES, MAX_SCHEMA_NESTING};
 pub use defaults::apply_defaults;
 pub use subset::{canonicalize, SchemaIssue, MAX_DEPTH};
 pub use validate::{no_arguments_schema, CompiledSchema, Violation, Violations};

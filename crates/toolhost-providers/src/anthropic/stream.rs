@@ -233,7 +233,7 @@ impl EventReader {
                 ..
             }) => out.push_arguments(index, "{}"),
             Some(Block::ServerCall { mut start, json }) => {
-                if let Ok(input) = serde_json::from_str::<Value>(&json) {
+                if let Ok(input) = toolhost_core::exact::from_str::<Value>(&json) {
                     start["input"] = input;
                 }
                 self.server_calls.started(&start);

@@ -198,7 +198,8 @@ fn parts(
         ChatRole::Tool => {
             let id = m.tool_call_id.as_deref().unwrap_or_default();
             let name = names.get(id).map_or("", |n| wire.context.wire_name(n));
-            let response = match serde_json::from_str::<Value>(text) {
+            // Read exactly: a result that is not kept as it is goes as text.
+            let response = match toolhost_core::exact::from_str::<Value>(text) {
                 Ok(Value::Object(map)) => Value::Object(map),
                 _ => json!({"result": text}),
             };

@@ -9,6 +9,7 @@ use crate::failure::stream_error;
 use crate::sse::SseEvent;
 use crate::{FinishReason, ModelApi, ModelError, ModelErrorKind, ProviderToolResult};
 use serde_json::Value;
+use toolhost_core::exact::{self, ExactJsonError};
 
 /// Where one answer stands.
 #[derive(Default)]
@@ -160,12 +161,18 @@ impl StreamReader for ChunkReader {
         sink: &DeltaSink,
     ) -> Result<bool, ModelError> {
         // Events arrive whole, so a chunk that is not JSON was garbled on the way: worth a retry.
-        let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
-            ModelError::new(
+        // Call arguments come as objects in the chunk, so it is read exactly (`core::exact`).
+        let chunk: Value = exact::from_str(&event.data).map_err(|e| match e {
+            ExactJsonError::Json(e) => ModelError::new(
                 ModelApi::Gemini,
                 ModelErrorKind::Transient,
                 format!("a stream chunk is not JSON: {e}"),
-            )
+            ),
+            ExactJsonError::Inexact(n) => ModelError::new(
+                ModelApi::Gemini,
+                ModelErrorKind::MalformedAnswer,
+                format!("a stream chunk holds a number that cannot be kept exactly: {n}"),
+            ),
         })?;
         if chunk.get("error").is_some() {
             return Err(stream_error(ModelApi::Gemini, event.data.as_bytes()));

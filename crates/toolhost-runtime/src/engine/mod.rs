@@ -240,7 +240,11 @@ impl Runtime {
                     Ok(model) => {
                         models.insert(name.clone(), Arc::new(model));
                     }
-                    Err(reason) => problems.push(problem(reason)),
+                    Err(reason) => {
+                        // A thread on it fails with this reason, not a guess at one.
+                        unavailable.insert(name.clone(), reason.clone());
+                        problems.push(problem(reason));
+                    }
                 }
                 continue;
             }
@@ -419,8 +423,8 @@ fn load_script(root: &Path, name: &str, script: Option<&Path>) -> Result<Scripte
         );
     };
     let path: PathBuf = root.join(script);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read script {}: {e}", path.display()))?;
+    let text = crate::files::read_text(&path, crate::files::MAX_FILE_BYTES)
+        .map_err(|e| format!("cannot read script {}: {}", script.display(), e.reason()))?;
     ScriptedModel::parse(format!("test:{name}"), &script.display().to_string(), &text)
         .map_err(|e: ScriptError| e.to_string())
 }

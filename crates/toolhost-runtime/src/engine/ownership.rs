@@ -82,7 +82,7 @@ fn place_is_verifiable(place: &str) -> bool {
 }
 
 fn read_place() -> String {
-    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let read = |path: &str| crate::files::read_text(std::path::Path::new(path), 4096).ok();
     let name = read("/proc/sys/kernel/hostname")
         .or_else(|| std::env::var("HOSTNAME").ok())
         .map(|h| h.trim().to_owned())

@@ -2,6 +2,7 @@
 
 use super::tools::FileProblem;
 use crate::activity::ProcessActivity;
+use crate::files::{read_text, MAX_FILE_BYTES};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
@@ -271,7 +272,8 @@ fn json_files(dir: &Path) -> Vec<(String, PathBuf)> {
     let mut files: Vec<(String, PathBuf)> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+        // Not `is_file`: a FIFO or device named like a definition is reported, not passed over.
+        .filter(|p| !p.is_dir() && p.extension().is_some_and(|e| e == "json"))
         .filter_map(|p| Some((p.file_stem()?.to_str()?.to_owned(), p)))
         .collect();
     files.sort();
@@ -279,7 +281,7 @@ fn json_files(dir: &Path) -> Vec<(String, PathBuf)> {
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let text = read_text(path, MAX_FILE_BYTES).map_err(|e| e.reason())?;
     serde_json::from_str(&text).map_err(|e| format!("not a valid definition: {e}"))
 }
 
@@ -336,8 +338,8 @@ pub fn load_definitions(root: &Path) -> Definitions {
         }
     }
     for (name, path) in json_files(&agents_dir.join("activities")) {
-        let loaded = fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read the file: {e}"))
+        let loaded = read_text(&path, MAX_FILE_BYTES)
+            .map_err(|e| e.reason())
             .and_then(|text| ProcessActivity::parse(&name, &text, root).map_err(|e| e.reason));
         match loaded {
             Ok(a) => {

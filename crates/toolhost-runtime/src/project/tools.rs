@@ -11,7 +11,7 @@ use toolhost_core::blueprint::{Activities, Binding, Blueprint};
 use toolhost_core::AnyTool;
 
 /// The largest tool file read; larger ones are refused rather than read into memory.
-pub const MAX_TOOL_FILE_BYTES: u64 = 4 * 1024 * 1024;
+pub const MAX_TOOL_FILE_BYTES: u64 = crate::files::MAX_FILE_BYTES;
 
 /// A tool loaded from a file.
 #[derive(Debug, Clone)]
@@ -120,7 +120,8 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
         .map_err(unreadable)?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file())
+        // Not `is_file`: a FIFO or device named like a tool is reported, not passed over.
+        .filter(|p| !p.is_dir())
         .collect();
     paths.sort();
 
@@ -149,15 +150,7 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
 }
 
 fn load_blueprint(path: &Path, stem: &str, activities: &Activities) -> Result<LoadedTool, String> {
-    let size = fs::metadata(path)
-        .map_err(|e| format!("cannot read the file: {e}"))?
-        .len();
-    if size > MAX_TOOL_FILE_BYTES {
-        return Err(format!(
-            "the file is {size} bytes; a tool file may be at most {MAX_TOOL_FILE_BYTES} bytes"
-        ));
-    }
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let text = crate::files::read_text(path, MAX_TOOL_FILE_BYTES).map_err(|e| e.reason())?;
     let blueprint = Blueprint::parse(stem, &text).map_err(|e| e.to_string())?;
     let (tool, binding) = activities.bind(&blueprint).map_err(|e| {
         e.issues

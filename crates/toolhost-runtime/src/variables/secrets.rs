@@ -90,17 +90,18 @@ impl SecretKey {
             path: path.display().to_string(),
             source,
         };
-        match std::fs::read_to_string(&path) {
+        // A key is 64 hex digits; the cap only keeps a wrong file from being read whole.
+        match crate::files::read_text(&path, 1024) {
             Ok(text) => parse_hex(&text)
                 .map(Self)
                 .ok_or_else(|| SecretError::BadKey(path.display().to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.is_not_found() => {
                 let key = Self::generate()?;
                 let hex: String = key.0.iter().map(|b| format!("{b:02x}")).collect();
                 write_private(&path, hex.as_bytes()).map_err(file_error)?;
                 Ok(key)
             }
-            Err(e) => Err(file_error(e)),
+            Err(e) => Err(file_error(std::io::Error::other(e.reason()))),
         }
     }
 

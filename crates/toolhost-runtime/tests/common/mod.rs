@@ -5,9 +5,12 @@
 
 pub mod traces;
 
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::AnyTool;
 use toolhost_providers::{
@@ -141,4 +144,59 @@ pub fn ping_tool() -> AnyTool {
         .handler(|_: serde_json::Value, _| async move { Ok::<_, ToolError>("pong".to_owned()) })
         .build()
         .unwrap()
+}
+
+/// A fixture of the providers crate, read where cargo runs this test from.
+pub fn fixture(path: &str) -> String {
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("run by cargo");
+    let path = PathBuf::from(dir)
+        .join("../toolhost-providers/tests/fixtures")
+        .join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Serves `(content type, body)` replies in order, one per connection, and keeps each request
+/// body.
+pub async fn replay_server(replies: Vec<(&'static str, String)>) -> (u16, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        for (content_type, body) in replies {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let request = read_body(&mut socket).await;
+            log.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&request).unwrap());
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            socket.write_all(head.as_bytes()).await.unwrap();
+            socket.write_all(body.as_bytes()).await.unwrap();
+            socket.shutdown().await.ok();
+        }
+    });
+    (port, seen)
+}
+
+pub async fn read_body(socket: &mut tokio::net::TcpStream) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = socket.read(&mut chunk).await.unwrap();
+        buf.extend_from_slice(&chunk[..n]);
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse().unwrap());
+        if buf.len() >= end + 4 + length {
+            return buf[end + 4..end + 4 + length].to_vec();
+        }
+    }
 }

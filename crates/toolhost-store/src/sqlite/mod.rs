@@ -59,6 +59,44 @@ pub(crate) fn db(e: rusqlite::Error) -> StoreError {
     StoreError::Backend(Box::new(e))
 }
 
+/// SQLite reports a FIFO or a device in place of the database only as "disk I/O error"; this
+/// says what the path is instead. A missing file is fine (it is created).
+fn refuse_special_file(path: &Path) -> StoreResult<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_file() {
+        return Ok(());
+    }
+    #[cfg(unix)]
+    let kind = {
+        use std::os::unix::fs::FileTypeExt as _;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_dir() {
+            "a folder"
+        } else {
+            "something else"
+        }
+    };
+    #[cfg(not(unix))]
+    let kind = if meta.is_dir() {
+        "a folder"
+    } else {
+        "something else"
+    };
+    Err(StoreError::Backend(
+        format!(
+            "the database {} is {kind}, not a regular file",
+            path.display()
+        )
+        .into(),
+    ))
+}
+
 pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
 }
@@ -67,6 +105,7 @@ impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     /// A database written by a newer toolhost is refused and left as it is.
     pub fn open(path: &Path) -> StoreResult<Self> {
+        refuse_special_file(path)?;
         let conn = Self::init(Connection::open(path).map_err(db)?)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {

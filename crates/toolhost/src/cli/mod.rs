@@ -3,9 +3,12 @@
 //! Exit codes: 0 success; 1 the input was checked and found invalid, or a run failed; 2 a bad
 //! file, an unknown name or a usage error; 3 a run paused, waiting for a person (an approval or
 //! variables); 4 another run owns the thread (what was given is stored for it, nothing was run);
-//! 130 `toolhost chat` left with a second Ctrl-C while a turn was still running.
+//! 130 `toolhost chat` left with a second Ctrl-C while a turn was still running. When standard
+//! output is a pipe whose reader has gone (`| head`), every command ends at once and quietly, as
+//! `cat` and `git` do: by `SIGPIPE`, which a shell shows as 141 (see `output`).
 
 mod chat;
+mod lines;
 mod output;
 mod progress;
 mod run;

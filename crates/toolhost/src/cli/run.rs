@@ -1,7 +1,7 @@
 //! `toolhost run` and `toolhost resume`: run an agent on a thread, decide what it waits for,
 //! continue it.
 
-use super::output::{self, BAD_INPUT, BUSY, INVALID, PAUSED};
+use super::output::{self, errln, BAD_INPUT, BUSY, INVALID, PAUSED};
 use super::progress;
 use super::transcript::{print_messages, thread_json};
 use super::values::ValueArgs;
@@ -221,8 +221,9 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
     };
     verdict.always = args.always;
     if let Some(text) = &args.args {
-        let edited = serde_json::from_str(text).map_err(|e| {
-            output::error("--args is not valid JSON.", Some(&e));
+        // Read as a model's arguments are: no duplicate keys, no integer rounded.
+        let edited = toolhost::parse_tool_args(text).map_err(|e| {
+            output::error("--args could not be read.", Some(&e));
             output::exit(BAD_INPUT)
         })?;
         verdict.edited_arguments = Some(edited);
@@ -390,7 +391,7 @@ pub(super) fn drive(
                     }
                     StopReason::Stopped => "it was stopped".to_owned(),
                 };
-                eprintln!("thread {thread_id} done: {why}");
+                errln!("thread {thread_id} done: {why}");
             }
             ExitCode::SUCCESS
         }
@@ -405,7 +406,7 @@ pub(super) fn drive(
                         format!("it needs the variables {}", names.join(", "))
                     }
                 };
-                eprintln!("thread {thread_id} paused: {what}");
+                errln!("thread {thread_id} paused: {what}");
                 let secrets = runtime.secret_names();
                 print_how_to_continue(store.as_ref(), dir, how.data, thread_id, &secrets);
             }

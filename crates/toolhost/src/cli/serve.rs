@@ -1,6 +1,6 @@
 //! `toolhost serve DIR`: the HTTP API over a project, until Ctrl-C or SIGTERM.
 
-use super::output::{self, BAD_INPUT, INVALID};
+use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::run::{open_project, DataArg};
 use clap::Args;
 use std::path::PathBuf;
@@ -63,18 +63,18 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             .map(|a| a.to_string())
             .unwrap_or_else(|_| args.listen.clone());
         let data = args.data.data.display();
-        println!("toolhost serves {} at http://{address} (threads in {data})", args.dir.display());
+        outln!("toolhost serves {} at http://{address} (threads in {data})", args.dir.display());
         if active == 0 {
-            println!(
+            outln!(
                 "no token exists yet: create one with `toolhost tokens create NAME --scope admin --data {data}`"
             );
         } else {
-            println!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
+            outln!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
         }
         let server = Server::new(Arc::new(runtime), ServerConfig::default());
         match server.run(listener, stop_signal()).await {
             Ok(()) => {
-                println!("stopped: every run of this server stored its work and released its thread");
+                outln!("stopped: every run of this server stored its work and released its thread");
                 ExitCode::SUCCESS
             }
             Err(e) => {

@@ -1,6 +1,6 @@
 //! `toolhost threads ...`: list stored threads and show one, with what it waits for.
 
-use super::output::{self, BAD_INPUT, INVALID};
+use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::run::{open_store, DataArg};
 use super::transcript::{print_messages, thread_json};
 use super::waiting::{pending_json, print_pending};
@@ -62,16 +62,20 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                     output::json(&serde_json::Value::Array(rows));
                 }
                 Ok(threads) if threads.is_empty() => {
-                    println!("no threads in {}", data.data.display())
+                    outln!("no threads in {}", data.data.display())
                 }
                 Ok(threads) => {
-                    println!(
+                    outln!(
                         "{:36}  {:8}  {:20}  {:>8}  {:19}  LAST ACTIVE (UTC)",
-                        "THREAD", "STATUS", "AGENT", "MESSAGES", "CREATED (UTC)"
+                        "THREAD",
+                        "STATUS",
+                        "AGENT",
+                        "MESSAGES",
+                        "CREATED (UTC)"
                     );
                     for t in threads {
                         let count = store.messages(&t.id).map(|m| m.len()).unwrap_or(0);
-                        println!(
+                        outln!(
                             "{:36}  {:8}  {:20}  {count:>8}  {:19}  {}",
                             t.id,
                             t.status.as_str(),
@@ -109,9 +113,9 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                         record["owner"] = serde_json::to_value(&owner).unwrap_or_default();
                         output::json(&record);
                     } else {
-                        println!("thread {} ({}, agent {})", t.id, t.status.as_str(), t.agent);
+                        outln!("thread {} ({}, agent {})", t.id, t.status.as_str(), t.agent);
                         if let Some(lease) = &owner {
-                            println!("{}", describe_owner(lease));
+                            outln!("{}", describe_owner(lease));
                         }
                         print_messages(&messages);
                         print_pending(store.as_ref(), &t.id);
@@ -134,11 +138,11 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
             };
             match store.request_stop(&thread_id) {
                 Ok(true) => {
-                    println!("asked the run that owns thread {thread_id} to stop");
+                    outln!("asked the run that owns thread {thread_id} to stop");
                     ExitCode::SUCCESS
                 }
                 Ok(false) => {
-                    println!("no run owns thread {thread_id}; nothing to stop");
+                    outln!("no run owns thread {thread_id}; nothing to stop");
                     ExitCode::SUCCESS
                 }
                 Err(toolhost_store::StoreError::ThreadNotFound(_)) => {

@@ -1,6 +1,6 @@
 //! `toolhost tokens ...`: the bearer tokens of `toolhost serve`, kept (hashed) in the data folder.
 
-use super::output::{self, BAD_INPUT, INVALID};
+use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::run::{open_store, DataArg};
 use clap::Subcommand;
 use serde_json::json;
@@ -84,7 +84,7 @@ pub fn tokens(cmd: TokensCommand) -> ExitCode {
             if json {
                 output::json(&json!({"token": minted.token, "record": minted.record}));
             } else {
-                println!("{}", minted.token);
+                outln!("{}", minted.token);
                 output::note(
                     "created",
                     &format!(
@@ -119,11 +119,14 @@ pub fn tokens(cmd: TokensCommand) -> ExitCode {
                     .collect();
                 output::json(&json!(rows));
             } else if tokens.is_empty() {
-                println!("no tokens in {}", data.data.display());
+                outln!("no tokens in {}", data.data.display());
             } else {
-                println!(
+                outln!(
                     "{:12}  {:20}  {:24}  {:20}  STATE",
-                    "ID", "NAME", "SCOPES", "AGENTS"
+                    "ID",
+                    "NAME",
+                    "SCOPES",
+                    "AGENTS"
                 );
                 for t in tokens {
                     let state = match t.revoked_at {
@@ -134,7 +137,7 @@ pub fn tokens(cmd: TokensCommand) -> ExitCode {
                         .agents
                         .map(|a| a.join(","))
                         .unwrap_or_else(|| "all".into());
-                    println!(
+                    outln!(
                         "{:12}  {:20}  {:24}  {:20}  {state}",
                         t.id,
                         t.name,
@@ -152,7 +155,7 @@ pub fn tokens(cmd: TokensCommand) -> ExitCode {
             };
             match store.revoke_token(&id) {
                 Ok(true) => {
-                    println!("revoked token {id}");
+                    outln!("revoked token {id}");
                     ExitCode::SUCCESS
                 }
                 Ok(false) => {

@@ -1,6 +1,6 @@
 //! `toolhost tools ...`: list, lower, check and combine the tools of a project.
 
-use super::output::{self, BAD_INPUT, INVALID};
+use super::output::{self, outln, BAD_INPUT, INVALID};
 use clap::Subcommand;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -153,7 +153,7 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
             .collect();
         output::json(&Value::Array(defs));
     } else if project.tools.is_empty() {
-        println!("no tools in {}", dir.join("agents/tools").display());
+        outln!("no tools in {}", dir.join("agents/tools").display());
     } else {
         let kinds: Vec<String> = project.tools.iter().map(kind).collect();
         let name_w = project
@@ -164,9 +164,9 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
             .unwrap_or(4)
             .max(4);
         let kind_w = kinds.iter().map(String::len).max().unwrap_or(4).max(4);
-        println!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
+        outln!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
         for (t, k) in project.tools.iter().zip(&kinds) {
-            println!(
+            outln!(
                 "{:name_w$}  {:kind_w$}  {}",
                 t.tool.name(),
                 k,
@@ -285,7 +285,7 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
                 output::json(&json!({"valid": false, "violations": violations}));
             } else {
                 let count = violations.items.len() + violations.more;
-                println!(
+                outln!(
                     "{count} violation{} of the arguments for \"{name}\":",
                     if count == 1 { "" } else { "s" }
                 );
@@ -295,10 +295,10 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
                     } else {
                         &v.pointer
                     };
-                    println!("  at {at}: {}", v.message);
+                    outln!("  at {at}: {}", v.message);
                 }
                 if violations.more > 0 {
-                    println!("  and {} more", violations.more);
+                    outln!("  and {} more", violations.more);
                 }
             }
             output::exit(INVALID)
@@ -336,15 +336,20 @@ fn read_output_schema(path: &Path) -> Result<Value, ExitCode> {
         output::error(&sentence, Some(cause));
         output::exit(BAD_INPUT)
     };
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = toolhost_runtime::files::read_text(path, toolhost_runtime::files::MAX_FILE_BYTES)
+        .map_err(|e| {
+            fail(
+                format!("the output schema {} could not be read.", path.display()),
+                &e.reason(),
+            )
+        })?;
+    // Read exactly, as tool files are: a bound past 64 bits is refused, not rounded.
+    let raw: Value = toolhost::exact::from_str(&text).map_err(|e| {
         fail(
-            format!("the output schema {} could not be read.", path.display()),
-            &e,
-        )
-    })?;
-    let raw: Value = serde_json::from_str(&text).map_err(|e| {
-        fail(
-            format!("the output schema {} is not valid JSON.", path.display()),
+            format!(
+                "the output schema {} could not be read as JSON.",
+                path.display()
+            ),
             &e,
         )
     })?;

@@ -1,5 +1,6 @@
 //! Printing a thread for people (a transcript) and for scripts (JSON).
 
+use super::output::outln;
 use serde_json::{json, Value};
 use toolhost_store::{CallRecord, Message, Role, Thread};
 
@@ -31,15 +32,15 @@ pub fn print_messages(messages: &[Message]) {
     for m in messages.iter().filter(|m| m.depth == 0) {
         match m.role {
             Role::System => {}
-            Role::User => println!("user: {}", m.content.as_deref().unwrap_or("")),
+            Role::User => outln!("user: {}", m.content.as_deref().unwrap_or("")),
             Role::Assistant => {
                 if let Some(text) = m.content.as_deref().filter(|t| !t.is_empty()) {
-                    println!("assistant: {text}");
+                    outln!("assistant: {text}");
                 }
                 for call in &m.tool_calls {
-                    println!("  call {}({})", call.name, one_line(&call.arguments, 200));
+                    outln!("  call {}({})", call.name, one_line(&call.arguments, 200));
                     if let Some(notes) = repair_notes(m, &call.id) {
-                        println!("    arguments repaired: {}", one_line(&notes, 300));
+                        outln!("    arguments repaired: {}", one_line(&notes, 300));
                     }
                 }
             }
@@ -50,7 +51,7 @@ pub fn print_messages(messages: &[Message]) {
                 } else {
                     ""
                 };
-                println!(
+                outln!(
                     "  {} {}{by}: {}",
                     if ok { "ok" } else { "error" },
                     m.name.as_deref().unwrap_or("tool"),

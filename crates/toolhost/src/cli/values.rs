@@ -2,8 +2,10 @@
 //! secret read from standard input (without echo on a terminal), one line per secret in the
 //! order the flags are given.
 
+use super::lines::{read_line, MAX_LINE_BYTES};
+use super::output::errln;
 use clap::Args;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use toolhost_runtime::variables::VariableValue;
 
 /// The flags that give a thread variables.
@@ -47,23 +49,22 @@ fn read_secret(name: &str) -> Result<String, String> {
     let stdin = std::io::stdin();
     let terminal = stdin.is_terminal();
     let saved = if terminal {
-        eprint!("value of secret {name}: ");
+        let _ = write!(std::io::stderr(), "value of secret {name}: ");
         let _ = std::io::stderr().flush();
         echo_off()
     } else {
         None
     };
-    let mut line = String::new();
-    let read = stdin.lock().read_line(&mut line);
+    let read = read_line(&mut stdin.lock(), MAX_LINE_BYTES);
     if let Some(saved) = saved {
         restore(saved);
-        eprintln!();
+        errln!();
     }
     match read {
-        Ok(0) => Err(format!(
+        Ok(None) => Err(format!(
             "secret {name}: standard input ended before its value"
         )),
-        Ok(_) => Ok(line.trim_end_matches(['\n', '\r']).to_owned()),
+        Ok(Some(line)) => Ok(line),
         Err(e) => Err(format!(
             "secret {name}: standard input could not be read: {e}"
         )),

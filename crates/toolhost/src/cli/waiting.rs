@@ -1,6 +1,7 @@
 //! Printing what a thread waits for (calls to approve, variables to supply) and how its approval
 //! requests were decided.
 
+use super::output::{errln, outln};
 use super::run::{DEFAULT_DATA_DIR, EPHEMERAL};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -35,7 +36,7 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
     for record in open_approvals(store, thread_id) {
         let r = &record.request;
         match &record.decision {
-            Some(d) => println!(
+            Some(d) => outln!(
                 "approval of {} ({}): {}{} by {}",
                 r.call_id,
                 r.tool,
@@ -48,16 +49,16 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
                 d.decided_by
             ),
             None => {
-                println!("waiting for approval: call {} to {}", r.call_id, r.tool);
-                println!("  arguments: {}", r.arguments);
+                outln!("waiting for approval: call {} to {}", r.call_id, r.tool);
+                outln!("  arguments: {}", r.arguments);
                 if let Some(reason) = &r.reason {
-                    println!("  reason: {reason}");
+                    outln!("  reason: {reason}");
                 }
             }
         }
     }
     for request in open_requests(store, thread_id) {
-        println!(
+        outln!(
             "waiting for variables (request {}): {}",
             request.id,
             request.names.join(", ")
@@ -100,7 +101,7 @@ pub fn print_how_to_continue(
     secret_names: &BTreeSet<String>,
 ) {
     if data == Path::new(EPHEMERAL) {
-        eprintln!(
+        errln!(
             "the thread was kept in memory (--data {EPHEMERAL}) and is gone when this command ends; \
              run it with a data folder to continue it later"
         );
@@ -116,8 +117,8 @@ pub fn print_how_to_continue(
         .filter(|a| a.decision.is_none())
     {
         let call = &record.request.call_id;
-        eprintln!("continue with: {base} --approve {call}");
-        eprintln!("           or: {base} --deny {call} --message \"why\"");
+        errln!("continue with: {base} --approve {call}");
+        errln!("           or: {base} --deny {call} --message \"why\"");
     }
     for request in open_requests(store, thread_id) {
         let flags: Vec<String> = request
@@ -131,9 +132,9 @@ pub fn print_how_to_continue(
                 }
             })
             .collect();
-        eprintln!("continue with: {base} {}", flags.join(" "));
+        errln!("continue with: {base} {}", flags.join(" "));
         if request.names.iter().any(|n| secret_names.contains(n)) {
-            eprintln!(
+            errln!(
                 "  (each --secret reads its value from standard input, one line each, in order)"
             );
         }

@@ -95,10 +95,11 @@ fn edited(
             Read::Eof => return Some(Answer::Leave),
         };
         draft = text.clone();
-        let value = match serde_json::from_str(&text) {
+        // Read as a model's arguments are: no duplicate keys, no integer rounded.
+        let value = match toolhost::parse_tool_args(&text) {
             Ok(v) => v,
             Err(e) => {
-                screen::line(&format!("  that is not JSON ({e}); try again"));
+                screen::line(&format!("  {e}; try again"));
                 continue;
             }
         };

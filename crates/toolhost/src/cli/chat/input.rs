@@ -1,10 +1,11 @@
 //! What the person types: on a terminal, lines edited with history (rustyline) and secrets read
 //! without echo; otherwise plain lines from standard input, so a script can drive a chat.
 
+use crate::cli::lines::{read_line, MAX_LINE_BYTES};
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{Config, Editor};
-use std::io::{BufRead, IsTerminal, StdinLock};
+use std::io::{IsTerminal, StdinLock};
 
 /// How many messages the history keeps.
 const HISTORY: usize = 500;
@@ -86,10 +87,9 @@ impl Input {
 }
 
 fn plain_line(stdin: &mut StdinLock<'static>) -> Read {
-    let mut line = String::new();
-    match stdin.read_line(&mut line) {
-        Ok(0) => Read::Eof,
-        Ok(_) => Read::Line(line.trim_end_matches(['\n', '\r']).to_owned()),
+    match read_line(stdin, MAX_LINE_BYTES) {
+        Ok(None) => Read::Eof,
+        Ok(Some(line)) => Read::Line(line),
         Err(e) => {
             super::screen::line(&format!("error: standard input could not be read: {e}"));
             Read::Eof

@@ -7,7 +7,7 @@ use super::screen;
 use super::turn::{self, Ended, Start};
 use super::watch::Watch;
 use super::INTERRUPTED;
-use crate::cli::output::{self, BAD_INPUT};
+use crate::cli::output::{self, errln, BAD_INPUT};
 use crate::cli::run::EPHEMERAL;
 use crate::cli::transcript::print_messages;
 use crate::cli::waiting::{data_flag, shell_word};
@@ -78,9 +78,9 @@ impl Session {
         screen::end_line();
         if let Some((id, _)) = &self.thread {
             if self.data == Path::new(EPHEMERAL) {
-                eprintln!("thread {id} was kept in memory and is gone now");
+                errln!("thread {id} was kept in memory and is gone now");
             } else {
-                eprintln!(
+                errln!(
                     "thread {id} is kept; continue it with: toolhost chat {} --agent {} --thread {id}{}",
                     shell_word(&self.dir.display().to_string()),
                     self.agent,

@@ -9,11 +9,16 @@
 //!
 //! Nesting is counted in containers (object, record, array) from the root object, which is level
 //! 1; wrappers (nullable, optional, union) do not add a level. More than [`MAX_DEPTH`] is refused.
+//! The canonical form's size and the nesting of all schemas are bounded too (see [`super::budget`]).
 
+use super::budget::{Budget, MAX_SCHEMA_BYTES, MAX_SCHEMA_NESTING};
 use serde_json::{Map, Value};
 
 /// The deepest nesting a tool schema may have (spec 000 §3.3).
 pub const MAX_DEPTH: usize = 7;
+
+/// The most issues one schema reports.
+const MAX_ISSUES: usize = 50;
 
 /// One reason a schema is outside the subset, at one place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +61,8 @@ pub fn canonicalize(raw: &Value, object_root: bool) -> Result<Value, Vec<SchemaI
         root: raw,
         issues: Vec::new(),
         ref_stack: Vec::new(),
+        budget: Budget::new(),
+        limit_reported: false,
     };
     let out = walk.node(raw, "", 1, object_root);
     if walk.issues.is_empty() {
@@ -68,7 +75,17 @@ pub fn canonicalize(raw: &Value, object_root: bool) -> Result<Value, Vec<SchemaI
 struct Walk<'a> {
     root: &'a Value,
     issues: Vec<SchemaIssue>,
-    ref_stack: Vec<String>,
+    /// The `$ref`s being inlined, outermost first: where each is used and what it names.
+    ref_stack: Vec<RefSite>,
+    budget: Budget,
+    /// Whether the one issue of a spent budget (size or nesting) was reported.
+    limit_reported: bool,
+}
+
+/// A `$ref` being inlined: the pointer of its use and its target.
+struct RefSite {
+    at: String,
+    target: String,
 }
 
 fn escape(token: &str) -> String {
@@ -76,19 +93,104 @@ fn escape(token: &str) -> String {
 }
 
 impl Walk<'_> {
+    /// Records an issue once: a definition inlined many times reports its problem at one
+    /// pointer (inside `$defs`), and the list stops at [`MAX_ISSUES`] with a last line saying so.
     fn issue(&mut self, pointer: &str, reason: impl Into<String>) {
-        self.issues.push(SchemaIssue {
+        let issue = SchemaIssue {
             pointer: if pointer.is_empty() {
                 "/".to_owned()
             } else {
                 pointer.to_owned()
             },
             reason: reason.into(),
-        });
+        };
+        if self.issues.len() > MAX_ISSUES || self.issues.contains(&issue) {
+            return;
+        }
+        if self.issues.len() == MAX_ISSUES {
+            self.issues.push(SchemaIssue {
+                pointer: "/".to_owned(),
+                reason: format!("more problems were found; only the first {MAX_ISSUES} are listed"),
+            });
+            return;
+        }
+        self.issues.push(issue);
     }
 
-    /// Canonicalizes one schema node at `ptr`, which sits at container level `depth`.
+    /// Canonicalizes one schema node at `ptr`, which sits at container level `depth`, within
+    /// the budget: once it is spent, nothing more is walked or copied.
     fn node(&mut self, node: &Value, ptr: &str, depth: usize, is_root: bool) -> Value {
+        if self.budget.spent {
+            return Value::Null;
+        }
+        let out = if self.budget.enter() {
+            self.node_within(node, ptr, depth, is_root)
+        } else {
+            self.issue(
+                ptr,
+                format!("schemas nest more than {MAX_SCHEMA_NESTING} deep here (counting unions and `$ref`s that lead to `$ref`s); that is the limit"),
+            );
+            // The walk stops here; what it then cannot copy is not a second problem.
+            self.budget.spent = true;
+            self.limit_reported = true;
+            Value::Null
+        };
+        self.budget.leave();
+        out
+    }
+
+    /// Charges `bytes` of the canonical form; the first charge past the limit is reported at
+    /// the outermost `$ref` being inlined (or at `ptr` when there is none).
+    fn charge(&mut self, ptr: &str, bytes: usize) -> bool {
+        if self.budget.charge(bytes) {
+            return true;
+        }
+        self.over_budget(ptr);
+        false
+    }
+
+    /// Copies `value` under `key` into `out` as it is, if the budget allows.
+    fn copy(&mut self, out: &mut Map<String, Value>, key: &str, value: &Value, ptr: &str) {
+        if self.budget.charge_copy(key, value) {
+            out.insert(key.to_owned(), value.clone());
+        } else {
+            self.over_budget(ptr);
+        }
+    }
+
+    fn over_budget(&mut self, ptr: &str) {
+        if std::mem::replace(&mut self.limit_reported, true) {
+            return;
+        }
+        let (at, reason) = match self.ref_stack.first() {
+            Some(site) => {
+                let chain: Vec<String> = self
+                    .ref_stack
+                    .iter()
+                    .take(3)
+                    .map(|r| format!("\"{}\"", r.target))
+                    .collect();
+                let more = if self.ref_stack.len() > 3 { " → …" } else { "" };
+                (
+                    site.at.clone(),
+                    format!(
+                        "the schema with its `$ref`s inlined ({}{more}) would be larger than {MAX_SCHEMA_BYTES} bytes, the limit: each `$ref` is copied to every place that uses it, so references that use others more than once grow exponentially",
+                        chain.join(" → ")
+                    ),
+                )
+            }
+            None => (
+                ptr.to_owned(),
+                format!("the schema with its `$ref`s inlined would be larger than {MAX_SCHEMA_BYTES} bytes, the limit"),
+            ),
+        };
+        self.issue(&at, reason);
+    }
+
+    fn node_within(&mut self, node: &Value, ptr: &str, depth: usize, is_root: bool) -> Value {
+        if !self.charge(ptr, 2) {
+            return Value::Null;
+        }
         let map = match node {
             Value::Object(map) => map,
             Value::Bool(true) => {
@@ -140,24 +242,22 @@ impl Walk<'_> {
         let mut out = Map::new();
         for (key, value) in map {
             let at = format!("{ptr}/{}", escape(key));
+            if self.budget.spent {
+                break;
+            }
             match key.as_str() {
                 k if DROPPED.contains(&k) => {}
-                "type" | "format" => {
-                    out.insert(key.clone(), value.clone());
-                }
-                k if ANNOTATIONS.contains(&k) => {
-                    out.insert(key.clone(), value.clone());
-                }
-                "const" => {
-                    out.insert(key.clone(), value.clone());
-                }
+                "type" | "format" => self.copy(&mut out, key, value, &at),
+                k if ANNOTATIONS.contains(&k) => self.copy(&mut out, key, value, &at),
+                "const" => self.copy(&mut out, key, value, &at),
                 "enum" => {
                     match value.as_array() {
                         Some(items) if !items.is_empty() => {}
                         _ => self.issue(&at, "`enum` must be a non-empty array"),
                     }
-                    out.insert(key.clone(), value.clone());
+                    self.copy(&mut out, key, value, &at);
                 }
+                "anyOf" | "oneOf" if !self.charge(&at, key.len() + 4) => {}
                 "anyOf" | "oneOf" => match value.as_array() {
                     Some(branches) if !branches.is_empty() => {
                         let branches = branches
@@ -174,6 +274,9 @@ impl Walk<'_> {
                         let mut canon = Map::new();
                         for (name, schema) in props {
                             let p = format!("{at}/{}", escape(name));
+                            if !self.charge(&p, name.len() + 4) {
+                                break;
+                            }
                             canon.insert(name.clone(), self.node(schema, &p, depth + 1, false));
                         }
                         out.insert(key.clone(), Value::Object(canon));
@@ -187,12 +290,10 @@ impl Walk<'_> {
                     if !names_ok {
                         self.issue(&at, "`required` must be an array of property names");
                     }
-                    out.insert(key.clone(), value.clone());
+                    self.copy(&mut out, key, value, &at);
                 }
                 "additionalProperties" => match value {
-                    Value::Bool(_) => {
-                        out.insert(key.clone(), value.clone());
-                    }
+                    Value::Bool(_) => self.copy(&mut out, key, value, &at),
                     _ => {
                         let canon = self.node(value, &at, depth + 1, false);
                         out.insert(key.clone(), canon);
@@ -221,19 +322,19 @@ impl Walk<'_> {
                     if !value.is_u64() {
                         self.issue(&at, format!("`{key}` must be a non-negative integer"));
                     }
-                    out.insert(key.clone(), value.clone());
+                    self.copy(&mut out, key, value, &at);
                 }
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
                     if !value.is_number() {
                         self.issue(&at, format!("`{key}` must be a number"));
                     }
-                    out.insert(key.clone(), value.clone());
+                    self.copy(&mut out, key, value, &at);
                 }
                 "pattern" => {
                     if !value.is_string() {
                         self.issue(&at, "`pattern` must be a string");
                     }
-                    out.insert(key.clone(), value.clone());
+                    self.copy(&mut out, key, value, &at);
                 }
                 "nullable" => self.issue(
                     &at,
@@ -325,7 +426,7 @@ impl Walk<'_> {
             );
             return Value::Null;
         };
-        if self.ref_stack.iter().any(|r| r == target) {
+        if self.ref_stack.iter().any(|r| r.target == target) {
             self.issue(
                 &at,
                 format!("the reference \"{target}\" is recursive; a tool schema must be finite"),
@@ -349,7 +450,10 @@ impl Walk<'_> {
                 merged.insert(k.clone(), v.clone());
             }
         }
-        self.ref_stack.push(target.to_owned());
+        self.ref_stack.push(RefSite {
+            at: at.clone(),
+            target: target.to_owned(),
+        });
         let merged = if let Some(inner) = merged.remove("$inline") {
             inner
         } else {
@@ -362,57 +466,4 @@ impl Walk<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn nested(levels: usize) -> Value {
-        let mut schema = json!({"type": "string"});
-        for _ in 0..levels {
-            schema = json!({"type": "object", "properties": {"x": schema}});
-        }
-        schema
-    }
-
-    #[test]
-    fn seven_levels_pass_and_eight_are_refused_at_the_deep_pointer() {
-        assert!(canonicalize(&nested(7), true).is_ok());
-        let issues = canonicalize(&nested(8), true).unwrap_err();
-        assert_eq!(issues.len(), 1);
-        assert_eq!(issues[0].pointer, "/properties/x".repeat(7));
-        assert!(issues[0].reason.contains("8 levels"), "{issues:?}");
-    }
-
-    #[test]
-    fn refs_are_inlined_and_defs_removed() {
-        let raw = json!({
-            "type": "object",
-            "properties": {"p": {"$ref": "#/$defs/P", "description": "where"}},
-            "$defs": {"P": {"type": "object", "properties": {"x": {"type": "integer"}}}}
-        });
-        let canon = canonicalize(&raw, true).unwrap();
-        assert_eq!(
-            canon,
-            json!({"type": "object", "properties": {"p": {"type": "object", "properties": {"x": {"type": "integer"}}, "description": "where"}}})
-        );
-    }
-
-    #[test]
-    fn recursive_refs_and_unknown_keywords_are_refused() {
-        let raw = json!({
-            "type": "object",
-            "properties": {"n": {"$ref": "#/$defs/N"}, "t": {"type": "string", "allOf": []}},
-            "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}
-        });
-        let issues = canonicalize(&raw, true).unwrap_err();
-        let text = format!("{issues:?}");
-        assert!(text.contains("recursive"), "{text}");
-        assert!(text.contains("/properties/t/allOf"), "{text}");
-    }
-
-    #[test]
-    fn root_must_be_an_object() {
-        let issues = canonicalize(&json!({"type": "string"}), true).unwrap_err();
-        assert_eq!(issues[0].pointer, "/");
-    }
-}
+mod tests;

@@ -1,0 +1,136 @@
+//! Tests of the subset check and canonical form.
+
+use super::*;
+use crate::schema::MAX_SCHEMA_BYTES;
+use serde_json::json;
+
+fn nested(levels: usize) -> Value {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..levels {
+        schema = json!({"type": "object", "properties": {"x": schema}});
+    }
+    schema
+}
+
+#[test]
+fn seven_levels_pass_and_eight_are_refused_at_the_deep_pointer() {
+    assert!(canonicalize(&nested(7), true).is_ok());
+    let issues = canonicalize(&nested(8), true).unwrap_err();
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].pointer, "/properties/x".repeat(7));
+    assert!(issues[0].reason.contains("8 levels"), "{issues:?}");
+}
+
+#[test]
+fn refs_are_inlined_and_defs_removed() {
+    let raw = json!({
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/P", "description": "where"}},
+        "$defs": {"P": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+    });
+    let canon = canonicalize(&raw, true).unwrap();
+    assert_eq!(
+        canon,
+        json!({"type": "object", "properties": {"p": {"type": "object", "properties": {"x": {"type": "integer"}}, "description": "where"}}})
+    );
+}
+
+#[test]
+fn recursive_refs_and_unknown_keywords_are_refused() {
+    let raw = json!({
+        "type": "object",
+        "properties": {"n": {"$ref": "#/$defs/N"}, "t": {"type": "string", "allOf": []}},
+        "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}
+    });
+    let issues = canonicalize(&raw, true).unwrap_err();
+    let text = format!("{issues:?}");
+    assert!(text.contains("recursive"), "{text}");
+    assert!(text.contains("/properties/t/allOf"), "{text}");
+}
+
+#[test]
+fn root_must_be_an_object() {
+    let issues = canonicalize(&json!({"type": "string"}), true).unwrap_err();
+    assert_eq!(issues[0].pointer, "/");
+}
+
+/// `$defs` where each level uses the one below twice: 2^levels copies when inlined.
+fn doubling(levels: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    defs.insert(
+        "d0".into(),
+        json!({"type": "string", "description": "leaf"}),
+    );
+    for i in 1..=levels {
+        let prev = format!("#/$defs/d{}", i - 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"$ref": prev}, {"$ref": prev}]}),
+        );
+    }
+    json!({
+        "type": "object",
+        "properties": {"x": {"$ref": format!("#/$defs/d{levels}")}},
+        "$defs": defs
+    })
+}
+
+#[test]
+fn exponential_ref_expansion_is_refused_at_the_outer_ref() {
+    assert!(canonicalize(&doubling(4), true).is_ok());
+    let issues = canonicalize(&doubling(40), true).unwrap_err();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0].pointer, "/properties/x/$ref");
+    assert!(
+        issues[0]
+            .reason
+            .contains("\"#/$defs/d40\" → \"#/$defs/d39\"")
+            && issues[0].reason.contains(&MAX_SCHEMA_BYTES.to_string()),
+        "{issues:?}"
+    );
+}
+
+#[test]
+fn a_large_schema_without_refs_is_refused_where_it_passes_the_limit() {
+    let values: Vec<String> = (0..MAX_SCHEMA_BYTES / 8)
+        .map(|i| format!("v{i:06}"))
+        .collect();
+    let raw = json!({"type": "object", "properties": {"e": {"type": "string", "enum": values}}});
+    let issues = canonicalize(&raw, true).unwrap_err();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0].pointer, "/properties/e/enum");
+}
+
+#[test]
+fn unions_nested_past_the_limit_are_refused_not_overflowed() {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..(crate::schema::MAX_SCHEMA_NESTING + 5) {
+        schema = json!({"anyOf": [schema]});
+    }
+    let raw = json!({"type": "object", "properties": {"u": schema, "v": {"type": "string"}}});
+    let issues = canonicalize(&raw, true).unwrap_err();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert!(
+        issues[0].reason.contains("nest more than 128"),
+        "{issues:?}"
+    );
+}
+
+#[test]
+fn a_bad_definition_inlined_many_times_is_reported_once_and_the_list_is_bounded() {
+    let mut raw = doubling(12);
+    raw["$defs"]["d0"] = json!({"type": "string", "allOf": []});
+    let issues = canonicalize(&raw, true).unwrap_err();
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0].pointer, "/$defs/d0/allOf");
+
+    let props: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("p{i}"), json!({"type": "nope"})))
+        .collect();
+    let issues = canonicalize(&json!({"type": "object", "properties": props}), true).unwrap_err();
+    assert_eq!(issues.len(), 51);
+    assert!(
+        issues[50].reason.contains("only the first 50"),
+        "{issues:?}"
+    );
+}
