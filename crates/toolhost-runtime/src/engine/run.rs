@@ -136,14 +136,16 @@ impl Runtime {
     /// Work that arrives while the run ends (a queued message, a decision on the call it paused
     /// at) is taken up before it returns.
     pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        self.db.thread(thread_id).await?;
+        let thread = self.db.thread(thread_id).await?;
+        self.check_agent(&thread.agent)?;
         let ownership = self.claim(thread_id).await?;
         self.run_claimed(thread_id, ownership).await
     }
 
     /// Like [`Runtime::run`], but waits while another run owns the thread, then runs it.
     pub async fn run_when_free(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        self.db.thread(thread_id).await?;
+        let thread = self.db.thread(thread_id).await?;
+        self.check_agent(&thread.agent)?;
         let ownership = self.claim_when_free(thread_id).await?;
         self.run_claimed(thread_id, ownership).await
     }
@@ -455,10 +457,10 @@ impl Runtime {
         reason: StopReason,
     ) -> Result<RunOutcome, RuntimeError> {
         // A stopped thread can be resumed; a finished one waits for a new message.
-        let status = if reason == StopReason::Stopped {
-            ThreadStatus::Idle
-        } else {
-            ThreadStatus::Done
+        let status = match reason {
+            StopReason::Stopped => ThreadStatus::Idle,
+            StopReason::SessionFail(_) => ThreadStatus::Failed,
+            _ => ThreadStatus::Done,
         };
         self.commit(thread_id, owner, vec![Write::SetStatus(status)])
             .await?;
