@@ -14,6 +14,7 @@
 mod approvals;
 mod attachments;
 mod calls;
+mod context;
 mod decide;
 mod factory;
 mod history;

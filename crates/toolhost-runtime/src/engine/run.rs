@@ -5,6 +5,7 @@ use super::approvals::requested_event;
 use super::calls::{early_intents, Offer};
 use super::decide::{next_step, pending_calls, Step, TurnRules};
 use super::history::ChatView;
+use super::context::{turn_start, Context};
 use super::images::{images_of, ImageBudget, Shown};
 use super::middleware::Pipeline;
 use super::outcome::{RunOutcome, StopReason, Waiting};
@@ -15,11 +16,14 @@ use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use serde_json::json;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolSet;
-use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
+use toolhost_providers::{
+    ChatRole, HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice,
+};
 use toolhost_store::{new_id, EventKind, Message, Role, ThreadStatus, Write};
 
 /// What one side runs with: its rules, its prompt's model and tools, and the conversation it
@@ -37,6 +41,10 @@ pub(super) struct SideRun<'a> {
     pub checked: usize,
     /// The repairs the last request needed, so a fault that stays is recorded once per run.
     pub last_repairs: Vec<HistoryRepair>,
+    /// What of earlier turns the side's prompt shows.
+    context: Context,
+    /// The prompt's `recentImageThreshold`.
+    recent_images: usize,
 }
 
 impl SideRun<'_> {
@@ -63,6 +71,7 @@ fn run_of<'s, 'a>(sides: &'s [SideRun<'a>], side: Side) -> &'s SideRun<'a> {
 }
 
 impl Runtime {
+    #[allow(clippy::too_many_arguments)]
     fn side_run<'a>(
         &self,
         agent: &str,
@@ -71,6 +80,7 @@ impl Runtime {
         history: &[Message],
         shown: &[Shown],
         texts: &BTreeMap<String, String>,
+        turn_start: usize,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
             .defs
@@ -95,7 +105,9 @@ impl Runtime {
                 .or(def.max_steps)
                 .unwrap_or(DEFAULT_MAX_STEPS),
             view: ChatView::new(side),
-            images: ImageBudget::default(),
+            images: ImageBudget::new(prompt.recent_image_threshold as usize),
+            context: Context::of(prompt),
+            recent_images: prompt.recent_image_threshold as usize,
             checked: 0,
             last_repairs: Vec::new(),
             request: ModelRequest {
@@ -122,8 +134,12 @@ impl Runtime {
                 prompt: prompt.name.clone(),
             },
         };
-        for (m, shown) in history.iter().zip(shown) {
-            run.see(m, || shown.clone());
+        for (i, (m, shown)) in history.iter().zip(shown).enumerate() {
+            if i >= turn_start {
+                run.see(m, || shown.clone());
+            } else if let Some(m) = run.context.earlier(m) {
+                run.see(&m, || shown.clone());
+            }
         }
         Ok(run)
     }
@@ -249,6 +265,7 @@ impl Runtime {
         for m in &history {
             shown.push(images_of(&self.db, thread_id, m).await);
         }
+        let start_of = |side: Side| turn_start(&history, &position.as_side(side));
         let mut sides = vec![self.side_run(
             &agent.name,
             &agent.side_a,
@@ -256,9 +273,19 @@ impl Runtime {
             &history,
             &shown,
             &texts,
+            start_of(Side::A),
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
-            sides.push(self.side_run(&agent.name, b, Some(Side::B), &history, &shown, &texts)?);
+            let start = start_of(Side::B);
+            sides.push(self.side_run(
+                &agent.name,
+                b,
+                Some(Side::B),
+                &history,
+                &shown,
+                &texts,
+                start,
+            )?);
         }
         drop(shown);
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
@@ -313,6 +340,8 @@ impl Runtime {
                 Step::End(reason) => return self.finish(thread_id, owner, reason).await,
                 Step::HandOver => {
                     position.next_turn();
+                    self.refocus(thread_id, &mut sides, &history, &position)
+                        .await;
                     continue;
                 }
                 Step::TakeQueued => {
@@ -324,12 +353,18 @@ impl Runtime {
                     writes.push(Write::Dequeue { through });
                     let stored = self.commit(thread_id, owner, writes).await?.messages;
                     // A person's message starts a new turn of an ai_human thread.
-                    if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
+                    let new_turn =
+                        !position.is_dual() && stored.iter().any(|m| m.role == Role::User);
+                    if new_turn {
                         position.steps = 0;
                         position.turn += 1;
                     }
                     self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
                         .await;
+                    if new_turn {
+                        self.refocus(thread_id, &mut sides, &history, &position)
+                            .await;
+                    }
                     continue;
                 }
                 Step::Ask => {}
@@ -372,6 +407,46 @@ impl Runtime {
                 applied.messages,
             )
             .await;
+        }
+    }
+
+    /// At the start of a turn, builds again the request of the side whose turn it is when its
+    /// prompt does not show earlier turns whole (see [`Context`]): the turn that just ended
+    /// is now an earlier one.
+    async fn refocus(
+        &self,
+        thread_id: &str,
+        sides: &mut [SideRun<'_>],
+        history: &[Message],
+        position: &Position,
+    ) {
+        let at = index_of(sides, position.side);
+        let run = &mut sides[at];
+        if run.context.shows_all() {
+            return;
+        }
+        let start = turn_start(history, position);
+        let system = run
+            .request
+            .messages
+            .first()
+            .filter(|m| m.role == ChatRole::System)
+            .cloned();
+        run.request.messages = system.into_iter().collect();
+        run.view = ChatView::new(position.is_dual().then_some(position.side));
+        run.images = ImageBudget::new(run.recent_images);
+        run.checked = 0;
+        for (i, m) in history.iter().enumerate() {
+            let m = if i >= start {
+                Cow::Borrowed(m)
+            } else {
+                match run.context.earlier(m) {
+                    Some(m) => m,
+                    None => continue,
+                }
+            };
+            let shown = images_of(&self.db, thread_id, &m).await;
+            run.see(&m, || shown);
         }
     }
 

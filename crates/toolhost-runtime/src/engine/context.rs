@@ -1,0 +1,85 @@
+//! What of the thread a side's model sees: its prompt's `includeChat` and `includePastTools`
+//! (the rules are on [`PromptDef`]). The current turn is always shown whole; an earlier
+//! message is shown as it is, without its tool calls, or not at all.
+//!
+//! Plain functions over stored messages; the loop applies them when it builds a side's
+//! request, and builds it again when a new turn starts (only for prompts that do not show
+//! everything, so the common case still appends each message once).
+
+use super::turns::{side_of, Position};
+use crate::project::PromptDef;
+use std::borrow::Cow;
+use toolhost_store::{Message, Role};
+
+/// A prompt's choice of what of earlier turns its model sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Context {
+    include_chat: bool,
+    include_past_tools: bool,
+}
+
+impl Context {
+    /// The choice `prompt` makes.
+    pub fn of(prompt: &PromptDef) -> Self {
+        Self {
+            include_chat: prompt.include_chat,
+            include_past_tools: prompt.include_past_tools,
+        }
+    }
+
+    /// Whether earlier turns are shown whole, so where a turn starts does not matter.
+    pub fn shows_all(&self) -> bool {
+        self.include_chat && self.include_past_tools
+    }
+
+    /// How `m`, a message of an earlier turn, is shown: as it is, without its tool calls (and
+    /// the API data bound to them), or not at all.
+    pub fn earlier<'m>(&self, m: &'m Message) -> Option<Cow<'m, Message>> {
+        if !self.include_chat {
+            return None;
+        }
+        if self.include_past_tools {
+            return Some(Cow::Borrowed(m));
+        }
+        match m.role {
+            Role::Tool => None,
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                if m.content.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    return None;
+                }
+                let mut text_only = m.clone();
+                text_only.tool_calls.clear();
+                // Continuity data (thinking signatures) belongs to the reply as the API sent
+                // it, calls included; a reply shown without them goes without it.
+                text_only.metadata.continuity = None;
+                text_only.metadata.repairs.clear();
+                Some(Cow::Owned(text_only))
+            }
+            _ => Some(Cow::Borrowed(m)),
+        }
+    }
+}
+
+/// Where the current turn at `position` starts in `history`: in an `ai_human` thread just
+/// after the last reply before the person's latest message, in a `dual_ai` thread just after
+/// the side's own last reply of an earlier turn (so the other side's words it answers are in
+/// it). 0 when there is no earlier turn.
+pub(super) fn turn_start(history: &[Message], position: &Position) -> usize {
+    let reply = |m: &Message| m.role == Role::Assistant && m.depth == 0;
+    let earlier_reply = if position.is_dual() {
+        history.iter().rposition(|m| {
+            reply(m)
+                && side_of(m) == Some(position.side)
+                && m.metadata.turn.is_some_and(|t| t < position.turn)
+        })
+    } else {
+        let Some(last_user) = history
+            .iter()
+            .rposition(|m| m.role == Role::User && m.depth == 0)
+        else {
+            return 0;
+        };
+        history[..last_user].iter().rposition(reply)
+    };
+    earlier_reply.map_or(0, |i| i + 1)
+}
