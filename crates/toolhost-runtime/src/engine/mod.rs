@@ -312,6 +312,20 @@ impl Runtime {
     pub fn problems(&self) -> Vec<FileProblem> {
         let mut problems = self.problems.clone();
         for prompt in self.defs.prompts.values() {
+            let model = &prompt.model;
+            if !self.models.contains_key(model) && !self.unavailable.contains_key(model) {
+                let file = self.root.join("agents/models").join(format!("{model}.json"));
+                // A model file that did not load is a problem of its own already.
+                if !self.problems.iter().any(|p| p.path == file) {
+                    problems.push(FileProblem::dangling(
+                        self.root
+                            .join("agents/prompts")
+                            .join(format!("{}.json", prompt.name)),
+                        &prompt.name,
+                        format!("names model \"{model}\", which is not in agents/models/"),
+                    ));
+                }
+            }
             for name in prompt.tools.iter().filter(|n| !self.tools.contains(n)) {
                 problems.push(FileProblem::dangling(
                     self.root

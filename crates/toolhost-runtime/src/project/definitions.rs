@@ -218,7 +218,8 @@ fn check_env_parts(prompt: &PromptDef) -> Result<(), String> {
     Ok(())
 }
 
-/// Every side names a prompt that exists, and every prompt a model that exists.
+/// Every side names a prompt that exists. (Models and tools may also be registered in code
+/// after loading, so the runtime checks those names when it is asked.)
 fn check_references(defs: &mut Definitions, agents_dir: &Path) {
     let mut problems = Vec::new();
     for agent in defs.agents.values() {
@@ -235,20 +236,6 @@ fn check_references(defs: &mut Definitions, agents_dir: &Path) {
                     ),
                 ));
             }
-        }
-    }
-    for prompt in defs.prompts.values() {
-        if !defs.models.contains_key(&prompt.model) {
-            problems.push(FileProblem::dangling(
-                agents_dir
-                    .join("prompts")
-                    .join(format!("{}.json", prompt.name)),
-                &prompt.name,
-                format!(
-                    "names model \"{}\", which is not in agents/models/ or did not load",
-                    prompt.model
-                ),
-            ));
         }
     }
     defs.problems.extend(problems);
