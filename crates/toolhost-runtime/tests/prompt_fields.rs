@@ -70,7 +70,9 @@ async fn include_parts_put_the_other_prompts_text_and_variables_in_place() {
 
 #[tokio::test]
 async fn unknown_parts_fields_and_broken_includes_are_errors_naming_the_file() {
-    let prompt = |parts: Value| json!({"toolDescription": "x", "model": "list", "prompt": parts}).to_string();
+    let prompt = |parts: Value| {
+        json!({"toolDescription": "x", "model": "list", "prompt": parts}).to_string()
+    };
     let project = project_with(
         json!({"toolDescription": "x", "model": "list", "prompt": "Hi."}),
         &[
@@ -99,13 +101,23 @@ async fn unknown_parts_fields_and_broken_includes_are_errors_naming_the_file() {
             .join(" | ")
     };
     let image = of("image_part");
-    assert!(image.contains("`prompt` part 1") && image.contains("unknown variant `image`"), "{image}");
+    assert!(
+        image.contains("`prompt` part 1") && image.contains("unknown variant `image`"),
+        "{image}"
+    );
     let styled = of("styled");
-    assert!(styled.contains("`prompt` part 0") && styled.contains("unknown field `style`"), "{styled}");
+    assert!(
+        styled.contains("`prompt` part 0") && styled.contains("unknown field `style`"),
+        "{styled}"
+    );
     assert!(of("loop_a").contains("cycle"), "{}", of("loop_a"));
     assert!(of("loop_b").contains("cycle"), "{}", of("loop_b"));
     assert!(of("lost").contains("\"nowhere\""), "{}", of("lost"));
-    assert!(of("reasoning").contains("unknown field `reasoning`"), "{}", of("reasoning"));
+    assert!(
+        of("reasoning").contains("unknown field `reasoning`"),
+        "{}",
+        of("reasoning")
+    );
     assert_eq!(problems.len(), 6, "{problems:?}");
 }
 
@@ -118,8 +130,11 @@ async fn include_past_tools_without_include_chat_is_refused() {
     let (rt, _store) = runtime_on(&project, ListModel::new(vec![]));
     let problems = rt.problems();
     assert!(
-        problems.iter().any(|p| p.path.ends_with("agents/prompts/p.json")
-            && p.message.contains("`includePastTools: true` needs `includeChat: true`")),
+        problems
+            .iter()
+            .any(|p| p.path.ends_with("agents/prompts/p.json")
+                && p.message
+                    .contains("`includePastTools: true` needs `includeChat: true`")),
         "{problems:?}"
     );
 }
@@ -159,14 +174,22 @@ async fn recent_image_threshold_keeps_images_on_the_most_recent_messages_only() 
     rt.run(&thread.id).await.unwrap();
     let requests = model.requests();
     // Right after the result: it is one of the 2 most recent messages and carries its image.
-    let result = requests[1].iter().find(|m| m.tool_call_id.is_some()).unwrap();
+    let result = requests[1]
+        .iter()
+        .find(|m| m.tool_call_id.is_some())
+        .unwrap();
     assert_eq!(result.images.len(), 1);
     // Two messages later it is not: a line names the image instead.
-    let result = requests[2].iter().find(|m| m.tool_call_id.is_some()).unwrap();
+    let result = requests[2]
+        .iter()
+        .find(|m| m.tool_call_id.is_some())
+        .unwrap();
     assert!(result.images.is_empty());
     let text = result.content.as_deref().unwrap();
     assert!(
-        text.contains("[image image 1 not shown: images are sent with the 2 most recent messages only]"),
+        text.contains(
+            "[image image 1 not shown: images are sent with the 2 most recent messages only]"
+        ),
         "{text}"
     );
 }
@@ -174,7 +197,8 @@ async fn recent_image_threshold_keeps_images_on_the_most_recent_messages_only() 
 /// Runs two turns of agent `a` (a call of `ping` and a reply, then a reply) on a prompt with
 /// `settings`, and returns the requests the model was sent.
 async fn two_turns(settings: Value) -> Vec<Vec<ChatMessage>> {
-    let mut prompt = json!({"toolDescription": "x", "model": "list", "prompt": "Sys.", "tools": ["ping"]});
+    let mut prompt =
+        json!({"toolDescription": "x", "model": "list", "prompt": "Sys.", "tools": ["ping"]});
     for (k, v) in settings.as_object().unwrap() {
         prompt[k] = v.clone();
     }

@@ -26,7 +26,11 @@ fn tool(name: &str) -> toolhost_core::AnyTool {
 
 /// A runtime on a project whose agent `s` is `agent`, with prompts `pa` and `pb` offering the
 /// tools `finish`, `give_up` and `report`, on models `ma` and `mb`.
-fn runtime(agent: Value, a: Arc<ListModel>, b: Arc<ListModel>) -> (Runtime, Arc<dyn Store>, Project) {
+fn runtime(
+    agent: Value,
+    a: Arc<ListModel>,
+    b: Arc<ListModel>,
+) -> (Runtime, Arc<dyn Store>, Project) {
     let prompt = |model: &str| {
         json!({"toolDescription": "x", "model": model, "prompt": "Go.", "tools": ["finish", "give_up", "report"]})
             .to_string()
@@ -92,7 +96,10 @@ async fn fail_session_tool_ends_a_dual_ai_session_as_failed_before_its_turns_run
         }))
     );
     assert!(b.requests().is_empty());
-    assert_eq!(store.thread(&thread.id).unwrap().status, ThreadStatus::Failed);
+    assert_eq!(
+        store.thread(&thread.id).unwrap().status,
+        ThreadStatus::Failed
+    );
 }
 
 #[tokio::test]
@@ -117,9 +124,7 @@ async fn status_tool_publishes_the_latest_status_without_ending_anything() {
 
 #[tokio::test]
 async fn a_binding_and_its_older_name_together_or_a_malformed_binding_are_errors() {
-    let agent = |side: Value| {
-        json!({"type": "ai_human", "sideA": side}).to_string()
-    };
+    let agent = |side: Value| json!({"type": "ai_human", "sideA": side}).to_string();
     let project = Project::with_files(&[
         (
             "agents/agents/both.json",
@@ -149,7 +154,10 @@ async fn a_binding_and_its_older_name_together_or_a_malformed_binding_are_errors
             .map(|p| p.message.clone())
             .unwrap_or_default()
     };
-    assert!(of("both").contains("duplicate field `sessionStop`"), "{problems:?}");
+    assert!(
+        of("both").contains("duplicate field `sessionStop`"),
+        "{problems:?}"
+    );
     assert!(
         of("extra").contains("a session binding") && of("extra").contains("unknown field `reason`"),
         "{problems:?}"

@@ -28,13 +28,21 @@ fn toolhost_in(cwd: &Path, args: &[&str]) -> common::Run {
 /// `ok` once and then answers; the tool `ok` runs the program `activities/ok.sh` of the project.
 fn runnable_project(root: &Path) {
     let p = root.join("p");
-    write(&p, "agents/agents/a.json", r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#);
+    write(
+        &p,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
     write(
         &p,
         "agents/prompts/p.json",
         r#"{"toolDescription": "x", "prompt": "Go.", "model": "m", "tools": ["ok"]}"#,
     );
-    write(&p, "agents/models/m.json", r#"{"provider": "test", "script": "script.jsonl"}"#);
+    write(
+        &p,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "script.jsonl"}"#,
+    );
     write(
         &p,
         "script.jsonl",
@@ -71,7 +79,9 @@ fn an_activity_runs_the_same_whether_the_project_path_is_relative_or_absolute() 
     for project in ["p", "./p", absolute.as_str()] {
         let run = toolhost_in(
             &root.root,
-            &["run", project, "--agent", "a", "--data", ":memory:", "--json", "go"],
+            &[
+                "run", project, "--agent", "a", "--data", ":memory:", "--json", "go",
+            ],
         );
         assert_eq!(run.code, 0, "{project}: {}", run.stderr);
         assert!(
@@ -83,7 +93,9 @@ fn an_activity_runs_the_same_whether_the_project_path_is_relative_or_absolute() 
     // From inside the project too.
     let run = toolhost_in(
         &root.root.join("p"),
-        &["run", ".", "--agent", "a", "--data", ":memory:", "--json", "go"],
+        &[
+            "run", ".", "--agent", "a", "--data", ":memory:", "--json", "go",
+        ],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("ok from the script"), "{}", run.stdout);
@@ -175,7 +187,11 @@ fn warnings_call_only_files_that_did_not_load_not_loaded() {
     // Neither is reached by agent `a`: one file does not load, one loads but names a missing
     // prompt.
     write(&p, "agents/agents/broken.json", r#"{"type": "ai_human"}"#);
-    write(&p, "agents/agents/orphan.json", r#"{"type": "ai_human", "sideA": {"prompt": "gone"}}"#);
+    write(
+        &p,
+        "agents/agents/orphan.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "gone"}}"#,
+    );
     let run = toolhost(&[
         "run",
         &p.display().to_string(),

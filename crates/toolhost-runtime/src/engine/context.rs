@@ -6,9 +6,14 @@
 //! request, and builds it again when a new turn starts (only for prompts that do not show
 //! everything, so the common case still appends each message once).
 
+use super::history::ChatView;
+use super::images::{images_of, ImageBudget};
+use super::run::{index_of, SideRun};
 use super::turns::{side_of, Position};
+use super::Runtime;
 use crate::project::PromptDef;
 use std::borrow::Cow;
+use toolhost_providers::ChatRole;
 use toolhost_store::{Message, Role};
 
 /// A prompt's choice of what of earlier turns its model sees.
@@ -82,4 +87,46 @@ pub(super) fn turn_start(history: &[Message], position: &Position) -> usize {
         history[..last_user].iter().rposition(reply)
     };
     earlier_reply.map_or(0, |i| i + 1)
+}
+
+impl Runtime {
+    /// At the start of a turn, builds again the request of the side whose turn it is when its
+    /// prompt does not show earlier turns whole (see [`Context`]): the turn that just ended
+    /// is now an earlier one.
+    pub(super) async fn refocus(
+        &self,
+        thread_id: &str,
+        sides: &mut [SideRun<'_>],
+        history: &[Message],
+        position: &Position,
+    ) {
+        let at = index_of(sides, position.side);
+        let run = &mut sides[at];
+        if run.context.shows_all() {
+            return;
+        }
+        let start = turn_start(history, position);
+        let system = run
+            .request
+            .messages
+            .first()
+            .filter(|m| m.role == ChatRole::System)
+            .cloned();
+        run.request.messages = system.into_iter().collect();
+        run.view = ChatView::new(position.is_dual().then_some(position.side));
+        run.images = ImageBudget::new(run.recent_images);
+        run.checked = 0;
+        for (i, m) in history.iter().enumerate() {
+            let m = if i >= start {
+                Cow::Borrowed(m)
+            } else {
+                match run.context.earlier(m) {
+                    Some(m) => m,
+                    None => continue,
+                }
+            };
+            let shown = images_of(&self.db, thread_id, &m).await;
+            run.see(&m, || shown);
+        }
+    }
 }

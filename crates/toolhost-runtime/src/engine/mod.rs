@@ -41,9 +41,7 @@ pub use factory::ModelFactory;
 pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
-pub use outcome::{
-    RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN,
-};
+pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use send::Delivery;
 pub use state::ThreadState;
@@ -314,7 +312,10 @@ impl Runtime {
         for prompt in self.defs.prompts.values() {
             let model = &prompt.model;
             if !self.models.contains_key(model) && !self.unavailable.contains_key(model) {
-                let file = self.root.join("agents/models").join(format!("{model}.json"));
+                let file = self
+                    .root
+                    .join("agents/models")
+                    .join(format!("{model}.json"));
                 // A model file that did not load is a problem of its own already.
                 if !self.problems.iter().any(|p| p.path == file) {
                     problems.push(FileProblem::dangling(

@@ -3,9 +3,9 @@
 
 use super::approvals::requested_event;
 use super::calls::{early_intents, Offer};
+use super::context::{turn_start, Context};
 use super::decide::{next_step, pending_calls, Step, TurnRules};
 use super::history::ChatView;
-use super::context::{turn_start, Context};
 use super::images::{images_of, ImageBudget, Shown};
 use super::middleware::Pipeline;
 use super::outcome::{RunOutcome, StopReason, Waiting};
@@ -16,14 +16,11 @@ use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use serde_json::json;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolSet;
-use toolhost_providers::{
-    ChatRole, HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice,
-};
+use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
 use toolhost_store::{new_id, EventKind, Message, Role, ThreadStatus, Write};
 
 /// What one side runs with: its rules, its prompt's model and tools, and the conversation it
@@ -33,8 +30,8 @@ pub(super) struct SideRun<'a> {
     pub model: Arc<dyn Model>,
     pub offer: Offer,
     max_steps: u32,
-    view: ChatView,
-    images: ImageBudget,
+    pub view: ChatView,
+    pub images: ImageBudget,
     pub request: ModelRequest,
     /// How many leading messages of `request` passed the ordering check with every call
     /// answered: only what was appended since is checked again.
@@ -42,14 +39,14 @@ pub(super) struct SideRun<'a> {
     /// The repairs the last request needed, so a fault that stays is recorded once per run.
     pub last_repairs: Vec<HistoryRepair>,
     /// What of earlier turns the side's prompt shows.
-    context: Context,
+    pub context: Context,
     /// The prompt's `recentImageThreshold`.
-    recent_images: usize,
+    pub recent_images: usize,
 }
 
 impl SideRun<'_> {
     /// Adds a stored message, with what it shows, to what this side's model will be sent.
-    fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
+    pub fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
         if let Some(message) = self.view.see(m) {
             self.images
                 .push(&mut self.request.messages, message, shown());
@@ -58,7 +55,7 @@ impl SideRun<'_> {
 }
 
 /// Where `side`'s run is: side `b` is the second entry; a thread with one side has only `a`.
-fn index_of(sides: &[SideRun<'_>], side: Side) -> usize {
+pub(super) fn index_of(sides: &[SideRun<'_>], side: Side) -> usize {
     match side {
         Side::B if sides.len() > 1 => 1,
         _ => 0,
@@ -407,46 +404,6 @@ impl Runtime {
                 applied.messages,
             )
             .await;
-        }
-    }
-
-    /// At the start of a turn, builds again the request of the side whose turn it is when its
-    /// prompt does not show earlier turns whole (see [`Context`]): the turn that just ended
-    /// is now an earlier one.
-    async fn refocus(
-        &self,
-        thread_id: &str,
-        sides: &mut [SideRun<'_>],
-        history: &[Message],
-        position: &Position,
-    ) {
-        let at = index_of(sides, position.side);
-        let run = &mut sides[at];
-        if run.context.shows_all() {
-            return;
-        }
-        let start = turn_start(history, position);
-        let system = run
-            .request
-            .messages
-            .first()
-            .filter(|m| m.role == ChatRole::System)
-            .cloned();
-        run.request.messages = system.into_iter().collect();
-        run.view = ChatView::new(position.is_dual().then_some(position.side));
-        run.images = ImageBudget::new(run.recent_images);
-        run.checked = 0;
-        for (i, m) in history.iter().enumerate() {
-            let m = if i >= start {
-                Cow::Borrowed(m)
-            } else {
-                match run.context.earlier(m) {
-                    Some(m) => m,
-                    None => continue,
-                }
-            };
-            let shown = images_of(&self.db, thread_id, &m).await;
-            run.see(&m, || shown);
         }
     }
 

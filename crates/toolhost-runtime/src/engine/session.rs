@@ -43,7 +43,10 @@ pub(super) fn session_end(
 }
 
 /// The binding, when `call` is a call of its tool.
-fn bound<'a>(binding: &'a Option<SessionBinding>, call: &ToolCallRecord) -> Option<&'a SessionBinding> {
+fn bound<'a>(
+    binding: &'a Option<SessionBinding>,
+    call: &ToolCallRecord,
+) -> Option<&'a SessionBinding> {
     binding.as_ref().filter(|b| b.name == call.name)
 }
 

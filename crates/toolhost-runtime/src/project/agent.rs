@@ -182,7 +182,10 @@ pub struct AgentDef {
 impl AgentDef {
     /// The sides that run: side A, and side B of a `dual_ai` agent, with their field names.
     pub fn sides(&self) -> Vec<(&'static str, &SideDef)> {
-        let b = self.side_b.as_ref().filter(|_| self.kind == AgentKind::DualAi);
+        let b = self
+            .side_b
+            .as_ref()
+            .filter(|_| self.kind == AgentKind::DualAi);
         std::iter::once(("sideA", &self.side_a))
             .chain(b.map(|b| ("sideB", b)))
             .collect()

@@ -134,8 +134,9 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
 pub fn load_definitions(root: &Path) -> Definitions {
     let mut defs = Definitions::default();
     let agents_dir = root.join("agents");
-    let problem =
-        |path: &Path, name: &str, message: String| FileProblem::not_loaded(path.to_owned(), name, message);
+    let problem = |path: &Path, name: &str, message: String| {
+        FileProblem::not_loaded(path.to_owned(), name, message)
+    };
     for (name, path) in json_files(&agents_dir.join("agents")) {
         match read_json::<AgentDef>(&path).and_then(|mut a| {
             settle_variables(&mut a.variables, &a.tenvs, &a.values)?;

@@ -8,7 +8,10 @@
 //! agents/models/       model definitions (*.json)
 //! ```
 //! Every file's stem is its name. A file that cannot be read becomes a [`FileProblem`] naming
-//! the file and what is wrong; the other files still load.
+//! the file and what is wrong; the other files still load. A file that loads but names
+//! something that does not exist is a [`FileProblem`] too, marked as loaded. Whether an agent
+//! can run despite them is decided when a thread of it starts
+//! (`Runtime::check_agent`): only the definitions it reaches count.
 
 mod agent;
 mod definitions;

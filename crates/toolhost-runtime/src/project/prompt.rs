@@ -235,7 +235,9 @@ fn expand(
             if prompts.contains_key(other) {
                 e
             } else {
-                format!("includes prompt \"{other}\", which is not in agents/prompts/ or did not load")
+                format!(
+                    "includes prompt \"{other}\", which is not in agents/prompts/ or did not load"
+                )
             }
         })?;
         path.pop();
