@@ -163,3 +163,45 @@ async fn a_stored_thread_whose_agent_became_unsound_is_not_run_or_sent_to() {
     assert!(store.queued(&thread.id).unwrap().is_empty());
     assert_eq!(model.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_name_other_than_the_files_is_refused_and_an_agent_without_type_is_ai_human() {
+    let project = Project::with_files(&[
+        (
+            "agents/agents/a.json",
+            r#"{"name": "a", "title": "Helper", "description": "Helps.", "sideA": {"prompt": "p"}}"#,
+        ),
+        (
+            "agents/agents/renamed.json",
+            r#"{"name": "other", "sideA": {"prompt": "p"}}"#,
+        ),
+        (
+            "agents/prompts/p.json",
+            r#"{"name": "p", "toolDescription": "x", "prompt": "Hi.", "model": "list"}"#,
+        ),
+        (
+            "agents/prompts/q.json",
+            r#"{"name": "p", "toolDescription": "x", "prompt": "Hi.", "model": "list"}"#,
+        ),
+    ]);
+    let model = ListModel::new(vec![text_answer("hello")]);
+    let (rt, _store) = runtime_on(&project, model.clone());
+    let problems: Vec<String> = rt.problems().iter().map(|p| p.to_string()).collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("agents/agents/renamed.json")
+                && p.contains("`name` is \"other\" but the file is named renamed.json")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("agents/prompts/q.json") && p.contains("`name` is \"p\"")),
+        "{problems:?}"
+    );
+    let thread = rt.start_thread("a", "hi").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    assert_eq!(model.requests().len(), 1);
+}

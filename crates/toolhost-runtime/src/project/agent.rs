@@ -7,10 +7,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use toolhost_core::variables::VariableDecl;
 
-/// `ai_human` (one model talking to a person) or `dual_ai` (two sides talking to each other).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// `ai_human` (one model talking to a person; the spec's default) or `dual_ai` (two sides
+/// talking to each other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 pub enum AgentKind {
     /// A model answers a person.
+    #[default]
     #[serde(rename = "ai_human")]
     AiHuman,
     /// Two model sides; each sees itself as the assistant and the other as the user.
@@ -156,9 +158,18 @@ pub struct AgentDef {
     /// The agent's name (the file stem).
     #[serde(default)]
     pub name: String,
-    /// ai_human or dual_ai.
-    #[serde(rename = "type")]
+    /// ai_human (the default) or dual_ai.
+    #[serde(rename = "type", default)]
     pub kind: AgentKind,
+    /// A title for people (the spec keeps it as a legacy label); not used by the engine.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// A short description for people; not used by the engine.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// An icon URL or path for people; not used by the engine.
+    #[serde(default)]
+    pub icon: Option<String>,
     /// The first side (the only one of an ai_human agent).
     pub side_a: SideDef,
     /// The second side of a dual_ai agent.

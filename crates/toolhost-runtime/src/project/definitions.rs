@@ -139,6 +139,7 @@ pub fn load_definitions(root: &Path) -> Definitions {
     };
     for (name, path) in json_files(&agents_dir.join("agents")) {
         match read_json::<AgentDef>(&path).and_then(|mut a| {
+            same_name(&a.name, &name)?;
             settle_variables(&mut a.variables, &a.tenvs, &a.values)?;
             Ok(a)
         }) {
@@ -159,6 +160,7 @@ pub fn load_definitions(root: &Path) -> Definitions {
     }
     for (name, path) in json_files(&agents_dir.join("prompts")) {
         match read_json::<PromptDef>(&path).and_then(|mut p| {
+            same_name(&p.name, &name)?;
             settle_variables(&mut p.variables, &p.tenvs, &p.values)?;
             check_env_parts(&p)?;
             p.check_settings()?;
@@ -176,7 +178,7 @@ pub fn load_definitions(root: &Path) -> Definitions {
         defs.problems.push(problem(&path, &name, message));
     }
     for (name, path) in json_files(&agents_dir.join("models")) {
-        match read_json::<ModelDef>(&path) {
+        match read_json::<ModelDef>(&path).and_then(|m| same_name(&m.name, &name).map(|_| m)) {
             Ok(mut m) => {
                 m.name = name.clone();
                 defs.models.insert(name, m);
@@ -197,6 +199,17 @@ pub fn load_definitions(root: &Path) -> Definitions {
     }
     check_references(&mut defs, &agents_dir);
     defs
+}
+
+/// A definition's `name` (the spec's required field) may be left out, since the file's stem
+/// names it; when given, it must be that stem, or references would silently mean another file.
+fn same_name(given: &str, stem: &str) -> Result<(), String> {
+    if given.is_empty() || given == stem {
+        return Ok(());
+    }
+    Err(format!(
+        "`name` is \"{given}\" but the file is named {stem}.json; a definition is named by its file"
+    ))
 }
 
 /// A prompt's `env` parts name text variables it declares; a secret is never put in a prompt.
