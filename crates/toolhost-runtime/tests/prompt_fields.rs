@@ -292,11 +292,12 @@ async fn a_dual_ai_side_sees_only_what_it_answers_unless_its_prompt_includes_the
     rt.register_model("mb", b.clone());
     let thread = rt.start_thread("d", "Talk.").await.unwrap();
     rt.run(&thread.id).await.unwrap();
-    // Side a's second turn: only what b said since a's first turn.
+    // Side a's second turn: the session's task and what b said since a's first turn.
     assert_eq!(
         shape(&a.requests()[1]),
         [
             (ChatRole::System, "I am ma.".to_owned()),
+            (ChatRole::User, "Talk.".to_owned()),
             (ChatRole::User, "B1".to_owned())
         ]
     );

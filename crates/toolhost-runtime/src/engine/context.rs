@@ -65,28 +65,47 @@ impl Context {
     }
 }
 
-/// Where the current turn at `position` starts in `history`: in an `ai_human` thread just
-/// after the last reply before the person's latest message, in a `dual_ai` thread just after
-/// the side's own last reply of an earlier turn (so the other side's words it answers are in
-/// it). 0 when there is no earlier turn.
-pub(super) fn turn_start(history: &[Message], position: &Position) -> usize {
-    let reply = |m: &Message| m.role == Role::Assistant && m.depth == 0;
-    let earlier_reply = if position.is_dual() {
-        history.iter().rposition(|m| {
-            reply(m)
-                && side_of(m) == Some(position.side)
-                && m.metadata.turn.is_some_and(|t| t < position.turn)
-        })
-    } else {
-        let Some(last_user) = history
-            .iter()
-            .rposition(|m| m.role == Role::User && m.depth == 0)
-        else {
-            return 0;
+/// The messages of the current turn at `position`: from where it starts in `history` (in an
+/// `ai_human` thread just after the last reply before the person's latest message, in a
+/// `dual_ai` thread just after the side's own last reply of an earlier turn, so the other
+/// side's words it answers are in it), and in a `dual_ai` thread also the message that started
+/// the session, so a side always sees its task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Turn {
+    start: usize,
+    task: Option<usize>,
+}
+
+impl Turn {
+    /// The current turn at `position`.
+    pub fn at(history: &[Message], position: &Position) -> Self {
+        let reply = |m: &Message| m.role == Role::Assistant && m.depth == 0;
+        let user = |m: &Message| m.role == Role::User && m.depth == 0;
+        if position.is_dual() {
+            let earlier = history.iter().rposition(|m| {
+                reply(m)
+                    && side_of(m) == Some(position.side)
+                    && m.metadata.turn.is_some_and(|t| t < position.turn)
+            });
+            return Self {
+                start: earlier.map_or(0, |i| i + 1),
+                task: history.iter().position(user),
+            };
+        }
+        let start = match history.iter().rposition(user) {
+            Some(last_user) => history[..last_user]
+                .iter()
+                .rposition(reply)
+                .map_or(0, |i| i + 1),
+            None => 0,
         };
-        history[..last_user].iter().rposition(reply)
-    };
-    earlier_reply.map_or(0, |i| i + 1)
+        Self { start, task: None }
+    }
+
+    /// Whether the message at `index` of the history is in the turn.
+    pub fn holds(&self, index: usize) -> bool {
+        index >= self.start || self.task == Some(index)
+    }
 }
 
 impl Runtime {
@@ -105,7 +124,7 @@ impl Runtime {
         if run.context.shows_all() {
             return;
         }
-        let start = turn_start(history, position);
+        let turn = Turn::at(history, position);
         let system = run
             .request
             .messages
@@ -117,7 +136,7 @@ impl Runtime {
         run.images = ImageBudget::new(run.recent_images);
         run.checked = 0;
         for (i, m) in history.iter().enumerate() {
-            let m = if i >= start {
+            let m = if turn.holds(i) {
                 Cow::Borrowed(m)
             } else {
                 match run.context.earlier(m) {

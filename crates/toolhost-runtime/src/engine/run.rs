@@ -3,7 +3,7 @@
 
 use super::approvals::requested_event;
 use super::calls::{early_intents, Offer};
-use super::context::{turn_start, Context};
+use super::context::{Context, Turn};
 use super::decide::{next_step, pending_calls, Step, TurnRules};
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget, Shown};
@@ -77,7 +77,7 @@ impl Runtime {
         history: &[Message],
         shown: &[Shown],
         texts: &BTreeMap<String, String>,
-        turn_start: usize,
+        turn: Turn,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
             .defs
@@ -132,7 +132,7 @@ impl Runtime {
             },
         };
         for (i, (m, shown)) in history.iter().zip(shown).enumerate() {
-            if i >= turn_start {
+            if turn.holds(i) {
                 run.see(m, || shown.clone());
             } else if let Some(m) = run.context.earlier(m) {
                 run.see(&m, || shown.clone());
@@ -262,7 +262,7 @@ impl Runtime {
         for m in &history {
             shown.push(images_of(&self.db, thread_id, m).await);
         }
-        let start_of = |side: Side| turn_start(&history, &position.as_side(side));
+        let start_of = |side: Side| Turn::at(&history, &position.as_side(side));
         let mut sides = vec![self.side_run(
             &agent.name,
             &agent.side_a,

@@ -79,7 +79,7 @@ fn recent_image_threshold() -> u32 {
 /// is toolhost's decision, also in the README). A *turn* is the side's work on what it
 /// answers: in an `ai_human` thread everything since the person's latest message(s), in a
 /// `dual_ai` thread everything since the side's own previous turn (so the other side's replies
-/// that it answers are in it).
+/// that it answers are in it), together with the message that started the session (its task).
 /// - `includeChat: false` (the default): the system text and the current turn only.
 /// - `includeChat: true`: the whole conversation. With `includePastTools: false` (the
 ///   default) the tool calls and results of earlier turns are left out (a reply's text stays);
