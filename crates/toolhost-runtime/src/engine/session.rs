@@ -112,7 +112,7 @@ impl Runtime {
     pub async fn session_status(&self, thread_id: &str) -> Result<Option<String>, RuntimeError> {
         let thread = self.db.thread(thread_id).await?;
         let Some(agent) = self.defs.agents.get(&thread.agent) else {
-            return Err(RuntimeError::UnknownAgent(thread.agent));
+            return Err(self.unknown_agent(&thread.agent));
         };
         let history = self.db.messages(thread_id).await?;
         let bindings: Vec<&SessionBinding> = agent

@@ -35,7 +35,7 @@ impl Runtime {
         let Some(def) = self.defs.agents.get(agent) else {
             return match self.not_loaded(&agent_file) {
                 Some(problem) => Ok(vec![problem]),
-                None => Err(RuntimeError::UnknownAgent(agent.to_owned())),
+                None => Err(self.unknown_agent(agent)),
             };
         };
         let mut problems = Vec::new();

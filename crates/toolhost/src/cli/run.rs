@@ -278,12 +278,15 @@ pub(super) fn open_project(
 ) -> Result<(Arc<dyn Store>, Runtime), ExitCode> {
     let store = open_store(data)?;
     if let Some(id) = thread {
-        if let Err(e) = store.thread(id) {
-            output::error(
-                &format!("there is no thread {id} in {}.", data.display()),
-                Some(&e),
-            );
-            return Err(output::exit(BAD_INPUT));
+        match store.thread(id) {
+            Ok(_) => {}
+            Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+                return Err(super::threads::missing_thread(store.as_ref(), id, data));
+            }
+            Err(e) => {
+                output::error(&format!("thread {id} could not be read."), Some(&e));
+                return Err(output::exit(INVALID));
+            }
         }
     }
     let Some(mut runtime) = load_runtime(dir, data, store.clone()) else {
@@ -452,7 +455,7 @@ pub(super) fn drive(
             output::exit(PAUSED)
         }
         // Its agent cannot run: nothing was run or stored.
-        Err(e @ (RuntimeError::Unsound { .. } | RuntimeError::UnknownAgent(_))) => {
+        Err(e @ (RuntimeError::Unsound { .. } | RuntimeError::UnknownAgent { .. })) => {
             output::error(&format!("thread {thread_id} cannot run."), Some(&e));
             output::exit(BAD_INPUT)
         }
