@@ -81,6 +81,14 @@ impl Turn {
     pub fn at(history: &[Message], position: &Position) -> Self {
         let reply = |m: &Message| m.role == Role::Assistant && m.depth == 0;
         let user = |m: &Message| m.role == Role::User && m.depth == 0;
+        // The results of the earlier turn's last reply belong to it, not to this turn: shown
+        // without their calls they would be orphans.
+        let past_results = |mut start: usize| {
+            while history.get(start).is_some_and(|m| m.role == Role::Tool) {
+                start += 1;
+            }
+            start
+        };
         if position.is_dual() {
             let earlier = history.iter().rposition(|m| {
                 reply(m)
@@ -88,7 +96,7 @@ impl Turn {
                     && m.metadata.turn.is_some_and(|t| t < position.turn)
             });
             return Self {
-                start: earlier.map_or(0, |i| i + 1),
+                start: earlier.map_or(0, |i| past_results(i + 1)),
                 task: history.iter().position(user),
             };
         }
@@ -96,7 +104,7 @@ impl Turn {
             Some(last_user) => history[..last_user]
                 .iter()
                 .rposition(reply)
-                .map_or(0, |i| i + 1),
+                .map_or(0, |i| past_results(i + 1)),
             None => 0,
         };
         Self { start, task: None }
@@ -147,5 +155,54 @@ impl Runtime {
             let shown = images_of(&self.db, thread_id, &m).await;
             run.see(&m, || shown);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_store::{MessageMeta, ToolCallRecord};
+
+    fn message(role: Role, call: Option<&str>) -> Message {
+        Message {
+            id: toolhost_store::new_id(),
+            seq: 0,
+            role,
+            content: Some("x".into()),
+            name: None,
+            tool_calls: call
+                .filter(|_| role == Role::Assistant)
+                .map(|id| ToolCallRecord {
+                    id: id.into(),
+                    name: "t".into(),
+                    arguments: "{}".into(),
+                })
+                .into_iter()
+                .collect(),
+            tool_call_id: call.filter(|_| role == Role::Tool).map(str::to_owned),
+            created_at: 0,
+            parent_id: None,
+            depth: 0,
+            silent: false,
+            metadata: MessageMeta::default(),
+            status: None,
+        }
+    }
+
+    #[test]
+    fn a_turn_ended_by_a_call_leaves_its_results_in_the_earlier_turn() {
+        let agent: crate::project::AgentDef =
+            serde_json::from_str(r#"{"sideA": {"prompt": "p"}}"#).unwrap();
+        // The first turn ended on a reply with a call (a stop tool, or the step budget).
+        let history = vec![
+            message(Role::User, None),
+            message(Role::Assistant, Some("c1")),
+            message(Role::Tool, Some("c1")),
+            message(Role::User, None),
+        ];
+        let position = Position::from_history(&agent, &history);
+        let turn = Turn::at(&history, &position);
+        let held: Vec<usize> = (0..history.len()).filter(|i| turn.holds(*i)).collect();
+        assert_eq!(held, [3]);
     }
 }

@@ -105,7 +105,7 @@ pub struct Definitions {
     pub models: BTreeMap<String, ModelDef>,
     /// Process activities by name.
     pub activities: BTreeMap<String, ProcessActivity>,
-    /// Files that did not load.
+    /// Files that did not load, and files that name a prompt that does not exist.
     pub problems: Vec<FileProblem>,
 }
 
