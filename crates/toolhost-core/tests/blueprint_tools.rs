@@ -150,3 +150,39 @@ fn tenvs_and_variables_are_read_and_never_shown_to_the_model() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_blueprint_naming_an_activity_that_is_not_registered_is_refused() {
+    let b = Blueprint::from_value(
+        "create_ticket",
+        &json!({
+            "type": "object",
+            "description": "Files a ticket.",
+            "properties": {
+                "_activity": {"type": "string", "const": "ticket_desk"},
+                "title": {"type": "string"}
+            }
+        }),
+    )
+    .unwrap();
+    let err = Activities::new().bind(&b).unwrap_err();
+    assert_eq!(err.issues.len(), 1);
+    assert_eq!(err.issues[0].pointer, "/properties/_activity");
+    assert!(
+        err.issues[0].reason.contains("\"ticket_desk\""),
+        "{}",
+        err.issues[0].reason
+    );
+    // Registered, it binds.
+    let mut activities = Activities::new();
+    activities.register("ticket_desk", |_, _, _| async {
+        Ok::<_, ToolError>("filed".to_owned())
+    });
+    let (_, binding) = activities.bind(&b).unwrap();
+    assert_eq!(
+        binding,
+        Binding::Explicit {
+            activity: "ticket_desk".into()
+        }
+    );
+}

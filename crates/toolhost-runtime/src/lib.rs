@@ -5,6 +5,10 @@
 //! call durable.
 //!
 //! ## Contract
+//! - A thread starts, runs or takes a message only when every definition its agent reaches
+//!   (prompts and their includes, models, offered tools, the tools its side rules name, the
+//!   activities behind the tools) exists and loaded ([`engine::Runtime::check_agent`]);
+//!   otherwise nothing is stored and the error names each file and missing name.
 //! - The step cycle: finish the pending calls of the last reply, drain queued work, end the turn
 //!   on a reply, a stop tool or the step budget (a `dual_ai` session hands the next turn to the
 //!   other side until `maxSessionTurns`), else ask the model and store its reply before anything

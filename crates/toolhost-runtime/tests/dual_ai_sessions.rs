@@ -21,8 +21,9 @@ type NoteLog = Arc<Mutex<Vec<(Side, u32, String)>>>;
 fn new_project(agent: Value) -> Project {
     Project::with_files(&[
             ("agents/agents/interview.json", agent.to_string()),
-            ("agents/prompts/interviewer.json", r#"{"toolDescription": "Asks.", "prompt": "You interview.", "model": "interviewer_model", "tools": ["take_note", "finish_interview"]}"#.to_owned()),
-            ("agents/prompts/candidate.json", r#"{"toolDescription": "Answers.", "prompt": "You answer.", "model": "candidate_model", "tools": ["take_note"]}"#.to_owned()),
+            // Both sides see the whole session, earlier turns' calls included.
+            ("agents/prompts/interviewer.json", r#"{"toolDescription": "Asks.", "prompt": "You interview.", "model": "interviewer_model", "tools": ["take_note", "finish_interview"], "includeChat": true, "includePastTools": true}"#.to_owned()),
+            ("agents/prompts/candidate.json", r#"{"toolDescription": "Answers.", "prompt": "You answer.", "model": "candidate_model", "tools": ["take_note"], "includeChat": true, "includePastTools": true}"#.to_owned()),
             // Placeholders: the tests register their own models under these names.
             ("agents/models/interviewer_model.json", r#"{"provider": "test", "script": "none.json"}"#.to_owned()),
             ("agents/models/candidate_model.json", r#"{"provider": "test", "script": "none.json"}"#.to_owned()),

@@ -18,6 +18,12 @@ use toolhost_store::Role;
 #[tokio::test]
 async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
     let project = one_prompt_project(&["web_search"]);
+    // The second turn's request shows the first turn's reply (`includeChat`).
+    std::fs::write(
+        project.root.join("agents/prompts/p.json"),
+        json!({"toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": ["web_search"], "includeChat": true}).to_string(),
+    )
+    .unwrap();
     let model = ListModel::new(vec![
         Ok(ModelResponse {
             text: Some("Oslo has 717,710 people.".into()),

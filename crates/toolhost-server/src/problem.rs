@@ -114,6 +114,12 @@ impl From<RuntimeError> for Problem {
             RuntimeError::ThreadBusy { .. } => {
                 Problem::new(StatusCode::CONFLICT, "thread-busy", e.to_string())
             }
+            // The agent's definitions are not sound: nothing was run or stored.
+            RuntimeError::Unsound { .. } => Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "definitions-unsound",
+                e.to_string(),
+            ),
             RuntimeError::MissingVariables { .. } => {
                 Problem::invalid(e.to_string()).at("/variables")
             }

@@ -116,6 +116,8 @@ pub(crate) fn describe(outcome: &RunOutcome) -> Value {
                 StopReason::MaxSteps(n) => ("max_steps", Some(("limit", json!(n)))),
                 StopReason::MaxSessionTurns(n) => ("max_session_turns", Some(("limit", json!(n)))),
                 StopReason::Stopped => ("stopped", None),
+                StopReason::SessionStop(end) => ("session_stop", Some(("session", session(end)))),
+                StopReason::SessionFail(end) => ("session_fail", Some(("session", session(end)))),
             };
             done["reason"] = json!(name);
             if let Some((key, value)) = detail {
@@ -136,4 +138,9 @@ pub(crate) fn describe(outcome: &RunOutcome) -> Value {
             "names": names,
         }),
     }
+}
+
+/// How a session binding's call ended the session, as clients read it.
+fn session(end: &toolhost_runtime::engine::SessionEnd) -> Value {
+    json!({"tool": end.tool, "message": end.message, "attachments": end.attachments})
 }

@@ -172,7 +172,9 @@ fn shop(script: &str) -> TempProject {
     write(
         root,
         "agents/prompts/shop.json",
-        r#"{"toolDescription": "Shop.", "prompt": "You sell.", "model": "m", "tools": ["ping", "pay", "slow", "charge_card"]}"#,
+        // The whole conversation is shown: the scripted model plays the turn that follows the
+        // replies it is shown.
+        r#"{"toolDescription": "Shop.", "prompt": "You sell.", "model": "m", "tools": ["ping", "pay", "slow", "charge_card"], "includeChat": true, "includePastTools": true}"#,
     );
     write(
         root,

@@ -1,7 +1,7 @@
 //! Activities registered through the library: the code behind explicit blueprint tools.
 
 use super::{split_call, Binding, Blueprint, CallMeta};
-use crate::schema::SchemaError;
+use crate::schema::{SchemaError, SchemaIssue};
 use crate::tool::any::{BoxFuture, Execute, ToolParts};
 use crate::tool::{
     AnyTool, CallFailure, IntoToolOutput, ToolContext, ToolDefinition, ToolError, ToolOutput,
@@ -72,14 +72,27 @@ impl Activities {
     }
 
     /// Makes a tool of a blueprint: bound to its activity if there is one, latent otherwise.
-    /// Checks and compiles the schema the model will fill in.
+    /// Checks and compiles the schema the model will fill in. A blueprint whose `_activity`
+    /// names an activity that is not registered is refused (at `/properties/_activity`): it
+    /// would otherwise become a tool that can never run.
     pub fn bind(&self, blueprint: &Blueprint) -> Result<(AnyTool, Binding), SchemaError> {
         let binding = blueprint.binding(|name| self.contains(name));
         let execute: Option<Arc<dyn Execute>> = match &binding {
-            Binding::Explicit { activity } => self
-                .by_name
-                .get(activity)
-                .map(|f| Arc::new(ActivityExecute(f.clone())) as Arc<dyn Execute>),
+            Binding::Explicit { activity } => match self.by_name.get(activity) {
+                Some(f) => Some(Arc::new(ActivityExecute(f.clone())) as Arc<dyn Execute>),
+                None => {
+                    return Err(SchemaError {
+                        tool: blueprint.name.clone(),
+                        part: "arguments",
+                        issues: vec![SchemaIssue {
+                            pointer: "/properties/_activity".to_owned(),
+                            reason: format!(
+                                "names activity \"{activity}\", which is not registered"
+                            ),
+                        }],
+                    })
+                }
+            },
             Binding::Latent => None,
         };
         let definition = ToolDefinition {

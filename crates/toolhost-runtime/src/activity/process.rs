@@ -148,6 +148,15 @@ impl ProcessActivity {
                 "`cwd` {cwd_rel:?} must be a folder inside the project"
             )));
         }
+        // The program runs in `cwd`, so a project given as a relative path (`p`) would be
+        // looked up again from inside it (`p/p/...`): every path is made absolute here, against
+        // the folder the project was named from, whatever form its name took.
+        let project = std::path::absolute(project).map_err(|e| {
+            fail(format!(
+                "the project folder {} has no absolute path: {e}",
+                project.display()
+            ))
+        })?;
         let program_path = Path::new(program);
         // A bare name is looked up on PATH; a path with a separator is relative to the project.
         let program = if program_path.components().count() > 1 && !program_path.is_absolute() {

@@ -4,6 +4,7 @@
 //! and carries out what they say; nothing here does I/O or imports from the loop.
 
 use super::outcome::StopReason;
+use super::session::session_end;
 use super::turns::{side_of, turn_over, Position};
 use crate::project::SideDef;
 use std::collections::HashSet;
@@ -63,6 +64,10 @@ pub(super) fn next_step(
 ) -> Step {
     if has_queued {
         return Step::TakeQueued;
+    }
+    // A session binding's call ends the whole session, whatever turn it is.
+    if let Some(end) = session_end(position, rules.side, history, answered) {
+        return Step::End(end);
     }
     let Some(reason) = turn_over(position, rules.side, rules.max_steps, history, answered) else {
         return Step::Ask;

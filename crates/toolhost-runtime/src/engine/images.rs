@@ -52,16 +52,28 @@ pub(super) struct Shown {
     notes: Vec<String>,
 }
 
-/// Keeps a request within [`MAX_IMAGES_PER_REQUEST`] images as it grows: when a new result goes
-/// past it, the oldest images sent so far are replaced by a line naming them.
-#[derive(Debug, Default)]
+/// Keeps a request within [`MAX_IMAGES_PER_REQUEST`] images as it grows, and keeps images on
+/// its most recent `recent` messages only (the prompt's `recentImageThreshold`): an image that
+/// falls out of either is replaced by a line naming it.
+#[derive(Debug)]
 pub(super) struct ImageBudget {
     /// Positions of the messages that still carry images, oldest first.
     holders: VecDeque<usize>,
     count: usize,
+    /// How many of the most recent messages may carry images.
+    recent: usize,
 }
 
 impl ImageBudget {
+    /// A budget for a request whose most recent `recent` messages may carry images.
+    pub fn new(recent: usize) -> Self {
+        Self {
+            holders: VecDeque::new(),
+            count: 0,
+            recent,
+        }
+    }
+
     /// Appends `message` to `messages` with what its stored result shows.
     pub fn push(
         &mut self,
@@ -90,6 +102,22 @@ impl ImageBudget {
             if holder.images.is_empty() {
                 self.holders.pop_front();
             }
+        }
+        // Messages older than the most recent `recent` keep a line for each image instead.
+        while let Some(&at) = self.holders.front() {
+            if at + self.recent >= messages.len() {
+                break;
+            }
+            self.holders.pop_front();
+            let holder = &mut messages[at];
+            let images = std::mem::take(&mut holder.images);
+            self.count -= images.len();
+            let why = format!(
+                "images are sent with the {} most recent messages only",
+                self.recent
+            );
+            let lines = images.iter().map(|i| left_out(&i.name, &why)).collect();
+            add_lines(holder, lines);
         }
     }
 }

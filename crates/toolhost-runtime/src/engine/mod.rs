@@ -14,6 +14,7 @@
 mod approvals;
 mod attachments;
 mod calls;
+mod context;
 mod decide;
 mod factory;
 mod history;
@@ -29,6 +30,8 @@ mod repair;
 mod reply;
 mod run;
 mod send;
+mod session;
+mod soundness;
 mod state;
 mod thread_vars;
 mod turns;
@@ -39,7 +42,7 @@ pub use factory::ModelFactory;
 pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
-pub use outcome::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
+pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use send::Delivery;
 pub use state::ThreadState;
@@ -83,6 +86,14 @@ pub enum RuntimeError {
         name: String,
         /// Why.
         reason: String,
+    },
+    /// Definitions the agent reaches are missing or did not load; nothing was run or stored.
+    #[error("agent \"{agent}\" cannot run: {}", soundness::describe(problems))]
+    Unsound {
+        /// The agent.
+        agent: String,
+        /// Each file and what is wrong with it.
+        problems: Vec<FileProblem>,
     },
     /// Variables the agent or its prompts require have no value.
     #[error("agent \"{agent}\" needs values for {}: give them when the thread is created", names.join(", "))]
@@ -198,10 +209,7 @@ impl Runtime {
         factory: Option<&dyn ModelFactory>,
     ) -> Result<Self, RuntimeError> {
         let defs = load_definitions(root);
-        let mut activities = Activities::new();
-        for (name, activity) in &defs.activities {
-            register_process(&mut activities, name, activity.clone());
-        }
+        let activities = process_activities(&defs);
         // A project whose tools are all written in Rust needs no agents/tools/ folder.
         let project_tools = match load_tools(root, &activities) {
             Err(ProjectError::NoToolsFolder { .. }) => Default::default(),
@@ -230,10 +238,12 @@ impl Runtime {
         let mut models: HashMap<String, Arc<dyn Model>> = HashMap::new();
         let mut unavailable: HashMap<String, String> = HashMap::new();
         for (name, def) in &defs.models {
-            let problem = |message: String| FileProblem {
-                path: root.join("agents/models").join(format!("{name}.json")),
-                tool: name.clone(),
-                message,
+            let problem = |message: String| {
+                FileProblem::not_loaded(
+                    root.join("agents/models").join(format!("{name}.json")),
+                    name,
+                    message,
+                )
             };
             if def.provider == "test" {
                 match load_script(root, name, def.script.as_deref()) {
@@ -322,22 +332,38 @@ impl Runtime {
             })
     }
 
-    /// Files of the project that did not load, and prompts that offer a tool that is not
-    /// defined (checked now, so tools registered after loading count).
+    /// Files of the project that did not load, and files that refer to a name that does not
+    /// exist, such as prompts that offer a tool that is not defined (checked now, so tools
+    /// registered after loading count). A thread whose agent reaches any of them is refused
+    /// (see [`Runtime::check_agent`]).
     pub fn problems(&self) -> Vec<FileProblem> {
         let mut problems = self.problems.clone();
         for prompt in self.defs.prompts.values() {
+            let model = &prompt.model;
+            if !self.models.contains_key(model) && !self.unavailable.contains_key(model) {
+                let file = self
+                    .root
+                    .join("agents/models")
+                    .join(format!("{model}.json"));
+                // A model file that did not load is a problem of its own already.
+                if !self.problems.iter().any(|p| p.path == file) {
+                    problems.push(FileProblem::dangling(
+                        self.root
+                            .join("agents/prompts")
+                            .join(format!("{}.json", prompt.name)),
+                        &prompt.name,
+                        format!("names model \"{model}\", which is not in agents/models/"),
+                    ));
+                }
+            }
             for name in prompt.tools.iter().filter(|n| !self.tools.contains(n)) {
-                problems.push(FileProblem {
-                    path: self
-                        .root
+                problems.push(FileProblem::dangling(
+                    self.root
                         .join("agents/prompts")
                         .join(format!("{}.json", prompt.name)),
-                    tool: prompt.name.clone(),
-                    message: format!(
-                        "offers tool \"{name}\", which is not defined; it is left out"
-                    ),
-                });
+                    &prompt.name,
+                    format!("offers tool \"{name}\", which is not defined"),
+                ));
             }
         }
         problems
@@ -439,6 +465,16 @@ fn policy_of(rule: ApprovalRule) -> Approval {
         policy = policy.with_reject_message(text);
     }
     policy
+}
+
+/// The process activities of a project's definitions, as the registry its blueprints bind to
+/// (a blueprint whose `_activity` is not among them does not load).
+pub fn process_activities(defs: &Definitions) -> Activities {
+    let mut activities = Activities::new();
+    for (name, activity) in &defs.activities {
+        register_process(&mut activities, name, activity.clone());
+    }
+    activities
 }
 
 /// Binds a process activity into the library's activity registry.

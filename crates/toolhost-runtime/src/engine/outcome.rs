@@ -17,6 +17,23 @@ pub enum StopReason {
     MaxSessionTurns(u32),
     /// [`Runtime::stop`] was called.
     Stopped,
+    /// The side called its `sessionStop` tool: the session ended successfully.
+    SessionStop(SessionEnd),
+    /// The side called its `sessionFail` tool: the session ended as failed (the thread's
+    /// status is `failed`).
+    SessionFail(SessionEnd),
+}
+
+/// How a session binding's call ended the session: the tool, and what the call's arguments
+/// named by the binding's `messageProperty` and `attachmentsProperty` hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEnd {
+    /// The tool called.
+    pub tool: String,
+    /// The text of its `messageProperty` argument (JSON text when it is not a string).
+    pub message: Option<String>,
+    /// The paths in its `attachmentsProperty` argument.
+    pub attachments: Vec<String>,
 }
 
 /// How a run ended.

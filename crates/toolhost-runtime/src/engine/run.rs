@@ -3,6 +3,7 @@
 
 use super::approvals::requested_event;
 use super::calls::{early_intents, Offer};
+use super::context::{Context, Turn};
 use super::decide::{next_step, pending_calls, Step, TurnRules};
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget, Shown};
@@ -29,19 +30,23 @@ pub(super) struct SideRun<'a> {
     pub model: Arc<dyn Model>,
     pub offer: Offer,
     max_steps: u32,
-    view: ChatView,
-    images: ImageBudget,
+    pub view: ChatView,
+    pub images: ImageBudget,
     pub request: ModelRequest,
     /// How many leading messages of `request` passed the ordering check with every call
     /// answered: only what was appended since is checked again.
     pub checked: usize,
     /// The repairs the last request needed, so a fault that stays is recorded once per run.
     pub last_repairs: Vec<HistoryRepair>,
+    /// What of earlier turns the side's prompt shows.
+    pub context: Context,
+    /// The prompt's `recentImageThreshold`.
+    pub recent_images: usize,
 }
 
 impl SideRun<'_> {
     /// Adds a stored message, with what it shows, to what this side's model will be sent.
-    fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
+    pub fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
         if let Some(message) = self.view.see(m) {
             self.images
                 .push(&mut self.request.messages, message, shown());
@@ -50,7 +55,7 @@ impl SideRun<'_> {
 }
 
 /// Where `side`'s run is: side `b` is the second entry; a thread with one side has only `a`.
-fn index_of(sides: &[SideRun<'_>], side: Side) -> usize {
+pub(super) fn index_of(sides: &[SideRun<'_>], side: Side) -> usize {
     match side {
         Side::B if sides.len() > 1 => 1,
         _ => 0,
@@ -63,6 +68,7 @@ fn run_of<'s, 'a>(sides: &'s [SideRun<'a>], side: Side) -> &'s SideRun<'a> {
 }
 
 impl Runtime {
+    #[allow(clippy::too_many_arguments)]
     fn side_run<'a>(
         &self,
         agent: &str,
@@ -71,6 +77,7 @@ impl Runtime {
         history: &[Message],
         shown: &[Shown],
         texts: &BTreeMap<String, String>,
+        turn: Turn,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
             .defs
@@ -95,7 +102,9 @@ impl Runtime {
                 .or(def.max_steps)
                 .unwrap_or(DEFAULT_MAX_STEPS),
             view: ChatView::new(side),
-            images: ImageBudget::default(),
+            images: ImageBudget::new(prompt.recent_image_threshold as usize),
+            context: Context::of(prompt),
+            recent_images: prompt.recent_image_threshold as usize,
             checked: 0,
             last_repairs: Vec::new(),
             request: ModelRequest {
@@ -122,8 +131,12 @@ impl Runtime {
                 prompt: prompt.name.clone(),
             },
         };
-        for (m, shown) in history.iter().zip(shown) {
-            run.see(m, || shown.clone());
+        for (i, (m, shown)) in history.iter().zip(shown).enumerate() {
+            if turn.holds(i) {
+                run.see(m, || shown.clone());
+            } else if let Some(m) = run.context.earlier(m) {
+                run.see(&m, || shown.clone());
+            }
         }
         Ok(run)
     }
@@ -136,14 +149,16 @@ impl Runtime {
     /// Work that arrives while the run ends (a queued message, a decision on the call it paused
     /// at) is taken up before it returns.
     pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        self.db.thread(thread_id).await?;
+        let thread = self.db.thread(thread_id).await?;
+        self.check_agent(&thread.agent)?;
         let ownership = self.claim(thread_id).await?;
         self.run_claimed(thread_id, ownership).await
     }
 
     /// Like [`Runtime::run`], but waits while another run owns the thread, then runs it.
     pub async fn run_when_free(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        self.db.thread(thread_id).await?;
+        let thread = self.db.thread(thread_id).await?;
+        self.check_agent(&thread.agent)?;
         let ownership = self.claim_when_free(thread_id).await?;
         self.run_claimed(thread_id, ownership).await
     }
@@ -248,6 +263,7 @@ impl Runtime {
         for m in &history {
             shown.push(images_of(&self.db, thread_id, m).await);
         }
+        let start_of = |side: Side| Turn::at(&history, &position.as_side(side));
         let mut sides = vec![self.side_run(
             &agent.name,
             &agent.side_a,
@@ -255,9 +271,19 @@ impl Runtime {
             &history,
             &shown,
             &texts,
+            start_of(Side::A),
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
-            sides.push(self.side_run(&agent.name, b, Some(Side::B), &history, &shown, &texts)?);
+            let start = start_of(Side::B);
+            sides.push(self.side_run(
+                &agent.name,
+                b,
+                Some(Side::B),
+                &history,
+                &shown,
+                &texts,
+                start,
+            )?);
         }
         drop(shown);
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
@@ -312,6 +338,8 @@ impl Runtime {
                 Step::End(reason) => return self.finish(thread_id, owner, reason).await,
                 Step::HandOver => {
                     position.next_turn();
+                    self.refocus(thread_id, &mut sides, &history, &position)
+                        .await;
                     continue;
                 }
                 Step::TakeQueued => {
@@ -323,12 +351,18 @@ impl Runtime {
                     writes.push(Write::Dequeue { through });
                     let stored = self.commit(thread_id, owner, writes).await?.messages;
                     // A person's message starts a new turn of an ai_human thread.
-                    if !position.is_dual() && stored.iter().any(|m| m.role == Role::User) {
+                    let new_turn =
+                        !position.is_dual() && stored.iter().any(|m| m.role == Role::User);
+                    if new_turn {
                         position.steps = 0;
                         position.turn += 1;
                     }
                     self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
                         .await;
+                    if new_turn {
+                        self.refocus(thread_id, &mut sides, &history, &position)
+                            .await;
+                    }
                     continue;
                 }
                 Step::Ask => {}
@@ -456,10 +490,10 @@ impl Runtime {
         reason: StopReason,
     ) -> Result<RunOutcome, RuntimeError> {
         // A stopped thread can be resumed; a finished one waits for a new message.
-        let status = if reason == StopReason::Stopped {
-            ThreadStatus::Idle
-        } else {
-            ThreadStatus::Done
+        let status = match reason {
+            StopReason::Stopped => ThreadStatus::Idle,
+            StopReason::SessionFail(_) => ThreadStatus::Failed,
+            _ => ThreadStatus::Done,
         };
         self.commit(thread_id, owner, vec![Write::SetStatus(status)])
             .await?;

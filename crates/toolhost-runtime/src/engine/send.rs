@@ -59,7 +59,9 @@ impl Runtime {
     /// Sends a user message: it is stored first, then, when no run owns the thread, the thread
     /// runs its next turn here. When another run owns it, the message waits for that run.
     pub async fn send(&self, thread_id: &str, message: &str) -> Result<Delivery, RuntimeError> {
-        self.db.thread(thread_id).await?;
+        let thread = self.db.thread(thread_id).await?;
+        // A thread whose agent cannot run is told so before the message is stored.
+        self.check_agent(&thread.agent)?;
         self.queue_message(thread_id, message).await?;
         match self.run(thread_id).await {
             Ok(outcome) => Ok(Delivery::Ran(outcome)),

@@ -199,6 +199,8 @@ impl Runtime {
         message: &str,
         values: Vec<VariableValue>,
     ) -> Result<Thread, RuntimeError> {
+        // Every definition the agent reaches must be sound before anything is stored.
+        self.check_agent(agent)?;
         let def = self
             .defs
             .agents

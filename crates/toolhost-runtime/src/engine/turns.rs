@@ -107,6 +107,11 @@ impl Position {
     pub fn is_dual(&self) -> bool {
         self.dual
     }
+
+    /// The same position, seen from `side` (for where that side's turn starts).
+    pub fn as_side(&self, side: Side) -> Self {
+        Self { side, ..*self }
+    }
 }
 
 /// Why the turn at `position` is over, given the history and the side's rules; `None` while it

@@ -1,5 +1,7 @@
 //! Agents, prompts, models and activities of a project.
 
+use super::agent::{AgentDef, AgentKind};
+use super::prompt::{resolve_includes, PromptDef};
 use super::tools::FileProblem;
 use crate::activity::ProcessActivity;
 use crate::files::{read_text, MAX_FILE_BYTES};
@@ -13,162 +15,6 @@ use toolhost_core::variables::{variables_from_tenvs, VariableDecl, VariableKind}
 
 /// The default step budget of a side when neither the prompt nor the agent sets one.
 pub const DEFAULT_MAX_STEPS: u32 = 50;
-
-/// `ai_human` (one model talking to a person) or `dual_ai` (two sides talking to each other).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum AgentKind {
-    /// A model answers a person.
-    #[serde(rename = "ai_human")]
-    AiHuman,
-    /// Two model sides; each sees itself as the assistant and the other as the user.
-    #[serde(rename = "dual_ai")]
-    DualAi,
-}
-
-/// One side of an agent.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SideDef {
-    /// A label for transcripts.
-    #[serde(default)]
-    pub label: Option<String>,
-    /// The prompt the side runs.
-    pub prompt: String,
-    /// A reply without tool calls ends the side's turn (default true).
-    #[serde(default = "yes")]
-    pub stop_on_response: bool,
-    /// Calling this tool ends the side's turn.
-    #[serde(default)]
-    pub stop_tool: Option<String>,
-    /// The most model steps in one turn.
-    #[serde(default)]
-    pub max_steps: Option<u32>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// An agent definition (`agents/agents/NAME.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AgentDef {
-    /// The agent's name (the file stem).
-    #[serde(default)]
-    pub name: String,
-    /// ai_human or dual_ai.
-    #[serde(rename = "type")]
-    pub kind: AgentKind,
-    /// The first side (the only one of an ai_human agent).
-    pub side_a: SideDef,
-    /// The second side of a dual_ai agent.
-    #[serde(default)]
-    pub side_b: Option<SideDef>,
-    /// Variables it declares (`variables`; spec 000's `tenvs` schema is read into it).
-    #[serde(default)]
-    pub variables: Vec<VariableDecl>,
-    /// Variables as spec 000's `tenvs` object schema (an alias of `variables`).
-    #[serde(default)]
-    pub tenvs: Option<Value>,
-    /// Text values it gives variables (merged prompt → agent → thread). Never secrets.
-    #[serde(default)]
-    pub values: BTreeMap<String, String>,
-    /// The most turns of a dual_ai session, both sides' turns counted (default
-    /// [`DEFAULT_MAX_SESSION_TURNS`](crate::engine::DEFAULT_MAX_SESSION_TURNS)).
-    #[serde(default)]
-    pub max_session_turns: Option<u32>,
-}
-
-/// `toolChoice`: whether the model may, must or must not call tools.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolChoice {
-    /// The model decides.
-    #[default]
-    Auto,
-    /// The model must call a tool.
-    Required,
-    /// The model must not call tools.
-    None,
-}
-
-/// A prompt definition (`agents/prompts/NAME.json`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PromptDef {
-    /// The prompt's name (the file stem).
-    #[serde(default)]
-    pub name: String,
-    /// How the prompt describes itself when used as a tool.
-    pub tool_description: String,
-    /// The system text, or a list of parts (`{"type": "text", "text": ...}`).
-    pub prompt: Value,
-    /// The model definition it uses.
-    pub model: String,
-    /// The tools it offers, by name.
-    #[serde(default)]
-    pub tools: Vec<String>,
-    /// Include the conversation of the thread (default false).
-    #[serde(default)]
-    pub include_chat: bool,
-    /// Include earlier tool calls and results (default false).
-    #[serde(default)]
-    pub include_past_tools: bool,
-    /// Run a reply's tool calls in parallel (default false).
-    #[serde(default)]
-    pub parallel_tool_calls: bool,
-    /// auto, required or none.
-    #[serde(default)]
-    pub tool_choice: ToolChoice,
-    /// The most model steps in one turn.
-    #[serde(default)]
-    pub max_steps: Option<u32>,
-    /// Variables it declares (`variables`; spec 000's `tenvs` schema is read into it).
-    #[serde(default)]
-    pub variables: Vec<VariableDecl>,
-    /// Variables as spec 000's `tenvs` object schema (an alias of `variables`).
-    #[serde(default)]
-    pub tenvs: Option<Value>,
-    /// Text values it gives variables (merged prompt → agent → thread). Never secrets.
-    #[serde(default)]
-    pub values: BTreeMap<String, String>,
-}
-
-impl PromptDef {
-    /// The system text, with parts joined by blank lines; an `env` part
-    /// (`{"type": "env", "name": ...}`) is replaced by that text variable's value, or by nothing
-    /// when it has none.
-    pub fn system_text(&self, texts: &BTreeMap<String, String>) -> String {
-        match &self.prompt {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| match p.get("type").and_then(Value::as_str) {
-                    Some("env") => p
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .and_then(|n| texts.get(n))
-                        .cloned(),
-                    _ => p.get("text").and_then(Value::as_str).map(str::to_owned),
-                })
-                .collect::<Vec<_>>()
-                .join("\n\n"),
-            _ => String::new(),
-        }
-    }
-
-    /// The variables named by its `env` parts.
-    pub fn env_parts(&self) -> Vec<String> {
-        match &self.prompt {
-            Value::Array(parts) => parts
-                .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("env"))
-                .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-}
 
 /// Reads `tenvs` into `variables`, and refuses a text value given for a secret.
 fn settle_variables(
@@ -260,7 +106,7 @@ pub struct Definitions {
     pub models: BTreeMap<String, ModelDef>,
     /// Process activities by name.
     pub activities: BTreeMap<String, ProcessActivity>,
-    /// Files that did not load.
+    /// Files that did not load, and files that name a prompt that does not exist.
     pub problems: Vec<FileProblem>,
 }
 
@@ -290,13 +136,12 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
 pub fn load_definitions(root: &Path) -> Definitions {
     let mut defs = Definitions::default();
     let agents_dir = root.join("agents");
-    let problem = |path: &Path, name: &str, message: String| FileProblem {
-        path: path.to_owned(),
-        tool: name.to_owned(),
-        message,
+    let problem = |path: &Path, name: &str, message: String| {
+        FileProblem::not_loaded(path.to_owned(), name, message)
     };
     for (name, path) in json_files(&agents_dir.join("agents")) {
         match read_json::<AgentDef>(&path).and_then(|mut a| {
+            same_name(&a.name, &name)?;
             settle_variables(&mut a.variables, &a.tenvs, &a.values)?;
             Ok(a)
         }) {
@@ -317,8 +162,10 @@ pub fn load_definitions(root: &Path) -> Definitions {
     }
     for (name, path) in json_files(&agents_dir.join("prompts")) {
         match read_json::<PromptDef>(&path).and_then(|mut p| {
+            same_name(&p.name, &name)?;
             settle_variables(&mut p.variables, &p.tenvs, &p.values)?;
             check_env_parts(&p)?;
+            p.check_settings()?;
             Ok(p)
         }) {
             Ok(mut p) => {
@@ -328,8 +175,12 @@ pub fn load_definitions(root: &Path) -> Definitions {
             Err(m) => defs.problems.push(problem(&path, &name, m)),
         }
     }
+    for (name, message) in resolve_includes(&mut defs.prompts) {
+        let path = agents_dir.join("prompts").join(format!("{name}.json"));
+        defs.problems.push(problem(&path, &name, message));
+    }
     for (name, path) in json_files(&agents_dir.join("models")) {
-        match read_json::<ModelDef>(&path) {
+        match read_json::<ModelDef>(&path).and_then(|m| same_name(&m.name, &name).map(|_| m)) {
             Ok(mut m) => {
                 m.name = name.clone();
                 defs.models.insert(name, m);
@@ -352,6 +203,17 @@ pub fn load_definitions(root: &Path) -> Definitions {
     defs
 }
 
+/// A definition's `name` (the spec's required field) may be left out, since the file's stem
+/// names it; when given, it must be that stem, or references would silently mean another file.
+fn same_name(given: &str, stem: &str) -> Result<(), String> {
+    if given.is_empty() || given == stem {
+        return Ok(());
+    }
+    Err(format!(
+        "`name` is \"{given}\" but the file is named {stem}.json; a definition is named by its file"
+    ))
+}
+
 /// A prompt's `env` parts name text variables it declares; a secret is never put in a prompt.
 fn check_env_parts(prompt: &PromptDef) -> Result<(), String> {
     for name in prompt.env_parts() {
@@ -372,37 +234,24 @@ fn check_env_parts(prompt: &PromptDef) -> Result<(), String> {
     Ok(())
 }
 
-/// Every side names a prompt that exists, and every prompt a model that exists.
+/// Every side names a prompt that exists. (Models and tools may also be registered in code
+/// after loading, so the runtime checks those names when it is asked.)
 fn check_references(defs: &mut Definitions, agents_dir: &Path) {
     let mut problems = Vec::new();
     for agent in defs.agents.values() {
         for side in std::iter::once(&agent.side_a).chain(agent.side_b.as_ref()) {
             if !defs.prompts.contains_key(&side.prompt) {
-                problems.push(FileProblem {
-                    path: agents_dir
+                problems.push(FileProblem::dangling(
+                    agents_dir
                         .join("agents")
                         .join(format!("{}.json", agent.name)),
-                    tool: agent.name.clone(),
-                    message: format!(
-                        "names prompt \"{}\", which is not in agents/prompts/",
+                    &agent.name,
+                    format!(
+                        "names prompt \"{}\", which is not in agents/prompts/ or did not load",
                         side.prompt
                     ),
-                });
+                ));
             }
-        }
-    }
-    for prompt in defs.prompts.values() {
-        if !defs.models.contains_key(&prompt.model) {
-            problems.push(FileProblem {
-                path: agents_dir
-                    .join("prompts")
-                    .join(format!("{}.json", prompt.name)),
-                tool: prompt.name.clone(),
-                message: format!(
-                    "names model \"{}\", which is not in agents/models/",
-                    prompt.model
-                ),
-            });
         }
     }
     defs.problems.extend(problems);

@@ -8,15 +8,19 @@
 //! agents/models/       model definitions (*.json)
 //! ```
 //! Every file's stem is its name. A file that cannot be read becomes a [`FileProblem`] naming
-//! the file and what is wrong; the other files still load.
+//! the file and what is wrong; the other files still load. A file that loads but names
+//! something that does not exist is a [`FileProblem`] too, marked as loaded. Whether an agent
+//! can run despite them is decided when a thread of it starts
+//! (`Runtime::check_agent`): only the definitions it reaches count.
 
+mod agent;
 mod definitions;
+mod prompt;
 mod tools;
 
-pub use definitions::{
-    load_definitions, AgentDef, AgentKind, Definitions, ModelDef, PromptDef, SideDef, ToolChoice,
-    DEFAULT_MAX_STEPS,
-};
+pub use agent::{AgentDef, AgentKind, SessionBinding, SideDef};
+pub use definitions::{load_definitions, Definitions, ModelDef, DEFAULT_MAX_STEPS};
+pub use prompt::{PromptDef, PromptPart, ToolChoice, DEFAULT_RECENT_IMAGE_THRESHOLD};
 pub use tools::{
     load_tools, FileProblem, LoadedTool, ProjectError, ProjectTools, MAX_TOOL_FILE_BYTES,
 };

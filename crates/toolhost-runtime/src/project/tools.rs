@@ -35,6 +35,31 @@ pub struct FileProblem {
     pub tool: String,
     /// What is wrong, with JSON pointers where they apply.
     pub message: String,
+    /// Whether the file itself loaded: then what is wrong is a name it refers to (a prompt, a
+    /// model, a tool) that does not exist, and the file is kept; otherwise it was left out.
+    pub loaded: bool,
+}
+
+impl FileProblem {
+    /// A file that could not be loaded and was left out.
+    pub fn not_loaded(path: PathBuf, name: &str, message: String) -> Self {
+        Self {
+            path,
+            tool: name.to_owned(),
+            message,
+            loaded: false,
+        }
+    }
+
+    /// A file that loaded but refers to something that does not exist.
+    pub fn dangling(path: PathBuf, name: &str, message: String) -> Self {
+        Self {
+            path,
+            tool: name.to_owned(),
+            message,
+            loaded: true,
+        }
+    }
 }
 
 impl fmt::Display for FileProblem {
@@ -130,11 +155,7 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
         let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
             continue;
         };
-        let problem = |message: String| FileProblem {
-            path: path.clone(),
-            tool: stem.clone(),
-            message,
-        };
+        let problem = |message: String| FileProblem::not_loaded(path.clone(), &stem, message);
         match path.extension().and_then(|e| e.to_str()) {
             Some("json") => match load_blueprint(&path, &stem, activities) {
                 Ok(tool) => out.tools.push(tool),
@@ -152,6 +173,22 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
 fn load_blueprint(path: &Path, stem: &str, activities: &Activities) -> Result<LoadedTool, String> {
     let text = crate::files::read_text(path, MAX_TOOL_FILE_BYTES).map_err(|e| e.reason())?;
     let blueprint = Blueprint::parse(stem, &text).map_err(|e| e.to_string())?;
+    // A named activity that is missing would leave a tool that can never run.
+    if let Some(activity) = blueprint.meta.activity.as_deref().filter(|a| !a.is_empty()) {
+        if !activities.contains(activity) {
+            let file = path
+                .parent()
+                .and_then(Path::parent)
+                .map(|agents| agents.join("activities").join(format!("{activity}.json")));
+            let why = match file {
+                Some(f) if f.is_file() => format!("its file {} did not load", f.display()),
+                _ => "which is not in agents/activities/".to_owned(),
+            };
+            return Err(format!(
+                "at /properties/_activity: names activity \"{activity}\", {why}"
+            ));
+        }
+    }
     let (tool, binding) = activities.bind(&blueprint).map_err(|e| {
         e.issues
             .iter()

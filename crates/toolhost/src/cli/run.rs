@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use toolhost_runtime::engine::{
-    describe_owner, RunOutcome, Runtime, RuntimeError, StopReason, Verdict, Waiting,
+    describe_owner, RunOutcome, Runtime, RuntimeError, SessionEnd, StopReason, Verdict, Waiting,
 };
 use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_store::{SqliteStore, Store};
@@ -131,6 +131,9 @@ pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
+    if let Err(code) = check_agent_first(&args.dir, &args.agent, args.model.as_deref()) {
+        return code;
+    }
     let (store, runtime) =
         match open_project(&args.dir, &args.data.data, None, args.model.as_deref()) {
             Ok(opened) => opened,
@@ -239,6 +242,37 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
         })
 }
 
+/// Refuses an agent that cannot run (a definition it reaches is missing or did not load, see
+/// `Runtime::check_agent`) before the data folder is touched: the project is checked on a
+/// scratch in-memory store, so a refused run creates no folder, database or key.
+pub(super) fn check_agent_first(
+    dir: &Path,
+    agent: &str,
+    model: Option<&str>,
+) -> Result<(), ExitCode> {
+    let scratch = SqliteStore::in_memory().map_err(|e| {
+        output::error("the in-memory store could not be created.", Some(&e));
+        output::exit(INVALID)
+    })?;
+    let mut runtime =
+        Runtime::load_with(dir, Arc::new(scratch), &toolhost_providers::model_from_env).map_err(
+            |e| {
+                output::error("the project could not be loaded.", Some(&e));
+                output::exit(BAD_INPUT)
+            },
+        )?;
+    if let Some(model) = model {
+        runtime.override_model(model).map_err(|e| {
+            output::error(&format!("--model {model} cannot be used."), Some(&e));
+            output::exit(BAD_INPUT)
+        })?;
+    }
+    runtime.check_agent(agent).map_err(|e| {
+        output::error("the thread could not be started.", Some(&e));
+        output::exit(BAD_INPUT)
+    })
+}
+
 /// What every command that runs a thread starts with: the store (with `thread` in it, when one
 /// is named) and the project's runtime on it, with `--model` applied.
 pub(super) fn open_project(
@@ -307,7 +341,11 @@ fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtim
                 runtime.set_lease_ttl(ttl);
             }
             for problem in runtime.problems() {
-                output::note("warning", &format!("{problem} (the file was not loaded)"));
+                if problem.loaded {
+                    output::note("warning", &problem.to_string());
+                } else {
+                    output::note("warning", &format!("{problem} (the file was not loaded)"));
+                }
             }
             Some(runtime)
         }
@@ -381,6 +419,8 @@ pub(super) fn drive(
     }
     match outcome {
         Ok(RunOutcome::Done(reason)) => {
+            // A session ended by its `sessionFail` tool is a failed run.
+            let failed = matches!(reason, StopReason::SessionFail(_));
             if !as_json {
                 let why = match reason {
                     StopReason::Response => "the agent replied".to_owned(),
@@ -390,10 +430,18 @@ pub(super) fn drive(
                         format!("the session had its {n} turns")
                     }
                     StopReason::Stopped => "it was stopped".to_owned(),
+                    StopReason::SessionStop(end) | StopReason::SessionFail(end) => {
+                        session_words(&end)
+                    }
                 };
-                errln!("thread {thread_id} done: {why}");
+                let how = if failed { "failed" } else { "done" };
+                errln!("thread {thread_id} {how}: {why}");
             }
-            ExitCode::SUCCESS
+            if failed {
+                output::exit(INVALID)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Ok(RunOutcome::Paused(waiting)) => {
             if !as_json {
@@ -412,9 +460,26 @@ pub(super) fn drive(
             }
             output::exit(PAUSED)
         }
+        // Its agent cannot run: nothing was run or stored.
+        Err(e @ (RuntimeError::Unsound { .. } | RuntimeError::UnknownAgent { .. })) => {
+            output::error(&format!("thread {thread_id} cannot run."), Some(&e));
+            output::exit(BAD_INPUT)
+        }
         Err(e) => {
             output::error(&format!("thread {thread_id} failed."), Some(&e));
             output::exit(INVALID)
         }
     }
+}
+
+/// "session tool T was called: MESSAGE (attachments: ...)", for a session binding's end.
+pub(super) fn session_words(end: &SessionEnd) -> String {
+    let mut words = format!("session tool {} was called", end.tool);
+    if let Some(message) = &end.message {
+        words.push_str(&format!(": {message}"));
+    }
+    if !end.attachments.is_empty() {
+        words.push_str(&format!(" (attachments: {})", end.attachments.join(", ")));
+    }
+    words
 }

@@ -1,10 +1,11 @@
 //! `toolhost send`: a message to a stored thread, then its next turn, printed like `run`.
 
-use super::output::{self, INVALID};
+use super::output::{self, BAD_INPUT, INVALID};
 use super::run::{block_on, drive, open_project, DataArg, Drive};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use toolhost_runtime::engine::RuntimeError;
 
 #[derive(Debug, Args)]
 pub struct SendArgs {
@@ -39,6 +40,15 @@ pub fn send(args: SendArgs) -> ExitCode {
         Ok(opened) => opened,
         Err(code) => return code,
     };
+    // A thread whose agent cannot run is refused before its message is stored.
+    let checked = store
+        .thread(&args.thread_id)
+        .map_err(RuntimeError::from)
+        .and_then(|thread| runtime.check_agent(&thread.agent));
+    if let Err(e) = checked {
+        output::error("the message was not sent.", Some(&e));
+        return output::exit(BAD_INPUT);
+    }
     // Stored before anything runs: whoever owns the thread takes it at its next step.
     if let Err(e) = block_on(runtime.queue_message(&args.thread_id, &args.message)) {
         output::error("the message was not stored.", Some(&e));

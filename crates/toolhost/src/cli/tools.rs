@@ -5,14 +5,15 @@ use clap::Subcommand;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use toolhost::blueprint::{request_schema, Activities, Binding};
+use toolhost::blueprint::{request_schema, Binding};
 use toolhost::names::NameMap;
-use toolhost::project::{load_tools, LoadedTool, ProjectTools};
+use toolhost::project::{load_definitions, load_tools, LoadedTool, ProjectTools};
 use toolhost::schema::compile_schema;
 use toolhost::schema::lower::{lower_tool, Provider};
 use toolhost::tool::CallFailure;
 use toolhost::{parse_tool_args, ToolDefinition};
 use toolhost_providers::keys::KeyMap;
+use toolhost_runtime::engine::process_activities;
 
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
@@ -75,9 +76,12 @@ pub fn run(cmd: ToolsCommand) -> ExitCode {
     }
 }
 
-/// Loads the project, printing problems and notes on stderr.
+/// Loads the project's tools, bound to its activities, printing problems and notes on stderr.
 fn load(dir: &Path) -> Result<ProjectTools, ExitCode> {
-    let project = load_tools(dir, &Activities::new()).map_err(|e| {
+    // Blueprints bind to the project's activities: one whose `_activity` is missing is a
+    // problem of its file, reported like any other.
+    let activities = process_activities(&load_definitions(dir));
+    let project = load_tools(dir, &activities).map_err(|e| {
         output::error("the project's tools could not be read.", Some(&e));
         output::exit(BAD_INPUT)
     })?;

@@ -46,6 +46,10 @@ pub struct ChatArgs {
 
 /// Checks the project, agent and thread, then talks until the person leaves.
 pub fn chat(args: ChatArgs) -> ExitCode {
+    if let Err(code) = super::run::check_agent_first(&args.dir, &args.agent, args.model.as_deref())
+    {
+        return code;
+    }
     let (store, runtime) =
         match open_project(&args.dir, &args.data.data, None, args.model.as_deref()) {
             Ok(opened) => opened,

@@ -224,6 +224,18 @@ fn say_done(reason: &StopReason) {
         StopReason::MaxSteps(n) => format!("the turn ended: its step budget of {n} was used up"),
         StopReason::MaxSessionTurns(n) => format!("the session had its {n} turns"),
         StopReason::Stopped => "stopped; the thread goes on with your next message".to_owned(),
+        StopReason::SessionStop(end) => {
+            format!(
+                "the session ended: {}",
+                super::super::run::session_words(end)
+            )
+        }
+        StopReason::SessionFail(end) => {
+            format!(
+                "the session failed: {}",
+                super::super::run::session_words(end)
+            )
+        }
     };
     screen::line(&format!("  {why}"));
 }
