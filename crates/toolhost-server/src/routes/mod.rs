@@ -39,7 +39,8 @@ pub(crate) fn router(state: AppState) -> Router {
             "/v1/threads/{id}/variables/{request_id}",
             get(variables::get).post(variables::give),
         )
-        .route("/v1/threads/{id}/events", get(events::stream))
+        .route("/v1/threads/{id}/events", get(events::thread))
+        .route("/v1/events", get(events::all))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
