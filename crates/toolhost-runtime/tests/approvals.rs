@@ -13,6 +13,7 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::AnyTool;
 use toolhost_runtime::engine::{
     ApprovalHandler, RunOutcome, Runtime, StopReason, Verdict, VerdictFuture, Waiting,
+    CHANGED_WHILE_WAITING,
 };
 use toolhost_store::{ApprovalRequest, Role, SqliteStore, Store, StoreError};
 
@@ -239,13 +240,26 @@ async fn a_decision_for_another_call_or_a_redefined_tool_is_refused() {
         .decide(&thread, &request.call_id, Verdict::approve("eve"))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("another definition"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("changed since the call asked for approval"),
+        "{err}"
+    );
     assert!(store.approvals(&thread).unwrap()[0].decision.is_none());
-    assert!(matches!(
+    // Run on, the call is closed as not run (what a person would approve is not what would
+    // run), the request is marked decided by toolhost, and the thread goes on.
+    assert_eq!(
         rt.run(&thread).await.unwrap(),
-        RunOutcome::Paused(Waiting::Approval(_))
-    ));
+        RunOutcome::Done(StopReason::Response)
+    );
     assert!(!ran.lock().unwrap().iter().any(|r| r.starts_with("pay")));
+    assert!(tool_texts(&store, &thread).contains(&CHANGED_WHILE_WAITING.to_owned()));
+    let decision = store.approvals(&thread).unwrap()[0]
+        .decision
+        .clone()
+        .unwrap();
+    assert!(!decision.approved);
+    assert_eq!(decision.decided_by, "toolhost");
 }
 
 /// Approves every request, "always", and counts how often it was asked.

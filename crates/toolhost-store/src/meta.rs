@@ -55,6 +55,36 @@ pub struct ArgumentRepair {
     pub notes: Vec<String>,
 }
 
+/// Who changed a call's arguments between the model's call and the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgumentsEditor {
+    /// The person (or handler) who approved the call gave other arguments.
+    Approval,
+    /// Input middleware changed them.
+    Middleware,
+}
+
+impl ArgumentsEditor {
+    /// How people read it: `edited at approval`, `changed by middleware`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ArgumentsEditor::Approval => "edited at approval",
+            ArgumentsEditor::Middleware => "changed by middleware",
+        }
+    }
+}
+
+/// The arguments a call ran with, on its result, when they are not the ones its call shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RanWith {
+    /// The arguments the tool ran with (validated, defaults applied).
+    pub arguments: Value,
+    /// Who changed them.
+    pub edited_by: ArgumentsEditor,
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -93,6 +123,9 @@ pub struct MessageMeta {
     /// A tool result: the whole result the tool returned (redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolResult>,
+    /// A tool result: the arguments the call ran with, when they differ from its call's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_with: Option<RanWith>,
     /// A result of a tool the provider ran while answering; stored for the record only.
     #[serde(default, skip_serializing_if = "is_false")]
     pub provider_run: bool,

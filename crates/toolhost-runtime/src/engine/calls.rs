@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{new_id, CallState, Message, ToolCallRecord, Write};
+use toolhost_store::{new_id, CallState, Message, RanWith, ToolCallRecord, Write};
 
 /// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
 /// and hooks that apply to it.
@@ -62,15 +62,27 @@ impl Runtime {
         let input = |args: Value| offer.pipeline.input(&info, args);
         let middleware: Option<&dyn Fn(Value) -> Value> =
             (!offer.pipeline.is_empty()).then_some(&input);
-        let (tool, args, env) =
+        let (tool, args, env, changed) =
             match check_call(call, &offer.tools, facts, state.variables(), middleware) {
                 Checked::Decided(plan) => return Ok(plan),
-                Checked::ToGate { tool, args, env } => (tool, args, env),
+                Checked::ToGate {
+                    tool,
+                    args,
+                    env,
+                    changed,
+                } => (tool, args, env, changed),
             };
         let gate = self
             .gate(thread_id, state.agent(), &call.id, &tool, args)
             .await?;
-        Ok(after_gate(call, journaled.is_some(), gate, tool, env))
+        Ok(after_gate(
+            call,
+            journaled.is_some(),
+            gate,
+            tool,
+            env,
+            changed,
+        ))
     }
 
     /// Gives the calls in `calls` their results, in order, and returns the result messages in
@@ -103,12 +115,13 @@ impl Runtime {
                         args,
                         before,
                         env,
+                        ran_with,
                     } => {
                         if !before.is_empty() {
                             self.commit(thread_id, owner, before).await?;
                         }
                         let ctx = context(state, abort, &call.id, env);
-                        let end = CallEnd::new(state, offer, &call);
+                        let end = CallEnd::new(state, offer, &call, ran_with);
                         execute(tool, args, call, ctx, end).await
                     }
                 };
@@ -150,11 +163,15 @@ impl Runtime {
                 Plan::Answered(writes) => results.push(Some(writes)),
                 Plan::Wait(_) => results.push(None),
                 Plan::Run {
-                    tool, args, env, ..
+                    tool,
+                    args,
+                    env,
+                    ran_with,
+                    ..
                 } => {
                     results.push(None);
                     let ctx = context(state, abort, &call.id, env);
-                    let end = CallEnd::new(state, offer, &call);
+                    let end = CallEnd::new(state, offer, &call, ran_with);
                     running.push((
                         i,
                         call.clone(),
@@ -244,14 +261,22 @@ struct CallEnd {
     info: CallInfo,
     pipeline: Arc<Pipeline>,
     redactor: Arc<Redactor>,
+    /// The arguments the call runs with, when they are not the ones its call shows.
+    ran_with: Option<RanWith>,
 }
 
 impl CallEnd {
-    fn new(state: &ThreadState, offer: &Offer, call: &ToolCallRecord) -> Self {
+    fn new(
+        state: &ThreadState,
+        offer: &Offer,
+        call: &ToolCallRecord,
+        ran_with: Option<RanWith>,
+    ) -> Self {
         Self {
             info: call_info(state, offer, call),
             pipeline: offer.pipeline.clone(),
             redactor: state.redactor().clone(),
+            ran_with,
         }
     }
 }
@@ -290,6 +315,7 @@ async fn execute(
     let (result, mut writes) = store_attachments(&call.id, &message_id, result);
     let mut message = result_message(&call.name, &result);
     message.id = Some(message_id);
+    message.metadata.ran_with = end.ran_with;
     if !redactor.is_empty() {
         message.content = message.content.map(|t| redactor.text(&t));
         message.metadata.result = message
@@ -297,6 +323,9 @@ async fn execute(
             .result
             .take()
             .map(|r| redacted_result(&redactor, r));
+        if let Some(ran_with) = &mut message.metadata.ran_with {
+            ran_with.arguments = redactor.json(ran_with.arguments.take());
+        }
     }
     writes.push(Write::CompleteCall {
         call_id: call.id,

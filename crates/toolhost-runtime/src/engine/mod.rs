@@ -16,6 +16,7 @@ mod attachments;
 mod calls;
 mod decide;
 mod factory;
+mod fingerprint;
 mod history;
 mod images;
 mod live;
@@ -32,7 +33,10 @@ mod state;
 mod thread_vars;
 mod turns;
 
-pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
+pub use approvals::{
+    canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture,
+    CHANGED_WHILE_WAITING,
+};
 pub use calls::PARALLEL_CAP;
 pub use factory::ModelFactory;
 pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
@@ -148,6 +152,8 @@ pub struct Runtime {
     hooks: Vec<Arc<dyn ToolHooks>>,
     /// Live events (streamed answers) of every thread this runtime runs.
     live: tokio::sync::broadcast::Sender<LiveEvent>,
+    /// The process activity each project tool is bound to, by tool name (for approvals).
+    bound: HashMap<String, String>,
 }
 
 impl Runtime {
@@ -187,6 +193,16 @@ impl Runtime {
             Err(ProjectError::NoToolsFolder { .. }) => Default::default(),
             other => other?,
         };
+        let bound: HashMap<String, String> = project_tools
+            .tools
+            .iter()
+            .filter_map(|t| match &t.binding {
+                Binding::Explicit { activity } => {
+                    Some((t.tool.name().to_owned(), activity.clone()))
+                }
+                Binding::Latent => None,
+            })
+            .collect();
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
@@ -263,6 +279,7 @@ impl Runtime {
             middleware: Vec::new(),
             hooks: Vec::new(),
             live: live::channel(),
+            bound,
         })
     }
 
@@ -321,6 +338,8 @@ impl Runtime {
 
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
+        // The Rust tool replaces a project tool of the same name, and the activity behind it.
+        self.bound.remove(tool.name());
         self.tools.add(tool);
     }
 
