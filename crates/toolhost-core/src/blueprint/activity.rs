@@ -1,5 +1,6 @@
 //! Activities registered through the library: the code behind explicit blueprint tools.
 
+use super::latent::LatentExecute;
 use super::{split_call, Binding, Blueprint, CallMeta};
 use crate::schema::SchemaError;
 use crate::tool::any::{BoxFuture, Execute, ToolParts};
@@ -71,7 +72,8 @@ impl Activities {
         self.by_name.contains_key(name)
     }
 
-    /// Makes a tool of a blueprint: bound to its activity if there is one, latent otherwise.
+    /// Makes a tool of a blueprint: bound to its activity if there is one, latent otherwise
+    /// (the model answers it in the call's `_output`, see [`super::latent`]).
     /// Checks and compiles the schema the model will fill in.
     pub fn bind(&self, blueprint: &Blueprint) -> Result<(AnyTool, Binding), SchemaError> {
         let binding = blueprint.binding(|name| self.contains(name));
@@ -80,7 +82,8 @@ impl Activities {
                 .by_name
                 .get(activity)
                 .map(|f| Arc::new(ActivityExecute(f.clone())) as Arc<dyn Execute>),
-            Binding::Latent => None,
+            // The model answers the call itself, in its `_output`.
+            Binding::Latent => Some(Arc::new(LatentExecute) as Arc<dyn Execute>),
         };
         let definition = ToolDefinition {
             name: blueprint.name.clone(),
@@ -90,7 +93,8 @@ impl Activities {
             execution_mode: blueprint.execution_mode,
             execution_provider: blueprint.execution_provider.clone(),
             variables: blueprint.variables.clone(),
-            idempotent: blueprint.idempotent,
+            // A latent call only hands back what the model wrote: giving it again is safe.
+            idempotent: blueprint.idempotent || binding == Binding::Latent,
         };
         let tool = AnyTool::register(ToolParts {
             definition,
