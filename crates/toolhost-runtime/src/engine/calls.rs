@@ -8,6 +8,7 @@
 //! results are still stored in call order.
 
 use super::attachments::store_attachments;
+use super::content::checked_content;
 use super::middleware::{CallInfo, Pipeline};
 use super::outcome::Waiting;
 use super::ownership::OwnerId;
@@ -281,8 +282,9 @@ impl CallEnd {
     }
 }
 
-/// Runs a validated call and returns the writes that store its result and attachments; any
-/// secret value in the result is redacted before it is stored.
+/// Runs a validated call and returns the writes that store its result and attachments; a result
+/// whose content blocks an API would refuse becomes an error naming the block, and any secret
+/// value in the result is redacted before it is stored.
 async fn execute(
     tool: AnyTool,
     args: Value,
@@ -310,6 +312,8 @@ async fn execute(
     } else {
         end.pipeline.output(&end.info, result, &end.redactor)
     };
+    // What the model will be sent on every later request must be something an API accepts.
+    let result = checked_content(result);
     let redactor = end.redactor;
     let message_id = new_id();
     let (result, mut writes) = store_attachments(&call.id, &message_id, result);

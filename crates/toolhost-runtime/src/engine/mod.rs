@@ -14,6 +14,7 @@
 mod approvals;
 mod attachments;
 mod calls;
+mod content;
 mod decide;
 mod factory;
 mod fingerprint;
@@ -38,8 +39,9 @@ pub use approvals::{
     CHANGED_WHILE_WAITING,
 };
 pub use calls::PARALLEL_CAP;
+pub use content::MAX_IMAGE_BASE64;
 pub use factory::ModelFactory;
-pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
+pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use outcome::{RunOutcome, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
