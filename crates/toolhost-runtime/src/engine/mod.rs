@@ -11,6 +11,7 @@
 //!   taken effect;
 //! - a call that was never journaled never started, and runs now.
 
+mod answer;
 mod approvals;
 mod attachments;
 mod calls;
@@ -95,6 +96,17 @@ pub enum RuntimeError {
     /// The model failed to answer.
     #[error("the model failed: {0}")]
     ModelFailed(#[from] ModelError),
+    /// Every answer the model gave within its attempt bound was malformed (see AN-8); none was
+    /// stored and none of their calls ran.
+    #[error("model {model} answered with malformed output {attempts} time(s) in a row, so the run stopped and the thread is marked failed: {reason}")]
+    MalformedAnswer {
+        /// The model.
+        model: String,
+        /// How many answers were refused.
+        attempts: u32,
+        /// What was wrong with the last one.
+        reason: String,
+    },
     /// Another run owns the thread; nothing of it was read or changed. What was given with the
     /// request (a queued message, a decision, variables) is stored and the owner picks it up.
     #[error("thread {thread} is running elsewhere: {}", describe_owner(lease))]

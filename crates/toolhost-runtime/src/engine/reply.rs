@@ -13,6 +13,7 @@
 //! says it may not have run, never with an invented success; a result without a call is left
 //! out. A repair is stored as a `history_repaired` event, once while the same fault stays.
 
+use super::answer::malformed;
 use super::calls::Offer;
 use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent, LiveKind};
 use super::ownership::OwnerId;
@@ -32,7 +33,9 @@ use toolhost_store::{
 
 impl Runtime {
     /// Asks the side's model with its request (after the offer's request middleware) and
-    /// returns the writes that store its reply. A model failure marks the thread failed.
+    /// returns the writes that store its reply. A malformed answer (see [`super::answer`]) is
+    /// refused and the request sent again, within the model's attempt bound. A model failure,
+    /// or malformed answers to the last attempt, mark the thread failed.
     pub(super) async fn ask(
         &self,
         thread_id: &str,
@@ -63,10 +66,34 @@ impl Runtime {
             LiveKind::AnswerStarted,
             json!({"model": model.name()}),
         );
-        let answer = model.complete_streaming(request, &sink).await;
+        let attempts = model.max_attempts().max(1);
+        let mut attempt = 1;
+        let outcome = loop {
+            let response = match model.complete_streaming(request, &sink).await {
+                Ok(r) => offer.pipeline.response(r),
+                Err(e) => break Err(RuntimeError::from(e)),
+            };
+            // A malformed answer is neither stored nor run: the same request goes again.
+            let Some(reason) = malformed(&response) else {
+                break Ok(response);
+            };
+            tracing::warn!(thread = thread_id, model = model.name(), attempt, %reason, "malformed answer refused");
+            if attempt >= attempts {
+                break Err(RuntimeError::MalformedAnswer {
+                    model: model.name().to_owned(),
+                    attempts: attempt,
+                    reason,
+                });
+            }
+            attempt += 1;
+            sink(StreamDelta::Restarted {
+                attempt,
+                reason: format!("the answer was malformed: {reason}"),
+            });
+        };
         publish(&self.live, thread_id, LiveKind::AnswerEnded, json!({}));
-        let response = match answer {
-            Ok(r) => offer.pipeline.response(r),
+        match outcome {
+            Ok(response) => Ok(reply_writes(model.name(), response, offer, &ids, position)),
             Err(e) => {
                 self.commit(
                     thread_id,
@@ -74,10 +101,9 @@ impl Runtime {
                     vec![Write::SetStatus(ThreadStatus::Failed)],
                 )
                 .await?;
-                return Err(e.into());
+                Err(e)
             }
-        };
-        Ok(reply_writes(model.name(), response, offer, &ids, position))
+        }
     }
 
     /// The request with its conversation from `from` on mended to follow the tool-call
