@@ -152,17 +152,21 @@ pub enum EventKind {
     VariablesRequested,
     /// A request's conversation broke the tool-call ordering rules and was mended.
     HistoryRepaired,
+    /// A model's answer with calls arrived after the run was asked to stop; it was not stored
+    /// (none of its calls would have run) and the thread asks again when it is resumed.
+    ReplyDiscarded,
     /// An event a tool emitted; never one of the names above.
     Custom(String),
 }
 
 impl EventKind {
     /// The names of the engine's own events, which a tool may not emit.
-    pub const RESERVED: [&'static str; 4] = [
+    pub const RESERVED: [&'static str; 5] = [
         "approval_requested",
         "approval_decided",
         "variables_requested",
         "history_repaired",
+        "reply_discarded",
     ];
 
     /// The stored name.
@@ -172,6 +176,7 @@ impl EventKind {
             EventKind::ApprovalDecided => Self::RESERVED[1],
             EventKind::VariablesRequested => Self::RESERVED[2],
             EventKind::HistoryRepaired => Self::RESERVED[3],
+            EventKind::ReplyDiscarded => Self::RESERVED[4],
             EventKind::Custom(name) => name,
         }
     }
@@ -183,6 +188,7 @@ impl EventKind {
             "approval_decided" => EventKind::ApprovalDecided,
             "variables_requested" => EventKind::VariablesRequested,
             "history_repaired" => EventKind::HistoryRepaired,
+            "reply_discarded" => EventKind::ReplyDiscarded,
             other => EventKind::Custom(other.to_owned()),
         }
     }

@@ -9,7 +9,7 @@ use super::images::{images_of, ImageBudget, Shown};
 use super::middleware::Pipeline;
 use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
-use super::records::queued_message;
+use super::records::{discarded_reply, queued_message};
 use super::state::ThreadState;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
@@ -345,6 +345,18 @@ impl Runtime {
             let mut writes = self
                 .ask(thread_id, &mut sides[at], &position, owner)
                 .await?;
+            // Stopped while the model answered: a reply whose calls would only be answered
+            // "not run" is not stored (an event says so); the thread asks again when resumed.
+            if abort.is_aborted() {
+                if let Some(event) = discarded_reply(&writes) {
+                    tracing::info!(
+                        thread = thread_id,
+                        "stopped: the answer that arrived is not kept"
+                    );
+                    self.commit(thread_id, owner, vec![event]).await?;
+                    return self.finish(thread_id, owner, StopReason::Stopped).await;
+                }
+            }
             let intents = writes
                 .iter()
                 .find_map(|w| match w {

@@ -1,0 +1,168 @@
+//! `Runtime::stop` takes effect after the operation under way: a stop raised while a tool runs
+//! ends the run once the calls have their results, without asking the model again; a stop
+//! raised while the model answers keeps no reply whose calls would never run (an event records
+//! it), and the thread asks again when it is resumed. A stopped thread never holds a call
+//! without a result.
+
+mod common;
+
+use common::{call_answer, one_prompt_project, ping_tool, runtime_on, text_answer, ListModel};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_providers::{Model, ModelFuture, ModelRequest, ModelResponse, ModelToolCall};
+use toolhost_runtime::engine::{RunOutcome, StopReason};
+use toolhost_store::{EventKind, Role, Store, ThreadStatus};
+
+/// Every call of the thread's replies has a result.
+fn every_call_answered(store: &Arc<dyn Store>, thread: &str) {
+    let messages = store.messages(thread).unwrap();
+    let answered: HashSet<&str> = messages
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    for m in &messages {
+        for call in &m.tool_calls {
+            assert!(
+                answered.contains(call.id.as_str()),
+                "call {} has no result",
+                call.id
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_while_a_tool_runs_ends_the_run_without_asking_the_model_again() {
+    let project = one_prompt_project(&["wait", "ping"]);
+    let model = ListModel::new(vec![
+        call_answer("w1", "wait", "{}"),
+        call_answer("w2", "ping", "{}"),
+        text_answer("done"),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model.clone());
+    let started = Arc::new(Notify::new());
+    let signal = started.clone();
+    rt.register_tool(
+        DynamicTool::new("wait", "Waits until the run is stopped.")
+            .parameters(serde_json::json!({"type": "object", "properties": {}}))
+            .handler(
+                move |_: serde_json::Value, ctx: toolhost_core::ToolContext| {
+                    let signal = signal.clone();
+                    async move {
+                        signal.notify_one();
+                        while !ctx.abort_signal().is_aborted() {
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                        }
+                        Ok::<_, ToolError>("noticed the stop".to_owned())
+                    }
+                },
+            )
+            .build()
+            .unwrap(),
+    );
+    rt.register_tool(ping_tool());
+    let rt = Arc::new(rt);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    let (runner, id) = (rt.clone(), thread.id.clone());
+    let task = tokio::spawn(async move { runner.run(&id).await });
+    started.notified().await;
+    assert!(rt.stop(&thread.id).await);
+    assert_eq!(
+        task.await.unwrap().unwrap(),
+        RunOutcome::Done(StopReason::Stopped)
+    );
+    assert_eq!(model.requests().len(), 1, "the model was not asked again");
+    every_call_answered(&store, &thread.id);
+    let last = store.messages(&thread.id).unwrap().pop().unwrap();
+    assert_eq!(last.content.as_deref(), Some("noticed the stop"));
+    assert_eq!(store.thread(&thread.id).unwrap().status, ThreadStatus::Idle);
+}
+
+/// A model whose first answer (a call of `ping`) arrives only once `release` is notified; it
+/// notifies `asked` when the request comes. Later answers are text.
+struct SlowModel {
+    asked: Arc<Notify>,
+    release: Arc<Notify>,
+    requests: Mutex<usize>,
+}
+
+impl Model for SlowModel {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    fn complete<'a>(&'a self, _request: &'a ModelRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let n = {
+                let mut n = self.requests.lock().unwrap();
+                *n += 1;
+                *n
+            };
+            if n > 1 {
+                return Ok(ModelResponse {
+                    text: Some("done".into()),
+                    ..ModelResponse::default()
+                });
+            }
+            self.asked.notify_one();
+            self.release.notified().await;
+            Ok(ModelResponse {
+                tool_calls: vec![ModelToolCall {
+                    id: "w1".into(),
+                    name: "ping".into(),
+                    arguments: "{}".into(),
+                }],
+                ..ModelResponse::default()
+            })
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_arrives_after_a_stop_is_not_stored_and_is_asked_for_again() {
+    let project = one_prompt_project(&["ping"]);
+    let slow = Arc::new(SlowModel {
+        asked: Arc::new(Notify::new()),
+        release: Arc::new(Notify::new()),
+        requests: Mutex::new(0),
+    });
+    let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new()));
+    rt.register_model("list", slow.clone());
+    rt.register_tool(ping_tool());
+    let rt = Arc::new(rt);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    let (runner, id) = (rt.clone(), thread.id.clone());
+    let task = tokio::spawn(async move { runner.run(&id).await });
+    slow.asked.notified().await;
+    assert!(rt.stop(&thread.id).await);
+    slow.release.notify_one();
+    assert_eq!(
+        task.await.unwrap().unwrap(),
+        RunOutcome::Done(StopReason::Stopped)
+    );
+    // Only the user's message is stored: no reply whose call would never run.
+    let messages = store.messages(&thread.id).unwrap();
+    assert!(
+        messages.iter().all(|m| m.role == Role::User),
+        "{messages:?}"
+    );
+    let discarded: Vec<_> = store
+        .events(&thread.id, 0)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == EventKind::ReplyDiscarded)
+        .collect();
+    assert_eq!(discarded.len(), 1);
+    assert_eq!(discarded[0].data["tools"], serde_json::json!(["ping"]));
+    assert_eq!(store.thread(&thread.id).unwrap().status, ThreadStatus::Idle);
+
+    // Resumed, the thread asks again and goes on.
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    assert_eq!(*slow.requests.lock().unwrap(), 2);
+    every_call_answered(&store, &thread.id);
+}
