@@ -305,3 +305,50 @@ async fn a_handler_decides_at_once_and_an_always_decision_covers_later_calls() {
         "always, as decided by handler"
     );
 }
+
+#[tokio::test]
+async fn the_model_learns_that_its_call_ran_with_arguments_edited_at_approval() {
+    let project = common::one_prompt_project(&["pay"]);
+    let model = common::ListModel::new(vec![
+        common::call_answer("w1", "pay", r#"{"amount": 50}"#),
+        common::text_answer("Paid 20."),
+    ]);
+    let (mut rt, store) = common::runtime_on(&project, model.clone());
+    let ran: Ran = Default::default();
+    rt.register_tool(pay_tool(&ran, "Pays."));
+    let thread = rt.start_thread("a", "pay").await.unwrap();
+    let RunOutcome::Paused(Waiting::Approval(request)) = rt.run(&thread.id).await.unwrap() else {
+        panic!("expected a pause for approval");
+    };
+    let mut verdict = Verdict::approve("carol");
+    verdict.edited_arguments = Some(json!({"amount": 20}));
+    rt.decide(&thread.id, &request.call_id, verdict)
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+    assert_eq!(
+        *ran.lock().unwrap(),
+        vec![r#"pay {"amount":20}"#.to_owned()]
+    );
+    // The call keeps what the model wrote; its result records what ran, and the model is told.
+    let messages = store.messages(&thread.id).unwrap();
+    let call = &messages
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap()
+        .tool_calls[0];
+    assert_eq!(call.arguments, r#"{"amount": 50}"#);
+    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    let ran_with = result.metadata.ran_with.clone().unwrap();
+    assert_eq!(ran_with.arguments, json!({"amount": 20}));
+    assert_eq!(
+        ran_with.edited_by,
+        toolhost_store::ArgumentsEditor::Approval
+    );
+    let seen = &model.requests()[1];
+    let shown = seen.iter().find(|m| m.tool_call_id.is_some()).unwrap();
+    assert_eq!(
+        shown.content.as_deref(),
+        Some("[the call ran with arguments edited at approval: {\"amount\":20}]\ndone")
+    );
+}

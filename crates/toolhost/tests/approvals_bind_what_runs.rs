@@ -105,6 +105,11 @@ fn shown_arguments_changed_in_the_store_are_refused_and_nothing_runs() {
     assert!(edit.success());
     let shown = show_json(&data, &thread);
     assert_eq!(shown["pending"]["approvals"][0]["arguments"]["amount"], 20);
+    let text = toolhost(&["threads", "show", &thread, "--data", &data]).stdout;
+    assert!(
+        text.contains("warning: these arguments do not match the hash recorded with the call"),
+        "{text}"
+    );
 
     let dir = p.root.display().to_string();
     let approve = toolhost(&["resume", &dir, &thread, "--data", &data, "--approve", &call]);

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 use std::path::Path;
+use toolhost_runtime::engine::canonical_hash;
 use toolhost_store::{ApprovalRecord, Store, VariableRequest};
 
 fn open_approvals(store: &dyn Store, thread_id: &str) -> Vec<ApprovalRecord> {
@@ -48,6 +49,9 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
             None => {
                 println!("waiting for approval: call {} to {}", r.call_id, r.tool);
                 println!("  arguments: {}", r.arguments);
+                if canonical_hash(&r.arguments) != r.args_hash {
+                    println!("  warning: these arguments do not match the hash recorded with the call (the stored request was changed); a decision on it is refused");
+                }
                 if let Some(reason) = &r.reason {
                     println!("  reason: {reason}");
                 }
