@@ -147,8 +147,9 @@ impl Runtime {
         let Some(activity) = activity else {
             return fingerprint(tool, None);
         };
-        let tool = tool.clone();
-        let blocking = tokio::task::spawn_blocking(move || fingerprint(&tool, Some(&activity)));
+        let (tool, root) = (tool.clone(), self.root.clone());
+        let blocking =
+            tokio::task::spawn_blocking(move || fingerprint(&tool, Some((&activity, &root))));
         // A task that could not finish binds to nothing that matches: the call does not run.
         blocking
             .await

@@ -29,39 +29,49 @@ use toolhost_core::AnyTool;
 pub const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The fingerprint of a tool: its definition (what the model was shown and what is validated)
-/// and, when a process activity runs it, that activity's command and program files.
-pub(super) fn fingerprint(tool: &AnyTool, activity: Option<&ProcessActivity>) -> String {
+/// and, when a process activity of the project at `root` runs it, that activity's command and
+/// program files. Paths inside the project count from its folder, so the same project reached
+/// by another path (relative or absolute) has the same fingerprint.
+pub(super) fn fingerprint(tool: &AnyTool, activity: Option<(&ProcessActivity, &Path)>) -> String {
     let definition = serde_json::to_value(tool.definition()).unwrap_or(Value::Null);
     match activity {
         None => canonical_hash(&definition),
-        Some(activity) => canonical_hash(&json!({
+        Some((activity, root)) => canonical_hash(&json!({
             "definition": definition,
-            "activity": activity_identity(activity),
+            "activity": activity_identity(activity, root),
         })),
     }
 }
 
 /// How a process activity runs, and the identity of each file its command names.
-fn activity_identity(activity: &ProcessActivity) -> Value {
+fn activity_identity(activity: &ProcessActivity, root: &Path) -> Value {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
     let program = resolve_program(&activity.program);
-    let mut files = vec![file_identity(
-        program.as_deref().unwrap_or(&activity.program),
-    )];
+    let program = program.as_deref().unwrap_or(&activity.program);
+    let mut files = vec![file_identity(program, &root)];
     // A script or other file the command hands the program (`python3 tools/pay.py`).
     for arg in &activity.args {
         let path = activity.cwd.join(arg);
         if path.is_file() {
-            files.push(file_identity(&path));
+            files.push(file_identity(&path, &root));
         }
     }
     json!({
         "name": activity.name,
-        "program": activity.program,
         "args": activity.args,
-        "cwd": activity.cwd,
+        "cwd": in_project(&activity.cwd, &root),
         "env": activity.env,
         "files": files,
     })
+}
+
+/// `path` from the project's folder (`<project>/...`) when it is inside it, else as it resolves.
+fn in_project(path: &Path, root: &Path) -> PathBuf {
+    let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    match resolved.strip_prefix(root) {
+        Ok(inside) => Path::new("<project>").join(inside),
+        Err(_) => resolved,
+    }
 }
 
 /// The file a program name stands for: a path as it is, a bare name looked up on `PATH` (as
@@ -76,12 +86,14 @@ fn resolve_program(program: &Path) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// A file's identity: its resolved path and content hash, or size and mtime when it is larger
-/// than [`MAX_HASHED_BYTES`]; `missing` when it cannot be read (the call would fail to start).
-fn file_identity(path: &Path) -> Value {
+/// A file's identity: its path (from the project's folder when inside it) and content hash, or
+/// size and mtime when it is larger than [`MAX_HASHED_BYTES`]; `missing` when it cannot be read
+/// (the call would fail to start).
+fn file_identity(path: &Path, root: &Path) -> Value {
     let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let shown = in_project(&resolved, root);
     let Ok(meta) = std::fs::metadata(&resolved) else {
-        return json!({"path": resolved, "missing": true});
+        return json!({"path": shown, "missing": true});
     };
     let size = meta.len();
     let mtime = meta
@@ -90,11 +102,11 @@ fn file_identity(path: &Path) -> Value {
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
     if size > MAX_HASHED_BYTES {
-        return json!({"path": resolved, "size": size, "mtimeNs": mtime.to_string()});
+        return json!({"path": shown, "size": size, "mtimeNs": mtime.to_string()});
     }
     match content_hash(&resolved, size, mtime) {
-        Some(sha256) => json!({"path": resolved, "sha256": sha256}),
-        None => json!({"path": resolved, "missing": true}),
+        Some(sha256) => json!({"path": shown, "sha256": sha256}),
+        None => json!({"path": shown, "missing": true}),
     }
 }
 
@@ -140,16 +152,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_file_is_known_by_its_content() {
+    fn a_file_is_known_by_its_content_and_its_place_in_the_project() {
         let dir = std::env::temp_dir().join(format!("th-fp-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
         let file = dir.join("pay.py");
         std::fs::write(&file, "print('a')").unwrap();
-        let first = file_identity(&file);
-        assert_eq!(first, file_identity(&file));
+        let first = file_identity(&file, &dir);
+        assert_eq!(first["path"], "<project>/pay.py");
         std::fs::write(&file, "print('b')").unwrap();
-        assert_ne!(first, file_identity(&file), "same size, other content");
-        assert_eq!(file_identity(&dir.join("gone"))["missing"], true);
+        assert_ne!(
+            first,
+            file_identity(&file, &dir),
+            "same size, other content"
+        );
+        assert_eq!(file_identity(&dir.join("gone"), &dir)["missing"], true);
+
+        // The same project reached by a relative path has the same identity.
+        let activity = |root: &Path| {
+            let text = r#"{"command": ["python3", "pay.py"]}"#;
+            ProcessActivity::parse("pay", text, root).unwrap()
+        };
+        let here = std::env::current_dir().unwrap();
+        let up: PathBuf = here.components().skip(1).map(|_| "..").collect();
+        let relative = up.join(dir.strip_prefix("/").unwrap());
+        assert_eq!(
+            activity_identity(&activity(&dir), &dir),
+            activity_identity(&activity(&relative), &relative)
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
