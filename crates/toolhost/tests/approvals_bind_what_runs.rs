@@ -124,6 +124,28 @@ fn shown_arguments_changed_in_the_store_are_refused_and_nothing_runs() {
     assert_eq!(ledger(&p), "", "nothing ran");
     let after = show_json(&data, &thread);
     assert!(after["pending"]["approvals"][0]["decision"].is_null());
+
+    // Changed together with its hash, the request is decided, but the call, whose arguments
+    // are still 2000, does not match the decision and is not run.
+    let edit = Command::new("python3")
+        .args([
+            "-c",
+            "import hashlib, sqlite3, sys\nh = hashlib.sha256(b'{\"amount\":20}').hexdigest()\nc = sqlite3.connect(sys.argv[1])\nc.execute(\"UPDATE approvals SET request = json_set(request, '$.args_hash', ?)\", (h,))\nc.commit()",
+            &db.display().to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(edit.success());
+    let approve = toolhost(&["resume", &dir, &thread, "--data", &data, "--approve", &call]);
+    assert_eq!(approve.code, 0, "{}\n{}", approve.stdout, approve.stderr);
+    assert!(
+        approve
+            .stdout
+            .contains("its approval was given for other arguments"),
+        "{}",
+        approve.stdout
+    );
+    assert_eq!(ledger(&p), "", "nothing ran");
 }
 
 #[test]
