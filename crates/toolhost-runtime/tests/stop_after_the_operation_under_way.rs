@@ -1,18 +1,19 @@
 //! `Runtime::stop` takes effect after the operation under way: a stop raised while a tool runs
 //! ends the run once the calls have their results, without asking the model again; a stop
 //! raised while the model answers keeps no reply whose calls would never run (an event records
-//! it), and the thread asks again when it is resumed. A stopped thread never holds a call
-//! without a result.
+//! it), and the thread asks again when it is resumed; parallel calls that had not started when
+//! the stop came do not start. A stopped thread never holds a call without a result.
 
 mod common;
 
 use common::{call_answer, one_prompt_project, ping_tool, runtime_on, text_answer, ListModel};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_providers::{Model, ModelFuture, ModelRequest, ModelResponse, ModelToolCall};
-use toolhost_runtime::engine::{RunOutcome, StopReason};
+use toolhost_runtime::engine::{RunOutcome, StopReason, NOT_RUN_STOPPED, PARALLEL_CAP};
 use toolhost_store::{EventKind, Role, Store, ThreadStatus};
 
 /// Every call of the thread's replies has a result.
@@ -164,5 +165,75 @@ async fn a_reply_that_arrives_after_a_stop_is_not_stored_and_is_asked_for_again(
         RunOutcome::Done(StopReason::Response)
     );
     assert_eq!(*slow.requests.lock().unwrap(), 2);
+    every_call_answered(&store, &thread.id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_calls_that_did_not_start_before_a_stop_are_not_started_after_it() {
+    let project = one_prompt_project(&["wait"]);
+    std::fs::write(
+        project.root.join("agents/prompts/p.json"),
+        r#"{"toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": ["wait"], "parallelToolCalls": true}"#,
+    )
+    .unwrap();
+    let calls = (0..PARALLEL_CAP + 2)
+        .map(|i| ModelToolCall {
+            id: format!("w{i}"),
+            name: "wait".into(),
+            arguments: "{}".into(),
+        })
+        .collect();
+    let model = ListModel::new(vec![
+        Ok(ModelResponse {
+            tool_calls: calls,
+            ..ModelResponse::default()
+        }),
+        text_answer("done"),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model.clone());
+    let started = Arc::new(AtomicUsize::new(0));
+    let count = started.clone();
+    rt.register_tool(
+        DynamicTool::new("wait", "Waits until the run is stopped.")
+            .parameters(serde_json::json!({"type": "object", "properties": {}}))
+            .handler(
+                move |_: serde_json::Value, ctx: toolhost_core::ToolContext| {
+                    let count = count.clone();
+                    async move {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        while !ctx.abort_signal().is_aborted() {
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                        }
+                        Ok::<_, ToolError>("noticed the stop".to_owned())
+                    }
+                },
+            )
+            .build()
+            .unwrap(),
+    );
+    let rt = Arc::new(rt);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    let (runner, id) = (rt.clone(), thread.id.clone());
+    let task = tokio::spawn(async move { runner.run(&id).await });
+    while started.load(Ordering::SeqCst) < PARALLEL_CAP {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(rt.stop(&thread.id).await);
+    assert_eq!(
+        task.await.unwrap().unwrap(),
+        RunOutcome::Done(StopReason::Stopped)
+    );
+    assert_eq!(started.load(Ordering::SeqCst), PARALLEL_CAP);
+    let texts: Vec<String> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.unwrap())
+        .collect();
+    let mut expected = vec!["noticed the stop".to_owned(); PARALLEL_CAP];
+    expected.extend(vec![NOT_RUN_STOPPED.to_owned(); 2]);
+    assert_eq!(texts, expected);
+    assert_eq!(model.requests().len(), 1);
     every_call_answered(&store, &thread.id);
 }

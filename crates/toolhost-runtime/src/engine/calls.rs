@@ -11,8 +11,9 @@ use super::attachments::store_attachments;
 use super::content::checked_content;
 use super::middleware::{CallInfo, Pipeline};
 use super::outcome::Waiting;
+use super::outcome::NOT_RUN_STOPPED;
 use super::ownership::OwnerId;
-use super::plan::{after_gate, check_call, intent_of, CallFacts, Checked, Plan};
+use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::{result_message, stored_result};
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
@@ -163,6 +164,11 @@ impl Runtime {
             match plan {
                 Plan::Answered(writes) => results.push(Some(writes)),
                 Plan::Wait(_) => results.push(None),
+                // A stop raised while earlier calls ran: the ones that did not start stay so.
+                Plan::Run { .. } if abort.is_aborted() => {
+                    let stopped = ToolResult::error(NOT_RUN_STOPPED);
+                    results.push(Some(answer_writes(&call, true, &stopped)));
+                }
                 Plan::Run {
                     tool,
                     args,

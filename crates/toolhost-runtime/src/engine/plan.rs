@@ -197,8 +197,13 @@ fn answer(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Plan {
     Plan::Answered(answer_writes(call, journaled, result))
 }
 
-/// The writes that give a call its result without running it.
-fn answer_writes(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Vec<Write> {
+/// The writes that give a call its result without running it (its intent first, unless it is
+/// `journaled`).
+pub(super) fn answer_writes(
+    call: &ToolCallRecord,
+    journaled: bool,
+    result: &ToolResult,
+) -> Vec<Write> {
     let mut writes = Vec::new();
     if !journaled {
         writes.push(intent_of(call));
