@@ -2,9 +2,10 @@
 
 use crate::api::{wire_tools, CallContext, Settings, WireApi};
 use crate::assemble::Assembly;
-use crate::config::{ApiKind, ConfigError, ModelConfig, Timeouts};
+use crate::config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 use crate::delta::{DeltaSink, StreamDelta};
-use crate::failure::{http_error, scrub, transport_error};
+use crate::failure::{http_error, scrub, too_large, transport_error};
+use crate::network::Network;
 use crate::retry::{RetryPolicy, RetryStep};
 use crate::secret::ApiKey;
 use crate::sse::SseParser;
@@ -29,6 +30,7 @@ pub struct HttpModel {
     strict: bool,
     retry: RetryPolicy,
     timeouts: Timeouts,
+    limits: Limits,
     transport: Transport,
 }
 
@@ -72,10 +74,21 @@ impl PreparedRequest {
 }
 
 impl HttpModel {
-    /// Builds the model a definition describes; `env` reads the key's variable.
+    /// Builds the model a definition describes; `env` reads the key's variable. Requests go
+    /// through the proxies the process environment names ([`Network::from_env`]).
     pub fn new(
         config: &ModelConfig,
         env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        Self::with_network(config, env, &Network::from_env()?)
+    }
+
+    /// Builds the model a definition describes, its requests reaching the network as `network`
+    /// says (proxies, extra authorities to trust); `env` reads the key's variable.
+    pub fn with_network(
+        config: &ModelConfig,
+        env: impl Fn(&str) -> Option<String>,
+        network: &Network,
     ) -> Result<Self, ConfigError> {
         let kind: ApiKind = config.provider.parse()?;
         let name = config
@@ -121,12 +134,11 @@ impl HttpModel {
             ApiKind::Anthropic => Box::new(anthropic::AnthropicMessages),
             ApiKind::Gemini => Box::new(gemini::GeminiGenerate),
         };
-        let transport = Transport::new(Duration::from_millis(config.timeouts.connect_ms)).map_err(
-            |reason| ConfigError::Client {
-                model: name.clone(),
-                reason,
-            },
-        )?;
+        let connect = Duration::from_millis(config.timeouts.connect_ms);
+        let transport = Transport::new(connect, network).map_err(|reason| ConfigError::Client {
+            model: name.clone(),
+            reason,
+        })?;
         Ok(HttpModel {
             name,
             kind,
@@ -137,6 +149,7 @@ impl HttpModel {
             strict: config.strict,
             retry: config.retry,
             timeouts: config.timeouts,
+            limits: config.limits,
             transport,
         })
     }
@@ -211,7 +224,7 @@ impl HttpModel {
             let reason = error.to_string();
             tracing::warn!(model = %self.name, attempt, kind = %error.kind(), wait_ms = delay.as_millis() as u64, "{reason}; retrying");
             tokio::time::sleep(delay).await;
-            waited += delay;
+            waited = waited.saturating_add(delay);
             attempt += 1;
             if let Some(sink) = sink {
                 sink(StreamDelta::Restarted { attempt, reason });
@@ -258,27 +271,43 @@ impl HttpModel {
                 let left = wait
                     .saturating_sub(started.elapsed())
                     .max(Duration::from_millis(1));
-                let bytes = read_body(body, left)
+                let bytes = read_body(body, left, self.limits.max_body_bytes)
                     .await
                     .map_err(|e| transport_error(api, &e, key))?;
                 if !parts.status.is_success() {
                     return Err(http_error(api, parts.status, &parts.headers, &bytes, key));
                 }
                 let response = self.parse_response(prepared, &bytes)?;
+                let size = response.text.as_ref().map_or(0, String::len)
+                    + response.reasoning.as_ref().map_or(0, String::len)
+                    + response
+                        .tool_calls
+                        .iter()
+                        .map(|c| c.id.len() + c.name.len() + c.arguments.len())
+                        .sum::<usize>();
+                self.check_answer(size)?;
                 if let (Some(sink), Some(text)) = (sink, &response.text) {
                     sink(StreamDelta::Text(text.clone()));
                 }
                 return Ok(response);
             }
         };
-        let mut parser = SseParser::new();
+        let limits = self.limits;
+        let mut parser = SseParser::with_limit(limits.max_event_bytes);
         let mut reader = self.api.stream_reader();
         let mut out = Assembly::new(prepared.context.clone());
         let idle = Duration::from_millis(self.timeouts.stream_idle_ms);
+        let mut received = 0usize;
         loop {
             let chunk = next_chunk(&mut body, idle)
                 .await
                 .map_err(|e| transport_error(api, &e, key))?;
+            // Every byte counts, comments too: endless keep-alives are bounded like text.
+            received = received.saturating_add(chunk.as_ref().map_or(0, Bytes::len));
+            if received > limits.max_body_bytes {
+                let what = "the streamed answer";
+                return Err(too_large(api, what, limits.max_body_bytes, "maxBodyBytes"));
+            }
             let Some(chunk) = chunk else {
                 if reader.finished() {
                     out.continuity = reader.continuity();
@@ -290,16 +319,33 @@ impl HttpModel {
                     "the stream ended before its end marker (cut)",
                 ));
             };
-            for event in parser.feed(&chunk) {
+            let events = parser.feed(&chunk).map_err(|e| {
+                let what = format!("{} of the streamed answer", e.what);
+                too_large(api, &what, e.limit, "maxEventBytes")
+            })?;
+            for event in events {
                 let done = reader
                     .event(&event, &mut out, sink)
                     .map_err(|e| e.map_message(|m| scrub(m, key)))?;
+                self.check_answer(out.size())?;
                 if done {
                     out.continuity = reader.continuity();
                     return Ok(out.finish());
                 }
             }
         }
+    }
+}
+
+impl HttpModel {
+    /// Refuses a reply of `size` bytes (text, reasoning, calls) past `limits.maxAnswerBytes`.
+    fn check_answer(&self, size: usize) -> Result<(), ModelError> {
+        let limit = self.limits.max_answer_bytes;
+        if size > limit {
+            let what = "the reply put together from the answer";
+            return Err(too_large(self.api.api(), what, limit, "maxAnswerBytes"));
+        }
+        Ok(())
     }
 }
 

@@ -4,6 +4,7 @@
 use crate::assemble::Assembly;
 use crate::delta::DeltaSink;
 use crate::hosted;
+use crate::keys::KeyMap;
 use crate::secret::ApiKey;
 use crate::sse::SseEvent;
 use crate::{ModelApi, ModelError, ModelRequest};
@@ -107,6 +108,7 @@ pub(crate) struct WireTools {
 pub(crate) struct CallContext {
     names: NameMap,
     strict: HashMap<String, LoweredTool>,
+    keys: HashMap<String, ToolKeys>,
     hosted: HashMap<String, String>,
     /// Call ids already in the conversation.
     pub history_ids: HashSet<String>,
@@ -136,8 +138,13 @@ impl CallContext {
         self.hosted.contains_key(wire)
     }
 
-    /// Arguments brought back to the tool's canonical shape (strict mode's nulls removed).
+    /// Arguments brought back to the tool's canonical shape: renamed property keys back to
+    /// the tool's own, strict mode's nulls removed.
     pub(crate) fn lift(&self, tool: &str, arguments: String) -> String {
+        let arguments = match self.keys.get(tool) {
+            Some(keys) => keys.map.arguments_text_from_wire(&keys.schema, arguments),
+            None => arguments,
+        };
         let Some(lowered) = self.strict.get(tool) else {
             return arguments;
         };
@@ -146,6 +153,24 @@ impl CallContext {
             Err(_) => arguments,
         }
     }
+}
+
+impl CallContext {
+    /// A call's arguments (the tool's own keys) as the API must see them again in a later
+    /// turn: with the property keys its declaration renamed.
+    pub(crate) fn wire_arguments(&self, tool: &str, arguments: Value) -> Value {
+        match self.keys.get(tool) {
+            Some(keys) => keys.map.arguments_to_wire(&keys.schema, arguments),
+            None => arguments,
+        }
+    }
+}
+
+/// The renamed property keys of one tool and the schema (with its own keys) they belong to.
+#[derive(Debug, Clone)]
+struct ToolKeys {
+    map: KeyMap,
+    schema: Value,
 }
 
 /// Lowers the offered tools for `api` (strict lowering when `strict` and the API is OpenAI's).
@@ -170,7 +195,19 @@ pub(crate) fn wire_tools(api: &dyn WireApi, request: &ModelRequest, strict: bool
             continue;
         }
         let wire = context.names.wire_name(&tool.name);
-        let lowered = lower_tool(lowering, wire, &tool.description, &tool.parameters);
+        let mut lowered = lower_tool(lowering, wire, &tool.description, &tool.parameters);
+        // Property keys the API refuses are renamed, like tool names, and mapped back.
+        let keys = KeyMap::new(lowering, &tool.parameters);
+        if !keys.is_empty() {
+            keys.rename_declaration(&mut lowered.declaration);
+            context.keys.insert(
+                tool.name.clone(),
+                ToolKeys {
+                    map: keys,
+                    schema: tool.parameters.clone(),
+                },
+            );
+        }
         if lowered.strict {
             context.strict.insert(tool.name.clone(), lowered.clone());
         }

@@ -30,6 +30,8 @@ pub(crate) struct Assembly {
     calls: Vec<Call>,
     wire_ids: HashSet<String>,
     given_ids: HashSet<String>,
+    /// Bytes of text, reasoning, call ids, names and arguments taken in so far.
+    size: usize,
     /// Results of hosted tools, in order.
     pub provider_results: Vec<ProviderToolResult>,
     /// Token counts.
@@ -51,6 +53,7 @@ impl Assembly {
             calls: Vec::new(),
             wire_ids: HashSet::new(),
             given_ids: HashSet::new(),
+            size: 0,
             provider_results: Vec::new(),
             usage: Usage::default(),
             finish: None,
@@ -63,13 +66,21 @@ impl Assembly {
         &self.context
     }
 
+    /// How many bytes of text, reasoning, call ids, names and arguments it holds: what a size
+    /// limit on the reply is checked against.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
     /// Appends reply text.
     pub(crate) fn push_text(&mut self, text: &str) {
+        self.size += text.len();
         self.text.get_or_insert_with(String::new).push_str(text);
     }
 
     /// Appends reasoning text.
     pub(crate) fn push_reasoning(&mut self, text: &str) {
+        self.size += text.len();
         self.reasoning
             .get_or_insert_with(String::new)
             .push_str(text);
@@ -97,6 +108,7 @@ impl Assembly {
             None => made_up_id(),
         };
         self.given_ids.insert(id.clone());
+        self.size += id.len() + wire_name.len();
         self.calls.push(Call {
             id: id.clone(),
             wire_name: wire_name.to_owned(),
@@ -112,6 +124,7 @@ impl Assembly {
     /// Appends argument text to call `index`.
     pub(crate) fn push_arguments(&mut self, index: usize, fragment: &str) {
         if let Some(call) = self.calls.get_mut(index) {
+            self.size += fragment.len();
             call.arguments.push_str(fragment);
         }
     }

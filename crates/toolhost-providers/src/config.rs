@@ -95,6 +95,32 @@ impl Default for Timeouts {
     }
 }
 
+/// Bounds on what a model server may send, so that a broken or hostile `baseUrl` cannot grow
+/// memory without bound. An answer past one fails with a [`crate::ModelErrorKind::TooLarge`]
+/// error naming the limit and its field; it is not retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Limits {
+    /// A whole non-streamed body (an error body too), and all the bytes of one streamed answer,
+    /// keep-alive comments included.
+    pub max_body_bytes: usize,
+    /// One line, and the data of one event, of a streamed answer.
+    pub max_event_bytes: usize,
+    /// The reply put together from an answer: its text, its reasoning, and the ids, names and
+    /// arguments of its calls.
+    pub max_answer_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 64 * 1024 * 1024,
+            max_event_bytes: 16 * 1024 * 1024,
+            max_answer_bytes: 32 * 1024 * 1024,
+        }
+    }
+}
+
 /// A model definition (`agents/models/NAME.json`), in the spec's camelCase:
 /// ```json
 /// {"provider": "anthropic", "model": "claude-sonnet-4-5", "apiKeyEnv": "ANTHROPIC_API_KEY",
@@ -129,6 +155,9 @@ pub struct ModelConfig {
     /// Time limits of one attempt.
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// Size limits of one answer.
+    #[serde(default)]
+    pub limits: Limits,
     /// A name for logs and transcripts; `provider:model` when absent.
     #[serde(default)]
     pub name: Option<String>,
@@ -146,6 +175,7 @@ impl ModelConfig {
             settings: Map::new(),
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
+            limits: Limits::default(),
             name: None,
         }
     }
@@ -184,6 +214,24 @@ pub enum ConfigError {
         model: String,
         /// The setting.
         setting: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A proxy variable names a proxy that cannot be used.
+    #[error("proxy variable {variable} = \"{url}\": {reason}")]
+    BadProxy {
+        /// The variable, e.g. `HTTPS_PROXY`.
+        variable: String,
+        /// Its value, with any credentials replaced by `***`.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Certificate authorities to trust could not be read.
+    #[error("certificates from {origin}: {reason}")]
+    BadCertificates {
+        /// Where they came from.
+        origin: String,
         /// What is wrong.
         reason: String,
     },

@@ -55,6 +55,10 @@ pub enum ModelErrorKind {
     Transient,
     /// The answer arrived whole but is not what the API is documented to send.
     MalformedAnswer,
+    /// The answer passed a size limit of the model's definition (its `limits`): a whole body,
+    /// one line or event of a stream, or the reply put together from it. Sending the same
+    /// request again would only fetch it again.
+    TooLarge,
     /// The scripted test model's script does not fit the request.
     Script,
 }
@@ -78,6 +82,7 @@ impl ModelErrorKind {
             ModelErrorKind::BadRequest => "bad_request",
             ModelErrorKind::Transient => "transient",
             ModelErrorKind::MalformedAnswer => "malformed_answer",
+            ModelErrorKind::TooLarge => "too_large",
             ModelErrorKind::Script => "script",
         }
     }

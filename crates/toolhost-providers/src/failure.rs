@@ -1,7 +1,7 @@
 //! Turning what went wrong into a [`ModelError`]: the kind from the HTTP status and the
 //! vendor's error body, the wait the server asked for, and a one-line message without the key.
 
-use crate::retry::parse_retry_after;
+use crate::retry::{parse_retry_after, server_wait_secs};
 use crate::secret::ApiKey;
 use crate::transport::TransportError;
 use crate::{ModelApi, ModelError, ModelErrorKind};
@@ -41,16 +41,27 @@ pub(crate) fn stream_error(api: ModelApi, data: &[u8]) -> ModelError {
     .with_retry_after(body_wait(data))
 }
 
-/// The error of an exchange that got no complete answer.
+/// The error of an exchange that got no complete answer: transient, but for a body past its
+/// limit, which another try would only fetch again.
 pub(crate) fn transport_error(
     api: ModelApi,
     error: &TransportError,
     key: Option<&ApiKey>,
 ) -> ModelError {
+    let kind = match error {
+        TransportError::TooLarge(_) => ModelErrorKind::TooLarge,
+        TransportError::Timeout(_) | TransportError::Connection(_) => ModelErrorKind::Transient,
+    };
+    ModelError::new(api, kind, scrub(&error.to_string(), key))
+}
+
+/// The error of an answer past one of its definition's size limits: `what` passed `limit`
+/// bytes, set by the definition's `limits.FIELD`.
+pub(crate) fn too_large(api: ModelApi, what: &str, limit: usize, field: &str) -> ModelError {
     ModelError::new(
         api,
-        ModelErrorKind::Transient,
-        scrub(&error.to_string(), key),
+        ModelErrorKind::TooLarge,
+        format!("{what} passed the limit of {limit} bytes (limits.{field})"),
     )
 }
 
@@ -184,8 +195,8 @@ pub(crate) fn scrub(text: &str, key: Option<&ApiKey>) -> String {
 fn header_wait(headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let ms = text("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok());
-    // `try_`: a negative or absurd value from the server must not panic.
-    if let Some(wait) = ms.and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok()) {
+    // Clamped: a negative or absurd value from the server must not panic or overflow a clock.
+    if let Some(wait) = ms.and_then(|ms| server_wait_secs(ms / 1000.0)) {
         return Some(wait);
     }
     text("retry-after").and_then(|v| parse_retry_after(v, SystemTime::now()))
@@ -203,8 +214,8 @@ fn body_wait(body: &[u8]) -> Option<Duration> {
         })
         .find_map(|d| d.get("retryDelay").and_then(Value::as_str))?;
     let secs = delay.trim().strip_suffix('s')?.parse::<f64>().ok()?;
-    // `try_`: a negative or absurd value from the server must not panic.
-    Duration::try_from_secs_f64(secs).ok()
+    // Clamped: a negative or absurd value from the server must not panic or overflow a clock.
+    server_wait_secs(secs)
 }
 
 /// The API's own words: `error.message` (OpenAI, Anthropic, Gemini; Gemini may wrap it in an
@@ -338,12 +349,17 @@ mod tests {
             None,
         );
         assert_eq!(error.retry_after(), Some(Duration::from_secs(2)));
-        // Values a server should never send are ignored, not a panic.
+        // Values a server should never send: negative ones are ignored, huge ones clamped.
+        let mut negative = HeaderMap::new();
+        negative.insert("retry-after-ms", "-5".parse().expect("value"));
+        negative.insert("retry-after", "-1".parse().expect("value"));
+        assert_eq!(header_wait(&negative), None);
         let mut absurd = HeaderMap::new();
         absurd.insert("retry-after-ms", "1e300".parse().expect("value"));
-        absurd.insert("retry-after", "-1".parse().expect("value"));
-        assert_eq!(header_wait(&absurd), None);
+        assert_eq!(header_wait(&absurd), Some(crate::retry::MAX_SERVER_WAIT));
         let negative = br#"{"error":{"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"-5s"}]}}"#;
         assert_eq!(body_wait(negative), None);
+        let huge = br#"{"error":{"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1e20s"}]}}"#;
+        assert_eq!(body_wait(huge), Some(crate::retry::MAX_SERVER_WAIT));
     }
 }

@@ -27,6 +27,12 @@
 //!   key is an [`ApiKey`]: it never appears in a `Debug` output, an error or a log, and a
 //!   server's echo of it is scrubbed.
 //!
+//! ## Tool declarations
+//! Each API gets the tools lowered for it (`toolhost_core::schema::lower`). Names and property
+//! keys the API refuses are renamed on the wire, deterministically and without collisions, and
+//! mapped back in the calls of an answer, so the runtime only sees the tools' own: tool names
+//! for every API (`toolhost_core::names`), property keys for Anthropic ([`keys`]).
+//!
 //! ## Call ids
 //! A call keeps the id the API issued. Within one answer, a repeated id is kept once (the first
 //! wins); an id that repeats one of the conversation gets a `_2`, `_3`... suffix; a missing id
@@ -67,7 +73,15 @@
 //! An error event inside a stream has no status: its body alone decides, and `Transient` when
 //! it names nothing known. Failed connections, timeouts and cut answers are `Transient`; an
 //! answer that arrived whole but cannot be read is `MalformedAnswer`. The wait comes from
-//! `retry-after-ms` or `Retry-After`, else from Gemini's `RetryInfo.retryDelay`.
+//! `retry-after-ms` or `Retry-After` (seconds or an HTTP date), else from Gemini's
+//! `RetryInfo.retryDelay`, and is clamped to [`MAX_SERVER_WAIT`].
+//!
+//! ## Limits
+//! What a server sends is bounded by the definition's [`Limits`]: a whole body (an error
+//! body too) and all the bytes of a stream (`maxBodyBytes`), one line or event of a stream
+//! (`maxEventBytes`), and the reply put together from it (`maxAnswerBytes`). Past one, the
+//! answer fails with [`ModelErrorKind::TooLarge`], naming the limit and its field, and is not
+//! retried.
 //!
 //! ## Retries
 //! Only the HTTP exchange is retried, and only errors of a retryable kind (`RateLimit`,
@@ -92,8 +106,16 @@
 //!
 //! ## HTTP client
 //! hyper 1 with hyper-util's pooled client, and rustls (ring, webpki roots) for TLS: the same
-//! hyper the server side shares through axum, HTTP/1.1 only, no proxy, cookie or compression
-//! layers, and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
+//! hyper the server side shares through axum, HTTP/1.1 only, no cookie or compression layers,
+//! and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
+//!
+//! Proxies are honoured as curl honours them ([`ProxyConfig`]): `http_proxy`, `HTTPS_PROXY`,
+//! `ALL_PROXY` and `NO_PROXY` in either case, read when a model is built. The proxy applies to
+//! every host `NO_PROXY` does not name, loopback included; `http://` requests are forwarded,
+//! `https://` ones tunnelled with `CONNECT`, streamed answers alike. The certificate
+//! authorities in the PEM file `SSL_CERT_FILE` names are trusted besides the built-in ones (a
+//! proxy that inspects TLS needs that). A [`Network`] passed to [`HttpModel::with_network`]
+//! sets both explicitly.
 
 // The crate page names the HTTP adapters, which a build without `http` does not have.
 #![cfg_attr(not(feature = "http"), allow(rustdoc::broken_intra_doc_links))]
@@ -115,10 +137,15 @@ mod failure;
 mod gemini;
 #[cfg(feature = "http")]
 mod hosted;
+pub mod keys;
 mod model;
+#[cfg(feature = "http")]
+mod network;
 #[cfg(feature = "http")]
 mod openai;
 mod ordering;
+#[cfg(feature = "http")]
+mod proxy;
 mod retry;
 mod scripted;
 mod secret;
@@ -131,14 +158,18 @@ mod transport;
 pub use adapter::{HttpModel, PreparedRequest};
 #[cfg(feature = "http")]
 pub use config::{model_from_config, model_from_env};
-pub use config::{ApiKind, ConfigError, ModelConfig, Timeouts};
+pub use config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 pub use delta::{DeltaSink, StreamDelta};
 pub use error::{ModelApi, ModelError, ModelErrorKind};
 pub use model::{
     ChatMessage, ChatRole, FinishReason, ImageAttachment, Model, ModelFuture, ModelRequest,
     ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
 };
+#[cfg(feature = "http")]
+pub use network::Network;
 pub use ordering::{check_history, HistoryRepair, HistoryRepairKind, RESULT_UNAVAILABLE};
-pub use retry::{parse_retry_after, RetryPolicy};
+#[cfg(feature = "http")]
+pub use proxy::ProxyConfig;
+pub use retry::{parse_retry_after, RetryPolicy, MAX_SERVER_WAIT};
 pub use scripted::{ScriptError, ScriptedModel, ScriptedTurn};
 pub use secret::{ApiKey, REDACTED};

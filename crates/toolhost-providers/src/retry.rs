@@ -37,11 +37,12 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The wait before attempt `attempt + 1` after attempt `attempt` (1-based) failed: the
-    /// server's `Retry-After` when it gave one, else exponential backoff with jitter (a random
-    /// point in the upper half of the step, so that clients spread out).
+    /// server's `Retry-After` when it gave one (at most [`MAX_SERVER_WAIT`]), else exponential
+    /// backoff with jitter (a random point in the upper half of the step, so that clients
+    /// spread out).
     pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         if let Some(wait) = retry_after {
-            return wait;
+            return wait.min(MAX_SERVER_WAIT);
         }
         let step = self
             .initial_backoff_ms
@@ -71,9 +72,18 @@ impl RetryPolicy {
             ));
         }
         let delay = self.delay(attempt, error.retry_after());
-        if waited + delay > self.max_total_wait() {
+        if waited.saturating_add(delay) > self.max_total_wait() {
+            let clamped = if delay == MAX_SERVER_WAIT {
+                format!(
+                    " (the server's wait, clamped to the {} s limit)",
+                    MAX_SERVER_WAIT.as_secs()
+                )
+            } else {
+                String::new()
+            };
             return RetryStep::GiveUp(format!(
-                "gave up after {attempt} attempts: the next wait of {:.1} s would pass the retry budget of {:.1} s",
+                "gave up after {attempt} attempt{}: the next wait of {:.1} s{clamped} would pass the retry budget of {:.1} s",
+                if attempt == 1 { "" } else { "s" },
                 delay.as_secs_f64(),
                 self.max_total_wait().as_secs_f64()
             ));
@@ -111,63 +121,35 @@ fn jitter(bound: u64) -> u64 {
     (z ^ (z >> 31)) % bound
 }
 
-/// Reads a `Retry-After` value: whole seconds, or an HTTP date (`Sun, 06 Nov 1994 08:49:37
-/// GMT`) taken relative to `now`. A date in the past means no wait; anything else is `None`.
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    if let Ok(seconds) = value.parse::<f64>() {
-        // `try_`: a negative or absurd value from the server must not panic.
-        return Duration::try_from_secs_f64(seconds).ok();
-    }
-    let at = parse_http_date(value)?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
-}
+/// The longest wait taken from a server. A longer one (`Retry-After: 1e20`, a date in the
+/// next century) is clamped to this, which still passes any sensible retry budget, so the
+/// retries end at once with an error naming the limit instead of overflowing a clock.
+pub const MAX_SERVER_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Parses an IMF-fixdate, the form HTTP requires servers to send.
-fn parse_http_date(value: &str) -> Option<SystemTime> {
-    // "Sun, 06 Nov 1994 08:49:37 GMT"
-    let rest = value.split_once(", ")?.1;
-    let mut parts = rest.split(' ');
-    let day: u64 = parts.next()?.parse().ok()?;
-    let month = match parts.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = parts.next()?.parse().ok()?;
-    let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
-    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+/// A wait of `seconds` a server asked for: `None` for a negative number or NaN, and at most
+/// [`MAX_SERVER_WAIT`] however large (infinity included).
+pub(crate) fn server_wait_secs(seconds: f64) -> Option<Duration> {
+    if seconds.is_nan() || seconds < 0.0 {
         return None;
     }
-    let days = days_from_civil(year, month, day as i64);
-    let secs = days.checked_mul(86_400)? + (h * 3600 + m * 60 + s) as i64;
-    let secs = u64::try_from(secs).ok()?;
-    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+    if seconds >= MAX_SERVER_WAIT.as_secs_f64() {
+        return Some(MAX_SERVER_WAIT);
+    }
+    Duration::try_from_secs_f64(seconds).ok()
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Reads a `Retry-After` value: seconds (a decimal fraction is taken too), or an HTTP date in
+/// any of the three forms HTTP allows (`Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94
+/// 08:49:37 GMT`, `Sun Nov  6 08:49:37 1994`) taken relative to `now`. A date in the past means
+/// no wait; every wait is clamped to [`MAX_SERVER_WAIT`]; anything else is `None`.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return server_wait_secs(seconds);
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    let wait = at.duration_since(now).unwrap_or(Duration::ZERO);
+    Some(wait.min(MAX_SERVER_WAIT))
 }
 
 #[cfg(test)]
@@ -186,10 +168,40 @@ mod tests {
             parse_retry_after("Sat, 05 Nov 1994 08:49:37 GMT", now),
             Some(Duration::ZERO)
         );
+        // The two obsolete date forms HTTP still asks recipients to read.
+        assert_eq!(
+            parse_retry_after("Sunday, 06-Nov-94 08:49:57 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_retry_after("Sun Nov  6 08:50:27 1994", now),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            parse_retry_after("0.25", now),
+            Some(Duration::from_millis(250))
+        );
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-3", now), None);
-        assert_eq!(parse_retry_after("1e300", now), None);
         assert_eq!(parse_retry_after("NaN", now), None);
+        // Absurd waits are clamped, never a panic and never ignored.
+        for absurd in [
+            "1e20",
+            "1e300",
+            "1e400",
+            "18446744073709551615",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(
+                parse_retry_after(absurd, now),
+                Some(MAX_SERVER_WAIT),
+                "{absurd}"
+            );
+        }
+        assert_eq!(
+            parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now),
+            Some(MAX_SERVER_WAIT)
+        );
     }
 
     #[test]

@@ -4,6 +4,22 @@
 //! the next are one line end). A line starting with `:` is a comment. `data:` lines are joined
 //! with `\n`; a blank line dispatches the event. An event not closed by a blank line when the
 //! stream ends is dropped, as the format requires, so a cut stream never yields half an event.
+//!
+//! One line, and the data of one event, are bounded ([`SseParser::with_limit`]): a server that
+//! never ends a line cannot grow memory without bound, it gets an [`SseTooLong`] error instead.
+
+/// The default bound on one line and on the data of one event: 16 MiB.
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// A line or an event longer than the parser's limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} of the event stream passed the limit of {limit} bytes")]
+pub struct SseTooLong {
+    /// `one line` or `one event`.
+    pub what: &'static str,
+    /// The limit, in bytes.
+    pub limit: usize,
+}
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -15,8 +31,9 @@ pub struct SseEvent {
 }
 
 /// Incremental parser state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
+    limit: usize,
     line: Vec<u8>,
     after_cr: bool,
     started: bool,
@@ -25,14 +42,35 @@ pub struct SseParser {
     has_data: bool,
 }
 
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::with_limit(DEFAULT_MAX_EVENT_BYTES)
+    }
+}
+
 impl SseParser {
-    /// A parser at the start of a stream.
+    /// A parser at the start of a stream, with [`DEFAULT_MAX_EVENT_BYTES`] as its limit.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Feeds the next bytes; returns the events they complete, in order.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+    /// A parser at the start of a stream that refuses a line, or an event's data, longer than
+    /// `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        SseParser {
+            limit,
+            line: Vec::new(),
+            after_cr: false,
+            started: false,
+            event: None,
+            data: String::new(),
+            has_data: false,
+        }
+    }
+
+    /// Feeds the next bytes; returns the events they complete, in order, or the limit a line
+    /// or an event passed (the stream cannot be read on after that).
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, SseTooLong> {
         let mut out = Vec::new();
         for &b in bytes {
             if self.after_cr {
@@ -42,18 +80,26 @@ impl SseParser {
                 }
             }
             match b {
-                b'\n' => self.end_line(&mut out),
+                b'\n' => self.end_line(&mut out)?,
                 b'\r' => {
                     self.after_cr = true;
-                    self.end_line(&mut out);
+                    self.end_line(&mut out)?;
                 }
-                _ => self.line.push(b),
+                _ => {
+                    if self.line.len() >= self.limit {
+                        return Err(SseTooLong {
+                            what: "one line",
+                            limit: self.limit,
+                        });
+                    }
+                    self.line.push(b)
+                }
             }
         }
-        out
+        Ok(out)
     }
 
-    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+    fn end_line(&mut self, out: &mut Vec<SseEvent>) -> Result<(), SseTooLong> {
         let mut line = std::mem::take(&mut self.line);
         if !self.started {
             self.started = true;
@@ -70,10 +116,10 @@ impl SseParser {
             }
             self.event = None;
             self.has_data = false;
-            return;
+            return Ok(());
         }
         if line[0] == b':' {
-            return;
+            return Ok(());
         }
         let text = String::from_utf8_lossy(&line);
         let (field, value) = match text.split_once(':') {
@@ -82,6 +128,12 @@ impl SseParser {
         };
         match field {
             "data" => {
+                if self.data.len() + value.len() + 1 > self.limit {
+                    return Err(SseTooLong {
+                        what: "one event",
+                        limit: self.limit,
+                    });
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
@@ -91,6 +143,7 @@ impl SseParser {
             "event" => self.event = Some(value.to_owned()),
             _ => {}
         }
+        Ok(())
     }
 }
 
@@ -100,7 +153,10 @@ mod tests {
 
     fn all(chunks: &[&[u8]]) -> Vec<SseEvent> {
         let mut p = SseParser::new();
-        chunks.iter().flat_map(|c| p.feed(c)).collect()
+        chunks
+            .iter()
+            .flat_map(|c| p.feed(c).expect("within the limit"))
+            .collect()
     }
 
     fn ev(event: Option<&str>, data: &str) -> SseEvent {
@@ -142,6 +198,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_line_or_an_event_past_the_limit_is_refused() {
+        let mut p = SseParser::with_limit(8);
+        assert_eq!(p.feed(b"data: 12\n").unwrap(), vec![]);
+        assert_eq!(
+            p.feed(b"data: 123456789"),
+            Err(SseTooLong {
+                what: "one line",
+                limit: 8
+            })
+        );
+        // Every line within the limit, the event's data together past it.
+        let mut p = SseParser::with_limit(10);
+        assert_eq!(
+            p.feed(b"data: 1234\ndata: 5678\ndata: 9abc\n"),
+            Err(SseTooLong {
+                what: "one event",
+                limit: 10
+            })
+        );
+        // Comments count too: an endless one is an endless line.
+        let mut p = SseParser::with_limit(8);
+        assert!(p.feed(b": keep-alive forever").is_err());
     }
 
     #[test]

@@ -1,14 +1,19 @@
-//! The HTTP exchange: one POST over hyper, TLS by rustls with the webpki roots.
+//! The HTTP exchange: one POST over hyper, TLS by rustls with the webpki roots, directly or
+//! through the proxy the environment names (see the `proxy` module).
 
+use crate::network::Network;
+use crate::proxy::{forwarding_auth, ProxyConnector};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue};
+use hyper::header::{HeaderName, HeaderValue, PROXY_AUTHORIZATION};
 use hyper::{HeaderMap, Request, Response};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
+use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioExecutor;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why an exchange got no complete answer (all of these may pass).
@@ -18,6 +23,8 @@ pub(crate) enum TransportError {
     Timeout(Duration),
     /// The connection failed, was refused or reset, or the body was cut.
     Connection(String),
+    /// The body passed the limit of this many bytes (`limits.maxBodyBytes`); it is not read on.
+    TooLarge(usize),
 }
 
 impl std::fmt::Display for TransportError {
@@ -25,6 +32,10 @@ impl std::fmt::Display for TransportError {
         match self {
             TransportError::Timeout(d) => write!(f, "no answer within {:.1} s", d.as_secs_f64()),
             TransportError::Connection(reason) => write!(f, "connection failed: {reason}"),
+            TransportError::TooLarge(limit) => write!(
+                f,
+                "the answer's body passed the limit of {limit} bytes (limits.maxBodyBytes)"
+            ),
         }
     }
 }
@@ -32,26 +43,28 @@ impl std::fmt::Display for TransportError {
 /// A pooled HTTP/1.1 client for `http://` and `https://` URLs.
 #[derive(Clone)]
 pub(crate) struct Transport {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: Client<HttpsConnector<ProxyConnector>, Full<Bytes>>,
+    proxies: Arc<Matcher>,
 }
 
 impl Transport {
-    /// A client whose connections time out after `connect_timeout`.
-    pub(crate) fn new(connect_timeout: Duration) -> Result<Self, String> {
+    /// A client whose connections time out after `connect_timeout`, going through the proxies
+    /// of `network` and trusting its authorities besides the built-in roots.
+    pub(crate) fn new(connect_timeout: Duration, network: &Network) -> Result<Self, String> {
+        let proxies = Arc::new(network.proxy().matcher());
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(connect_timeout));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-            .map_err(|e| format!("TLS setup failed: {e}"))?
+            .with_tls_config(tls_config(network)?)
             .https_or_http()
             .enable_http1()
-            .wrap_connector(http);
+            .wrap_connector(ProxyConnector::new(http, proxies.clone()));
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(60))
             .build(https);
-        Ok(Transport { client })
+        Ok(Transport { client, proxies })
     }
 
     /// Sends a POST and waits (at most `timeout`) for the status line and headers.
@@ -65,9 +78,15 @@ impl Transport {
         let mut request = Request::post(url)
             .body(Full::new(body))
             .map_err(|e| TransportError::Connection(format!("bad request: {e}")))?;
+        // A forwarding proxy reads its credentials from the request itself (a tunnel's go in
+        // the CONNECT).
+        let proxy_auth = forwarding_auth(&self.proxies, request.uri());
         let map: &mut HeaderMap = request.headers_mut();
         for (name, value) in headers {
             map.insert(name.clone(), value.clone());
+        }
+        if let Some(auth) = proxy_auth {
+            map.insert(PROXY_AUTHORIZATION, auth);
         }
         match tokio::time::timeout(timeout, self.client.request(request)).await {
             Err(_) => Err(TransportError::Timeout(timeout)),
@@ -77,13 +96,38 @@ impl Transport {
     }
 }
 
-/// Reads a whole body, allowing `timeout` for all of it.
-pub(crate) async fn read_body(body: Incoming, timeout: Duration) -> Result<Bytes, TransportError> {
-    match tokio::time::timeout(timeout, body.collect()).await {
+/// TLS with rustls (ring): the webpki roots and the network's extra authorities.
+fn tls_config(network: &Network) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for cert in network.extra_roots() {
+        roots
+            .add(cert.clone())
+            .map_err(|e| format!("a certificate to trust is not usable: {e}"))?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("TLS setup failed: {e}"))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(config)
+}
+
+/// Reads a whole body of at most `limit` bytes, allowing `timeout` for all of it.
+pub(crate) async fn read_body(
+    body: Incoming,
+    timeout: Duration,
+    limit: usize,
+) -> Result<Bytes, TransportError> {
+    match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
         Err(_) => Err(TransportError::Timeout(timeout)),
+        Ok(Err(e)) if e.is::<LengthLimitError>() => Err(TransportError::TooLarge(limit)),
         Ok(Err(e)) => Err(TransportError::Connection(format!(
             "body cut: {}",
-            chain(&e)
+            chain(&*e)
         ))),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }

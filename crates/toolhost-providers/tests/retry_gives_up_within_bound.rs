@@ -3,7 +3,6 @@
 mod common;
 
 use common::*;
-use std::time::{Duration, Instant};
 use toolhost_providers::{ChatRole, ModelApi, ModelErrorKind, ModelRequest};
 
 fn request() -> ModelRequest {
@@ -47,12 +46,12 @@ async fn a_retry_after_beyond_the_budget_ends_the_retries_at_once() {
         Reply::json(200, &fixture("gemini/text_no_usage.json")),
     ])
     .await;
-    let started = Instant::now();
+    // No clock is read: that the request was not sent again, and the error says why, is the
+    // proof that the hour was not waited.
     let error = dyn_model("gemini", &server)
         .complete(&request())
         .await
         .unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(server.seen().len(), 1);
     let text = error.to_string();
     assert!(

@@ -42,9 +42,9 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::path::FsPath;
 use toolhost_store::{
-    Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Lease, LeaseClaim, Message,
-    Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore, Store, StoreResult,
-    StoredVariable, Thread, VariableRequest, Write,
+    ApiToken, Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Lease, LeaseClaim,
+    Message, Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore, Store,
+    StoreResult, StoredVariable, Thread, VariableRequest, Write,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -189,6 +189,18 @@ impl Store for TimedStore {
     }
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
         self.timed(Kind::CommitOther, || self.inner.request_stop(thread))
+    }
+    fn create_token(&self, token: &ApiToken) -> StoreResult<()> {
+        self.inner.create_token(token)
+    }
+    fn token(&self, id: &str) -> StoreResult<Option<ApiToken>> {
+        self.inner.token(id)
+    }
+    fn tokens(&self) -> StoreResult<Vec<ApiToken>> {
+        self.inner.tokens()
+    }
+    fn revoke_token(&self, id: &str) -> StoreResult<bool> {
+        self.inner.revoke_token(id)
     }
     fn thread(&self, id: &str) -> StoreResult<Thread> {
         self.timed(Kind::Read, || self.inner.thread(id))
@@ -526,6 +538,7 @@ fn commit_latency(dir: &Path, samples: usize) -> Vec<Duration> {
 
 /// The file system the data folder is on, when it can be told.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // statfs(2), explained at the call
 fn filesystem(dir: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
@@ -533,6 +546,7 @@ fn filesystem(dir: &Path) -> String {
     };
     // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized out-parameter.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; statfs writes only into `st`.
     if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
         return "unknown".into();
     }

@@ -56,6 +56,20 @@
 //!
 //! Its tests use the providers with `http` (a dev-dependency) to run threads on HTTP models over
 //! loopback.
+//!
+//! ## Platforms
+//! Unix-like systems only (Linux, macOS, the BSDs). A process activity runs in a process group
+//! of its own so that a timeout kills every process it started, and a secrets key file is created
+//! readable by its owner alone; Windows has neither in the same form, and a runtime that left a
+//! timed-out tool's children running would break its contract, so it does not build there.
+//! Telling a dead thread owner from a live one at once works where `/proc` names the boot and the
+//! process-id namespace (Linux); elsewhere a dead owner's lease simply expires.
+
+#[cfg(not(unix))]
+compile_error!(
+    "toolhost-runtime needs a Unix-like system: process activities run in process groups so \
+     that a timeout kills their whole tree (see the crate documentation, \"Platforms\")"
+);
 
 pub mod activity;
 pub mod engine;

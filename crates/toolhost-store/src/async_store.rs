@@ -50,6 +50,15 @@ impl AsyncStore {
             .map_err(|e| StoreError::Backend(format!("a store call failed: {e}").into()))?
     }
 
+    /// Runs any blocking call on the store on the blocking pool: for what has no method here.
+    pub async fn run_blocking<T, F>(&self, call: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Store) -> StoreResult<T> + Send + 'static,
+    {
+        self.run(call).await
+    }
+
     /// [`Store::apply`].
     pub async fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied> {
         match self.inner.apply_nonblocking(thread, writes) {

@@ -47,6 +47,9 @@ pub enum StoreError {
     /// An event of a tool's own was given a name reserved for toolhost's events.
     #[error("the event name \"{0}\" is reserved for toolhost's own events; choose another")]
     ReservedEventName(String),
+    /// A token with this id exists already.
+    #[error("a token with id {0} exists already")]
+    TokenExists(String),
     /// A path was refused.
     #[error(transparent)]
     Path(#[from] PathError),

@@ -2,7 +2,7 @@
 //!
 //! The [`Store`] trait and its backends. SQLite ([`SqliteStore`]) is the embedded default; a
 //! second backend (PostgreSQL, for many nodes) implements the same trait and must pass the same
-//! [`conformance`] suite unchanged.
+//! conformance suite unchanged (the `conformance` module, behind the feature of that name).
 //!
 //! ## Contract
 //! - **Batches are atomic and durable.** [`Store::apply`] writes a list of [`Write`]s in one
@@ -31,6 +31,7 @@
 //!   commit); each batch still succeeds or fails alone.
 
 mod async_store;
+#[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
 pub mod lease;
@@ -38,6 +39,7 @@ mod meta;
 mod model;
 pub mod path;
 mod sqlite;
+pub mod token;
 
 pub use async_store::{AsyncStore, PendingApply};
 pub use error::{StoreError, StoreResult};
@@ -45,6 +47,7 @@ pub use lease::{Lease, LeaseClaim};
 pub use meta::{ArgumentRepair, ArgumentsEditor, EventKind, MessageMeta, RanWith, Side};
 pub use model::*;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
+pub use token::ApiToken;
 
 /// Files larger than this many bytes are stored in chunks of this size (1.75 MB).
 pub const CHUNK_SIZE: usize = 1_750_000;
@@ -98,6 +101,18 @@ pub trait Store: Send + Sync {
         let _ = thread;
         Err(writes)
     }
+
+    /// Stores a new API token; [`StoreError::TokenExists`] when its id is taken.
+    fn create_token(&self, token: &ApiToken) -> StoreResult<()>;
+
+    /// The token with this id, revoked or not.
+    fn token(&self, id: &str) -> StoreResult<Option<ApiToken>>;
+
+    /// Every token, oldest first.
+    fn tokens(&self) -> StoreResult<Vec<ApiToken>>;
+
+    /// Revokes a token; `false` when there is none with this id or it was revoked before.
+    fn revoke_token(&self, id: &str) -> StoreResult<bool>;
 
     /// The thread's messages in order.
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>>;

@@ -32,6 +32,7 @@ struct Terminal {
 }
 
 impl Terminal {
+    #[allow(unsafe_code)] // openpty and pre_exec, explained at each block
     fn start(args: &[&str]) -> Self {
         let (mut master, mut slave) = (0, 0);
         let size = libc::winsize {
@@ -51,6 +52,7 @@ impl Terminal {
             )
         };
         assert_eq!(rc, 0, "openpty failed");
+        // SAFETY: both descriptors were just opened by openpty and nothing else owns them.
         let (master, slave) =
             unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
         let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));

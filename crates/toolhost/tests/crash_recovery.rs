@@ -8,7 +8,7 @@ mod common;
 use common::{write, Lcg, TempProject};
 use std::collections::{HashMap, HashSet};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use toolhost_store::{Role, SqliteStore, Store};
 
 const CALLS: usize = 300;
@@ -60,12 +60,9 @@ fn a_thread_killed_at_random_moments_loses_nothing_and_repeats_nothing() {
     let mut kills = 0;
     let mut committed: Vec<String> = Vec::new();
     let mut thread_id: Option<String> = None;
-    let started = Instant::now();
+    // Each pass either kills a process (at most KILLS times) or waits for one to finish and
+    // ends the loop, so it ends after at most KILLS + 1 passes.
     loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(600),
-            "seed {seed}: the run did not finish"
-        );
         let mut child = match &thread_id {
             None => spawn(
                 &["run", &dir, "--agent", "looper", "--data", &data_arg, "go"],

@@ -14,7 +14,7 @@ mod common;
 use common::{write, Lcg, TempProject};
 use std::collections::{HashMap, HashSet};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use toolhost_runtime::engine::OUTCOME_UNKNOWN;
 use toolhost_store::{Role, SqliteStore, Store, ThreadStatus};
 
@@ -109,7 +109,6 @@ fn many_processes_on_one_thread_run_every_call_once() {
     let mut maybe_messages: Vec<String> = Vec::new();
     let mut exits: HashMap<i32, usize> = HashMap::new();
     let mut kills = 0;
-    let started = Instant::now();
 
     let reap = |s: Started,
                 kill: bool,
@@ -137,10 +136,6 @@ fn many_processes_on_one_thread_run_every_call_once() {
     };
 
     for action in 0..ACTIONS {
-        assert!(
-            started.elapsed() < Duration::from_secs(400),
-            "seed {seed}: too slow"
-        );
         // Keep at most three processes at once: reap the finished ones.
         let mut still = Vec::new();
         for mut s in live.drain(..) {

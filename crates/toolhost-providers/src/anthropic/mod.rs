@@ -6,6 +6,10 @@
 //! - `toolChoice` → `tool_choice` (`auto`, `none`, `any`, `{"type":"tool","name"}`);
 //!   `parallelToolCalls: false` → `disable_parallel_tool_use: true`.
 //! - Tool results with images are sent as `tool_result` content blocks with `image` blocks.
+//! - Property keys of a tool's input schema that the API refuses (outside
+//!   `^[a-zA-Z0-9_.-]{1,64}$`) are renamed in the declaration and in earlier calls' `input`,
+//!   and mapped back in the calls of the answer (see [`crate::keys`]). Argument fragments
+//!   published while a call streams in carry the keys as the API sent them.
 //! - `max_tokens` is required by the API: 4096 unless the settings say otherwise.
 //! - A tool message marked as an error is sent with `"is_error": true` (the key is left out
 //!   otherwise).
@@ -155,7 +159,7 @@ fn blocks(m: &ChatMessage, wire: &WireTools) -> (&'static str, Vec<Value>) {
             said.extend(m.tool_calls.iter().map(|c| {
                 json!({"type": "tool_use", "id": c.id,
                        "name": wire.context.wire_name(&c.name),
-                       "input": arguments_object(&c.arguments)})
+                       "input": wire.context.wire_arguments(&c.name, arguments_object(&c.arguments))})
             }));
             // Thinking leads the turn, as the API answered it; a turn of thinking alone was
             // never sent and is not now.

@@ -276,10 +276,19 @@ async fn read_capped(mut stream: impl AsyncRead + Unpin, cap: usize) -> Captured
     Captured { bytes, cut }
 }
 
+#[allow(unsafe_code)] // one libc::kill, explained at the call
 fn kill_group(pgid: u32) {
+    // A group id that does not fit a pid_t is not one this process started; negating a wrapped
+    // value would signal some other process instead.
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
     // SAFETY: kill(2) with a negative pid signals the process group; it touches no memory.
     unsafe {
-        libc::kill(-(pgid as i32), libc::SIGKILL);
+        libc::kill(-pgid, libc::SIGKILL);
     }
 }
 

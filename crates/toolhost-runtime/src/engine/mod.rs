@@ -72,8 +72,16 @@ pub enum RuntimeError {
     #[error(transparent)]
     Project(#[from] ProjectError),
     /// No agent has this name.
-    #[error("there is no agent named \"{0}\" in agents/agents/")]
-    UnknownAgent(String),
+    #[error(
+        "there is no agent named \"{name}\" in agents/agents/ (the agents there: {})",
+        name_list(known)
+    )]
+    UnknownAgent {
+        /// The name asked for.
+        name: String,
+        /// The agents the project has, sorted.
+        known: Vec<String>,
+    },
     /// A model definition cannot be used.
     #[error("model \"{name}\": {reason}")]
     Model {
@@ -119,6 +127,17 @@ pub enum RuntimeError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Names as a reader wants them in an error: sorted, comma-separated, or "none".
+pub fn name_list<S: AsRef<str>>(names: &[S]) -> String {
+    let mut names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    names.sort_unstable();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// "run R (process P on host H) since T", for the messages people read.
@@ -297,6 +316,11 @@ impl Runtime {
         })
     }
 
+    /// The project's agents, prompts, models and activities as they loaded.
+    pub fn definitions(&self) -> &Definitions {
+        &self.defs
+    }
+
     /// Subscribes to the live events of every thread this runtime runs from now on: the
     /// pieces of each model answer as it streams in (see [`LiveEvent`]). They are not stored;
     /// the stored reply is the authoritative answer.
@@ -363,6 +387,14 @@ impl Runtime {
         self.approval_handler = Some(handler);
     }
 
+    /// The error for an agent name the project does not define, listing the ones it does.
+    pub(crate) fn unknown_agent(&self, name: &str) -> RuntimeError {
+        RuntimeError::UnknownAgent {
+            name: name.to_owned(),
+            known: self.defs.agents.keys().cloned().collect(),
+        }
+    }
+
     /// Makes every prompt use the model definition `name` instead of its own (for example to
     /// run a project written for the scripted model on a real one). Fails when no model
     /// definition of that name loaded.
@@ -376,8 +408,11 @@ impl Runtime {
         if !self.models.contains_key(name) {
             return Err(RuntimeError::Model {
                 name: name.to_owned(),
-                reason: "there is no usable model definition of this name in agents/models/"
-                    .to_owned(),
+                reason: format!(
+                    "there is no model definition of this name in agents/models/ (the usable ones: {}; the ones that cannot be used now: {})",
+                    name_list(&self.models.keys().collect::<Vec<_>>()),
+                    name_list(&self.unavailable.keys().collect::<Vec<_>>())
+                ),
             });
         }
         self.model_override = Some(name.to_owned());

@@ -64,7 +64,24 @@ pub fn owner_process(owner: &str) -> Option<(&str, u32)> {
 /// Where process ids mean the same thing as here: the host name, the boot (ids are reused
 /// after a reboot) and the process-id namespace (containers with one host name each have their
 /// own ids). Two owners whose places differ never judge each other's processes.
-fn this_host() -> String {
+///
+/// Computed once: the place of a process does not change while it runs.
+fn this_host() -> &'static str {
+    static PLACE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PLACE.get_or_init(read_place)
+}
+
+/// Whether `place` can tell this process's neighbours from strangers. Only where the system
+/// names its boot and its process-id namespace (Linux' `/proc`) does an equal place prove that
+/// a process id means the same process; elsewhere (macOS, the BSDs) two machines could share a
+/// host name, so dead owners are left to their lease's expiry.
+fn place_is_verifiable(place: &str) -> bool {
+    let mut parts = place.split('/');
+    let (_name, boot, pid_ns) = (parts.next(), parts.next(), parts.next());
+    matches!((boot, pid_ns), (Some(b), Some(n)) if !b.is_empty() && !n.is_empty())
+}
+
+fn read_place() -> String {
     let read = |path: &str| std::fs::read_to_string(path).ok();
     let name = read("/proc/sys/kernel/hostname")
         .or_else(|| std::env::var("HOSTNAME").ok())
@@ -88,10 +105,14 @@ fn owner_is_dead(owner: &str) -> bool {
     let Some((host, pid)) = owner_process(owner) else {
         return false;
     };
-    host == this_host() && pid != std::process::id() && process_is_gone(pid)
+    host == this_host()
+        && place_is_verifiable(host)
+        && pid != std::process::id()
+        && process_is_gone(pid)
 }
 
 #[cfg(unix)]
+#[allow(unsafe_code)] // one libc::kill(pid, 0), explained at the call
 fn process_is_gone(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
@@ -383,5 +404,38 @@ fn spawn_renewer(
         });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "no thread for lease renewals; the lease may lapse on a long run");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_place_with_a_boot_and_a_pid_namespace_judges_other_processes() {
+        assert!(place_is_verifiable("web-1/3f2a9c1d/4026531836"));
+        // macOS and the BSDs: a host name alone may be shared by two machines on one store.
+        assert!(!place_is_verifiable("localhost//"));
+        assert!(!place_is_verifiable("web-1/3f2a9c1d/"));
+        assert!(!place_is_verifiable("web-1//4026531836"));
+        assert!(!place_is_verifiable("web-1"));
+        // An owner from a place that cannot be verified is never taken for dead, even when no
+        // process here has its id.
+        assert!(!owner_is_dead("localhost//:999999999:abcdef12"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn on_linux_a_gone_process_of_this_place_is_dead() {
+        assert!(place_is_verifiable(this_host()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(owner_is_dead(&format!("{}:{pid}:abcdef12", this_host())));
+        assert!(!owner_is_dead(&format!(
+            "{}:{}:abcdef12",
+            this_host(),
+            std::process::id()
+        )));
     }
 }

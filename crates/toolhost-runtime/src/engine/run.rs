@@ -237,7 +237,7 @@ impl Runtime {
             .defs
             .agents
             .get(&thread.agent)
-            .ok_or_else(|| RuntimeError::UnknownAgent(thread.agent.clone()))?;
+            .ok_or_else(|| self.unknown_agent(&thread.agent))?;
         let mut history = self.db.messages(thread_id).await?;
         let mut position = Position::from_history(agent, &history);
         let variables = Arc::new(self.resolve(thread_id, agent).await?);

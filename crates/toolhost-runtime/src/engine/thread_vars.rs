@@ -189,7 +189,7 @@ impl Runtime {
             .defs
             .agents
             .get(agent)
-            .ok_or_else(|| RuntimeError::UnknownAgent(agent.to_owned()))?;
+            .ok_or_else(|| self.unknown_agent(agent))?;
         // A model that cannot be used (its key is not set) fails now, before anything is stored.
         let side_b = def
             .side_b

@@ -5,8 +5,10 @@
 //! that makes a fresh store.
 
 mod leases;
+mod tokens;
 
 pub use leases::*;
+pub use tokens::*;
 
 use crate::path::normalize;
 use crate::*;
@@ -737,7 +739,9 @@ macro_rules! store_conformance_tests {
             an_expired_or_dead_owner_is_taken_over_and_fenced_out,
             leases_are_renewed_and_carry_stop_requests,
             racing_claims_have_one_winner,
-            a_thread_is_created_with_its_first_writes
+            a_thread_is_created_with_its_first_writes,
+            tokens_are_stored_found_and_unique,
+            tokens_are_revoked_once
         );
     };
     (@cases $make:expr; $($case:ident),*) => {

@@ -12,6 +12,7 @@ mod gates;
 mod leases;
 mod read;
 mod schema;
+mod tokens;
 mod writer;
 
 use crate::error::{StoreError, StoreResult};

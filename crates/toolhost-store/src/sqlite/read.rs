@@ -5,6 +5,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::lease::{Lease, LeaseClaim};
 use crate::model::*;
 use crate::path::FsPath;
+use crate::token::ApiToken;
 use crate::EventKind;
 use crate::Store;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -231,6 +232,24 @@ impl Store for SqliteStore {
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
         let thread = thread.to_owned();
         self.write(move |tx| super::leases::request_stop(tx, &thread))
+    }
+
+    fn create_token(&self, token: &ApiToken) -> StoreResult<()> {
+        let token = token.clone();
+        self.write(move |tx| super::tokens::create(tx, &token))
+    }
+
+    fn token(&self, id: &str) -> StoreResult<Option<ApiToken>> {
+        super::tokens::find(&self.lock(), id)
+    }
+
+    fn tokens(&self) -> StoreResult<Vec<ApiToken>> {
+        super::tokens::list(&self.lock())
+    }
+
+    fn revoke_token(&self, id: &str) -> StoreResult<bool> {
+        let id = id.to_owned();
+        self.write(move |tx| super::tokens::revoke(tx, &id))
     }
 
     fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {

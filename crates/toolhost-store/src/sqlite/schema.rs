@@ -135,4 +135,16 @@ CREATE TABLE leases (
     stop_requested INTEGER NOT NULL
 );
 "#,
+    r#"
+-- API tokens of the HTTP server: the hash of each secret, never the secret.
+CREATE TABLE tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    secret_hash TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    agents TEXT,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+"#,
 ];

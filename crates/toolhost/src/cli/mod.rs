@@ -10,7 +10,9 @@ mod output;
 mod progress;
 mod run;
 mod send;
+mod serve;
 mod threads;
+mod tokens;
 mod tools;
 mod transcript;
 mod values;
@@ -19,9 +21,19 @@ mod waiting;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// toolhost: define tools once, show them to any model, validate and run every call.
+/// Define the tools of an LLM agent once, show them to any model, validate every call it makes,
+/// and run it durably: approvals, variables and secrets, and a journal in which a crash loses
+/// nothing and repeats nothing.
+///
+/// A project is a folder with `agents/` in it (agents, prompts, models, tools, activities);
+/// threads are stored in a data folder (`--data`, default `./.toolhost`). Start with
+/// `toolhost tools list DIR`, then `toolhost run DIR --agent NAME "message"` or
+/// `toolhost chat DIR --agent NAME`.
+///
+/// Exit codes: 0 done; 1 invalid input or a failed run; 2 a bad file, an unknown name or a
+/// usage error; 3 paused, waiting for an approval or variables; 4 another run owns the thread.
 #[derive(Debug, Parser)]
-#[command(name = "toolhost", version, about)]
+#[command(name = "toolhost", version)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,6 +56,11 @@ enum Command {
     /// List and show stored threads.
     #[command(subcommand)]
     Threads(threads::ThreadsCommand),
+    /// Serve a project over HTTP: the JSON API and live events, behind bearer tokens.
+    Serve(serve::ServeArgs),
+    /// Create, list and revoke the bearer tokens of `toolhost serve`.
+    #[command(subcommand)]
+    Tokens(tokens::TokensCommand),
 }
 
 /// Runs the parsed command and returns the process exit code.
@@ -55,5 +72,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Send(args) => send::send(args),
         Command::Chat(args) => chat::chat(args),
         Command::Threads(cmd) => threads::threads(cmd),
+        Command::Serve(args) => serve::serve(args),
+        Command::Tokens(cmd) => tokens::tokens(cmd),
     }
 }

@@ -244,12 +244,15 @@ pub(super) fn open_project(
 ) -> Result<(Arc<dyn Store>, Runtime), ExitCode> {
     let store = open_store(data)?;
     if let Some(id) = thread {
-        if let Err(e) = store.thread(id) {
-            output::error(
-                &format!("there is no thread {id} in {}.", data.display()),
-                Some(&e),
-            );
-            return Err(output::exit(BAD_INPUT));
+        match store.thread(id) {
+            Ok(_) => {}
+            Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+                return Err(super::threads::missing_thread(store.as_ref(), id, data));
+            }
+            Err(e) => {
+                output::error(&format!("thread {id} could not be read."), Some(&e));
+                return Err(output::exit(INVALID));
+            }
         }
     }
     let Some(mut runtime) = load_runtime(dir, data, store.clone()) else {

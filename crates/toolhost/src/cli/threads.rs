@@ -5,15 +5,21 @@ use super::run::{open_store, DataArg};
 use super::transcript::{print_messages, thread_json};
 use super::waiting::{pending_json, print_pending};
 use clap::Subcommand;
+use std::path::Path;
 use std::process::ExitCode;
 use toolhost_runtime::engine::describe_owner;
+use toolhost_store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum ThreadsCommand {
-    /// One line per thread, newest first.
+    /// One line per thread, newest first: its status, agent, messages, and when it was created
+    /// and last active.
     List {
         #[command(flatten)]
         data: DataArg,
+        /// Print the threads as a JSON array.
+        #[arg(long)]
+        json: bool,
     },
     /// A thread's transcript.
     Show {
@@ -37,24 +43,41 @@ pub enum ThreadsCommand {
 
 pub fn threads(cmd: ThreadsCommand) -> ExitCode {
     match cmd {
-        ThreadsCommand::List { data } => {
+        ThreadsCommand::List { data, json } => {
             let store = match open_store(&data.data) {
                 Ok(s) => s,
                 Err(code) => return code,
             };
             match store.threads(None) {
+                Ok(threads) if json => {
+                    let rows: Vec<serde_json::Value> = threads
+                        .iter()
+                        .map(|t| {
+                            let count = store.messages(&t.id).map(|m| m.len()).unwrap_or(0);
+                            let mut row = serde_json::to_value(t).unwrap_or_default();
+                            row["messages"] = count.into();
+                            row
+                        })
+                        .collect();
+                    output::json(&serde_json::Value::Array(rows));
+                }
                 Ok(threads) if threads.is_empty() => {
                     println!("no threads in {}", data.data.display())
                 }
                 Ok(threads) => {
-                    println!("{:36}  {:8}  {:20}  MESSAGES", "THREAD", "STATUS", "AGENT");
+                    println!(
+                        "{:36}  {:8}  {:20}  {:>8}  {:19}  LAST ACTIVE (UTC)",
+                        "THREAD", "STATUS", "AGENT", "MESSAGES", "CREATED (UTC)"
+                    );
                     for t in threads {
                         let count = store.messages(&t.id).map(|m| m.len()).unwrap_or(0);
                         println!(
-                            "{:36}  {:8}  {:20}  {count}",
+                            "{:36}  {:8}  {:20}  {count:>8}  {:19}  {}",
                             t.id,
                             t.status.as_str(),
-                            t.agent
+                            t.agent,
+                            to_the_second(t.created_at),
+                            to_the_second(t.updated_at),
                         );
                     }
                 }
@@ -95,12 +118,8 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                     }
                     ExitCode::SUCCESS
                 }
-                Err(e @ toolhost_store::StoreError::ThreadNotFound(_)) => {
-                    output::error(
-                        &format!("there is no thread {thread_id} in {}.", data.data.display()),
-                        Some(&e),
-                    );
-                    output::exit(BAD_INPUT)
+                Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+                    missing_thread(store.as_ref(), &thread_id, &data.data)
                 }
                 Err(e) => {
                     output::error("the thread could not be read.", Some(&e));
@@ -122,12 +141,8 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                     println!("no run owns thread {thread_id}; nothing to stop");
                     ExitCode::SUCCESS
                 }
-                Err(e @ toolhost_store::StoreError::ThreadNotFound(_)) => {
-                    output::error(
-                        &format!("there is no thread {thread_id} in {}.", data.data.display()),
-                        Some(&e),
-                    );
-                    output::exit(BAD_INPUT)
+                Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+                    missing_thread(store.as_ref(), &thread_id, &data.data)
                 }
                 Err(e) => {
                     output::error("the stop request was not stored.", Some(&e));
@@ -136,4 +151,42 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
             }
         }
     }
+}
+
+/// Reports a thread id that `data` does not hold, naming the newest threads it does hold, and
+/// returns the exit code for an unknown name.
+pub(super) fn missing_thread(store: &dyn Store, id: &str, data: &Path) -> ExitCode {
+    const SHOWN: usize = 5;
+    let cause = match store.threads(None) {
+        Ok(threads) if threads.is_empty() => "it holds no threads".to_owned(),
+        Ok(threads) => {
+            let newest: Vec<String> = threads
+                .iter()
+                .take(SHOWN)
+                .map(|t| format!("{} ({})", t.id, t.agent))
+                .collect();
+            let more = if threads.len() > SHOWN {
+                format!(
+                    "; `toolhost threads list --data {}` lists all {}",
+                    data.display(),
+                    threads.len()
+                )
+            } else {
+                String::new()
+            };
+            format!("the newest threads there: {}{more}", newest.join(", "))
+        }
+        Err(e) => format!("its threads could not be listed either: {e}"),
+    };
+    output::error(
+        &format!("there is no thread {id} in {}.", data.display()),
+        Some(&cause),
+    );
+    output::exit(BAD_INPUT)
+}
+
+/// A stored time as `YYYY-MM-DD HH:MM:SS` in UTC: a list needs no milliseconds.
+fn to_the_second(millis: toolhost_store::Millis) -> String {
+    let full = toolhost_store::display_millis(millis);
+    full.get(..19).unwrap_or(&full).to_owned()
 }

@@ -12,6 +12,7 @@ use toolhost::schema::compile_schema;
 use toolhost::schema::lower::{lower_tool, Provider};
 use toolhost::tool::CallFailure;
 use toolhost::{parse_tool_args, ToolDefinition};
+use toolhost_providers::keys::KeyMap;
 
 #[derive(Debug, Subcommand)]
 pub enum ToolsCommand {
@@ -195,7 +196,7 @@ fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {
     let mut declarations = Vec::new();
     for t in selected {
         let def = t.tool.definition();
-        let lowered = lower_tool(
+        let mut lowered = lower_tool(
             provider,
             names.wire_name(&def.name),
             &def.description,
@@ -204,6 +205,12 @@ fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {
         for d in &lowered.dropped {
             output::note("note", &format!("{}: {d}", def.name));
         }
+        // The same renaming of refused property keys the model adapters apply.
+        let keys = KeyMap::new(provider, &def.parameters);
+        for r in keys.renamings() {
+            output::note("note", &format!("{}: {provider} does not accept the property key \"{}\" at {}; it is sent as \"{}\" and mapped back", def.name, r.key, r.pointer, r.wire));
+        }
+        keys.rename_declaration(&mut lowered.declaration);
         declarations.push(lowered.declaration);
     }
     output::json(&Value::Array(declarations));

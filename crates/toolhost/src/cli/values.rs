@@ -70,6 +70,7 @@ fn read_secret(name: &str) -> Result<String, String> {
     }
 }
 
+#[allow(unsafe_code)] // termios calls, explained at the block
 fn echo_off() -> Option<libc::termios> {
     // SAFETY: termios is plain data; tcgetattr fills it for a valid descriptor and is checked.
     unsafe {
@@ -86,6 +87,7 @@ fn echo_off() -> Option<libc::termios> {
     }
 }
 
+#[allow(unsafe_code)] // termios calls, explained at the block
 fn restore(saved: libc::termios) {
     // SAFETY: restores settings read from the same descriptor by `echo_off`.
     unsafe {

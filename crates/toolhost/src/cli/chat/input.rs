@@ -113,6 +113,7 @@ mod quiet {
     struct Restore(libc::termios);
 
     impl Drop for Restore {
+        #[allow(unsafe_code)] // one tcsetattr, explained at the block
         fn drop(&mut self) {
             // SAFETY: sets settings read from the same descriptor by `quiet_terminal`.
             unsafe {
@@ -121,6 +122,7 @@ mod quiet {
         }
     }
 
+    #[allow(unsafe_code)] // termios calls, explained at the block
     fn quiet_terminal() -> Option<Restore> {
         // SAFETY: termios is plain data; tcgetattr fills it for a valid descriptor and is
         // checked before anything is changed.
@@ -140,6 +142,7 @@ mod quiet {
         }
     }
 
+    #[allow(unsafe_code)] // one read(2), explained at the call
     fn byte() -> Option<u8> {
         let mut b = 0u8;
         loop {

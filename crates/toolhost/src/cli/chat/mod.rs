@@ -20,6 +20,7 @@ use session::Session;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tokio::signal::unix::{signal, SignalKind};
+use toolhost_runtime::engine::name_list;
 use toolhost_runtime::project::load_definitions;
 use watch::Watch;
 
@@ -52,24 +53,25 @@ pub fn chat(args: ChatArgs) -> ExitCode {
         };
     let defs = load_definitions(&args.dir);
     if !defs.agents.contains_key(&args.agent) {
+        let known: Vec<&String> = defs.agents.keys().collect();
         output::error(
             &format!(
                 "there is no agent named {} in {}.",
                 args.agent,
                 args.dir.join("agents/agents").display()
             ),
-            None,
+            Some(&format!("the agents there: {}", name_list(&known))),
         );
         return output::exit(BAD_INPUT);
     }
     if let Some(id) = &args.thread {
         match store.thread(id) {
+            Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+                return super::threads::missing_thread(store.as_ref(), id, &args.data.data);
+            }
             Err(e) => {
-                output::error(
-                    &format!("there is no thread {id} in {}.", args.data.data.display()),
-                    Some(&e),
-                );
-                return output::exit(BAD_INPUT);
+                output::error(&format!("thread {id} could not be read."), Some(&e));
+                return output::exit(INVALID);
             }
             Ok(t) if t.agent != args.agent => {
                 output::error(

@@ -134,7 +134,7 @@ impl Session {
                         }
                     }
                 }
-                Err(e @ (RuntimeError::Model { .. } | RuntimeError::UnknownAgent(_))) => {
+                Err(e @ (RuntimeError::Model { .. } | RuntimeError::UnknownAgent { .. })) => {
                     output::error("the thread could not be started.", Some(&e));
                     return Flow::Leave(BAD_INPUT);
                 }

@@ -1,0 +1,213 @@
+//! Bearer tokens: minted with a random secret, stored as the secret's SHA-256, checked in
+//! constant time, with scopes and an optional list of agents.
+//!
+//! A token reads `thk_<id>_<secret>`: the id (12 hex digits) finds the stored record, the secret
+//! (64 hex digits, 256 random bits) proves the holder. Only the secret's hash is stored, so a
+//! copy of the database lets nobody in.
+
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use toolhost_store::{now_millis, ApiToken};
+
+/// What a token allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// See agents, threads, messages, approvals, variable requests and events.
+    Read,
+    /// Create threads, send messages, give variables, stop runs.
+    Run,
+    /// Decide approvals.
+    Approve,
+    /// Everything.
+    Admin,
+}
+
+impl Scope {
+    /// Every scope, in order.
+    pub const ALL: [Scope; 4] = [Scope::Read, Scope::Run, Scope::Approve, Scope::Admin];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Run => "run",
+            Scope::Approve => "approve",
+            Scope::Admin => "admin",
+        }
+    }
+
+    /// Reads a stored or typed name.
+    pub fn parse(name: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// Why a token could not be minted.
+#[derive(Debug, thiserror::Error)]
+pub enum MintError {
+    /// The system's random source failed.
+    #[error("no random bytes for the token: {0}")]
+    Random(String),
+    /// A token needs at least one scope.
+    #[error("a token needs at least one scope ({})", Scope::ALL.map(Scope::as_str).join(", "))]
+    NoScope,
+}
+
+/// A token as it is made: the text the holder keeps (shown once) and the record to store.
+#[derive(Debug)]
+pub struct Minted {
+    /// The whole token: `thk_<id>_<secret>`.
+    pub token: String,
+    /// What is stored: the id, the secret's hash, the scopes and agents.
+    pub record: ApiToken,
+}
+
+/// Makes a new token named `name` with `scopes`, limited to `agents` when given.
+pub fn mint(
+    name: &str,
+    scopes: &[Scope],
+    agents: Option<Vec<String>>,
+) -> Result<Minted, MintError> {
+    if scopes.is_empty() {
+        return Err(MintError::NoScope);
+    }
+    let mut id = [0u8; 6];
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut id).map_err(|e| MintError::Random(e.to_string()))?;
+    getrandom::fill(&mut secret).map_err(|e| MintError::Random(e.to_string()))?;
+    let (id, secret) = (hex(&id), hex(&secret));
+    let mut names: Vec<String> = scopes.iter().map(|s| s.as_str().to_owned()).collect();
+    names.sort();
+    names.dedup();
+    Ok(Minted {
+        token: format!("thk_{id}_{secret}"),
+        record: ApiToken {
+            secret_hash: hash(&secret),
+            id,
+            name: name.to_owned(),
+            scopes: names,
+            agents,
+            created_at: now_millis(),
+            revoked_at: None,
+        },
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hash(secret: &str) -> String {
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+/// The holder of a valid token, as handlers see it.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The token's id.
+    pub token_id: String,
+    scopes: Vec<Scope>,
+    agents: Option<Vec<String>>,
+}
+
+impl Caller {
+    /// Refuses with 403 unless the token has `scope` (or `admin`).
+    pub fn require(&self, scope: Scope) -> Result<(), Problem> {
+        if self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin) {
+            Ok(())
+        } else {
+            Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!(
+                    "this token lacks the \"{}\" scope (it has: {})",
+                    scope.as_str(),
+                    self.scopes
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ))
+        }
+    }
+
+    /// Whether the token may reach threads of `agent`.
+    pub fn may_reach(&self, agent: &str) -> bool {
+        self.agents
+            .as_ref()
+            .is_none_or(|agents| agents.iter().any(|a| a == agent))
+    }
+}
+
+fn unauthorized(detail: &str) -> Problem {
+    Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
+}
+
+/// Finds and checks the token of a request's `Authorization` header.
+pub(crate) async fn authenticate(
+    state: &AppState,
+    header: Option<&str>,
+) -> Result<Caller, Problem> {
+    let Some(value) = header else {
+        return Err(unauthorized(
+            "this endpoint needs a token: send `Authorization: Bearer <token>` (create one with `toolhost tokens create`)",
+        ));
+    };
+    let Some(token) = value.strip_prefix("Bearer ") else {
+        return Err(unauthorized(
+            "the Authorization header must read `Bearer <token>`",
+        ));
+    };
+    let malformed = || unauthorized("the token is not a toolhost token (`thk_<id>_<secret>`)");
+    let rest = token.trim().strip_prefix("thk_").ok_or_else(malformed)?;
+    let (id, secret) = rest.split_once('_').ok_or_else(malformed)?;
+    if id.len() != 12 || secret.len() != 64 {
+        return Err(malformed());
+    }
+    let lookup = id.to_owned();
+    let record = state
+        .db
+        .run_blocking(move |s| s.token(&lookup))
+        .await
+        .map_err(Problem::from)?;
+    // One answer for an unknown id, a wrong secret and a revoked token: nothing to probe.
+    let refused = || unauthorized("the token is unknown or revoked");
+    let record = record.ok_or_else(refused)?;
+    let matches: bool = hash(secret)
+        .as_bytes()
+        .ct_eq(record.secret_hash.as_bytes())
+        .into();
+    if !matches || record.revoked_at.is_some() {
+        return Err(refused());
+    }
+    Ok(Caller {
+        token_id: record.id,
+        scopes: record
+            .scopes
+            .iter()
+            .filter_map(|s| Scope::parse(s))
+            .collect(),
+        agents: record.agents,
+    })
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Problem> {
+        let header = match parts.headers.get(header::AUTHORIZATION) {
+            None => None,
+            Some(v) => Some(
+                v.to_str()
+                    .map_err(|_| unauthorized("the Authorization header is not plain text"))?,
+            ),
+        };
+        authenticate(state, header).await
+    }
+}

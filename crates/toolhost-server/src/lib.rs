@@ -1,0 +1,83 @@
+//! # toolhost-server: the HTTP API
+//!
+//! Serves a loaded [`Runtime`] over HTTP: JSON under `/v1`, live thread events as server-sent
+//! events, behind bearer tokens. The binary assembles it as `toolhost serve`.
+//!
+//! ## Contract
+//! - **Every endpoint but `/health` and `/ready` needs a token** (`Authorization: Bearer …`).
+//!   A token carries scopes (`read`, `run`, `approve`, `admin`; admin implies the others) and may
+//!   be limited to some agents: a thread of another agent is answered as if it did not exist.
+//!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant
+//!   time; a revoked token reaches nothing.
+//! - **Every error is `application/problem+json`** (RFC 9457) with a `detail` that says what is
+//!   wrong and, for a bad body, a JSON `pointer` to where. A request that is refused changes
+//!   nothing that is stored.
+//! - **Bodies are bounded and strict**: at most [`ServerConfig::max_body_bytes`], JSON only,
+//!   unknown fields refused, nesting limited by the JSON parser.
+//! - **Runs happen in the background**: creating a thread, sending a message, deciding an
+//!   approval or giving variables stores what was given, answers at once, and runs the thread
+//!   on this node unless another run owns it (which then takes the work up). Clients follow a
+//!   thread through its event stream.
+//! - **Event streams miss nothing that is stored**: each stored message and event carries an
+//!   id; a client that reconnects with `Last-Event-ID` gets everything stored after it. Live
+//!   pieces of an answer (text deltas, calls starting) are progress only and carry no id. A
+//!   client that reads too slowly is dropped, never waited for.
+//! - **Shutdown is graceful**: [`Server::run`] stops accepting, asks the runs of this node to
+//!   stop after the operation under way, and returns once they have stored what they did and
+//!   released their threads.
+
+pub mod auth;
+mod body;
+mod config;
+mod problem;
+mod routes;
+mod runs;
+mod state;
+
+pub use config::ServerConfig;
+pub use problem::Problem;
+
+use state::AppState;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use toolhost_runtime::engine::Runtime;
+
+/// The HTTP API over one runtime.
+pub struct Server {
+    state: AppState,
+}
+
+impl Server {
+    /// A server for `runtime` (which holds the store it runs on).
+    pub fn new(runtime: Arc<Runtime>, config: ServerConfig) -> Self {
+        Self {
+            state: AppState::new(runtime, config),
+        }
+    }
+
+    /// The routes, for a program that serves them itself.
+    pub fn router(&self) -> axum::Router {
+        routes::router(self.state.clone())
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then shuts down gracefully (see the
+    /// crate page).
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let app = self.router();
+        let runs = self.state.runs.clone();
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(shutdown)
+        .await?;
+        runs.stop_all_and_wait(&self.state.runtime).await;
+        Ok(())
+    }
+}

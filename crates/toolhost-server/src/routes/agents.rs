@@ -1,0 +1,39 @@
+//! `GET /v1/agents`: the agents the caller may reach, with their prompts.
+
+use crate::auth::{Caller, Scope};
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::State;
+use axum::Json;
+use serde_json::{json, Value};
+use toolhost_runtime::project::AgentKind;
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Read)?;
+    let defs = state.runtime.definitions();
+    let agents: Vec<Value> = defs
+        .agents
+        .iter()
+        .filter(|(name, _)| caller.may_reach(name))
+        .map(|(name, agent)| {
+            let sides = std::iter::once(&agent.side_a).chain(
+                agent
+                    .side_b
+                    .as_ref()
+                    .filter(|_| agent.kind == AgentKind::DualAi),
+            );
+            json!({
+                "name": name,
+                "type": match agent.kind {
+                    AgentKind::AiHuman => "ai_human",
+                    AgentKind::DualAi => "dual_ai",
+                },
+                "prompts": sides.map(|s| s.prompt.clone()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "agents": agents })))
+}

@@ -1,0 +1,68 @@
+//! A thread's messages: listed page by page, and sent (stored at once; taken at the thread's
+//! next step, which starts here when no run owns the thread).
+
+use super::reachable_thread;
+use super::threads::page_limit;
+use crate::auth::{Caller, Scope};
+use crate::body::JsonBody;
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// `GET /v1/threads/{id}/messages` query.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListQuery {
+    /// Only messages after this position (`seq`).
+    after: Option<i64>,
+    limit: Option<usize>,
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Read)?;
+    let Query(query) = query.map_err(|e| Problem::bad_request(e.body_text()))?;
+    let limit = page_limit(query.limit, state.config.max_page)?;
+    reachable_thread(&state, &caller, &id).await?;
+    let after = query.after.unwrap_or(0);
+    let thread = id.clone();
+    let mut messages = state
+        .db
+        .run_blocking(move |s| s.messages_after(&thread, after))
+        .await?;
+    let more = messages.len() > limit;
+    messages.truncate(limit);
+    let next = more.then(|| messages.last().map(|m| m.seq)).flatten();
+    Ok(Json(json!({ "messages": messages, "next_after": next })))
+}
+
+/// `POST /v1/threads/{id}/messages`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SendBody {
+    message: String,
+}
+
+pub(super) async fn send(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<SendBody>,
+) -> Result<(StatusCode, Json<Value>), Problem> {
+    caller.require(Scope::Run)?;
+    reachable_thread(&state, &caller, &id).await?;
+    if body.message.trim().is_empty() {
+        return Err(Problem::invalid("the message is empty").at("/message"));
+    }
+    state.runtime.queue_message(&id, &body.message).await?;
+    state.runs.start(state.runtime.clone(), id);
+    Ok((StatusCode::ACCEPTED, Json(json!({ "queued": true }))))
+}

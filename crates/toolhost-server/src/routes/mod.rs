@@ -1,0 +1,65 @@
+//! The routes: one module per resource.
+
+mod agents;
+mod approvals;
+mod events;
+mod health;
+mod messages;
+mod threads;
+mod variables;
+
+use crate::auth::Caller;
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use toolhost_store::Thread;
+
+/// Every route of the API, with the body cap and the answer for unknown paths.
+pub(crate) fn router(state: AppState) -> Router {
+    let limit = state.config.max_body_bytes;
+    Router::new()
+        .route("/health", get(health::health))
+        .route("/ready", get(health::ready))
+        .route("/v1/agents", get(agents::list))
+        .route("/v1/threads", get(threads::list).post(threads::create))
+        .route("/v1/threads/{id}", get(threads::get))
+        .route("/v1/threads/{id}/stop", post(threads::stop))
+        .route(
+            "/v1/threads/{id}/messages",
+            get(messages::list).post(messages::send),
+        )
+        .route("/v1/threads/{id}/approvals", get(approvals::list))
+        .route(
+            "/v1/threads/{id}/approvals/{call_id}",
+            post(approvals::decide),
+        )
+        .route(
+            "/v1/threads/{id}/variables/{request_id}",
+            get(variables::get).post(variables::give),
+        )
+        .route("/v1/threads/{id}/events", get(events::stream))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+async fn not_found(uri: axum::http::Uri) -> Problem {
+    Problem::not_found(format!("there is no endpoint at {}", uri.path()))
+}
+
+/// The thread `id`, when the caller may reach it; a thread of an agent the token is not for is
+/// answered like a missing one.
+pub(crate) async fn reachable_thread(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<Thread, Problem> {
+    let thread = state.db.thread(id).await?;
+    if caller.may_reach(&thread.agent) {
+        Ok(thread)
+    } else {
+        Err(Problem::not_found(format!("there is no thread {id}")))
+    }
+}

@@ -1,0 +1,186 @@
+//! Threads: create (with the first message, text variables and secrets), list, get, stop.
+
+use super::reachable_thread;
+use crate::auth::{Caller, Scope};
+use crate::body::JsonBody;
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use toolhost_runtime::variables::VariableValue;
+use toolhost_store::Thread;
+
+/// `POST /v1/threads`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NewThreadBody {
+    agent: String,
+    message: String,
+    /// Text variables, by name.
+    #[serde(default)]
+    variables: BTreeMap<String, String>,
+    /// Secret variables, by name: sealed when stored, never returned.
+    #[serde(default)]
+    secrets: BTreeMap<String, String>,
+}
+
+pub(super) async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(body): JsonBody<NewThreadBody>,
+) -> Result<(StatusCode, Json<Value>), Problem> {
+    caller.require(Scope::Run)?;
+    if !caller.may_reach(&body.agent) {
+        return Err(Problem::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "this token may not start threads of agent \"{}\"",
+                body.agent
+            ),
+        )
+        .at("/agent"));
+    }
+    if body.message.trim().is_empty() {
+        return Err(Problem::invalid("the first message is empty").at("/message"));
+    }
+    let values = variable_values(body.variables, body.secrets)?;
+    let thread = state
+        .runtime
+        .start_thread_with(&body.agent, &body.message, values)
+        .await?;
+    state.runs.start(state.runtime.clone(), thread.id.clone());
+    Ok((StatusCode::CREATED, Json(json!({ "thread": thread }))))
+}
+
+/// Text variables and secrets as the runtime takes them; a name given as both is refused.
+pub(super) fn variable_values(
+    variables: BTreeMap<String, String>,
+    secrets: BTreeMap<String, String>,
+) -> Result<Vec<VariableValue>, Problem> {
+    if let Some(name) = variables.keys().find(|n| secrets.contains_key(*n)) {
+        return Err(Problem::invalid(format!(
+            "\"{name}\" is given both as a variable and as a secret; give it once"
+        ))
+        .at(format!("/secrets/{name}")));
+    }
+    let text = variables.into_iter().map(|(name, value)| VariableValue {
+        name,
+        value,
+        secret: false,
+    });
+    let secret = secrets.into_iter().map(|(name, value)| VariableValue {
+        name,
+        value,
+        secret: true,
+    });
+    Ok(text.chain(secret).collect())
+}
+
+/// `GET /v1/threads` query.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListQuery {
+    agent: Option<String>,
+    status: Option<String>,
+    limit: Option<usize>,
+    /// The id of the last thread of the previous page.
+    cursor: Option<String>,
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Read)?;
+    let Query(query) = query.map_err(|e| Problem::bad_request(e.body_text()))?;
+    let limit = page_limit(query.limit, state.config.max_page)?;
+    let threads = state.db.threads(None).await?;
+    let visible = threads.into_iter().filter(|t| {
+        caller.may_reach(&t.agent)
+            && query.agent.as_ref().is_none_or(|a| &t.agent == a)
+            && query.status.as_ref().is_none_or(|s| t.status.as_str() == s)
+    });
+    let mut after_cursor: Box<dyn Iterator<Item = Thread>> = Box::new(visible);
+    if let Some(cursor) = &query.cursor {
+        let mut found = false;
+        let rest: Vec<Thread> = after_cursor
+            .skip_while(|t| {
+                let before = !found;
+                if t.id == *cursor {
+                    found = true;
+                }
+                before
+            })
+            .collect();
+        if !found {
+            return Err(Problem::bad_request(format!(
+                "the cursor {cursor} names no thread of this list; start again without it"
+            )));
+        }
+        after_cursor = Box::new(rest.into_iter());
+    }
+    let mut page: Vec<Thread> = after_cursor.take(limit + 1).collect();
+    let more = page.len() > limit;
+    page.truncate(limit);
+    let next = more.then(|| page.last().map(|t| t.id.clone())).flatten();
+    Ok(Json(json!({ "threads": page, "next_cursor": next })))
+}
+
+/// The page size asked for, within `1..=max` (default 50).
+pub(super) fn page_limit(asked: Option<usize>, max: usize) -> Result<usize, Problem> {
+    match asked {
+        None => Ok(50.min(max)),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(n) => Err(Problem::bad_request(format!(
+            "limit {n} is out of range: give 1 to {max}"
+        ))),
+    }
+}
+
+pub(super) async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Read)?;
+    let thread = reachable_thread(&state, &caller, &id).await?;
+    let owner = state.db.lease(&id).await?;
+    let approvals: Vec<Value> = state
+        .db
+        .approvals(&id)
+        .await?
+        .into_iter()
+        .filter(|a| a.decision.is_none())
+        .map(|a| serde_json::to_value(a.request).unwrap_or_default())
+        .collect();
+    let variables: Vec<Value> = state
+        .db
+        .variable_requests(&id)
+        .await?
+        .into_iter()
+        .filter(|r| r.answered_at.is_none())
+        .map(|r| json!({"request_id": r.id, "names": r.names}))
+        .collect();
+    Ok(Json(json!({
+        "thread": thread,
+        "owner": owner,
+        "waiting": {"approvals": approvals, "variables": variables},
+    })))
+}
+
+pub(super) async fn stop(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Run)?;
+    reachable_thread(&state, &caller, &id).await?;
+    let asked = state.runtime.stop(&id).await;
+    Ok(Json(json!({ "stop_requested": asked })))
+}

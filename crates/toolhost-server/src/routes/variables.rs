@@ -1,0 +1,105 @@
+//! The variables endpoints of spec 001 §6: what a request waits for (names, and which are
+//! secret; never a value), and the values that answer it, after which the thread goes on.
+
+use super::reachable_thread;
+use super::threads::variable_values;
+use crate::auth::{Caller, Scope};
+use crate::body::JsonBody;
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use toolhost_store::VariableRequest;
+
+async fn request_of(
+    state: &AppState,
+    thread: &str,
+    request_id: &str,
+) -> Result<VariableRequest, Problem> {
+    state
+        .db
+        .variable_requests(thread)
+        .await?
+        .into_iter()
+        .find(|r| r.id == request_id)
+        .ok_or_else(|| {
+            Problem::not_found(format!(
+                "thread {thread} has no variable request {request_id}"
+            ))
+        })
+}
+
+pub(super) async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, request_id)): Path<(String, String)>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Read)?;
+    reachable_thread(&state, &caller, &id).await?;
+    let request = request_of(&state, &id, &request_id).await?;
+    let secret = state.runtime.secret_names();
+    let names: Vec<Value> = request
+        .names
+        .iter()
+        .map(|n| json!({"name": n, "secret": secret.contains(n)}))
+        .collect();
+    Ok(Json(json!({
+        "request_id": request.id,
+        "thread_id": id,
+        "variables": names,
+        "requested_at": request.requested_at,
+        "answered_at": request.answered_at,
+    })))
+}
+
+/// `POST /v1/threads/{id}/variables/{request_id}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GiveBody {
+    #[serde(default)]
+    variables: BTreeMap<String, String>,
+    #[serde(default)]
+    secrets: BTreeMap<String, String>,
+}
+
+pub(super) async fn give(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, request_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<GiveBody>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Run)?;
+    reachable_thread(&state, &caller, &id).await?;
+    let request = request_of(&state, &id, &request_id).await?;
+    if let Some(name) = body
+        .variables
+        .keys()
+        .chain(body.secrets.keys())
+        .find(|n| !request.names.contains(n))
+    {
+        return Err(Problem::invalid(format!(
+            "request {request_id} does not ask for \"{name}\" (it asks for: {})",
+            request.names.join(", ")
+        )));
+    }
+    let secret = state.runtime.secret_names();
+    if let Some(name) = body.variables.keys().find(|n| secret.contains(*n)) {
+        return Err(Problem::invalid(format!(
+            "\"{name}\" is a secret: give it under \"secrets\", never as a text variable"
+        ))
+        .at(format!("/variables/{name}")));
+    }
+    let values = variable_values(body.variables, body.secrets)?;
+    state.runtime.set_variables(&id, values).await?;
+    let answered = request_of(&state, &id, &request_id)
+        .await?
+        .answered_at
+        .is_some();
+    if answered {
+        state.runs.start(state.runtime.clone(), id);
+    }
+    Ok(Json(json!({ "answered": answered })))
+}

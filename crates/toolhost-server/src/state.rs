@@ -1,0 +1,27 @@
+//! What every handler shares.
+
+use crate::config::ServerConfig;
+use crate::runs::Runs;
+use std::sync::Arc;
+use toolhost_runtime::engine::Runtime;
+use toolhost_store::AsyncStore;
+
+/// The shared state of a server: cheap to clone.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub runtime: Arc<Runtime>,
+    pub db: AsyncStore,
+    pub runs: Runs,
+    pub config: Arc<ServerConfig>,
+}
+
+impl AppState {
+    pub fn new(runtime: Arc<Runtime>, config: ServerConfig) -> Self {
+        Self {
+            db: AsyncStore::new(runtime.store().clone()),
+            runtime,
+            runs: Runs::default(),
+            config: Arc::new(config),
+        }
+    }
+}

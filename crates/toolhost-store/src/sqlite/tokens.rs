@@ -1,0 +1,124 @@
+//! API tokens: created, found by id, listed and revoked. The secret's hash is all that is kept.
+
+use super::{db, exec};
+use crate::error::{StoreError, StoreResult};
+use crate::model::now_millis;
+use crate::token::ApiToken;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+const COLUMNS: &str = "id, name, secret_hash, scopes, agents, created_at, revoked_at";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<(ApiTokenRow, String, Option<String>)> {
+    Ok((
+        ApiTokenRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            secret_hash: r.get(2)?,
+            created_at: r.get(5)?,
+            revoked_at: r.get(6)?,
+        },
+        r.get(3)?,
+        r.get(4)?,
+    ))
+}
+
+struct ApiTokenRow {
+    id: String,
+    name: String,
+    secret_hash: String,
+    created_at: i64,
+    revoked_at: Option<i64>,
+}
+
+fn decode((t, scopes, agents): (ApiTokenRow, String, Option<String>)) -> StoreResult<ApiToken> {
+    let corrupt = |what: &str, e: serde_json::Error| {
+        StoreError::Corrupt(format!(
+            "token {}: its {what} are not a JSON list: {e}",
+            t.id
+        ))
+    };
+    Ok(ApiToken {
+        scopes: serde_json::from_str(&scopes).map_err(|e| corrupt("scopes", e))?,
+        agents: agents
+            .map(|a| serde_json::from_str(&a))
+            .transpose()
+            .map_err(|e| corrupt("agents", e))?,
+        id: t.id,
+        name: t.name,
+        secret_hash: t.secret_hash,
+        created_at: t.created_at,
+        revoked_at: t.revoked_at,
+    })
+}
+
+/// Stores a new token; an id that exists already is refused.
+pub(super) fn create(tx: &Connection, token: &ApiToken) -> StoreResult<()> {
+    let exists: Option<i64> = tx
+        .query_row("SELECT 1 FROM tokens WHERE id = ?1", [&token.id], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(db)?;
+    if exists.is_some() {
+        return Err(StoreError::TokenExists(token.id.clone()));
+    }
+    let encode = |e: serde_json::Error| StoreError::Backend(Box::new(e));
+    let scopes = serde_json::to_string(&token.scopes).map_err(encode)?;
+    let agents = token
+        .agents
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(encode)?;
+    exec(
+        tx,
+        "INSERT INTO tokens (id, name, secret_hash, scopes, agents, created_at, revoked_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            token.id,
+            token.name,
+            token.secret_hash,
+            scopes,
+            agents,
+            token.created_at,
+            token.revoked_at
+        ],
+    )
+    .map_err(db)?;
+    Ok(())
+}
+
+/// The token with this id, revoked or not.
+pub(super) fn find(conn: &Connection, id: &str) -> StoreResult<Option<ApiToken>> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM tokens WHERE id = ?1"),
+        [id],
+        row,
+    )
+    .optional()
+    .map_err(db)?
+    .map(decode)
+    .transpose()
+}
+
+/// Every token, oldest first.
+pub(super) fn list(conn: &Connection) -> StoreResult<Vec<ApiToken>> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tokens ORDER BY created_at, id"
+        ))
+        .map_err(db)?;
+    let rows = stmt.query_map([], row).map_err(db)?;
+    rows.map(|r| r.map_err(db).and_then(decode)).collect()
+}
+
+/// Marks the token revoked; `false` when there is no such token or it was revoked before.
+pub(super) fn revoke(tx: &Connection, id: &str) -> StoreResult<bool> {
+    let changed = exec(
+        tx,
+        "UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+        params![id, now_millis()],
+    )
+    .map_err(db)?;
+    Ok(changed == 1)
+}
