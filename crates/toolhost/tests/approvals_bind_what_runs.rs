@@ -230,4 +230,6 @@ fn a_call_approved_with_edited_arguments_shows_what_it_ran_with() {
         result["metadata"]["ranWith"],
         serde_json::json!({"arguments": {"amount": 5}, "editedBy": "approval"})
     );
+    // The call journal records what ran, too.
+    assert_eq!(record["calls"][0]["arguments"], r#"{"amount":5}"#);
 }

@@ -166,14 +166,19 @@ pub(super) fn after_gate(
         }
         Gate::Wait(request) => return Plan::Wait(Waiting::Approval(request)),
     };
-    // Idempotent (or, in a race, already completed elsewhere): run with the same key.
-    if !journaled {
-        before.push(intent_of(call));
-    }
     let ran_with = edited_by.map(|edited_by| RanWith {
         arguments: args.clone(),
         edited_by,
     });
+    // Idempotent (or, in a race, already completed elsewhere): run with the same key. The
+    // journal records the arguments the call runs with.
+    if !journaled {
+        let mut intent = intent_of(call);
+        if let (Write::RecordIntent(i), Some(ran)) = (&mut intent, &ran_with) {
+            i.arguments = ran.arguments.to_string();
+        }
+        before.push(intent);
+    }
     Plan::Run {
         tool,
         args,
