@@ -81,12 +81,44 @@ async fn a_stop_while_a_tool_runs_ends_the_run_without_asking_the_model_again() 
     assert_eq!(store.thread(&thread.id).unwrap().status, ThreadStatus::Idle);
 }
 
-/// A model whose first answer (a call of `ping`) arrives only once `release` is notified; it
-/// notifies `asked` when the request comes. Later answers are text.
+/// A model whose first answer (`first`) arrives only once `release` is notified; it notifies
+/// `asked` when the request comes. Later answers are `later`.
 struct SlowModel {
     asked: Arc<Notify>,
     release: Arc<Notify>,
     requests: Mutex<usize>,
+    first: ModelResponse,
+    later: ModelResponse,
+}
+
+impl SlowModel {
+    fn new(first: ModelResponse, later: ModelResponse) -> Arc<Self> {
+        Arc::new(SlowModel {
+            asked: Arc::new(Notify::new()),
+            release: Arc::new(Notify::new()),
+            requests: Mutex::new(0),
+            first,
+            later,
+        })
+    }
+}
+
+fn calls(name: &str) -> ModelResponse {
+    ModelResponse {
+        tool_calls: vec![ModelToolCall {
+            id: "w1".into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        }],
+        ..ModelResponse::default()
+    }
+}
+
+fn text(text: &str) -> ModelResponse {
+    ModelResponse {
+        text: Some(text.into()),
+        ..ModelResponse::default()
+    }
 }
 
 impl Model for SlowModel {
@@ -102,21 +134,11 @@ impl Model for SlowModel {
                 *n
             };
             if n > 1 {
-                return Ok(ModelResponse {
-                    text: Some("done".into()),
-                    ..ModelResponse::default()
-                });
+                return Ok(self.later.clone());
             }
             self.asked.notify_one();
             self.release.notified().await;
-            Ok(ModelResponse {
-                tool_calls: vec![ModelToolCall {
-                    id: "w1".into(),
-                    name: "ping".into(),
-                    arguments: "{}".into(),
-                }],
-                ..ModelResponse::default()
-            })
+            Ok(self.first.clone())
         })
     }
 }
@@ -124,11 +146,7 @@ impl Model for SlowModel {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_that_arrives_after_a_stop_is_not_stored_and_is_asked_for_again() {
     let project = one_prompt_project(&["ping"]);
-    let slow = Arc::new(SlowModel {
-        asked: Arc::new(Notify::new()),
-        release: Arc::new(Notify::new()),
-        requests: Mutex::new(0),
-    });
+    let slow = SlowModel::new(calls("ping"), text("done"));
     let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new()));
     rt.register_model("list", slow.clone());
     rt.register_tool(ping_tool());
@@ -236,4 +254,32 @@ async fn parallel_calls_that_did_not_start_before_a_stop_are_not_started_after_i
     assert_eq!(texts, expected);
     assert_eq!(model.requests().len(), 1);
     every_call_answered(&store, &thread.id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_between_refused_answers_ends_the_retries() {
+    let project = one_prompt_project(&["ping"]);
+    // Every answer is malformed (a call without a tool name).
+    let slow = SlowModel::new(calls(""), calls(""));
+    let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new()));
+    rt.register_model("list", slow.clone());
+    rt.register_tool(ping_tool());
+    let rt = Arc::new(rt);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    let (runner, id) = (rt.clone(), thread.id.clone());
+    let task = tokio::spawn(async move { runner.run(&id).await });
+    slow.asked.notified().await;
+    assert!(rt.stop(&thread.id).await);
+    slow.release.notify_one();
+    assert_eq!(
+        task.await.unwrap().unwrap(),
+        RunOutcome::Done(StopReason::Stopped)
+    );
+    assert_eq!(*slow.requests.lock().unwrap(), 1, "no retry after the stop");
+    assert!(store
+        .messages(&thread.id)
+        .unwrap()
+        .iter()
+        .all(|m| m.role == Role::User));
+    assert_eq!(store.thread(&thread.id).unwrap().status, ThreadStatus::Idle);
 }

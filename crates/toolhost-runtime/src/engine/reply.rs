@@ -23,6 +23,7 @@ use super::turns::Position;
 use super::{Runtime, RuntimeError};
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use toolhost_core::tool::AbortSignal;
 use toolhost_providers::{
     check_history, FinishReason, HistoryRepair, ModelRequest, ModelResponse, ProviderToolResult,
     StreamDelta,
@@ -34,14 +35,16 @@ use toolhost_store::{
 impl Runtime {
     /// Asks the side's model with its request (after the offer's request middleware) and
     /// returns the writes that store its reply. A malformed answer (see [`super::answer`]) is
-    /// refused and the request sent again, within the model's attempt bound. A model failure,
-    /// or malformed answers to the last attempt, mark the thread failed.
+    /// refused and the request sent again, within the model's attempt bound, unless the run was
+    /// stopped meanwhile (then there are no writes). A model failure, or malformed answers to
+    /// the last attempt, mark the thread failed.
     pub(super) async fn ask(
         &self,
         thread_id: &str,
         run: &mut SideRun<'_>,
         position: &Position,
         owner: &OwnerId,
+        abort: &AbortSignal,
     ) -> Result<Vec<Write>, RuntimeError> {
         let changed = run.offer.pipeline.request(&run.request);
         // The runtime's own request only grows, so what passed before is not checked again; a
@@ -75,9 +78,13 @@ impl Runtime {
             };
             // A malformed answer is neither stored nor run: the same request goes again.
             let Some(reason) = malformed(&response) else {
-                break Ok(response);
+                break Ok(Some(response));
             };
             tracing::warn!(thread = thread_id, model = model.name(), attempt, %reason, "malformed answer refused");
+            // A stop between attempts ends them: no answer is kept (no writes).
+            if abort.is_aborted() {
+                break Ok(None);
+            }
             if attempt >= attempts {
                 break Err(RuntimeError::MalformedAnswer {
                     model: model.name().to_owned(),
@@ -93,7 +100,8 @@ impl Runtime {
         };
         publish(&self.live, thread_id, LiveKind::AnswerEnded, json!({}));
         match outcome {
-            Ok(response) => Ok(reply_writes(model.name(), response, offer, &ids, position)),
+            Ok(Some(response)) => Ok(reply_writes(model.name(), response, offer, &ids, position)),
+            Ok(None) => Ok(Vec::new()),
             Err(e) => {
                 self.commit(
                     thread_id,

@@ -343,17 +343,17 @@ impl Runtime {
             );
             let at = index_of(&sides, position.side);
             let mut writes = self
-                .ask(thread_id, &mut sides[at], &position, owner)
+                .ask(thread_id, &mut sides[at], &position, owner, abort)
                 .await?;
             // Stopped while the model answered: a reply whose calls would only be answered
-            // "not run" is not stored (an event says so); the thread asks again when resumed.
+            // "not run" is not stored (an event says so), nor is there one when the stop came
+            // between refused answers; the thread asks again when resumed.
             if abort.is_aborted() {
-                if let Some(event) = discarded_reply(&writes) {
-                    tracing::info!(
-                        thread = thread_id,
-                        "stopped: the answer that arrived is not kept"
-                    );
-                    self.commit(thread_id, owner, vec![event]).await?;
+                let discarded = discarded_reply(&writes);
+                if writes.is_empty() || discarded.is_some() {
+                    tracing::info!(thread = thread_id, "stopped: no answer is kept");
+                    self.commit(thread_id, owner, discarded.into_iter().collect())
+                        .await?;
                     return self.finish(thread_id, owner, StopReason::Stopped).await;
                 }
             }
