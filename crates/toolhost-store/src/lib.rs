@@ -44,7 +44,7 @@ pub mod token;
 pub use async_store::{AsyncStore, PendingApply};
 pub use error::{StoreError, StoreResult};
 pub use lease::{Lease, LeaseClaim};
-pub use meta::{ArgumentRepair, EventKind, MessageMeta, Side};
+pub use meta::{ArgumentRepair, ArgumentsEditor, EventKind, MessageMeta, RanWith, Side};
 pub use model::*;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
 pub use token::ApiToken;

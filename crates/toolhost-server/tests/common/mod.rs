@@ -335,7 +335,7 @@ pub fn echo_project(script: &str) -> PathBuf {
         ),
         (
             "agents/prompts/echo.json",
-            r#"{"toolDescription": "Echoes.", "prompt": "You echo.", "model": "echo_test", "tools": []}"#,
+            r#"{"toolDescription": "Echoes.", "prompt": "You echo.", "model": "echo_test", "tools": [], "includeChat": true}"#,
         ),
         (
             "agents/models/echo_test.json",
