@@ -307,6 +307,15 @@ impl Runtime {
         call_id: &str,
         verdict: Verdict,
     ) -> Result<ApprovalRecord, RuntimeError> {
+        // What a person types is stored like everything else: a secret pasted into a denial's
+        // message or into edited arguments is kept (and run) as its marker, never in clear.
+        let redactor = self.thread_redactor(thread_id).await?;
+        let verdict = Verdict {
+            message: verdict.message.map(|m| redactor.text(&m)),
+            edited_arguments: verdict.edited_arguments.map(|a| redactor.json(a)),
+            decided_by: redactor.text(&verdict.decided_by),
+            ..verdict
+        };
         let records = self.db.approvals(thread_id).await?;
         let refused = |reason: String| {
             RuntimeError::Store(StoreError::DecisionRefused {
