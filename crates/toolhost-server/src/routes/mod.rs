@@ -12,6 +12,7 @@ use crate::auth::Caller;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::DefaultBodyLimit;
+use axum::middleware;
 use axum::routing::{get, post};
 use axum::Router;
 use toolhost_store::Thread;
@@ -19,7 +20,7 @@ use toolhost_store::Thread;
 /// Every route of the API, with the body cap and the answer for unknown paths.
 pub(crate) fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
-    Router::new()
+    let router = Router::new()
         .route("/health", get(health::health))
         .route("/ready", get(health::ready))
         .route("/v1/agents", get(agents::list))
@@ -43,7 +44,15 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v1/events", get(events::all))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
-        .with_state(state)
+        .layer(middleware::from_fn_with_state(
+            state.config.request_timeout,
+            crate::limits::time_limit,
+        ));
+    let router = match crate::cors::layer(&state.config.allowed_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    router.with_state(state)
 }
 
 async fn not_found(uri: axum::http::Uri) -> Problem {

@@ -50,15 +50,21 @@ pub struct TestServer {
 impl TestServer {
     /// Serves `project` on a fresh data folder.
     pub async fn start_on(project: &Path) -> Self {
+        Self::start_with(project, |_| {}).await
+    }
+
+    /// Serves `project` with the test configuration changed by `change`.
+    pub async fn start_with(project: &Path, change: impl FnOnce(&mut ServerConfig)) -> Self {
         let data = temp_dir();
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
         let mut runtime = Runtime::load(project, store.clone()).unwrap();
         runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
-        let config = ServerConfig {
+        let mut config = ServerConfig {
             poll_interval: Duration::from_millis(50),
             max_body_bytes: 64 * 1024,
             ..ServerConfig::default()
         };
+        change(&mut config);
         let server = Server::new(Arc::new(runtime), config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -140,16 +146,20 @@ impl TestServer {
             .await
             .unwrap();
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_default();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_owned())
+        };
+        let content_type = header("content-type").unwrap_or_default();
+        let allow_origin = header("access-control-allow-origin");
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Answer {
             status,
             content_type,
+            allow_origin,
             text: String::from_utf8_lossy(&bytes).into_owned(),
             json,
         }
@@ -226,6 +236,7 @@ impl Drop for TestServer {
 pub struct Answer {
     pub status: u16,
     pub content_type: String,
+    pub allow_origin: Option<String>,
     pub text: String,
     pub json: Value,
 }
