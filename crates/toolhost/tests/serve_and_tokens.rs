@@ -108,3 +108,49 @@ fn a_token_made_on_the_command_line_opens_the_server_until_it_is_revoked() {
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(rest.contains("stopped:"), "{rest}");
 }
+
+#[test]
+fn toolhost_toml_sets_what_serve_uses_and_an_unknown_key_is_an_error() {
+    let project = TempProject::new();
+    common::write(
+        &project.root,
+        "toolhost.toml",
+        "data = \"from-toml\"\n\n[server]\nlisten = \"127.0.0.1:0\"\nallowed_origin = [\"https://app.example\"]\n",
+    );
+    let dir = project.root.display().to_string();
+    let bad = toolhost(&["serve", &dir]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("toolhost.toml")
+            && bad.stderr.contains("unknown field `allowed_origin`"),
+        "{}",
+        bad.stderr
+    );
+    let origin_with_path = toolhost(&["serve", &dir, "--allowed-origin", "https://app.example/ui"]);
+    assert_eq!(origin_with_path.code, 2);
+
+    common::write(
+        &project.root,
+        "toolhost.toml",
+        "data = \"from-toml\"\n\n[server]\nlisten = \"127.0.0.1:0\"\nallowed_origins = [\"https://app.example\"]\n",
+    );
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &dir])
+        .current_dir(&project.root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("http://127.0.0.1:"), "{first}");
+    assert!(first.contains("threads in from-toml"), "{first}");
+    assert!(project.root.join("from-toml/toolhost.db").exists());
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+}

@@ -11,6 +11,7 @@ mod chat;
 mod lines;
 mod output;
 mod progress;
+mod project_config;
 mod run;
 mod send;
 mod serve;

@@ -1,11 +1,13 @@
 //! `toolhost serve DIR`: the HTTP API over a project, until Ctrl-C or SIGTERM.
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
-use super::run::{open_project, DataArg};
+use super::project_config;
+use super::run::{open_project, DEFAULT_DATA_DIR};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 use toolhost_server::{Server, ServerConfig};
 
@@ -14,13 +16,20 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The project folder.
+    /// The project folder. Its `toolhost.toml`, if any, may set the data folder, the listen
+    /// address and the `[server]` settings; flags win.
     dir: PathBuf,
-    #[command(flatten)]
-    data: DataArg,
-    /// The address and port to listen on (`0.0.0.0:7878` for every interface).
-    #[arg(long, default_value = DEFAULT_LISTEN)]
-    listen: String,
+    /// The data folder (default: `data` of toolhost.toml, else `.toolhost`).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// The address and port to listen on (default: `server.listen` of toolhost.toml, else
+    /// 127.0.0.1:7878, this machine only; `0.0.0.0:7878` for every interface).
+    #[arg(long)]
+    listen: Option<String>,
+    /// A browser origin allowed to call the API (repeat for more); replaces
+    /// `server.allowed_origins` of toolhost.toml.
+    #[arg(long = "allowed-origin")]
+    allowed_origins: Vec<String>,
     /// Run every prompt on this model definition instead of its own.
     #[arg(long)]
     model: Option<String>,
@@ -28,11 +37,41 @@ pub struct ServeArgs {
 
 /// Loads the project and serves it until asked to stop, then stops gracefully.
 pub fn serve(args: ServeArgs) -> ExitCode {
-    let (store, runtime) =
-        match open_project(&args.dir, &args.data.data, None, args.model.as_deref()) {
-            Ok(opened) => opened,
-            Err(code) => return code,
-        };
+    let file = match project_config::load(&args.dir) {
+        Ok(c) => c,
+        Err(e) => {
+            output::error("the project's toolhost.toml cannot be used.", Some(&e));
+            return output::exit(BAD_INPUT);
+        }
+    };
+    let data = args
+        .data
+        .or(file.data)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    let listen = args
+        .listen
+        .or(file.server.listen)
+        .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+    let mut config = ServerConfig::default();
+    if let Some(ms) = file.server.request_timeout_ms {
+        config.request_timeout = Duration::from_millis(ms);
+    }
+    if let Some(bytes) = file.server.max_body_bytes {
+        config.max_body_bytes = bytes;
+    }
+    config.allowed_origins = if args.allowed_origins.is_empty() {
+        file.server.allowed_origins.unwrap_or_default()
+    } else {
+        args.allowed_origins
+    };
+    if let Err(why) = config.check() {
+        output::error("the server settings cannot be used.", Some(&why));
+        return output::exit(BAD_INPUT);
+    }
+    let (store, runtime) = match open_project(&args.dir, &data, None, args.model.as_deref()) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
     let active = match store.tokens() {
         Ok(tokens) => tokens.iter().filter(|t| t.revoked_at.is_none()).count(),
         Err(e) => {
@@ -51,18 +90,19 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     threads.block_on(async move {
-        let listener = match tokio::net::TcpListener::bind(&args.listen).await {
+        let listener = match tokio::net::TcpListener::bind(&listen).await {
             Ok(l) => l,
             Err(e) => {
-                output::error(&format!("toolhost could not listen on {}.", args.listen), Some(&e));
+                output::error(&format!("toolhost could not listen on {listen}."), Some(&e));
                 return output::exit(BAD_INPUT);
             }
         };
         let address = listener
             .local_addr()
             .map(|a| a.to_string())
-            .unwrap_or_else(|_| args.listen.clone());
-        let data = args.data.data.display();
+            .unwrap_or_else(|_| listen.clone());
+        let stop = stop_signal();
+        let data = data.display();
         outln!("toolhost serves {} at http://{address} (threads in {data})", args.dir.display());
         if active == 0 {
             outln!(
@@ -71,8 +111,8 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         } else {
             outln!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
         }
-        let server = Server::new(Arc::new(runtime), ServerConfig::default());
-        match server.run(listener, stop_signal()).await {
+        let server = Server::new(Arc::new(runtime), config);
+        match server.run(listener, stop).await {
             Ok(()) => {
                 outln!("stopped: every run of this server stored its work and released its thread");
                 ExitCode::SUCCESS
@@ -85,18 +125,22 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     })
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn stop_signal() {
+/// A future that resolves on Ctrl-C or SIGTERM. The handlers are installed here, before the
+/// address is printed, so that a signal sent as soon as the server says where it listens is
+/// already a graceful stop.
+fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     let term = signal(SignalKind::terminate());
     let interrupt = signal(SignalKind::interrupt());
-    match (term, interrupt) {
-        (Ok(mut term), Ok(mut interrupt)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = interrupt.recv() => {}
+    async move {
+        match (term, interrupt) {
+            (Ok(mut term), Ok(mut interrupt)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = interrupt.recv() => {}
+                }
             }
+            // Without signal handlers the server runs until it is killed.
+            _ => std::future::pending().await,
         }
-        // Without signal handlers the server runs until it is killed.
-        _ => std::future::pending().await,
     }
 }
