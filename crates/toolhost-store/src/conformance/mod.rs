@@ -4,9 +4,11 @@
 //! all with [`store_conformance_tests!`](crate::store_conformance_tests), giving it an expression
 //! that makes a fresh store.
 
+mod deletion;
 mod leases;
 mod tokens;
 
+pub use deletion::*;
 pub use leases::*;
 pub use tokens::*;
 
@@ -741,7 +743,8 @@ macro_rules! store_conformance_tests {
             racing_claims_have_one_winner,
             a_thread_is_created_with_its_first_writes,
             tokens_are_stored_found_and_unique,
-            tokens_are_revoked_once
+            tokens_are_revoked_once,
+            deleting_a_thread_removes_all_of_it_and_nothing_else
         );
     };
     (@cases $make:expr; $($case:ident),*) => {
