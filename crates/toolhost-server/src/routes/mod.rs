@@ -3,6 +3,7 @@
 mod agents;
 mod approvals;
 mod events;
+mod files;
 mod health;
 mod messages;
 mod threads;
@@ -24,7 +25,10 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/ready", get(health::ready))
         .route("/v1/agents", get(agents::list))
         .route("/v1/threads", get(threads::list).post(threads::create))
-        .route("/v1/threads/{id}", get(threads::get))
+        .route(
+            "/v1/threads/{id}",
+            get(threads::get).delete(threads::delete),
+        )
         .route("/v1/threads/{id}/stop", post(threads::stop))
         .route(
             "/v1/threads/{id}/messages",
@@ -40,6 +44,8 @@ pub(crate) fn router(state: AppState) -> Router {
             get(variables::get).post(variables::give),
         )
         .route("/v1/threads/{id}/events", get(events::stream))
+        .route("/v1/threads/{id}/files", get(files::list))
+        .route("/v1/threads/{id}/files/{*path}", get(files::download))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
