@@ -155,7 +155,7 @@ pub fn deleting_a_thread_removes_all_of_it_and_nothing_else(store: &dyn Store) {
     match store.delete_thread(&gone) {
         Err(StoreError::ThreadHasChildren { thread, children }) => {
             assert_eq!(thread, gone);
-            assert_eq!(children, [child.clone()]);
+            assert_eq!(children, vec![child.clone()]);
         }
         other => panic!("a thread with a child was deleted: {other:?}"),
     }
@@ -189,7 +189,7 @@ pub fn deleting_a_thread_removes_all_of_it_and_nothing_else(store: &dyn Store) {
         .into_iter()
         .map(|t| t.id)
         .collect();
-    assert_eq!(listed, [kept.clone()]);
+    assert_eq!(listed, vec![kept.clone()]);
 
     // Nothing of it was left behind: a thread made under the same id holds nothing.
     store
