@@ -30,6 +30,8 @@ pub(crate) fn router(state: AppState) -> Router {
             get(threads::get).delete(threads::delete),
         )
         .route("/v1/threads/{id}/stop", post(threads::stop))
+        .route("/v1/threads/{id}/files", get(files::list))
+        .route("/v1/threads/{id}/files/{*path}", get(files::download))
         .route(
             "/v1/threads/{id}/messages",
             get(messages::list).post(messages::send),
@@ -43,9 +45,8 @@ pub(crate) fn router(state: AppState) -> Router {
             "/v1/threads/{id}/variables/{request_id}",
             get(variables::get).post(variables::give),
         )
-        .route("/v1/threads/{id}/events", get(events::stream))
-        .route("/v1/threads/{id}/files", get(files::list))
-        .route("/v1/threads/{id}/files/{*path}", get(files::download))
+        .route("/v1/threads/{id}/events", get(events::thread))
+        .route("/v1/events", get(events::all))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)

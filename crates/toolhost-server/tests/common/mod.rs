@@ -170,21 +170,25 @@ impl TestServer {
         .await
     }
 
+    /// Opens the stream of every thread the token may reach.
+    pub async fn events_all(&self, token: &str, last_id: Option<&str>) -> EventStream {
+        self.stream("/v1/events", token, last_id).await
+    }
+
     /// Opens a thread's event stream.
     pub async fn events(&self, thread: &str, token: &str, last_id: Option<&str>) -> EventStream {
+        self.stream(&format!("/v1/threads/{thread}/events"), token, last_id)
+            .await
+    }
+
+    async fn stream(&self, path: &str, token: &str, last_id: Option<&str>) -> EventStream {
         let mut sender = self.connect().await;
         let mut headers = vec![("accept", "text/event-stream")];
         if let Some(id) = last_id {
             headers.push(("last-event-id", id));
         }
         let response = sender
-            .send_request(self.build(
-                "GET",
-                &format!("/v1/threads/{thread}/events"),
-                Some(token),
-                &headers,
-                Vec::new(),
-            ))
+            .send_request(self.build("GET", path, Some(token), &headers, Vec::new()))
             .await
             .unwrap();
         assert_eq!(response.status(), 200);
@@ -335,7 +339,7 @@ pub fn echo_project(script: &str) -> PathBuf {
         ),
         (
             "agents/prompts/echo.json",
-            r#"{"toolDescription": "Echoes.", "prompt": "You echo.", "model": "echo_test", "tools": []}"#,
+            r#"{"toolDescription": "Echoes.", "prompt": "You echo.", "model": "echo_test", "tools": [], "includeChat": true}"#,
         ),
         (
             "agents/models/echo_test.json",

@@ -6,10 +6,12 @@
 
 mod deletion;
 mod leases;
+mod since;
 mod tokens;
 
 pub use deletion::*;
 pub use leases::*;
+pub use since::*;
 pub use tokens::*;
 
 use crate::path::normalize;
@@ -744,6 +746,7 @@ macro_rules! store_conformance_tests {
             a_thread_is_created_with_its_first_writes,
             tokens_are_stored_found_and_unique,
             tokens_are_revoked_once,
+            every_threads_messages_and_events_follow_in_store_order,
             deleting_a_thread_removes_all_of_it_and_nothing_else
         );
     };
