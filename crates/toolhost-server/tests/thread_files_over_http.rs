@@ -352,3 +352,39 @@ async fn hostile_paths_and_other_agents_tokens_are_refused_and_change_nothing() 
     assert_eq!(&got.bytes[..], REPORT);
     let _ = std::fs::remove_dir_all(project);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_downloads_free_what_they_held() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let project = project();
+    let server = TestServer::start_on(&project).await;
+    let token = server.admin();
+    let id = finished_thread(&server, &token, "maker").await;
+    let path = format!(
+        "/v1/threads/{id}/files{}",
+        attachment(&server, &token, &id, "data.bin").await
+    );
+    // More abandoned downloads than the store has read connections: each is closed after the
+    // first bytes, and the store must still answer everything else.
+    for _ in 0..8 {
+        let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {token}\r\n\r\n",
+            server.addr
+        );
+        socket.write_all(request.as_bytes()).await.unwrap();
+        let mut first = [0u8; 64];
+        let read = socket.read(&mut first).await.unwrap();
+        assert!(first[..read].starts_with(b"HTTP/1.1 200"));
+        drop(socket);
+    }
+    let answered = tokio::time::timeout(PATIENCE, async {
+        let whole = fetch(&server, &path, Some(&token), &[]).await;
+        assert!(whole.bytes[..] == data()[..]);
+        listing(&server, &token, &id).await
+    })
+    .await
+    .expect("the store stopped answering after abandoned downloads");
+    assert_eq!(answered.as_array().unwrap().len(), 4);
+    let _ = std::fs::remove_dir_all(project);
+}
