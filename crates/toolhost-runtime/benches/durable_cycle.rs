@@ -218,6 +218,9 @@ impl Store for TimedStore {
         let kind = kind_of(&writes);
         self.timed(kind, || self.inner.apply(thread, writes))
     }
+    fn delete_thread(&self, id: &str) -> StoreResult<()> {
+        self.inner.delete_thread(id)
+    }
     fn apply_nonblocking(
         &self,
         thread: &str,

@@ -70,6 +70,12 @@ impl AsyncStore {
         }
     }
 
+    /// [`Store::delete_thread`].
+    pub async fn delete_thread(&self, id: &str) -> StoreResult<()> {
+        let id = id.to_owned();
+        self.run(move |s| s.delete_thread(&id)).await
+    }
+
     /// [`Store::create_thread`].
     pub async fn create_thread(&self, new: NewThread) -> StoreResult<Thread> {
         self.run(move |s| s.create_thread(new)).await

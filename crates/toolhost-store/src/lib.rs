@@ -89,6 +89,14 @@ pub trait Store: Send + Sync {
     /// Applies `writes` to `thread` atomically and durably, in order.
     fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied>;
 
+    /// Deletes the thread and everything of it (messages, tool results, the call journal,
+    /// approvals, variables and their requests, queued work, events, values, files and their
+    /// chunks, its lease) in one transaction. Refused, changing nothing, while a lease that has
+    /// not expired is held ([`StoreError::ThreadOwned`]: a live run is never deleted under
+    /// itself) and while the thread has child threads ([`StoreError::ThreadHasChildren`]: they
+    /// are deleted first, one by one, so that no sub-thread is removed by surprise).
+    fn delete_thread(&self, id: &str) -> StoreResult<()>;
+
     /// Starts [`Store::apply`] without blocking the calling thread, for a backend whose writes
     /// can be awaited (SQLite hands them to its writer thread); the future resolves once the
     /// batch is durable. A backend that cannot gives the writes back, and [`AsyncStore`] then

@@ -3,6 +3,7 @@
 mod agents;
 mod approvals;
 mod events;
+mod files;
 mod health;
 mod messages;
 mod threads;
@@ -25,8 +26,13 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/ready", get(health::ready))
         .route("/v1/agents", get(agents::list))
         .route("/v1/threads", get(threads::list).post(threads::create))
-        .route("/v1/threads/{id}", get(threads::get))
+        .route(
+            "/v1/threads/{id}",
+            get(threads::get).delete(threads::delete),
+        )
         .route("/v1/threads/{id}/stop", post(threads::stop))
+        .route("/v1/threads/{id}/files", get(files::list))
+        .route("/v1/threads/{id}/files/{*path}", get(files::download))
         .route(
             "/v1/threads/{id}/messages",
             get(messages::list).post(messages::send),

@@ -1,4 +1,5 @@
-//! Threads: create (with the first message, text variables and secrets), list, get, stop.
+//! Threads: create (with the first message, text variables and secrets), list, get, stop,
+//! delete.
 
 use super::reachable_thread;
 use crate::auth::{Caller, Scope};
@@ -11,8 +12,9 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use toolhost_runtime::engine::describe_owner;
 use toolhost_runtime::variables::VariableValue;
-use toolhost_store::Thread;
+use toolhost_store::{StoreError, Thread};
 
 /// `POST /v1/threads`.
 #[derive(Deserialize)]
@@ -183,4 +185,30 @@ pub(super) async fn stop(
     reachable_thread(&state, &caller, &id).await?;
     let asked = state.runtime.stop(&id).await;
     Ok(Json(json!({ "stop_requested": asked })))
+}
+
+/// `DELETE /v1/threads/{id}`: the thread and everything of it (messages, tool results, the call
+/// journal, approvals, variables, queued work, events, values, files), in one store transaction.
+/// Refused with 409, changing nothing, while a live run owns the thread (stop it first) and
+/// while it has child threads: those are deleted first, each on its own, so that deleting a
+/// thread never takes sub-threads with it by surprise.
+pub(super) async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, Problem> {
+    caller.require(Scope::Run)?;
+    reachable_thread(&state, &caller, &id).await?;
+    match state.db.delete_thread(&id).await {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(StoreError::ThreadOwned { thread, lease }) => Err(Problem::new(
+            StatusCode::CONFLICT,
+            "thread-busy",
+            format!(
+                "thread {thread} cannot be deleted while it runs: {}; stop it (POST /v1/threads/{thread}/stop) and delete it once the run has ended",
+                describe_owner(&lease)
+            ),
+        )),
+        Err(e) => Err(e.into()),
+    }
 }

@@ -4,10 +4,12 @@
 //! all with [`store_conformance_tests!`](crate::store_conformance_tests), giving it an expression
 //! that makes a fresh store.
 
+mod deletion;
 mod leases;
 mod since;
 mod tokens;
 
+pub use deletion::*;
 pub use leases::*;
 pub use since::*;
 pub use tokens::*;
@@ -744,7 +746,8 @@ macro_rules! store_conformance_tests {
             a_thread_is_created_with_its_first_writes,
             tokens_are_stored_found_and_unique,
             tokens_are_revoked_once,
-            every_threads_messages_and_events_follow_in_store_order
+            every_threads_messages_and_events_follow_in_store_order,
+            deleting_a_thread_removes_all_of_it_and_nothing_else
         );
     };
     (@cases $make:expr; $($case:ident),*) => {

@@ -7,6 +7,7 @@
 //! connection, which the writer and the reads take turns on.
 
 mod apply;
+mod delete;
 mod files;
 mod gates;
 mod leases;

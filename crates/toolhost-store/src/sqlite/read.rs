@@ -306,6 +306,11 @@ impl Store for SqliteStore {
         self.write(move |tx| super::apply::apply_in(tx, &thread, writes, now_millis()))
     }
 
+    fn delete_thread(&self, id: &str) -> StoreResult<()> {
+        let id = id.to_owned();
+        self.write(move |tx| super::delete::delete_thread(tx, &id))
+    }
+
     fn apply_nonblocking(
         &self,
         thread: &str,

@@ -1,0 +1,182 @@
+//! A thread's files: its folders listed (`GET /v1/threads/{id}/files?path=&recursive=`) and a
+//! file downloaded (`GET /v1/threads/{id}/files/{*path}`) with its stored content type and byte
+//! ranges.
+//!
+//! Paths are the thread file system's ([`toolhost_store::path`]): `..`, control characters and
+//! backslashes are refused with a 400 that names the path, also when they arrive
+//! percent-encoded. A download is sent with `X-Content-Type-Options: nosniff` and a sandboxing
+//! `Content-Security-Policy`, since what a tool stored is not trusted to run in a browser.
+
+mod range;
+mod stream;
+
+use super::reachable_thread;
+use crate::auth::{Caller, Scope};
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use range::Wanted;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use toolhost_store::path::{normalize, FsPath};
+use toolhost_store::FileStat;
+
+/// `GET /v1/threads/{id}/files` query.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListQuery {
+    /// The folder to list (default `/`).
+    path: Option<String>,
+    /// Everything below the folder, not only what is directly in it.
+    #[serde(default)]
+    recursive: bool,
+}
+
+/// A path of the request as the file system's, or a 400 naming it.
+fn fs_path(path: &str) -> Result<FsPath, Problem> {
+    normalize(path).map_err(|e| Problem::bad_request(e.to_string()))
+}
+
+/// An entry as clients read it.
+fn entry(stat: &FileStat) -> Value {
+    json!({
+        "path": stat.path,
+        "name": stat.path.rsplit('/').next().unwrap_or(""),
+        "kind": if stat.is_folder { "folder" } else { "file" },
+        "size": stat.size,
+        "content_type": stat.mime_type,
+        "modified_at": stat.modified_at,
+    })
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Read)?;
+    let Query(query) = query.map_err(|e| Problem::bad_request(e.body_text()))?;
+    reachable_thread(&state, &caller, &id).await?;
+    let folder = fs_path(query.path.as_deref().unwrap_or("/"))?;
+    match state.db.stat(&id, &folder).await? {
+        None => {
+            return Err(Problem::not_found(format!(
+                "thread {id} has no folder {folder}"
+            )))
+        }
+        Some(s) if !s.is_folder => {
+            return Err(Problem::not_found(format!(
+                "{folder} in thread {id} is a file, not a folder; download it from /v1/threads/{id}/files{folder}"
+            )))
+        }
+        Some(_) => {}
+    }
+    let (thread, under) = (id.clone(), folder.clone());
+    let entries = if query.recursive {
+        state
+            .db
+            .run_blocking(move |s| s.find(&thread, &under, "*"))
+            .await?
+    } else {
+        state.db.readdir(&thread, &under).await?
+    };
+    let entries: Vec<Value> = entries.iter().map(entry).collect();
+    Ok(Json(json!({ "path": folder.as_str(), "entries": entries })))
+}
+
+pub(super) async fn download(
+    State(state): State<AppState>,
+    caller: Caller,
+    params: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    caller.require(Scope::Read)?;
+    let Path((id, path)) = params.map_err(|e| {
+        Problem::bad_request(format!(
+            "the path of this request cannot be read: {}",
+            e.body_text()
+        ))
+    })?;
+    reachable_thread(&state, &caller, &id).await?;
+    let path = fs_path(&path)?;
+    let stat = match state.db.stat(&id, &path).await? {
+        None => {
+            return Err(Problem::not_found(format!(
+                "thread {id} has no file {path}"
+            )))
+        }
+        Some(s) if s.is_folder => {
+            return Err(Problem::not_found(format!(
+                "{path} in thread {id} is a folder, not a file; list it with /v1/threads/{id}/files?path={path}"
+            )))
+        }
+        Some(s) => s,
+    };
+    let asked = headers
+        .get(header::RANGE)
+        .map(|v| {
+            v.to_str()
+                .map_err(|_| Problem::bad_request("the Range header is not plain text"))
+        })
+        .transpose()?;
+    let wanted = range::wanted(asked, headers.contains_key(header::IF_RANGE), stat.size)
+        .map_err(Problem::bad_request)?;
+    let size = stat.size;
+    let (status, bytes, content_range) = match wanted {
+        Wanted::Whole => (StatusCode::OK, 0..size, None),
+        Wanted::Part(r) => {
+            let content_range = format!("bytes {}-{}/{size}", r.start, r.end - 1);
+            (StatusCode::PARTIAL_CONTENT, r, Some(content_range))
+        }
+        Wanted::Unsatisfiable => {
+            let mut refused = Problem::new(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                "range-not-satisfiable",
+                format!(
+                    "the Range header {:?} asks for no byte of {path}, which has {size} bytes",
+                    asked.unwrap_or_default()
+                ),
+            )
+            .into_response();
+            refused.headers_mut().insert(
+                header::CONTENT_RANGE,
+                header_value(&format!("bytes */{size}")),
+            );
+            return Ok(refused);
+        }
+    };
+    let content_type = stat
+        .mime_type
+        .as_deref()
+        .and_then(|m| HeaderValue::from_str(m).ok())
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    let length = bytes.end - bytes.start;
+    let body = stream::body(state.db.blocking().clone(), id, path, stat, bytes);
+    let mut response = (status, body).into_response();
+    let out = response.headers_mut();
+    out.insert(header::CONTENT_TYPE, content_type);
+    out.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    out.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    out.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    out.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; sandbox"),
+    );
+    if let Some(content_range) = content_range {
+        out.insert(header::CONTENT_RANGE, header_value(&content_range));
+    }
+    Ok(response)
+}
+
+/// A header value made of digits, spaces and ASCII punctuation only.
+fn header_value(text: &str) -> HeaderValue {
+    HeaderValue::from_str(text).unwrap_or(HeaderValue::from_static(""))
+}
