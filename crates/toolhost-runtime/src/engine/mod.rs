@@ -29,6 +29,7 @@ mod redaction;
 mod repair;
 mod reply;
 mod run;
+mod scratch;
 mod send;
 mod session;
 mod soundness;
@@ -42,6 +43,8 @@ pub use factory::ModelFactory;
 pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
+pub use repair::{fit_arguments, Fitted};
+pub use scratch::{ScratchCall, SCRATCH_TAG};
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use send::Delivery;
@@ -159,6 +162,9 @@ pub struct Runtime {
     db: AsyncStore,
     defs: Definitions,
     tools: ToolSet,
+    /// How each tool loaded from a file runs (latent, or bound to an activity); a tool not in
+    /// it is written in Rust.
+    bindings: HashMap<String, Binding>,
     models: HashMap<String, Arc<dyn Model>>,
     problems: Vec<FileProblem>,
     /// The model definition every prompt uses instead of its own, when set.
@@ -219,6 +225,11 @@ impl Runtime {
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
         let builtin = toolhost_core::think::think_tool().ok();
+        let bindings: HashMap<String, Binding> = project_tools
+            .tools
+            .iter()
+            .map(|t| (t.tool.name().to_owned(), t.binding.clone()))
+            .collect();
         let tools = ToolSet::from_tools(builtin.into_iter().chain(
             project_tools.tools.into_iter().map(|t| {
                 // A tool bound to an activity whose file asks for approval gets that policy.
@@ -286,6 +297,7 @@ impl Runtime {
             store,
             defs,
             tools,
+            bindings,
             models,
             problems,
             running: Default::default(),
@@ -303,6 +315,17 @@ impl Runtime {
     /// The project's agents, prompts, models and activities as they loaded.
     pub fn definitions(&self) -> &Definitions {
         &self.defs
+    }
+
+    /// Every tool of the project (files, built-ins and tools registered in Rust), by name.
+    pub fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// How the tool `name` loaded from its file runs (latent, or bound to an activity);
+    /// `None` for a tool written in Rust (built in or registered) or one that does not exist.
+    pub fn tool_binding(&self, name: &str) -> Option<&Binding> {
+        self.bindings.get(name)
     }
 
     /// Subscribes to the live events of every thread this runtime runs from now on: the
@@ -376,6 +399,7 @@ impl Runtime {
 
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
+        self.bindings.remove(tool.name());
         self.tools.add(tool);
     }
 
