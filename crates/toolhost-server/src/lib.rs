@@ -29,6 +29,7 @@
 pub mod auth;
 mod body;
 mod config;
+mod metrics;
 mod problem;
 mod routes;
 mod runs;

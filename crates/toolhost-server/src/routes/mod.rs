@@ -5,13 +5,18 @@ mod approvals;
 mod events;
 mod health;
 mod messages;
+mod metrics;
 mod threads;
+mod tool_calls;
+mod tools;
 mod variables;
 
 use crate::auth::Caller;
+use crate::metrics::layer::track;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::DefaultBodyLimit;
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
 use toolhost_store::Thread;
@@ -40,8 +45,13 @@ pub(crate) fn router(state: AppState) -> Router {
             get(variables::get).post(variables::give),
         )
         .route("/v1/threads/{id}/events", get(events::stream))
+        .route("/v1/tools", get(tools::list))
+        .route("/v1/tools/{name}/validate", post(tools::validate))
+        .route("/v1/tools/{name}/call", post(tool_calls::call))
+        .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(from_fn_with_state(state.metrics.clone(), track))
         .with_state(state)
 }
 
