@@ -52,7 +52,9 @@ pub use state::ThreadState;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
 use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};
-use crate::project::{load_definitions, load_tools, Definitions, FileProblem, ProjectError};
+use crate::project::{
+    load_definitions, load_tools, Definitions, FileProblem, LoadedTool, ProjectError,
+};
 use crate::variables::secrets::SecretKey;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -162,9 +164,9 @@ pub struct Runtime {
     db: AsyncStore,
     defs: Definitions,
     tools: ToolSet,
-    /// How each tool loaded from a file runs (latent, or bound to an activity); a tool not in
-    /// it is written in Rust.
-    bindings: HashMap<String, Binding>,
+    /// The tools loaded from files, as loaded (file, blueprint, binding); a tool not in it is
+    /// written in Rust.
+    files: HashMap<String, LoadedTool>,
     models: HashMap<String, Arc<dyn Model>>,
     problems: Vec<FileProblem>,
     /// The model definition every prompt uses instead of its own, when set.
@@ -225,10 +227,10 @@ impl Runtime {
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
         let builtin = toolhost_core::think::think_tool().ok();
-        let bindings: HashMap<String, Binding> = project_tools
+        let files: HashMap<String, LoadedTool> = project_tools
             .tools
             .iter()
-            .map(|t| (t.tool.name().to_owned(), t.binding.clone()))
+            .map(|t| (t.tool.name().to_owned(), t.clone()))
             .collect();
         let tools = ToolSet::from_tools(builtin.into_iter().chain(
             project_tools.tools.into_iter().map(|t| {
@@ -297,7 +299,7 @@ impl Runtime {
             store,
             defs,
             tools,
-            bindings,
+            files,
             models,
             problems,
             running: Default::default(),
@@ -322,10 +324,11 @@ impl Runtime {
         &self.tools
     }
 
-    /// How the tool `name` loaded from its file runs (latent, or bound to an activity);
-    /// `None` for a tool written in Rust (built in or registered) or one that does not exist.
-    pub fn tool_binding(&self, name: &str) -> Option<&Binding> {
-        self.bindings.get(name)
+    /// The tool `name` as it loaded from its file (the file, the blueprint as written, and
+    /// whether it is latent or bound to an activity); `None` for a tool written in Rust (built
+    /// in or registered) or one that does not exist.
+    pub fn tool_file(&self, name: &str) -> Option<&LoadedTool> {
+        self.files.get(name)
     }
 
     /// Subscribes to the live events of every thread this runtime runs from now on: the
@@ -399,7 +402,7 @@ impl Runtime {
 
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
-        self.bindings.remove(tool.name());
+        self.files.remove(tool.name());
         self.tools.add(tool);
     }
 

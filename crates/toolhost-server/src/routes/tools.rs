@@ -76,15 +76,27 @@ pub(super) fn visible_tool(
     )))
 }
 
-/// How a tool runs, as clients read it.
+/// How a tool runs and what its output looks like, as clients read it.
 fn kind(runtime: &Runtime, tool: &AnyTool) -> Value {
-    match runtime.tool_binding(tool.name()) {
-        None => json!({"kind": "rust"}),
-        Some(Binding::Latent) => json!({"kind": "latent"}),
-        Some(Binding::Explicit { activity }) => {
+    let Some(file) = runtime.tool_file(tool.name()) else {
+        return json!({"kind": "rust", "output_schema": tool.definition().output_schema});
+    };
+    // A blueprint declares its output with `_output`.
+    let output = tool
+        .definition()
+        .output_schema
+        .clone()
+        .or_else(|| file.blueprint.meta.output.clone());
+    match &file.binding {
+        Binding::Latent => json!({"kind": "latent", "output_schema": output}),
+        Binding::Explicit { activity } => {
             // Activities from the project's files are programs run once per call.
             let process = runtime.definitions().activities.contains_key(activity);
-            json!({"kind": if process { "process" } else { "activity" }, "activity": activity})
+            json!({
+                "kind": if process { "process" } else { "activity" },
+                "activity": activity,
+                "output_schema": output,
+            })
         }
     }
 }
@@ -107,7 +119,6 @@ pub(super) async fn list(
                 "name": def.name,
                 "description": def.description,
                 "input_schema": def.parameters,
-                "output_schema": def.output_schema,
                 "needs_approval": tool.approval().is_some(),
                 "idempotent": def.idempotent,
                 "execution_mode": def.execution_mode,
