@@ -51,7 +51,10 @@ async fn every_tool_is_listed_with_its_schemas_kind_approval_and_agents() {
         ]
     );
     let weather = tool(&all.json, "get_weather");
-    assert_eq!(weather["description"], "Get the current weather for a location.");
+    assert_eq!(
+        weather["description"],
+        "Get the current weather for a location."
+    );
     assert_eq!(
         weather["input_schema"]["properties"]["units"]["enum"],
         json!(["celsius", "fahrenheit"])
@@ -80,7 +83,10 @@ async fn every_tool_is_listed_with_its_schemas_kind_approval_and_agents() {
     let cashier = server.token(&[Scope::Read], Some(vec!["cashier"]));
     let some = server.get("/v1/tools", Some(&cashier)).await;
     assert_eq!(names(&some.json), ["process_payment"]);
-    assert_eq!(tool(&some.json, "process_payment")["agents"], json!(["cashier"]));
+    assert_eq!(
+        tool(&some.json, "process_payment")["agents"],
+        json!(["cashier"])
+    );
     // The same answer each time.
     assert_eq!(server.get("/v1/tools", Some(&reader)).await.text, all.text);
     server.get("/v1/tools", None).await.problem(401);
@@ -104,7 +110,11 @@ async fn arguments_are_checked_and_repaired_as_a_models_call_is() {
         .contains("string"));
 
     let fits = server
-        .post(path, Some(&reader), &json!({"arguments": {"location": "Oslo"}}))
+        .post(
+            path,
+            Some(&reader),
+            &json!({"arguments": {"location": "Oslo"}}),
+        )
         .await;
     assert_eq!(
         fits.json,
@@ -127,7 +137,11 @@ async fn arguments_are_checked_and_repaired_as_a_models_call_is() {
     assert!(repairs.contains("trailing comma"), "{repairs}");
 
     let broken = server
-        .post(path, Some(&reader), &json!({"argument_text": "{\"location\": "}))
+        .post(
+            path,
+            Some(&reader),
+            &json!({"argument_text": "{\"location\": "}),
+        )
         .await;
     assert_eq!(broken.json["valid"], false, "{}", broken.text);
     let duplicate = server
@@ -140,7 +154,11 @@ async fn arguments_are_checked_and_repaired_as_a_models_call_is() {
     assert_eq!(duplicate.json["valid"], false, "{}", duplicate.text);
 
     let unknown = server
-        .post("/v1/tools/teleport/validate", Some(&reader), &json!({"arguments": {}}))
+        .post(
+            "/v1/tools/teleport/validate",
+            Some(&reader),
+            &json!({"arguments": {}}),
+        )
         .await;
     let detail = unknown.problem(404);
     assert!(detail.contains("\"teleport\""), "{detail}");
@@ -149,7 +167,9 @@ async fn arguments_are_checked_and_repaired_as_a_models_call_is() {
     let hidden = server
         .post(path, Some(&cashier), &json!({"arguments": {}}))
         .await;
-    assert!(hidden.problem(404).ends_with("(the tools there are: process_payment)"));
+    assert!(hidden
+        .problem(404)
+        .ends_with("(the tools there are: process_payment)"));
     let both = server
         .post(
             path,
@@ -157,7 +177,7 @@ async fn arguments_are_checked_and_repaired_as_a_models_call_is() {
             &json!({"arguments": {}, "argument_text": "{}"}),
         )
         .await;
-    assert_eq!(both.problem(422).contains("not both"), true);
+    assert!(both.problem(422).contains("not both"));
     let neither = server.post(path, Some(&reader), &json!({})).await;
     neither.problem(422);
 }
@@ -176,10 +196,12 @@ async fn a_direct_call_runs_on_a_scratch_thread_journaled_like_a_models_call() {
     assert_eq!(called.status, 200, "{}", called.text);
     assert_eq!(called.json["status"], "done");
     assert_eq!(called.json["agent"], "assistant");
-    assert_eq!(called.json["result"]["status"], "success", "{}", called.text);
-    assert!(called.json["result"]["result"]
-        .to_string()
-        .contains("Oslo"));
+    assert_eq!(
+        called.json["result"]["status"], "success",
+        "{}",
+        called.text
+    );
+    assert!(called.json["result"]["result"].to_string().contains("Oslo"));
     assert!(!called.json["repairs"].as_array().unwrap().is_empty());
     let thread = called.json["thread_id"].as_str().unwrap();
     let call = called.json["call_id"].as_str().unwrap();
@@ -199,7 +221,10 @@ async fn a_direct_call_runs_on_a_scratch_thread_journaled_like_a_models_call() {
         serde_json::from_str::<Value>(&messages[0].tool_calls[0].arguments).unwrap(),
         json!({"location": "Oslo"})
     );
-    assert_eq!(messages[0].metadata.repairs[0].original, "{'location': 'Oslo',}");
+    assert_eq!(
+        messages[0].metadata.repairs[0].original,
+        "{'location': 'Oslo',}"
+    );
     let listed = server.get("/v1/threads?limit=10", Some(&runner)).await;
     assert_eq!(listed.json["threads"][0]["tags"], json!(["scratch"]));
 }
@@ -272,12 +297,20 @@ async fn hostile_calls_are_refused_with_what_and_where_and_store_nothing() {
     assert!(wrong.problem(422).contains("at /location"));
     assert_eq!(wrong.json["pointer"], "/arguments/location");
     let text = server
-        .post(path, Some(&token), &json!({"argument_text": "{\"location\": "}))
+        .post(
+            path,
+            Some(&token),
+            &json!({"argument_text": "{\"location\": "}),
+        )
         .await;
     text.problem(422);
     assert_eq!(text.json["pointer"], "/argument_text");
     let unknown_field = server
-        .post(path, Some(&token), &json!({"arguments": {"location": "Oslo"}, "run": true}))
+        .post(
+            path,
+            Some(&token),
+            &json!({"arguments": {"location": "Oslo"}, "run": true}),
+        )
         .await;
     assert!(unknown_field.problem(422).contains("unknown field `run`"));
     let not_object = server
@@ -326,14 +359,26 @@ async fn hostile_calls_are_refused_with_what_and_where_and_store_nothing() {
 
     let reader = server.token(&[Scope::Read], None);
     let read_only = server
-        .post(path, Some(&reader), &json!({"arguments": {"location": "Oslo"}}))
+        .post(
+            path,
+            Some(&reader),
+            &json!({"arguments": {"location": "Oslo"}}),
+        )
         .await;
     assert!(read_only.problem(403).contains("\"run\" scope"));
     let cashier = server.token(&[Scope::Run], Some(vec!["cashier"]));
     let other_agent = server
-        .post(path, Some(&cashier), &json!({"arguments": {"location": "Oslo"}}))
+        .post(
+            path,
+            Some(&cashier),
+            &json!({"arguments": {"location": "Oslo"}}),
+        )
         .await;
     other_agent.problem(404);
 
-    assert_eq!(server.store.threads(None).unwrap(), vec![], "nothing stored");
+    assert_eq!(
+        server.store.threads(None).unwrap(),
+        vec![],
+        "nothing stored"
+    );
 }

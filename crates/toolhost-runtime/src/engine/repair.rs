@@ -60,8 +60,8 @@ pub fn fit_arguments(tool: &AnyTool, text: &str) -> Result<Fitted, ToolSetError>
         Err(e) => e,
     };
     // Parses leniently but not strictly (duplicate keys, ...): ambiguous, not repairable.
-    let ambiguous = matches!(error, ToolSetError::Json { .. })
-        && serde_json::from_str::<Value>(text).is_ok();
+    let ambiguous =
+        matches!(error, ToolSetError::Json { .. }) && serde_json::from_str::<Value>(text).is_ok();
     if ambiguous {
         return Err(error);
     }

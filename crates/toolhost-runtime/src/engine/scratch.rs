@@ -12,8 +12,7 @@ use super::{Runtime, RuntimeError};
 use crate::project::AgentKind;
 use crate::variables::{Redactor, VariableValue};
 use toolhost_store::{
-    new_id, ArgumentRepair, MessageMeta, NewMessage, NewThread, Role, Thread, ToolCallRecord,
-    Write,
+    new_id, ArgumentRepair, MessageMeta, NewMessage, NewThread, Role, Thread, ToolCallRecord, Write,
 };
 
 /// The tag of a thread made for a direct call of a tool.

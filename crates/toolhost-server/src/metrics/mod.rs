@@ -114,8 +114,18 @@ mod tests {
     fn requests_fall_in_their_class_and_bucket() {
         let m = Metrics::default();
         let route = "/v1/threads/{id}";
-        m.observe(route, &Method::GET, StatusCode::OK, Duration::from_millis(3));
-        m.observe(route, &Method::GET, StatusCode::NOT_FOUND, Duration::from_secs(60));
+        m.observe(
+            route,
+            &Method::GET,
+            StatusCode::OK,
+            Duration::from_millis(3),
+        );
+        m.observe(
+            route,
+            &Method::GET,
+            StatusCode::NOT_FOUND,
+            Duration::from_secs(60),
+        );
         let all = m.requests();
         assert_eq!(all.len(), 1);
         let (key, stats) = &all[0];

@@ -120,7 +120,12 @@ pub(crate) fn render(s: &Snapshot) -> String {
             "counter",
             "Writes the store applied (batches, thread creations, lease operations).",
         );
-        sample(&mut out, "toolhost_store_writes_total", "", stats.writes as f64);
+        sample(
+            &mut out,
+            "toolhost_store_writes_total",
+            "",
+            stats.writes as f64,
+        );
         header(
             &mut out,
             "toolhost_store_commits_total",

@@ -84,7 +84,10 @@ pub(super) async fn call(
         let all: Vec<String> = listed
             .iter()
             .map(|v| {
-                let at = v["pointer"].as_str().filter(|p| !p.is_empty()).unwrap_or("/");
+                let at = v["pointer"]
+                    .as_str()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or("/");
                 format!("at {at}: {}", v["message"].as_str().unwrap_or_default())
             })
             .collect();

@@ -44,7 +44,11 @@ pub(super) fn offering_agents(runtime: &Runtime, tool: &str, first_side_only: bo
 /// the tool at all (its token is limited to agents none of which offers it).
 fn visible_agents(runtime: &Runtime, caller: &Caller, tool: &str) -> Option<Vec<String>> {
     let all = offering_agents(runtime, tool, false);
-    let reachable: Vec<String> = all.iter().filter(|a| caller.may_reach(a)).cloned().collect();
+    let reachable: Vec<String> = all
+        .iter()
+        .filter(|a| caller.may_reach(a))
+        .cloned()
+        .collect();
     (caller.may_reach_all() || !reachable.is_empty()).then_some(reachable)
 }
 
@@ -175,7 +179,9 @@ pub(super) fn violations(error: &ToolSetError) -> Vec<Value> {
                 .map(|v| json!({"pointer": v.pointer, "message": v.message}))
                 .collect();
             if violations.more > 0 {
-                listed.push(json!({"pointer": "", "message": format!("and {} more", violations.more)}));
+                listed.push(
+                    json!({"pointer": "", "message": format!("and {} more", violations.more)}),
+                );
             }
             listed
         }
