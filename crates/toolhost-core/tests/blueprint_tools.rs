@@ -93,8 +93,27 @@ fn a_latent_tool_shows_its_output_schema_and_is_answered_by_the_model() {
     assert!(tool
         .validate(json!({"text": "x", "_output": {"sentiment": "neutral", "confidence": 2}}))
         .is_err());
+    // `_output` is required: the model's answer is the result.
+    assert_eq!(params["required"], json!(["text", "_output"]));
     let err = block_on(tool.call(json!({"text": "x"}), ToolContext::new("c"))).unwrap_err();
-    assert!(matches!(err, CallFailure::NotExecutable { .. }), "{err:?}");
+    assert!(
+        matches!(err, CallFailure::InvalidArguments { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("_output"), "{err}");
+    let out = block_on(tool.call(
+        json!({"text": "x", "_output": {"sentiment": "neutral", "confidence": 0.5}}),
+        ToolContext::new("c"),
+    ))
+    .unwrap();
+    assert_eq!(
+        out.result.as_deref(),
+        Some(r#"{"sentiment":"neutral","confidence":0.5}"#)
+    );
+    assert!(
+        tool.definition().idempotent,
+        "giving the answer again is safe"
+    );
 }
 
 #[test]

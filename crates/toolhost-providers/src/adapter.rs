@@ -363,6 +363,10 @@ impl Model for HttpModel {
         &self.name
     }
 
+    fn max_attempts(&self) -> u32 {
+        self.retry.max_attempts
+    }
+
     fn complete<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(self.run(request, None))
     }

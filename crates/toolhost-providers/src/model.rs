@@ -210,6 +210,14 @@ pub trait Model: Send + Sync {
     /// Answers one request.
     fn complete<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a>;
 
+    /// How many times one request is sent at most, the first time included: the bound of the
+    /// model's retries, which the runtime also keeps when it refuses an answer as malformed (a
+    /// call without a tool name, for example) and asks again. The default is that of
+    /// [`crate::RetryPolicy`].
+    fn max_attempts(&self) -> u32 {
+        crate::RetryPolicy::default().max_attempts
+    }
+
     /// Answers one request, reporting the answer to `sink` piece by piece as it arrives. The
     /// returned response is the same as [`Model::complete`] would give and is authoritative;
     /// deltas are for showing progress. The default streams nothing and reports the whole text

@@ -190,6 +190,12 @@ impl Store for TimedStore {
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
         self.timed(Kind::CommitOther, || self.inner.request_stop(thread))
     }
+    fn messages_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Message)>> {
+        self.timed(Kind::Read, || self.inner.messages_since(seq, limit))
+    }
+    fn events_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Event)>> {
+        self.timed(Kind::Read, || self.inner.events_since(seq, limit))
+    }
     fn create_token(&self, token: &ApiToken) -> StoreResult<()> {
         self.inner.create_token(token)
     }

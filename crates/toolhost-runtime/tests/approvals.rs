@@ -13,6 +13,7 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::AnyTool;
 use toolhost_runtime::engine::{
     ApprovalHandler, RunOutcome, Runtime, StopReason, Verdict, VerdictFuture, Waiting,
+    CHANGED_WHILE_WAITING,
 };
 use toolhost_store::{ApprovalRequest, Role, SqliteStore, Store, StoreError};
 
@@ -239,13 +240,26 @@ async fn a_decision_for_another_call_or_a_redefined_tool_is_refused() {
         .decide(&thread, &request.call_id, Verdict::approve("eve"))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("another definition"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("changed since the call asked for approval"),
+        "{err}"
+    );
     assert!(store.approvals(&thread).unwrap()[0].decision.is_none());
-    assert!(matches!(
+    // Run on, the call is closed as not run (what a person would approve is not what would
+    // run), the request is marked decided by toolhost, and the thread goes on.
+    assert_eq!(
         rt.run(&thread).await.unwrap(),
-        RunOutcome::Paused(Waiting::Approval(_))
-    ));
+        RunOutcome::Done(StopReason::Response)
+    );
     assert!(!ran.lock().unwrap().iter().any(|r| r.starts_with("pay")));
+    assert!(tool_texts(&store, &thread).contains(&CHANGED_WHILE_WAITING.to_owned()));
+    let decision = store.approvals(&thread).unwrap()[0]
+        .decision
+        .clone()
+        .unwrap();
+    assert!(!decision.approved);
+    assert_eq!(decision.decided_by, "toolhost");
 }
 
 /// Approves every request, "always", and counts how often it was asked.
@@ -289,5 +303,52 @@ async fn a_handler_decides_at_once_and_an_always_decision_covers_later_calls() {
     assert_eq!(
         records[1].decision.as_ref().unwrap().decided_by,
         "always, as decided by handler"
+    );
+}
+
+#[tokio::test]
+async fn the_model_learns_that_its_call_ran_with_arguments_edited_at_approval() {
+    let project = common::one_prompt_project(&["pay"]);
+    let model = common::ListModel::new(vec![
+        common::call_answer("w1", "pay", r#"{"amount": 50}"#),
+        common::text_answer("Paid 20."),
+    ]);
+    let (mut rt, store) = common::runtime_on(&project, model.clone());
+    let ran: Ran = Default::default();
+    rt.register_tool(pay_tool(&ran, "Pays."));
+    let thread = rt.start_thread("a", "pay").await.unwrap();
+    let RunOutcome::Paused(Waiting::Approval(request)) = rt.run(&thread.id).await.unwrap() else {
+        panic!("expected a pause for approval");
+    };
+    let mut verdict = Verdict::approve("carol");
+    verdict.edited_arguments = Some(json!({"amount": 20}));
+    rt.decide(&thread.id, &request.call_id, verdict)
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+    assert_eq!(
+        *ran.lock().unwrap(),
+        vec![r#"pay {"amount":20}"#.to_owned()]
+    );
+    // The call keeps what the model wrote; its result records what ran, and the model is told.
+    let messages = store.messages(&thread.id).unwrap();
+    let call = &messages
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap()
+        .tool_calls[0];
+    assert_eq!(call.arguments, r#"{"amount": 50}"#);
+    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    let ran_with = result.metadata.ran_with.clone().unwrap();
+    assert_eq!(ran_with.arguments, json!({"amount": 20}));
+    assert_eq!(
+        ran_with.edited_by,
+        toolhost_store::ArgumentsEditor::Approval
+    );
+    let seen = &model.requests()[1];
+    let shown = seen.iter().find(|m| m.tool_call_id.is_some()).unwrap();
+    assert_eq!(
+        shown.content.as_deref(),
+        Some("[the call ran with arguments edited at approval: {\"amount\":20}]\ndone")
     );
 }

@@ -201,3 +201,43 @@ async fn without_a_factory_an_http_model_loads_but_cannot_be_used() {
     assert!(err.to_string().contains("model factory"), "{err}");
     assert!(store.threads(None).unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_with_a_nameless_call_are_asked_again_within_the_retry_bound_then_fail() {
+    let nameless = json!({"id": "c1", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_wire_1", "type": "function",
+        "function": {"name": "", "arguments": "{\"word\": \"hei\"}"}}]}}]});
+    let (port, seen) = replay_server(vec![nameless.clone(), nameless]).await;
+    let project = project(json!({"provider": "openai-compatible", "model": "m",
+        "baseUrl": format!("http://127.0.0.1:{port}/v1"), "retry": {"maxAttempts": 2}}));
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let mut rt = Runtime::load_with(
+        &project.root,
+        store.clone(),
+        &toolhost_providers::model_from_env,
+    )
+    .unwrap();
+    rt.register_tool(lookup());
+    let thread = rt.start_thread("a", "What does hei mean?").await.unwrap();
+    let err = rt.run(&thread.id).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("malformed output 2 time(s) in a row"),
+        "{text}"
+    );
+    assert!(text.contains("call 1"), "{text}");
+    assert!(text.contains("has no tool name"), "{text}");
+    // The model definition's bound: two requests, the same each time.
+    let requests = seen.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["messages"], requests[1]["messages"]);
+    // Nothing of the answers was stored, and the thread is marked failed.
+    let messages = store.messages(&thread.id).unwrap();
+    assert!(messages
+        .iter()
+        .all(|m| m.role != Role::Assistant && m.role != Role::Tool));
+    assert_eq!(
+        store.thread(&thread.id).unwrap().status,
+        toolhost_store::ThreadStatus::Failed
+    );
+}

@@ -12,7 +12,7 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::ToolResult;
 use toolhost_providers::{ModelRequest, ModelResponse};
 use toolhost_runtime::engine::{
-    CallInfo, Middleware, MiddlewareScope, RunOutcome, Runtime, ToolHooks, Waiting,
+    CallInfo, Middleware, MiddlewareScope, RunOutcome, Runtime, ToolHooks, Verdict, Waiting,
 };
 use toolhost_store::{Role, SqliteStore, Store};
 
@@ -107,10 +107,12 @@ fn project_runtime(project: &Project, ran: &Log) -> (Runtime, Arc<dyn Store>) {
 
 #[tokio::test]
 async fn agent_level_runs_before_prompt_level_and_approval_sees_the_changed_arguments() {
-    let project = new_project(r#"{"toolCalls": [{"name": "pay", "arguments": {"amount": 5}}]}"#);
+    let project = new_project(
+        "{\"toolCalls\": [{\"name\": \"pay\", \"arguments\": {\"amount\": 5}}]}\n{\"text\": \"done\"}\n",
+    );
     let ran: Log = Default::default();
     let log: Log = Default::default();
-    let (mut rt, _store) = project_runtime(&project, &ran);
+    let (mut rt, store) = project_runtime(&project, &ran);
     let mw = |label, scale| {
         Arc::new(Recorder {
             label,
@@ -143,6 +145,23 @@ async fn agent_level_runs_before_prompt_level_and_approval_sees_the_changed_argu
             r#"agent input pay {"amount":50}"#,
             r#"prompt input pay {"amount":50}"#,
         ]
+    );
+    // Approved and run, its result records that it ran with what the middleware made of it.
+    rt.decide(&thread.id, &request.call_id, Verdict::approve("ann"))
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let result = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.tool_call_id.is_some())
+        .unwrap();
+    let ran_with = result.metadata.ran_with.unwrap();
+    assert_eq!(ran_with.arguments, json!({"amount": 50}));
+    assert_eq!(
+        ran_with.edited_by,
+        toolhost_store::ArgumentsEditor::Middleware
     );
 }
 

@@ -373,3 +373,48 @@ async fn a_secret_a_person_pastes_into_a_message_is_redacted_before_it_is_stored
     assert_no_trace_in_files(&project.root.join("t.db"));
     drop(rt);
 }
+
+#[tokio::test]
+async fn a_secret_a_person_types_into_a_denial_is_redacted_before_it_is_stored() {
+    let project = one_prompt_project(&["pay"]);
+    let model = ListModel::new(vec![
+        call_answer("w1", "pay", "{\"amount\": 5}"),
+        text_answer("understood"),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model);
+    rt.register_tool(
+        DynamicTool::new("pay", "Pays.")
+            .parameters(json!({"type": "object", "properties": {"amount": {"type": "number"}}}))
+            .variable(VariableDecl::secret("TOKEN"))
+            .approval(toolhost_core::approval::Approval::always())
+            .handler(|_: Value, _| async move { Ok::<_, ToolError>("paid") })
+            .build()
+            .unwrap(),
+    );
+    rt.set_secret_key(SecretKey::generate().unwrap());
+    let thread = rt
+        .start_thread_with("a", "go", vec![VariableValue::secret("TOKEN", SECRET)])
+        .await
+        .unwrap();
+    let outcome = rt.run(&thread.id).await.unwrap();
+    let RunOutcome::Paused(toolhost_runtime::engine::Waiting::Approval(request)) = outcome else {
+        panic!("expected a pause for approval, got {outcome:?}");
+    };
+    let verdict = toolhost_runtime::engine::Verdict::deny(
+        "ops",
+        Some(format!("no: the key {SECRET} is for tests")),
+    );
+    let record = rt
+        .decide(&thread.id, &request.call_id, verdict)
+        .await
+        .unwrap();
+    let told = record.decision.unwrap().message.unwrap();
+    assert_eq!(told, "no: the key [redacted TOKEN] is for tests");
+    rt.run(&thread.id).await.unwrap();
+    let (message, _) = stored_result(store.as_ref(), &thread.id);
+    assert_eq!(
+        message.content.as_deref(),
+        Some("no: the key [redacted TOKEN] is for tests")
+    );
+    assert_no_trace_in_files(&project.root.join("t.db"));
+}

@@ -136,3 +136,71 @@ async fn images_no_api_takes_and_images_past_the_cap_are_named_instead() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_image_block_an_api_would_refuse_makes_the_result_an_error_naming_the_block() {
+    for (data, mime_type, why) in [
+        ("not-base64!", "image/png", "not valid base64"),
+        // Valid base64 of bytes that are not a JPEG.
+        (
+            PNG,
+            "image/jpeg",
+            "bytes are not of the type it claims (image/jpeg)",
+        ),
+        (PNG, "image/bmp", "not a type models take"),
+    ] {
+        let mut result = ToolResult::success("a chart");
+        result.content = Some(vec![
+            ToolContent::Text {
+                text: "a chart".into(),
+            },
+            ToolContent::Image {
+                data: data.into(),
+                mime_type: mime_type.into(),
+            },
+        ]);
+        let (rt, store, model, _project) = snapping(result);
+        let thread = rt.start_thread("a", "draw").await.unwrap();
+        rt.run(&thread.id).await.unwrap();
+
+        // The result is stored as an error that names the block; nothing of the image is kept.
+        let stored = store
+            .messages(&thread.id)
+            .unwrap()
+            .into_iter()
+            .find(|m| m.tool_call_id.is_some())
+            .unwrap();
+        assert_eq!(stored.status, Some(toolhost_store::ToolStatus::Error));
+        let text = stored.content.clone().unwrap();
+        assert!(text.contains("content block 2 (image)"), "{text}");
+        assert!(text.contains(why), "{text}");
+        assert!(stored.metadata.result.unwrap().content.is_none());
+        // The next request carries no image, so the API has nothing to refuse.
+        let second = &model.requests()[1];
+        let sent = second.iter().find(|m| m.tool_call_id.is_some()).unwrap();
+        assert!(sent.images.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn an_image_attachment_whose_bytes_are_not_its_type_is_named_instead_of_sent() {
+    // "hello" is not a PNG, whatever the attachment says.
+    let result = ToolResult::success("a picture").with_attachment(attachment(
+        "fake.png",
+        "image/png",
+        "aGVsbG8=",
+    ));
+    let (rt, _store, model, _project) = snapping(result);
+    let thread = rt.start_thread("a", "take a picture").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let second = &model.requests()[1];
+    let sent = second.iter().find(|m| m.tool_call_id.is_some()).unwrap();
+    assert!(sent.images.is_empty());
+    let text = sent.content.as_deref().unwrap();
+    assert!(
+        text.contains(
+            "[image fake.png not shown: its bytes are not of the type it claims (image/png)]"
+        ),
+        "{text}"
+    );
+}

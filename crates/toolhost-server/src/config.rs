@@ -14,6 +14,12 @@ pub struct ServerConfig {
     pub keep_alive: Duration,
     /// The most items one page of a list holds.
     pub max_page: usize,
+    /// How long a request may take until its answer starts (an event stream starts at once and
+    /// then runs as long as its client stays).
+    pub request_timeout: Duration,
+    /// The browser origins (`https://app.example.com`) allowed to call the API from a web page;
+    /// none by default, so no other site's page can.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -23,6 +29,24 @@ impl Default for ServerConfig {
             poll_interval: Duration::from_millis(250),
             keep_alive: Duration::from_secs(15),
             max_page: 200,
+            request_timeout: Duration::from_secs(30),
+            allowed_origins: Vec::new(),
         }
+    }
+}
+
+impl ServerConfig {
+    /// Checks what a person configured, naming the setting at fault.
+    pub fn check(&self) -> Result<(), String> {
+        for origin in &self.allowed_origins {
+            crate::cors::origin(origin)?;
+        }
+        if self.request_timeout.is_zero() {
+            return Err("request_timeout must be more than 0".to_owned());
+        }
+        if self.max_body_bytes == 0 {
+            return Err("max_body_bytes must be more than 0".to_owned());
+        }
+        Ok(())
     }
 }

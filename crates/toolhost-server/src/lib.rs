@@ -29,6 +29,8 @@
 pub mod auth;
 mod body;
 mod config;
+mod cors;
+mod limits;
 mod metrics;
 mod problem;
 mod routes;
@@ -64,12 +66,17 @@ impl Server {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then shuts down gracefully (see the
-    /// crate page).
+    /// crate page). A configuration that does not hold ([`ServerConfig::check`]) is refused
+    /// before anything is served.
     pub async fn run(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        self.state
+            .config
+            .check()
+            .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
         let app = self.router();
         let runs = self.state.runs.clone();
         axum::serve(

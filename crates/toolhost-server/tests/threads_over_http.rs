@@ -201,3 +201,62 @@ async fn threads_are_listed_newest_first_page_by_page_and_filtered() {
     unknown.problem(400);
     let _ = std::fs::remove_dir_all(project);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_all_threads_stream_shows_every_reachable_thread_and_resumes() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let assistant_only = server.token(
+        &[toolhost_server::auth::Scope::Read],
+        Some(vec!["assistant"]),
+    );
+    let mine = server
+        .create(&admin, json!({"agent": "assistant", "message": "Weather?"}))
+        .await;
+    let hidden = server
+        .create(
+            &admin,
+            json!({"agent": "cashier", "message": "Charge 5 EUR", "secrets": {"PAYMENT_API_KEY": "k-123456789"}}),
+        )
+        .await;
+    // The cashier's run pauses for approval; what it stored shows on the admin's stream below.
+    let mut all = server.events_all(&assistant_only, None).await;
+    let mut messages = Vec::new();
+    while messages.len() < 7 {
+        let e = all.next().await.unwrap();
+        if e.event == "message" {
+            messages.push(e);
+        }
+    }
+    assert!(
+        messages
+            .iter()
+            .all(|m| m.data["thread_id"] == mine.as_str()),
+        "only the reachable thread: {messages:#?}"
+    );
+    assert_eq!(messages[0].data["content"], "Weather?");
+    let last = messages[2].id.clone().unwrap();
+    drop(all);
+
+    let mut again = server.events_all(&assistant_only, Some(&last)).await;
+    let next = loop {
+        let e = again.next().await.unwrap();
+        if e.event == "message" {
+            break e;
+        }
+    };
+    assert_eq!(
+        next.data["seq"], messages[3].data["seq"],
+        "resumed right after {last}"
+    );
+
+    let mut everything = server.events_all(&admin, None).await;
+    let mut threads = std::collections::BTreeSet::new();
+    while threads.len() < 2 {
+        let e = everything.next().await.unwrap();
+        if e.event == "message" {
+            threads.insert(e.data["thread_id"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(threads.contains(&mine) && threads.contains(&hidden));
+}

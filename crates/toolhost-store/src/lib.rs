@@ -44,7 +44,7 @@ pub mod token;
 pub use async_store::{AsyncStore, PendingApply};
 pub use error::{StoreError, StoreResult};
 pub use lease::{Lease, LeaseClaim};
-pub use meta::{ArgumentRepair, EventKind, MessageMeta, Side};
+pub use meta::{ArgumentRepair, ArgumentsEditor, EventKind, MessageMeta, RanWith, Side};
 pub use model::*;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
 pub use token::ApiToken;
@@ -149,6 +149,14 @@ pub trait Store: Send + Sync {
 
     /// The thread's variable requests, in request order.
     fn variable_requests(&self, thread: &str) -> StoreResult<Vec<VariableRequest>>;
+
+    /// The messages of every thread after position `seq`, in order, at most `limit`, each with
+    /// its thread's id: for followers of all threads.
+    fn messages_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Message)>>;
+
+    /// The events of every thread after position `seq`, in order, at most `limit`, each with its
+    /// thread's id.
+    fn events_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Event)>>;
 
     /// The events after position `after`, in order.
     fn events(&self, thread: &str, after: i64) -> StoreResult<Vec<Event>>;

@@ -55,6 +55,36 @@ pub struct ArgumentRepair {
     pub notes: Vec<String>,
 }
 
+/// Who changed a call's arguments between the model's call and the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgumentsEditor {
+    /// The person (or handler) who approved the call gave other arguments.
+    Approval,
+    /// Input middleware changed them.
+    Middleware,
+}
+
+impl ArgumentsEditor {
+    /// How people read it: `edited at approval`, `changed by middleware`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ArgumentsEditor::Approval => "edited at approval",
+            ArgumentsEditor::Middleware => "changed by middleware",
+        }
+    }
+}
+
+/// The arguments a call ran with, on its result, when they are not the ones its call shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RanWith {
+    /// The arguments the tool ran with (validated, defaults applied).
+    pub arguments: Value,
+    /// Who changed them.
+    pub edited_by: ArgumentsEditor,
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -93,6 +123,9 @@ pub struct MessageMeta {
     /// A tool result: the whole result the tool returned (redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolResult>,
+    /// A tool result: the arguments the call ran with, when they differ from its call's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_with: Option<RanWith>,
     /// A result of a tool the provider ran while answering; stored for the record only.
     #[serde(default, skip_serializing_if = "is_false")]
     pub provider_run: bool,
@@ -119,17 +152,21 @@ pub enum EventKind {
     VariablesRequested,
     /// A request's conversation broke the tool-call ordering rules and was mended.
     HistoryRepaired,
+    /// A model's answer with calls arrived after the run was asked to stop; it was not stored
+    /// (none of its calls would have run) and the thread asks again when it is resumed.
+    ReplyDiscarded,
     /// An event a tool emitted; never one of the names above.
     Custom(String),
 }
 
 impl EventKind {
     /// The names of the engine's own events, which a tool may not emit.
-    pub const RESERVED: [&'static str; 4] = [
+    pub const RESERVED: [&'static str; 5] = [
         "approval_requested",
         "approval_decided",
         "variables_requested",
         "history_repaired",
+        "reply_discarded",
     ];
 
     /// The stored name.
@@ -139,6 +176,7 @@ impl EventKind {
             EventKind::ApprovalDecided => Self::RESERVED[1],
             EventKind::VariablesRequested => Self::RESERVED[2],
             EventKind::HistoryRepaired => Self::RESERVED[3],
+            EventKind::ReplyDiscarded => Self::RESERVED[4],
             EventKind::Custom(name) => name,
         }
     }
@@ -150,6 +188,7 @@ impl EventKind {
             "approval_decided" => EventKind::ApprovalDecided,
             "variables_requested" => EventKind::VariablesRequested,
             "history_repaired" => EventKind::HistoryRepaired,
+            "reply_discarded" => EventKind::ReplyDiscarded,
             other => EventKind::Custom(other.to_owned()),
         }
     }

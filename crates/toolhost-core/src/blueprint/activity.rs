@@ -1,5 +1,6 @@
 //! Activities registered through the library: the code behind explicit blueprint tools.
 
+use super::latent::LatentExecute;
 use super::{split_call, Binding, Blueprint, CallMeta};
 use crate::schema::{SchemaError, SchemaIssue};
 use crate::tool::any::{BoxFuture, Execute, ToolParts};
@@ -71,10 +72,11 @@ impl Activities {
         self.by_name.contains_key(name)
     }
 
-    /// Makes a tool of a blueprint: bound to its activity if there is one, latent otherwise.
-    /// Checks and compiles the schema the model will fill in. A blueprint whose `_activity`
-    /// names an activity that is not registered is refused (at `/properties/_activity`): it
-    /// would otherwise become a tool that can never run.
+    /// Makes a tool of a blueprint: bound to its activity if there is one, latent otherwise
+    /// (the model answers it in the call's `_output`, see [`super::latent`]). Checks and
+    /// compiles the schema the model will fill in. A blueprint whose `_activity` names an
+    /// activity that is not registered is refused (at `/properties/_activity`): it would
+    /// otherwise become a tool that can never run.
     pub fn bind(&self, blueprint: &Blueprint) -> Result<(AnyTool, Binding), SchemaError> {
         let binding = blueprint.binding(|name| self.contains(name));
         let execute: Option<Arc<dyn Execute>> = match &binding {
@@ -93,7 +95,8 @@ impl Activities {
                     })
                 }
             },
-            Binding::Latent => None,
+            // The model answers the call itself, in its `_output`.
+            Binding::Latent => Some(Arc::new(LatentExecute) as Arc<dyn Execute>),
         };
         let definition = ToolDefinition {
             name: blueprint.name.clone(),
@@ -103,7 +106,8 @@ impl Activities {
             execution_mode: blueprint.execution_mode,
             execution_provider: blueprint.execution_provider.clone(),
             variables: blueprint.variables.clone(),
-            idempotent: blueprint.idempotent,
+            // A latent call only hands back what the model wrote: giving it again is safe.
+            idempotent: blueprint.idempotent || binding == Binding::Latent,
         };
         let tool = AnyTool::register(ToolParts {
             definition,

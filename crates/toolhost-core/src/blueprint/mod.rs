@@ -16,6 +16,7 @@
 //! `executionProvider` and `idempotent`. They are not shown to the model.
 
 mod activity;
+mod latent;
 mod request;
 
 pub use activity::Activities;
@@ -394,15 +395,28 @@ impl Blueprint {
     }
 
     /// The schema the model fills in for a call: the arguments, `_reasoningForCall` when
-    /// declared, and `_output` for a latent tool only.
+    /// declared, and `_output` for a latent tool only, where it is required: it is the call's
+    /// result, which the model writes itself.
     pub fn model_parameters(&self, binding: &Binding) -> Value {
         let mut schema = self.arguments.clone();
+        let latent_output = match binding {
+            Binding::Latent => self.meta.output.as_ref(),
+            Binding::Explicit { .. } => None,
+        };
         if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
             if let Some(reasoning) = &self.meta.reasoning_for_call {
                 props.insert("_reasoningForCall".into(), reasoning.clone());
             }
-            if let (Binding::Latent, Some(output)) = (binding, &self.meta.output) {
+            if let Some(output) = latent_output {
                 props.insert("_output".into(), output.clone());
+            }
+        }
+        if let (Some(_), Some(root)) = (latent_output, schema.as_object_mut()) {
+            let required = root
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Some(names) = required.as_array_mut() {
+                names.push(Value::String("_output".into()));
             }
         }
         schema

@@ -286,9 +286,11 @@ impl AnyTool {
             (None, _) => {
                 return Err(CallFailure::NotExecutable {
                     tool: self.name().to_owned(),
-                    why: "it has no implementation (a latent tool is answered by the model)"
+                    // Latent blueprints have one (the model's `_output`); this is a tool
+                    // built without a handler, or bound to an activity nobody registered.
+                    why: "it has no implementation (no handler, or its activity is not registered)"
                         .to_owned(),
-                })
+                });
             }
             (Some(e), ExecutionMode::Local) => e,
         };

@@ -1,11 +1,17 @@
 //! Approvals: a call whose tool's policy asks for one runs only after a decision that is bound to
-//! the call id, the hash of its canonical arguments and the fingerprint of the tool definition.
+//! the call id, the hash of its canonical arguments and the fingerprint of the tool (its
+//! definition and, for a project tool, the process activity behind it; see [`super::fingerprint`]).
+//!
+//! The arguments a person is shown are the ones the decision is bound to: a decision is refused
+//! when they do not hash to the call's recorded hash (the stored request was changed), and a
+//! call whose arguments differ from the ones approved does not run.
 //!
 //! A decision comes from a handler the embedding program installed, from an "always" decision
 //! made earlier in the thread for the same tool, or from a person through
 //! [`Runtime::decide`]. With none of them the thread pauses durably at the call: the calls before
 //! it are done, the ones after it wait, and the request survives a restart.
 
+use super::fingerprint::fingerprint;
 use super::{Runtime, RuntimeError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -101,10 +107,17 @@ fn canonical(value: &Value, out: &mut String) {
     }
 }
 
-/// The fingerprint of a tool's definition: what the model was shown and what was validated.
+/// The fingerprint of a tool's definition alone: what the model was shown and what was
+/// validated. The runtime binds decisions on a project tool to the activity behind it as well.
 pub fn tool_fingerprint(tool: &AnyTool) -> String {
-    canonical_hash(&serde_json::to_value(tool.definition()).unwrap_or(Value::Null))
+    fingerprint(tool, None)
 }
+
+/// The result of a call whose tool changed while it waited for approval.
+pub const CHANGED_WHILE_WAITING: &str = "ToolCallError: this call was not run: the tool, the program behind it or the call's arguments changed while it waited for approval. Call it again if it is still needed.";
+
+/// The result of a call whose decision was made for other arguments or another tool.
+const DECIDED_FOR_OTHER: &str = "ToolCallError: this call was not run: its approval was given for other arguments or another definition of the tool (or program behind it) than it has now.";
 
 /// What the approval step decided for one call.
 pub(super) enum Gate {
@@ -114,11 +127,35 @@ pub(super) enum Gate {
     Rejected(String, Vec<Write>),
     /// Run with these arguments after storing these writes (a handler's or an "always" decision).
     RunAfter(Value, Vec<Write>),
+    /// Run with these arguments, which the decision gave in place of the call's, after storing
+    /// these writes (possibly none).
+    RunEdited(Value, Vec<Write>),
     /// No decision yet: the thread waits for this request.
     Wait(ApprovalRequest),
 }
 
 impl Runtime {
+    /// The fingerprint a decision on `tool` is bound to: its definition, and the process
+    /// activity behind it when a project file binds one (the files it names are read, off the
+    /// executor's threads).
+    async fn fingerprint_of(&self, tool: &AnyTool) -> String {
+        let activity = self
+            .bound
+            .get(tool.name())
+            .and_then(|name| self.defs.activities.get(name))
+            .cloned();
+        let Some(activity) = activity else {
+            return fingerprint(tool, None);
+        };
+        let (tool, root) = (tool.clone(), self.root.clone());
+        let blocking =
+            tokio::task::spawn_blocking(move || fingerprint(&tool, Some((&activity, &root))));
+        // A task that could not finish binds to nothing that matches: the call does not run.
+        blocking
+            .await
+            .unwrap_or_else(|e| format!("unavailable: {e}"))
+    }
+
     /// The approval step of one call with validated (and middleware-changed) arguments.
     pub(super) async fn gate(
         &self,
@@ -146,7 +183,7 @@ impl Runtime {
             call_id: call_id.to_owned(),
             tool: tool.name().to_owned(),
             args_hash: canonical_hash(&args),
-            tool_fingerprint: tool_fingerprint(tool),
+            tool_fingerprint: self.fingerprint_of(tool).await,
             reason: policy.reason(&ctx),
             reject_message: policy.reject_message(&ctx),
             arguments: args,
@@ -154,6 +191,30 @@ impl Runtime {
         let records = self.db.approvals(thread_id).await?;
         if let Some(record) = records.iter().find(|r| r.request.call_id == call_id) {
             return Ok(match &record.decision {
+                // The tool, the program behind it or the arguments changed while the call
+                // waited: what a person would approve is not what would run. The call is closed
+                // as not run, so the model can call again and a new request is made.
+                None if record.request.tool_fingerprint != request.tool_fingerprint
+                    || record.request.args_hash != request.args_hash =>
+                {
+                    let decision = ApprovalDecision {
+                        approved: false,
+                        always: false,
+                        message: Some(CHANGED_WHILE_WAITING.to_owned()),
+                        edited_arguments: None,
+                        decided_by: "toolhost".to_owned(),
+                        args_hash: record.request.args_hash.clone(),
+                        tool_fingerprint: record.request.tool_fingerprint.clone(),
+                    };
+                    let writes = vec![
+                        decided_event(&record.request, &decision),
+                        Write::DecideApproval {
+                            call_id: call_id.to_owned(),
+                            decision,
+                        },
+                    ];
+                    Gate::Rejected(CHANGED_WHILE_WAITING.to_owned(), writes)
+                }
                 None => Gate::Wait(record.request.clone()),
                 Some(decision) => self.apply_decision(tool, &request, decision, Vec::new()),
             });
@@ -204,10 +265,7 @@ impl Runtime {
         if decision.tool_fingerprint != current.tool_fingerprint
             || decision.args_hash != current.args_hash
         {
-            return Gate::Rejected(
-                "ToolCallError: this call was not run: its approval was given for other arguments or another definition of the tool than it has now.".to_owned(),
-                writes,
-            );
+            return Gate::Rejected(DECIDED_FOR_OTHER.to_owned(), writes);
         }
         if !decision.approved {
             let text = rejection_text(
@@ -220,6 +278,7 @@ impl Runtime {
         let args = match &decision.edited_arguments {
             None => current.arguments.clone(),
             Some(edited) => match tool.validate(edited.clone()) {
+                Ok(valid) if valid != current.arguments => return Gate::RunEdited(valid, writes),
                 Ok(valid) => valid,
                 Err(failure) => {
                     return Gate::Rejected(
@@ -248,6 +307,15 @@ impl Runtime {
         call_id: &str,
         verdict: Verdict,
     ) -> Result<ApprovalRecord, RuntimeError> {
+        // What a person types is stored like everything else: a secret pasted into a denial's
+        // message or into edited arguments is kept (and run) as its marker, never in clear.
+        let redactor = self.thread_redactor(thread_id).await?;
+        let verdict = Verdict {
+            message: verdict.message.map(|m| redactor.text(&m)),
+            edited_arguments: verdict.edited_arguments.map(|a| redactor.json(a)),
+            decided_by: redactor.text(&verdict.decided_by),
+            ..verdict
+        };
         let records = self.db.approvals(thread_id).await?;
         let refused = |reason: String| {
             RuntimeError::Store(StoreError::DecisionRefused {
@@ -272,10 +340,23 @@ impl Runtime {
                 refused(format!("the edited arguments are invalid: {failure}"))
             })?;
         }
+        // What the person was shown must be what the call waits with: a stored request whose
+        // arguments no longer hash to its recorded hash was changed after it was made.
+        if canonical_hash(&record.request.arguments) != record.request.args_hash {
+            return Err(refused(
+                "the arguments shown for approval are not the ones the call waits with (they do not match the hash recorded with the call); nothing was decided and nothing runs".to_owned(),
+            ));
+        }
         let current = ApprovalRequest {
-            tool_fingerprint: tool_fingerprint(tool),
+            tool_fingerprint: self.fingerprint_of(tool).await,
             ..record.request.clone()
         };
+        if current.tool_fingerprint != record.request.tool_fingerprint {
+            return Err(refused(format!(
+                "tool \"{}\" or the program behind it (its activity's command, arguments, environment or files) changed since the call asked for approval; nothing was decided. Resume without a decision: the call is answered as not run and the model may call again",
+                record.request.tool
+            )));
+        }
         let decision = decision_for(&current, verdict);
         self.db
             .apply(

@@ -7,10 +7,12 @@
 //! runnable calls of a reply run together, at most [`PARALLEL_CAP`] at a time, and their
 //! results are still stored in call order.
 
+use super::content::checked_content;
 use super::middleware::{CallInfo, Pipeline};
 use super::outcome::Waiting;
+use super::outcome::NOT_RUN_STOPPED;
 use super::ownership::OwnerId;
-use super::plan::{after_gate, check_call, intent_of, CallFacts, Checked, Plan};
+use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::{result_message, stored_result};
 use super::redaction::result_writes;
 use super::state::ThreadState;
@@ -21,7 +23,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{CallState, Message, ToolCallRecord, Write};
+use toolhost_store::{CallState, Message, RanWith, ToolCallRecord, Write};
 
 /// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
 /// and hooks that apply to it.
@@ -62,15 +64,27 @@ impl Runtime {
         let input = |args: Value| offer.pipeline.input(&info, args);
         let middleware: Option<&dyn Fn(Value) -> Value> =
             (!offer.pipeline.is_empty()).then_some(&input);
-        let (tool, args, env) =
+        let (tool, args, env, changed) =
             match check_call(call, &offer.tools, facts, state.variables(), middleware) {
                 Checked::Decided(plan) => return Ok(plan),
-                Checked::ToGate { tool, args, env } => (tool, args, env),
+                Checked::ToGate {
+                    tool,
+                    args,
+                    env,
+                    changed,
+                } => (tool, args, env, changed),
             };
         let gate = self
             .gate(thread_id, state.agent(), &call.id, &tool, args)
             .await?;
-        Ok(after_gate(call, journaled.is_some(), gate, tool, env))
+        Ok(after_gate(
+            call,
+            journaled.is_some(),
+            gate,
+            tool,
+            env,
+            changed,
+        ))
     }
 
     /// Gives the calls in `calls` their results, in order, and returns the result messages in
@@ -103,12 +117,13 @@ impl Runtime {
                         args,
                         before,
                         env,
+                        ran_with,
                     } => {
                         if !before.is_empty() {
                             self.commit(thread_id, owner, before).await?;
                         }
                         let ctx = context(state, abort, &call.id, env);
-                        let end = CallEnd::new(state, offer, &call);
+                        let end = CallEnd::new(state, offer, &call, ran_with);
                         execute(tool, args, call, ctx, end).await
                     }
                 };
@@ -149,12 +164,21 @@ impl Runtime {
             match plan {
                 Plan::Answered(writes) => results.push(Some(writes)),
                 Plan::Wait(_) => results.push(None),
+                // A stop raised while earlier calls ran: the ones that did not start stay so.
+                Plan::Run { .. } if abort.is_aborted() => {
+                    let stopped = ToolResult::error(NOT_RUN_STOPPED);
+                    results.push(Some(answer_writes(&call, true, &stopped)));
+                }
                 Plan::Run {
-                    tool, args, env, ..
+                    tool,
+                    args,
+                    env,
+                    ran_with,
+                    ..
                 } => {
                     results.push(None);
                     let ctx = context(state, abort, &call.id, env);
-                    let end = CallEnd::new(state, offer, &call);
+                    let end = CallEnd::new(state, offer, &call, ran_with);
                     running.push((
                         i,
                         call.clone(),
@@ -244,20 +268,29 @@ struct CallEnd {
     info: CallInfo,
     pipeline: Arc<Pipeline>,
     redactor: Arc<Redactor>,
+    /// The arguments the call runs with, when they are not the ones its call shows.
+    ran_with: Option<RanWith>,
 }
 
 impl CallEnd {
-    fn new(state: &ThreadState, offer: &Offer, call: &ToolCallRecord) -> Self {
+    fn new(
+        state: &ThreadState,
+        offer: &Offer,
+        call: &ToolCallRecord,
+        ran_with: Option<RanWith>,
+    ) -> Self {
         Self {
             info: call_info(state, offer, call),
             pipeline: offer.pipeline.clone(),
             redactor: state.redactor().clone(),
+            ran_with,
         }
     }
 }
 
-/// Runs a validated call and returns the writes that store its result and attachments; any
-/// secret value in the result is redacted before it is stored.
+/// Runs a validated call and returns the writes that store its result and attachments; a result
+/// whose content blocks an API would refuse becomes an error naming the block, and any secret
+/// value in the result is redacted before it is stored.
 async fn execute(
     tool: AnyTool,
     args: Value,
@@ -285,7 +318,9 @@ async fn execute(
     } else {
         end.pipeline.output(&end.info, result, &end.redactor)
     };
-    result_writes(call, result, &end.redactor)
+    // What the model will be sent on every later request must be something an API accepts.
+    let result = checked_content(result);
+    result_writes(call, result, &end.redactor, end.ran_with)
 }
 
 /// The writes of a spawned call; a task that failed still gives its call an error result.

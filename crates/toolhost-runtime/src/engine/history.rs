@@ -8,7 +8,8 @@
 //! results are not shown.
 //!
 //! A call whose arguments the runtime mended (see [`super::repair`]) has the repair notes put in
-//! front of its result, so the model learns what was read into its call. A tool message carries
+//! front of its result, so the model learns what was read into its call; a call that ran with
+//! arguments edited at approval (or changed by middleware) has a line saying what it ran with. A tool message carries
 //! its error status, and an assistant message the API's continuity data, back to the adapter.
 
 use super::repair::repair_notice;
@@ -80,7 +81,15 @@ impl ChatView {
                     .tool_call_id
                     .as_ref()
                     .and_then(|id| self.repaired.remove(id));
-                if let Some(notice) = notice {
+                // The model learns what its call ran with when a person or middleware changed it.
+                let edited = m.metadata.ran_with.as_ref().map(|r| {
+                    format!(
+                        "[the call ran with arguments {}: {}]",
+                        r.edited_by.describe(),
+                        r.arguments
+                    )
+                });
+                for notice in [edited, notice].into_iter().flatten() {
                     let text = message.content.unwrap_or_default();
                     message.content = Some(format!("{notice}\n{text}"));
                 }

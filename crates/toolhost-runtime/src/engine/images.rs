@@ -6,12 +6,13 @@
 //! model gets them: as images where its API takes images in tool results, as a placeholder line
 //! where it does not. The stored attachment is kept either way.
 //!
-//! Only what every API with image input takes is sent: PNG, JPEG, GIF and WebP, at most
-//! [`MAX_IMAGE_BASE64`] characters of base64 each (judged by the file's stored size, not the
-//! size a tool claims), and at most [`MAX_IMAGES_PER_REQUEST`] per request, the most recent
-//! ones. An image left out is named in a line of text instead, so one image an API would refuse
+//! Only what every API with image input takes is sent: PNG, JPEG, GIF and WebP whose bytes are
+//! of the type they claim, at most [`MAX_IMAGE_BASE64`] characters of base64 each (judged by
+//! the file's stored size, not the size a tool claims), and at most [`MAX_IMAGES_PER_REQUEST`]
+//! per request, the most recent ones. An image left out is named in a line of text instead, so one image an API would refuse
 //! cannot make every later request of the thread fail.
 
+use super::content::{check_image, signature_matches, MAX_IMAGE_BASE64, SENDABLE};
 use base64::Engine;
 use std::collections::VecDeque;
 use toolhost_core::{Attachment, ToolContent};
@@ -19,15 +20,8 @@ use toolhost_providers::{ChatMessage, ImageAttachment};
 use toolhost_store::path::normalize;
 use toolhost_store::{AsyncStore, Message, Role};
 
-/// The longest base64 text of one image sent to a model (Anthropic's limit is 5 MB per image,
-/// counted on the encoded text); a larger image stays a stored file the model is told about.
-pub const MAX_IMAGE_BASE64: usize = 5_000_000;
-
 /// The most images one request carries; older ones are replaced by a line naming them.
 pub const MAX_IMAGES_PER_REQUEST: usize = 20;
-
-/// The image types every adapter's API accepts.
-const SENDABLE: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// Whether an image of this type and base64 length can be sent.
 fn sendable(mime_type: &str, base64_len: usize) -> bool {
@@ -157,14 +151,14 @@ pub(super) async fn images_of(store: &AsyncStore, thread: &str, m: &Message) -> 
     });
     for (k, (data, mime_type)) in inline.enumerate() {
         let name = format!("image {}", k + 1);
-        if sendable(mime_type, data.len()) {
-            images.push(ImageAttachment {
+        // Checked when the result arrived; checked again here for results stored before.
+        match check_image(mime_type, data) {
+            Ok(()) => images.push(ImageAttachment {
                 name,
                 mime_type: mime_type.clone(),
                 data_base64: data.clone(),
-            });
-        } else {
-            notes.push(left_out(&name, &why_not(mime_type)));
+            }),
+            Err(fault) => notes.push(left_out(&name, &format!("the image {fault}"))),
         }
     }
     for attachment in &result.attachments {
@@ -195,6 +189,14 @@ pub(super) async fn images_of(store: &AsyncStore, thread: &str, m: &Message) -> 
             None => None,
         };
         match bytes {
+            // A file whose bytes are not the type it claims would be refused by the API.
+            Some(bytes) if !signature_matches(&file.mime_type, &bytes) => notes.push(left_out(
+                &file.name,
+                &format!(
+                    "its bytes are not of the type it claims ({})",
+                    file.mime_type
+                ),
+            )),
             Some(bytes) => images.push(ImageAttachment {
                 name: file.name.clone(),
                 mime_type: file.mime_type.clone(),

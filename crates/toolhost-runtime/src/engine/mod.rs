@@ -11,12 +11,15 @@
 //!   taken effect;
 //! - a call that was never journaled never started, and runs now.
 
+mod answer;
 mod approvals;
 mod attachments;
 mod calls;
+mod content;
 mod context;
 mod decide;
 mod factory;
+mod fingerprint;
 mod history;
 mod images;
 mod live;
@@ -37,10 +40,14 @@ mod state;
 mod thread_vars;
 mod turns;
 
-pub use approvals::{canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture};
+pub use approvals::{
+    canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture,
+    CHANGED_WHILE_WAITING,
+};
 pub use calls::PARALLEL_CAP;
+pub use content::MAX_IMAGE_BASE64;
 pub use factory::ModelFactory;
-pub use images::{MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BASE64};
+pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
@@ -114,6 +121,17 @@ pub enum RuntimeError {
     /// The model failed to answer.
     #[error("the model failed: {0}")]
     ModelFailed(#[from] ModelError),
+    /// Every answer the model gave within its attempt bound was malformed (see AN-8); none was
+    /// stored and none of their calls ran.
+    #[error("model {model} answered with malformed output {attempts} time(s) in a row, so the run stopped and the thread is marked failed: {reason}")]
+    MalformedAnswer {
+        /// The model.
+        model: String,
+        /// How many answers were refused.
+        attempts: u32,
+        /// What was wrong with the last one.
+        reason: String,
+    },
     /// Another run owns the thread; nothing of it was read or changed. What was given with the
     /// request (a queued message, a decision, variables) is stored and the owner picks it up.
     #[error("thread {thread} is running elsewhere: {}", describe_owner(lease))]
@@ -187,6 +205,8 @@ pub struct Runtime {
     hooks: Vec<Arc<dyn ToolHooks>>,
     /// Live events (streamed answers) of every thread this runtime runs.
     live: tokio::sync::broadcast::Sender<LiveEvent>,
+    /// The process activity each project tool is bound to, by tool name (for approvals).
+    bound: HashMap<String, String>,
 }
 
 impl Runtime {
@@ -223,6 +243,16 @@ impl Runtime {
             Err(ProjectError::NoToolsFolder { .. }) => Default::default(),
             other => other?,
         };
+        let bound: HashMap<String, String> = project_tools
+            .tools
+            .iter()
+            .filter_map(|t| match &t.binding {
+                Binding::Explicit { activity } => {
+                    Some((t.tool.name().to_owned(), activity.clone()))
+                }
+                Binding::Latent => None,
+            })
+            .collect();
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
@@ -311,6 +341,7 @@ impl Runtime {
             middleware: Vec::new(),
             hooks: Vec::new(),
             live: live::channel(),
+            bound,
         })
     }
 
@@ -403,6 +434,8 @@ impl Runtime {
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
         self.files.remove(tool.name());
+        // The Rust tool replaces a project tool of the same name, and the activity behind it.
+        self.bound.remove(tool.name());
         self.tools.add(tool);
     }
 

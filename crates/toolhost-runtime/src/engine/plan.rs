@@ -13,7 +13,7 @@ use crate::variables::Resolved;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use toolhost_core::{parse_tool_args, AnyTool, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{CallIntent, CallState, ToolCallRecord, Write};
+use toolhost_store::{ArgumentsEditor, CallIntent, CallState, RanWith, ToolCallRecord, Write};
 
 /// What a pending call needs next.
 pub(super) enum Plan {
@@ -26,6 +26,8 @@ pub(super) enum Plan {
         args: Value,
         before: Vec<Write>,
         env: BTreeMap<String, String>,
+        /// The arguments it runs with, when they are not the ones its call shows.
+        ran_with: Option<RanWith>,
     },
     /// Waits for a person: a decision on its approval, or variables it needs.
     Wait(Waiting),
@@ -52,6 +54,8 @@ pub(super) enum Checked {
         tool: AnyTool,
         args: Value,
         env: BTreeMap<String, String>,
+        /// Input middleware changed the arguments.
+        changed: bool,
     },
 }
 
@@ -96,10 +100,13 @@ pub(super) fn check_call(
         Err(e) => return answered(e.into_result()),
     };
     // Input middleware may change the arguments; what it returns is validated again.
-    let args = match input {
-        None => args,
-        Some(middleware) => match tool.validate(middleware(args)) {
-            Ok(valid) => valid,
+    let (args, changed) = match input {
+        None => (args, false),
+        Some(middleware) => match tool.validate(middleware(args.clone())) {
+            Ok(valid) => {
+                let changed = valid != args;
+                (valid, changed)
+            }
             Err(failure) => {
                 let e = ToolSetError::Call {
                     tool_name: call.name.clone(),
@@ -129,20 +136,29 @@ pub(super) fn check_call(
         .iter()
         .filter_map(|d| Some((d.name.clone(), variables.get(&d.name)?.to_owned())))
         .collect();
-    Checked::ToGate { tool, args, env }
+    Checked::ToGate {
+        tool,
+        args,
+        env,
+        changed,
+    }
 }
 
 /// The plan once the approval gate has spoken.
+/// `changed` says that input middleware changed the call's arguments.
 pub(super) fn after_gate(
     call: &ToolCallRecord,
     journaled: bool,
     gate: Gate,
     tool: AnyTool,
     env: BTreeMap<String, String>,
+    changed: bool,
 ) -> Plan {
-    let (args, mut before) = match gate {
-        Gate::Run(args) => (args, Vec::new()),
-        Gate::RunAfter(args, writes) => (args, writes),
+    let middleware = changed.then_some(ArgumentsEditor::Middleware);
+    let (args, mut before, edited_by) = match gate {
+        Gate::Run(args) => (args, Vec::new(), middleware),
+        Gate::RunAfter(args, writes) => (args, writes, middleware),
+        Gate::RunEdited(args, writes) => (args, writes, Some(ArgumentsEditor::Approval)),
         Gate::Rejected(text, writes) => {
             let result = ToolResult::error(text);
             let answer = answer_writes(call, journaled, &result);
@@ -150,15 +166,25 @@ pub(super) fn after_gate(
         }
         Gate::Wait(request) => return Plan::Wait(Waiting::Approval(request)),
     };
-    // Idempotent (or, in a race, already completed elsewhere): run with the same key.
+    let ran_with = edited_by.map(|edited_by| RanWith {
+        arguments: args.clone(),
+        edited_by,
+    });
+    // Idempotent (or, in a race, already completed elsewhere): run with the same key. The
+    // journal records the arguments the call runs with.
     if !journaled {
-        before.push(intent_of(call));
+        let mut intent = intent_of(call);
+        if let (Write::RecordIntent(i), Some(ran)) = (&mut intent, &ran_with) {
+            i.arguments = ran.arguments.to_string();
+        }
+        before.push(intent);
     }
     Plan::Run {
         tool,
         args,
         before,
         env,
+        ran_with,
     }
 }
 
@@ -176,8 +202,13 @@ fn answer(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Plan {
     Plan::Answered(answer_writes(call, journaled, result))
 }
 
-/// The writes that give a call its result without running it.
-fn answer_writes(call: &ToolCallRecord, journaled: bool, result: &ToolResult) -> Vec<Write> {
+/// The writes that give a call its result without running it (its intent first, unless it is
+/// `journaled`).
+pub(super) fn answer_writes(
+    call: &ToolCallRecord,
+    journaled: bool,
+    result: &ToolResult,
+) -> Vec<Write> {
     let mut writes = Vec::new();
     if !journaled {
         writes.push(intent_of(call));

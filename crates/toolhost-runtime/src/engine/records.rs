@@ -6,7 +6,8 @@ use super::turns::Position;
 use super::RuntimeError;
 use toolhost_core::ToolResult;
 use toolhost_store::{
-    Applied, Message, MessageMeta, NewMessage, QueueItem, Role, StoreError, ToolCallRecord,
+    Applied, EventKind, Message, MessageMeta, NewMessage, QueueItem, Role, StoreError,
+    ToolCallRecord, Write,
 };
 
 /// The one message a result batch stores.
@@ -59,4 +60,27 @@ pub(super) fn result_message(tool: &str, result: &ToolResult) -> NewMessage {
         },
         ..NewMessage::default()
     }
+}
+
+/// The event that records a reply the run does not keep because it was asked to stop while the
+/// model answered: none of its calls would run, and a reply stored with calls that never get a
+/// real result would read as cut off. `None` when the reply makes no calls (it is kept: there is
+/// nothing to answer). The reply's writes are the ones [`super::reply`] made.
+pub(super) fn discarded_reply(writes: &[Write]) -> Option<Write> {
+    let reply = writes.iter().find_map(|w| match w {
+        Write::AppendMessage(m) if m.role == Some(Role::Assistant) => Some(m),
+        _ => None,
+    })?;
+    if reply.tool_calls.is_empty() {
+        return None;
+    }
+    let tools: Vec<&str> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
+    Some(Write::Event {
+        kind: EventKind::ReplyDiscarded,
+        data: serde_json::json!({
+            "model": reply.metadata.model,
+            "tools": tools,
+            "reason": "the run was asked to stop while the model answered; the thread asks again when it is resumed",
+        }),
+    })
 }

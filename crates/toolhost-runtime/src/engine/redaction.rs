@@ -12,13 +12,14 @@ use super::records::result_message;
 use crate::variables::Redactor;
 use base64::Engine as _;
 use toolhost_core::{ToolContent, ToolResult};
-use toolhost_store::{new_id, NewMessage, ToolCallRecord, Write};
+use toolhost_store::{new_id, NewMessage, RanWith, ToolCallRecord, Write};
 
 /// The writes that store `result` as the result of `call`, with no secret left in them.
 pub(super) fn result_writes(
     call: ToolCallRecord,
     result: ToolResult,
     redactor: &Redactor,
+    ran_with: Option<RanWith>,
 ) -> Vec<Write> {
     let result = match secret_image(&result, redactor) {
         Some(why) => refused(&result, &why),
@@ -28,7 +29,11 @@ pub(super) fn result_writes(
     let (result, mut writes) = store_attachments(&call.id, &message_id, result, redactor);
     let mut message = result_message(&call.name, &result);
     message.id = Some(message_id);
+    message.metadata.ran_with = ran_with;
     if !redactor.is_empty() {
+        if let Some(ran_with) = &mut message.metadata.ran_with {
+            ran_with.arguments = redactor.json(ran_with.arguments.take());
+        }
         message.content = message.content.map(|t| redactor.text(&t));
         message.metadata.result = message
             .metadata

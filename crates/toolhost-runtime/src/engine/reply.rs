@@ -13,6 +13,7 @@
 //! says it may not have run, never with an invented success; a result without a call is left
 //! out. A repair is stored as a `history_repaired` event, once while the same fault stays.
 
+use super::answer::malformed;
 use super::calls::Offer;
 use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent, LiveKind, LiveRedaction};
 use super::ownership::OwnerId;
@@ -25,6 +26,7 @@ use crate::variables::Redactor;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
+use toolhost_core::tool::AbortSignal;
 use toolhost_providers::{
     check_history, FinishReason, HistoryRepair, ModelRequest, ModelResponse, ProviderToolResult,
     StreamDelta,
@@ -35,7 +37,10 @@ use toolhost_store::{
 
 impl Runtime {
     /// Asks the side's model with its request (after the offer's request middleware) and
-    /// returns the writes that store its reply. A model failure marks the thread failed.
+    /// returns the writes that store its reply. A malformed answer (see [`super::answer`]) is
+    /// refused and the request sent again, within the model's attempt bound, unless the run was
+    /// stopped meanwhile (then there are no writes). A model failure, or malformed answers to
+    /// the last attempt, mark the thread failed.
     pub(super) async fn ask(
         &self,
         thread_id: &str,
@@ -43,6 +48,7 @@ impl Runtime {
         position: &Position,
         owner: &OwnerId,
         redactor: &Redactor,
+        abort: &AbortSignal,
     ) -> Result<Vec<Write>, RuntimeError> {
         let changed = run.offer.pipeline.request(&run.request);
         // The runtime's own request only grows, so what passed before is not checked again; a
@@ -68,14 +74,46 @@ impl Runtime {
             LiveKind::AnswerStarted,
             json!({"model": model.name()}),
         );
-        let answer = model.complete_streaming(request, &sink).await;
+        let attempts = model.max_attempts().max(1);
+        let mut attempt = 1;
+        let outcome = loop {
+            let response = match model.complete_streaming(request, &sink).await {
+                Ok(r) => offer.pipeline.response(r),
+                Err(e) => break Err(RuntimeError::from(e)),
+            };
+            // A malformed answer is neither stored nor run: the same request goes again.
+            let Some(reason) = malformed(&response) else {
+                break Ok(Some(response));
+            };
+            tracing::warn!(thread = thread_id, model = model.name(), attempt, %reason, "malformed answer refused");
+            // A stop between attempts ends them: no answer is kept (no writes).
+            if abort.is_aborted() {
+                break Ok(None);
+            }
+            if attempt >= attempts {
+                break Err(RuntimeError::MalformedAnswer {
+                    model: model.name().to_owned(),
+                    attempts: attempt,
+                    reason,
+                });
+            }
+            attempt += 1;
+            sink(StreamDelta::Restarted {
+                attempt,
+                reason: format!("the answer was malformed: {reason}"),
+            });
+        };
         for rest in redaction.flush() {
             let (kind, data) = delta_event(&ids, rest);
             publish(&self.live, thread_id, kind, data);
         }
         publish(&self.live, thread_id, LiveKind::AnswerEnded, json!({}));
-        let response = match answer {
-            Ok(r) => offer.pipeline.response(r),
+        match outcome {
+            Ok(Some(response)) => {
+                let writes = reply_writes(model.name(), response, offer, &ids, position);
+                Ok(redacted_reply(redactor, writes))
+            }
+            Ok(None) => Ok(Vec::new()),
             Err(e) => {
                 self.commit(
                     thread_id,
@@ -83,11 +121,9 @@ impl Runtime {
                     vec![Write::SetStatus(ThreadStatus::Failed)],
                 )
                 .await?;
-                return Err(e.into());
+                Err(e)
             }
-        };
-        let writes = reply_writes(model.name(), response, offer, &ids, position);
-        Ok(redacted_reply(redactor, writes))
+        }
     }
 
     /// The request with its conversation from `from` on mended to follow the tool-call

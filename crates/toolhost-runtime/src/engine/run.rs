@@ -10,7 +10,7 @@ use super::images::{images_of, ImageBudget, Shown};
 use super::middleware::Pipeline;
 use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
-use super::records::queued_message;
+use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
 use super::state::ThreadState;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
@@ -384,8 +384,27 @@ impl Runtime {
             );
             let at = index_of(&sides, position.side);
             let mut writes = self
-                .ask(thread_id, &mut sides[at], &position, owner, &redactor)
+                .ask(
+                    thread_id,
+                    &mut sides[at],
+                    &position,
+                    owner,
+                    &redactor,
+                    abort,
+                )
                 .await?;
+            // Stopped while the model answered: a reply whose calls would only be answered
+            // "not run" is not stored (an event says so), nor is there one when the stop came
+            // between refused answers; the thread asks again when resumed.
+            if abort.is_aborted() {
+                let discarded = discarded_reply(&writes);
+                if writes.is_empty() || discarded.is_some() {
+                    tracing::info!(thread = thread_id, "stopped: no answer is kept");
+                    self.commit(thread_id, owner, discarded.into_iter().collect())
+                        .await?;
+                    return self.finish(thread_id, owner, StopReason::Stopped).await;
+                }
+            }
             let intents = writes
                 .iter()
                 .find_map(|w| match w {

@@ -1,11 +1,14 @@
-//! `GET /v1/threads/{id}/events`: a thread as server-sent events.
+//! Server-sent events: one thread (`GET /v1/threads/{id}/events`) or every thread the token
+//! may reach (`GET /v1/events`).
 //!
 //! What is stored comes first and carries an id: each message (`event: message`) and each
 //! stored event (`event: event`, with its `kind`) gets `id: m<message seq>.e<event seq>`, the
-//! position after it. A client that reconnects with `Last-Event-ID` gets exactly what was stored
-//! after that position. The thread's status (`event: status`) is sent on connect and when it
-//! changes; the live pieces of an answer (`text_delta`, `tool_call_started`, …) and the end of a
-//! run of this node (`run_ended`) carry no id: they are progress, not history.
+//! position after it (positions are the store's, shared by all threads). A client that
+//! reconnects with `Last-Event-ID` gets exactly what was stored after that position. A thread's
+//! status (`event: status`) is sent when it changes; the live pieces of an answer
+//! (`text_delta`, `tool_call_started`, …) and the end of a run of this node (`run_ended`) carry
+//! no id: they are progress, not history. On the all-threads stream every item's data says its
+//! `thread_id`.
 //!
 //! The store is read again every poll interval (so what other processes or nodes store shows
 //! up) and at once when a run of this node ends or an answer of its model is complete. A client
@@ -21,14 +24,18 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
-use serde_json::json;
-use std::collections::VecDeque;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::time::Instant;
 use toolhost_runtime::engine::{LiveEvent, LiveKind};
-use toolhost_store::{AsyncStore, ThreadStatus};
+use toolhost_store::{AsyncStore, StoreError, ThreadStatus};
+
+/// How many stored items one read of the all-threads stream takes; more are read at once after.
+const BATCH: usize = 500;
 
 /// Where a stream is in what is stored: the last message and the last event sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,9 +57,21 @@ impl Position {
             event: e.parse().ok().filter(|n: &i64| *n >= 0)?,
         })
     }
+
+    fn from_headers(headers: &HeaderMap) -> Result<Self, Problem> {
+        match headers.get("last-event-id") {
+            None => Ok(Self::default()),
+            Some(value) => value.to_str().ok().and_then(Self::parse).ok_or_else(|| {
+                Problem::bad_request(
+                    "Last-Event-ID is not an id this server sent (`m<number>.e<number>`)",
+                )
+            }),
+        }
+    }
 }
 
-pub(super) async fn stream(
+/// `GET /v1/threads/{id}/events`.
+pub(super) async fn thread(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -60,47 +79,52 @@ pub(super) async fn stream(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
     caller.require(Scope::Read)?;
     reachable_thread(&state, &caller, &id).await?;
-    let position = match headers.get("last-event-id") {
-        None => Position::default(),
-        Some(value) => value
-            .to_str()
-            .ok()
-            .and_then(Position::parse)
-            .ok_or_else(|| {
-                Problem::bad_request(
-                    "Last-Event-ID is not an id this server sent (`m<number>.e<number>`)",
-                )
-            })?,
-    };
-    let follower = Follower {
-        thread: id,
-        db: state.db.clone(),
-        live: state.runtime.subscribe(),
-        ended: state.runs.subscribe(),
-        poll: state.config.poll_interval,
-        position,
-        status: None,
-        queue: VecDeque::new(),
-        refill: true,
-        next_poll: Instant::now(),
-        done: false,
-    };
+    let position = Position::from_headers(&headers)?;
+    Ok(sse(
+        &state,
+        Follower::new(&state, Watched::One(id), caller, position),
+    ))
+}
+
+/// `GET /v1/events`.
+pub(super) async fn all(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
+    caller.require(Scope::Read)?;
+    let position = Position::from_headers(&headers)?;
+    Ok(sse(
+        &state,
+        Follower::new(&state, Watched::All, caller, position),
+    ))
+}
+
+fn sse(state: &AppState, follower: Follower) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let events = stream::unfold(follower, |mut f| async move {
         let event = f.next().await?;
         Some((Ok(event), f))
     });
-    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(state.config.keep_alive)))
+    Sse::new(events).keep_alive(KeepAlive::new().interval(state.config.keep_alive))
 }
 
-/// One client's view of one thread.
+/// What a stream follows.
+enum Watched {
+    One(String),
+    All,
+}
+
+/// One client's view of one thread or of all it may reach.
 struct Follower {
-    thread: String,
+    watched: Watched,
+    caller: Caller,
     db: AsyncStore,
     live: broadcast::Receiver<LiveEvent>,
     ended: broadcast::Receiver<RunEnded>,
     poll: Duration,
     position: Position,
-    status: Option<ThreadStatus>,
+    /// The last status sent per thread, and whether the caller may reach it.
+    threads: HashMap<String, (bool, Option<ThreadStatus>)>,
     queue: VecDeque<Event>,
     /// Read the store before waiting again.
     refill: bool,
@@ -110,6 +134,23 @@ struct Follower {
 }
 
 impl Follower {
+    fn new(state: &AppState, watched: Watched, caller: Caller, position: Position) -> Self {
+        Self {
+            watched,
+            caller,
+            db: state.db.clone(),
+            live: state.runtime.subscribe(),
+            ended: state.runs.subscribe(),
+            poll: state.config.poll_interval,
+            position,
+            threads: HashMap::new(),
+            queue: VecDeque::new(),
+            refill: true,
+            next_poll: Instant::now(),
+            done: false,
+        }
+    }
+
     async fn next(&mut self) -> Option<Event> {
         loop {
             if let Some(event) = self.queue.pop_front() {
@@ -122,7 +163,7 @@ impl Follower {
                 self.refill = false;
                 self.next_poll = Instant::now() + self.poll;
                 if let Err(e) = self.read_store().await {
-                    tracing::warn!(thread = %self.thread, error = %e, "an event stream could not read the store");
+                    tracing::warn!(error = %e, "an event stream could not read the store");
                     self.queue.push_back(error_event(&e.to_string()));
                     self.done = true;
                 }
@@ -130,15 +171,7 @@ impl Follower {
             }
             tokio::select! {
                 live = self.live.recv() => match live {
-                    Ok(event) if event.thread_id == self.thread => {
-                        if matches!(event.kind, LiveKind::AnswerEnded) {
-                            self.refill = true;
-                        }
-                        if let Ok(e) = Event::default().event(live_name(event.kind)).json_data(&event.data) {
-                            self.queue.push_back(e);
-                        }
-                    }
-                    Ok(_) => {}
+                    Ok(event) => self.take_live(event).await,
                     Err(RecvError::Lagged(missed)) => {
                         self.queue.push_back(error_event(&format!(
                             "this stream fell {missed} live events behind and is closed; reconnect with the last id to get everything stored"
@@ -148,49 +181,149 @@ impl Follower {
                     // The runtime is gone: what is stored still shows up by polling.
                     Err(RecvError::Closed) => self.live = broadcast::channel(1).1,
                 },
-                ended = self.ended.recv() => match ended {
-                    Ok(run) if run.thread == self.thread => {
-                        self.refill = true;
-                        // After what the run stored, so a client sees its last message first.
-                        self.read_store().await.ok();
-                        if let Ok(e) = Event::default().event("run_ended").json_data(&run.data) {
-                            self.queue.push_back(e);
+                ended = self.ended.recv() => {
+                    if let Ok(run) = ended {
+                        if self.follows(&run.thread).await {
+                            // After what the run stored, so a client sees its last message first.
+                            let _ = self.read_store().await;
+                            let data = self.wrap(&run.thread, run.data);
+                            self.push("run_ended", &data, false);
                         }
                     }
-                    _ => {}
                 },
                 _ = tokio::time::sleep_until(self.next_poll) => {}
             }
         }
     }
 
-    /// Queues what was stored after the position, and the status when it changed.
-    async fn read_store(&mut self) -> Result<(), toolhost_store::StoreError> {
-        let thread = self.thread.clone();
-        let after = self.position.message;
-        let messages = self
-            .db
-            .run_blocking(move |s| s.messages_after(&thread, after))
-            .await?;
-        for message in messages {
+    async fn take_live(&mut self, event: LiveEvent) {
+        if !self.follows(&event.thread_id).await {
+            return;
+        }
+        if matches!(event.kind, LiveKind::AnswerEnded) {
+            self.refill = true;
+        }
+        let data = self.wrap(&event.thread_id, event.data);
+        self.push(live_name(event.kind), &data, false);
+    }
+
+    /// Whether this stream shows `thread`: the one it follows, or one the caller may reach.
+    async fn follows(&mut self, thread: &str) -> bool {
+        match &self.watched {
+            Watched::One(id) => id == thread,
+            Watched::All => self.reachable(thread).await,
+        }
+    }
+
+    async fn reachable(&mut self, thread: &str) -> bool {
+        if let Some((reach, _)) = self.threads.get(thread) {
+            return *reach;
+        }
+        let reach = match self.db.thread(thread).await {
+            Ok(t) => self.caller.may_reach(&t.agent),
+            Err(_) => false,
+        };
+        self.threads.insert(thread.to_owned(), (reach, None));
+        reach
+    }
+
+    /// The data of an item of `thread`: as it is on a thread's own stream, with its
+    /// `thread_id` on the all-threads stream.
+    fn wrap(&self, thread: &str, data: Value) -> Value {
+        match self.watched {
+            Watched::One(_) => data,
+            Watched::All => match data {
+                Value::Object(mut map) => {
+                    map.insert("thread_id".into(), json!(thread));
+                    Value::Object(map)
+                }
+                other => json!({"thread_id": thread, "data": other}),
+            },
+        }
+    }
+
+    fn push(&mut self, name: &str, data: &impl Serialize, with_id: bool) {
+        if let Ok(mut event) = Event::default().event(name).json_data(data) {
+            if with_id {
+                event = event.id(self.position.id());
+            }
+            self.queue.push_back(event);
+        }
+    }
+
+    /// Queues what was stored after the position, and the statuses that changed.
+    async fn read_store(&mut self) -> Result<(), StoreError> {
+        let (after_m, after_e) = (self.position.message, self.position.event);
+        let (messages, events) = match &self.watched {
+            Watched::One(id) => {
+                let thread = id.clone();
+                let messages = self
+                    .db
+                    .run_blocking(move |s| s.messages_after(&thread, after_m))
+                    .await?;
+                let events = self.db.events(id, after_e).await?;
+                let with = |id: &String| id.clone();
+                (
+                    messages.into_iter().map(|m| (with(id), m)).collect(),
+                    events.into_iter().map(|e| (with(id), e)).collect(),
+                )
+            }
+            Watched::All => {
+                let messages = self
+                    .db
+                    .run_blocking(move |s| s.messages_since(after_m, BATCH))
+                    .await?;
+                let events = self
+                    .db
+                    .run_blocking(move |s| s.events_since(after_e, BATCH))
+                    .await?;
+                // A full batch: more is waiting.
+                self.refill = messages.len() == BATCH || events.len() == BATCH;
+                (messages, events)
+            }
+        };
+        let mut touched: Vec<String> = Vec::new();
+        let items: Vec<(String, toolhost_store::Message)> = messages;
+        for (thread, message) in items {
             self.position.message = message.seq;
-            if let Ok(e) = Event::default().event("message").json_data(&message) {
-                self.queue.push_back(e.id(self.position.id()));
+            if !self.follows(&thread).await {
+                continue;
             }
+            let data = self.wrap(&thread, serde_json::to_value(&message).unwrap_or_default());
+            self.push("message", &data, true);
+            touched.push(thread);
         }
-        for event in self.db.events(&self.thread, self.position.event).await? {
+        let events: Vec<(String, toolhost_store::Event)> = events;
+        for (thread, event) in events {
             self.position.event = event.seq;
-            let data = json!({"kind": event.kind.as_str(), "data": event.data, "at": event.at});
-            if let Ok(e) = Event::default().event("event").json_data(&data) {
-                self.queue.push_back(e.id(self.position.id()));
+            if !self.follows(&thread).await {
+                continue;
             }
+            let data = self.wrap(
+                &thread,
+                json!({"kind": event.kind.as_str(), "data": event.data, "at": event.at}),
+            );
+            self.push("event", &data, true);
+            touched.push(thread);
         }
-        let thread = self.db.thread(&self.thread).await?;
-        if self.status != Some(thread.status) {
-            self.status = Some(thread.status);
-            if let Ok(e) = Event::default().event("status").json_data(&thread) {
-                self.queue.push_back(e);
-            }
+        if let Watched::One(id) = &self.watched {
+            touched.push(id.clone());
+        }
+        touched.sort();
+        touched.dedup();
+        for thread in touched {
+            self.send_status_if_changed(&thread).await?;
+        }
+        Ok(())
+    }
+
+    async fn send_status_if_changed(&mut self, id: &str) -> Result<(), StoreError> {
+        let thread = self.db.thread(id).await?;
+        let entry = self.threads.entry(id.to_owned()).or_insert((true, None));
+        if entry.1 != Some(thread.status) {
+            entry.1 = Some(thread.status);
+            let data = self.wrap(id, serde_json::to_value(&thread).unwrap_or_default());
+            self.push("status", &data, false);
         }
         Ok(())
     }

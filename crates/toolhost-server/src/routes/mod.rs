@@ -16,7 +16,7 @@ use crate::metrics::layer::track;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::DefaultBodyLimit;
-use axum::middleware::from_fn_with_state;
+use axum::middleware;
 use axum::routing::{get, post};
 use axum::Router;
 use toolhost_store::Thread;
@@ -24,7 +24,7 @@ use toolhost_store::Thread;
 /// Every route of the API, with the body cap and the answer for unknown paths.
 pub(crate) fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
-    Router::new()
+    let router = Router::new()
         .route("/health", get(health::health))
         .route("/ready", get(health::ready))
         .route("/v1/agents", get(agents::list))
@@ -44,15 +44,24 @@ pub(crate) fn router(state: AppState) -> Router {
             "/v1/threads/{id}/variables/{request_id}",
             get(variables::get).post(variables::give),
         )
-        .route("/v1/threads/{id}/events", get(events::stream))
+        .route("/v1/threads/{id}/events", get(events::thread))
+        .route("/v1/events", get(events::all))
         .route("/v1/tools", get(tools::list))
         .route("/v1/tools/{name}/validate", post(tools::validate))
         .route("/v1/tools/{name}/call", post(tool_calls::call))
         .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
-        .layer(from_fn_with_state(state.metrics.clone(), track))
-        .with_state(state)
+        .layer(middleware::from_fn_with_state(
+            state.config.request_timeout,
+            crate::limits::time_limit,
+        ))
+        .layer(middleware::from_fn_with_state(state.metrics.clone(), track));
+    let router = match crate::cors::layer(&state.config.allowed_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    router.with_state(state)
 }
 
 async fn not_found(uri: axum::http::Uri) -> Problem {

@@ -50,15 +50,21 @@ pub struct TestServer {
 impl TestServer {
     /// Serves `project` on a fresh data folder.
     pub async fn start_on(project: &Path) -> Self {
+        Self::start_with(project, |_| {}).await
+    }
+
+    /// Serves `project` with the test configuration changed by `change`.
+    pub async fn start_with(project: &Path, change: impl FnOnce(&mut ServerConfig)) -> Self {
         let data = temp_dir();
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
         let mut runtime = Runtime::load(project, store.clone()).unwrap();
         runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
-        let config = ServerConfig {
+        let mut config = ServerConfig {
             poll_interval: Duration::from_millis(50),
             max_body_bytes: 64 * 1024,
             ..ServerConfig::default()
         };
+        change(&mut config);
         let server = Server::new(Arc::new(runtime), config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -140,16 +146,20 @@ impl TestServer {
             .await
             .unwrap();
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_default();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_owned())
+        };
+        let content_type = header("content-type").unwrap_or_default();
+        let allow_origin = header("access-control-allow-origin");
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Answer {
             status,
             content_type,
+            allow_origin,
             text: String::from_utf8_lossy(&bytes).into_owned(),
             json,
         }
@@ -170,21 +180,25 @@ impl TestServer {
         .await
     }
 
+    /// Opens the stream of every thread the token may reach.
+    pub async fn events_all(&self, token: &str, last_id: Option<&str>) -> EventStream {
+        self.stream("/v1/events", token, last_id).await
+    }
+
     /// Opens a thread's event stream.
     pub async fn events(&self, thread: &str, token: &str, last_id: Option<&str>) -> EventStream {
+        self.stream(&format!("/v1/threads/{thread}/events"), token, last_id)
+            .await
+    }
+
+    async fn stream(&self, path: &str, token: &str, last_id: Option<&str>) -> EventStream {
         let mut sender = self.connect().await;
         let mut headers = vec![("accept", "text/event-stream")];
         if let Some(id) = last_id {
             headers.push(("last-event-id", id));
         }
         let response = sender
-            .send_request(self.build(
-                "GET",
-                &format!("/v1/threads/{thread}/events"),
-                Some(token),
-                &headers,
-                Vec::new(),
-            ))
+            .send_request(self.build("GET", path, Some(token), &headers, Vec::new()))
             .await
             .unwrap();
         assert_eq!(response.status(), 200);
@@ -222,6 +236,7 @@ impl Drop for TestServer {
 pub struct Answer {
     pub status: u16,
     pub content_type: String,
+    pub allow_origin: Option<String>,
     pub text: String,
     pub json: Value,
 }
@@ -335,7 +350,7 @@ pub fn echo_project(script: &str) -> PathBuf {
         ),
         (
             "agents/prompts/echo.json",
-            r#"{"toolDescription": "Echoes.", "prompt": "You echo.", "model": "echo_test", "tools": []}"#,
+            r#"{"toolDescription": "Echoes.", "prompt": "You echo.", "model": "echo_test", "tools": [], "includeChat": true}"#,
         ),
         (
             "agents/models/echo_test.json",

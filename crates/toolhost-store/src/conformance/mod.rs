@@ -5,9 +5,11 @@
 //! that makes a fresh store.
 
 mod leases;
+mod since;
 mod tokens;
 
 pub use leases::*;
+pub use since::*;
 pub use tokens::*;
 
 use crate::path::normalize;
@@ -741,7 +743,8 @@ macro_rules! store_conformance_tests {
             racing_claims_have_one_winner,
             a_thread_is_created_with_its_first_writes,
             tokens_are_stored_found_and_unique,
-            tokens_are_revoked_once
+            tokens_are_revoked_once,
+            every_threads_messages_and_events_follow_in_store_order
         );
     };
     (@cases $make:expr; $($case:ident),*) => {

@@ -140,6 +140,24 @@ pub(super) fn load_messages(
         .collect()
 }
 
+type EventRow = (String, i64, String, String, i64);
+
+fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
+fn decode_event((thread, seq, kind, data, at): EventRow) -> StoreResult<(String, Event)> {
+    Ok((
+        thread,
+        Event {
+            seq,
+            kind: EventKind::parse(&kind),
+            data: serde_json::from_str(&data).map_err(corrupt)?,
+            at,
+        },
+    ))
+}
+
 type CallRow = (
     String,
     String,
@@ -413,29 +431,45 @@ impl Store for SqliteStore {
         let conn = self.lock();
         require_thread(&conn, thread)?;
         let mut stmt = conn
-            .prepare_cached("SELECT seq, kind, data, at FROM events WHERE thread = ?1 AND seq > ?2 ORDER BY seq")
+            .prepare_cached("SELECT thread, seq, kind, data, at FROM events WHERE thread = ?1 AND seq > ?2 ORDER BY seq")
             .map_err(db)?;
         let rows = stmt
-            .query_map(params![thread, after], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                ))
-            })
+            .query_map(params![thread, after], event_row)
             .map_err(db)?;
-        rows.map(|r| {
-            let (seq, kind, data, at) = r.map_err(db)?;
-            let kind = EventKind::parse(&kind);
-            Ok(Event {
-                seq,
-                kind,
-                data: serde_json::from_str(&data).map_err(corrupt)?,
-                at,
-            })
-        })
-        .collect()
+        rows.map(|r| decode_event(r.map_err(db)?).map(|(_, e)| e))
+            .collect()
+    }
+
+    fn messages_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Message)>> {
+        let conn = self.lock();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Both queries read the one snapshot of this read transaction.
+        let mut stmt = conn
+            .prepare_cached("SELECT thread FROM messages WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+            .map_err(db)?;
+        let threads: Vec<String> = stmt
+            .query_map(params![seq, limit], |r| r.get(0))
+            .map_err(db)?
+            .collect::<Result<_, _>>()
+            .map_err(db)?;
+        let messages = load_messages(
+            &conn,
+            "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            &[&seq, &limit],
+        )?;
+        Ok(threads.into_iter().zip(messages).collect())
+    }
+
+    fn events_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Event)>> {
+        let conn = self.lock();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT thread, seq, kind, data, at FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            )
+            .map_err(db)?;
+        let rows = stmt.query_map(params![seq, limit], event_row).map_err(db)?;
+        rows.map(|r| decode_event(r.map_err(db)?)).collect()
     }
 
     fn stat(&self, thread: &str, path: &FsPath) -> StoreResult<Option<FileStat>> {

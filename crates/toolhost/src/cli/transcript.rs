@@ -27,7 +27,8 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-/// Prints messages readably: each tool call with its arguments, then its result and status.
+/// Prints messages readably: each tool call with its arguments, then its result and status
+/// (and the arguments it ran with, when a person or middleware changed them).
 pub fn print_messages(messages: &[Message]) {
     for m in messages.iter().filter(|m| m.depth == 0) {
         match m.role {
@@ -51,6 +52,14 @@ pub fn print_messages(messages: &[Message]) {
                 } else {
                     ""
                 };
+                // What ran, when it is not what the call above shows.
+                if let Some(ran) = &m.metadata.ran_with {
+                    outln!(
+                        "    ran with arguments {}: {}",
+                        ran.edited_by.describe(),
+                        one_line(&ran.arguments.to_string(), 200)
+                    );
+                }
                 outln!(
                     "  {} {}{by}: {}",
                     if ok { "ok" } else { "error" },

@@ -6,6 +6,7 @@ use super::run::{DEFAULT_DATA_DIR, EPHEMERAL};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
+use toolhost_runtime::engine::canonical_hash;
 use toolhost_store::{ApprovalRecord, Store, VariableRequest};
 
 fn open_approvals(store: &dyn Store, thread_id: &str) -> Vec<ApprovalRecord> {
@@ -51,6 +52,9 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
             None => {
                 outln!("waiting for approval: call {} to {}", r.call_id, r.tool);
                 outln!("  arguments: {}", r.arguments);
+                if canonical_hash(&r.arguments) != r.args_hash {
+                    outln!("  warning: these arguments do not match the hash recorded with the call (the stored request was changed); a decision on it is refused");
+                }
                 if let Some(reason) = &r.reason {
                     outln!("  reason: {reason}");
                 }

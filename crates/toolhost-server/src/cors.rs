@@ -1,0 +1,39 @@
+//! Cross-origin requests from web pages: refused unless their origin is configured.
+
+use axum::http::{header, HeaderValue, Method};
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+/// An allowed origin as a header value: a scheme and a host (and port), nothing else.
+pub(crate) fn origin(text: &str) -> Result<HeaderValue, String> {
+    let bad = |why: &str| format!("allowed origin \"{text}\" {why}");
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or_else(|| bad("must start with https:// or http://"))?;
+    if rest.is_empty() || rest.contains(['/', '?', '#', '*', ' ']) {
+        return Err(bad(
+            "must be a scheme and a host, optionally a port, with no path (https://app.example.com)",
+        ));
+    }
+    HeaderValue::from_str(text).map_err(|_| bad("is not a valid header value"))
+}
+
+/// The CORS layer for `origins`, or `None` when there are none (no CORS headers at all: a
+/// browser then refuses every cross-origin call).
+pub(crate) fn layer(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allowed: Vec<HeaderValue> = origins.iter().filter_map(|o| origin(o).ok()).collect();
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(allowed))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::HeaderName::from_static("last-event-id"),
+            ])
+            .max_age(std::time::Duration::from_secs(600)),
+    )
+}
