@@ -180,6 +180,18 @@ async fn arguments_are_checked_and_repaired_as_a_models_call_is() {
     assert!(both.problem(422).contains("not both"));
     let neither = server.post(path, Some(&reader), &json!({})).await;
     neither.problem(422);
+    // An integer past 64 bits is refused, never rounded to another number.
+    let huge = server
+        .raw(
+            "POST",
+            path,
+            Some(&reader),
+            &[("content-type", "application/json")],
+            br#"{"arguments": {"location": 123456789012345678901234567890}}"#.to_vec(),
+        )
+        .await;
+    assert!(huge.problem(422).contains("does not fit in 64 bits"));
+    assert_eq!(huge.json["pointer"], "/arguments/location");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -272,6 +284,15 @@ async fn a_call_that_needs_approval_waits_until_the_approvals_endpoint_runs_it()
     let journal = server.store.calls(&thread).unwrap();
     assert_eq!(journal.len(), 1);
     assert_eq!(journal[0].state, CallState::Completed);
+    // The run after the approval carried out the call and asked no model.
+    let roles: Vec<Role> = server
+        .store
+        .messages(&thread)
+        .unwrap()
+        .iter()
+        .map(|m| m.role)
+        .collect();
+    assert_eq!(roles, [Role::Assistant, Role::Tool]);
 
     let mut everything = called.text.clone();
     for path in [
