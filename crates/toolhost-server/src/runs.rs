@@ -1,5 +1,6 @@
 //! The runs this node started in the background, so that shutdown can stop them and wait for
-//! them, and event streams can say when one ended.
+//! them, event streams can say when one ended, a request can wait for one (a direct tool call),
+//! and metrics can count them.
 
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
