@@ -137,6 +137,11 @@ impl Caller {
         }
     }
 
+    /// Whether the token reaches every agent (it is not limited to some).
+    pub fn may_reach_all(&self) -> bool {
+        self.agents.is_none()
+    }
+
     /// Whether the token may reach threads of `agent`.
     pub fn may_reach(&self, agent: &str) -> bool {
         self.agents

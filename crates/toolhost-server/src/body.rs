@@ -76,6 +76,14 @@ pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     de.end().map_err(|e| {
         Problem::bad_request(format!("the body has more after its JSON value: {e}"))
     })?;
+    // serde_json rounds an integer past 64 bits to another number without a word; a tool's
+    // arguments must reach it exactly, as a model's do.
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        toolhost_core::exact::check_integers(text).map_err(|e| {
+            let pointer = e.pointer.clone();
+            Problem::invalid(format!("the body holds a number it cannot keep: {e}")).at(pointer)
+        })?;
+    }
     Ok(value)
 }
 

@@ -31,6 +31,7 @@ mod body;
 mod config;
 mod cors;
 mod limits;
+mod metrics;
 mod problem;
 mod routes;
 mod runs;

@@ -1,10 +1,11 @@
 //! The runs this node started in the background, so that shutdown can stop them and wait for
-//! them, and event streams can say when one ended.
+//! them, event streams can say when one ended, a request can wait for one (a direct tool call),
+//! and metrics can count them.
 
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 use tokio::task::JoinSet;
 use toolhost_runtime::engine::{RunOutcome, Runtime, RuntimeError, StopReason, Waiting};
 
@@ -33,7 +34,23 @@ struct Inner {
     running: HashMap<String, usize>,
     /// Shutting down: no new runs.
     closed: bool,
+    /// Runs started since the server started.
+    started: u64,
+    /// Runs ended since the server started, by how they ended.
+    ended: BTreeMap<&'static str, u64>,
 }
+
+/// How many runs this node started, ended (by how they ended) and has under way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct RunCounts {
+    pub started: u64,
+    /// By outcome: `done`, `paused`, `failed`, `owned_elsewhere`.
+    pub ended: BTreeMap<&'static str, u64>,
+    pub under_way: usize,
+}
+
+/// How a run ended, for a client that waits for it.
+type Reply = oneshot::Sender<Result<RunOutcome, RuntimeError>>;
 
 impl Default for Runs {
     fn default() -> Self {
@@ -49,25 +66,56 @@ impl Runs {
     /// stored for it, so this one ends at once. Nothing starts once shutdown began: what was
     /// stored waits for the next run.
     pub fn start(&self, runtime: Arc<Runtime>, thread: String) {
+        self.spawn(runtime, thread, None);
+    }
+
+    /// Runs `thread` like [`Runs::start`] and waits for how the run ended; `None` when
+    /// shutdown began and nothing ran. The run goes on when the waiter goes away.
+    pub async fn run(
+        &self,
+        runtime: Arc<Runtime>,
+        thread: String,
+    ) -> Option<Result<RunOutcome, RuntimeError>> {
+        let (reply, outcome) = oneshot::channel();
+        self.spawn(runtime, thread, Some(reply));
+        outcome.await.ok()
+    }
+
+    fn spawn(&self, runtime: Arc<Runtime>, thread: String, reply: Option<Reply>) {
         let mut inner = self.lock();
         if inner.closed {
             return;
         }
         while inner.tasks.try_join_next().is_some() {}
         *inner.running.entry(thread.clone()).or_default() += 1;
+        inner.started += 1;
         let this = self.clone();
         inner.tasks.spawn(async move {
-            let data = match runtime.run(&thread).await {
-                Ok(outcome) => describe(&outcome),
+            let result = runtime.run(&thread).await;
+            let data = match &result {
+                Ok(outcome) => describe(outcome),
                 Err(RuntimeError::ThreadBusy { .. }) => json!({"status": "owned_elsewhere"}),
                 Err(e) => {
                     tracing::warn!(thread = %thread, error = %e, "a background run failed");
                     json!({"status": "failed", "error": e.to_string()})
                 }
             };
-            this.finished(&thread);
+            this.finished(&thread, outcome_label(&data));
             let _ = this.ended.send(RunEnded { thread, data });
+            if let Some(reply) = reply {
+                let _ = reply.send(result);
+            }
         });
+    }
+
+    /// The runs of this node so far.
+    pub fn counts(&self) -> RunCounts {
+        let inner = self.lock();
+        RunCounts {
+            started: inner.started,
+            ended: inner.ended.clone(),
+            under_way: inner.running.values().sum(),
+        }
     }
 
     /// Notices of runs that end from now on.
@@ -90,8 +138,9 @@ impl Runs {
         while tasks.join_next().await.is_some() {}
     }
 
-    fn finished(&self, thread: &str) {
+    fn finished(&self, thread: &str, outcome: &'static str) {
         let mut inner = self.lock();
+        *inner.ended.entry(outcome).or_default() += 1;
         if let Some(n) = inner.running.get_mut(thread) {
             *n -= 1;
             if *n == 0 {
@@ -102,6 +151,16 @@ impl Runs {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The `status` of a described run, as a metric label.
+fn outcome_label(data: &Value) -> &'static str {
+    match data["status"].as_str() {
+        Some("done") => "done",
+        Some("paused") => "paused",
+        Some("owned_elsewhere") => "owned_elsewhere",
+        _ => "failed",
     }
 }
 

@@ -1,6 +1,7 @@
 //! What every handler shares.
 
 use crate::config::ServerConfig;
+use crate::metrics::Metrics;
 use crate::runs::Runs;
 use std::sync::Arc;
 use toolhost_runtime::engine::Runtime;
@@ -13,6 +14,7 @@ pub(crate) struct AppState {
     pub db: AsyncStore,
     pub runs: Runs,
     pub config: Arc<ServerConfig>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -22,6 +24,7 @@ impl AppState {
             runtime,
             runs: Runs::default(),
             config: Arc::new(config),
+            metrics: Arc::default(),
         }
     }
 }

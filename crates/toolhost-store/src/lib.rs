@@ -110,6 +110,12 @@ pub trait Store: Send + Sync {
         Err(writes)
     }
 
+    /// How many writes the store applied and in how many commits, for a backend that counts
+    /// them (SQLite does); `None` for one that does not.
+    fn write_stats(&self) -> Option<WriteStats> {
+        None
+    }
+
     /// Stores a new API token; [`StoreError::TokenExists`] when its id is taken.
     fn create_token(&self, token: &ApiToken) -> StoreResult<()>;
 

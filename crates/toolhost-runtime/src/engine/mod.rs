@@ -32,6 +32,7 @@ mod redaction;
 mod repair;
 mod reply;
 mod run;
+mod scratch;
 mod send;
 mod session;
 mod soundness;
@@ -51,12 +52,16 @@ pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
+pub use repair::{fit_arguments, Fitted};
+pub use scratch::{ScratchCall, SCRATCH_TAG};
 pub use send::Delivery;
 pub use state::ThreadState;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
 use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};
-use crate::project::{load_definitions, load_tools, Definitions, FileProblem, ProjectError};
+use crate::project::{
+    load_definitions, load_tools, Definitions, FileProblem, LoadedTool, ProjectError,
+};
 use crate::variables::secrets::SecretKey;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -177,6 +182,9 @@ pub struct Runtime {
     db: AsyncStore,
     defs: Definitions,
     tools: ToolSet,
+    /// The tools loaded from files, as loaded (file, blueprint, binding); a tool not in it is
+    /// written in Rust.
+    files: HashMap<String, LoadedTool>,
     models: HashMap<String, Arc<dyn Model>>,
     problems: Vec<FileProblem>,
     /// The model definition every prompt uses instead of its own, when set.
@@ -249,6 +257,11 @@ impl Runtime {
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
         let builtin = toolhost_core::think::think_tool().ok();
+        let files: HashMap<String, LoadedTool> = project_tools
+            .tools
+            .iter()
+            .map(|t| (t.tool.name().to_owned(), t.clone()))
+            .collect();
         let tools = ToolSet::from_tools(builtin.into_iter().chain(
             project_tools.tools.into_iter().map(|t| {
                 // A tool bound to an activity whose file asks for approval gets that policy.
@@ -316,6 +329,7 @@ impl Runtime {
             store,
             defs,
             tools,
+            files,
             models,
             problems,
             running: Default::default(),
@@ -334,6 +348,18 @@ impl Runtime {
     /// The project's agents, prompts, models and activities as they loaded.
     pub fn definitions(&self) -> &Definitions {
         &self.defs
+    }
+
+    /// Every tool of the project (files, built-ins and tools registered in Rust), by name.
+    pub fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// The tool `name` as it loaded from its file (the file, the blueprint as written, and
+    /// whether it is latent or bound to an activity); `None` for a tool written in Rust (built
+    /// in or registered) or one that does not exist.
+    pub fn tool_file(&self, name: &str) -> Option<&LoadedTool> {
+        self.files.get(name)
     }
 
     /// Subscribes to the live events of every thread this runtime runs from now on: the
@@ -407,6 +433,7 @@ impl Runtime {
 
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
+        self.files.remove(tool.name());
         // The Rust tool replaces a project tool of the same name, and the activity behind it.
         self.bound.remove(tool.name());
         self.tools.add(tool);

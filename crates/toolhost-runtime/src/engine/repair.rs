@@ -15,9 +15,71 @@
 //! Text that only a lenient parser accepts (duplicate keys, non-finite numbers, nesting past the
 //! bound) is never "repaired": which of two values the model meant is not knowable.
 
+use serde_json::Value;
 use toolhost_core::repair::repair_arguments;
-use toolhost_core::{parse_tool_args, ToolSet};
+use toolhost_core::{parse_tool_args, AnyTool, ToolSet, ToolSetError};
 use toolhost_store::{ArgumentRepair, ToolCallRecord};
+
+/// Arguments that fit their tool, as the engine takes a call's argument text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// The arguments as the tool receives them: validated, with defaults applied.
+    pub arguments: Value,
+    /// The mended value, as it is stored in place of the text; `None` when the text fit as
+    /// written (it is then kept byte for byte).
+    pub mended: Option<Value>,
+    /// One note per kind of repair made (empty when none was needed).
+    pub notes: Vec<String>,
+}
+
+/// Checks a call's argument `text` for `tool` exactly as a model's call is checked: text that
+/// parses and fits is taken as written; otherwise the syntax repairs and schema-led coercions
+/// are tried and kept only when the result fits. When neither works, the error says what is
+/// wrong with the text as written (the model is told the same and asked to call again).
+pub fn fit_arguments(tool: &AnyTool, text: &str) -> Result<Fitted, ToolSetError> {
+    let tool_name = || tool.name().to_owned();
+    let as_written = parse_tool_args(text)
+        .map_err(|source| ToolSetError::Json {
+            tool_name: tool_name(),
+            source,
+        })
+        .and_then(|args| {
+            tool.validate(args).map_err(|failure| ToolSetError::Call {
+                tool_name: tool_name(),
+                failure,
+            })
+        });
+    let error = match as_written {
+        Ok(arguments) => {
+            return Ok(Fitted {
+                arguments,
+                mended: None,
+                notes: Vec::new(),
+            })
+        }
+        Err(e) => e,
+    };
+    // Parses leniently but not strictly (duplicate keys, ...): ambiguous, not repairable.
+    let ambiguous =
+        matches!(error, ToolSetError::Json { .. }) && serde_json::from_str::<Value>(text).is_ok();
+    if ambiguous {
+        return Err(error);
+    }
+    let Ok(repair) = repair_arguments(text, &tool.definition().parameters) else {
+        return Err(error);
+    };
+    if repair.notes.is_empty() {
+        return Err(error);
+    }
+    match tool.validate(repair.value.clone()) {
+        Ok(arguments) => Ok(Fitted {
+            arguments,
+            mended: Some(repair.value),
+            notes: repair.notes,
+        }),
+        Err(_) => Err(error),
+    }
+}
 
 /// Mends the arguments of `calls` that do not parse or do not fit their tool's schema, where a
 /// repair makes them fit, and returns what was done. Calls of tools not in `tools` are left to
@@ -28,29 +90,19 @@ pub(super) fn repair_calls(calls: &mut [ToolCallRecord], tools: &ToolSet) -> Vec
         let Some(tool) = tools.get(&call.name) else {
             continue;
         };
-        match parse_tool_args(&call.arguments) {
-            Ok(args) => {
-                if tool.validate(args).is_ok() {
-                    continue;
-                }
-            }
-            // Parses leniently but not strictly: ambiguous, not repairable.
-            Err(_) if serde_json::from_str::<serde_json::Value>(&call.arguments).is_ok() => {
-                continue
-            }
-            Err(_) => {}
-        }
-        let Ok(repair) = repair_arguments(&call.arguments, &tool.definition().parameters) else {
+        let Ok(Fitted {
+            mended: Some(value),
+            notes,
+            ..
+        }) = fit_arguments(tool, &call.arguments)
+        else {
             continue;
         };
-        if repair.notes.is_empty() || tool.validate(repair.value.clone()).is_err() {
-            continue;
-        }
-        let original = std::mem::replace(&mut call.arguments, repair.value.to_string());
+        let original = std::mem::replace(&mut call.arguments, value.to_string());
         repairs.push(ArgumentRepair {
             call_id: call.id.clone(),
             original,
-            notes: repair.notes,
+            notes,
         });
     }
     repairs

@@ -11,6 +11,7 @@ use super::middleware::Pipeline;
 use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
 use super::records::{discarded_reply, queued_message};
+use super::scratch::SCRATCH_TAG;
 use super::state::ThreadState;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
@@ -286,6 +287,7 @@ impl Runtime {
             )?);
         }
         drop(shown);
+        let scratch = thread.tags.iter().any(|t| t == SCRATCH_TAG);
         let max_session_turns = agent.max_session_turns.unwrap_or(DEFAULT_MAX_SESSION_TURNS);
         let mut answered: HashSet<String> = history
             .iter()
@@ -328,6 +330,10 @@ impl Runtime {
                 return self.finish(thread_id, owner, StopReason::Stopped).await;
             }
             let queued = self.db.queued(thread_id).await?;
+            // A scratch thread holds direct calls of tools: it never asks a model.
+            if scratch && queued.is_empty() {
+                return self.finish(thread_id, owner, StopReason::MaxSteps(0)).await;
+            }
             let run = run_of(&sides, position.side);
             let rules = TurnRules {
                 side: run.def,

@@ -59,7 +59,7 @@ impl Runtime {
     }
 
     /// Whether any definition (tool, prompt or agent) declares `name` a secret.
-    fn declared_secret(&self, name: &str) -> bool {
+    pub(super) fn declared_secret(&self, name: &str) -> bool {
         let secret = |d: &VariableDecl| d.name == name && d.kind == VariableKind::Secret;
         self.tools
             .values()
@@ -118,7 +118,7 @@ impl Runtime {
     }
 
     /// The writes that store `values` for a thread, secrets sealed.
-    fn variable_writes(
+    pub(super) fn variable_writes(
         &self,
         thread_id: &str,
         values: Vec<VariableValue>,

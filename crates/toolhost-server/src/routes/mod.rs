@@ -6,10 +6,14 @@ mod events;
 mod files;
 mod health;
 mod messages;
+mod metrics;
 mod threads;
+mod tool_calls;
+mod tools;
 mod variables;
 
 use crate::auth::Caller;
+use crate::metrics::layer::track;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::DefaultBodyLimit;
@@ -48,12 +52,17 @@ pub(crate) fn router(state: AppState) -> Router {
         )
         .route("/v1/threads/{id}/events", get(events::thread))
         .route("/v1/events", get(events::all))
+        .route("/v1/tools", get(tools::list))
+        .route("/v1/tools/{name}/validate", post(tools::validate))
+        .route("/v1/tools/{name}/call", post(tool_calls::call))
+        .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(
             state.config.request_timeout,
             crate::limits::time_limit,
-        ));
+        ))
+        .layer(middleware::from_fn_with_state(state.metrics.clone(), track));
     let router = match crate::cors::layer(&state.config.allowed_origins) {
         Some(cors) => router.layer(cors),
         None => router,

@@ -322,6 +322,10 @@ impl Store for SqliteStore {
         })))
     }
 
+    fn write_stats(&self) -> Option<crate::WriteStats> {
+        Some(SqliteStore::write_stats(self))
+    }
+
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {
         self.messages_after(thread, 0)
     }

@@ -1,0 +1,113 @@
+//! A direct call of one tool, for people testing it: a thread of its own, tagged
+//! [`SCRATCH_TAG`], holding one call the runtime makes on the thread's behalf. The engine carries
+//! it out exactly as it carries out a model's call (intent journaled before it runs, the
+//! idempotency key of thread and call, approval, the variables the tool declares, redaction of
+//! secrets from its result). A scratch thread never asks a model: once its calls have their
+//! results, its run ends with a step budget of zero (see `run`).
+
+use super::live::new_call_id;
+use super::repair::fit_arguments;
+use super::turns::Position;
+use super::{Runtime, RuntimeError};
+use crate::project::AgentKind;
+use crate::variables::{Redactor, VariableValue};
+use toolhost_store::{
+    new_id, ArgumentRepair, MessageMeta, NewMessage, NewThread, Role, Thread, ToolCallRecord, Write,
+};
+
+/// The tag of a thread made for a direct call of a tool.
+pub const SCRATCH_TAG: &str = "scratch";
+
+/// A scratch thread and the call it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScratchCall {
+    /// The thread, tagged [`SCRATCH_TAG`].
+    pub thread: Thread,
+    /// The id of the call, as the journal and the approvals know it.
+    pub call_id: String,
+}
+
+impl Runtime {
+    /// Creates a scratch thread of `agent` holding a call of `tool` with the argument `text`,
+    /// and the variable `values` it runs with (secrets sealed, and redacted from the text).
+    /// The text is taken as a model's would be: kept as written when it fits, stored mended
+    /// (with the repairs in the call's metadata) when a repair makes it fit, and otherwise kept
+    /// and answered by the run with what is wrong. [`Runtime::run`] then carries the call out;
+    /// the call runs only when the prompt of the agent's first side offers `tool` (otherwise its
+    /// result says the tool is not there). Nothing is stored when the agent cannot run.
+    pub async fn start_scratch_call(
+        &self,
+        agent: &str,
+        tool: &str,
+        text: &str,
+        values: Vec<VariableValue>,
+    ) -> Result<ScratchCall, RuntimeError> {
+        self.check_agent(agent)?;
+        let def = self
+            .defs
+            .agents
+            .get(agent)
+            .ok_or_else(|| self.unknown_agent(agent))?;
+        // A run builds every side's request, so every side's model must be usable.
+        let side_b = def
+            .side_b
+            .as_ref()
+            .filter(|_| def.kind == AgentKind::DualAi);
+        for side in std::iter::once(&def.side_a).chain(side_b) {
+            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
+                self.model_for(&prompt.model)?;
+            }
+        }
+        let redactor = Redactor::new(
+            values
+                .iter()
+                .filter(|v| v.secret || self.declared_secret(&v.name))
+                .map(|v| (v.name.clone(), v.value.clone())),
+        );
+        let text = redactor.text(text);
+        let call_id = new_call_id();
+        let mut metadata = MessageMeta {
+            queued: true,
+            ..MessageMeta::default()
+        };
+        Position::from_history(def, &[]).mark(&mut metadata);
+        let arguments = match self.tools.get(tool).map(|t| fit_arguments(t, &text)) {
+            Some(Ok(fitted)) => match fitted.mended {
+                Some(value) => {
+                    metadata.repairs.push(ArgumentRepair {
+                        call_id: call_id.clone(),
+                        original: text.clone(),
+                        notes: fitted.notes,
+                    });
+                    value.to_string()
+                }
+                None => text,
+            },
+            _ => text,
+        };
+        // The id is chosen first: secrets are sealed for their thread.
+        let id = new_id();
+        let mut writes = self.variable_writes(&id, values)?;
+        writes.push(Write::AppendMessage(NewMessage {
+            role: Some(Role::Assistant),
+            tool_calls: vec![ToolCallRecord {
+                id: call_id.clone(),
+                name: tool.to_owned(),
+                arguments,
+            }],
+            metadata,
+            ..NewMessage::default()
+        }));
+        let thread = self
+            .db
+            .create_thread(NewThread {
+                id: Some(id),
+                agent: agent.to_owned(),
+                tags: vec![SCRATCH_TAG.to_owned()],
+                writes,
+                ..NewThread::default()
+            })
+            .await?;
+        Ok(ScratchCall { thread, call_id })
+    }
+}

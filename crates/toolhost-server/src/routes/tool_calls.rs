@@ -1,0 +1,171 @@
+//! `POST /v1/tools/{name}/call`: a direct call of a tool, for a person testing it. The call goes
+//! on a scratch thread of its own (tagged `scratch`, of an agent whose first prompt offers the
+//! tool) and the engine carries it out as it carries out a model's call: journaled, with its
+//! idempotency key, secrets redacted, and, when the tool needs approval, not run until a person
+//! decides through the approvals endpoint. The answer holds the result, or what the call waits
+//! for and where to answer it.
+
+use super::threads::variable_values;
+use super::tools::{argument_text, offering_agents, violations, visible_tool};
+use crate::auth::{Caller, Scope};
+use crate::body::JsonBody;
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use toolhost_runtime::engine::{fit_arguments, RunOutcome, ScratchCall, Waiting};
+
+/// `POST /v1/tools/{name}/call`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CallBody {
+    arguments: Option<Value>,
+    argument_text: Option<String>,
+    /// The agent the scratch thread is of (default: the first, by name, that offers the tool).
+    agent: Option<String>,
+    /// Text variables the tool may need, by name.
+    #[serde(default)]
+    variables: BTreeMap<String, String>,
+    /// Secrets the tool may need, by name: sealed when stored, never returned.
+    #[serde(default)]
+    secrets: BTreeMap<String, String>,
+}
+
+pub(super) async fn call(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    JsonBody(body): JsonBody<CallBody>,
+) -> Result<(StatusCode, Json<Value>), Problem> {
+    caller.require(Scope::Run)?;
+    let runtime = &state.runtime;
+    let tool = visible_tool(runtime, &caller, &name)?;
+    let offering = offering_agents(runtime, &name, true);
+    let agent = match body.agent {
+        Some(agent) if !caller.may_reach(&agent) => {
+            return Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("this token may not start threads of agent \"{agent}\""),
+            )
+            .at("/agent"))
+        }
+        Some(agent) if !offering.contains(&agent) => {
+            return Err(Problem::invalid(format!(
+                "agent \"{agent}\" does not offer tool \"{name}\" in its first prompt (the agents that do: {})",
+                list(&offering)
+            ))
+            .at("/agent"))
+        }
+        Some(agent) => agent,
+        None => offering
+            .into_iter()
+            .find(|a| caller.may_reach(a))
+            .ok_or_else(|| {
+                Problem::invalid(format!(
+                    "tool \"{name}\" cannot be called directly: a direct call runs as an agent whose first prompt offers the tool, and no agent this token reaches does"
+                ))
+            })?,
+    };
+    let (text, field) = argument_text(body.arguments, body.argument_text)?;
+    // Arguments that no repair makes fit are refused here, with nothing stored: a model would
+    // be asked to call again.
+    if let Err(e) = fit_arguments(&tool, &text) {
+        let listed = violations(&e);
+        let first = listed.first().cloned().unwrap_or_default();
+        let pointer = match (field, first["pointer"].as_str()) {
+            ("/arguments", Some(at)) => format!("/arguments{at}"),
+            _ => field.to_owned(),
+        };
+        let all: Vec<String> = listed
+            .iter()
+            .map(|v| {
+                let at = v["pointer"]
+                    .as_str()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or("/");
+                format!("at {at}: {}", v["message"].as_str().unwrap_or_default())
+            })
+            .collect();
+        return Err(Problem::invalid(format!(
+            "the arguments do not fit tool \"{name}\": {}",
+            all.join("; ")
+        ))
+        .at(pointer));
+    }
+    let values = variable_values(body.variables, body.secrets)?;
+    let ScratchCall { thread, call_id } = runtime
+        .start_scratch_call(&agent, &name, &text, values)
+        .await?;
+    let thread_id = thread.id.clone();
+    let outcome = state
+        .runs
+        .run(runtime.clone(), thread_id.clone())
+        .await
+        .ok_or_else(|| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting-down",
+                format!("the server is shutting down: the call is stored on thread {thread_id} and runs when that thread runs next"),
+            )
+        })??;
+    let mut answer = json!({"thread_id": thread_id, "call_id": call_id, "agent": agent});
+    let status = match outcome {
+        RunOutcome::Paused(Waiting::Approval(request)) => {
+            answer["status"] = json!("waiting");
+            answer["waiting_for"] = json!("approval");
+            answer["approval"] = json!({
+                "tool": request.tool,
+                "decide": format!("/v1/threads/{thread_id}/approvals/{}", request.call_id),
+            });
+            StatusCode::ACCEPTED
+        }
+        RunOutcome::Paused(Waiting::Variables { request_id, names }) => {
+            answer["status"] = json!("waiting");
+            answer["waiting_for"] = json!("variables");
+            answer["variables"] = json!({
+                "names": names,
+                "give": format!("/v1/threads/{thread_id}/variables/{request_id}"),
+            });
+            StatusCode::ACCEPTED
+        }
+        RunOutcome::Done(_) => {
+            let id = thread_id.clone();
+            let messages = state.db.run_blocking(move |s| s.messages(&id)).await?;
+            let repairs: Vec<String> = messages
+                .iter()
+                .flat_map(|m| &m.metadata.repairs)
+                .filter(|r| r.call_id == call_id)
+                .flat_map(|r| r.notes.clone())
+                .collect();
+            let result = messages
+                .into_iter()
+                .find(|m| m.tool_call_id.as_deref() == Some(call_id.as_str()))
+                .ok_or_else(|| {
+                    Problem::internal(format!(
+                        "the run of thread {thread_id} ended without a result for call {call_id}"
+                    ))
+                })?;
+            answer["status"] = json!("done");
+            answer["result"] = match result.metadata.result {
+                Some(full) => json!(full),
+                None => json!({"status": result.status, "result": result.content}),
+            };
+            answer["repairs"] = json!(repairs);
+            StatusCode::OK
+        }
+    };
+    Ok((status, Json(answer)))
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
