@@ -32,7 +32,7 @@ async fn a_shutdown_mid_call_stores_the_result_and_releases_the_thread() {
         ),
         (
             "agents/activities/nap.json",
-            r#"{"command": ["sh", "-c", "sleep 1; echo '{\"status\": \"success\", \"result\": \"napped\"}'"], "timeoutMs": 30000, "env": ["PATH"]}"#,
+            r#"{"command": ["sh", "-c", "touch started; sleep 1; echo '{\"status\": \"success\", \"result\": \"napped\"}'"], "timeoutMs": 30000, "env": ["PATH"]}"#,
         ),
     ]);
     let server = TestServer::start_on(&project).await;
@@ -41,9 +41,10 @@ async fn a_shutdown_mid_call_stores_the_result_and_releases_the_thread() {
     let id = server
         .create(&token, json!({"agent": "slow", "message": "take a nap"}))
         .await;
-    // Wait (as a guard, not a measure) until the call's intent is journaled: the tool runs.
+    // Wait (a guard, not a measure) until the program runs: it marks that in the project folder
+    // (its working folder). A stop before it starts would answer the call "not run" instead.
     let mut waited = 0;
-    while store.calls(&id).unwrap().is_empty() {
+    while !project.join("started").exists() {
         assert!(waited < 3000, "the call never started");
         tokio::time::sleep(Duration::from_millis(10)).await;
         waited += 1;
