@@ -45,18 +45,22 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use toolhost_runtime::engine::Runtime;
 
 /// The HTTP API over one runtime.
 pub struct Server {
     state: AppState,
+    closing: watch::Sender<bool>,
 }
 
 impl Server {
     /// A server for `runtime` (which holds the store it runs on).
     pub fn new(runtime: Arc<Runtime>, config: ServerConfig) -> Self {
+        let (closing, closed) = watch::channel(false);
         Self {
-            state: AppState::new(runtime, config),
+            state: AppState::new(runtime, config, closed),
+            closing,
         }
     }
 
@@ -78,14 +82,26 @@ impl Server {
             .check()
             .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
         let app = self.router();
-        let runs = self.state.runs.clone();
+        let (runs, runtime, closing) = (
+            self.state.runs.clone(),
+            self.state.runtime.clone(),
+            self.closing,
+        );
+        let stopping = runs.clone();
+        // When asked to stop: no new runs, the runs under way stop after their operation, and
+        // event streams end (a connection that never ends would hold the shutdown forever).
+        let begin = async move {
+            shutdown.await;
+            let _ = closing.send(true);
+            stopping.close_and_stop(&runtime).await;
+        };
         axum::serve(
             listener,
             app.into_make_service_with_connect_info::<SocketAddr>(),
         )
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(begin)
         .await?;
-        runs.stop_all_and_wait(&self.state.runtime).await;
+        runs.wait().await;
         Ok(())
     }
 }

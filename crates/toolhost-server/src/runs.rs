@@ -8,16 +8,16 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::JoinSet;
 use toolhost_runtime::engine::{RunOutcome, Runtime, RuntimeError, StopReason, Waiting};
+use toolhost_store::{AsyncStore, EventKind, Write};
 
 /// How many run-ended notices an event stream may fall behind before it is dropped.
 const ENDED_CAPACITY: usize = 256;
 
-/// A run of this node ended: the thread and how (see [`describe`]; `failed` with an `error`, or
-/// `owned_elsewhere` when another run had the thread).
+/// A run of this node ended. How it ended (see [`describe`], or `failed` with an `error`) is
+/// stored as the thread's `run_ended` event; this notice only wakes the thread's followers.
 #[derive(Debug, Clone)]
 pub(crate) struct RunEnded {
     pub thread: String,
-    pub data: Value,
 }
 
 /// The background runs of a server. Cheap to clone.
@@ -91,17 +91,36 @@ impl Runs {
         inner.started += 1;
         let this = self.clone();
         inner.tasks.spawn(async move {
+            // Counted as ended even if the run panics: the guard says so when it is dropped.
+            let mut ended = Ended {
+                runs: this,
+                thread: thread.clone(),
+                data: Some(json!({"status": "failed", "error": "the run panicked"})),
+            };
             let result = runtime.run(&thread).await;
-            let data = match &result {
-                Ok(outcome) => describe(outcome),
-                Err(RuntimeError::ThreadBusy { .. }) => json!({"status": "owned_elsewhere"}),
+            ended.data = match &result {
+                Ok(outcome) => Some(describe(outcome)),
+                // The owner's run takes up what was stored; it, not this, ends the turn.
+                Err(RuntimeError::ThreadBusy { .. }) => None,
                 Err(e) => {
                     tracing::warn!(thread = %thread, error = %e, "a background run failed");
-                    json!({"status": "failed", "error": e.to_string()})
+                    Some(json!({"status": "failed", "error": e.to_string()}))
                 }
             };
-            this.finished(&thread, outcome_label(&data));
-            let _ = this.ended.send(RunEnded { thread, data });
+            if let Some(data) = &ended.data {
+                // Stored, so that a client that follows the thread later still sees it.
+                let write = Write::Event {
+                    kind: EventKind::RunEnded,
+                    data: data.clone(),
+                };
+                if let Err(e) = AsyncStore::new(runtime.store().clone())
+                    .apply(&thread, vec![write])
+                    .await
+                {
+                    tracing::warn!(thread = %thread, error = %e, "the end of a run was not stored");
+                }
+            }
+            drop(ended);
             if let Some(reply) = reply {
                 let _ = reply.send(result);
             }
@@ -123,21 +142,49 @@ impl Runs {
         self.ended.subscribe()
     }
 
-    /// Refuses new runs, asks every run under way to stop after the operation it is in, and
-    /// waits until they have stored what they did and released their threads.
-    pub async fn stop_all_and_wait(&self, runtime: &Runtime) {
-        let (threads, mut tasks) = {
+    /// Refuses new runs and asks every run under way to stop after the operation it is in.
+    pub async fn close_and_stop(&self, runtime: &Runtime) {
+        let threads: Vec<String> = {
             let mut inner = self.lock();
             inner.closed = true;
-            let threads: Vec<String> = inner.running.keys().cloned().collect();
-            (threads, std::mem::take(&mut inner.tasks))
+            inner.running.keys().cloned().collect()
         };
         for thread in threads {
             runtime.stop(&thread).await;
         }
-        while tasks.join_next().await.is_some() {}
     }
 
+    /// Waits until every run has stored what it did and released its thread.
+    pub async fn wait(&self) {
+        let mut tasks = std::mem::take(&mut self.lock().tasks);
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
+/// Ends a run's bookkeeping when dropped, however the run's task ended: its count, and the
+/// notice to event streams (none when another run owned the thread).
+struct Ended {
+    runs: Runs,
+    thread: String,
+    data: Option<Value>,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let label = match &self.data {
+            Some(data) => outcome_label(data),
+            None => "owned_elsewhere",
+        };
+        self.runs.finished(&self.thread, label);
+        if self.data.is_some() {
+            let _ = self.runs.ended.send(RunEnded {
+                thread: std::mem::take(&mut self.thread),
+            });
+        }
+    }
+}
+
+impl Runs {
     fn finished(&self, thread: &str, outcome: &'static str) {
         let mut inner = self.lock();
         *inner.ended.entry(outcome).or_default() += 1;
@@ -186,14 +233,14 @@ pub(crate) fn describe(outcome: &RunOutcome) -> Value {
         }
         RunOutcome::Paused(Waiting::Approval(request)) => json!({
             "status": "paused",
-            "waitingFor": "approval",
-            "callId": request.call_id,
+            "waiting_for": "approval",
+            "call_id": request.call_id,
             "tool": request.tool,
         }),
         RunOutcome::Paused(Waiting::Variables { request_id, names }) => json!({
             "status": "paused",
-            "waitingFor": "variables",
-            "requestId": request_id,
+            "waiting_for": "variables",
+            "request_id": request_id,
             "names": names,
         }),
     }

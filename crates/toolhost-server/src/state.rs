@@ -4,6 +4,7 @@ use crate::config::ServerConfig;
 use crate::metrics::Metrics;
 use crate::runs::Runs;
 use std::sync::Arc;
+use tokio::sync::watch;
 use toolhost_runtime::engine::Runtime;
 use toolhost_store::AsyncStore;
 
@@ -15,11 +16,18 @@ pub(crate) struct AppState {
     pub runs: Runs,
     pub config: Arc<ServerConfig>,
     pub metrics: Arc<Metrics>,
+    /// Turns true when the server begins to shut down: event streams end then.
+    pub closing: watch::Receiver<bool>,
 }
 
 impl AppState {
-    pub fn new(runtime: Arc<Runtime>, config: ServerConfig) -> Self {
+    pub fn new(
+        runtime: Arc<Runtime>,
+        config: ServerConfig,
+        closing: watch::Receiver<bool>,
+    ) -> Self {
         Self {
+            closing,
             db: AsyncStore::new(runtime.store().clone()),
             runtime,
             runs: Runs::default(),

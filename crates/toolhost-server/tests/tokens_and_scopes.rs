@@ -121,7 +121,6 @@ async fn a_token_for_one_agent_cannot_see_or_reach_another_agents_threads() {
         let detail = server.get(&path, Some(&cashier_only)).await.problem(404);
         assert_eq!(detail, format!("there is no thread {theirs}"), "{path}");
     }
-    let before = server.store.messages(&theirs).unwrap().len();
     let sent = server
         .post(
             &format!("/v1/threads/{theirs}/messages"),
@@ -150,15 +149,12 @@ async fn a_token_for_one_agent_cannot_see_or_reach_another_agents_threads() {
     server
         .events(&theirs, &admin, None)
         .await
-        .until("status", std::time::Duration::from_secs(60))
+        .until_ended("done", std::time::Duration::from_secs(60))
         .await;
-    let queued = server.store.queued(&theirs).unwrap();
-    assert!(queued.is_empty(), "{queued:?}");
-    assert!(server.store.messages(&theirs).unwrap().len() >= before);
-    assert!(server
-        .store
-        .messages(&theirs)
-        .unwrap()
+    assert!(server.store.queued(&theirs).unwrap().is_empty());
+    let messages = server.store.messages(&theirs).unwrap();
+    assert_eq!(messages.len(), 7, "the run's own messages and no other");
+    assert!(messages
         .iter()
         .all(|m| m.content.as_deref() != Some("hijack")));
     assert_eq!(server.store.threads(None).unwrap().len(), 1);

@@ -155,18 +155,22 @@ pub enum EventKind {
     /// A model's answer with calls arrived after the run was asked to stop; it was not stored
     /// (none of its calls would have run) and the thread asks again when it is resumed.
     ReplyDiscarded,
+    /// A run that a server started ended; its data says how (done with a reason, paused for
+    /// what, or failed with the error).
+    RunEnded,
     /// An event a tool emitted; never one of the names above.
     Custom(String),
 }
 
 impl EventKind {
     /// The names of the engine's own events, which a tool may not emit.
-    pub const RESERVED: [&'static str; 5] = [
+    pub const RESERVED: [&'static str; 6] = [
         "approval_requested",
         "approval_decided",
         "variables_requested",
         "history_repaired",
         "reply_discarded",
+        "run_ended",
     ];
 
     /// The stored name.
@@ -177,6 +181,7 @@ impl EventKind {
             EventKind::VariablesRequested => Self::RESERVED[2],
             EventKind::HistoryRepaired => Self::RESERVED[3],
             EventKind::ReplyDiscarded => Self::RESERVED[4],
+            EventKind::RunEnded => Self::RESERVED[5],
             EventKind::Custom(name) => name,
         }
     }
@@ -189,6 +194,7 @@ impl EventKind {
             "variables_requested" => EventKind::VariablesRequested,
             "history_repaired" => EventKind::HistoryRepaired,
             "reply_discarded" => EventKind::ReplyDiscarded,
+            "run_ended" => EventKind::RunEnded,
             other => EventKind::Custom(other.to_owned()),
         }
     }

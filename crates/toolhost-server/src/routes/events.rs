@@ -5,10 +5,11 @@
 //! stored event (`event: event`, with its `kind`) gets `id: m<message seq>.e<event seq>`, the
 //! position after it (positions are the store's, shared by all threads). A client that
 //! reconnects with `Last-Event-ID` gets exactly what was stored after that position. A thread's
-//! status (`event: status`) is sent when it changes; the live pieces of an answer
-//! (`text_delta`, `tool_call_started`, …) and the end of a run of this node (`run_ended`) carry
-//! no id: they are progress, not history. On the all-threads stream every item's data says its
-//! `thread_id`.
+//! status (`event: status`) is sent when it changes. The end of a run the server started is
+//! stored too and comes as `event: run_ended` with an id, so a client that connects after the
+//! run ended still sees it. The live pieces of an answer (`text_delta`, `tool_call_started`, …)
+//! carry no id: they are progress, not history. On the all-threads stream every item's data
+//! says its `thread_id`. When the server shuts down, every stream ends with an `error` event.
 //!
 //! The store is read again every poll interval (so what other processes or nodes store shows
 //! up) and at once when a run of this node ends or an answer of its model is complete. A client
@@ -30,9 +31,10 @@ use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use toolhost_runtime::engine::{LiveEvent, LiveKind};
-use toolhost_store::{AsyncStore, StoreError, ThreadStatus};
+use toolhost_store::{AsyncStore, EventKind, StoreError, ThreadStatus};
 
 /// How many stored items one read of the all-threads stream takes; more are read at once after.
 const BATCH: usize = 500;
@@ -119,8 +121,11 @@ struct Follower {
     watched: Watched,
     caller: Caller,
     db: AsyncStore,
-    live: broadcast::Receiver<LiveEvent>,
-    ended: broadcast::Receiver<RunEnded>,
+    /// Live events; `None` once the runtime's channel closed (what is stored still shows up).
+    live: Option<broadcast::Receiver<LiveEvent>>,
+    ended: Option<broadcast::Receiver<RunEnded>>,
+    /// Turns true when the server shuts down: the stream ends.
+    closing: watch::Receiver<bool>,
     poll: Duration,
     position: Position,
     /// The last status sent per thread, and whether the caller may reach it.
@@ -139,8 +144,9 @@ impl Follower {
             watched,
             caller,
             db: state.db.clone(),
-            live: state.runtime.subscribe(),
-            ended: state.runs.subscribe(),
+            live: Some(state.runtime.subscribe()),
+            ended: Some(state.runs.subscribe()),
+            closing: state.closing.clone(),
             poll: state.config.poll_interval,
             position,
             threads: HashMap::new(),
@@ -159,6 +165,10 @@ impl Follower {
             if self.done {
                 return None;
             }
+            if *self.closing.borrow() {
+                self.done = true;
+                continue;
+            }
             if self.refill || Instant::now() >= self.next_poll {
                 self.refill = false;
                 self.next_poll = Instant::now() + self.poll;
@@ -170,7 +180,7 @@ impl Follower {
                 continue;
             }
             tokio::select! {
-                live = self.live.recv() => match live {
+                live = next_of(&mut self.live) => match live {
                     Ok(event) => self.take_live(event).await,
                     Err(RecvError::Lagged(missed)) => {
                         self.queue.push_back(error_event(&format!(
@@ -178,19 +188,24 @@ impl Follower {
                         )));
                         self.done = true;
                     }
-                    // The runtime is gone: what is stored still shows up by polling.
-                    Err(RecvError::Closed) => self.live = broadcast::channel(1).1,
+                    Err(RecvError::Closed) => self.live = None,
                 },
-                ended = self.ended.recv() => {
-                    if let Ok(run) = ended {
+                ended = next_of(&mut self.ended) => match ended {
+                    // The run stored how it ended: read it now rather than at the next poll.
+                    Ok(run) => {
                         if self.follows(&run.thread).await {
-                            // After what the run stored, so a client sees its last message first.
-                            let _ = self.read_store().await;
-                            let data = self.wrap(&run.thread, run.data);
-                            self.push("run_ended", &data, false);
+                            self.refill = true;
                         }
                     }
+                    Err(RecvError::Lagged(_)) => self.refill = true,
+                    Err(RecvError::Closed) => self.ended = None,
                 },
+                _ = self.closing.changed() => {
+                    self.queue.push_back(error_event(
+                        "the server is shutting down; reconnect with the last id to go on",
+                    ));
+                    self.done = true;
+                }
                 _ = tokio::time::sleep_until(self.next_poll) => {}
             }
         }
@@ -299,11 +314,16 @@ impl Follower {
             if !self.follows(&thread).await {
                 continue;
             }
-            let data = self.wrap(
-                &thread,
-                json!({"kind": event.kind.as_str(), "data": event.data, "at": event.at}),
-            );
-            self.push("event", &data, true);
+            if event.kind == EventKind::RunEnded {
+                let data = self.wrap(&thread, event.data);
+                self.push("run_ended", &data, true);
+            } else {
+                let data = self.wrap(
+                    &thread,
+                    json!({"kind": event.kind.as_str(), "data": event.data, "at": event.at}),
+                );
+                self.push("event", &data, true);
+            }
             touched.push(thread);
         }
         if let Watched::One(id) = &self.watched {
@@ -326,6 +346,14 @@ impl Follower {
             self.push("status", &data, false);
         }
         Ok(())
+    }
+}
+
+/// The next item of a channel that may be gone; a gone one never yields.
+async fn next_of<T: Clone>(channel: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
+    match channel {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 

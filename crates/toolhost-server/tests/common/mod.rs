@@ -307,6 +307,19 @@ impl EventStream {
         }
     }
 
+    /// Events until a `run_ended` whose status is `status` arrives (it included).
+    pub async fn until_ended(&mut self, status: &str, patience: Duration) -> Vec<Sse> {
+        let mut seen = Vec::new();
+        loop {
+            let more = self.until("run_ended", patience).await;
+            let done = more.last().unwrap().data["status"] == status;
+            seen.extend(more);
+            if done {
+                return seen;
+            }
+        }
+    }
+
     /// Events until one named `event` arrives (it included). Gives up after `patience`: a guard
     /// against a hang, not a measure of speed.
     pub async fn until(&mut self, event: &str, patience: Duration) -> Vec<Sse> {
