@@ -164,7 +164,12 @@ pub(crate) async fn authenticate(
             "this endpoint needs a token: send `Authorization: Bearer <token>` (create one with `toolhost tokens create`)",
         ));
     };
-    let Some(token) = value.strip_prefix("Bearer ") else {
+    // The scheme's name is case-insensitive (RFC 9110 §11.1).
+    let token = value
+        .split_once(' ')
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token);
+    let Some(token) = token else {
         return Err(unauthorized(
             "the Authorization header must read `Bearer <token>`",
         ));

@@ -32,6 +32,7 @@ mod config;
 mod cors;
 mod limits;
 mod metrics;
+mod plain_errors;
 mod problem;
 mod routes;
 mod runs;

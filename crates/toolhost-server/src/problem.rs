@@ -52,11 +52,18 @@ impl Problem {
         Self::new(StatusCode::NOT_FOUND, "not-found", detail)
     }
 
-    /// 500: toolhost failed; the detail is logged too.
+    /// 500: toolhost failed. What failed (store errors can name files and statements) goes to
+    /// the log only, under an id the answer gives, so an operator can find it.
     pub fn internal(detail: impl Into<String>) -> Self {
         let detail = detail.into();
-        tracing::error!(%detail, "a request failed inside toolhost");
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", detail)
+        let id = toolhost_store::new_id();
+        let id = &id[..8];
+        tracing::error!(%detail, error_id = id, "a request failed inside toolhost");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("toolhost failed inside; its log has the details under error id {id}"),
+        )
     }
 
     fn title(&self) -> &'static str {

@@ -164,3 +164,32 @@ async fn odd_paths_and_ids_are_not_found_and_never_escape() {
     assert!(detail.contains("unknown variant `maybe`"), "{detail}");
     assert_eq!(decided.json["pointer"], "/decision");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_method_or_an_undecodable_path_is_a_problem_too() {
+    let server = TestServer::start().await;
+    let token = server.admin();
+    let wrong = server
+        .raw("PUT", "/v1/agents", Some(&token), &[], Vec::new())
+        .await;
+    let detail = wrong.problem(405);
+    assert!(detail.contains("/v1/agents does not take PUT"), "{detail}");
+    let undecodable = server.get("/v1/threads/%FF", Some(&token)).await;
+    assert_eq!(undecodable.status, 400, "{}", undecodable.text);
+    undecodable.problem(400);
+    let lower = server.get("/v1/agents", None).await;
+    lower.problem(401);
+    let lower_scheme = server
+        .raw(
+            "GET",
+            "/v1/agents",
+            None,
+            &[("authorization", &format!("bearer {token}"))],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(
+        lower_scheme.status, 200,
+        "the scheme's name is case-insensitive"
+    );
+}

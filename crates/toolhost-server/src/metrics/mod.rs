@@ -61,7 +61,7 @@ impl Metrics {
     pub fn observe(&self, route: &str, method: &Method, status: StatusCode, took: Duration) {
         let key = RouteKey {
             route: route.to_owned(),
-            method: method.as_str().to_owned(),
+            method: method_label(method).to_owned(),
         };
         let seconds = took.as_secs_f64();
         let class = (status.as_u16() / 100).clamp(1, 5) as usize - 1;
@@ -106,9 +106,35 @@ impl Drop for StreamGuard {
     }
 }
 
+/// A method as a label: the ones the API answers, or `other`, so that no client can add
+/// labels by inventing methods.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        Method::HEAD => "HEAD",
+        _ => "other",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invented_methods_share_one_label() {
+        let m = Metrics::default();
+        for name in ["A1", "A2", "PURGE", "BREW"] {
+            let method = Method::from_bytes(name.as_bytes()).unwrap();
+            m.observe("unmatched", &method, StatusCode::NOT_FOUND, Duration::ZERO);
+        }
+        let all = m.requests();
+        assert_eq!(all.len(), 1, "one label for every invented method");
+        assert_eq!(all[0].0.method, "other");
+        assert_eq!(all[0].1.count(), 4);
+    }
 
     #[test]
     fn requests_fall_in_their_class_and_bucket() {

@@ -58,6 +58,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn(crate::plain_errors::as_problem))
         .layer(middleware::from_fn_with_state(
             state.config.request_timeout,
             crate::limits::time_limit,
