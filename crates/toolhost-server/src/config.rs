@@ -47,6 +47,15 @@ impl ServerConfig {
         if self.max_body_bytes == 0 {
             return Err("max_body_bytes must be more than 0".to_owned());
         }
+        if self.poll_interval < Duration::from_millis(10) {
+            return Err("poll_interval must be at least 10 ms".to_owned());
+        }
+        if self.keep_alive.is_zero() {
+            return Err("keep_alive must be more than 0".to_owned());
+        }
+        if self.max_page == 0 {
+            return Err("max_page must be more than 0".to_owned());
+        }
         Ok(())
     }
 }

@@ -2,8 +2,10 @@
 //! them, event streams can say when one ended, a request can wait for one (a direct tool call),
 //! and metrics can count them.
 
+use crate::problem::Problem;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::JoinSet;
@@ -67,6 +69,28 @@ impl Runs {
     /// stored waits for the next run.
     pub fn start(&self, runtime: Arc<Runtime>, thread: String) {
         self.spawn(runtime, thread, None);
+    }
+
+    /// Carries out `work` (which stores what a request gave and names the thread to run), then
+    /// starts the thread's run, in a task of its own: a request abandoned after the write (its
+    /// client gone, its time up) still gets its run, so what was stored is never left waiting.
+    pub async fn store_then_run<T: Send + 'static>(
+        &self,
+        runtime: Arc<Runtime>,
+        work: impl Future<Output = Result<(T, Option<String>), RuntimeError>> + Send + 'static,
+    ) -> Result<T, Problem> {
+        let runs = self.clone();
+        let task = tokio::spawn(async move {
+            let (value, thread) = work.await?;
+            if let Some(thread) = thread {
+                runs.start(runtime, thread);
+            }
+            Ok::<T, RuntimeError>(value)
+        });
+        match task.await {
+            Ok(result) => result.map_err(Problem::from),
+            Err(e) => Err(Problem::internal(format!("a request's work failed: {e}"))),
+        }
     }
 
     /// Runs `thread` like [`Runs::start`] and waits for how the run ended; `None` when

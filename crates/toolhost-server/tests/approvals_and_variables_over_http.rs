@@ -69,6 +69,14 @@ async fn a_paused_thread_is_given_its_secret_then_approved_and_the_secret_never_
         (given.status, &given.json),
         (200, &json!({"answered": true}))
     );
+    let again = server
+        .post(
+            &path,
+            Some(&token),
+            &json!({"secrets": {"PAYMENT_API_KEY": "other"}}),
+        )
+        .await;
+    assert!(again.problem(409).contains("answered already"));
 
     let waiting = paused(&server, &id, &token, &mut stream).await;
     let call = waiting["approvals"][0]["call_id"]
@@ -149,6 +157,15 @@ async fn a_denial_with_a_message_is_what_the_model_is_told() {
         .as_str()
         .unwrap()
         .to_owned();
+    let null = server
+        .post(
+            &format!("/v1/threads/{id}/approvals/{call}"),
+            Some(&token),
+            &json!({"decision": "approve", "arguments": null}),
+        )
+        .await;
+    assert!(null.problem(422).contains("must be a JSON object"));
+    assert_eq!(null.json["pointer"], "/arguments");
     let denied = server
         .post(
             &format!("/v1/threads/{id}/approvals/{call}"),

@@ -111,6 +111,16 @@ async fn bad_bodies_are_refused_with_what_and_where_and_nothing_is_stored() {
         .problem(422)
         .contains("both as a variable and as a secret"));
 
+    let secret_as_text = post(
+        json!({"agent": "cashier", "message": "hi", "variables": {"PAYMENT_API_KEY": "k"}})
+            .to_string()
+            .into_bytes(),
+        json_headers(),
+    )
+    .await;
+    assert!(secret_as_text.problem(422).contains("is a secret"));
+    assert_eq!(secret_as_text.json["pointer"], "/variables/PAYMENT_API_KEY");
+
     assert_eq!(
         server.store.threads(None).unwrap(),
         vec![],

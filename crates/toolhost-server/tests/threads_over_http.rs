@@ -195,6 +195,10 @@ async fn threads_are_listed_newest_first_page_by_page_and_filtered() {
     assert_eq!(listed, ids);
     let none = server.get("/v1/threads?agent=nobody", Some(&token)).await;
     assert_eq!(none.json["threads"], json!([]));
+    let typo = server.get("/v1/threads?status=runing", Some(&token)).await;
+    assert!(typo
+        .problem(400)
+        .contains("\"runing\" is not a thread status"));
     let bad = server.get("/v1/threads?limit=0", Some(&token)).await;
     assert!(bad.problem(400).contains("limit 0 is out of range"));
     let unknown = server.get("/v1/threads?color=red", Some(&token)).await;

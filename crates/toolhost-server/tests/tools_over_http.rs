@@ -239,6 +239,15 @@ async fn a_direct_call_runs_on_a_scratch_thread_journaled_like_a_models_call() {
     );
     let listed = server.get("/v1/threads?limit=10", Some(&runner)).await;
     assert_eq!(listed.json["threads"][0]["tags"], json!(["scratch"]));
+    let message = server
+        .post(
+            &format!("/v1/threads/{thread}/messages"),
+            Some(&runner),
+            &json!({"message": "and now?"}),
+        )
+        .await;
+    assert!(message.problem(409).contains("no model would answer"));
+    assert!(server.store.queued(thread).unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -40,6 +40,7 @@ pub(super) struct DecideBody {
     /// For a denial: what the model is told.
     message: Option<String>,
     /// For an approval: the arguments to run with instead (validated again).
+    #[serde(default, deserialize_with = "given")]
     arguments: Option<Value>,
     /// The decision holds for the later calls of the same tool in this thread.
     #[serde(default)]
@@ -63,6 +64,12 @@ pub(super) async fn decide(
                         .at("/message"),
                 );
             }
+            if body.arguments.as_ref().is_some_and(|a| !a.is_object()) {
+                return Err(Problem::invalid(
+                    "edited arguments must be a JSON object, as a tool's arguments are",
+                )
+                .at("/arguments"));
+            }
             Verdict {
                 always: body.always,
                 edited_arguments: body.arguments,
@@ -82,7 +89,18 @@ pub(super) async fn decide(
             }
         }
     };
-    let record = state.runtime.decide(&id, &call_id, verdict).await?;
-    state.runs.start(state.runtime.clone(), id);
+    let runtime = state.runtime.clone();
+    let record = state
+        .runs
+        .store_then_run(state.runtime.clone(), async move {
+            let record = runtime.decide(&id, &call_id, verdict).await?;
+            Ok((record, Some(id)))
+        })
+        .await?;
     Ok(Json(json!({ "approval": record })))
+}
+
+/// A field that is there, even as `null`: `null` arguments are refused, not read as "no edit".
+fn given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }

@@ -58,11 +58,24 @@ pub(super) async fn send(
     JsonBody(body): JsonBody<SendBody>,
 ) -> Result<(StatusCode, Json<Value>), Problem> {
     caller.require(Scope::Run)?;
-    reachable_thread(&state, &caller, &id).await?;
+    let thread = reachable_thread(&state, &caller, &id).await?;
+    if thread.tags.iter().any(|t| t == "scratch") {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "scratch-thread",
+            format!("thread {id} holds a direct tool call and no conversation; no model would answer a message there"),
+        ));
+    }
     if body.message.trim().is_empty() {
         return Err(Problem::invalid("the message is empty").at("/message"));
     }
-    state.runtime.queue_message(&id, &body.message).await?;
-    state.runs.start(state.runtime.clone(), id);
+    let runtime = state.runtime.clone();
+    state
+        .runs
+        .store_then_run(state.runtime.clone(), async move {
+            runtime.queue_message(&id, &body.message).await?;
+            Ok(((), Some(id)))
+        })
+        .await?;
     Ok((StatusCode::ACCEPTED, Json(json!({ "queued": true }))))
 }

@@ -50,12 +50,25 @@ pub(super) async fn create(
     if body.message.trim().is_empty() {
         return Err(Problem::invalid("the first message is empty").at("/message"));
     }
+    let secret = state.runtime.secret_names();
+    if let Some(name) = body.variables.keys().find(|n| secret.contains(*n)) {
+        return Err(Problem::invalid(format!(
+            "\"{name}\" is a secret: give it under \"secrets\", never as a text variable"
+        ))
+        .at(format!("/variables/{name}")));
+    }
     let values = variable_values(body.variables, body.secrets)?;
+    let runtime = state.runtime.clone();
     let thread = state
-        .runtime
-        .start_thread_with(&body.agent, &body.message, values)
+        .runs
+        .store_then_run(state.runtime.clone(), async move {
+            let thread = runtime
+                .start_thread_with(&body.agent, &body.message, values)
+                .await?;
+            let id = thread.id.clone();
+            Ok((thread, Some(id)))
+        })
         .await?;
-    state.runs.start(state.runtime.clone(), thread.id.clone());
     Ok((StatusCode::CREATED, Json(json!({ "thread": thread }))))
 }
 
@@ -102,6 +115,13 @@ pub(super) async fn list(
     caller.require(Scope::Read)?;
     let Query(query) = query.map_err(|e| Problem::bad_request(e.body_text()))?;
     let limit = page_limit(query.limit, state.config.max_page)?;
+    if let Some(status) = &query.status {
+        if toolhost_store::ThreadStatus::parse(status).is_none() {
+            return Err(Problem::bad_request(format!(
+                "status \"{status}\" is not a thread status (idle, running, paused, done, failed)"
+            )));
+        }
+    }
     let threads = state.db.threads(None).await?;
     let visible = threads.into_iter().filter(|t| {
         caller.may_reach(&t.agent)

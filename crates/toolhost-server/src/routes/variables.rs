@@ -74,6 +74,13 @@ pub(super) async fn give(
     caller.require(Scope::Run)?;
     reachable_thread(&state, &caller, &id).await?;
     let request = request_of(&state, &id, &request_id).await?;
+    if request.answered_at.is_some() {
+        return Err(Problem::new(
+            axum::http::StatusCode::CONFLICT,
+            "answered",
+            format!("variable request {request_id} was answered already; nothing was changed"),
+        ));
+    }
     if let Some(name) = body
         .variables
         .keys()
@@ -93,13 +100,18 @@ pub(super) async fn give(
         .at(format!("/variables/{name}")));
     }
     let values = variable_values(body.variables, body.secrets)?;
-    state.runtime.set_variables(&id, values).await?;
-    let answered = request_of(&state, &id, &request_id)
-        .await?
-        .answered_at
-        .is_some();
-    if answered {
-        state.runs.start(state.runtime.clone(), id);
-    }
+    let (runtime, db) = (state.runtime.clone(), state.db.clone());
+    let answered = state
+        .runs
+        .store_then_run(state.runtime.clone(), async move {
+            runtime.set_variables(&id, values).await?;
+            let answered = db
+                .variable_requests(&id)
+                .await?
+                .into_iter()
+                .any(|r| r.id == request_id && r.answered_at.is_some());
+            Ok((answered, answered.then_some(id)))
+        })
+        .await?;
     Ok(Json(json!({ "answered": answered })))
 }
