@@ -48,6 +48,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use toolhost_runtime::engine::Runtime;
+use toolhost_store::{Role, ThreadStatus};
 
 /// The HTTP API over one runtime.
 pub struct Server {
@@ -82,6 +83,7 @@ impl Server {
             .config
             .check()
             .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
+        recover(&self.state).await;
         let app = self.router();
         let (runs, runtime, closing) = (
             self.state.runs.clone(),
@@ -104,5 +106,39 @@ impl Server {
         .await?;
         runs.wait().await;
         Ok(())
+    }
+}
+
+/// Takes up, on start, the threads that have work no run is doing: those a run left `running`
+/// (its process died; a live owner elsewhere keeps its thread, and the run started here ends at
+/// once), those with queued messages or tools, and idle ones whose last message is a person's
+/// that nothing answered (created, then the server went away). A thread stopped between steps
+/// stays as it is until someone runs it (`POST /v1/threads/{id}/run`). This reads every
+/// thread once: fine for one node's store, to be replaced by a query when stores grow.
+async fn recover(state: &AppState) {
+    let threads = match state.db.threads(None).await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(error = %e, "the threads to take up could not be listed");
+            return;
+        }
+    };
+    for thread in threads {
+        let has_work = match thread.status {
+            ThreadStatus::Running => true,
+            ThreadStatus::Idle => {
+                let queued = state.db.queued(&thread.id).await.map(|q| !q.is_empty());
+                let unanswered = state
+                    .db
+                    .messages(&thread.id)
+                    .await
+                    .map(|m| m.last().is_some_and(|m| m.role == Role::User));
+                queued.unwrap_or(false) || unanswered.unwrap_or(false)
+            }
+            _ => false,
+        };
+        if has_work {
+            state.runs.start(state.runtime.clone(), thread.id);
+        }
     }
 }

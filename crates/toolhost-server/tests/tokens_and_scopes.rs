@@ -159,3 +159,32 @@ async fn a_token_for_one_agent_cannot_see_or_reach_another_agents_threads() {
         .all(|m| m.content.as_deref() != Some("hijack")));
     assert_eq!(server.store.threads(None).unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_stream_ends_when_its_token_is_revoked() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let id = server
+        .create(&admin, json!({"agent": "assistant", "message": "Weather?"}))
+        .await;
+    let reader = server.token(&[Scope::Read], None);
+    let mut stream = server.events(&id, &reader, None).await;
+    stream
+        .until("message", std::time::Duration::from_secs(60))
+        .await;
+    let token_id = reader
+        .strip_prefix("thk_")
+        .unwrap()
+        .split('_')
+        .next()
+        .unwrap();
+    assert!(server.store.revoke_token(token_id).unwrap());
+    let rest = stream
+        .until("error", std::time::Duration::from_secs(60))
+        .await;
+    assert!(rest.last().unwrap().data["detail"]
+        .as_str()
+        .unwrap()
+        .contains("revoked"));
+    assert!(stream.next().await.is_none(), "the stream ended");
+}

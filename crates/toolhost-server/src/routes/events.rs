@@ -172,6 +172,13 @@ impl Follower {
             if self.refill || Instant::now() >= self.next_poll {
                 self.refill = false;
                 self.next_poll = Instant::now() + self.poll;
+                if !self.token_still_valid().await {
+                    self.queue.push_back(error_event(
+                        "the token of this stream was revoked; the stream is closed",
+                    ));
+                    self.done = true;
+                    continue;
+                }
                 if let Err(e) = self.read_store().await {
                     tracing::warn!(error = %e, "an event stream could not read the store");
                     self.queue.push_back(error_event(&e.to_string()));
@@ -208,6 +215,17 @@ impl Follower {
                 }
                 _ = tokio::time::sleep_until(self.next_poll) => {}
             }
+        }
+    }
+
+    /// Whether the stream's token still exists unrevoked: a revoked token reaches nothing, an
+    /// open stream included. A store that cannot be read says nothing against it.
+    async fn token_still_valid(&self) -> bool {
+        let id = self.caller.token_id.clone();
+        match self.db.run_blocking(move |s| s.token(&id)).await {
+            Ok(Some(token)) => token.revoked_at.is_none(),
+            Ok(None) => false,
+            Err(_) => true,
         }
     }
 

@@ -35,6 +35,7 @@ pub(crate) fn router(state: AppState) -> Router {
             get(threads::get).delete(threads::delete),
         )
         .route("/v1/threads/{id}/stop", post(threads::stop))
+        .route("/v1/threads/{id}/run", post(threads::run))
         .route("/v1/threads/{id}/files", get(files::list))
         .route("/v1/threads/{id}/files/{*path}", get(files::download))
         .route(

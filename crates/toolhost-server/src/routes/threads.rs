@@ -196,6 +196,20 @@ pub(super) async fn get(
     })))
 }
 
+/// `POST /v1/threads/{id}/run`: runs the thread from what is stored (a resume), for a thread
+/// that was stopped or whose server went away mid-turn. Another run that owns it already does
+/// the work: this one then ends at once.
+pub(super) async fn run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), Problem> {
+    caller.require(Scope::Run)?;
+    reachable_thread(&state, &caller, &id).await?;
+    state.runs.start(state.runtime.clone(), id);
+    Ok((StatusCode::ACCEPTED, Json(json!({ "started": true }))))
+}
+
 pub(super) async fn stop(
     State(state): State<AppState>,
     caller: Caller,

@@ -55,7 +55,15 @@ impl TestServer {
 
     /// Serves `project` with the test configuration changed by `change`.
     pub async fn start_with(project: &Path, change: impl FnOnce(&mut ServerConfig)) -> Self {
-        let data = temp_dir();
+        Self::serve(project, temp_dir(), change).await
+    }
+
+    /// Serves `project` on the data folder `data` (kept from an earlier server).
+    pub async fn restart(project: &Path, data: PathBuf) -> Self {
+        Self::serve(project, data, |_| {}).await
+    }
+
+    async fn serve(project: &Path, data: PathBuf, change: impl FnOnce(&mut ServerConfig)) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
         let mut runtime = Runtime::load(project, store.clone()).unwrap();
         runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
@@ -221,6 +229,13 @@ impl TestServer {
         let _ = self.stop.take().unwrap().send(());
         self.served.take().unwrap().await.unwrap()
     }
+
+    /// Stops the server like [`TestServer::shutdown`] and keeps its data folder for another.
+    pub async fn shutdown_keeping_data(mut self) -> PathBuf {
+        let data = std::mem::take(&mut self.data);
+        self.shutdown().await.expect("a clean shutdown");
+        data
+    }
 }
 
 impl Drop for TestServer {
@@ -228,7 +243,9 @@ impl Drop for TestServer {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let _ = std::fs::remove_dir_all(&self.data);
+        if !self.data.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.data);
+        }
     }
 }
 
