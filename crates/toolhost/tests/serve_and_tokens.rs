@@ -134,9 +134,10 @@ fn toolhost_toml_sets_what_serve_uses_and_an_unknown_key_is_an_error() {
         "toolhost.toml",
         "data = \"from-toml\"\n\n[server]\nlisten = \"127.0.0.1:0\"\nallowed_origins = [\"https://app.example\"]\n",
     );
+    // Run from another folder: the data folder is the project's, not the working folder's.
     let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["serve", &dir])
-        .current_dir(&project.root)
+        .current_dir(std::env::temp_dir())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -145,7 +146,7 @@ fn toolhost_toml_sets_what_serve_uses_and_an_unknown_key_is_an_error() {
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
     assert!(first.contains("http://127.0.0.1:"), "{first}");
-    assert!(first.contains("threads in from-toml"), "{first}");
+    assert!(first.contains("from-toml)"), "{first}");
     assert!(project.root.join("from-toml/toolhost.db").exists());
     let sent = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])

@@ -1,7 +1,7 @@
 //! `toolhost.toml` in a project folder: settings for `toolhost serve` that flags override.
 //!
 //! ```toml
-//! data = ".toolhost"                  # the data folder, relative to where toolhost runs
+//! data = ".toolhost"                  # the data folder, relative to the project folder
 //!
 //! [server]
 //! listen = "127.0.0.1:7878"
@@ -23,7 +23,7 @@ pub const FILE_NAME: &str = "toolhost.toml";
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectConfig {
-    /// The data folder.
+    /// The data folder, relative to the project folder.
     pub data: Option<PathBuf>,
     /// Settings of `toolhost serve`.
     #[serde(default)]

@@ -44,9 +44,11 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     };
+    // A folder named in toolhost.toml belongs to the project: relative to its folder, however
+    // the project was named on the command line.
     let data = args
         .data
-        .or(file.data)
+        .or(file.data.map(|d| args.dir.join(d)))
         .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
     let listen = args
         .listen
