@@ -8,23 +8,29 @@
 //!   A token carries scopes (`read`, `run`, `approve`, `admin`; admin implies the others) and may
 //!   be limited to some agents: a thread of another agent is answered as if it did not exist.
 //!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant
-//!   time; a revoked token reaches nothing.
+//!   time; a revoked token reaches nothing, an open event stream included.
 //! - **Every error is `application/problem+json`** (RFC 9457) with a `detail` that says what is
-//!   wrong and, for a bad body, a JSON `pointer` to where. A request that is refused changes
-//!   nothing that is stored.
-//! - **Bodies are bounded and strict**: at most [`ServerConfig::max_body_bytes`], JSON only,
-//!   unknown fields refused, nesting limited by the JSON parser.
+//!   wrong and, for a bad body, a JSON `pointer` to where; an internal error's details go to the
+//!   log under an id the answer gives. A request that is refused changes nothing that is stored.
+//! - **Bodies are bounded and strict**: at most [`ServerConfig::max_body_bytes`], a JSON object,
+//!   unknown fields refused, integers kept exactly or refused, nesting limited by the parser.
+//!   A request must start its answer within [`ServerConfig::request_timeout`]; CORS is off
+//!   unless [`ServerConfig::allowed_origins`] names origins.
 //! - **Runs happen in the background**: creating a thread, sending a message, deciding an
-//!   approval or giving variables stores what was given, answers at once, and runs the thread
-//!   on this node unless another run owns it (which then takes the work up). Clients follow a
-//!   thread through its event stream.
+//!   approval or giving variables stores what was given and starts the thread's run in a task
+//!   of its own (an abandoned request never leaves stored work without a run), then answers.
+//!   Another run that owns the thread takes the work up instead. Clients follow a thread
+//!   through its event stream; how each run ended is stored as its `run_ended` event.
 //! - **Event streams miss nothing that is stored**: each stored message and event carries an
 //!   id; a client that reconnects with `Last-Event-ID` gets everything stored after it. Live
 //!   pieces of an answer (text deltas, calls starting) are progress only and carry no id. A
 //!   client that reads too slowly is dropped, never waited for.
-//! - **Shutdown is graceful**: [`Server::run`] stops accepting, asks the runs of this node to
-//!   stop after the operation under way, and returns once they have stored what they did and
+//! - **Start and shutdown**: [`Server::run`] first takes up the threads that have work no run
+//!   is doing (left running by a dead process, queued work, an unanswered message). Asked to
+//!   stop, it stops accepting, ends every event stream, asks the runs of this node to stop
+//!   after the operation under way, and returns once they have stored what they did and
 //!   released their threads.
+//! - **Metrics** (`GET /metrics`, Prometheus text) count by route template, never by raw path.
 
 pub mod auth;
 mod body;
