@@ -44,7 +44,7 @@ use toolhost_store::path::FsPath;
 use toolhost_store::{
     ApiToken, Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Lease, LeaseClaim,
     Message, Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore, Store,
-    StoreResult, StoredVariable, Thread, VariableRequest, Write,
+    StoreResult, StoredVariable, Thread, ThreadQuery, VariableRequest, Write,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -189,6 +189,12 @@ impl Store for TimedStore {
     }
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
         self.timed(Kind::CommitOther, || self.inner.request_stop(thread))
+    }
+    fn thread_page(&self, query: &ThreadQuery) -> StoreResult<Vec<Thread>> {
+        self.timed(Kind::Read, || self.inner.thread_page(query))
+    }
+    fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {
+        self.timed(Kind::Read, || self.inner.message_page(thread, after, limit))
     }
     fn messages_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Message)>> {
         self.timed(Kind::Read, || self.inner.messages_since(seq, limit))

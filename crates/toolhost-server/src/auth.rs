@@ -138,6 +138,12 @@ impl Caller {
     }
 
     /// Whether the token reaches every agent (it is not limited to some).
+    /// The agents the token is limited to; `None` for every agent.
+    pub fn agents(&self) -> Option<&[String]> {
+        self.agents.as_deref()
+    }
+
+    /// Whether the token may reach every agent.
     pub fn may_reach_all(&self) -> bool {
         self.agents.is_none()
     }

@@ -37,6 +37,7 @@ mod error;
 pub mod lease;
 mod meta;
 mod model;
+pub mod page;
 pub mod path;
 mod sqlite;
 pub mod token;
@@ -46,6 +47,7 @@ pub use error::{StoreError, StoreResult};
 pub use lease::{Lease, LeaseClaim};
 pub use meta::{ArgumentRepair, ArgumentsEditor, EventKind, MessageMeta, RanWith, Side};
 pub use model::*;
+pub use page::ThreadQuery;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
 pub use token::ApiToken;
 
@@ -130,6 +132,13 @@ pub trait Store: Send + Sync {
 
     /// The thread's messages in order.
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>>;
+
+    /// One page of threads, newest first, as `query` asks ([`StoreError::ThreadNotFound`] when
+    /// its `after` names no thread).
+    fn thread_page(&self, query: &ThreadQuery) -> StoreResult<Vec<Thread>>;
+
+    /// At most `limit` of the thread's messages after position `after`, in order.
+    fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>>;
 
     /// The thread's messages after position `seq`, in order.
     fn messages_after(&self, thread: &str, seq: i64) -> StoreResult<Vec<Message>>;

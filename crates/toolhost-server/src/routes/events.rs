@@ -292,9 +292,11 @@ impl Follower {
                 let thread = id.clone();
                 let messages = self
                     .db
-                    .run_blocking(move |s| s.messages_after(&thread, after_m))
+                    .run_blocking(move |s| s.message_page(&thread, after_m, BATCH))
                     .await?;
                 let events = self.db.events(id, after_e).await?;
+                // A full page: more is waiting.
+                self.refill = messages.len() == BATCH;
                 let with = |id: &String| id.clone();
                 (
                     messages.into_iter().map(|m| (with(id), m)).collect(),

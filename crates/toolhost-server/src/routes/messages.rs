@@ -34,9 +34,10 @@ pub(super) async fn list(
     reachable_thread(&state, &caller, &id).await?;
     let after = query.after.unwrap_or(0);
     let thread = id.clone();
+    // One more than the page: whether there is a next page.
     let mut messages = state
         .db
-        .run_blocking(move |s| s.messages_after(&thread, after))
+        .run_blocking(move |s| s.message_page(&thread, after, limit + 1))
         .await?;
     let more = messages.len() > limit;
     messages.truncate(limit);

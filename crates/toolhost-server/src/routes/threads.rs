@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use toolhost_runtime::engine::describe_owner;
 use toolhost_runtime::variables::VariableValue;
-use toolhost_store::{StoreError, Thread};
+use toolhost_store::{StoreError, ThreadQuery, ThreadStatus};
 
 /// `POST /v1/threads`.
 #[derive(Deserialize)]
@@ -115,39 +115,44 @@ pub(super) async fn list(
     caller.require(Scope::Read)?;
     let Query(query) = query.map_err(|e| Problem::bad_request(e.body_text()))?;
     let limit = page_limit(query.limit, state.config.max_page)?;
-    if let Some(status) = &query.status {
-        if toolhost_store::ThreadStatus::parse(status).is_none() {
-            return Err(Problem::bad_request(format!(
+    let status = match &query.status {
+        None => None,
+        Some(status) => Some(ThreadStatus::parse(status).ok_or_else(|| {
+            Problem::bad_request(format!(
                 "status \"{status}\" is not a thread status (idle, running, paused, done, failed)"
-            )));
-        }
-    }
-    let threads = state.db.threads(None).await?;
-    let visible = threads.into_iter().filter(|t| {
-        caller.may_reach(&t.agent)
-            && query.agent.as_ref().is_none_or(|a| &t.agent == a)
-            && query.status.as_ref().is_none_or(|s| t.status.as_str() == s)
-    });
-    let mut after_cursor: Box<dyn Iterator<Item = Thread>> = Box::new(visible);
+            ))
+        })?),
+    };
+    // The agents asked for, within the ones the token may reach.
+    let agents = match (&query.agent, caller.agents()) {
+        (Some(agent), _) if !caller.may_reach(agent) => Some(Vec::new()),
+        (Some(agent), _) => Some(vec![agent.clone()]),
+        (None, limited) => limited.map(<[String]>::to_vec),
+    };
+    // A cursor names the last thread of a page; one that the caller may not see is refused
+    // like one that does not exist.
     if let Some(cursor) = &query.cursor {
-        let mut found = false;
-        let rest: Vec<Thread> = after_cursor
-            .skip_while(|t| {
-                let before = !found;
-                if t.id == *cursor {
-                    found = true;
-                }
-                before
-            })
-            .collect();
-        if !found {
+        let reachable = match state.db.thread(cursor).await {
+            Ok(t) => caller.may_reach(&t.agent),
+            Err(_) => false,
+        };
+        if !reachable {
             return Err(Problem::bad_request(format!(
                 "the cursor {cursor} names no thread of this list; start again without it"
             )));
         }
-        after_cursor = Box::new(rest.into_iter());
     }
-    let mut page: Vec<Thread> = after_cursor.take(limit + 1).collect();
+    let thread_query = ThreadQuery {
+        agents,
+        status,
+        after: query.cursor.clone(),
+        // One more than the page: whether there is a next page.
+        limit: limit + 1,
+    };
+    let mut page = state
+        .db
+        .run_blocking(move |s| s.thread_page(&thread_query))
+        .await?;
     let more = page.len() > limit;
     page.truncate(limit);
     let next = more.then(|| page.last().map(|t| t.id.clone())).flatten();

@@ -6,11 +6,13 @@
 
 mod deletion;
 mod leases;
+mod pages;
 mod since;
 mod tokens;
 
 pub use deletion::*;
 pub use leases::*;
+pub use pages::*;
 pub use since::*;
 pub use tokens::*;
 
@@ -747,6 +749,7 @@ macro_rules! store_conformance_tests {
             tokens_are_stored_found_and_unique,
             tokens_are_revoked_once,
             every_threads_messages_and_events_follow_in_store_order,
+            lists_come_a_page_at_a_time,
             deleting_a_thread_removes_all_of_it_and_nothing_else
         );
     };

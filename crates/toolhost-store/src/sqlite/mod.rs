@@ -11,6 +11,7 @@ mod delete;
 mod files;
 mod gates;
 mod leases;
+mod pages;
 mod read;
 mod schema;
 mod tokens;

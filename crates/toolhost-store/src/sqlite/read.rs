@@ -4,6 +4,7 @@ use super::{corrupt, db, exec, require_thread, SqliteStore};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{Lease, LeaseClaim};
 use crate::model::*;
+use crate::page::ThreadQuery;
 use crate::path::FsPath;
 use crate::token::ApiToken;
 use crate::EventKind;
@@ -443,6 +444,14 @@ impl Store for SqliteStore {
             .map_err(db)?;
         rows.map(|r| decode_event(r.map_err(db)?).map(|(_, e)| e))
             .collect()
+    }
+
+    fn thread_page(&self, query: &ThreadQuery) -> StoreResult<Vec<Thread>> {
+        super::pages::threads(&self.lock(), query)
+    }
+
+    fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {
+        super::pages::messages(&self.lock(), thread, after, limit)
     }
 
     fn messages_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Message)>> {
