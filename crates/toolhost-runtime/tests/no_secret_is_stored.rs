@@ -189,7 +189,7 @@ async fn a_binary_attachment_or_image_holding_a_secret_is_refused_with_the_reaso
         let named = if case == "attachment" {
             "\"dump.bin\""
         } else {
-            "content block 0"
+            "content block 1"
         };
         assert!(error.contains(named), "{case}: {error}");
         assert!(

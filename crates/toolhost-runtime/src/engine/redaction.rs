@@ -8,6 +8,7 @@
 //! store and the screen.
 
 use super::attachments::store_attachments;
+use super::content::block_name;
 use super::records::result_message;
 use crate::variables::Redactor;
 use base64::Engine as _;
@@ -65,8 +66,9 @@ fn secret_image(result: &ToolResult, redactor: &Redactor) -> Option<String> {
             .ok()?;
         let secret = redactor.found_in(&bytes)?;
         Some(format!(
-            "content block {i} (an image) holds the value of secret {secret}, which cannot be \
-             redacted without breaking the image, so it was not stored"
+            "{} (an image) holds the value of secret {secret}, which cannot be redacted \
+             without breaking the image, so it was not stored",
+            block_name(i)
         ))
     })
 }
@@ -128,4 +130,42 @@ fn redacted_message(redactor: &Redactor, mut m: NewMessage) -> NewMessage {
     meta.input = meta.input.take().map(|v| redactor.json(v));
     meta.output = meta.output.take().map(|v| redactor.json(v));
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::content::checked_content;
+
+    /// A PNG signature and then `tail`, as an image block after a text block.
+    fn text_then_image(tail: &[u8]) -> ToolResult {
+        let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+        bytes.extend_from_slice(tail);
+        let mut result = ToolResult::success("a chart");
+        result.content = Some(vec![
+            ToolContent::Text {
+                text: "a chart".into(),
+            },
+            ToolContent::Image {
+                data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                mime_type: "image/png".into(),
+            },
+        ]);
+        result
+    }
+
+    #[test]
+    fn an_image_has_one_number_in_every_error() {
+        let red = Redactor::new([("TOKEN".to_owned(), "sk-live-Q7fX9mZ2".to_owned())]);
+        let secret = secret_image(&text_then_image(b"sk-live-Q7fX9mZ2"), &red).unwrap();
+        assert!(secret.starts_with("content block 2 (an image)"), "{secret}");
+        let mut broken = text_then_image(b"");
+        if let Some(ToolContent::Image { mime_type, .. }) =
+            broken.content.as_mut().unwrap().get_mut(1)
+        {
+            *mime_type = "image/tiff".into();
+        }
+        let fault = checked_content(broken).model_text().to_owned();
+        assert!(fault.contains("content block 2 (image)"), "{fault}");
+    }
 }
