@@ -136,6 +136,9 @@ fn check(proxy: &ProxyUrl) -> Result<(), ConfigError> {
         url: redacted(&proxy.url),
         reason: reason.to_owned(),
     };
+    if unencoded_credentials(&proxy.url) {
+        return Err(bad("its user name or password holds a `/`, `?` or `#` that is not percent-encoded, so the URL would name another host; write them as %2F, %3F and %23 (and an `@` in them as %40)"));
+    }
     let uri = proxy.url.parse::<Uri>().map_err(|_| bad("not a URL"))?;
     match uri.scheme_str() {
         None | Some("http") => {}
@@ -149,15 +152,45 @@ fn check(proxy: &ProxyUrl) -> Result<(), ConfigError> {
 }
 
 /// A proxy URL with any credentials in it replaced by `***`.
+///
+/// A password may hold `/`, `?`, `#` or `@` that were not percent-encoded, so where the
+/// authority ends cannot be told from the text: everything between the scheme and the *last*
+/// `@` is hidden. An `@` later in the URL (in a path, which a proxy URL has no use for) hides
+/// more than the credentials, never less.
 fn redacted(url: &str) -> String {
-    let (scheme, rest) = match url.split_once("://") {
-        Some((scheme, rest)) => (format!("{scheme}://"), rest),
-        None => (String::new(), url),
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
+    let (scheme, rest) = split_scheme(url);
+    match rest.rfind('@') {
         Some(at) => format!("{scheme}***@{}", &rest[at + 1..]),
         None => format!("{scheme}{rest}"),
+    }
+}
+
+/// `url`'s scheme with its `://`, and the rest; no scheme when what comes before the first
+/// `://` is not one (letters, digits, `+`, `-`, `.`, beginning with a letter), since then the
+/// `://` may be part of a password.
+fn split_scheme(url: &str) -> (&str, &str) {
+    let Some(at) = url.find("://") else {
+        return ("", url);
+    };
+    let scheme = &url[..at];
+    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if is_scheme {
+        url.split_at(at + 3)
+    } else {
+        ("", url)
+    }
+}
+
+/// Whether the credentials of `url` hold a `/`, `?` or `#` that was not percent-encoded: then
+/// an `@` follows one of them, and a URL parser ends the host before the credentials do.
+fn unencoded_credentials(url: &str) -> bool {
+    let (_, rest) = split_scheme(url);
+    match (rest.find(['/', '?', '#']), rest.rfind('@')) {
+        (Some(end), Some(at)) => at > end,
+        _ => false,
     }
 }
 
@@ -368,6 +401,54 @@ mod tests {
             c.proxy_for("https://x").as_deref(),
             Some("http://h:1/"),
             "the matcher keeps credentials for the handshake, never for display"
+        );
+    }
+
+    #[test]
+    fn a_password_with_unencoded_delimiters_is_never_shown() {
+        for url in [
+            "http://u:hun#ter2@proxy:3128",
+            "http://u:hun/ter2@proxy:3128",
+            "http://u:hun?ter2@proxy:3128",
+            "http://u:hun@ter2@proxy:3128",
+            "http://u:hun/?#@ter2@proxy:3128",
+            "u:hun#ter2@proxy:3128",
+            "u:hun://ter2@proxy:3128",
+            "socks5://u:hun#ter2@proxy:3128",
+        ] {
+            let shown = redacted(url);
+            assert!(
+                !shown.contains("hun") && !shown.contains("ter2"),
+                "{url} is shown as {shown}"
+            );
+            assert!(shown.ends_with("***@proxy:3128"), "{url}: {shown}");
+            for variable in ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"] {
+                let read = ProxyConfig::from_vars(|name| (name == variable).then(|| url.into()));
+                let text = match read {
+                    Err(e) => e.to_string(),
+                    Ok(c) => format!("{c:?} {:?}", c.proxy_for("https://x")),
+                };
+                assert!(
+                    !text.contains("hun") && !text.contains("ter2"),
+                    "{url} in {variable}: {text}"
+                );
+            }
+        }
+        let e = ProxyConfig::from_vars(vars(&[("HTTPS_PROXY", "http://u:hun/ter2@proxy:3128")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("HTTPS_PROXY")
+                && e.contains("percent-encoded")
+                && e.contains("***@proxy:3128"),
+            "{e}"
+        );
+        // Encoded, the same password is a usable proxy.
+        let c = ProxyConfig::from_vars(vars(&[("HTTPS_PROXY", "http://u:hun%2Fter2@proxy:3128")]))
+            .unwrap();
+        assert_eq!(
+            c.proxy_for("https://x").as_deref(),
+            Some("http://proxy:3128/")
         );
     }
 }

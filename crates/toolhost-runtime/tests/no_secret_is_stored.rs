@@ -189,7 +189,7 @@ async fn a_binary_attachment_or_image_holding_a_secret_is_refused_with_the_reaso
         let named = if case == "attachment" {
             "\"dump.bin\""
         } else {
-            "content block 0"
+            "content block 1"
         };
         assert!(error.contains(named), "{case}: {error}");
         assert!(
@@ -336,6 +336,81 @@ async fn a_short_secret_is_redacted_in_clear_but_its_encodings_are_left_alone() 
         message.content.unwrap(),
         "pin [redacted PIN], url [redacted PIN], hex 34373131, b64 NDcxMQ=="
     );
+}
+
+/// A 1×1 PNG (every chunk's CRC right) with a `tEXt` chunk whose text ends in the bytes
+/// E3 BD 75, which base64 writes as `4711`: a PIN found in the image's base64 by chance, while
+/// its bytes hold no form of it.
+const PNG_4711: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADXRFWHRDb21tZW50AHh44711q0TnfQAAAA1JREFUeNpj/M/AUA8ABIUBgISpjCEAAAAASUVORK5CYII=";
+
+#[tokio::test]
+async fn a_short_secret_in_an_images_base64_by_chance_leaves_the_image_whole() {
+    assert!(PNG_4711.contains("4711"));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(PNG_4711)
+        .unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
+    assert!(!bytes.windows(4).any(|w| w == b"4711"));
+
+    let project = one_prompt_project(&["snap"]);
+    let model = ListModel::new(vec![call_answer("w1", "snap", "{}"), text_answer("done")]);
+    let (mut rt, store) = runtime_on(&project, model.clone());
+    rt.register_tool(
+        DynamicTool::new("snap", "Takes a picture of the pin pad.")
+            .parameters(json!({"type": "object", "properties": {}}))
+            .variable(VariableDecl::secret("PIN"))
+            .handler(|_: Value, _| async move {
+                let mut r = ToolResult::success("the pad shows 4711");
+                r.content = Some(vec![
+                    ToolContent::Text {
+                        text: "the pad shows 4711".into(),
+                    },
+                    ToolContent::Image {
+                        data: PNG_4711.into(),
+                        mime_type: "image/png".into(),
+                    },
+                ]);
+                Ok::<_, ToolError>(r)
+            })
+            .build()
+            .unwrap(),
+    );
+    rt.set_secret_key(SecretKey::generate().unwrap());
+    let thread = rt
+        .start_thread_with("a", "go", vec![VariableValue::secret("PIN", "4711")])
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+
+    let (message, result) = stored_result(store.as_ref(), &thread.id);
+    assert_eq!(result.status, ToolStatus::Success, "{result:?}");
+    assert_eq!(
+        message.content.as_deref(),
+        Some("the pad shows [redacted PIN]")
+    );
+    assert_eq!(
+        result.content,
+        Some(vec![
+            ToolContent::Text {
+                text: "the pad shows [redacted PIN]".into(),
+            },
+            ToolContent::Image {
+                data: PNG_4711.into(),
+                mime_type: "image/png".into(),
+            },
+        ])
+    );
+    // The next request carries the image as the tool made it, and the text redacted.
+    let second = &model.requests()[1];
+    let sent = second.iter().find(|m| m.tool_call_id.is_some()).unwrap();
+    assert_eq!(sent.images.len(), 1);
+    assert_eq!(sent.images[0].data_base64, PNG_4711);
+    let text = sent.content.as_deref().unwrap();
+    assert!(
+        text.contains("[redacted PIN]") && !text.contains("shows 4711"),
+        "{text}"
+    );
+    drop(rt);
 }
 
 #[tokio::test]

@@ -8,11 +8,19 @@
 //! knowable). The same call repeated under its id is not malformed: it runs once. A call of a
 //! tool that does not exist is not malformed either: the model is told which tools exist.
 
+use crate::variables::Redactor;
 use std::collections::HashMap;
 use toolhost_providers::ModelResponse;
 
-/// Why an answer is malformed, naming the call (counting from 1) and what is wrong with it.
-pub(super) fn malformed(response: &ModelResponse) -> Option<String> {
+/// Why an answer is malformed, naming the call (counting from 1) and what is wrong with it,
+/// with every secret of `redactor` redacted: the reason quotes the model's call ids and tool
+/// names, which may hold anything, and it goes to the log and into an error a client reads.
+pub(super) fn malformed(response: &ModelResponse, redactor: &Redactor) -> Option<String> {
+    fault(response).map(|reason| redactor.text(&reason))
+}
+
+/// What is wrong with the answer, quoting it as it is.
+fn fault(response: &ModelResponse) -> Option<String> {
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     for (i, call) in response.tool_calls.iter().enumerate() {
         let at = i + 1;
@@ -42,6 +50,10 @@ pub(super) fn malformed(response: &ModelResponse) -> Option<String> {
 mod tests {
     use super::*;
     use toolhost_providers::ModelToolCall;
+
+    fn malformed(response: &ModelResponse) -> Option<String> {
+        super::malformed(response, &Redactor::default())
+    }
 
     fn answer(calls: &[(&str, &str, &str)]) -> ModelResponse {
         ModelResponse {
@@ -74,5 +86,22 @@ mod tests {
         );
         // An unknown tool is for the model to hear about, not malformed.
         assert_eq!(malformed(&answer(&[("a", "nope", "{}")])), None);
+    }
+
+    #[test]
+    fn a_secret_in_a_quoted_id_or_name_is_redacted() {
+        let red = Redactor::new([("TOKEN".to_owned(), "sk-live-Q7fX9mZ2".to_owned())]);
+        for calls in [
+            vec![("id-sk-live-Q7fX9mZ2", "", "{}")],
+            vec![("", "tool-sk-live-Q7fX9mZ2", "{}")],
+            vec![
+                ("sk-live-Q7fX9mZ2", "t", "{}"),
+                ("sk-live-Q7fX9mZ2", "t", "{\"x\":1}"),
+            ],
+        ] {
+            let reason = super::malformed(&answer(&calls), &red).unwrap();
+            assert!(reason.contains("[redacted TOKEN]"), "{reason}");
+            assert!(!reason.contains("Q7fX9mZ2"), "{reason}");
+        }
     }
 }

@@ -83,8 +83,14 @@ pub(super) fn check_image(mime_type: &str, data: &str) -> Result<(), ImageFault>
     Ok(())
 }
 
+/// How an error names the content block at `index` of a result: by its number counting from 1,
+/// as a person counts, so that every error names the same block by the same number.
+pub(super) fn block_name(index: usize) -> String {
+    format!("content block {}", index + 1)
+}
+
 /// The result as it may be kept: as it is when every content block is sound, otherwise an
-/// error result naming the first block that is not (its number, counting from 1, and kind).
+/// error result naming the first block that is not (see [`block_name`]) and its kind.
 pub(super) fn checked_content(result: ToolResult) -> ToolResult {
     let fault = result
         .content
@@ -92,16 +98,17 @@ pub(super) fn checked_content(result: ToolResult) -> ToolResult {
         .flatten()
         .enumerate()
         .find_map(|(i, block)| match block {
-            ToolContent::Image { data, mime_type } => check_image(mime_type, data)
-                .err()
-                .map(|fault| (i + 1, fault)),
+            ToolContent::Image { data, mime_type } => {
+                check_image(mime_type, data).err().map(|fault| (i, fault))
+            }
             ToolContent::Text { .. } => None,
         });
     let Some((at, fault)) = fault else {
         return result;
     };
     let mut refused = ToolResult::error(format!(
-        "ToolCallError: the tool's result was not kept: content block {at} (image) {fault}"
+        "ToolCallError: the tool's result was not kept: {} (image) {fault}",
+        block_name(at)
     ));
     refused.stack = result.stack;
     refused

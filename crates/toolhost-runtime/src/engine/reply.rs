@@ -82,7 +82,7 @@ impl Runtime {
                 Err(e) => break Err(RuntimeError::from(e)),
             };
             // A malformed answer is neither stored nor run: the same request goes again.
-            let Some(reason) = malformed(&response) else {
+            let Some(reason) = malformed(&response, redactor) else {
                 break Ok(Some(response));
             };
             tracing::warn!(thread = thread_id, model = model.name(), attempt, %reason, "malformed answer refused");

@@ -1,7 +1,8 @@
 //! Agents, prompts, models and activities of a project.
 
 use super::agent::{AgentDef, AgentKind};
-use super::prompt::{resolve_includes, PromptDef};
+use super::includes::resolve_includes;
+use super::prompt::PromptDef;
 use super::tools::FileProblem;
 use crate::activity::ProcessActivity;
 use crate::files::{read_text, MAX_FILE_BYTES};

@@ -39,7 +39,10 @@ pub enum PromptPart {
     /// The system text of another prompt, by name (`prompt`). Includes are resolved when the
     /// project loads: the other prompt's parts take this part's place, its variable
     /// declarations and values join this prompt's (this prompt's own values win), and its
-    /// model, tools and settings are not used. A missing prompt or a cycle is an error.
+    /// model, tools and settings are not used. A missing prompt, a cycle, includes nested
+    /// deeper than [`MAX_INCLUDE_DEPTH`](super::MAX_INCLUDE_DEPTH), and a resolved text past
+    /// [`MAX_PROMPT_BYTES`](super::MAX_PROMPT_BYTES) or
+    /// [`MAX_PROMPT_PARTS`](super::MAX_PROMPT_PARTS) are errors.
     Include {
         /// The prompt whose text is put here.
         prompt: String,
@@ -181,75 +184,4 @@ impl PromptDef {
         }
         Ok(())
     }
-}
-
-/// Resolves the `include` parts of every prompt (see [`PromptPart::Include`]). A prompt whose
-/// includes cannot be resolved is taken out, with why: `(name, message)` per prompt.
-pub(super) fn resolve_includes(prompts: &mut BTreeMap<String, PromptDef>) -> Vec<(String, String)> {
-    let mut resolved = BTreeMap::new();
-    let mut failed = Vec::new();
-    for name in prompts.keys() {
-        let mut path = vec![name.clone()];
-        match expand(prompts, name, &mut path) {
-            Ok(flat) => {
-                resolved.insert(name.clone(), flat);
-            }
-            Err(message) => failed.push((name.clone(), message)),
-        }
-    }
-    for (name, prompt) in prompts.iter_mut() {
-        if let Some(flat) = resolved.remove(name) {
-            *prompt = flat;
-        }
-    }
-    for (name, _) in &failed {
-        prompts.remove(name);
-    }
-    failed
-}
-
-/// `name` with its includes spliced in; `path` is the chain of includes that led here.
-fn expand(
-    prompts: &BTreeMap<String, PromptDef>,
-    name: &str,
-    path: &mut Vec<String>,
-) -> Result<PromptDef, String> {
-    let Some(prompt) = prompts.get(name) else {
-        return Err(format!("prompt \"{name}\" is not in agents/prompts/"));
-    };
-    let mut flat = prompt.clone();
-    flat.prompt = Vec::new();
-    for part in &prompt.prompt {
-        let PromptPart::Include { prompt: other } = part else {
-            flat.prompt.push(part.clone());
-            continue;
-        };
-        if path.iter().any(|p| p == other) {
-            return Err(format!(
-                "its includes form a cycle: {} → {other}",
-                path.join(" → ")
-            ));
-        }
-        path.push(other.clone());
-        let included = expand(prompts, other, path).map_err(|e| {
-            if prompts.contains_key(other) {
-                e
-            } else {
-                format!(
-                    "includes prompt \"{other}\", which is not in agents/prompts/ or did not load"
-                )
-            }
-        })?;
-        path.pop();
-        flat.prompt.extend(included.prompt);
-        for v in included.variables {
-            if !flat.variables.iter().any(|d| d.name == v.name) {
-                flat.variables.push(v);
-            }
-        }
-        for (k, v) in included.values {
-            flat.values.entry(k).or_insert(v);
-        }
-    }
-    Ok(flat)
 }

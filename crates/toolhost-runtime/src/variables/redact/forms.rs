@@ -21,7 +21,9 @@
 //! chance match per 16 million characters, so several in a large image). From 8 bytes on, the
 //! shortest core carries 60 bits (1 chance in 2^60 per position), so a match is the secret.
 //! Shorter secrets are still matched as themselves and URL-encoded or JSON-escaped, which need
-//! every byte of the secret.
+//! every byte of the secret. Base64 text that is checked by decoding it (an image block's data)
+//! is not searched for them as text: there a short secret written as itself is just as much a
+//! matter of chance (see `Redactor::found_in_base64_text`).
 
 /// From this length (in bytes) on, a secret is also recognised as hex and as base64.
 pub const ENCODED_MIN_BYTES: usize = 8;

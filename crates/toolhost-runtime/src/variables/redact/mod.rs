@@ -23,6 +23,16 @@ struct Secret {
     forms: Vec<Form>,
 }
 
+impl Secret {
+    /// The length of the secret's value in bytes.
+    fn len(&self) -> usize {
+        match self.forms.first() {
+            Some(Form::Flex(v)) => v.len(),
+            _ => 0,
+        }
+    }
+}
+
 /// Replaces secret values (and their encodings) in text, bytes and JSON by `[redacted NAME]`.
 #[derive(Clone, Default)]
 pub struct Redactor {
@@ -65,12 +75,7 @@ impl Redactor {
             })
             .collect();
         // Longer secrets first, so a secret that contains another is named as itself.
-        secrets.sort_by_key(|s| {
-            std::cmp::Reverse(match s.forms.first() {
-                Some(Form::Flex(v)) => v.len(),
-                _ => 0,
-            })
-        });
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         Self { secrets }
     }
 
@@ -80,11 +85,19 @@ impl Redactor {
     }
 
     fn find(&self, text: &[u8]) -> Found {
+        self.find_from(text, 0)
+    }
+
+    /// Where the secrets of at least `min_len` bytes are found in `text`.
+    fn find_from(&self, text: &[u8], min_len: usize) -> Found {
         let mut spans: Vec<(Range<usize>, usize)> = Vec::new();
         let mut partial: Option<usize> = None;
         for at in 0..text.len() {
             let c = text[at];
             for (index, secret) in self.secrets.iter().enumerate() {
+                if secret.len() < min_len {
+                    continue;
+                }
                 for form in secret.forms.iter().filter(|f| could_start(f, c)) {
                     match form.step(text, at) {
                         Step::Miss => {}
@@ -116,6 +129,20 @@ impl Redactor {
             return None;
         }
         let found = self.find(bytes);
+        let (_, index) = found.spans.first()?;
+        Some(&self.secrets[*index].name)
+    }
+
+    /// The name of a secret found in `data`, base64 text that is checked by decoding it (an
+    /// image block's data), where no chance match is possible: one of at least
+    /// [`ENCODED_MIN_BYTES`] bytes, in any of its forms. A shorter secret is left out: a few
+    /// characters of base64 turn up by chance in any large image (a 4-digit PIN among them),
+    /// and what such data holds is judged by its decoded bytes.
+    pub fn found_in_base64_text(&self, data: &str) -> Option<&str> {
+        if self.is_empty() {
+            return None;
+        }
+        let found = self.find_from(data.as_bytes(), ENCODED_MIN_BYTES);
         let (_, index) = found.spans.first()?;
         Some(&self.secrets[*index].name)
     }
