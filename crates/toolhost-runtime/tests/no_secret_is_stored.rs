@@ -493,3 +493,78 @@ async fn a_secret_a_person_types_into_a_denial_is_redacted_before_it_is_stored()
     );
     assert_no_trace_in_files(&project.root.join("t.db"));
 }
+
+/// Input middleware that hands the tool a secret in its arguments.
+struct InjectsSecret;
+
+impl toolhost_runtime::engine::Middleware for InjectsSecret {
+    fn tool_input(
+        &self,
+        _call: &toolhost_runtime::engine::CallInfo,
+        args: &Value,
+    ) -> Option<Value> {
+        let mut args = args.clone();
+        args["key"] = json!(SECRET);
+        Some(args)
+    }
+}
+
+#[tokio::test]
+async fn a_secret_middleware_puts_into_arguments_runs_but_is_stored_only_as_its_marker() {
+    let project = one_prompt_project(&["pay"]);
+    let model = ListModel::new(vec![
+        call_answer("w1", "pay", "{\"amount\": 5}"),
+        text_answer("paid"),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model);
+    let seen = Arc::new(Mutex::new(None::<Value>));
+    let seen_by_tool = seen.clone();
+    rt.register_tool(
+        DynamicTool::new("pay", "Pays.")
+            .parameters(json!({"type": "object", "properties": {
+                "amount": {"type": "number"}, "key": {"type": "string"}}}))
+            .variable(VariableDecl::secret("TOKEN"))
+            .approval(toolhost_core::approval::Approval::always())
+            .handler(move |args: Value, _| {
+                let seen = seen_by_tool.clone();
+                async move {
+                    *seen.lock().unwrap() = Some(args);
+                    Ok::<_, ToolError>("paid")
+                }
+            })
+            .build()
+            .unwrap(),
+    );
+    rt.add_middleware(
+        toolhost_runtime::engine::MiddlewareScope::AllAgents,
+        Arc::new(InjectsSecret),
+    );
+    rt.set_secret_key(SecretKey::generate().unwrap());
+    let thread = rt
+        .start_thread_with("a", "go", vec![VariableValue::secret("TOKEN", SECRET)])
+        .await
+        .unwrap();
+    let outcome = rt.run(&thread.id).await.unwrap();
+    let RunOutcome::Paused(toolhost_runtime::engine::Waiting::Approval(request)) = outcome else {
+        panic!("expected a pause for approval, got {outcome:?}");
+    };
+    assert_eq!(
+        request.arguments["key"], "[redacted TOKEN]",
+        "shown as its marker"
+    );
+    let verdict = toolhost_runtime::engine::Verdict::approve("ops");
+    rt.decide(&thread.id, &request.call_id, verdict)
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let ran_with = seen.lock().unwrap().clone().expect("the tool ran");
+    assert_eq!(ran_with["key"], SECRET, "the call ran with the real value");
+    let journal = store.calls(&thread.id).unwrap();
+    assert_eq!(journal.len(), 1);
+    assert!(
+        !journal[0].arguments.contains(SECRET),
+        "{}",
+        journal[0].arguments
+    );
+    assert_no_trace_in_files(&project.root.join("t.db"));
+}

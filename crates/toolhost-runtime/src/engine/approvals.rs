@@ -13,6 +13,7 @@
 
 use super::fingerprint::fingerprint;
 use super::{Runtime, RuntimeError};
+use crate::variables::Redactor;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::future::Future;
@@ -164,6 +165,7 @@ impl Runtime {
         call_id: &str,
         tool: &AnyTool,
         args: Value,
+        redactor: &Redactor,
     ) -> Result<Gate, RuntimeError> {
         let Some(policy) = tool.approval() else {
             return Ok(Gate::Run(args));
@@ -179,14 +181,17 @@ impl Runtime {
         if !policy.requires_approval(&ctx) {
             return Ok(Gate::Run(args));
         }
+        // What a person is shown, stored and hashed never holds a secret (input middleware may
+        // have put one in the arguments); the call runs with the real arguments.
+        let shown = redactor.json(args.clone());
         let request = ApprovalRequest {
             call_id: call_id.to_owned(),
             tool: tool.name().to_owned(),
-            args_hash: canonical_hash(&args),
+            args_hash: canonical_hash(&shown),
             tool_fingerprint: self.fingerprint_of(tool).await,
             reason: policy.reason(&ctx),
             reject_message: policy.reject_message(&ctx),
-            arguments: args,
+            arguments: shown,
         };
         let records = self.db.approvals(thread_id).await?;
         if let Some(record) = records.iter().find(|r| r.request.call_id == call_id) {
@@ -216,7 +221,7 @@ impl Runtime {
                     Gate::Rejected(CHANGED_WHILE_WAITING.to_owned(), writes)
                 }
                 None => Gate::Wait(record.request.clone()),
-                Some(decision) => self.apply_decision(tool, &request, decision, Vec::new()),
+                Some(decision) => self.apply_decision(tool, &request, args, decision, Vec::new()),
             });
         }
         // An "always" decision on this tool (as it is defined now) decides later calls too.
@@ -252,13 +257,16 @@ impl Runtime {
                 decision: decision.clone(),
             },
         ];
-        Ok(self.apply_decision(tool, &request, &decision, writes))
+        Ok(self.apply_decision(tool, &request, args, &decision, writes))
     }
 
+    /// What a decision on `current` makes of the call: `args` are the arguments it runs with
+    /// (the request holds them as shown, secrets redacted).
     fn apply_decision(
         &self,
         tool: &AnyTool,
         current: &ApprovalRequest,
+        args: Value,
         decision: &ApprovalDecision,
         writes: Vec<Write>,
     ) -> Gate {
@@ -276,10 +284,11 @@ impl Runtime {
             return Gate::Rejected(text, writes);
         }
         let args = match &decision.edited_arguments {
-            None => current.arguments.clone(),
+            None => args,
             Some(edited) => match tool.validate(edited.clone()) {
                 Ok(valid) if valid != current.arguments => return Gate::RunEdited(valid, writes),
-                Ok(valid) => valid,
+                // Edited back to what was shown: the call runs as it was made.
+                Ok(_) => args,
                 Err(failure) => {
                     return Gate::Rejected(
                         format!(

@@ -75,16 +75,22 @@ impl Runtime {
                 } => (tool, args, env, changed),
             };
         let gate = self
-            .gate(thread_id, state.agent(), &call.id, &tool, args)
+            .gate(
+                thread_id,
+                state.agent(),
+                &call.id,
+                &tool,
+                args,
+                state.redactor(),
+            )
             .await?;
-        Ok(after_gate(
-            call,
-            journaled.is_some(),
-            gate,
-            tool,
-            env,
-            changed,
-        ))
+        let mut plan = after_gate(call, journaled.is_some(), gate, tool, env, changed);
+        // The journal keeps the arguments a call runs with, and never a secret in them (input
+        // middleware may have put one there): the call itself runs with the real ones.
+        if let Plan::Run { before, .. } = &mut plan {
+            redact_intents(before, state.redactor());
+        }
+        Ok(plan)
     }
 
     /// Gives the calls in `calls` their results, in order, and returns the result messages in
@@ -345,4 +351,19 @@ async fn joined(mut task: CallTask, call: &ToolCallRecord, redactor: &Redactor) 
             result: result_message(&call.name, &failed),
         }]
     })
+}
+
+/// Redacts the arguments of the intents among `writes`.
+fn redact_intents(writes: &mut [Write], redactor: &Redactor) {
+    if redactor.is_empty() {
+        return;
+    }
+    for write in writes {
+        if let Write::RecordIntent(intent) = write {
+            intent.arguments = match serde_json::from_str::<Value>(&intent.arguments) {
+                Ok(value) => redactor.json(value).to_string(),
+                Err(_) => redactor.text(&intent.arguments),
+            };
+        }
+    }
 }
