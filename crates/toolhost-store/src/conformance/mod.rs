@@ -4,13 +4,17 @@
 //! all with [`store_conformance_tests!`](crate::store_conformance_tests), giving it an expression
 //! that makes a fresh store.
 
+mod decisions;
 mod deletion;
+mod files;
 mod leases;
 mod pages;
 mod since;
 mod tokens;
 
+pub use decisions::*;
 pub use deletion::*;
+pub use files::*;
 pub use leases::*;
 pub use pages::*;
 pub use since::*;
@@ -426,158 +430,6 @@ pub fn deleting_a_message_cascades_to_results_and_attachments(store: &dyn Store)
     ));
 }
 
-/// Files: parents made on write, folders listed, the usual errors for the wrong kind of entry.
-pub fn files_and_folders_behave_like_a_file_system(store: &dyn Store) {
-    let t = thread(store);
-    let w = |path: &str, bytes: &[u8]| Write::WriteFile {
-        path: p(path),
-        bytes: bytes.to_vec(),
-        mime_type: Some("text/plain".into()),
-        message_id: None,
-    };
-    store
-        .apply(
-            &t,
-            vec![
-                w("/notes/a.txt", b"alpha\nbeta"),
-                w("/notes/deep/b.txt", b"gamma beta"),
-                w("/top.md", b"# beta"),
-            ],
-        )
-        .unwrap();
-    assert_eq!(
-        store.read_file(&t, &p("notes/a.txt")).unwrap(),
-        b"alpha\nbeta"
-    );
-    let stat = store.stat(&t, &p("/notes/a.txt")).unwrap().unwrap();
-    assert_eq!(
-        (stat.size, stat.is_folder, stat.mime_type.as_deref()),
-        (10, false, Some("text/plain"))
-    );
-    assert!(
-        store
-            .stat(&t, &p("/notes/deep"))
-            .unwrap()
-            .unwrap()
-            .is_folder
-    );
-    let names: Vec<String> = store
-        .readdir(&t, &p("/"))
-        .unwrap()
-        .into_iter()
-        .map(|s| s.path)
-        .collect();
-    assert_eq!(names, ["/notes", "/top.md"]);
-    let found: Vec<String> = store
-        .find(&t, &p("/notes"), "*.txt")
-        .unwrap()
-        .into_iter()
-        .map(|s| s.path)
-        .collect();
-    assert_eq!(found, ["/notes/a.txt", "/notes/deep/b.txt"]);
-    let hits = store.grep(&t, &p("/"), "beta", 10).unwrap();
-    assert_eq!(
-        hits.iter()
-            .map(|h| (h.path.as_str(), h.line))
-            .collect::<Vec<_>>(),
-        [
-            ("/notes/a.txt", 2),
-            ("/notes/deep/b.txt", 1),
-            ("/top.md", 1)
-        ]
-    );
-    assert_eq!(store.grep(&t, &p("/"), "beta", 2).unwrap().len(), 2);
-
-    assert!(matches!(
-        store.apply(&t, vec![Write::Rmdir(p("/notes"))]),
-        Err(StoreError::FolderNotEmpty(_))
-    ));
-    assert!(matches!(
-        store.apply(&t, vec![w("/top.md/x", b"")]),
-        Err(StoreError::NotAFolder(_))
-    ));
-    assert!(matches!(
-        store.apply(&t, vec![w("/notes", b"")]),
-        Err(StoreError::IsAFolder(_))
-    ));
-    assert!(matches!(
-        store.read_file(&t, &p("/notes")),
-        Err(StoreError::IsAFolder(_))
-    ));
-    assert!(matches!(
-        store.read_file(&t, &p("/missing")),
-        Err(StoreError::FileNotFound(_))
-    ));
-    assert!(matches!(
-        store.apply(&t, vec![Write::Rmdir(p("/"))]),
-        Err(StoreError::Root)
-    ));
-
-    store
-        .apply(
-            &t,
-            vec![
-                Write::Unlink(p("/notes/deep/b.txt")),
-                Write::Rmdir(p("/notes/deep")),
-                Write::Mkdir(p("/empty/inner")),
-            ],
-        )
-        .unwrap();
-    assert_eq!(store.stat(&t, &p("/notes/deep")).unwrap(), None);
-    assert!(store.readdir(&t, &p("/empty/inner")).unwrap().is_empty());
-    assert!(matches!(
-        store.apply(&t, vec![Write::Unlink(p("/notes/deep/b.txt"))]),
-        Err(StoreError::FileNotFound(_))
-    ));
-}
-
-/// A file larger than one chunk reads back whole, and streams as several chunks in order.
-pub fn large_files_are_chunked_and_read_back_whole(store: &dyn Store) {
-    let t = thread(store);
-    let big: Vec<u8> = (0..(CHUNK_SIZE * 2 + 12_345))
-        .map(|i| (i % 251) as u8)
-        .collect();
-    store
-        .apply(
-            &t,
-            vec![Write::WriteFile {
-                path: p("/attachments/big.bin"),
-                bytes: big.clone(),
-                mime_type: None,
-                message_id: None,
-            }],
-        )
-        .unwrap();
-    assert_eq!(
-        store.read_file(&t, &p("/attachments/big.bin")).unwrap(),
-        big
-    );
-    let mut chunks = Vec::new();
-    let stat = store
-        .stream_file(&t, &p("/attachments/big.bin"), &mut |c| {
-            chunks.push(c.len())
-        })
-        .unwrap();
-    assert_eq!(chunks, [CHUNK_SIZE, CHUNK_SIZE, 12_345]);
-    assert_eq!(stat.size, big.len() as u64);
-    // Overwriting with a smaller file leaves no stale chunk behind.
-    store
-        .apply(
-            &t,
-            vec![Write::WriteFile {
-                path: p("/attachments/big.bin"),
-                bytes: b"small".to_vec(),
-                mime_type: None,
-                message_id: None,
-            }],
-        )
-        .unwrap();
-    assert_eq!(
-        store.read_file(&t, &p("/attachments/big.bin")).unwrap(),
-        b"small"
-    );
-}
-
 /// Threads do not see each other's data.
 pub fn threads_are_isolated(store: &dyn Store) {
     let a = thread(store);
@@ -606,119 +458,6 @@ pub fn threads_are_isolated(store: &dyn Store) {
         store.read_file(&b, &p("/f")),
         Err(StoreError::FileNotFound(_))
     ));
-}
-
-fn approval_request(call_id: &str) -> ApprovalRequest {
-    ApprovalRequest {
-        call_id: call_id.into(),
-        tool: "pay".into(),
-        arguments: json!({"amount": 5}),
-        args_hash: "hash-1".into(),
-        tool_fingerprint: "tool-1".into(),
-        reason: Some("moves money".into()),
-        reject_message: None,
-    }
-}
-
-fn decision(approved: bool, args_hash: &str, tool_fingerprint: &str) -> ApprovalDecision {
-    ApprovalDecision {
-        approved,
-        always: false,
-        message: None,
-        edited_arguments: None,
-        decided_by: "tester".into(),
-        args_hash: args_hash.into(),
-        tool_fingerprint: tool_fingerprint.into(),
-    }
-}
-
-/// An approval is requested once, decided once, and only by a decision that matches it.
-pub fn approvals_are_decided_once_and_only_when_they_match(store: &dyn Store) {
-    let t = thread(store);
-    let request = Write::RequestApproval(approval_request("c1"));
-    store.apply(&t, vec![request.clone()]).unwrap();
-    // Asking again (after a restart) changes nothing.
-    store.apply(&t, vec![request]).unwrap();
-    let records = store.approvals(&t).unwrap();
-    assert_eq!(records.len(), 1);
-    assert_eq!(records[0].request, approval_request("c1"));
-    assert_eq!(records[0].decision, None);
-
-    let decide = |call: &str, d: ApprovalDecision| {
-        store.apply(
-            &t,
-            vec![Write::DecideApproval {
-                call_id: call.into(),
-                decision: d,
-            }],
-        )
-    };
-    for (call, d) in [
-        ("c2", decision(true, "hash-1", "tool-1")),
-        ("c1", decision(true, "hash-2", "tool-1")),
-        ("c1", decision(true, "hash-1", "tool-2")),
-    ] {
-        assert!(matches!(
-            decide(call, d),
-            Err(StoreError::DecisionRefused { .. })
-        ));
-    }
-    assert_eq!(store.approvals(&t).unwrap()[0].decision, None);
-    decide("c1", decision(false, "hash-1", "tool-1")).unwrap();
-    let records = store.approvals(&t).unwrap();
-    assert_eq!(
-        records[0].decision,
-        Some(decision(false, "hash-1", "tool-1"))
-    );
-    assert!(records[0].decided_at.is_some());
-    // A decision is never replaced.
-    assert!(matches!(
-        decide("c1", decision(true, "hash-1", "tool-1")),
-        Err(StoreError::DecisionRefused { .. })
-    ));
-}
-
-/// Variables are set and replaced by name; requests for them are recorded and answered.
-pub fn variables_and_their_requests_are_stored(store: &dyn Store) {
-    let t = thread(store);
-    let var = |name: &str, secret: bool, value: &str| StoredVariable {
-        name: name.into(),
-        secret,
-        value: value.into(),
-    };
-    store
-        .apply(
-            &t,
-            vec![
-                Write::SetVariable(var("region", false, "eu")),
-                Write::SetVariable(var("token", true, "sealed-1")),
-                Write::RequestVariables {
-                    id: "r1".into(),
-                    names: vec!["api_key".into()],
-                },
-            ],
-        )
-        .unwrap();
-    store
-        .apply(&t, vec![Write::SetVariable(var("region", false, "us"))])
-        .unwrap();
-    assert_eq!(
-        store.variables(&t).unwrap(),
-        vec![var("region", false, "us"), var("token", true, "sealed-1")]
-    );
-    let requests = store.variable_requests(&t).unwrap();
-    assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].names, vec!["api_key".to_owned()]);
-    assert_eq!(requests[0].answered_at, None);
-    store
-        .apply(&t, vec![Write::AnswerVariables { id: "r1".into() }])
-        .unwrap();
-    assert!(store.variable_requests(&t).unwrap()[0]
-        .answered_at
-        .is_some());
-    let other = thread(store);
-    assert!(store.variables(&other).unwrap().is_empty());
-    assert!(store.approvals(&other).unwrap().is_empty());
 }
 
 /// Runs every conformance case as its own `#[test]`, each on a fresh store from `$make`, an
