@@ -190,6 +190,14 @@ impl Store for TimedStore {
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
         self.timed(Kind::CommitOther, || self.inner.request_stop(thread))
     }
+    fn file_chunk(
+        &self,
+        thread: &str,
+        path: &FsPath,
+        index: u64,
+    ) -> StoreResult<(FileStat, Option<Vec<u8>>)> {
+        self.inner.file_chunk(thread, path, index)
+    }
     fn thread_page(&self, query: &ThreadQuery) -> StoreResult<Vec<Thread>> {
         self.timed(Kind::Read, || self.inner.thread_page(query))
     }

@@ -192,6 +192,17 @@ pub trait Store: Send + Sync {
         sink: &mut dyn FnMut(&[u8]),
     ) -> StoreResult<FileStat>;
 
+    /// The file's stat and its chunk `index` (the bytes from `index * CHUNK_SIZE` to the next
+    /// chunk), read together from one snapshot; `None` past the last chunk. A reader that sends
+    /// a large file a chunk at a time holds no read open between chunks, and compares each
+    /// stat with the first to know the file did not change under it.
+    fn file_chunk(
+        &self,
+        thread: &str,
+        path: &FsPath,
+        index: u64,
+    ) -> StoreResult<(FileStat, Option<Vec<u8>>)>;
+
     /// The entries directly inside a folder, by name.
     fn readdir(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<FileStat>>;
 

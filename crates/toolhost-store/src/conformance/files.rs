@@ -138,6 +138,19 @@ pub fn large_files_are_chunked_and_read_back_whole(store: &dyn Store) {
         .unwrap();
     assert_eq!(chunks, [CHUNK_SIZE, CHUNK_SIZE, 12_345]);
     assert_eq!(stat.size, big.len() as u64);
+    // Chunk by chunk, each with the file's stat: chunk i starts at i * CHUNK_SIZE.
+    let path = p("/attachments/big.bin");
+    for (i, want) in big.chunks(CHUNK_SIZE).enumerate() {
+        let (chunk_stat, bytes) = store.file_chunk(&t, &path, i as u64).unwrap();
+        assert_eq!(chunk_stat, stat);
+        assert_eq!(bytes.as_deref(), Some(want), "chunk {i}");
+    }
+    assert_eq!(store.file_chunk(&t, &path, 3).unwrap().1, None);
+    assert_eq!(store.file_chunk(&t, &path, u64::MAX).unwrap().1, None);
+    assert!(matches!(
+        store.file_chunk(&t, &p("/attachments/none.bin"), 0),
+        Err(StoreError::FileNotFound(_))
+    ));
     // Overwriting with a smaller file leaves no stale chunk behind.
     store
         .apply(

@@ -214,6 +214,28 @@ pub(super) fn stream(
     Ok(stat)
 }
 
+/// A file's stat and its chunk `index`, if it has one.
+pub(super) fn chunk(
+    conn: &Connection,
+    thread: &str,
+    path: &FsPath,
+    index: u64,
+) -> StoreResult<(FileStat, Option<Vec<u8>>)> {
+    let stat = require_file(conn, thread, path)?;
+    let Ok(index) = i64::try_from(index) else {
+        return Ok((stat, None));
+    };
+    let bytes = conn
+        .query_row(
+            "SELECT bytes FROM file_chunks WHERE thread = ?1 AND path = ?2 AND idx = ?3",
+            params![thread, path.as_str(), index],
+            |r| r.get::<_, Vec<u8>>(0),
+        )
+        .optional()
+        .map_err(db)?;
+    Ok((stat, bytes))
+}
+
 pub(super) fn readdir(
     conn: &Connection,
     thread: &str,

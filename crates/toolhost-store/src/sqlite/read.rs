@@ -509,6 +509,17 @@ impl Store for SqliteStore {
         super::files::stream(&conn, thread, path, sink)
     }
 
+    fn file_chunk(
+        &self,
+        thread: &str,
+        path: &FsPath,
+        index: u64,
+    ) -> StoreResult<(FileStat, Option<Vec<u8>>)> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        super::files::chunk(&conn, thread, path, index)
+    }
+
     fn readdir(&self, thread: &str, path: &FsPath) -> StoreResult<Vec<FileStat>> {
         let conn = self.lock();
         require_thread(&conn, thread)?;

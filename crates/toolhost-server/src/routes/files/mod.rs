@@ -156,7 +156,7 @@ pub(super) async fn download(
         .and_then(|m| HeaderValue::from_str(m).ok())
         .unwrap_or(HeaderValue::from_static("application/octet-stream"));
     let length = bytes.end - bytes.start;
-    let body = stream::body(state.db.blocking().clone(), id, path, stat, bytes);
+    let body = stream::body(state.db.clone(), id, path, stat, bytes);
     let mut response = (status, body).into_response();
     let out = response.headers_mut();
     out.insert(header::CONTENT_TYPE, content_type);

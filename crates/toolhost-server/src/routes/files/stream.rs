@@ -1,83 +1,106 @@
 //! A stored file as a response body, chunk by chunk.
 //!
-//! The store reads a file chunk by chunk from one snapshot ([`Store::stream_file`]) on a
-//! blocking thread; each chunk (at most [`toolhost_store::CHUNK_SIZE`] bytes) is cut to the
-//! range asked for and handed to the body through a channel of one, so a download holds about
-//! two chunks in memory, whatever the file's size. The read holds one of the store's read
-//! connections until the file is sent, so a client that takes longer than [`SLOW_READER`] to
-//! take one chunk is dropped rather than waited for.
+//! Each chunk (at most [`CHUNK_SIZE`] bytes) is read on its own, with the file's stat, in a
+//! short read ([`Store::file_chunk`]), when the client is ready for it: a download holds no
+//! store connection between chunks and about one chunk of memory, however slowly its client
+//! reads and whatever the file's size, and a range starts at the chunk that holds its first
+//! byte.
 //!
-//! The headers are written from a `stat` made before the read. The last piece is held back
-//! until the read has ended and its snapshot is known to be the file those headers describe;
-//! if the file changed in between, or the read failed, the body ends in an error, so a client
-//! sees a broken transfer, never a complete-looking one.
+//! The headers are written from a `stat` made before the first read. Every chunk's stat must
+//! still describe that file; if the file changed in between, or a read failed, the body ends in
+//! an error, so a client sees a broken transfer, never a complete-looking one.
 
 use axum::body::{Body, Bytes};
 use futures_util::stream;
 use std::ops::Range;
-use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::mpsc;
 use toolhost_store::path::FsPath;
-use toolhost_store::{FileStat, Store};
-
-/// How long a download waits for its client to take the next chunk.
-const SLOW_READER: Duration = Duration::from_secs(30);
+use toolhost_store::{AsyncStore, FileStat, CHUNK_SIZE};
 
 type Piece = Result<Bytes, std::io::Error>;
 
+/// Where a download is.
+struct Download {
+    db: AsyncStore,
+    thread: String,
+    path: FsPath,
+    expected: FileStat,
+    range: Range<u64>,
+    /// The next chunk to read.
+    index: u64,
+    done: bool,
+}
+
 /// The bytes `range` of the file at `path` of `thread`, which `expected` describes.
 pub(super) fn body(
-    store: Arc<dyn Store>,
+    db: AsyncStore,
     thread: String,
     path: FsPath,
     expected: FileStat,
     range: Range<u64>,
 ) -> Body {
-    let (pieces, taken) = mpsc::channel::<Piece>(1);
-    let runtime = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let send = |piece: Piece| -> bool {
-            runtime
-                .block_on(tokio::time::timeout(SLOW_READER, pieces.send(piece)))
-                .is_ok_and(|sent| sent.is_ok())
-        };
-        let mut offset = 0u64;
-        let mut held: Option<Bytes> = None;
-        let mut gone = false;
-        let read = store.stream_file(&thread, &path, &mut |chunk: &[u8]| {
-            let start = offset;
-            offset += chunk.len() as u64;
-            let (from, to) = (range.start.max(start), range.end.min(offset));
-            if gone || from >= to {
-                return;
-            }
-            let piece =
-                Bytes::copy_from_slice(&chunk[(from - start) as usize..(to - start) as usize]);
-            if let Some(previous) = held.replace(piece) {
-                gone = !send(Ok(previous));
-            }
-        });
-        if gone {
-            return;
-        }
-        let last = match read {
-            Ok(read) if same_file(&read, &expected) => held.map(Ok),
-            Ok(_) => Some(Err(std::io::Error::other(format!(
-                "{path} changed while it was being sent"
-            )))),
-            Err(e) => {
-                tracing::warn!(%thread, %path, error = %e, "a download failed");
-                Some(Err(std::io::Error::other(e.to_string())))
-            }
-        };
-        if let Some(last) = last {
-            send(last);
-        }
-    });
-    Body::from_stream(stream::unfold(taken, |mut taken| async move {
-        taken.recv().await.map(|piece| (piece, taken))
+    let download = Download {
+        index: range.start / CHUNK_SIZE as u64,
+        done: range.is_empty(),
+        db,
+        thread,
+        path,
+        expected,
+        range,
+    };
+    Body::from_stream(stream::unfold(download, |mut d| async move {
+        let piece = d.next().await?;
+        Some((piece, d))
     }))
+}
+
+impl Download {
+    async fn next(&mut self) -> Option<Piece> {
+        if self.done {
+            return None;
+        }
+        let (thread, path, index) = (self.thread.clone(), self.path.clone(), self.index);
+        let read = self
+            .db
+            .run_blocking(move |s| s.file_chunk(&thread, &path, index))
+            .await;
+        let fail = |done: &mut bool, why: String| {
+            *done = true;
+            Some(Err(std::io::Error::other(why)))
+        };
+        let bytes = match read {
+            Ok((stat, _)) if !same_file(&stat, &self.expected) => {
+                return fail(
+                    &mut self.done,
+                    format!("{} changed while it was being sent", self.path),
+                )
+            }
+            Ok((_, Some(bytes))) => bytes,
+            Ok((_, None)) => {
+                return fail(
+                    &mut self.done,
+                    format!("{} ended before its stored size", self.path),
+                )
+            }
+            Err(e) => {
+                tracing::warn!(thread = %self.thread, path = %self.path, error = %e, "a download failed");
+                return fail(&mut self.done, e.to_string());
+            }
+        };
+        let start = index * CHUNK_SIZE as u64;
+        let end = start + bytes.len() as u64;
+        let (from, to) = (self.range.start.max(start), self.range.end.min(end));
+        self.index += 1;
+        self.done = end >= self.range.end;
+        if from >= to {
+            return fail(
+                &mut self.done,
+                format!("{} is not stored in whole chunks", self.path),
+            );
+        }
+        Some(Ok(Bytes::copy_from_slice(
+            &bytes[(from - start) as usize..(to - start) as usize],
+        )))
+    }
 }
 
 /// Whether two stats describe the same version of a file.
