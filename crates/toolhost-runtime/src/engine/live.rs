@@ -22,7 +22,7 @@
 use crate::variables::{RedactingStream, Redactor};
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 use toolhost_providers::StreamDelta;
@@ -223,24 +223,107 @@ impl LiveRedaction {
     }
 }
 
-/// Publishes an event, when anybody listens.
-pub(super) fn publish(
-    live: &broadcast::Sender<LiveEvent>,
-    thread_id: &str,
-    kind: LiveKind,
-    data: Value,
-) {
-    if live.receiver_count() > 0 {
-        // A send fails only when every receiver is gone: nothing to do then.
-        let _ = live.send(LiveEvent {
+/// Where live events go: one channel for every thread (for followers of all threads) and one
+/// per followed thread, so that a busy thread never makes another thread's follower fall
+/// behind. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct LiveHub {
+    all: broadcast::Sender<LiveEvent>,
+    threads: Arc<Mutex<HashMap<String, broadcast::Sender<LiveEvent>>>>,
+}
+
+impl LiveHub {
+    pub(crate) fn new() -> Self {
+        Self {
+            all: broadcast::channel(LIVE_CAPACITY).0,
+            threads: Arc::default(),
+        }
+    }
+
+    /// The live events of every thread from now on.
+    pub(crate) fn subscribe_all(&self) -> broadcast::Receiver<LiveEvent> {
+        self.all.subscribe()
+    }
+
+    /// The live events of one thread from now on.
+    pub(crate) fn subscribe_thread(&self, thread_id: &str) -> broadcast::Receiver<LiveEvent> {
+        let mut threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        // Channels nobody follows any more go, so the map stays as small as the followers.
+        threads.retain(|_, sender| sender.receiver_count() > 0);
+        threads
+            .entry(thread_id.to_owned())
+            .or_insert_with(|| broadcast::channel(LIVE_CAPACITY).0)
+            .subscribe()
+    }
+
+    /// Whether anybody follows `thread_id` (or every thread).
+    pub(crate) fn is_followed(&self, thread_id: &str) -> bool {
+        self.all.receiver_count() > 0 || self.thread_sender(thread_id).is_some()
+    }
+
+    fn thread_sender(&self, thread_id: &str) -> Option<broadcast::Sender<LiveEvent>> {
+        let threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        threads
+            .get(thread_id)
+            .filter(|s| s.receiver_count() > 0)
+            .cloned()
+    }
+
+    /// Publishes an event of `thread_id` to whoever follows it; costs nothing when nobody does.
+    pub(crate) fn publish(&self, thread_id: &str, kind: LiveKind, data: Value) {
+        let one = self.thread_sender(thread_id);
+        if self.all.receiver_count() == 0 && one.is_none() {
+            return;
+        }
+        let event = LiveEvent {
             thread_id: thread_id.to_owned(),
             kind,
             data,
-        });
+        };
+        // A send fails only when every receiver is gone: nothing to do then.
+        if let Some(one) = one {
+            let _ = one.send(event.clone());
+        }
+        let _ = self.all.send(event);
     }
 }
 
-/// Where live events go.
-pub(super) fn channel() -> broadcast::Sender<LiveEvent> {
-    broadcast::channel(LIVE_CAPACITY).0
+#[cfg(test)]
+mod hub_tests {
+    use super::*;
+
+    #[test]
+    fn a_follower_of_one_thread_never_lags_behind_another_busy_thread() {
+        let hub = LiveHub::new();
+        let mut a = hub.subscribe_thread("a");
+        let mut all = hub.subscribe_all();
+        for i in 0..(LIVE_CAPACITY * 2) {
+            hub.publish("b", LiveKind::TextDelta, json!({"text": i.to_string()}));
+        }
+        hub.publish("a", LiveKind::TextDelta, json!({"text": "mine"}));
+        let got = a.try_recv().expect("a's event");
+        assert_eq!(
+            (got.thread_id.as_str(), got.data["text"].as_str()),
+            ("a", Some("mine"))
+        );
+        assert!(a.try_recv().is_err(), "nothing of b");
+        // The all-threads follower did fall behind: that is what the per-thread channels avoid.
+        assert!(matches!(
+            all.try_recv(),
+            Err(broadcast::error::TryRecvError::Lagged(_))
+        ));
+    }
+
+    #[test]
+    fn nobody_following_costs_nothing_and_leaves_no_channel() {
+        let hub = LiveHub::new();
+        assert!(!hub.is_followed("a"));
+        hub.publish("a", LiveKind::AnswerStarted, json!({}));
+        let a = hub.subscribe_thread("a");
+        assert!(hub.is_followed("a"));
+        drop(a);
+        assert!(!hub.is_followed("a"));
+        let _b = hub.subscribe_thread("b");
+        assert_eq!(hub.threads.lock().unwrap().len(), 1, "a's channel went");
+    }
 }

@@ -105,7 +105,7 @@ pub struct Runtime {
     /// Tool hooks in registration order.
     hooks: Vec<Arc<dyn ToolHooks>>,
     /// Live events (streamed answers) of every thread this runtime runs.
-    live: tokio::sync::broadcast::Sender<LiveEvent>,
+    live: live::LiveHub,
     /// The process activity each project tool is bound to, by tool name (for approvals).
     bound: HashMap<String, String>,
 }
@@ -241,7 +241,7 @@ impl Runtime {
             secret_key: None,
             middleware: Vec::new(),
             hooks: Vec::new(),
-            live: live::channel(),
+            live: live::LiveHub::new(),
             bound,
         })
     }
@@ -267,7 +267,13 @@ impl Runtime {
     /// pieces of each model answer as it streams in (see [`LiveEvent`]). They are not stored;
     /// the stored reply is the authoritative answer.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<LiveEvent> {
-        self.live.subscribe()
+        self.live.subscribe_all()
+    }
+
+    /// Subscribes to the live events of one thread from now on. A follower of one thread never
+    /// falls behind because another thread is busy.
+    pub fn subscribe_thread(&self, thread_id: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
+        self.live.subscribe_thread(thread_id)
     }
 
     /// The model a prompt naming `name` runs on (the override, when one is set), or why it

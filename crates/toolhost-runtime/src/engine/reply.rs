@@ -15,7 +15,7 @@
 
 use super::answer::malformed;
 use super::calls::Offer;
-use super::live::{delta_event, new_call_id, publish, CallIds, LiveEvent, LiveKind, LiveRedaction};
+use super::live::{delta_event, new_call_id, CallIds, LiveHub, LiveKind, LiveRedaction};
 use super::ownership::OwnerId;
 use super::redaction::redacted_reply;
 use super::repair::repair_calls;
@@ -68,8 +68,7 @@ impl Runtime {
         let ids = CallIds::default();
         let redaction = Arc::new(LiveRedaction::new(redactor.clone()));
         let sink = live_sink(thread_id, self.live.clone(), ids.clone(), redaction.clone());
-        publish(
-            &self.live,
+        self.live.publish(
             thread_id,
             LiveKind::AnswerStarted,
             json!({"model": model.name()}),
@@ -105,9 +104,10 @@ impl Runtime {
         };
         for rest in redaction.flush() {
             let (kind, data) = delta_event(&ids, rest);
-            publish(&self.live, thread_id, kind, data);
+            self.live.publish(thread_id, kind, data);
         }
-        publish(&self.live, thread_id, LiveKind::AnswerEnded, json!({}));
+        self.live
+            .publish(thread_id, LiveKind::AnswerEnded, json!({}));
         match outcome {
             Ok(Some(response)) => {
                 let writes = reply_writes(model.name(), response, offer, &ids, position);
@@ -182,16 +182,16 @@ impl Runtime {
 /// Publishes each delta as a live event, secrets redacted, when anybody listens.
 fn live_sink(
     thread_id: &str,
-    live: tokio::sync::broadcast::Sender<LiveEvent>,
+    live: LiveHub,
     ids: CallIds,
     redaction: Arc<LiveRedaction>,
 ) -> impl Fn(StreamDelta) + Send + Sync {
     let thread_id = thread_id.to_owned();
     move |delta| {
-        if live.receiver_count() > 0 {
+        if live.is_followed(&thread_id) {
             if let Some(shown) = redaction.delta(delta) {
                 let (kind, data) = delta_event(&ids, shown);
-                publish(&live, &thread_id, kind, data);
+                live.publish(&thread_id, kind, data);
             }
         }
     }

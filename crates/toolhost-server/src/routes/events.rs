@@ -140,11 +140,16 @@ struct Follower {
 
 impl Follower {
     fn new(state: &AppState, watched: Watched, caller: Caller, position: Position) -> Self {
+        // A thread's own channel: another thread's deltas never make this stream lag.
+        let live = match &watched {
+            Watched::One(id) => state.runtime.subscribe_thread(id),
+            Watched::All => state.runtime.subscribe(),
+        };
         Self {
             watched,
             caller,
             db: state.db.clone(),
-            live: Some(state.runtime.subscribe()),
+            live: Some(live),
             ended: Some(state.runs.subscribe()),
             closing: state.closing.clone(),
             poll: state.config.poll_interval,
