@@ -1,7 +1,7 @@
 //! Atomic batches of writes.
 
 use super::gates;
-use super::read::load_messages;
+use super::rows::load_messages;
 use super::{corrupt, db, exec, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
@@ -118,7 +118,7 @@ fn append_message(
     exec(tx,
         "INSERT INTO messages (id, thread, role, content, name, tool_calls, tool_call_id, created_at, parent_id, depth, silent, metadata, status)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        params![id, thread, role.as_str(), m.content, m.name, tool_calls, m.tool_call_id, now, m.parent_id, m.depth, m.silent, metadata, m.status.map(super::read::status_name)],
+        params![id, thread, role.as_str(), m.content, m.name, tool_calls, m.tool_call_id, now, m.parent_id, m.depth, m.silent, metadata, m.status.map(super::rows::status_name)],
     )
     .map_err(db)?;
     let seq = tx.last_insert_rowid();

@@ -13,6 +13,7 @@ mod gates;
 mod leases;
 mod pages;
 mod read;
+mod rows;
 mod schema;
 mod tokens;
 mod writer;

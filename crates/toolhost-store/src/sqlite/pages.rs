@@ -1,7 +1,7 @@
 //! Paged reads: threads newest first and a thread's messages, one page at a time, each a single
 //! query bounded by its `LIMIT`.
 
-use super::read::{decode_thread, load_messages, thread_row};
+use super::rows::{decode_thread, load_messages, thread_row};
 use super::{db, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::{Message, Thread};
