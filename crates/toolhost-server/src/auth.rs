@@ -148,6 +148,19 @@ impl Caller {
         self.agents.is_none()
     }
 
+    /// Refuses with 403 (at `/agent` of the body) unless the token may start threads of `agent`.
+    pub fn require_agent(&self, agent: &str) -> Result<(), Problem> {
+        if self.may_reach(agent) {
+            return Ok(());
+        }
+        Err(Problem::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("this token may not start threads of agent \"{agent}\""),
+        )
+        .at("/agent"))
+    }
+
     /// Whether the token may reach threads of `agent`.
     pub fn may_reach(&self, agent: &str) -> bool {
         self.agents

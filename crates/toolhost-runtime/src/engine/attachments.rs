@@ -85,19 +85,12 @@ fn stored_new(
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(new.data.as_bytes())
         .map_err(|e| format!("attachment {name:?} is not valid base64: {e}"))?;
-    let bytes = match String::from_utf8(bytes) {
-        Ok(text) => redactor.text(&text).into_bytes(),
-        Err(binary) => {
-            let bytes = binary.into_bytes();
-            if let Some(secret) = redactor.found_in(&bytes) {
-                return Err(format!(
-                    "attachment {name:?} is binary and holds the value of secret {secret}, \
-                     which cannot be redacted without breaking the file, so it was not stored"
-                ));
-            }
-            bytes
-        }
-    };
+    let bytes = redactor.file_content(bytes).map_err(|secret| {
+        format!(
+            "attachment {name:?} is binary and holds the value of secret {secret}, \
+             which cannot be redacted without breaking the file, so it was not stored"
+        )
+    })?;
     let mime_type = redactor.text(&new.mime_type);
     let reference = AttachmentRef {
         id: new_id(),
@@ -119,7 +112,8 @@ fn stored_new(
     Ok((reference, Some(write)))
 }
 
-fn refused(original: &ToolResult, why: &str) -> ToolResult {
+/// The error result that replaces a result which cannot be stored, saying why.
+pub(super) fn refused(original: &ToolResult, why: &str) -> ToolResult {
     let mut r = ToolResult::error(format!(
         "ToolCallError: the tool's result could not be stored: {why}"
     ));

@@ -13,7 +13,7 @@
 //! that it cannot be there by chance (see [`Redactor::found_in_base64_text`]) refuses the image
 //! as its decoded bytes do.
 
-use super::attachments::store_attachments;
+use super::attachments::{refused, store_attachments};
 use super::content::block_name;
 use super::records::result_message;
 use crate::variables::Redactor;
@@ -85,14 +85,6 @@ fn secret_image(result: &ToolResult, redactor: &Redactor) -> Option<String> {
             block_name(i)
         ))
     })
-}
-
-fn refused(original: &ToolResult, why: &str) -> ToolResult {
-    let mut r = ToolResult::error(format!(
-        "ToolCallError: the tool's result could not be stored: {why}"
-    ));
-    r.stack = original.stack.clone();
-    r
 }
 
 /// A result with every secret value redacted, in every field but the base64 data of its image

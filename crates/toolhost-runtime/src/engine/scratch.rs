@@ -9,8 +9,7 @@ use super::live::new_call_id;
 use super::repair::fit_arguments;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
-use crate::project::AgentKind;
-use crate::variables::{Redactor, VariableValue};
+use crate::variables::VariableValue;
 use toolhost_store::{
     new_id, ArgumentRepair, MessageMeta, NewMessage, NewThread, Role, Thread, ToolCallRecord, Write,
 };
@@ -42,28 +41,8 @@ impl Runtime {
         text: &str,
         values: Vec<VariableValue>,
     ) -> Result<ScratchCall, RuntimeError> {
-        self.check_agent(agent)?;
-        let def = self
-            .defs
-            .agents
-            .get(agent)
-            .ok_or_else(|| self.unknown_agent(agent))?;
-        // A run builds every side's request, so every side's model must be usable.
-        let side_b = def
-            .side_b
-            .as_ref()
-            .filter(|_| def.kind == AgentKind::DualAi);
-        for side in std::iter::once(&def.side_a).chain(side_b) {
-            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
-                self.model_for(&prompt.model)?;
-            }
-        }
-        let redactor = Redactor::new(
-            values
-                .iter()
-                .filter(|v| v.secret || self.declared_secret(&v.name))
-                .map(|v| (v.name.clone(), v.value.clone())),
-        );
+        let def = self.startable_agent(agent)?;
+        let redactor = self.redactor_of(&values);
         let text = redactor.text(text);
         let call_id = new_call_id();
         let mut metadata = MessageMeta {

@@ -283,18 +283,12 @@ impl ThreadState {
         mime_type: Option<&str>,
     ) -> Result<FsPath, StoreError> {
         let path = normalize(&self.redactor.text(path))?;
-        let bytes = match String::from_utf8(bytes) {
-            Ok(text) => self.redactor.text(&text).into_bytes(),
-            Err(binary) => {
-                let bytes = binary.into_bytes();
-                if let Some(secret) = self.redactor.found_in(&bytes) {
-                    return Err(StoreError::Refused(format!(
-                        "{path} was not written: its content is binary and holds the value of                          secret {secret}, which cannot be redacted without breaking the file"
-                    )));
-                }
-                bytes
-            }
-        };
+        let bytes = self.redactor.file_content(bytes).map_err(|secret| {
+            StoreError::Refused(format!(
+                "{path} was not written: its content is binary and holds the value of \
+                 secret {secret}, which cannot be redacted without breaking the file"
+            ))
+        })?;
         self.apply(Write::WriteFile {
             path: path.clone(),
             bytes,

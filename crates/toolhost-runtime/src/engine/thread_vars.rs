@@ -191,22 +191,15 @@ impl Runtime {
         })
     }
 
-    /// Creates a thread for `agent` with the user's first message and variable values. It fails,
-    /// naming them, when variables the agent or its prompts require have no value.
-    pub async fn start_thread_with(
-        &self,
-        agent: &str,
-        message: &str,
-        values: Vec<VariableValue>,
-    ) -> Result<Thread, RuntimeError> {
-        // Every definition the agent reaches must be sound before anything is stored.
+    /// The agent, when a thread of it can start: every definition it reaches is sound and every
+    /// side's model usable (a key that is not set fails now, before anything is stored).
+    pub(super) fn startable_agent(&self, agent: &str) -> Result<&AgentDef, RuntimeError> {
         self.check_agent(agent)?;
         let def = self
             .defs
             .agents
             .get(agent)
             .ok_or_else(|| self.unknown_agent(agent))?;
-        // A model that cannot be used (its key is not set) fails now, before anything is stored.
         let side_b = def
             .side_b
             .as_ref()
@@ -216,6 +209,28 @@ impl Runtime {
                 self.model_for(&prompt.model)?;
             }
         }
+        Ok(def)
+    }
+
+    /// The redactor of the secrets among `values` (given as secrets or declared secret).
+    pub(super) fn redactor_of(&self, values: &[VariableValue]) -> Redactor {
+        Redactor::new(
+            values
+                .iter()
+                .filter(|v| v.secret || self.declared_secret(&v.name))
+                .map(|v| (v.name.clone(), v.value.clone())),
+        )
+    }
+
+    /// Creates a thread for `agent` with the user's first message and variable values. It fails,
+    /// naming them, when variables the agent or its prompts require have no value.
+    pub async fn start_thread_with(
+        &self,
+        agent: &str,
+        message: &str,
+        values: Vec<VariableValue>,
+    ) -> Result<Thread, RuntimeError> {
+        let def = self.startable_agent(agent)?;
         let given: BTreeSet<&str> = values.iter().map(|v| v.name.as_str()).collect();
         let mut missing: Vec<String> = self
             .agent_declarations(def)
@@ -235,12 +250,7 @@ impl Runtime {
             });
         }
         // A secret in the first message is redacted like one in any later message.
-        let redactor = Redactor::new(
-            values
-                .iter()
-                .filter(|v| v.secret || self.declared_secret(&v.name))
-                .map(|v| (v.name.clone(), v.value.clone())),
-        );
+        let redactor = self.redactor_of(&values);
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;

@@ -12,7 +12,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use toolhost_runtime::engine::describe_owner;
+use toolhost_runtime::engine::{describe_owner, Runtime};
 use toolhost_runtime::variables::VariableValue;
 use toolhost_store::{StoreError, ThreadQuery, ThreadStatus};
 
@@ -36,28 +36,11 @@ pub(super) async fn create(
     JsonBody(body): JsonBody<NewThreadBody>,
 ) -> Result<(StatusCode, Json<Value>), Problem> {
     caller.require(Scope::Run)?;
-    if !caller.may_reach(&body.agent) {
-        return Err(Problem::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            format!(
-                "this token may not start threads of agent \"{}\"",
-                body.agent
-            ),
-        )
-        .at("/agent"));
-    }
+    caller.require_agent(&body.agent)?;
     if body.message.trim().is_empty() {
         return Err(Problem::invalid("the first message is empty").at("/message"));
     }
-    let secret = state.runtime.secret_names();
-    if let Some(name) = body.variables.keys().find(|n| secret.contains(*n)) {
-        return Err(Problem::invalid(format!(
-            "\"{name}\" is a secret: give it under \"secrets\", never as a text variable"
-        ))
-        .at(format!("/variables/{name}")));
-    }
-    let values = variable_values(body.variables, body.secrets)?;
+    let values = variable_values(&state.runtime, body.variables, body.secrets)?;
     let runtime = state.runtime.clone();
     let thread = state
         .runs
@@ -72,11 +55,20 @@ pub(super) async fn create(
     Ok((StatusCode::CREATED, Json(json!({ "thread": thread }))))
 }
 
-/// Text variables and secrets as the runtime takes them; a name given as both is refused.
+/// Text variables and secrets as the runtime takes them. A name given as both is refused, and
+/// so is a declared secret given as a text variable.
 pub(super) fn variable_values(
+    runtime: &Runtime,
     variables: BTreeMap<String, String>,
     secrets: BTreeMap<String, String>,
 ) -> Result<Vec<VariableValue>, Problem> {
+    let declared = runtime.secret_names();
+    if let Some(name) = variables.keys().find(|n| declared.contains(*n)) {
+        return Err(Problem::invalid(format!(
+            "\"{name}\" is a secret: give it under \"secrets\", never as a text variable"
+        ))
+        .at(format!("/variables/{name}")));
+    }
     if let Some(name) = variables.keys().find(|n| secrets.contains_key(*n)) {
         return Err(Problem::invalid(format!(
             "\"{name}\" is given both as a variable and as a secret; give it once"

@@ -45,15 +45,10 @@ pub(super) async fn call(
     let runtime = &state.runtime;
     let tool = visible_tool(runtime, &caller, &name)?;
     let offering = offering_agents(runtime, &name, true);
+    if let Some(agent) = &body.agent {
+        caller.require_agent(agent)?;
+    }
     let agent = match body.agent {
-        Some(agent) if !caller.may_reach(&agent) => {
-            return Err(Problem::new(
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                format!("this token may not start threads of agent \"{agent}\""),
-            )
-            .at("/agent"))
-        }
         Some(agent) if !offering.contains(&agent) => {
             return Err(Problem::invalid(format!(
                 "agent \"{agent}\" does not offer tool \"{name}\" in its first prompt (the agents that do: {})",
@@ -97,7 +92,7 @@ pub(super) async fn call(
         ))
         .at(pointer));
     }
-    let values = variable_values(body.variables, body.secrets)?;
+    let values = variable_values(&state.runtime, body.variables, body.secrets)?;
     let ScratchCall { thread, call_id } = runtime
         .start_scratch_call(&agent, &name, &text, values)
         .await?;

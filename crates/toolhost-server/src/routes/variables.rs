@@ -92,14 +92,7 @@ pub(super) async fn give(
             request.names.join(", ")
         )));
     }
-    let secret = state.runtime.secret_names();
-    if let Some(name) = body.variables.keys().find(|n| secret.contains(*n)) {
-        return Err(Problem::invalid(format!(
-            "\"{name}\" is a secret: give it under \"secrets\", never as a text variable"
-        ))
-        .at(format!("/variables/{name}")));
-    }
-    let values = variable_values(body.variables, body.secrets)?;
+    let values = variable_values(&state.runtime, body.variables, body.secrets)?;
     let (runtime, db) = (state.runtime.clone(), state.db.clone());
     let answered = state
         .runs

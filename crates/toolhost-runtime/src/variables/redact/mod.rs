@@ -133,6 +133,21 @@ impl Redactor {
         Some(&self.secrets[*index].name)
     }
 
+    /// A file's content as it may be stored: text (UTF-8) redacted; binary content that holds a
+    /// secret refused, with the secret's name, since redacting it would break the file.
+    pub fn file_content(&self, bytes: Vec<u8>) -> Result<Vec<u8>, &str> {
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(self.text(&text).into_bytes()),
+            Err(binary) => {
+                let bytes = binary.into_bytes();
+                match self.found_in(&bytes) {
+                    Some(secret) => Err(secret),
+                    None => Ok(bytes),
+                }
+            }
+        }
+    }
+
     /// The name of a secret found in `data`, base64 text that is checked by decoding it (an
     /// image block's data), where no chance match is possible: one of at least
     /// [`ENCODED_MIN_BYTES`] bytes, in any of its forms. A shorter secret is left out: a few
