@@ -36,6 +36,10 @@ use tokio::time::Instant;
 use toolhost_runtime::engine::{LiveEvent, LiveKind};
 use toolhost_store::{AsyncStore, EventKind, StoreError, ThreadStatus};
 
+/// How often an open stream looks whether its token was revoked: not at every poll, which
+/// would add a store read per stream and poll.
+const TOKEN_CHECK: Duration = Duration::from_secs(2);
+
 /// How many stored items one read of the all-threads stream takes; more are read at once after.
 const BATCH: usize = 500;
 
@@ -136,6 +140,8 @@ struct Follower {
     next_poll: Instant,
     /// The stream ends after what is queued.
     done: bool,
+    /// When the token is looked at again.
+    next_token_check: Instant,
 }
 
 impl Follower {
@@ -159,6 +165,7 @@ impl Follower {
             refill: true,
             next_poll: Instant::now(),
             done: false,
+            next_token_check: Instant::now() + TOKEN_CHECK,
         }
     }
 
@@ -177,7 +184,7 @@ impl Follower {
             if self.refill || Instant::now() >= self.next_poll {
                 self.refill = false;
                 self.next_poll = Instant::now() + self.poll;
-                if !self.token_still_valid().await {
+                if Instant::now() >= self.next_token_check && !self.token_still_valid().await {
                     self.queue.push_back(error_event(
                         "the token of this stream was revoked; the stream is closed",
                     ));
@@ -225,7 +232,8 @@ impl Follower {
 
     /// Whether the stream's token still exists unrevoked: a revoked token reaches nothing, an
     /// open stream included. A store that cannot be read says nothing against it.
-    async fn token_still_valid(&self) -> bool {
+    async fn token_still_valid(&mut self) -> bool {
+        self.next_token_check = Instant::now() + TOKEN_CHECK;
         let id = self.caller.token_id.clone();
         match self.db.run_blocking(move |s| s.token(&id)).await {
             Ok(Some(token)) => token.revoked_at.is_none(),
