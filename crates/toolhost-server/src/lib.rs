@@ -43,6 +43,7 @@ mod problem;
 mod routes;
 mod runs;
 mod state;
+mod web;
 
 pub use config::ServerConfig;
 pub use problem::Problem;

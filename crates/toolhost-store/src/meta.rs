@@ -126,6 +126,10 @@ pub struct MessageMeta {
     /// A tool result: the arguments the call ran with, when they differ from its call's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ran_with: Option<RanWith>,
+    /// A tool result: how long the tool ran, in milliseconds, from its start to its result
+    /// (before output middleware); absent for calls that never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     /// A result of a tool the provider ran while answering; stored for the record only.
     #[serde(default, skip_serializing_if = "is_false")]
     pub provider_run: bool,

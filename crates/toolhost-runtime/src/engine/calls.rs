@@ -305,6 +305,7 @@ async fn execute(
     end: CallEnd,
 ) -> Vec<Write> {
     tracing::debug!(tool = %call.name, call_id = %call.id, "call started");
+    let started = std::time::Instant::now();
     let result = match tool.execute_validated(args, ctx).await {
         Ok(r) => r,
         Err(failure) => ToolSetError::Call {
@@ -313,6 +314,7 @@ async fn execute(
         }
         .into_result(),
     };
+    let ran_for = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     tracing::debug!(
         tool = %call.name,
         call_id = %call.id,
@@ -326,7 +328,13 @@ async fn execute(
     };
     // What the model will be sent on every later request must be something an API accepts.
     let result = checked_content(result);
-    result_writes(call, result, &end.redactor, end.ran_with)
+    let mut writes = result_writes(call, result, &end.redactor, end.ran_with);
+    for write in &mut writes {
+        if let Write::CompleteCall { result, .. } = write {
+            result.metadata.duration_ms = Some(ran_for);
+        }
+    }
+    writes
 }
 
 /// The writes of a spawned call; a task that failed still gives its call an error result.

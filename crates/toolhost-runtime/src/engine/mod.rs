@@ -58,6 +58,7 @@ pub use repair::{fit_arguments, Fitted};
 pub use scratch::{ScratchCall, SCRATCH_TAG};
 pub use send::Delivery;
 pub use state::ThreadState;
+pub use thread_vars::VariableToGive;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
 use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};

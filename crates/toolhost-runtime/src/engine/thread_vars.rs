@@ -9,6 +9,19 @@ use std::collections::BTreeSet;
 use toolhost_core::variables::{VariableDecl, VariableKind};
 use toolhost_store::{new_id, NewMessage, NewThread, Role, StoredVariable, Thread, Write};
 
+/// A variable a new thread of an agent may be given ([`Runtime::variables_to_give`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct VariableToGive {
+    /// Its name.
+    pub name: String,
+    /// Whether it is a secret: sealed when stored, never shown again.
+    pub secret: bool,
+    /// The thread cannot start without it; the others are asked for when a tool needs them.
+    pub required_at_start: bool,
+    /// What it is for, as declared.
+    pub description: String,
+}
+
 impl Runtime {
     /// Uses `key` to seal and open secret values.
     pub fn set_secret_key(&mut self, key: SecretKey) {
@@ -43,6 +56,49 @@ impl Runtime {
             .chain(&agent.variables)
             .cloned()
             .collect()
+    }
+
+    /// The variables a person may give a new thread of `agent`, for a form that starts one:
+    /// those the agent, its prompts and the tools its prompts offer declare, once per name (a
+    /// secret when any declaration says so), leaving out those its definitions give a value.
+    /// `None` when there is no such agent.
+    pub fn variables_to_give(&self, agent: &str) -> Option<Vec<VariableToGive>> {
+        let def = self.defs.agents.get(agent)?;
+        let at_start = self.agent_declarations(def);
+        let of_tools: Vec<&VariableDecl> = self
+            .agent_prompts(def)
+            .flat_map(|p| p.tools.iter())
+            .filter_map(|name| self.tools.get(name))
+            .flat_map(|t| t.definition().variables.iter())
+            .collect();
+        let mut wanted: Vec<VariableToGive> = Vec::new();
+        for (decl, asked_at_start) in at_start
+            .iter()
+            .map(|d| (d, true))
+            .chain(of_tools.into_iter().map(|d| (d, false)))
+        {
+            if self.defined_value(def, &decl.name) {
+                continue;
+            }
+            let secret = decl.kind == VariableKind::Secret;
+            let required_at_start = asked_at_start && decl.required;
+            match wanted.iter_mut().find(|w| w.name == decl.name) {
+                Some(w) => {
+                    w.secret |= secret;
+                    w.required_at_start |= required_at_start;
+                    if w.description.is_empty() {
+                        w.description.clone_from(&decl.description);
+                    }
+                }
+                None => wanted.push(VariableToGive {
+                    name: decl.name.clone(),
+                    secret,
+                    required_at_start,
+                    description: decl.description.clone(),
+                }),
+            }
+        }
+        Some(wanted)
     }
 
     /// The names every definition of the project (tool, prompt or agent) declares secret: what a

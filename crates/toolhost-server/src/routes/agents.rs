@@ -1,4 +1,5 @@
-//! `GET /v1/agents`: the agents the caller may reach, with their prompts.
+//! `GET /v1/agents`: the agents the caller may reach, with their prompts and the variables a
+//! new thread of each may be given (what a form that starts one asks for).
 
 use crate::auth::{Caller, Scope};
 use crate::problem::Problem;
@@ -32,6 +33,9 @@ pub(super) async fn list(
                     AgentKind::DualAi => "dual_ai",
                 },
                 "prompts": sides.map(|s| s.prompt.clone()).collect::<Vec<_>>(),
+                "title": agent.title,
+                "description": agent.description,
+                "variables": state.runtime.variables_to_give(name).unwrap_or_default(),
             })
         })
         .collect();

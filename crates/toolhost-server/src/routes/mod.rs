@@ -57,6 +57,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v1/tools/{name}/validate", post(tools::validate))
         .route("/v1/tools/{name}/call", post(tool_calls::call))
         .route("/metrics", get(metrics::metrics))
+        .merge(crate::web::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(crate::plain_errors::as_problem))

@@ -65,7 +65,10 @@ impl TestServer {
 
     async fn serve(project: &Path, data: PathBuf, change: impl FnOnce(&mut ServerConfig)) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
-        let mut runtime = Runtime::load(project, store.clone()).unwrap();
+        // Models as the binary builds them, so an HTTP model on loopback works as a real one.
+        let mut runtime =
+            Runtime::load_with(project, store.clone(), &toolhost_providers::model_from_env)
+                .unwrap();
         runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
         let mut config = ServerConfig {
             poll_interval: Duration::from_millis(50),

@@ -1,0 +1,529 @@
+//! The web page in a real browser (headless Chromium over WebDriver) against a real server on
+//! loopback: starting a thread and watching its answer stream in, approving and denying calls,
+//! giving a secret through its form, an image result, and a reload in the middle of a run.
+//! Every step writes a screenshot under the tests' output folder (`web-page/`).
+
+mod browser;
+mod common;
+
+use browser::Browser;
+use common::{write_project, TestServer};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// A 24×24 PNG checkerboard.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAABgAAAAYCAIAAABvFaqvAAAAM0lEQVR4nGO4o6GBhjSi7qAhYtQwjBpER4PI04apZtQgeho0+NLRqEGEDRp86WjUIIJqANhy21/XWZdWAAAAAElFTkSuQmCC";
+
+/// The words the streaming model sends, one chunk every [`WORD_GAP`].
+const WORDS: [&str; 12] = [
+    "Streaming ",
+    "answers ",
+    "arrive ",
+    "word ",
+    "by ",
+    "word, ",
+    "so ",
+    "a ",
+    "person ",
+    "sees ",
+    "them ",
+    "grow.",
+];
+const WORD_GAP: Duration = Duration::from_millis(250);
+
+/// The secret the secret form is given: it must never be shown on the page.
+const SECRET: &str = "sk-browser-secret-7f3a9c";
+
+/// A local stand-in for an OpenAI-compatible server: every chat completion is answered with
+/// [`WORDS`] as a chat-completion chunk stream, slowly, in the wire format the API uses.
+async fn slow_model() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // Read the request: headers, then the body its length announces.
+                let mut request = Vec::new();
+                let mut buf = [0u8; 8192];
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (name, value) = l.split_once(':')?;
+                                name.eq_ignore_ascii_case("content-length")
+                                    .then(|| value.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if request.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = |delta: Value, finish: Value| {
+                    let body = json!({"id": "chatcmpl-web", "object": "chat.completion.chunk",
+                        "created": 1_760_000_000, "model": "slow-writer",
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+                    format!("data: {body}\n\n")
+                };
+                let mut frames = vec![chunk(
+                    json!({"role": "assistant", "content": ""}),
+                    Value::Null,
+                )];
+                frames.extend(
+                    WORDS
+                        .iter()
+                        .map(|w| chunk(json!({"content": w}), Value::Null)),
+                );
+                frames.push(chunk(json!({}), json!("stop")));
+                frames.push("data: [DONE]\n\n".to_owned());
+                for frame in frames {
+                    if socket.write_all(frame.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let _ = socket.flush().await;
+                    tokio::time::sleep(WORD_GAP).await;
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A process tool: its blueprint and its activity.
+fn tool(name: &str, description: &str, properties: Value, extra: Value) -> [(String, String); 2] {
+    let mut blueprint = json!({"type": "object", "description": description,
+        "properties": {"_activity": {"type": "string", "const": name}},
+        "additionalProperties": false});
+    for (key, value) in properties.as_object().unwrap() {
+        blueprint["properties"][key] = value.clone();
+    }
+    for (key, value) in extra.as_object().unwrap() {
+        if key != "approval" {
+            blueprint[key] = value.clone();
+        }
+    }
+    let mut activity = json!({"command": ["python3", format!("activities/{name}.py")],
+        "timeoutMs": 120000, "env": ["PATH"]});
+    if let Some(approval) = extra.get("approval") {
+        activity["approval"] = approval.clone();
+    }
+    [
+        (format!("agents/tools/{name}.json"), blueprint.to_string()),
+        (
+            format!("agents/activities/{name}.json"),
+            activity.to_string(),
+        ),
+    ]
+}
+
+/// An agent whose scripted model calls `tool` with `arguments`, then says `text`.
+fn scripted_agent(name: &str, tool: &str, arguments: Value, text: &str) -> [(String, String); 4] {
+    let script = format!(
+        "{}\n{}\n",
+        json!({"toolCalls": [{"name": tool, "arguments": arguments}]}),
+        json!({ "text": text })
+    );
+    [
+        (
+            format!("agents/agents/{name}.json"),
+            json!({"type": "ai_human", "sideA": {"prompt": name, "stopOnResponse": true}})
+                .to_string(),
+        ),
+        (
+            format!("agents/prompts/{name}.json"),
+            json!({"toolDescription": "Helps.", "prompt": "You help.", "model": format!("{name}_test"),
+                   "tools": [tool], "includeChat": true})
+            .to_string(),
+        ),
+        (
+            format!("agents/models/{name}_test.json"),
+            json!({"provider": "test", "script": format!("scripts/{name}.jsonl")}).to_string(),
+        ),
+        (format!("scripts/{name}.jsonl"), script),
+    ]
+}
+
+/// The project the page is tried on: `writer` (a streaming model), `payer` (a call that needs
+/// approval), `keyed` (a tool that needs a secret), `painter` (an image result) and `waiter`
+/// (a call that runs until the project folder holds `flag`).
+fn project(model_port: u16) -> PathBuf {
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "agents/agents/writer.json".into(),
+            json!({"type": "ai_human", "sideA": {"prompt": "writer", "stopOnResponse": true}})
+                .to_string(),
+        ),
+        (
+            "agents/prompts/writer.json".into(),
+            json!({"toolDescription": "Writes.", "prompt": "You write.", "model": "slow",
+                   "tools": [], "includeChat": true})
+            .to_string(),
+        ),
+        (
+            "agents/models/slow.json".into(),
+            json!({"provider": "openai-compatible", "model": "slow-writer",
+                   "baseUrl": format!("http://127.0.0.1:{model_port}/v1")})
+            .to_string(),
+        ),
+        (
+            "activities/pay.py".into(),
+            "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({\"status\": \"success\", \"result\": \"paid %s\" % call[\"arguments\"][\"amount\"]}))\n".into(),
+        ),
+        (
+            "activities/lookup.py".into(),
+            "import json, sys\ncall = json.load(sys.stdin)\nkey = call.get(\"variables\", {}).get(\"API_KEY\", \"\")\nprint(json.dumps({\"status\": \"success\", \"result\": \"looked up with a key of %d characters\" % len(key)}))\n".into(),
+        ),
+        (
+            "activities/draw.py".into(),
+            format!("import json, sys\njson.load(sys.stdin)\npng = \"{PNG}\"\nprint(json.dumps({{\"status\": \"success\", \"result\": \"drew a checkerboard\", \"content\": [{{\"type\": \"text\", \"text\": \"drew a checkerboard\"}}, {{\"type\": \"image\", \"data\": png, \"mimeType\": \"image/png\"}}], \"attachments\": [{{\"name\": \"board.png\", \"mimeType\": \"image/png\", \"data\": png}}]}}))\n"),
+        ),
+        (
+            "activities/wait_for_flag.py".into(),
+            "import json, os, sys, time\njson.load(sys.stdin)\nwhile not os.path.exists(\"flag\"):\n    time.sleep(0.02)\nprint(json.dumps({\"status\": \"success\", \"result\": \"flag seen\"}))\n".into(),
+        ),
+    ];
+    files.extend(tool(
+        "pay",
+        "Pays an amount.",
+        json!({"amount": {"type": "integer", "minimum": 1, "maximum": 100}}),
+        json!({"required": ["amount"], "approval": {"reason": "Moves money."}}),
+    ));
+    files.extend(tool(
+        "lookup",
+        "Looks something up with the service key.",
+        json!({"q": {"type": "string"}}),
+        json!({"required": ["q"], "variables": [{"name": "API_KEY", "type": "secret", "required": true, "description": "Key of the lookup service"}]}),
+    ));
+    files.extend(tool("draw", "Draws a picture.", json!({}), json!({})));
+    files.extend(tool(
+        "wait_for_flag",
+        "Waits for a flag.",
+        json!({}),
+        json!({}),
+    ));
+    files.extend(scripted_agent(
+        "payer",
+        "pay",
+        json!({"amount": 5}),
+        "Done with the payment.",
+    ));
+    files.extend(scripted_agent(
+        "keyed",
+        "lookup",
+        json!({"q": "weather"}),
+        "Looked it up.",
+    ));
+    files.extend(scripted_agent(
+        "painter",
+        "draw",
+        json!({}),
+        "Here is the picture.",
+    ));
+    files.extend(scripted_agent(
+        "waiter",
+        "wait_for_flag",
+        json!({}),
+        "Waited for the flag.",
+    ));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_project(&files)
+}
+
+async fn serve() -> (TestServer, PathBuf, String) {
+    let port = slow_model().await;
+    let project = project(port);
+    let server = TestServer::start_on(&project).await;
+    let token = server.admin();
+    (server, project, token)
+}
+
+fn base(server: &TestServer) -> String {
+    format!("http://{}", server.addr)
+}
+
+/// The number of elements matching `css`.
+async fn count(browser: &Browser, css: &str) -> u64 {
+    browser
+        .js(
+            "return document.querySelectorAll(arguments[0]).length",
+            json!([css]),
+        )
+        .await
+        .as_u64()
+        .unwrap()
+}
+
+/// Starts a thread through the API and opens it in the page.
+async fn open_new_thread(
+    browser: &Browser,
+    server: &TestServer,
+    token: &str,
+    agent: &str,
+    message: &str,
+) -> String {
+    let id = server
+        .create(token, json!({"agent": agent, "message": message}))
+        .await;
+    browser.open(&format!("{}/#/t/{id}", base(server))).await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_started_from_the_form_streams_its_answer_and_a_reload_mid_run_misses_nothing() {
+    let (server, project, token) = serve().await;
+    let browser = Browser::start("stream", 1200, 900).await;
+    browser.sign_in(&base(&server), &token).await;
+    browser.screenshot("01-signed-in").await;
+
+    // The form: pick the agent, write the message, start.
+    browser.find("form.new-thread").await;
+    browser.select("#agent", "writer").await;
+    browser
+        .type_into("#message", "Tell me how answers arrive.")
+        .await;
+    browser.screenshot("02-new-thread-form").await;
+    browser.click("form.new-thread button[type=submit]").await;
+
+    // The answer grows in the live bubble before it is stored whole.
+    let partial = browser
+        .until(
+            "part of the answer to show while it is written",
+            "const live = document.querySelector('.msg.live .text'); \
+             return live && live.textContent.includes('arrive') && !live.textContent.includes('grow.') && live.textContent",
+            json!([]),
+        )
+        .await;
+    assert!(partial.as_str().unwrap().starts_with("Streaming answers"));
+    browser.screenshot("03-answer-streaming").await;
+    browser
+        .until(
+            "the stored answer to replace the live one",
+            "return !document.querySelector('.msg.live') && [...document.querySelectorAll('.msg.assistant .text')].some(p => p.textContent === arguments[0])",
+            json!([WORDS.concat()]),
+        )
+        .await;
+    browser.screenshot("04-answer-stored").await;
+    assert_eq!(count(&browser, ".msg.user").await, 1);
+    assert_eq!(count(&browser, ".msg.assistant").await, 1);
+    // The new thread is in the list, with its status.
+    browser
+        .until(
+            "the thread to be listed as done",
+            "return [...document.querySelectorAll('#thread-list li')].some(li => li.textContent.includes('writer') && li.querySelector('.status-idle, .status-done'))",
+            json!([]),
+        )
+        .await;
+
+    // A call that runs on; the page is reloaded while it runs.
+    let id = open_new_thread(&browser, &server, &token, "waiter", "Wait for the flag.").await;
+    browser
+        .until(
+            "the running call",
+            "const c = document.querySelector('.call .badge'); return c && c.textContent === 'running'",
+            json!([]),
+        )
+        .await;
+    browser.reload().await;
+    browser
+        .until(
+            "the running call after the reload",
+            "const c = document.querySelector('.call .badge'); return c && c.textContent === 'running'",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("05-reloaded-mid-run").await;
+    std::fs::write(project.join("flag"), "").unwrap();
+    browser
+        .until(
+            "the result and the answer after the reload",
+            "return document.body.innerText.includes('Waited for the flag.') && document.body.innerText.includes('flag seen')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("06-finished-after-reload").await;
+    // Everything once: the message, the call with its result, the answer.
+    assert_eq!(count(&browser, ".msg.user").await, 1);
+    assert_eq!(count(&browser, ".call").await, 1);
+    assert_eq!(count(&browser, ".call .call-success").await, 1);
+    assert_eq!(count(&browser, ".msg.assistant").await, 1);
+    let stored = server
+        .get(&format!("/v1/threads/{id}/messages"), Some(&token))
+        .await
+        .json;
+    assert_eq!(stored["messages"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_call_is_approved_and_another_is_denied_with_a_message() {
+    let (server, _project, token) = serve().await;
+    let browser = Browser::start("approvals", 1200, 900).await;
+    browser.sign_in(&base(&server), &token).await;
+
+    // Approve, after an edit that the schema refuses and one it takes.
+    open_new_thread(&browser, &server, &token, "payer", "Pay five.").await;
+    browser.find(".card.approval textarea").await;
+    browser.screenshot("01-approval-card").await;
+    browser.clear(".card.approval textarea").await;
+    browser
+        .type_into(".card.approval textarea", "{\"amount\": 500}")
+        .await;
+    browser.click(".card.approval .row button").await;
+    browser
+        .until(
+            "the schema's objection to the edited arguments",
+            "const e = document.querySelector('.card.approval .form-error'); return e && e.textContent.includes('/amount')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("02-edit-refused").await;
+    browser.clear(".card.approval textarea").await;
+    browser
+        .type_into(".card.approval textarea", "{\"amount\": 7}")
+        .await;
+    browser.click(".card.approval .row button").await;
+    browser
+        .until(
+            "the approved call's result and the answer",
+            "return document.body.innerText.includes('paid 7') && document.body.innerText.includes('Done with the payment.')",
+            json!([]),
+        )
+        .await;
+    assert_eq!(count(&browser, ".card.approval").await, 0);
+    assert_eq!(count(&browser, ".call .call-success").await, 1);
+    browser.screenshot("03-approved").await;
+
+    // Deny, with a message the model is told.
+    let id = open_new_thread(&browser, &server, &token, "payer", "Pay five again.").await;
+    browser
+        .type_into(".card.approval input[type=text]", "Not today, thank you.")
+        .await;
+    browser.click(".card.approval button.danger").await;
+    browser
+        .until(
+            "the denied call's result",
+            "const r = document.querySelector('.call .result'); return r && r.textContent.includes('Not today, thank you.')",
+            json!([]),
+        )
+        .await;
+    assert_eq!(count(&browser, ".card.approval").await, 0);
+    browser.screenshot("04-denied").await;
+    let approvals = server
+        .get(&format!("/v1/threads/{id}/approvals"), Some(&token))
+        .await
+        .json;
+    assert_eq!(
+        approvals["approvals"][0]["decision"]["approved"],
+        json!(false)
+    );
+    assert_eq!(
+        approvals["approvals"][0]["decision"]["message"],
+        json!("Not today, thank you.")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_form_is_filled_and_an_image_result_is_shown_at_phone_width() {
+    let (server, _project, token) = serve().await;
+    let browser = Browser::start("secret-image", 390, 844).await;
+    browser.sign_in(&base(&server), &token).await;
+
+    open_new_thread(&browser, &server, &token, "keyed", "Look up the weather.").await;
+    browser
+        .find(".card.variables input[type=password][name=API_KEY]")
+        .await;
+    browser.screenshot("01-secret-form").await;
+    browser
+        .type_into(".card.variables input[name=API_KEY]", SECRET)
+        .await;
+    browser.click(".card.variables button[type=submit]").await;
+    browser
+        .until(
+            "the call that used the secret",
+            "return document.body.innerText.includes('looked up with a key of 24 characters') && document.body.innerText.includes('Looked it up.')",
+            json!([]),
+        )
+        .await;
+    assert_eq!(count(&browser, ".card.variables").await, 0);
+    browser.screenshot("02-secret-used").await;
+    let page = browser
+        .js("return document.documentElement.outerHTML", json!([]))
+        .await;
+    assert!(
+        !page.as_str().unwrap().contains(SECRET),
+        "the secret is on the page"
+    );
+
+    open_new_thread(&browser, &server, &token, "painter", "Draw something.").await;
+    // Both the image block and the image attachment are shown, decoded by the browser.
+    browser
+        .until(
+            "two decoded images",
+            "const imgs = [...document.querySelectorAll('.call img.result-image')]; return imgs.length === 2 && imgs.every(i => i.complete && i.naturalWidth === 24)",
+            json!([]),
+        )
+        .await;
+    browser.find("button.download").await;
+    // Nothing is wider than the phone's screen.
+    let wide = browser
+        .js(
+            "return document.documentElement.scrollWidth <= window.innerWidth",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        wide,
+        json!(true),
+        "the page scrolls sideways at phone width"
+    );
+    browser.screenshot("03-image-result").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_request_says_so_on_the_page() {
+    let (server, _project, token) = serve().await;
+    let browser = Browser::start("errors", 1200, 900).await;
+    // A token that is not accepted is refused with the server's reason.
+    browser.open(&format!("{}/", base(&server))).await;
+    browser.type_into("#token", "thk_000000000000_nope").await;
+    browser.click("#sign-in-form button[type=submit]").await;
+    browser
+        .until(
+            "the refusal of a wrong token",
+            "const e = document.getElementById('sign-in-error'); return e.textContent.includes('not accepted')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("01-wrong-token").await;
+    // A thread that does not exist says so.
+    browser.sign_in(&base(&server), &token).await;
+    browser
+        .open(&format!("{}/#/t/no-such-thread", base(&server)))
+        .await;
+    browser
+        .until(
+            "the error for a missing thread",
+            "return document.getElementById('alerts').textContent.includes('there is no thread no-such-thread')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("02-missing-thread").await;
+}
