@@ -4,7 +4,7 @@
 //! events, behind bearer tokens. The binary assembles it as `toolhost serve`.
 //!
 //! ## Contract
-//! - **Every endpoint but `/health` and `/ready` needs a token** (`Authorization: Bearer …`).
+//! - **Every endpoint but `/health`, `/ready` and the web page's files needs a token** (`Authorization: Bearer …`).
 //!   A token carries scopes (`read`, `run`, `approve`, `admin`; admin implies the others) and may
 //!   be limited to some agents: a thread of another agent is answered as if it did not exist.
 //!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant
@@ -31,6 +31,9 @@
 //!   after the operation under way, and returns once they have stored what they did and
 //!   released their threads.
 //! - **Metrics** (`GET /metrics`, Prometheus text) count by route template, never by raw path.
+//! - **The web page** (`GET /`, `/ui/…`) is built into the binary and holds no data: it signs
+//!   in with a token and uses the API like any client. It is served without a token, under a
+//!   content security policy that lets only its own script run.
 
 pub mod auth;
 mod body;

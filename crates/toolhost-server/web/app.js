@@ -11,6 +11,7 @@ let current = null;
 let agents = null;
 let nextCursor = null;
 let listTimer = null;
+let listShown = '';
 
 function $(id) {
   return document.getElementById(id);
@@ -73,7 +74,13 @@ function threadItem(thread) {
 
 async function refreshList() {
   try {
-    const page = await api('GET', '/v1/threads?limit=30');
+    // As many as are shown, older pages loaded included (within the server's page limit).
+    const limit = Math.min(Math.max(30, $('thread-list').children.length), 200);
+    const page = await api('GET', `/v1/threads?limit=${limit}`);
+    // Redrawn only when something changed, so that a keyboard user's place in it stays.
+    const shown = JSON.stringify(page.threads.map((t) => [t.id, t.status]));
+    if (shown === listShown && !nextCursor === !page.next_cursor) return;
+    listShown = shown;
     $('thread-list').replaceChildren(...page.threads.map(threadItem));
     nextCursor = page.next_cursor;
     $('more-threads').hidden = !nextCursor;

@@ -66,6 +66,16 @@ impl Browser {
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver could not be started");
+        // Screenshots of an earlier run of this browser would mislead.
+        for entry in std::fs::read_dir(screenshot_dir()).unwrap().flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{name}-"))
+            {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
         let profile = crate::common::temp_dir();
         let mut browser = Self {
             driver,
