@@ -203,6 +203,26 @@ async fn threads_are_listed_newest_first_page_by_page_and_filtered() {
     assert!(bad.problem(400).contains("limit 0 is out of range"));
     let unknown = server.get("/v1/threads?color=red", Some(&token)).await;
     unknown.problem(400);
+    // A thread's sub-threads, by its id.
+    let child = server
+        .store
+        .create_thread(toolhost_store::NewThread {
+            agent: "echo".into(),
+            parent: Some(ids[4].clone()),
+            ..Default::default()
+        })
+        .unwrap();
+    let children = server
+        .get(&format!("/v1/threads?parent={}", ids[4]), Some(&token))
+        .await;
+    assert_eq!(children.status, 200, "{}", children.text);
+    assert_eq!(children.json["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(children.json["threads"][0]["id"], json!(child.id));
+    assert_eq!(children.json["threads"][0]["parent"], json!(ids[4]));
+    let none = server
+        .get(&format!("/v1/threads?parent={}", ids[3]), Some(&token))
+        .await;
+    assert_eq!(none.json["threads"], json!([]));
     let _ = std::fs::remove_dir_all(project);
 }
 

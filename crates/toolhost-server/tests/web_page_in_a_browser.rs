@@ -527,3 +527,89 @@ async fn a_failed_request_says_so_on_the_page() {
         .await;
     browser.screenshot("02-missing-thread").await;
 }
+
+/// Tab and Enter in WebDriver's key codes.
+const TAB: &str = "\u{E004}";
+const ENTER: &str = "\u{E007}";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_and_approves_a_call_by_keyboard_alone() {
+    let (server, _project, token) = serve().await;
+    let browser = Browser::start("keyboard", 1200, 900).await;
+    browser.open(&format!("{}/", base(&server))).await;
+    // The token field has the focus; Enter signs in.
+    browser.find("#token").await;
+    browser.press(&format!("{token}{ENTER}")).await;
+    browser
+        .until(
+            "the page to sign in on Enter",
+            "return !document.getElementById('app').hidden",
+            json!([]),
+        )
+        .await;
+    open_new_thread(&browser, &server, &token, "payer", "Pay five.").await;
+    browser.find(".card.approval").await;
+    // Tab reaches the Approve button; Enter presses it.
+    let mut tabs = 0;
+    loop {
+        let on = browser
+            .js(
+                "const a = document.activeElement; return a && a.tagName === 'BUTTON' && a.textContent === 'Approve'",
+                json!([]),
+            )
+            .await;
+        if on == json!(true) {
+            break;
+        }
+        tabs += 1;
+        assert!(tabs <= 40, "Tab never reached the Approve button");
+        browser.press(TAB).await;
+    }
+    browser.screenshot("01-approve-focused").await;
+    browser.press(ENTER).await;
+    browser
+        .until(
+            "the call approved by keyboard",
+            "return document.body.innerText.includes('paid 5') && document.body.innerText.includes('Done with the payment.')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("02-approved").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_threads_are_reachable_from_their_parent_and_back() {
+    let (server, _project, token) = serve().await;
+    let browser = Browser::start("sub-threads", 1200, 900).await;
+    browser.sign_in(&base(&server), &token).await;
+    let parent = open_new_thread(&browser, &server, &token, "painter", "Draw.").await;
+    let child = server
+        .store
+        .create_thread(toolhost_store::NewThread {
+            agent: "writer".into(),
+            parent: Some(parent.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+    // The parent shows its sub-thread once it reads the thread again.
+    browser.reload().await;
+    browser
+        .until(
+            "the sub-thread's link",
+            "return document.querySelector(`.children a[href='#/t/${arguments[0]}']`)",
+            json!([child.id]),
+        )
+        .await;
+    browser.screenshot("01-parent-with-sub-thread").await;
+    browser
+        .click(&format!(".children a[href='#/t/{}']", child.id))
+        .await;
+    browser
+        .until(
+            "the sub-thread with its way back",
+            "return document.querySelector(`.parent a[href='#/t/${arguments[0]}']`)",
+            json!([parent]),
+        )
+        .await;
+    browser.screenshot("02-sub-thread").await;
+}

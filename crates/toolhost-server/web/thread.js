@@ -21,6 +21,7 @@ export class ThreadView {
     this.stopButton = el('button', { type: 'button', class: 'danger', hidden: true, onclick: () => this.stop() }, 'Stop');
     this.runButton = el('button', { type: 'button', hidden: true, onclick: () => this.resume() }, 'Run again');
     this.parent = el('p', { class: 'parent', hidden: true });
+    this.children = el('nav', { class: 'children', 'aria-label': 'Sub-threads', hidden: true });
     this.waitingNode = el('section', { class: 'waiting', 'aria-label': 'Waiting for you', 'aria-live': 'polite' });
     // request or call id -> its card, kept while it waits so that typing is never lost
     this.cards = new Map();
@@ -29,6 +30,7 @@ export class ThreadView {
       { class: 'thread' },
       el('header', { class: 'thread-head' }, this.title, this.status, el('span', { class: 'actions' }, this.runButton, this.stopButton)),
       this.parent,
+      this.children,
       this.transcript.node,
       this.waitingNode,
       this.composer(),
@@ -94,6 +96,7 @@ export class ThreadView {
           const answer = await api('GET', this.path);
           this.show(answer.thread);
           await this.showWaiting(answer.waiting);
+          await this.showChildren();
         } catch (e) {
           showError('The thread could not be read', e);
         }
@@ -101,6 +104,20 @@ export class ThreadView {
     })();
     await this.refreshing;
     this.refreshing = null;
+  }
+
+  /** The sub-threads this thread started, each with its status. */
+  async showChildren() {
+    const { threads } = await api('GET', `/v1/threads?parent=${encodeURIComponent(this.id)}&limit=100`);
+    // Redrawn only when something changed, so that a link being clicked or focused stays.
+    const shown = JSON.stringify(threads.map((t) => [t.id, t.status]));
+    if (shown === this.childrenShown) return;
+    this.childrenShown = shown;
+    this.children.hidden = threads.length === 0;
+    this.children.replaceChildren(
+      el('span', { class: 'muted' }, 'Sub-threads: '),
+      ...threads.map((t) => el('a', { href: `#/t/${t.id}` }, `${t.agent} · ${t.id.slice(0, 8)} `, statusBadge(t.status))),
+    );
   }
 
   async showWaiting(waiting) {

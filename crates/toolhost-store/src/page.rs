@@ -10,6 +10,8 @@ pub struct ThreadQuery {
     pub agents: Option<Vec<String>>,
     /// Only threads with this status.
     pub status: Option<ThreadStatus>,
+    /// Only the threads created from this one (its sub-threads).
+    pub parent: Option<String>,
     /// Only threads after this one in the order (the last of the previous page).
     pub after: Option<String>,
     /// At most this many.

@@ -94,6 +94,8 @@ pub(super) fn variable_values(
 pub(super) struct ListQuery {
     agent: Option<String>,
     status: Option<String>,
+    /// Only the sub-threads of this thread.
+    parent: Option<String>,
     limit: Option<usize>,
     /// The id of the last thread of the previous page.
     cursor: Option<String>,
@@ -137,6 +139,7 @@ pub(super) async fn list(
     let thread_query = ThreadQuery {
         agents,
         status,
+        parent: query.parent.clone(),
         after: query.cursor.clone(),
         // One more than the page: whether there is a next page.
         limit: limit + 1,

@@ -249,6 +249,26 @@ impl Browser {
         .await;
     }
 
+    /// Presses `keys` one after another on whatever has the focus, as a keyboard does
+    /// (WebDriver key codes: Tab is `\u{E004}`, Enter `\u{E007}`).
+    pub async fn press(&self, keys: &str) {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|k| {
+                [
+                    json!({"type": "keyDown", "value": k.to_string()}),
+                    json!({"type": "keyUp", "value": k.to_string()}),
+                ]
+            })
+            .collect();
+        self.command(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        )
+        .await;
+    }
+
     /// Empties a field.
     pub async fn clear(&self, css: &str) {
         let id = self.find(css).await;

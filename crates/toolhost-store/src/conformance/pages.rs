@@ -4,7 +4,7 @@
 use super::{text, thread};
 use crate::*;
 
-/// Pages of threads follow [`Store::threads`]' order, filter by agents and status, continue
+/// Pages of threads follow [`Store::threads`]' order, filter by agents, status and parent, continue
 /// after the cursor and never pass the limit; messages come `limit` at a time after a position.
 pub fn lists_come_a_page_at_a_time(store: &dyn Store) {
     let mut ids = Vec::new();
@@ -33,6 +33,7 @@ pub fn lists_come_a_page_at_a_time(store: &dyn Store) {
             .thread_page(&ThreadQuery {
                 agents: agents.map(|a| a.into_iter().map(String::from).collect()),
                 status,
+                parent: None,
                 after: after.map(String::from),
                 limit,
             })
@@ -57,9 +58,40 @@ pub fn lists_come_a_page_at_a_time(store: &dyn Store) {
         page(Some(vec!["a", "b"]), Some(ThreadStatus::Done), None, 10),
         [ids[2].clone()]
     );
+    // Sub-threads: only the children of the parent asked for.
+    let child = |parent: &str| {
+        store
+            .create_thread(NewThread {
+                agent: "a".into(),
+                parent: Some(parent.into()),
+                ..NewThread::default()
+            })
+            .unwrap()
+            .id
+    };
+    let (first, second, other) = (child(&ids[0]), child(&ids[0]), child(&ids[1]));
+    let children = |parent: &str| {
+        store
+            .thread_page(&ThreadQuery {
+                agents: None,
+                status: None,
+                parent: Some(parent.into()),
+                after: None,
+                limit: 10,
+            })
+            .unwrap()
+            .into_iter()
+            .map(|t| t.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(children(&ids[0]), [second, first]);
+    assert_eq!(children(&ids[1]), [other]);
+    assert_eq!(children(&ids[2]), Vec::<String>::new());
+
     match store.thread_page(&ThreadQuery {
         agents: None,
         status: None,
+        parent: None,
         after: Some("no-such-thread".into()),
         limit: 1,
     }) {

@@ -30,6 +30,10 @@ pub(super) fn threads(conn: &Connection, query: &ThreadQuery) -> StoreResult<Vec
         sql.push_str(" AND status = ?");
         args.push(SqlValue::Text(status.as_str().to_owned()));
     }
+    if let Some(parent) = &query.parent {
+        sql.push_str(" AND parent = ?");
+        args.push(SqlValue::Text(parent.clone()));
+    }
     if let Some(after) = &query.after {
         let (created_at, rowid): (i64, i64) = conn
             .query_row(
