@@ -613,3 +613,79 @@ async fn sub_threads_are_reachable_from_their_parent_and_back() {
         .await;
     browser.screenshot("02-sub-thread").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_message_goes_from_the_box_and_the_stop_button_stops_a_run() {
+    let (server, project, token) = serve().await;
+    let browser = Browser::start("send-stop", 1200, 900).await;
+    browser.sign_in(&base(&server), &token).await;
+
+    let id = open_new_thread(&browser, &server, &token, "writer", "First.").await;
+    let answered = |n: usize| {
+        format!(
+            "return !document.querySelector('.msg.live') && [...document.querySelectorAll('.msg.assistant .text')].filter(p => p.textContent === arguments[0]).length === {n}"
+        )
+    };
+    browser
+        .until("the first answer", &answered(1), json!([WORDS.concat()]))
+        .await;
+    browser.type_into(".composer textarea", "Second.").await;
+    browser.click(".composer button[type=submit]").await;
+    browser
+        .until("the second answer", &answered(2), json!([WORDS.concat()]))
+        .await;
+    assert_eq!(count(&browser, ".msg.user").await, 2);
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelector('.composer textarea').value",
+                json!([])
+            )
+            .await,
+        json!("")
+    );
+    browser.screenshot("01-second-message-answered").await;
+    let stored = server
+        .get(&format!("/v1/threads/{id}/messages"), Some(&token))
+        .await
+        .json;
+    assert_eq!(stored["messages"].as_array().unwrap().len(), 4);
+
+    open_new_thread(&browser, &server, &token, "waiter", "Wait.").await;
+    browser
+        .until(
+            "the running call",
+            "const c = document.querySelector('.call .badge'); return c && c.textContent === 'running'",
+            json!([]),
+        )
+        .await;
+    browser.click(".thread-head button.danger").await;
+    // The run stops after the call under way: the page says so, and no answer follows it.
+    browser
+        .until(
+            "the note that the stop was asked",
+            "return document.querySelector('.thread-head .stopping').textContent.includes('stops after')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("02-stop-asked").await;
+    std::fs::write(project.join("flag"), "").unwrap();
+    browser
+        .until(
+            "the stopped run",
+            "return document.querySelector('.run-ended') && document.querySelector('.run-ended').textContent.includes('The run was stopped.') && document.querySelector('.thread-head button.danger').hidden",
+            json!([]),
+        )
+        .await;
+    assert!(browser.text().await.contains("flag seen"));
+    assert!(!browser.text().await.contains("Waited for the flag."));
+    // The list keeps up: both threads, newest first, neither running.
+    browser
+        .until(
+            "the list to show both threads as they are now",
+            "const items = [...document.querySelectorAll('#thread-list li')]; return items.length === 2 && items[0].textContent.includes('waiter') && !document.querySelector('#thread-list .status-running')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("03-stopped").await;
+}

@@ -192,7 +192,8 @@ async function route() {
   const hash = location.hash;
   const thread = hash.match(/^#\/t\/([\w-]+)$/);
   if (thread) {
-    const view = new ThreadView(thread[1], () => {});
+    // The list follows the status of the thread shown at once, the others at its next refresh.
+    const view = new ThreadView(thread[1], () => refreshList());
     current = view;
     main.replaceChildren(view.node);
     view.title.focus();

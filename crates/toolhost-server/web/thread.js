@@ -19,6 +19,7 @@ export class ThreadView {
     this.status = el('span', {});
     this.title = el('h1', { tabindex: '-1' }, 'Thread');
     this.stopButton = el('button', { type: 'button', class: 'danger', hidden: true, onclick: () => this.stop() }, 'Stop');
+    this.stopping = el('span', { class: 'stopping muted', role: 'status' });
     this.runButton = el('button', { type: 'button', hidden: true, onclick: () => this.resume() }, 'Run again');
     this.parent = el('p', { class: 'parent', hidden: true });
     this.children = el('nav', { class: 'children', 'aria-label': 'Sub-threads', hidden: true });
@@ -28,7 +29,7 @@ export class ThreadView {
     this.node = el(
       'article',
       { class: 'thread' },
-      el('header', { class: 'thread-head' }, this.title, this.status, el('span', { class: 'actions' }, this.runButton, this.stopButton)),
+      el('header', { class: 'thread-head' }, this.title, this.status, el('span', { class: 'actions' }, this.stopping, this.runButton, this.stopButton)),
       this.parent,
       this.children,
       this.transcript.node,
@@ -71,16 +72,18 @@ export class ThreadView {
   }
 
   show(thread) {
+    const changed = !this.thread || this.thread.status !== thread.status;
     this.thread = thread;
     this.title.textContent = `${thread.agent} · ${thread.id.slice(0, 8)}`;
     this.status.replaceChildren(statusBadge(thread.status), ' ', el('span', { class: 'muted' }, `started ${when(thread.created_at)}`));
     this.stopButton.hidden = thread.status !== 'running';
+    if (thread.status !== 'running') this.stopping.textContent = '';
     this.runButton.hidden = thread.status !== 'failed';
     if (thread.parent) {
       this.parent.hidden = false;
       this.parent.replaceChildren('Sub-thread of ', el('a', { href: `#/t/${thread.parent}` }, thread.parent.slice(0, 8)));
     }
-    this.onChange(thread);
+    if (changed) this.onChange(thread);
   }
 
   /** Reads the thread and what waits again; one read at a time, the latest wins. */
@@ -277,7 +280,10 @@ export class ThreadView {
 
   async stop() {
     try {
-      await api('POST', `${this.path}/stop`);
+      const { stop_requested: asked } = await api('POST', `${this.path}/stop`);
+      this.stopping.textContent = asked
+        ? 'Stop asked: the run stops after the call or answer under way.'
+        : 'Nothing was running to stop.';
     } catch (e) {
       showError('The thread could not be stopped', e);
     }
