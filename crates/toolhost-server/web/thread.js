@@ -11,6 +11,7 @@ const LIVE = new Set([
 ]);
 
 export class ThreadView {
+  /** The view of thread `id`; `onChange(thread)` is called when its status changes. */
   constructor(id, onChange) {
     this.id = id;
     this.onChange = onChange;
