@@ -162,13 +162,14 @@ export class ThreadView {
       busy(true);
       try {
         await api('POST', `${this.path}/approvals/${encodeURIComponent(request.call_id)}`, body);
-        card.classList.add('decided');
-        await this.refresh();
       } catch (e) {
         problems.replaceChildren(el('li', {}, e.message));
-      } finally {
         busy(false);
+        return;
       }
+      // Decided: the card stays disabled until the thread's next read takes it away.
+      card.classList.add('decided');
+      await this.refresh();
     };
     const approve = async () => {
       problems.replaceChildren();
@@ -235,13 +236,14 @@ export class ThreadView {
           submit.disabled = true;
           try {
             await api('POST', `${this.path}/variables/${encodeURIComponent(request.request_id)}`, body);
-            for (const { input } of inputs) input.value = '';
-            await this.refresh();
           } catch (e) {
             problems.textContent = e.message;
-          } finally {
             submit.disabled = false;
+            return;
           }
+          // Given: the values leave the page at once; the form goes with the thread's next read.
+          for (const { input } of inputs) input.value = '';
+          await this.refresh();
         },
       },
       el('h2', {}, 'Values needed'),
