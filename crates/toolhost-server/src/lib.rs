@@ -58,7 +58,6 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use toolhost_runtime::engine::Runtime;
-use toolhost_store::{Role, ThreadStatus};
 
 /// The HTTP API over one runtime.
 pub struct Server {
@@ -123,10 +122,10 @@ impl Server {
 /// (its process died; a live owner elsewhere keeps its thread, and the run started here ends at
 /// once), those with queued messages or tools, and idle ones whose last message is a person's
 /// that nothing answered (created, then the server went away). A thread stopped between steps
-/// stays as it is until someone runs it (`POST /v1/threads/{id}/run`). This reads every
-/// thread once: fine for one node's store, to be replaced by a query when stores grow.
+/// stays as it is until someone runs it (`POST /v1/threads/{id}/run`). The store finds them
+/// in one query ([`toolhost_store::Store::threads_with_work`]), however many threads it holds.
 async fn recover(state: &AppState) {
-    let threads = match state.db.threads(None).await {
+    let threads = match state.db.run_blocking(|s| s.threads_with_work()).await {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!(error = %e, "the threads to take up could not be listed");
@@ -134,21 +133,6 @@ async fn recover(state: &AppState) {
         }
     };
     for thread in threads {
-        let has_work = match thread.status {
-            ThreadStatus::Running => true,
-            ThreadStatus::Idle => {
-                let queued = state.db.queued(&thread.id).await.map(|q| !q.is_empty());
-                let unanswered = state
-                    .db
-                    .messages(&thread.id)
-                    .await
-                    .map(|m| m.last().is_some_and(|m| m.role == Role::User));
-                queued.unwrap_or(false) || unanswered.unwrap_or(false)
-            }
-            _ => false,
-        };
-        if has_work {
-            state.runs.start(state.runtime.clone(), thread.id);
-        }
+        state.runs.start(state.runtime.clone(), thread);
     }
 }

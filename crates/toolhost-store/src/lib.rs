@@ -137,6 +137,12 @@ pub trait Store: Send + Sync {
     /// its `after` names no thread).
     fn thread_page(&self, query: &ThreadQuery) -> StoreResult<Vec<Thread>>;
 
+    /// The ids of the threads that have work no run may be doing, oldest first: those
+    /// `running` (their run may have died with its process), and idle ones with queued work or
+    /// whose last message is a person's that nothing answered. One query, whatever the number
+    /// of threads: what a server takes up when it starts.
+    fn threads_with_work(&self) -> StoreResult<Vec<String>>;
+
     /// At most `limit` of the thread's messages after position `after`, in order.
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>>;
 

@@ -11,6 +11,7 @@ mod leases;
 mod pages;
 mod since;
 mod tokens;
+mod work;
 
 pub use decisions::*;
 pub use deletion::*;
@@ -19,6 +20,7 @@ pub use leases::*;
 pub use pages::*;
 pub use since::*;
 pub use tokens::*;
+pub use work::*;
 
 use crate::path::normalize;
 use crate::*;
@@ -489,6 +491,7 @@ macro_rules! store_conformance_tests {
             tokens_are_revoked_once,
             every_threads_messages_and_events_follow_in_store_order,
             lists_come_a_page_at_a_time,
+            threads_with_work_are_found_in_one_read,
             deleting_a_thread_removes_all_of_it_and_nothing_else
         );
     };

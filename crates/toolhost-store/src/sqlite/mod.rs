@@ -16,6 +16,7 @@ mod read;
 mod rows;
 mod schema;
 mod tokens;
+mod work;
 mod writer;
 
 use crate::error::{StoreError, StoreResult};

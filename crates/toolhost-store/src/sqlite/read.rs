@@ -258,6 +258,10 @@ impl Store for SqliteStore {
         super::pages::threads(&self.lock(), query)
     }
 
+    fn threads_with_work(&self) -> StoreResult<Vec<String>> {
+        super::work::threads_with_work(&self.lock())
+    }
+
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {
         super::pages::messages(&self.lock(), thread, after, limit)
     }
