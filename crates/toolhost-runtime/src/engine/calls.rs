@@ -16,10 +16,12 @@ use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, C
 use super::records::{result_message, stored_result};
 use super::redaction::result_writes;
 use super::state::ThreadState;
+use super::subprompt::{Nest, SubOutcome};
 use super::{Runtime, RuntimeError};
+use crate::project::SubpromptConfig;
 use crate::variables::Redactor;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
@@ -33,6 +35,25 @@ pub(super) struct Offer {
     pub parallel: bool,
     pub pipeline: Arc<Pipeline>,
     pub prompt: String,
+    /// The offered prompt tools' settings, by tool name (see [`super::subprompt`]).
+    pub subprompts: Arc<HashMap<String, SubpromptConfig>>,
+    /// For a sub-prompt's offer: where the messages it stores go.
+    pub nest: Option<Nest>,
+}
+
+impl Offer {
+    /// `writes` placed where this offer's messages go.
+    fn placed(&self, writes: Vec<Write>) -> Vec<Write> {
+        match &self.nest {
+            Some(nest) => nest.place(writes),
+            None => writes,
+        }
+    }
+
+    /// The depth of the messages of the prompt that makes this offer.
+    fn depth(&self) -> u32 {
+        self.nest.as_ref().map_or(0, |n| n.depth)
+    }
 }
 
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
@@ -109,7 +130,10 @@ impl Runtime {
         let parallel = offer.parallel;
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
-        if !parallel || calls.len() < 2 {
+        // A prompt tool's call runs a whole sub-prompt: the calls of a reply that makes one run
+        // one at a time.
+        let subprompt = calls.iter().any(|c| offer.subprompts.contains_key(&c.name));
+        if !parallel || calls.len() < 2 || subprompt {
             for call in calls {
                 let is_fresh = fresh.contains(&call.id);
                 let writes = match self
@@ -126,13 +150,35 @@ impl Runtime {
                         ran_with,
                     } => {
                         if !before.is_empty() {
-                            self.commit(thread_id, owner, before).await?;
+                            self.commit(thread_id, owner, offer.placed(before)).await?;
                         }
-                        let ctx = context(state, abort, &call.id, env);
                         let end = CallEnd::new(state, offer, &call, ran_with);
-                        execute(tool, args, call, ctx, end).await
+                        match offer.subprompts.get(&call.name) {
+                            Some(config) => match self
+                                .run_subprompt(
+                                    state,
+                                    &call,
+                                    args,
+                                    config,
+                                    offer.depth(),
+                                    abort,
+                                    owner,
+                                )
+                                .await?
+                            {
+                                SubOutcome::Done(result) => end.finish(call, result),
+                                // The call keeps its intent and no result: it continues when
+                                // the sub-prompt's wait is over.
+                                SubOutcome::Waiting(w) => return Ok((messages, Some(w))),
+                            },
+                            None => {
+                                let ctx = context(state, abort, &call.id, env);
+                                execute(tool, args, call, ctx, end).await
+                            }
+                        }
                     }
                 };
+                let writes = offer.placed(writes);
                 messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
             }
             return Ok((messages, None));
@@ -162,7 +208,7 @@ impl Runtime {
             })
             .collect();
         if !intents.is_empty() {
-            self.commit(thread_id, owner, intents).await?;
+            self.commit(thread_id, owner, offer.placed(intents)).await?;
         }
         let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
         let mut running = Vec::new();
@@ -207,7 +253,9 @@ impl Runtime {
             return Ok((Vec::new(), waiting));
         }
         Ok((
-            self.commit(thread_id, owner, writes).await?.messages,
+            self.commit(thread_id, owner, offer.placed(writes))
+                .await?
+                .messages,
             waiting,
         ))
     }
@@ -292,6 +340,19 @@ impl CallEnd {
             ran_with,
         }
     }
+
+    /// The writes that store `result` as the call's: after output middleware and hooks, with
+    /// its content checked and secret values redacted.
+    fn finish(self, call: ToolCallRecord, result: ToolResult) -> Vec<Write> {
+        let result = if self.pipeline.is_empty() {
+            result
+        } else {
+            self.pipeline.output(&self.info, result, &self.redactor)
+        };
+        // What the model will be sent on every later request must be something an API accepts.
+        let result = checked_content(result);
+        result_writes(call, result, &self.redactor, self.ran_with)
+    }
 }
 
 /// Runs a validated call and returns the writes that store its result and attachments; a result
@@ -319,14 +380,7 @@ async fn execute(
         success = result.is_success(),
         "call ended"
     );
-    let result = if end.pipeline.is_empty() {
-        result
-    } else {
-        end.pipeline.output(&end.info, result, &end.redactor)
-    };
-    // What the model will be sent on every later request must be something an API accepts.
-    let result = checked_content(result);
-    result_writes(call, result, &end.redactor, end.ran_with)
+    end.finish(call, result)
 }
 
 /// The writes of a spawned call; a task that failed still gives its call an error result.

@@ -102,6 +102,13 @@ impl ThreadState {
         self
     }
 
+    /// The same run, for the calls of a prompt that offers `tools` (a sub-prompt).
+    pub(crate) fn offering(&self, tools: Arc<ToolSet>) -> Self {
+        let mut state = self.clone();
+        state.tools = tools;
+        state
+    }
+
     /// The same thread written only while `owner` owns it.
     pub(crate) fn owned_by(mut self, owner: &super::OwnerId) -> Self {
         self.owner = Some(Arc::from(owner.as_str()));
