@@ -5,13 +5,18 @@
 
 mod common;
 
+use common::traces::{assert_no_trace_in_files, SECRET};
 use common::{ping_tool, Project};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use toolhost_core::approval::Approval;
 use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_core::variables::VariableDecl;
 use toolhost_providers::{ChatRole, Model, ModelFuture, ModelRequest, ScriptedModel};
+use toolhost_runtime::engine::ThreadState;
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason, Verdict, Waiting};
+use toolhost_runtime::variables::secrets::SecretKey;
+use toolhost_runtime::variables::VariableValue;
 use toolhost_store::{Message, Role, SqliteStore, Store, ThreadStatus, ToolStatus, Write};
 
 /// A scripted model that keeps every request it was sent.
@@ -427,4 +432,45 @@ async fn an_approval_inside_a_sub_prompt_pauses_the_thread_and_the_call_gets_one
         1
     );
     assert_eq!(s.helper.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_secret_in_a_sub_prompt_is_redacted_like_anywhere_else() {
+    let s = setup(
+        json!({"name": "helper", "includeToolCalls": true}),
+        helper_prompt(json!({"tools": ["leak"]})),
+        lead_calls(json!({"message": format!("use {SECRET}")})),
+        json!([{"toolCalls": [{"name": "leak", "arguments": {}}]}, {"text": "used it"}]),
+    );
+    let mut rt = s.rt;
+    rt.register_tool(
+        DynamicTool::new("leak", "Returns the token.")
+            .parameters(json!({"type": "object", "properties": {}}))
+            .variable(VariableDecl::secret("TOKEN"))
+            .handler(|_: Value, ctx| async move {
+                let state = ctx.get::<ThreadState>().unwrap();
+                Ok::<_, ToolError>(format!("token={}", state.env("TOKEN").unwrap()))
+            })
+            .build()
+            .unwrap(),
+    );
+    rt.set_secret_key(SecretKey::generate().unwrap());
+    let thread = rt
+        .start_thread_with("a", "go", vec![VariableValue::secret("TOKEN", SECRET)])
+        .await
+        .unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    // Neither model was sent the secret, and the call's result does not hold it.
+    let sent = format!("{:?}{:?}", s.lead.requests(), s.helper.requests());
+    assert!(!sent.contains(SECRET));
+    let messages = s.store.messages(&thread.id).unwrap();
+    let result = helper_result(&messages).content.clone().unwrap();
+    assert!(result.contains("token="), "{result}");
+    assert!(!result.contains(SECRET), "{result}");
+    drop(rt);
+    drop(s.store);
+    assert_no_trace_in_files(&s._project.root.join("t.db"));
 }
