@@ -49,8 +49,8 @@ impl Model for Recorded {
     }
 }
 
-/// A thread of agent `a`, whose prompt `lead` offers `offer` (the entry of its `tools`) and
-/// `ping`, on the scripted models `lead` and `helper`; `helper` is the prompt offered, whose
+/// A thread of agent `a`, whose prompt `lead` offers `offer` (the entry of its `tools`),
+/// `ping` and `where`, on the scripted models `lead` and `helper`; `helper` is the prompt offered, whose
 /// own tools are `ping` and `fail`.
 struct Setup {
     rt: Runtime,
@@ -69,7 +69,7 @@ fn setup(offer: Value, helper: Value, lead_turns: Value, helper_turns: Value) ->
         (
             "agents/prompts/lead.json",
             json!({"toolDescription": "Leads.", "prompt": "Lead.", "model": "lead",
-                "tools": [offer, "ping"]})
+                "tools": [offer, "ping", "where"]})
             .to_string(),
         ),
         ("agents/prompts/helper.json", helper.to_string()),
@@ -77,6 +77,7 @@ fn setup(offer: Value, helper: Value, lead_turns: Value, helper_turns: Value) ->
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
     rt.register_tool(ping_tool());
+    rt.register_tool(where_tool());
     rt.register_tool(
         DynamicTool::new("fail", "Fails.")
             .parameters(json!({"type": "object", "properties": {}}))
@@ -95,6 +96,18 @@ fn setup(offer: Value, helper: Value, lead_turns: Value, helper_turns: Value) ->
         helper: helper_model,
         _project: project,
     }
+}
+
+/// A tool that answers the prompt path of its call (`state.execution().promptPath`).
+fn where_tool() -> toolhost_core::AnyTool {
+    DynamicTool::new("where", "Says where the call runs.")
+        .parameters(json!({"type": "object", "properties": {}}))
+        .handler(|_: Value, ctx| async move {
+            let state = ctx.get::<ThreadState>().unwrap();
+            Ok::<_, ToolError>(state.execution().prompt_path.join("/"))
+        })
+        .build()
+        .unwrap()
 }
 
 fn helper_prompt(extra: Value) -> Value {
@@ -473,4 +486,31 @@ async fn a_secret_in_a_sub_prompt_is_redacted_like_anywhere_else() {
     drop(rt);
     drop(s.store);
     assert_no_trace_in_files(&s._project.root.join("t.db"));
+}
+
+#[tokio::test]
+async fn prompt_path_grows_when_a_call_runs_inside_a_sub_prompt() {
+    let s = setup(
+        json!("helper"),
+        helper_prompt(json!({"tools": ["where"]})),
+        json!([{"toolCalls": [{"name": "where", "arguments": {}}]},
+               {"toolCalls": [{"name": "helper", "arguments": {"message": "go"}}]},
+               {"text": "thanks"}]),
+        json!([{"toolCalls": [{"name": "where", "arguments": {}}]}, {"text": "ok"}]),
+    );
+    let rt = s.rt;
+    let thread = rt.start_thread("a", "start").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let paths: Vec<(u32, String)> = s
+        .store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.name.as_deref() == Some("where"))
+        .map(|m| (m.depth, m.content.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        paths,
+        [(0, "lead".to_owned()), (1, "lead/helper".to_owned())]
+    );
 }

@@ -7,25 +7,24 @@
 //! runnable calls of a reply run together, at most [`PARALLEL_CAP`] at a time, and their
 //! results are still stored in call order.
 
-use super::content::checked_content;
-use super::middleware::{CallInfo, Pipeline};
+use super::execute::{call_info, context, execute, joined, CallEnd, CallTask};
+use super::middleware::Pipeline;
 use super::outcome::Waiting;
 use super::outcome::NOT_RUN_STOPPED;
 use super::ownership::OwnerId;
 use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
-use super::records::{result_message, stored_result};
-use super::redaction::result_writes;
+use super::records::stored_result;
 use super::state::ThreadState;
 use super::subprompt::{Nest, SubOutcome};
 use super::{Runtime, RuntimeError};
 use crate::project::SubpromptConfig;
 use crate::variables::Redactor;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
-use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{CallState, Message, RanWith, ToolCallRecord, Write};
+use toolhost_core::{ToolResult, ToolSet};
+use toolhost_store::{CallState, Message, ToolCallRecord, Write};
 
 /// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
 /// and hooks that apply to it.
@@ -290,121 +289,6 @@ pub(super) fn early_intents(
         .take_while(starts_at_once)
         .map(intent_of)
         .collect()
-}
-
-/// The context of one call: its ids, the run's abort signal, and the thread with the values of
-/// the variables the tool declared (secrets opened for this call only).
-fn context(
-    state: &ThreadState,
-    abort: &AbortSignal,
-    call_id: &str,
-    env: BTreeMap<String, String>,
-) -> ToolContext {
-    ToolContext::new(call_id)
-        .with_thread(state.thread_id())
-        .with_abort(abort.clone())
-        .with_extension(state.for_call(call_id, env))
-}
-
-fn call_info(state: &ThreadState, offer: &Offer, call: &ToolCallRecord) -> CallInfo {
-    CallInfo {
-        thread_id: state.thread_id().to_owned(),
-        agent: state.agent().to_owned(),
-        prompt: offer.prompt.clone(),
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-    }
-}
-
-/// What a call's result passes through after it ran: output middleware and hooks, then
-/// redaction of secret values.
-struct CallEnd {
-    info: CallInfo,
-    pipeline: Arc<Pipeline>,
-    redactor: Arc<Redactor>,
-    /// The arguments the call runs with, when they are not the ones its call shows.
-    ran_with: Option<RanWith>,
-}
-
-impl CallEnd {
-    fn new(
-        state: &ThreadState,
-        offer: &Offer,
-        call: &ToolCallRecord,
-        ran_with: Option<RanWith>,
-    ) -> Self {
-        Self {
-            info: call_info(state, offer, call),
-            pipeline: offer.pipeline.clone(),
-            redactor: state.redactor().clone(),
-            ran_with,
-        }
-    }
-
-    /// The writes that store `result` as the call's: after output middleware and hooks, with
-    /// its content checked and secret values redacted.
-    fn finish(self, call: ToolCallRecord, result: ToolResult) -> Vec<Write> {
-        let result = if self.pipeline.is_empty() {
-            result
-        } else {
-            self.pipeline.output(&self.info, result, &self.redactor)
-        };
-        // What the model will be sent on every later request must be something an API accepts.
-        let result = checked_content(result);
-        result_writes(call, result, &self.redactor, self.ran_with)
-    }
-}
-
-/// Runs a validated call and returns the writes that store its result and attachments; a result
-/// whose content blocks an API would refuse becomes an error naming the block, and any secret
-/// value in the result is redacted before it is stored.
-async fn execute(
-    tool: AnyTool,
-    args: Value,
-    call: ToolCallRecord,
-    ctx: ToolContext,
-    end: CallEnd,
-) -> Vec<Write> {
-    tracing::debug!(tool = %call.name, call_id = %call.id, "call started");
-    let result = match tool.execute_validated(args, ctx).await {
-        Ok(r) => r,
-        Err(failure) => ToolSetError::Call {
-            tool_name: call.name.clone(),
-            failure,
-        }
-        .into_result(),
-    };
-    tracing::debug!(
-        tool = %call.name,
-        call_id = %call.id,
-        success = result.is_success(),
-        "call ended"
-    );
-    end.finish(call, result)
-}
-
-/// The writes of a spawned call; a task that failed still gives its call an error result.
-/// A call running in a task of its own; dropped unfinished (the run was cancelled), it is
-/// aborted rather than left running with no one to store its result.
-struct CallTask(tokio::task::JoinHandle<Vec<Write>>);
-
-impl Drop for CallTask {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-async fn joined(mut task: CallTask, call: &ToolCallRecord, redactor: &Redactor) -> Vec<Write> {
-    (&mut task.0).await.unwrap_or_else(|e| {
-        // A panic's message may quote what the tool was given.
-        let failed = ToolResult::error(
-            redactor.text(&format!("ToolCallError: the call's task failed: {e}")),
-        );
-        vec![Write::CompleteCall {
-            call_id: call.id.clone(),
-            result: result_message(&call.name, &failed),
-        }]
-    })
 }
 
 /// Redacts the arguments of the intents among `writes`.

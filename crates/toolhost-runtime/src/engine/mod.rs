@@ -19,6 +19,7 @@ mod content;
 mod context;
 mod decide;
 mod error;
+mod execute;
 mod factory;
 mod fingerprint;
 mod history;

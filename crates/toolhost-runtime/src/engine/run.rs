@@ -324,7 +324,8 @@ impl Runtime {
                     .at(caller, position.turn, position.steps)
                     .with_variables(variables.clone())
                     .in_run(context.clone(), offer.tools.clone(), abort.clone())
-                    .owned_by(owner);
+                    .owned_by(owner)
+                    .entering(&offer.prompt, offer.tools.clone());
                 let (results, waiting) = self
                     .finish_calls(&state, pending, &offer, abort, &fresh, owner)
                     .await?;

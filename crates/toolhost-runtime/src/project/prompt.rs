@@ -107,7 +107,7 @@ pub struct PromptDef {
     /// The model definition it uses.
     pub model: String,
     /// The tools it offers: names of tools or of prompts (a prompt offered is a prompt tool,
-    /// see [`super::prompt_tools`]), or a prompt tool's settings.
+    /// see [`super::SubpromptConfig`]), or a prompt tool's settings.
     #[serde(default, deserialize_with = "super::prompt_tools::tool_offers")]
     pub tools: Vec<ToolOffer>,
     /// The arguments it takes when offered as a tool (`requiredSchema`); without it, one

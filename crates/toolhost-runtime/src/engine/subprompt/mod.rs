@@ -188,7 +188,7 @@ impl Runtime {
                 run.see(&surfaced(m), || shown);
             }
             let offer = run.offer.clone();
-            let inner = state.offering(offer.tools.clone());
+            let inner = state.entering(&prompt.name, offer.tools.clone());
             let max_steps = prompt.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
             let mut steps = mine.iter().filter(|m| m.role == Role::Assistant).count() as u32;
             let mut answered: HashSet<String> =
