@@ -514,3 +514,64 @@ async fn prompt_path_grows_when_a_call_runs_inside_a_sub_prompt() {
         [(0, "lead".to_owned()), (1, "lead/helper".to_owned())]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_inside_a_sub_prompt_ends_it_and_the_call_gets_one_result_saying_so() {
+    let s = setup(
+        json!("helper"),
+        helper_prompt(json!({"tools": ["wait", "ping"]})),
+        lead_calls(json!({"message": "go"})),
+        json!([{"toolCalls": [{"name": "wait", "arguments": {}}, {"name": "ping", "arguments": {}}]},
+               {"text": "never"}]),
+    );
+    let mut rt = s.rt;
+    let started = Arc::new(tokio::sync::Notify::new());
+    let signal = started.clone();
+    rt.register_tool(
+        DynamicTool::new("wait", "Waits until the run is stopped.")
+            .parameters(json!({"type": "object", "properties": {}}))
+            .handler(move |_: Value, ctx: toolhost_core::ToolContext| {
+                let signal = signal.clone();
+                async move {
+                    signal.notify_one();
+                    while !ctx.abort_signal().is_aborted() {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                    Ok::<_, ToolError>("noticed the stop".to_owned())
+                }
+            })
+            .build()
+            .unwrap(),
+    );
+    let rt = Arc::new(rt);
+    let thread = rt.start_thread("a", "start").await.unwrap();
+    let (runner, id) = (rt.clone(), thread.id.clone());
+    let task = tokio::spawn(async move { runner.run(&id).await });
+    started.notified().await;
+    assert!(rt.stop(&thread.id).await);
+    assert_eq!(
+        task.await.unwrap().unwrap(),
+        RunOutcome::Done(StopReason::Stopped)
+    );
+    // Neither model was asked again; every call has one result, the call that had not started
+    // says it did not run, and the lead's call says its sub-prompt was stopped.
+    assert_eq!(s.lead.requests().len(), 1);
+    assert_eq!(s.helper.requests().len(), 1);
+    let messages = s.store.messages(&thread.id).unwrap();
+    for m in &messages {
+        for c in &m.tool_calls {
+            let n = messages
+                .iter()
+                .filter(|r| r.tool_call_id.as_ref() == Some(&c.id))
+                .count();
+            assert_eq!(n, 1, "call {} of {} has {n} results", c.id, c.name);
+        }
+    }
+    let result = helper_result(&messages);
+    assert_eq!(result.status, Some(ToolStatus::Error));
+    assert!(result.content.as_deref().unwrap().contains("stopped"));
+    assert_eq!(
+        s.store.thread(&thread.id).unwrap().status,
+        ThreadStatus::Idle
+    );
+}
