@@ -220,11 +220,16 @@ pub(super) fn check_prompt_tools(prompts: &BTreeMap<String, PromptDef>) -> Vec<(
                 continue;
             };
             let schema = prompt_tool_schema(target);
+            let lacking = if target.required_schema.is_some() {
+                "its `requiredSchema` has no such property"
+            } else {
+                "without `requiredSchema` it takes only `message`"
+            };
             let property = |name: &str| schema.get("properties").and_then(|p| p.get(name));
             if let Some(name) = &settings.init_user_message_property {
                 if property(name).is_none() {
                     problems.push((prompt.name.clone(), format!(
-                        "{} names \"{name}\", which is not an argument of prompt tool \"{}\" (its `requiredSchema` has no such property)",
+                        "{} names \"{name}\", which is not an argument of prompt tool \"{}\" ({lacking})",
                         at("initUserMessageProperty"), target.name
                     )));
                 }
@@ -232,7 +237,7 @@ pub(super) fn check_prompt_tools(prompts: &BTreeMap<String, PromptDef>) -> Vec<(
             if let Some(name) = &settings.init_attachments_property {
                 match property(name) {
                     None => problems.push((prompt.name.clone(), format!(
-                        "{} names \"{name}\", which is not an argument of prompt tool \"{}\" (its `requiredSchema` has no such property)",
+                        "{} names \"{name}\", which is not an argument of prompt tool \"{}\" ({lacking})",
                         at("initAttachmentsProperty"), target.name
                     ))),
                     Some(p) if p.get("type") != Some(&json!("array")) => problems.push((prompt.name.clone(), format!(
@@ -245,31 +250,25 @@ pub(super) fn check_prompt_tools(prompts: &BTreeMap<String, PromptDef>) -> Vec<(
         }
     }
     for prompt in prompts.values() {
-        if let Some(chain) = too_deep(prompts, &mut vec![prompt.name.as_str()]) {
-            problems.push((
-                prompt.name.clone(),
-                format!(
-                    "`tools` nests prompt tools deeper than {MAX_SUBPROMPT_DEPTH} ({}){}",
-                    chain.join(" → "),
-                    if has_repeat(&chain) {
-                        ": a prompt that reaches itself as a tool would nest without end"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-        }
+        let Some(chain) = too_deep(prompts, &mut vec![prompt.name.as_str()]) else {
+            continue;
+        };
+        let shown = chain.join(" → ");
+        let message = match chain.last().filter(|n| chain[..chain.len() - 1].contains(n)) {
+            Some(again) => format!(
+                "`tools` reaches prompt \"{again}\" again through prompt tools ({shown}): it would nest without end (prompt tools nest at most {MAX_SUBPROMPT_DEPTH} deep)"
+            ),
+            None => format!(
+                "`tools` nests prompt tools deeper than {MAX_SUBPROMPT_DEPTH} ({shown})"
+            ),
+        };
+        problems.push((prompt.name.clone(), message));
     }
     problems
 }
 
-fn has_repeat(chain: &[&str]) -> bool {
-    let mut seen = std::collections::HashSet::new();
-    chain.iter().any(|n| !seen.insert(*n))
-}
-
-/// A chain of prompt tools from the last prompt of `path` that goes past the depth limit, if
-/// there is one. The search stops at the limit, so a cycle ends it too.
+/// A chain of prompt tools from the last prompt of `path` that goes past the depth limit or
+/// comes back to a prompt on it (a cycle), if there is one.
 fn too_deep<'a>(
     prompts: &'a BTreeMap<String, PromptDef>,
     path: &mut Vec<&'a str>,
@@ -279,9 +278,10 @@ fn too_deep<'a>(
         let Some((name, _)) = prompts.get_key_value(&offer.name) else {
             continue;
         };
+        let cycle = path.contains(&name.as_str());
         path.push(name.as_str());
-        // `path` holds the offering prompt and MAX + 1 nested ones: one too many.
-        if path.len() > MAX_SUBPROMPT_DEPTH + 1 {
+        // A cycle, or the offering prompt and MAX + 1 nested ones: one too many.
+        if cycle || path.len() > MAX_SUBPROMPT_DEPTH + 1 {
             return Some(path.clone());
         }
         if let Some(chain) = too_deep(prompts, path) {
