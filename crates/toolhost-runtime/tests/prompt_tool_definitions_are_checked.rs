@@ -1,8 +1,9 @@
 //! A prompt tool's definition is checked before a thread runs, and each refusal names the file
 //! and the field: a `requiredSchema` outside the schema subset, an `initUserMessageProperty` or
 //! `initAttachmentsProperty` its arguments lack, settings for something that is not a prompt,
-//! an unknown settings field, a name that is both a tool and a prompt, and prompt tools nested
-//! deeper than the limit (a prompt offering itself always is). Nothing is stored.
+//! offering a prompt that says `exposeAsTool: false`, an unknown settings field, a name that is
+//! both a tool and a prompt, and prompt tools nested deeper than the limit (a prompt offering
+//! itself always is). Nothing is stored.
 
 mod common;
 
@@ -197,6 +198,23 @@ async fn a_chain_of_prompt_tools_deeper_than_the_limit_is_refused_and_one_at_it_
             &lines,
             "agents/prompts/lead.json",
             &["deeper than", "lead → p1 → p2"]
+        ),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test]
+async fn offering_a_prompt_that_says_expose_as_tool_false_is_refused() {
+    let p = project(
+        json!(["helper"]),
+        &[("helper", prompt(json!([]), json!({"exposeAsTool": false})))],
+    );
+    let lines = refusal(&p).await;
+    assert!(
+        has(
+            &lines,
+            "agents/prompts/lead.json",
+            &["`tools[0]`", "\"helper\"", "`exposeAsTool: false`"]
         ),
         "{lines:?}"
     );
