@@ -138,36 +138,14 @@ impl Runtime {
                 ))));
             };
             let thread_id = state.thread_id();
-            let stored = self.db.messages(thread_id).await?;
-            let mut mine: Vec<Message> = stored.into_iter().filter(|m| nest.holds(m)).collect();
-            if mine.is_empty() {
-                let text = match first_message(config, prompt.required_schema.is_some(), &args) {
-                    Ok((text, paths)) => match self.attached(thread_id, &paths).await? {
-                        Ok(listed) => text + &listed,
-                        Err(why) => return Ok(SubOutcome::Done(ToolResult::error(why))),
-                    },
-                    Err(why) => return Ok(SubOutcome::Done(ToolResult::error(why))),
-                };
-                let first = Write::AppendMessage(NewMessage {
-                    role: Some(Role::User),
-                    content: Some(state.redactor().text(&text)),
-                    ..NewMessage::default()
-                });
-                mine = self
-                    .commit(thread_id, owner, nest.place(vec![first]))
-                    .await?
-                    .messages;
-            }
-            let side = SideDef {
-                label: None,
-                prompt: prompt.name.clone(),
-                stop_on_response: true,
-                stop_tool: None,
-                max_steps: None,
-                session_stop: None,
-                session_fail: None,
-                session_status: None,
+            let mut mine = match self
+                .begun(state, &nest, config, prompt, &args, owner)
+                .await?
+            {
+                Ok(messages) => messages,
+                Err(refused) => return Ok(SubOutcome::Done(refused)),
             };
+            let side = side_of(prompt);
             let position = Position::single();
             let texts = state.variables().texts();
             let mut run = self.side_run(
@@ -273,6 +251,42 @@ impl Runtime {
         })
     }
 
+    /// The messages the sub-prompt has stored so far (after a crash or a pause: everything
+    /// before it), or, when it has none, its first message, stored now; or why the call is
+    /// refused before the sub-prompt starts (its arguments give no usable attachments).
+    async fn begun(
+        &self,
+        state: &ThreadState,
+        nest: &Nest,
+        config: &SubpromptConfig,
+        prompt: &PromptDef,
+        args: &Value,
+        owner: &OwnerId,
+    ) -> Result<Result<Vec<Message>, ToolResult>, RuntimeError> {
+        let thread_id = state.thread_id();
+        let stored = self.db.messages(thread_id).await?;
+        let mine: Vec<Message> = stored.into_iter().filter(|m| nest.holds(m)).collect();
+        if !mine.is_empty() {
+            return Ok(Ok(mine));
+        }
+        let text = match first_message(config, prompt.required_schema.is_some(), args) {
+            Ok((text, paths)) => match self.attached(thread_id, &paths).await? {
+                Ok(listed) => text + &listed,
+                Err(why) => return Ok(Err(ToolResult::error(why))),
+            },
+            Err(why) => return Ok(Err(ToolResult::error(why))),
+        };
+        let first = Write::AppendMessage(NewMessage {
+            role: Some(Role::User),
+            content: Some(state.redactor().text(&text)),
+            ..NewMessage::default()
+        });
+        let stored = self
+            .commit(thread_id, owner, nest.place(vec![first]))
+            .await?;
+        Ok(Ok(stored.messages))
+    }
+
     /// The lines naming the attachments a sub-prompt's first message carries; each path must be
     /// a file of the thread (the sub-prompt shares its files), or the call is refused naming it.
     async fn attached(
@@ -302,6 +316,20 @@ impl Runtime {
             }
         }
         Ok(Ok(lines))
+    }
+}
+
+/// The side a sub-prompt runs as: its prompt, ending when its model answers without calls.
+fn side_of(prompt: &PromptDef) -> SideDef {
+    SideDef {
+        label: None,
+        prompt: prompt.name.clone(),
+        stop_on_response: true,
+        stop_tool: None,
+        max_steps: None,
+        session_stop: None,
+        session_fail: None,
+        session_status: None,
     }
 }
 
