@@ -1,18 +1,21 @@
 //! A sub-prompt inside a run: a call in it that waits for approval pauses the thread and the
 //! calling call gets its one result once it goes on; a stop inside it ends it with one result
 //! saying so; a secret in it is redacted like anywhere else; `state.execution().promptPath`
-//! grows inside it; and a session binding called beside a prompt tool still ends the session.
+//! grows inside it; a session binding called beside a prompt tool still ends the session; and a
+//! prompt tool inside a sub-prompt nests one level deeper.
 
 mod common;
 
-use common::subprompts::{helper_prompt, helper_result, lead_calls, setup, setup_side};
+use common::subprompts::{
+    helper_prompt, helper_result, lead_calls, register_tools, setup, setup_side, Recorded,
+};
 use common::traces::{assert_no_trace_in_files, SECRET};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use toolhost_core::approval::Approval;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::variables::VariableDecl;
-use toolhost_runtime::engine::{RunOutcome, StopReason, ThreadState, Verdict, Waiting};
+use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason, ThreadState, Verdict, Waiting};
 use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_runtime::variables::VariableValue;
 use toolhost_store::{Role, ThreadStatus, ToolStatus};
@@ -241,4 +244,60 @@ async fn a_session_stop_in_the_reply_that_called_a_prompt_tool_ends_the_session_
     };
     assert_eq!(end.message.as_deref(), Some("all done"));
     assert_eq!(s.lead.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_prompt_tool_inside_a_sub_prompt_nests_one_level_deeper() {
+    let s = setup(
+        json!("helper"),
+        helper_prompt(json!({"tools": ["deep"]})),
+        lead_calls(json!({"message": "go"})),
+        json!([{"toolCalls": [{"name": "deep", "arguments": {"message": "deeper"}}]},
+               {"text": "helper done"}]),
+    );
+    std::fs::write(
+        s.project.root.join("agents/prompts/deep.json"),
+        json!({"toolDescription": "Goes deep.", "prompt": "Deep.", "model": "deep",
+               "tools": ["where"]})
+        .to_string(),
+    )
+    .unwrap();
+    // The project as it is now, with the models and tools of the setup.
+    let mut rt = Runtime::load(&s.project.root, s.store.clone()).unwrap();
+    register_tools(&mut rt);
+    let deep = Recorded::new(
+        json!([{"toolCalls": [{"name": "where", "arguments": {}}]}, {"text": "deep done"}]),
+    );
+    rt.register_model("lead", s.lead.clone());
+    rt.register_model("helper", s.helper.clone());
+    rt.register_model("deep", deep.clone());
+    let thread = rt.start_thread("a", "start").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    let messages = s.store.messages(&thread.id).unwrap();
+    assert_eq!(
+        helper_result(&messages).content.as_deref(),
+        Some("helper done")
+    );
+    let deep_call = messages
+        .iter()
+        .find(|m| m.depth == 1 && m.tool_calls.iter().any(|c| c.name == "deep"))
+        .map(|m| m.tool_calls[0].id.clone())
+        .unwrap();
+    let deepest: Vec<&toolhost_store::Message> = messages.iter().filter(|m| m.depth == 2).collect();
+    assert_eq!(deepest.len(), 4, "first message, call, result, answer");
+    assert!(deepest
+        .iter()
+        .all(|m| m.parent_id.as_ref() == Some(&deep_call)));
+    let at = deepest
+        .iter()
+        .find(|m| m.name.as_deref() == Some("where"))
+        .unwrap();
+    assert_eq!(at.content.as_deref(), Some("lead/helper/deep"));
+    // The helper saw its own conversation only: the deep prompt's answer as a result.
+    let helper_last = s.helper.requests().last().unwrap().messages.clone();
+    assert_eq!(helper_last.len(), 4);
+    assert_eq!(helper_last[3].content.as_deref(), Some("deep done"));
 }

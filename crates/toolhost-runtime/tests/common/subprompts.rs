@@ -83,6 +83,22 @@ pub fn setup_side(
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    register_tools(&mut rt);
+    let lead = Recorded::new(lead_turns);
+    let helper_model = Recorded::new(helper_turns);
+    rt.register_model("lead", lead.clone());
+    rt.register_model("helper", helper_model.clone());
+    Setup {
+        rt,
+        store,
+        lead,
+        helper: helper_model,
+        project,
+    }
+}
+
+/// Registers the tools the setup's prompts offer: `ping`, `where`, `finish` and `fail`.
+pub fn register_tools(rt: &mut Runtime) {
     rt.register_tool(ping_tool());
     rt.register_tool(where_tool());
     rt.register_tool(
@@ -99,17 +115,6 @@ pub fn setup_side(
             .build()
             .unwrap(),
     );
-    let lead = Recorded::new(lead_turns);
-    let helper_model = Recorded::new(helper_turns);
-    rt.register_model("lead", lead.clone());
-    rt.register_model("helper", helper_model.clone());
-    Setup {
-        rt,
-        store,
-        lead,
-        helper: helper_model,
-        project,
-    }
 }
 
 /// A tool that answers the prompt path of its call (`state.execution().promptPath`).
