@@ -219,3 +219,16 @@ async fn offering_a_prompt_that_says_expose_as_tool_false_is_refused() {
         "{lines:?}"
     );
 }
+
+#[tokio::test]
+async fn a_prompt_tool_whose_file_did_not_load_is_named_with_why() {
+    let p = project(
+        json!(["helper"]),
+        &[("helper", prompt(json!([]), json!({"bogus": 1})))],
+    );
+    let lines = refusal(&p).await;
+    assert!(
+        has(&lines, "agents/prompts/helper.json", &["bogus"]),
+        "{lines:?}"
+    );
+}

@@ -104,13 +104,16 @@ impl Runtime {
             !self.tools.contains(t) && !self.defs.prompts.contains_key(&t.name)
         };
         for tool in prompt.tools.iter().filter(undefined) {
-            let file = self.file("tools", tool);
-            problems.push(self.not_loaded(&file).unwrap_or_else(|| {
+            // A tool file, or a prompt offered as a tool, that did not load says why.
+            let not_loaded = self
+                .not_loaded(&self.file("tools", tool))
+                .or_else(|| self.not_loaded(&self.file("prompts", tool)));
+            problems.push(not_loaded.unwrap_or_else(|| {
                 FileProblem::dangling(
                     prompt_file.clone(),
                     &prompt.name,
                     format!(
-                        "offers tool \"{tool}\", which is not defined (no file in agents/tools/, no tool registered in code)"
+                        "offers tool \"{tool}\", which is not defined (no file in agents/tools/ or agents/prompts/, no tool registered in code)"
                     ),
                 )
             }));
