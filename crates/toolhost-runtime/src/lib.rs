@@ -27,6 +27,10 @@
 //!   blocks an executor thread, and many threads in one process share commits.
 //! - Decide, then act: what the next step is and which calls still need results are plain
 //!   functions over what is stored (`engine/decide.rs`); the loop only carries them out.
+//! - Prompt tools: a prompt offered in another prompt's `tools` is a tool whose call runs it as a
+//!   sub-prompt to its end on the same thread, its messages nested under the call and hidden
+//!   from the caller's model, its own calls journaled like any other; the call returns what its
+//!   `SubpromptConfig` selects (see `engine/subprompt` and [`project::SubpromptConfig`]).
 //! - A call that needs approval, or a variable the thread lacks, pauses the thread durably at
 //!   that call ([`engine::RunOutcome::Paused`]); decisions are bound to the call, its arguments
 //!   and the tool definition.

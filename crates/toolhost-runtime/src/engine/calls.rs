@@ -7,23 +7,24 @@
 //! runnable calls of a reply run together, at most [`PARALLEL_CAP`] at a time, and their
 //! results are still stored in call order.
 
-use super::content::checked_content;
-use super::middleware::{CallInfo, Pipeline};
+use super::execute::{call_info, context, execute, joined, CallEnd, CallTask};
+use super::middleware::Pipeline;
 use super::outcome::Waiting;
 use super::outcome::NOT_RUN_STOPPED;
 use super::ownership::OwnerId;
 use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
-use super::records::{result_message, stored_result};
-use super::redaction::result_writes;
+use super::records::stored_result;
 use super::state::ThreadState;
+use super::subprompt::{Nest, SubOutcome};
 use super::{Runtime, RuntimeError};
+use crate::project::SubpromptConfig;
 use crate::variables::Redactor;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
-use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{CallState, Message, RanWith, ToolCallRecord, Write};
+use toolhost_core::{ToolResult, ToolSet};
+use toolhost_store::{CallState, Message, ToolCallRecord, Write};
 
 /// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
 /// and hooks that apply to it.
@@ -33,6 +34,25 @@ pub(super) struct Offer {
     pub parallel: bool,
     pub pipeline: Arc<Pipeline>,
     pub prompt: String,
+    /// The offered prompt tools' settings, by tool name (see [`super::subprompt`]).
+    pub subprompts: Arc<HashMap<String, SubpromptConfig>>,
+    /// For a sub-prompt's offer: where the messages it stores go.
+    pub nest: Option<Nest>,
+}
+
+impl Offer {
+    /// `writes` placed where this offer's messages go.
+    fn placed(&self, writes: Vec<Write>) -> Vec<Write> {
+        match &self.nest {
+            Some(nest) => nest.place(writes),
+            None => writes,
+        }
+    }
+
+    /// The depth of the messages of the prompt that makes this offer.
+    fn depth(&self) -> u32 {
+        self.nest.as_ref().map_or(0, |n| n.depth)
+    }
 }
 
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
@@ -109,7 +129,10 @@ impl Runtime {
         let parallel = offer.parallel;
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
-        if !parallel || calls.len() < 2 {
+        // A prompt tool's call runs a whole sub-prompt: the calls of a reply that makes one run
+        // one at a time.
+        let subprompt = calls.iter().any(|c| offer.subprompts.contains_key(&c.name));
+        if !parallel || calls.len() < 2 || subprompt {
             for call in calls {
                 let is_fresh = fresh.contains(&call.id);
                 let writes = match self
@@ -126,13 +149,35 @@ impl Runtime {
                         ran_with,
                     } => {
                         if !before.is_empty() {
-                            self.commit(thread_id, owner, before).await?;
+                            self.commit(thread_id, owner, offer.placed(before)).await?;
                         }
-                        let ctx = context(state, abort, &call.id, env);
                         let end = CallEnd::new(state, offer, &call, ran_with);
-                        execute(tool, args, call, ctx, end).await
+                        match offer.subprompts.get(&call.name) {
+                            Some(config) => match self
+                                .run_subprompt(
+                                    state,
+                                    &call,
+                                    args,
+                                    config,
+                                    offer.depth(),
+                                    abort,
+                                    owner,
+                                )
+                                .await?
+                            {
+                                SubOutcome::Done(result) => end.finish(call, result),
+                                // The call keeps its intent and no result: it continues when
+                                // the sub-prompt's wait is over.
+                                SubOutcome::Waiting(w) => return Ok((messages, Some(w))),
+                            },
+                            None => {
+                                let ctx = context(state, abort, &call.id, env);
+                                execute(tool, args, call, ctx, end).await
+                            }
+                        }
                     }
                 };
+                let writes = offer.placed(writes);
                 messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
             }
             return Ok((messages, None));
@@ -162,7 +207,7 @@ impl Runtime {
             })
             .collect();
         if !intents.is_empty() {
-            self.commit(thread_id, owner, intents).await?;
+            self.commit(thread_id, owner, offer.placed(intents)).await?;
         }
         let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
         let mut running = Vec::new();
@@ -207,7 +252,9 @@ impl Runtime {
             return Ok((Vec::new(), waiting));
         }
         Ok((
-            self.commit(thread_id, owner, writes).await?.messages,
+            self.commit(thread_id, owner, offer.placed(writes))
+                .await?
+                .messages,
             waiting,
         ))
     }
@@ -242,123 +289,6 @@ pub(super) fn early_intents(
         .take_while(starts_at_once)
         .map(intent_of)
         .collect()
-}
-
-/// The context of one call: its ids, the run's abort signal, and the thread with the values of
-/// the variables the tool declared (secrets opened for this call only).
-fn context(
-    state: &ThreadState,
-    abort: &AbortSignal,
-    call_id: &str,
-    env: BTreeMap<String, String>,
-) -> ToolContext {
-    ToolContext::new(call_id)
-        .with_thread(state.thread_id())
-        .with_abort(abort.clone())
-        .with_extension(state.for_call(call_id, env))
-}
-
-fn call_info(state: &ThreadState, offer: &Offer, call: &ToolCallRecord) -> CallInfo {
-    CallInfo {
-        thread_id: state.thread_id().to_owned(),
-        agent: state.agent().to_owned(),
-        prompt: offer.prompt.clone(),
-        call_id: call.id.clone(),
-        tool: call.name.clone(),
-    }
-}
-
-/// What a call's result passes through after it ran: output middleware and hooks, then
-/// redaction of secret values.
-struct CallEnd {
-    info: CallInfo,
-    pipeline: Arc<Pipeline>,
-    redactor: Arc<Redactor>,
-    /// The arguments the call runs with, when they are not the ones its call shows.
-    ran_with: Option<RanWith>,
-}
-
-impl CallEnd {
-    fn new(
-        state: &ThreadState,
-        offer: &Offer,
-        call: &ToolCallRecord,
-        ran_with: Option<RanWith>,
-    ) -> Self {
-        Self {
-            info: call_info(state, offer, call),
-            pipeline: offer.pipeline.clone(),
-            redactor: state.redactor().clone(),
-            ran_with,
-        }
-    }
-}
-
-/// Runs a validated call and returns the writes that store its result and attachments; a result
-/// whose content blocks an API would refuse becomes an error naming the block, and any secret
-/// value in the result is redacted before it is stored.
-async fn execute(
-    tool: AnyTool,
-    args: Value,
-    call: ToolCallRecord,
-    ctx: ToolContext,
-    end: CallEnd,
-) -> Vec<Write> {
-    tracing::debug!(tool = %call.name, call_id = %call.id, "call started");
-    let started = std::time::Instant::now();
-    let result = match tool.execute_validated(args, ctx).await {
-        Ok(r) => r,
-        Err(failure) => ToolSetError::Call {
-            tool_name: call.name.clone(),
-            failure,
-        }
-        .into_result(),
-    };
-    let ran_for = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    tracing::debug!(
-        tool = %call.name,
-        call_id = %call.id,
-        success = result.is_success(),
-        "call ended"
-    );
-    let result = if end.pipeline.is_empty() {
-        result
-    } else {
-        end.pipeline.output(&end.info, result, &end.redactor)
-    };
-    // What the model will be sent on every later request must be something an API accepts.
-    let result = checked_content(result);
-    let mut writes = result_writes(call, result, &end.redactor, end.ran_with);
-    for write in &mut writes {
-        if let Write::CompleteCall { result, .. } = write {
-            result.metadata.duration_ms = Some(ran_for);
-        }
-    }
-    writes
-}
-
-/// The writes of a spawned call; a task that failed still gives its call an error result.
-/// A call running in a task of its own; dropped unfinished (the run was cancelled), it is
-/// aborted rather than left running with no one to store its result.
-struct CallTask(tokio::task::JoinHandle<Vec<Write>>);
-
-impl Drop for CallTask {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-async fn joined(mut task: CallTask, call: &ToolCallRecord, redactor: &Redactor) -> Vec<Write> {
-    (&mut task.0).await.unwrap_or_else(|e| {
-        // A panic's message may quote what the tool was given.
-        let failed = ToolResult::error(
-            redactor.text(&format!("ToolCallError: the call's task failed: {e}")),
-        );
-        vec![Write::CompleteCall {
-            call_id: call.id.clone(),
-            result: result_message(&call.name, &failed),
-        }]
-    })
 }
 
 /// Redacts the arguments of the intents among `writes`.

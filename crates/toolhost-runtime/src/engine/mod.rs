@@ -19,6 +19,7 @@ mod content;
 mod context;
 mod decide;
 mod error;
+mod execute;
 mod factory;
 mod fingerprint;
 mod history;
@@ -38,6 +39,7 @@ mod send;
 mod session;
 mod soundness;
 mod state;
+mod subprompt;
 mod thread_vars;
 mod turns;
 
@@ -109,6 +111,8 @@ pub struct Runtime {
     live: live::LiveHub,
     /// The process activity each project tool is bound to, by tool name (for approvals).
     bound: HashMap<String, String>,
+    /// The tool of each prompt another prompt offers, by name (see [`subprompt`]).
+    prompt_tools: HashMap<String, AnyTool>,
 }
 
 impl Runtime {
@@ -229,7 +233,6 @@ impl Runtime {
             root: root.to_owned(),
             db: AsyncStore::new(store.clone()),
             store,
-            defs,
             tools,
             files,
             models,
@@ -244,6 +247,8 @@ impl Runtime {
             hooks: Vec::new(),
             live: live::LiveHub::new(),
             bound,
+            prompt_tools: subprompt::offered_prompt_tools(&defs),
+            defs,
         })
     }
 
@@ -321,14 +326,20 @@ impl Runtime {
                     ));
                 }
             }
-            for name in prompt.tools.iter().filter(|n| !self.tools.contains(n)) {
-                problems.push(FileProblem::dangling(
-                    self.root
-                        .join("agents/prompts")
-                        .join(format!("{}.json", prompt.name)),
-                    &prompt.name,
-                    format!("offers tool \"{name}\", which is not defined"),
-                ));
+            let file = self
+                .root
+                .join("agents/prompts")
+                .join(format!("{}.json", prompt.name));
+            for name in &prompt.tools {
+                let message = match (
+                    self.tools.contains(name),
+                    self.defs.prompts.contains_key(&name.name),
+                ) {
+                    (false, false) => format!("offers tool \"{name}\", which is not defined"),
+                    (true, true) => ambiguous(name),
+                    _ => continue,
+                };
+                problems.push(FileProblem::dangling(file.clone(), &prompt.name, message));
             }
         }
         problems
@@ -407,6 +418,11 @@ impl Runtime {
     pub async fn start_thread(&self, agent: &str, message: &str) -> Result<Thread, RuntimeError> {
         self.start_thread_with(agent, message, Vec::new()).await
     }
+}
+
+/// Why an offered name that is both a tool and a prompt is refused.
+pub(super) fn ambiguous(name: &str) -> String {
+    format!("offers \"{name}\", which names both a tool and a prompt; rename one of them")
 }
 
 /// A model definition of the `test` provider: its script, read from the project.

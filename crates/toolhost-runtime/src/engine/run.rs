@@ -15,9 +15,9 @@ use super::scratch::SCRATCH_TAG;
 use super::state::ThreadState;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
+use crate::project::{SideDef, SubpromptConfig, ToolChoice, DEFAULT_MAX_STEPS};
 use serde_json::json;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolSet;
@@ -70,7 +70,7 @@ fn run_of<'s, 'a>(sides: &'s [SideRun<'a>], side: Side) -> &'s SideRun<'a> {
 
 impl Runtime {
     #[allow(clippy::too_many_arguments)]
-    fn side_run<'a>(
+    pub(super) fn side_run<'a>(
         &self,
         agent: &str,
         def: &'a SideDef,
@@ -89,12 +89,20 @@ impl Runtime {
                 reason: "the agent's prompt did not load".to_owned(),
             })?;
         let model = self.model_for(&prompt.model)?;
-        let offered = ToolSet::from_tools(
-            prompt
-                .tools
-                .iter()
-                .filter_map(|name| self.tools.get(name).cloned()),
-        );
+        // A name is a tool, else a prompt offered as a tool (a name that is both is refused
+        // before a run starts).
+        let offered = ToolSet::from_tools(prompt.tools.iter().filter_map(|name| {
+            self.tools
+                .get(name)
+                .or_else(|| self.prompt_tools.get(&name.name))
+                .cloned()
+        }));
+        let subprompts: HashMap<String, SubpromptConfig> = prompt
+            .tools
+            .iter()
+            .filter(|t| !self.tools.contains(t) && self.prompt_tools.contains_key(&t.name))
+            .map(|t| (t.name.clone(), t.subprompt()))
+            .collect();
         let mut run = SideRun {
             def,
             model,
@@ -130,6 +138,8 @@ impl Runtime {
                     &prompt.name,
                 )),
                 prompt: prompt.name.clone(),
+                subprompts: Arc::new(subprompts),
+                nest: None,
             },
         };
         for (i, (m, shown)) in history.iter().zip(shown).enumerate() {
@@ -314,7 +324,8 @@ impl Runtime {
                     .at(caller, position.turn, position.steps)
                     .with_variables(variables.clone())
                     .in_run(context.clone(), offer.tools.clone(), abort.clone())
-                    .owned_by(owner);
+                    .owned_by(owner)
+                    .entering(&offer.prompt, offer.tools.clone());
                 let (results, waiting) = self
                     .finish_calls(&state, pending, &offer, abort, &fresh, owner)
                     .await?;

@@ -25,11 +25,12 @@ pub(super) fn session_end(
     if side.session_stop.is_none() && side.session_fail.is_none() {
         return None;
     }
-    // The turn's latest reply, if nothing the person wrote came after it.
+    // The turn's latest reply, if nothing the person wrote came after it (a sub-prompt's first
+    // message, nested, is not the person's).
     let reply = history
         .iter()
         .rev()
-        .take_while(|m| m.role != Role::User)
+        .take_while(|m| !(m.role == Role::User && m.depth == 0))
         .find(|m| m.role == Role::Assistant && m.depth == 0 && position.owns(m))?;
     if !reply.tool_calls.iter().all(|c| answered.contains(&c.id)) {
         return None;

@@ -56,6 +56,10 @@ impl Runtime {
             };
             problems.extend(self.prompt_problems(prompt));
             problems.extend(self.side_rule_problems(&agent_file, agent, field, side, prompt));
+            // The prompts it offers as tools run on this thread too.
+            for sub in self.reached_prompts(prompt) {
+                problems.extend(self.prompt_problems(sub));
+            }
         }
         // Two sides on one prompt would name its problems twice.
         let mut seen = std::collections::HashSet::new();
@@ -80,14 +84,36 @@ impl Runtime {
                 )
             }));
         }
-        for tool in prompt.tools.iter().filter(|t| !self.tools.contains(t)) {
-            let file = self.file("tools", tool);
-            problems.push(self.not_loaded(&file).unwrap_or_else(|| {
+        // What loading found wrong with the file (its prompt tools' settings, for example).
+        problems.extend(
+            self.problems
+                .iter()
+                .filter(|p| p.loaded && p.path == prompt_file)
+                .cloned(),
+        );
+        for tool in &prompt.tools {
+            if self.tools.contains(tool) && self.defs.prompts.contains_key(&tool.name) {
+                problems.push(FileProblem::dangling(
+                    prompt_file.clone(),
+                    &prompt.name,
+                    super::ambiguous(tool),
+                ));
+            }
+        }
+        let undefined = |t: &&crate::project::ToolOffer| {
+            !self.tools.contains(t) && !self.defs.prompts.contains_key(&t.name)
+        };
+        for tool in prompt.tools.iter().filter(undefined) {
+            // A tool file, or a prompt offered as a tool, that did not load says why.
+            let not_loaded = self
+                .not_loaded(&self.file("tools", tool))
+                .or_else(|| self.not_loaded(&self.file("prompts", tool)));
+            problems.push(not_loaded.unwrap_or_else(|| {
                 FileProblem::dangling(
                     prompt_file.clone(),
                     &prompt.name,
                     format!(
-                        "offers tool \"{tool}\", which is not defined (no file in agents/tools/, no tool registered in code)"
+                        "offers tool \"{tool}\", which is not defined (no file in agents/tools/ or agents/prompts/, no tool registered in code)"
                     ),
                 )
             }));

@@ -41,6 +41,9 @@ pub struct ThreadState {
     /// The call this state was handed to, and how many tools it invoked so far.
     call_id: Arc<str>,
     invoked: Arc<AtomicU32>,
+    /// The prompts the call runs in, outermost first: a sub-prompt's calls have its caller's
+    /// path with the sub-prompt's name added.
+    prompt_path: Arc<Vec<String>>,
 }
 
 /// The spec's `state.execution`: where the run is, present only inside tools and hooks.
@@ -54,6 +57,9 @@ pub struct Execution {
     pub turn: u32,
     /// Raised when the run is asked to stop.
     pub abort_signal: AbortSignal,
+    /// The prompts the call runs in, outermost first (the spec's `promptPath`): the side's
+    /// prompt, then each prompt tool's sub-prompt entered on the way to the call.
+    pub prompt_path: Vec<String>,
 }
 
 impl std::fmt::Debug for ThreadState {
@@ -86,6 +92,7 @@ impl ThreadState {
             owner: None,
             call_id: Arc::from(""),
             invoked: Arc::default(),
+            prompt_path: Arc::default(),
         }
     }
 
@@ -100,6 +107,17 @@ impl ThreadState {
         self.tools = tools;
         self.abort = abort;
         self
+    }
+
+    /// The same run, inside `prompt`, which offers `tools`: the side's prompt, or a sub-prompt
+    /// entered from the prompt it is in.
+    pub(crate) fn entering(&self, prompt: &str, tools: Arc<ToolSet>) -> Self {
+        let mut state = self.clone();
+        let mut path = self.prompt_path.as_ref().clone();
+        path.push(prompt.to_owned());
+        state.prompt_path = Arc::new(path);
+        state.tools = tools;
+        state
     }
 
     /// The same thread written only while `owner` owns it.
@@ -132,6 +150,7 @@ impl ThreadState {
             side: self.side,
             turn: self.turn,
             abort_signal: self.abort.clone(),
+            prompt_path: self.prompt_path.as_ref().clone(),
         }
     }
 

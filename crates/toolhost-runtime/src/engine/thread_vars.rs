@@ -36,9 +36,13 @@ impl Runtime {
 
     /// The prompts of the agent's sides.
     fn agent_prompts<'a>(&'a self, agent: &'a AgentDef) -> impl Iterator<Item = &'a PromptDef> {
-        std::iter::once(&agent.side_a)
+        let sides: Vec<&PromptDef> = std::iter::once(&agent.side_a)
             .chain(agent.side_b.as_ref())
             .filter_map(|side| self.defs.prompts.get(&side.prompt))
+            .collect();
+        // The prompts its sides offer as tools run on its threads too.
+        let subs: Vec<&PromptDef> = sides.iter().flat_map(|p| self.reached_prompts(p)).collect();
+        sides.into_iter().chain(subs)
     }
 
     /// Whether the agent or one of its prompts gives `name` a value.

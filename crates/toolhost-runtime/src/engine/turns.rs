@@ -24,6 +24,11 @@ fn turn_of(message: &Message) -> Option<u32> {
     message.metadata.turn
 }
 
+/// A message of the thread's own conversation written by its user (not a sub-prompt's).
+fn is_person(message: &Message) -> bool {
+    message.role == Role::User && message.depth == 0
+}
+
 fn is_queued(message: &Message) -> bool {
     message.metadata.queued
 }
@@ -46,11 +51,12 @@ impl Position {
             .filter(|m| m.role == Role::Assistant && m.depth == 0 && !is_queued(m));
         if agent.kind == AgentKind::AiHuman {
             // A turn is everything since the person's last message.
-            let turn = history.iter().filter(|m| m.role == Role::User).count() as u32;
+            // A sub-prompt's first message (nested) is not the person's.
+            let turn = history.iter().filter(|m| is_person(m)).count() as u32;
             let steps = history
                 .iter()
                 .rev()
-                .take_while(|m| m.role != Role::User)
+                .take_while(|m| !is_person(m))
                 .filter(|m| m.role == Role::Assistant && m.depth == 0 && !is_queued(m))
                 .count() as u32;
             return Self {
@@ -80,6 +86,16 @@ impl Position {
             turn,
             steps,
             dual: true,
+        }
+    }
+
+    /// The position of a conversation with one side that has just begun (a sub-prompt's).
+    pub fn single() -> Self {
+        Self {
+            side: Side::A,
+            turn: 1,
+            steps: 0,
+            dual: false,
         }
     }
 
@@ -128,7 +144,7 @@ pub(super) fn turn_over(
     let reply = history
         .iter()
         .rev()
-        .take_while(|m| m.role != Role::User)
+        .take_while(|m| !is_person(m))
         .find(|m| m.role == Role::Assistant && m.depth == 0 && position.owns(m));
     if let Some(reply) = reply {
         if let Some(stop) = &side.stop_tool {

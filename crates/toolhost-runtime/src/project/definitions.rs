@@ -3,6 +3,7 @@
 use super::agent::{AgentDef, AgentKind};
 use super::includes::resolve_includes;
 use super::prompt::PromptDef;
+use super::prompt_tools::check_prompt_tools;
 use super::tools::FileProblem;
 use crate::activity::ProcessActivity;
 use crate::files::{read_text, MAX_FILE_BYTES};
@@ -179,6 +180,11 @@ pub fn load_definitions(root: &Path) -> Definitions {
     for (name, message) in resolve_includes(&mut defs.prompts) {
         let path = agents_dir.join("prompts").join(format!("{name}.json"));
         defs.problems.push(problem(&path, &name, message));
+    }
+    for (name, message) in check_prompt_tools(&defs.prompts) {
+        let path = agents_dir.join("prompts").join(format!("{name}.json"));
+        defs.problems
+            .push(FileProblem::dangling(path, &name, message));
     }
     for (name, path) in json_files(&agents_dir.join("models")) {
         match read_json::<ModelDef>(&path).and_then(|m| same_name(&m.name, &name).map(|_| m)) {

@@ -17,12 +17,17 @@ mod agent;
 mod definitions;
 mod includes;
 mod prompt;
+mod prompt_tools;
 mod tools;
 
 pub use agent::{AgentDef, AgentKind, SessionBinding, SideDef};
 pub use definitions::{load_definitions, Definitions, ModelDef, DEFAULT_MAX_STEPS};
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
 pub use prompt::{PromptDef, PromptPart, ToolChoice, DEFAULT_RECENT_IMAGE_THRESHOLD};
+pub use prompt_tools::{
+    prompt_tool, prompt_tool_schema, SubpromptConfig, ToolOffer, DEFAULT_MESSAGE_PROPERTY,
+    MAX_SUBPROMPT_DEPTH,
+};
 pub use tools::{
     load_tools, FileProblem, LoadedTool, ProjectError, ProjectTools, MAX_TOOL_FILE_BYTES,
 };

@@ -2,6 +2,7 @@
 //! system text and its parts, the model, the tools offered, and what of the thread the model
 //! sees.
 
+use super::prompt_tools::ToolOffer;
 use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
@@ -105,9 +106,18 @@ pub struct PromptDef {
     pub prompt: Vec<PromptPart>,
     /// The model definition it uses.
     pub model: String,
-    /// The tools it offers, by name.
+    /// The tools it offers: names of tools or of prompts (a prompt offered is a prompt tool,
+    /// see [`super::SubpromptConfig`]), or a prompt tool's settings.
+    #[serde(default, deserialize_with = "super::prompt_tools::tool_offers")]
+    pub tools: Vec<ToolOffer>,
+    /// The arguments it takes when offered as a tool (`requiredSchema`); without it, one
+    /// `message` string.
     #[serde(default)]
-    pub tools: Vec<String>,
+    pub required_schema: Option<Value>,
+    /// Whether it may be offered as a tool (`exposeAsTool`, default true); offering a prompt
+    /// that says false is an error naming the offering prompt.
+    #[serde(default)]
+    pub expose_as_tool: Option<bool>,
     /// Show the whole conversation, not only the current turn (default false).
     #[serde(default)]
     pub include_chat: bool,

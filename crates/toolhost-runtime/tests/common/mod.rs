@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod subprompts;
 pub mod traces;
 
 use serde_json::Value;

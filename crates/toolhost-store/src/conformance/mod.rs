@@ -395,12 +395,41 @@ pub fn events_and_status_are_stored(store: &dyn Store) {
     assert_eq!(store.thread(&t).unwrap().status, ThreadStatus::Running);
 }
 
-/// Deleting a message deletes the results of its calls and their attachments.
+/// Deleting a message deletes the results of its calls and their attachments, and the messages
+/// nested under its calls (sub-prompts) with theirs.
 pub fn deleting_a_message_cascades_to_results_and_attachments(store: &dyn Store) {
     let t = thread(store);
     let keep = store.apply(&t, vec![text(Role::User, "keep")]).unwrap();
     let call = store
         .apply(&t, vec![assistant_calling(&["c1"]), intent("c1")])
+        .unwrap();
+    // A sub-prompt nested under the call: its messages and its own call go with it.
+    let nested = |w: Write| match w {
+        Write::AppendMessage(m) => Write::AppendMessage(NewMessage {
+            parent_id: Some("c1".into()),
+            depth: 1,
+            ..m
+        }),
+        Write::CompleteCall { call_id, result } => Write::CompleteCall {
+            call_id,
+            result: NewMessage {
+                parent_id: Some("c1".into()),
+                depth: 1,
+                ..result
+            },
+        },
+        other => other,
+    };
+    store
+        .apply(
+            &t,
+            vec![
+                nested(text(Role::User, "sub")),
+                nested(assistant_calling(&["c2"])),
+                intent("c2"),
+                nested(result("c2", "inner")),
+            ],
+        )
         .unwrap();
     let res = store.apply(&t, vec![result("c1", "chart made")]).unwrap();
     store

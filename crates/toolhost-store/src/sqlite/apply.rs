@@ -146,17 +146,23 @@ fn delete_message(tx: &Connection, thread: &str, id: &str) -> StoreResult<()> {
         .next()
         .ok_or_else(|| StoreError::MessageNotFound(id.to_owned()))?;
     let mut doomed = vec![message.id.clone()];
-    for call in &message.tool_calls {
-        let results = load_messages(
+    // A call takes its results with it, and the messages nested under it (a sub-prompt's),
+    // whose own calls do the same.
+    let mut calls: Vec<String> = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+    while let Some(call) = calls.pop() {
+        let under = load_messages(
             tx,
-            "WHERE thread = ?1 AND tool_call_id = ?2",
-            &[&thread, &call.id],
+            "WHERE thread = ?1 AND (tool_call_id = ?2 OR parent_id = ?2)",
+            &[&thread, &call],
         )?;
-        doomed.extend(results.into_iter().map(|r| r.id));
+        for m in under {
+            calls.extend(m.tool_calls.iter().map(|c| c.id.clone()));
+            doomed.push(m.id);
+        }
         exec(
             tx,
             "DELETE FROM calls WHERE thread = ?1 AND call_id = ?2",
-            params![thread, call.id],
+            params![thread, call],
         )
         .map_err(db)?;
     }

@@ -28,20 +28,31 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
 }
 
 /// Prints messages readably: each tool call with its arguments, then its result and status
-/// (and the arguments it ran with, when a person or middleware changed them).
+/// (and the arguments it ran with, when a person or middleware changed them). A prompt tool's
+/// sub-prompt is shown between its call and its result, indented by its depth.
 pub fn print_messages(messages: &[Message]) {
-    for m in messages.iter().filter(|m| m.depth == 0) {
+    for m in messages {
+        let pad = "    ".repeat(m.depth as usize);
+        let (user, assistant) = if m.depth == 0 {
+            ("user", "assistant")
+        } else {
+            ("sub-prompt", "sub-prompt answer")
+        };
         match m.role {
             Role::System => {}
-            Role::User => outln!("user: {}", m.content.as_deref().unwrap_or("")),
+            Role::User => outln!("{pad}{user}: {}", m.content.as_deref().unwrap_or("")),
             Role::Assistant => {
                 if let Some(text) = m.content.as_deref().filter(|t| !t.is_empty()) {
-                    outln!("assistant: {text}");
+                    outln!("{pad}{assistant}: {text}");
                 }
                 for call in &m.tool_calls {
-                    outln!("  call {}({})", call.name, one_line(&call.arguments, 200));
+                    outln!(
+                        "{pad}  call {}({})",
+                        call.name,
+                        one_line(&call.arguments, 200)
+                    );
                     if let Some(notes) = repair_notes(m, &call.id) {
-                        outln!("    arguments repaired: {}", one_line(&notes, 300));
+                        outln!("{pad}    arguments repaired: {}", one_line(&notes, 300));
                     }
                 }
             }
@@ -55,13 +66,13 @@ pub fn print_messages(messages: &[Message]) {
                 // What ran, when it is not what the call above shows.
                 if let Some(ran) = &m.metadata.ran_with {
                     outln!(
-                        "    ran with arguments {}: {}",
+                        "{pad}    ran with arguments {}: {}",
                         ran.edited_by.describe(),
                         one_line(&ran.arguments.to_string(), 200)
                     );
                 }
                 outln!(
-                    "  {} {}{by}: {}",
+                    "{pad}  {} {}{by}: {}",
                     if ok { "ok" } else { "error" },
                     m.name.as_deref().unwrap_or("tool"),
                     one_line(m.content.as_deref().unwrap_or(""), 300)
