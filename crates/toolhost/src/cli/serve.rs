@@ -75,7 +75,12 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         Err(code) => return code,
     };
     let active = match store.tokens() {
-        Ok(tokens) => tokens.iter().filter(|t| t.revoked_at.is_none()).count(),
+        Ok(tokens) => {
+            let now = toolhost_store::now_millis();
+            let usable =
+                |t: &&toolhost_store::ApiToken| t.revoked_at.is_none() && !t.is_expired(now);
+            tokens.iter().filter(usable).count()
+        }
         Err(e) => {
             output::error("the tokens could not be read.", Some(&e));
             return output::exit(INVALID);

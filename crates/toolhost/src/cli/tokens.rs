@@ -70,7 +70,7 @@ pub fn tokens(cmd: TokensCommand) -> ExitCode {
                 Err(code) => return code,
             };
             let agents = (!agent.is_empty()).then_some(agent);
-            let minted = match mint(&name, &scopes, agents) {
+            let minted = match mint(&name, &scopes, agents, None) {
                 Ok(m) => m,
                 Err(e) => {
                     output::error("the token could not be made.", Some(&e));
