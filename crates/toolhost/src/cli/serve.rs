@@ -2,7 +2,7 @@
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{open_project, DEFAULT_DATA_DIR};
+use super::run::open_project;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,12 +44,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     };
-    // A folder named in toolhost.toml belongs to the project: relative to its folder, however
-    // the project was named on the command line.
-    let data = args
-        .data
-        .or(file.data.map(|d| args.dir.join(d)))
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    let data = file.data_folder(&args.dir, args.data);
     let listen = args
         .listen
         .or(file.server.listen)
