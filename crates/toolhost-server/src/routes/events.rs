@@ -36,8 +36,8 @@ use tokio::time::Instant;
 use toolhost_runtime::engine::{LiveEvent, LiveKind};
 use toolhost_store::{now_millis, AsyncStore, EventKind, StoreError, ThreadStatus};
 
-/// How often an open stream looks whether its token was revoked or expired: not at every poll, which
-/// would add a store read per stream and poll.
+/// How often an open stream looks whether its token was revoked or expired: not at every poll,
+/// which would add a store read per stream and poll.
 const TOKEN_CHECK: Duration = Duration::from_secs(2);
 
 /// How many stored items one read of the all-threads stream takes; more are read at once after.
