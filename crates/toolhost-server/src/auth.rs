@@ -12,7 +12,7 @@ use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use toolhost_store::{display_millis, now_millis, ApiToken, Millis};
+use toolhost_store::{display_millis, now_millis, ApiToken, AsyncStore, Millis};
 
 /// What a token allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -200,6 +200,17 @@ impl Lapsed {
         }
         let at = record.expires_at.filter(|_| record.is_expired(now))?;
         Some(Lapsed::Expired(at))
+    }
+
+    /// Looks the token with `id` up again: how it lapsed, if it did (a token that is gone counts
+    /// as revoked). A store that cannot be read says nothing against it.
+    pub(crate) async fn look_up(db: &AsyncStore, id: &str) -> Option<Lapsed> {
+        let id = id.to_owned();
+        match db.run_blocking(move |s| s.token(&id)).await {
+            Ok(Some(token)) => Lapsed::of(&token, now_millis()),
+            Ok(None) => Some(Lapsed::Revoked),
+            Err(_) => None,
+        }
     }
 
     /// What happened to the token: "was revoked", "expired at <when>".

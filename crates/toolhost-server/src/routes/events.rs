@@ -34,7 +34,7 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use toolhost_runtime::engine::{LiveEvent, LiveKind};
-use toolhost_store::{now_millis, AsyncStore, EventKind, StoreError, ThreadStatus};
+use toolhost_store::{AsyncStore, EventKind, StoreError, ThreadStatus};
 
 /// How often an open stream looks whether its token was revoked or expired: not at every poll,
 /// which would add a store read per stream and poll.
@@ -230,21 +230,14 @@ impl Follower {
         }
     }
 
-    /// Whether the stream's token still exists unrevoked: a revoked token reaches nothing, an
-    /// open stream included. A store that cannot be read says nothing against it.
-    /// How the stream's token lapsed, if it did; looked up once per [`TOKEN_CHECK`].
+    /// How the stream's token lapsed, if it did: a lapsed token reaches nothing, an open stream
+    /// included. Looked up once per [`TOKEN_CHECK`].
     async fn token_lapsed(&mut self) -> Option<Lapsed> {
         if Instant::now() < self.next_token_check {
             return None;
         }
         self.next_token_check = Instant::now() + TOKEN_CHECK;
-        let id = self.caller.token_id.clone();
-        match self.db.run_blocking(move |s| s.token(&id)).await {
-            Ok(Some(token)) => Lapsed::of(&token, now_millis()),
-            Ok(None) => Some(Lapsed::Revoked),
-            // A store that cannot be read now is reported by the read that follows.
-            Err(_) => None,
-        }
+        Lapsed::look_up(&self.db, &self.caller.token_id).await
     }
 
     async fn take_live(&mut self, event: LiveEvent) {
