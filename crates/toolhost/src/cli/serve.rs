@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 use toolhost_server::{Server, ServerConfig};
+use toolhost_store::now_millis;
 
 /// Where `toolhost serve` listens unless `--listen` says otherwise: this machine only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -71,10 +72,11 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     };
     let active = match store.tokens() {
         Ok(tokens) => {
-            let now = toolhost_store::now_millis();
-            let usable =
-                |t: &&toolhost_store::ApiToken| t.revoked_at.is_none() && !t.is_expired(now);
-            tokens.iter().filter(usable).count()
+            let now = now_millis();
+            tokens
+                .iter()
+                .filter(|t| t.revoked_at.is_none() && !t.is_expired(now))
+                .count()
         }
         Err(e) => {
             output::error("the tokens could not be read.", Some(&e));
