@@ -294,7 +294,7 @@ fn main() {
                 .build()
                 .unwrap(),
         );
-        let minted = mint("load", &[Scope::Admin], None).unwrap();
+        let minted = mint("load", &[Scope::Admin], None, None).unwrap();
         store.create_token(&minted.record).unwrap();
         let token = minted.token;
         let server = Server::new(Arc::new(runtime), ServerConfig::default());

@@ -1,5 +1,5 @@
 //! Bearer tokens: minted with a random secret, stored as the secret's SHA-256, checked in
-//! constant time, with scopes and an optional list of agents.
+//! constant time, with scopes, an optional list of agents and an optional expiry.
 //!
 //! A token reads `thk_<id>_<secret>`: the id (12 hex digits) finds the stored record, the secret
 //! (64 hex digits, 256 random bits) proves the holder. Only the secret's hash is stored, so a
@@ -12,7 +12,7 @@ use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use toolhost_store::{now_millis, ApiToken};
+use toolhost_store::{display_millis, now_millis, ApiToken, AsyncStore, Millis};
 
 /// What a token allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -56,6 +56,9 @@ pub enum MintError {
     /// A token needs at least one scope.
     #[error("a token needs at least one scope ({})", Scope::ALL.map(Scope::as_str).join(", "))]
     NoScope,
+    /// A lifetime must be positive and end before the end of time as the store counts it.
+    #[error("a token's lifetime must be more than 0 ms and less than {} ms", Millis::MAX / 2)]
+    Lifetime,
 }
 
 /// A token as it is made: the text the holder keeps (shown once) and the record to store.
@@ -67,15 +70,21 @@ pub struct Minted {
     pub record: ApiToken,
 }
 
-/// Makes a new token named `name` with `scopes`, limited to `agents` when given.
+/// Makes a new token named `name` with `scopes`, limited to `agents` when given, that expires
+/// `expires_in` milliseconds from now when given (never otherwise).
 pub fn mint(
     name: &str,
     scopes: &[Scope],
     agents: Option<Vec<String>>,
+    expires_in: Option<Millis>,
 ) -> Result<Minted, MintError> {
     if scopes.is_empty() {
         return Err(MintError::NoScope);
     }
+    if expires_in.is_some_and(|ms| ms <= 0 || ms >= Millis::MAX / 2) {
+        return Err(MintError::Lifetime);
+    }
+    let created_at = now_millis();
     let mut id = [0u8; 6];
     let mut secret = [0u8; 32];
     getrandom::fill(&mut id).map_err(|e| MintError::Random(e.to_string()))?;
@@ -92,8 +101,9 @@ pub fn mint(
             name: name.to_owned(),
             scopes: names,
             agents,
-            created_at: now_millis(),
+            created_at,
             revoked_at: None,
+            expires_at: expires_in.map(|ms| created_at + ms),
         },
     })
 }
@@ -173,6 +183,45 @@ fn unauthorized(detail: &str) -> Problem {
     Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", detail)
 }
 
+/// Why a stored token no longer lets its holder in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lapsed {
+    /// It was revoked.
+    Revoked,
+    /// It expired at this time.
+    Expired(Millis),
+}
+
+impl Lapsed {
+    /// Whether `record` has lapsed at `now`, and how; `None` while it is valid.
+    pub(crate) fn of(record: &ApiToken, now: Millis) -> Option<Lapsed> {
+        if record.revoked_at.is_some() {
+            return Some(Lapsed::Revoked);
+        }
+        let at = record.expires_at.filter(|_| record.is_expired(now))?;
+        Some(Lapsed::Expired(at))
+    }
+
+    /// Looks the token with `id` up again: how it lapsed, if it did (a token that is gone counts
+    /// as revoked). A store that cannot be read says nothing against it.
+    pub(crate) async fn look_up(db: &AsyncStore, id: &str) -> Option<Lapsed> {
+        let id = id.to_owned();
+        match db.run_blocking(move |s| s.token(&id)).await {
+            Ok(Some(token)) => Lapsed::of(&token, now_millis()),
+            Ok(None) => Some(Lapsed::Revoked),
+            Err(_) => None,
+        }
+    }
+
+    /// What happened to the token: "was revoked", "expired at <when>".
+    pub(crate) fn what(self) -> String {
+        match self {
+            Lapsed::Revoked => "was revoked".to_owned(),
+            Lapsed::Expired(at) => format!("expired at {}", display_millis(at)),
+        }
+    }
+}
+
 /// Finds and checks the token of a request's `Authorization` header.
 pub(crate) async fn authenticate(
     state: &AppState,
@@ -212,8 +261,14 @@ pub(crate) async fn authenticate(
         .as_bytes()
         .ct_eq(record.secret_hash.as_bytes())
         .into();
-    if !matches || record.revoked_at.is_some() {
+    if !matches {
         return Err(refused());
+    }
+    // Only the token's holder gets here, so saying when it expired tells nobody else anything.
+    match Lapsed::of(&record, now_millis()) {
+        None => {}
+        Some(Lapsed::Revoked) => return Err(refused()),
+        Some(expired) => return Err(unauthorized(&format!("the token {}", expired.what()))),
     }
     Ok(Caller {
         token_id: record.id,

@@ -8,7 +8,8 @@
 //!   A token carries scopes (`read`, `run`, `approve`, `admin`; admin implies the others) and may
 //!   be limited to some agents: a thread of another agent is answered as if it did not exist.
 //!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant
-//!   time; a revoked token reaches nothing, an open event stream included.
+//!   time; a revoked or expired token reaches nothing, an open event stream included (an
+//!   expired one is told when it expired, and only once its secret matched).
 //! - **Every error is `application/problem+json`** (RFC 9457) with a `detail` that says what is
 //!   wrong and, for a bad body, a JSON `pointer` to where; an internal error's details go to the
 //!   log under an id the answer gives. A request that is refused changes nothing that is stored.

@@ -1,11 +1,13 @@
 //! Who may do what: every endpoint but health and readiness needs a valid token; scopes decide
-//! what it may do; a token limited to some agents cannot see or reach another agent's threads.
+//! what it may do; a token limited to some agents cannot see or reach another agent's threads;
+//! an expired token reaches nothing, and says when it expired.
 
 mod common;
 
 use common::*;
 use serde_json::json;
 use toolhost_server::auth::Scope;
+use toolhost_store::{display_millis, now_millis};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_and_readiness_need_no_token_and_everything_else_does() {
@@ -186,5 +188,84 @@ async fn an_open_stream_ends_when_its_token_is_revoked() {
         .as_str()
         .unwrap()
         .contains("revoked"));
+    assert!(stream.next().await.is_none(), "the stream ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_refused_with_when_it_expired_and_nothing_else() {
+    let server = TestServer::start().await;
+    let expired_at = now_millis() - 60_000;
+    let expired = server.token_expiring_at(&[Scope::Admin], expired_at);
+    let valid = server.token_expiring_at(&[Scope::Admin], now_millis() + 3_600_000);
+    assert_eq!(server.get("/v1/agents", Some(&valid)).await.status, 200);
+
+    for path in ["/v1/agents", "/v1/threads", "/v1/events"] {
+        let detail = server.get(path, Some(&expired)).await.problem(401);
+        assert_eq!(
+            detail,
+            format!("the token expired at {}", display_millis(expired_at)),
+            "{path}"
+        );
+    }
+    let created = server
+        .post(
+            "/v1/threads",
+            Some(&expired),
+            &json!({"agent": "assistant", "message": "hi"}),
+        )
+        .await;
+    assert!(created.problem(401).starts_with("the token expired at"));
+    assert!(
+        server.store.threads(None).unwrap().is_empty(),
+        "nothing stored"
+    );
+
+    // Only the holder of the secret learns that the token expired.
+    let (id, _) = expired
+        .strip_prefix("thk_")
+        .unwrap()
+        .split_once('_')
+        .unwrap();
+    let wrong_secret = format!("thk_{id}_{}", "0".repeat(64));
+    let detail = server
+        .get("/v1/agents", Some(&wrong_secret))
+        .await
+        .problem(401);
+    assert_eq!(detail, "the token is unknown or revoked");
+    // Revoked and expired: revoked, as for any revoked token.
+    assert!(server.store.revoke_token(id).unwrap());
+    let detail = server.get("/v1/agents", Some(&expired)).await.problem(401);
+    assert_eq!(detail, "the token is unknown or revoked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_stream_ends_when_its_token_expires() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let id = server
+        .create(&admin, json!({"agent": "assistant", "message": "Weather?"}))
+        .await;
+    // Valid when the stream opens, expired a few seconds later: the stream looks at its token
+    // every 2 s, so it sees the token valid at least once before it sees it expired.
+    let expires_at = now_millis() + 3_000;
+    let reader = server.token_expiring_at(&[Scope::Read], expires_at);
+    let mut stream = server.events(&id, &reader, None).await;
+    stream
+        .until("message", std::time::Duration::from_secs(60))
+        .await;
+    let rest = stream
+        .until("error", std::time::Duration::from_secs(60))
+        .await;
+    assert!(
+        now_millis() >= expires_at,
+        "the stream was closed before its token expired"
+    );
+    assert_eq!(
+        rest.last().unwrap().data["detail"],
+        format!(
+            "the token of this stream expired at {}; the stream is closed",
+            display_millis(expires_at)
+        )
+    );
     assert!(stream.next().await.is_none(), "the stream ended");
 }

@@ -24,4 +24,16 @@ pub struct ApiToken {
     pub created_at: Millis,
     /// When it was revoked, if it was: a revoked token reaches nothing.
     pub revoked_at: Option<Millis>,
+    /// When it stops working, if it ever does: from then on it reaches nothing, like a revoked
+    /// one. Records written before tokens could expire have none.
+    #[serde(default)]
+    pub expires_at: Option<Millis>,
+}
+
+impl ApiToken {
+    /// Whether the token has expired at `now`: its last moment is the millisecond before
+    /// `expires_at`.
+    pub fn is_expired(&self, now: Millis) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
 }

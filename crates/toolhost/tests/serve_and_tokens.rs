@@ -1,6 +1,7 @@
 //! `toolhost tokens` and `toolhost serve` as real processes: a token is printed once and kept
 //! only as a hash, the server answers it over loopback, a revoked one is refused, and SIGTERM
-//! stops the server cleanly.
+//! stops the server cleanly; expired and revoked tokens are not counted as active, and a token
+//! made with `--project` opens the server of that project.
 
 mod common;
 
@@ -148,6 +149,100 @@ fn toolhost_toml_sets_what_serve_uses_and_an_unknown_key_is_an_error() {
     assert!(first.contains("http://127.0.0.1:"), "{first}");
     assert!(first.contains("from-toml)"), "{first}");
     assert!(project.root.join("from-toml/toolhost.db").exists());
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn serve_counts_only_the_tokens_that_still_open_it() {
+    use toolhost_server::auth::{mint, Scope};
+    use toolhost_store::{now_millis, SqliteStore, Store};
+    let data = TempProject::new();
+    let data_dir = data.root.join("data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    {
+        let store = SqliteStore::open(&data_dir.join("toolhost.db")).unwrap();
+        let mut expired = mint("old", &[Scope::Read], None, None).unwrap();
+        expired.record.expires_at = Some(now_millis() - 1_000);
+        store.create_token(&expired.record).unwrap();
+        let revoked = mint("gone", &[Scope::Read], None, None).unwrap();
+        store.create_token(&revoked.record).unwrap();
+        assert!(store.revoke_token(&revoked.record.id).unwrap());
+        let valid = mint("ci", &[Scope::Read], None, Some(3_600_000)).unwrap();
+        store.create_token(&valid.record).unwrap();
+    }
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &quickstart(), "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let (mut first, mut second) = (String::new(), String::new());
+    out.read_line(&mut first).unwrap();
+    out.read_line(&mut second).unwrap();
+    assert!(second.contains("(1 active tokens;"), "{first}{second}");
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn a_token_made_for_a_project_opens_the_server_of_that_project() {
+    let project = TempProject::new();
+    common::write(
+        &project.root,
+        "toolhost.toml",
+        "data = \"state\"\n\n[server]\nlisten = \"127.0.0.1:0\"\n\n[tokens]\ndefault_expires_in = \"1h\"\n",
+    );
+    let dir = project.root.display().to_string();
+    // Both from another folder: each finds the data folder through the project's toolhost.toml.
+    let elsewhere = std::env::temp_dir();
+    let created = common::toolhost_in(
+        &elsewhere,
+        &[
+            "tokens",
+            "create",
+            "ci",
+            "--scope",
+            "read",
+            "--project",
+            &dir,
+            "--json",
+        ],
+    );
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let created: Value = serde_json::from_str(&created.stdout).unwrap();
+    let token = created["token"].as_str().unwrap().to_owned();
+    assert!(created["record"]["expires_at"].is_i64(), "{created}");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &dir])
+        .current_dir(&elsewhere)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let (mut first, mut second) = (String::new(), String::new());
+    out.read_line(&mut first).unwrap();
+    out.read_line(&mut second).unwrap();
+    assert!(second.contains("(1 active tokens;"), "{first}{second}");
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_owned();
+    let (status, body) = get(&addr, "/v1/agents", &token);
+    assert_eq!(status, 200, "{body}");
     let sent = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status()

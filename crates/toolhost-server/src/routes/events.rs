@@ -17,7 +17,7 @@
 //! dropped; it reconnects with its last id and misses nothing stored.
 
 use super::reachable_thread;
-use crate::auth::{Caller, Scope};
+use crate::auth::{Caller, Lapsed, Scope};
 use crate::problem::Problem;
 use crate::runs::RunEnded;
 use crate::state::AppState;
@@ -36,8 +36,8 @@ use tokio::time::Instant;
 use toolhost_runtime::engine::{LiveEvent, LiveKind};
 use toolhost_store::{AsyncStore, EventKind, StoreError, ThreadStatus};
 
-/// How often an open stream looks whether its token was revoked: not at every poll, which
-/// would add a store read per stream and poll.
+/// How often an open stream looks whether its token was revoked or expired: not at every poll,
+/// which would add a store read per stream and poll.
 const TOKEN_CHECK: Duration = Duration::from_secs(2);
 
 /// How many stored items one read of the all-threads stream takes; more are read at once after.
@@ -184,10 +184,10 @@ impl Follower {
             if self.refill || Instant::now() >= self.next_poll {
                 self.refill = false;
                 self.next_poll = Instant::now() + self.poll;
-                if Instant::now() >= self.next_token_check && !self.token_still_valid().await {
-                    self.queue.push_back(error_event(
-                        "the token of this stream was revoked; the stream is closed",
-                    ));
+                if let Some(lapsed) = self.token_lapsed().await {
+                    let why = lapsed.what();
+                    let detail = format!("the token of this stream {why}; the stream is closed");
+                    self.queue.push_back(error_event(&detail));
                     self.done = true;
                     continue;
                 }
@@ -230,16 +230,14 @@ impl Follower {
         }
     }
 
-    /// Whether the stream's token still exists unrevoked: a revoked token reaches nothing, an
-    /// open stream included. A store that cannot be read says nothing against it.
-    async fn token_still_valid(&mut self) -> bool {
-        self.next_token_check = Instant::now() + TOKEN_CHECK;
-        let id = self.caller.token_id.clone();
-        match self.db.run_blocking(move |s| s.token(&id)).await {
-            Ok(Some(token)) => token.revoked_at.is_none(),
-            Ok(None) => false,
-            Err(_) => true,
+    /// How the stream's token lapsed, if it did: a lapsed token reaches nothing, an open stream
+    /// included. Looked up once per [`TOKEN_CHECK`].
+    async fn token_lapsed(&mut self) -> Option<Lapsed> {
+        if Instant::now() < self.next_token_check {
+            return None;
         }
+        self.next_token_check = Instant::now() + TOKEN_CHECK;
+        Lapsed::look_up(&self.db, &self.caller.token_id).await
     }
 
     async fn take_live(&mut self, event: LiveEvent) {

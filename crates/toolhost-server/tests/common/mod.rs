@@ -20,7 +20,7 @@ use toolhost_runtime::engine::Runtime;
 use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_server::auth::{mint, Scope};
 use toolhost_server::{Server, ServerConfig};
-use toolhost_store::{SqliteStore, Store};
+use toolhost_store::{Millis, SqliteStore, Store};
 
 /// The example project of the repository.
 pub fn quickstart() -> PathBuf {
@@ -102,8 +102,18 @@ impl TestServer {
             "test",
             scopes,
             agents.map(|a| a.into_iter().map(String::from).collect()),
+            None,
         )
         .unwrap();
+        self.store.create_token(&minted.record).unwrap();
+        minted.token
+    }
+
+    /// A new token with `scopes` that expires at `expires_at`, which may be past already:
+    /// stored as it is, so no test waits for a token to expire.
+    pub fn token_expiring_at(&self, scopes: &[Scope], expires_at: Millis) -> String {
+        let mut minted = mint("expiring", scopes, None, None).unwrap();
+        minted.record.expires_at = Some(expires_at);
         self.store.create_token(&minted.record).unwrap();
         minted.token
     }

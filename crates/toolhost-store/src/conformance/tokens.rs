@@ -1,5 +1,5 @@
 //! Conformance cases for API tokens: stored as given (hash, scopes, agent limits), found by id,
-//! unique, listed oldest first, and revoked once.
+//! unique, listed oldest first, revoked once, and kept with their expiry.
 
 use crate::*;
 
@@ -12,6 +12,7 @@ fn token(id: &str, created_at: Millis, agents: Option<Vec<String>>) -> ApiToken 
         agents,
         created_at,
         revoked_at: None,
+        expires_at: None,
     }
 }
 
@@ -51,4 +52,43 @@ pub fn tokens_are_revoked_once(store: &dyn Store) {
         store.token("t1").unwrap().unwrap().revoked_at,
         Some(revoked)
     );
+}
+
+/// A token's expiry is stored as given, past or future, and read back by `token` and `tokens`;
+/// an expired token can still be revoked, and revoking leaves its expiry as it was.
+pub fn tokens_keep_their_expiry(store: &dyn Store) {
+    let now = now_millis();
+    let lapsed = ApiToken {
+        expires_at: Some(now - 60_000),
+        ..token("t1", now - 120_000, None)
+    };
+    let later = ApiToken {
+        expires_at: Some(now + 86_400_000),
+        ..token("t2", now - 60_000, None)
+    };
+    let forever = token("t3", now, None);
+    for t in [&lapsed, &later, &forever] {
+        store.create_token(t).unwrap();
+    }
+    assert_eq!(store.token("t1").unwrap(), Some(lapsed.clone()));
+    assert_eq!(store.token("t2").unwrap(), Some(later.clone()));
+    assert_eq!(store.token("t3").unwrap(), Some(forever.clone()));
+    assert_eq!(
+        store.tokens().unwrap(),
+        vec![lapsed.clone(), later.clone(), forever]
+    );
+    let expired: Vec<bool> = store
+        .tokens()
+        .unwrap()
+        .iter()
+        .map(|t| t.is_expired(now))
+        .collect();
+    assert_eq!(expired, [true, false, false]);
+    assert!(
+        store.revoke_token("t1").unwrap(),
+        "an expired token is revoked"
+    );
+    let revoked = store.token("t1").unwrap().unwrap();
+    assert!(revoked.revoked_at.is_some());
+    assert_eq!(revoked.expires_at, lapsed.expires_at);
 }

@@ -147,4 +147,62 @@ CREATE TABLE tokens (
     revoked_at INTEGER
 );
 "#,
+    r#"
+-- A token may expire; tokens stored before this migration never do.
+ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
+"#,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+    use crate::{SqliteStore, Store};
+
+    /// The version before tokens could expire: the last migration added `expires_at`.
+    const BEFORE_EXPIRY: usize = 5;
+
+    #[test]
+    fn a_database_from_before_token_expiry_migrates_and_keeps_its_tokens() {
+        assert!(MIGRATIONS[BEFORE_EXPIRY].contains("expires_at"));
+        let dir = std::env::temp_dir().join(format!(
+            "toolhost-store-migration-{}-{}",
+            std::process::id(),
+            crate::model::now_millis()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("toolhost.db");
+        {
+            // A file as the older toolhost left it: its migrations, its version, one token.
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            for migration in &MIGRATIONS[..BEFORE_EXPIRY] {
+                conn.execute_batch(migration).unwrap();
+            }
+            conn.pragma_update(None, "user_version", BEFORE_EXPIRY as i64)
+                .unwrap();
+            conn.execute(
+                "INSERT INTO tokens (id, name, secret_hash, scopes, agents, created_at, revoked_at)
+                 VALUES ('a1b2c3d4e5f6', 'ci', ?1, '[\"read\"]', '[\"assistant\"]', 1000, NULL)",
+                [&"ab".repeat(32)],
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let token = store.token("a1b2c3d4e5f6").unwrap().unwrap();
+        assert_eq!(token.name, "ci");
+        assert_eq!(token.secret_hash, "ab".repeat(32));
+        assert_eq!(token.scopes, ["read"]);
+        assert_eq!(token.agents, Some(vec!["assistant".to_owned()]));
+        assert_eq!((token.created_at, token.revoked_at), (1000, None));
+        assert_eq!(token.expires_at, None, "an older token never expires");
+        assert!(!token.is_expired(i64::MAX));
+        assert_eq!(store.tokens().unwrap(), vec![token]);
+        drop(store);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        drop(conn);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

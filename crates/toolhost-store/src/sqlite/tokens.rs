@@ -6,7 +6,7 @@ use crate::model::now_millis;
 use crate::token::ApiToken;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-const COLUMNS: &str = "id, name, secret_hash, scopes, agents, created_at, revoked_at";
+const COLUMNS: &str = "id, name, secret_hash, scopes, agents, created_at, revoked_at, expires_at";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<(ApiTokenRow, String, Option<String>)> {
     Ok((
@@ -16,6 +16,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<(ApiTokenRow, String, Option<String>)> {
             secret_hash: r.get(2)?,
             created_at: r.get(5)?,
             revoked_at: r.get(6)?,
+            expires_at: r.get(7)?,
         },
         r.get(3)?,
         r.get(4)?,
@@ -28,6 +29,7 @@ struct ApiTokenRow {
     secret_hash: String,
     created_at: i64,
     revoked_at: Option<i64>,
+    expires_at: Option<i64>,
 }
 
 fn decode((t, scopes, agents): (ApiTokenRow, String, Option<String>)) -> StoreResult<ApiToken> {
@@ -48,6 +50,7 @@ fn decode((t, scopes, agents): (ApiTokenRow, String, Option<String>)) -> StoreRe
         secret_hash: t.secret_hash,
         created_at: t.created_at,
         revoked_at: t.revoked_at,
+        expires_at: t.expires_at,
     })
 }
 
@@ -72,8 +75,8 @@ pub(super) fn create(tx: &Connection, token: &ApiToken) -> StoreResult<()> {
         .map_err(encode)?;
     exec(
         tx,
-        "INSERT INTO tokens (id, name, secret_hash, scopes, agents, created_at, revoked_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO tokens (id, name, secret_hash, scopes, agents, created_at, revoked_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             token.id,
             token.name,
@@ -81,7 +84,8 @@ pub(super) fn create(tx: &Connection, token: &ApiToken) -> StoreResult<()> {
             scopes,
             agents,
             token.created_at,
-            token.revoked_at
+            token.revoked_at,
+            token.expires_at
         ],
     )
     .map_err(db)?;

@@ -8,6 +8,7 @@
 //! `cat` and `git` do: by `SIGPIPE`, which a shell shows as 141 (see `output`).
 
 mod chat;
+mod lifetime;
 mod lines;
 mod output;
 mod progress;

@@ -1,4 +1,5 @@
-//! `toolhost.toml` in a project folder: settings for `toolhost serve` that flags override.
+//! `toolhost.toml` in a project folder: settings for `toolhost serve` and `toolhost tokens`
+//! that flags override.
 //!
 //! ```toml
 //! data = ".toolhost"                  # the data folder, relative to the project folder
@@ -8,11 +9,21 @@
 //! allowed_origins = ["https://app.example.com"]
 //! request_timeout_ms = 30000
 //! max_body_bytes = 1048576
+//!
+//! [tokens]                            # read by `toolhost tokens create`
+//! default_expires_in = "90d"          # a token made without --expires-in lives this long
+//! max_expires_in = "365d"             # no token may live longer (nor forever)
 //! ```
+//!
+//! Lifetimes are a whole number and a unit: `s`, `m`, `h`, `d` or `w`. Without
+//! `default_expires_in` a token made without `--expires-in` never expires; with
+//! `max_expires_in` such a token is refused unless a default within the limit is set.
 //!
 //! Every key is optional; an unknown key or a wrong type is an error naming the file and the
 //! key, never ignored.
 
+use super::lifetime::Lifetime;
+use super::run::DEFAULT_DATA_DIR;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +39,29 @@ pub struct ProjectConfig {
     /// Settings of `toolhost serve`.
     #[serde(default)]
     pub server: ServerSection,
+    /// Settings of `toolhost tokens`.
+    #[serde(default)]
+    pub tokens: TokensSection,
+}
+
+impl ProjectConfig {
+    /// The data folder of the project in `dir`: `flag` (`--data`) when given, else `data` of
+    /// toolhost.toml relative to the project folder (however the folder was named on the
+    /// command line), else `.toolhost` in the working folder.
+    pub fn data_folder(&self, dir: &Path, flag: Option<PathBuf>) -> PathBuf {
+        flag.or_else(|| self.data.as_ref().map(|d| dir.join(d)))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR))
+    }
+}
+
+/// The `[tokens]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokensSection {
+    /// How long a token made without `--expires-in` lives; forever when absent.
+    pub default_expires_in: Option<Lifetime>,
+    /// The longest a token may live; no limit when absent.
+    pub max_expires_in: Option<Lifetime>,
 }
 
 /// The `[server]` table.

@@ -2,7 +2,7 @@
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{open_project, DEFAULT_DATA_DIR};
+use super::run::open_project;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 use toolhost_server::{Server, ServerConfig};
+use toolhost_store::now_millis;
 
 /// Where `toolhost serve` listens unless `--listen` says otherwise: this machine only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -44,12 +45,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     };
-    // A folder named in toolhost.toml belongs to the project: relative to its folder, however
-    // the project was named on the command line.
-    let data = args
-        .data
-        .or(file.data.map(|d| args.dir.join(d)))
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    let data = file.data_folder(&args.dir, args.data);
     let listen = args
         .listen
         .or(file.server.listen)
@@ -75,7 +71,13 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         Err(code) => return code,
     };
     let active = match store.tokens() {
-        Ok(tokens) => tokens.iter().filter(|t| t.revoked_at.is_none()).count(),
+        Ok(tokens) => {
+            let now = now_millis();
+            tokens
+                .iter()
+                .filter(|t| t.revoked_at.is_none() && !t.is_expired(now))
+                .count()
+        }
         Err(e) => {
             output::error("the tokens could not be read.", Some(&e));
             return output::exit(INVALID);

@@ -50,10 +50,20 @@ pub struct Run {
 
 /// Runs `toolhost` with these arguments.
 pub fn toolhost(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .output()
-        .expect("run toolhost");
+    finish(Command::new(env!("CARGO_BIN_EXE_toolhost")).args(args))
+}
+
+/// Runs `toolhost` with these arguments in the working folder `cwd`.
+pub fn toolhost_in(cwd: &Path, args: &[&str]) -> Run {
+    finish(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .current_dir(cwd),
+    )
+}
+
+fn finish(command: &mut Command) -> Run {
+    let out = command.output().expect("run toolhost");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
