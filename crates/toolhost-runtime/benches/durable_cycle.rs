@@ -201,6 +201,9 @@ impl Store for TimedStore {
     fn thread_page(&self, query: &ThreadQuery) -> StoreResult<Vec<Thread>> {
         self.timed(Kind::Read, || self.inner.thread_page(query))
     }
+    fn threads_with_work(&self) -> StoreResult<Vec<String>> {
+        self.timed(Kind::Read, || self.inner.threads_with_work())
+    }
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {
         self.timed(Kind::Read, || self.inner.message_page(thread, after, limit))
     }
