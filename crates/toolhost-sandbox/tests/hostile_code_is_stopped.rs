@@ -26,6 +26,13 @@ async fn an_endless_loop_that_catches_everything_is_still_killed() {
 }
 
 #[tokio::test]
+async fn a_catastrophic_regular_expression_is_killed_at_its_deadline() {
+    let source = "export default () => /^(a+)+$/.test('a'.repeat(64) + 'b')";
+    let (name, _) = error_of(&run(source).await);
+    assert_eq!(name, RunError::DEADLINE);
+}
+
+#[tokio::test]
 async fn terminate_from_the_caller_stops_the_run() {
     let limits = SandboxLimits {
         deadline: None,
