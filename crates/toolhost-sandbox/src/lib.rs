@@ -45,6 +45,7 @@
 
 mod console;
 mod convert;
+mod imports;
 mod result;
 mod worker;
 
@@ -259,7 +260,8 @@ impl Terminator {
     }
 }
 
-/// A started run: a future of its [`RunResult`] that can be terminated.
+/// A started run: a future of its [`RunResult`] that can be terminated. Like any future, it
+/// is not polled again once it gave its result; dropping it before then terminates the run.
 #[derive(Debug)]
 pub struct RunHandle {
     terminator: Terminator,
@@ -301,5 +303,36 @@ impl Drop for RunHandle {
     fn drop(&mut self) {
         // Nobody can receive the result any more; stop the work (a finished run ignores this).
         self.terminator.terminate();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_an_unawaited_handle_terminates_its_run() {
+        let limits = SandboxLimits {
+            deadline: None,
+            ..SandboxLimits::default()
+        };
+        let sandbox = Sandbox::new(limits).expect("valid limits");
+        let handle = sandbox
+            .run(RunCode {
+                source: "export default () => { for (;;) {} }".to_owned(),
+                ..RunCode::default()
+            })
+            .expect("the run starts");
+        let control = Arc::clone(&handle.terminator.control);
+        assert!(!control.terminate.load(Ordering::Relaxed));
+        drop(handle);
+        assert!(control.terminate.load(Ordering::Relaxed));
+        // The run's thread sees the flag at its next interrupt check and ends, releasing the
+        // last other reference to the control.
+        let until = Instant::now() + Duration::from_secs(10);
+        while Arc::strong_count(&control) > 1 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(Arc::strong_count(&control), 1, "the run's thread ended");
     }
 }

@@ -3,17 +3,16 @@
 
 use crate::console::{self, LogBuffer};
 use crate::convert::{self, FromJsError};
+use crate::imports::{Imports, Sources};
 use crate::result::{RunCode, RunError, RunResult};
 use crate::SandboxLimits;
 use rquickjs::context::intrinsic;
 use rquickjs::function::Args;
-use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::promise::PromiseState;
 use rquickjs::FromJs as _;
 use rquickjs::{Context, Ctx, Module, Object, Persistent, Promise, Runtime, Type, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -382,61 +381,6 @@ impl<'js> Run<'_, 'js> {
             name: name.to_owned(),
             message,
             stack,
-        }
-    }
-}
-
-/// Resolves an import specifier only when the run was given a module of exactly that name.
-struct Imports {
-    names: Vec<String>,
-}
-
-impl Imports {
-    fn new(names: Vec<String>) -> Self {
-        Imports { names }
-    }
-}
-
-impl Resolver for Imports {
-    fn resolve<'js>(
-        &mut self,
-        _ctx: &Ctx<'js>,
-        base: &str,
-        name: &str,
-        _attributes: Option<ImportAttributes<'js>>,
-    ) -> rquickjs::Result<String> {
-        if self.names.iter().any(|n| n == name) {
-            return Ok(name.to_owned());
-        }
-        let given = if self.names.is_empty() {
-            "none".to_owned()
-        } else {
-            self.names.join(", ")
-        };
-        Err(rquickjs::Error::new_resolving_message(
-            base,
-            name,
-            format!("`{name}` was not given to this run; the modules it may import: {given}"),
-        ))
-    }
-}
-
-/// The source text of the given modules.
-struct Sources(BTreeMap<String, String>);
-
-impl Loader for Sources {
-    fn load<'js>(
-        &mut self,
-        ctx: &Ctx<'js>,
-        name: &str,
-        _attributes: Option<ImportAttributes<'js>>,
-    ) -> rquickjs::Result<Module<'js, rquickjs::module::Declared>> {
-        match self.0.get(name) {
-            Some(source) => Module::declare(ctx.clone(), name, source.as_str()),
-            None => Err(rquickjs::Error::new_loading_message(
-                name,
-                "not given to this run",
-            )),
         }
     }
 }
