@@ -13,9 +13,11 @@
 //! **What is isolated.** The context has the ECMAScript built-ins (objects, functions, errors,
 //! `Math`, `JSON`, `Date`, `RegExp`, `Proxy`, `Map`/`Set`, typed arrays, `Promise`, `WeakRef`,
 //! `eval` and `Function`, which reach only the same context), the given globals, and `console`
-//! (captured). Nothing else: no files, network, timers, environment, process, `performance`,
-//! nor QuickJS's `std`/`os` modules (the crate does not build them). An import of a module that
-//! was not given is refused with a `ReferenceError` that names it and what may be imported.
+//! (captured; the given globals are set after it and may replace it or any built-in). Nothing
+//! else: no files, network, timers, environment, process, `performance`, nor QuickJS's
+//! `std`/`os` modules (the crate does not build them); `Atomics.wait` cannot block. An import of
+//! a module that was not given is refused with a `ReferenceError` that names it and what may be
+//! imported.
 //!
 //! **Limits** ([`SandboxLimits`], defaults in brackets): memory of the run's runtime
 //! [64 MiB]; native stack for JavaScript [1 MiB, and the run's thread gets that plus a fixed
@@ -23,8 +25,9 @@
 //! [30 s; `None` leaves only [`RunHandle::terminate`], SA-8's own behaviour]; the result's JSON
 //! [1 MiB]; the logs [64 KiB, each entry costing its bytes plus 8; past the cap entries are cut or
 //! dropped and one `warn` entry at the end says how many]. The deadline and termination are
-//! checked by QuickJS's interrupt handler, which it calls every few thousand operations and
-//! during regular-expression matching. A limit hit is an error result whose `name` says which
+//! checked by QuickJS's interrupt handler, which it calls about every 10,000 operations and
+//! during regular-expression matching. QuickJS also caps a string at 2^30 - 1 characters
+//! (`InternalError: string too long`). A limit hit is an error result whose `name` says which
 //! ([`RunError::DEADLINE`], [`RunError::TERMINATED`], [`RunError::MEMORY`], [`RunError::STACK`],
 //! [`RunError::RESULT_SIZE`]); memory and stack errors that the code catches itself are its own
 //! business.

@@ -99,7 +99,7 @@ pub(crate) fn fresh(
 
 fn execute(
     limits: &SandboxLimits,
-    code: RunCode,
+    mut code: RunCode,
     control: Arc<Control>,
     started: Instant,
     logs: &Rc<RefCell<LogBuffer>>,
@@ -117,7 +117,10 @@ fn execute(
         seen.get().is_some()
     })));
     let names: Vec<String> = code.imports.keys().cloned().collect();
-    rt.set_loader(Imports::new(names), Sources(code.imports.clone()));
+    rt.set_loader(
+        Imports::new(names),
+        Sources(std::mem::take(&mut code.imports)),
+    );
     let rejections: Rejections = Rc::default();
     let tracked = Rc::clone(&rejections);
     rt.set_host_promise_rejection_tracker(Some(Box::new(
