@@ -38,6 +38,7 @@ mod config;
 mod cors;
 mod limits;
 mod metrics;
+mod openapi;
 mod plain_errors;
 mod problem;
 mod routes;

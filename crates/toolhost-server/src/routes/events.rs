@@ -77,6 +77,18 @@ impl Position {
 }
 
 /// `GET /v1/threads/{id}/events`.
+#[utoipa::path(
+    get, path = "/v1/threads/{id}/events", operation_id = "followThread", tag = "events",
+    summary = "A thread's events, live",
+    description = "A server-sent event stream. Stored items come first, each with an id: `event: message` (a stored message), `event: event` (a stored event, with its `kind`), `event: run_ended`. Then `event: status` when the thread's status changes, live progress without an id (`text_delta`, `tool_call_started`, …), and an `error` event when the server shuts down. Reconnect with `Last-Event-ID` to miss nothing stored.",
+    params(("id" = String, Path, description = "The thread's id."), ("Last-Event-ID" = Option<String>, Header, description = "The id of the last stored item received (`m<number>.e<number>`): the stream goes on after it.")),
+    responses(
+        (status = 200, description = "The stream.", content_type = "text/event-stream", body = String),
+        (status = 400, description = "A Last-Event-ID this server did not send."),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn thread(
     State(state): State<AppState>,
     caller: Caller,
@@ -93,6 +105,17 @@ pub(super) async fn thread(
 }
 
 /// `GET /v1/events`.
+#[utoipa::path(
+    get, path = "/v1/events", operation_id = "followAllThreads", tag = "events",
+    summary = "The events of every thread the token may reach, live",
+    description = "A server-sent event stream. Stored items come first, each with an id: `event: message` (a stored message), `event: event` (a stored event, with its `kind`), `event: run_ended`. Then `event: status` when the thread's status changes, live progress without an id (`text_delta`, `tool_call_started`, …), and an `error` event when the server shuts down. Reconnect with `Last-Event-ID` to miss nothing stored. Every item's data says its `thread_id`.",
+    params(("Last-Event-ID" = Option<String>, Header, description = "The id of the last stored item received (`m<number>.e<number>`): the stream goes on after it.")),
+    responses(
+        (status = 200, description = "The stream.", content_type = "text/event-stream", body = String),
+        (status = 400, description = "A Last-Event-ID this server did not send."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn all(
     State(state): State<AppState>,
     caller: Caller,

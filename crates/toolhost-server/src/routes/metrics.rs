@@ -11,6 +11,12 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 
+#[utoipa::path(
+    get, path = "/metrics", operation_id = "getMetrics", tag = "metrics",
+    summary = "The server's counts in the Prometheus text format",
+    responses((status = 200, description = "Requests by route template, durations, runs, open streams, store commits.", content_type = "text/plain; version=0.0.4", body = String)),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn metrics(
     State(state): State<AppState>,
     caller: Caller,
