@@ -4,7 +4,8 @@
 //! events, behind bearer tokens. The binary assembles it as `toolhost serve`.
 //!
 //! ## Contract
-//! - **Every endpoint but `/health` and `/ready` needs a token** (`Authorization: Bearer …`).
+//! - **Every endpoint but `/health`, `/ready` and `/v1/openapi.json` needs a token**
+//!   (`Authorization: Bearer …`).
 //!   A token carries scopes (`read`, `run`, `approve`, `admin`; admin implies the others) and may
 //!   be limited to some agents: a thread of another agent is answered as if it did not exist.
 //!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant
@@ -31,6 +32,12 @@
 //!   after the operation under way, and returns once they have stored what they did and
 //!   released their threads.
 //! - **Metrics** (`GET /metrics`, Prometheus text) count by route template, never by raw path.
+//! - **The API describes itself**: `GET /v1/openapi.json` serves an OpenAPI 3.1 document of
+//!   every route (parameters, bodies, answers, the problems each can give, the scope each needs),
+//!   without a token, since it tells how to call the API and nothing of what is stored. It is
+//!   generated from the code: the handlers' `#[utoipa::path]` attributes, the very body and query
+//!   types they parse, and the route table, which adds each route from its handler's attribute,
+//!   so a route cannot be served undocumented (see the `openapi` module).
 
 pub mod auth;
 mod body;

@@ -6,6 +6,7 @@ mod common;
 
 use common::TestServer;
 use std::collections::BTreeSet;
+use toolhost_server::auth::Scope;
 
 /// Every route of the API, as the README's table lists them.
 const KNOWN: [(&str, &str); 24] = [
@@ -118,5 +119,63 @@ async fn the_probe_tells_a_route_from_no_route() {
             unrouted(&server, &token, method, path).await.is_some(),
             "{method} {path} should not be served"
         );
+    }
+}
+
+/// A body each documented request body accepts, so that what is checked is the token.
+fn fitting_body(operation_id: &str) -> Vec<u8> {
+    let body = match operation_id {
+        "createThread" => r#"{"agent": "assistant", "message": "Weather in Oslo?"}"#,
+        "sendMessage" => r#"{"message": "and in Bergen?"}"#,
+        "decideApproval" => r#"{"decision": "approve"}"#,
+        "validateArguments" | "callTool" => r#"{"arguments": {}}"#,
+        _ => "{}",
+    };
+    body.as_bytes().to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_security_is_what_the_server_asks_for() {
+    let server = TestServer::start().await;
+    let doc = server.get("/v1/openapi.json", None).await.json;
+    let tokens: Vec<(&str, String)> = [Scope::Read, Scope::Run, Scope::Approve]
+        .into_iter()
+        .map(|s| (s.as_str(), server.token(&[s], None)))
+        .collect();
+    for (method, template) in documented(&server).await {
+        let op = &doc["paths"][&template][method.to_lowercase()];
+        let id = op["operationId"].as_str().unwrap();
+        let path = concrete(&template);
+        let headers = [
+            ("content-type", "application/json"),
+            ("last-event-id", "not-an-id"),
+        ];
+        let body = || {
+            if method == "POST" {
+                fitting_body(id)
+            } else {
+                Vec::new()
+            }
+        };
+        let anonymous = server.raw(&method, &path, None, &headers, body()).await;
+        let Some(security) = op.get("security") else {
+            assert_ne!(anonymous.status, 401, "{id} is documented as public");
+            continue;
+        };
+        assert_eq!(anonymous.status, 401, "{id}: {}", anonymous.text);
+        let needed = security[0]["bearer"][0].as_str().unwrap();
+        for (scope, token) in &tokens {
+            let answer = server
+                .raw(&method, &path, Some(token), &headers, body())
+                .await;
+            let refused = answer.status == 403;
+            assert_eq!(
+                refused,
+                *scope != needed,
+                "{id} with a {scope} token (documented: {needed}): {} {}",
+                answer.status,
+                answer.text
+            );
+        }
     }
 }
