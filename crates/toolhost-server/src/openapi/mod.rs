@@ -156,9 +156,17 @@ fn complete(operation: &mut Operation) {
     }
     let responses = &mut operation.responses.responses;
     for (status, description) in common {
-        responses
-            .entry(status.to_owned())
-            .or_insert_with(|| RefOr::T(utoipa::openapi::Response::new(description)));
+        match responses.get_mut(status) {
+            // The handler's own reasons for this status come first.
+            Some(RefOr::T(own)) => {
+                own.description = format!("{} Or: {description}", own.description)
+            }
+            Some(RefOr::Ref(_)) => {}
+            None => {
+                let response = utoipa::openapi::Response::new(description);
+                responses.insert(status.to_owned(), RefOr::T(response));
+            }
+        }
     }
     for (status, response) in responses.iter_mut() {
         if let (false, RefOr::T(response)) = (status.starts_with(['1', '2', '3']), response) {

@@ -14,7 +14,7 @@ use axum::response::IntoResponse;
 #[utoipa::path(
     get, path = "/metrics", operation_id = "getMetrics", tag = "metrics",
     summary = "The server's counts in the Prometheus text format",
-    responses((status = 200, description = "Requests by route template, durations, runs, open streams, store commits.", content_type = "text/plain; version=0.0.4", body = String)),
+    responses((status = 200, description = "Requests by route template, durations, runs, open streams, store commits.", content_type = "text/plain; version=0.0.4; charset=utf-8", body = String)),
     security(("bearer" = ["read"])),
 )]
 pub(super) async fn metrics(

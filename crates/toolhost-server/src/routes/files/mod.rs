@@ -113,9 +113,9 @@ pub(super) async fn list(
         ("Range" = Option<String>, Header, description = "One byte range: `bytes=FIRST-LAST`, `bytes=FIRST-` or `bytes=-COUNT`."),
     ),
     responses(
-        (status = 200, description = "The whole file.", content_type = "application/octet-stream", body = String,
+        (status = 200, description = "The whole file, as its stored content type (`application/octet-stream` when it has none).", content_type = "*/*", body = String,
             headers(("Accept-Ranges" = String, description = "`bytes`."))),
-        (status = 206, description = "The byte range asked for.", content_type = "application/octet-stream", body = String,
+        (status = 206, description = "The byte range asked for.", content_type = "*/*", body = String,
             headers(("Content-Range" = String, description = "`bytes FIRST-LAST/SIZE`."))),
         (status = 400, description = "A path with `..`, control characters or backslashes, or a malformed Range header."),
         (status = 404, description = "There is no such thread (or the token may not reach it), no such file, or the path is a folder."),
