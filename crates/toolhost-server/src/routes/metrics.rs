@@ -1,7 +1,7 @@
 //! `GET /metrics`: the server's counts in the Prometheus text format (see [`crate::metrics`]).
-//! It needs a token with the `read` scope, like every endpoint but health and readiness: the
-//! counts say how busy the service is and which routes are used. A scraper sends it as a bearer
-//! token. The counts are totals over every agent.
+//! It needs a token with the `read` scope, like every endpoint but health, readiness and the
+//! OpenAPI document: the counts say how busy the service is and which routes are used. A scraper
+//! sends it as a bearer token. The counts are totals over every agent.
 
 use crate::auth::{Caller, Scope};
 use crate::metrics::text::{render, Snapshot, CONTENT_TYPE};
