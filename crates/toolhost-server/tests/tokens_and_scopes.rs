@@ -1,5 +1,6 @@
-//! Who may do what: every endpoint but health, readiness and the OpenAPI document needs a valid scopes decide
-//! what it may do; a token limited to some agents cannot see or reach another agent's threads.
+//! Who may do what: every endpoint but health, readiness and the OpenAPI document needs a valid
+//! token; scopes decide what it may do; a token limited to some agents cannot see or reach another
+//! agent's threads.
 
 mod common;
 
