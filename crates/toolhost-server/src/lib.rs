@@ -4,7 +4,8 @@
 //! events, behind bearer tokens. The binary assembles it as `toolhost serve`.
 //!
 //! ## Contract
-//! - **Every endpoint but `/health`, `/ready` and the web page's files needs a token** (`Authorization: Bearer …`).
+//! - **Every endpoint but `/health`, `/ready`, `/v1/openapi.json` and the web page's files
+//!   needs a token** (`Authorization: Bearer …`).
 //!   A token carries scopes (`read`, `run`, `approve`, `admin`; admin implies the others) and may
 //!   be limited to some agents: a thread of another agent is answered as if it did not exist.
 //!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant
@@ -35,6 +36,12 @@
 //! - **The web page** (`GET /`, `/ui/…`) is built into the binary and holds no data: it signs
 //!   in with a token and uses the API like any client. It is served without a token, under a
 //!   content security policy that lets only its own script run.
+//! - **The API describes itself**: `GET /v1/openapi.json` serves an OpenAPI 3.1 document of
+//!   every route (parameters, bodies, answers, the problems each can give, the scope each needs),
+//!   without a token, since it tells how to call the API and nothing of what is stored. It is
+//!   generated from the code: the handlers' `#[utoipa::path]` attributes, the very body and query
+//!   types they parse, and the route table, which adds each route from its handler's attribute,
+//!   so a route cannot be served undocumented (see the `openapi` module).
 
 pub mod auth;
 mod body;
@@ -42,6 +49,7 @@ mod config;
 mod cors;
 mod limits;
 mod metrics;
+mod openapi;
 mod plain_errors;
 mod problem;
 mod routes;

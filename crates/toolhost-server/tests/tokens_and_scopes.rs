@@ -1,6 +1,6 @@
-//! Who may do what: every endpoint but health and readiness needs a valid token; scopes decide
-//! what it may do; a token limited to some agents cannot see or reach another agent's threads;
-//! an expired token reaches nothing, and says when it expired.
+//! Who may do what: every endpoint but health, readiness and the OpenAPI document needs a valid
+//! token; scopes decide what it may do; a token limited to some agents cannot see or reach another
+//! agent's threads; an expired token reaches nothing, and says when it expired.
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! new thread of each may be given (what a form that starts one asks for).
 
 use crate::auth::{Caller, Scope};
+use crate::openapi::answers::AgentList;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::State;
@@ -9,6 +10,12 @@ use axum::Json;
 use serde_json::{json, Value};
 use toolhost_runtime::project::AgentKind;
 
+#[utoipa::path(
+    get, path = "/v1/agents", operation_id = "listAgents", tag = "agents",
+    summary = "The agents the token may reach, with their prompts",
+    responses((status = 200, description = "The agents.", body = AgentList)),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn list(
     State(state): State<AppState>,
     caller: Caller,

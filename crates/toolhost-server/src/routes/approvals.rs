@@ -5,6 +5,7 @@
 use super::reachable_thread;
 use crate::auth::{Caller, Scope};
 use crate::body::JsonBody;
+use crate::openapi::answers::{ApprovalDecided, ApprovalList};
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -12,7 +13,18 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use toolhost_runtime::engine::Verdict;
+use utoipa::ToSchema;
 
+#[utoipa::path(
+    get, path = "/v1/threads/{id}/approvals", operation_id = "listApprovals", tag = "approvals",
+    summary = "A thread's approval requests, decided or not",
+    params(("id" = String, Path, description = "The thread's id.")),
+    responses(
+        (status = 200, description = "The requests.", body = ApprovalList),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -25,7 +37,7 @@ pub(super) async fn list(
 }
 
 /// What a person decided.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 enum Decision {
     Approve,
@@ -33,20 +45,36 @@ enum Decision {
 }
 
 /// `POST /v1/threads/{id}/approvals/{call_id}`.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DecideBody {
+    #[schema(inline)]
     decision: Decision,
     /// For a denial: what the model is told.
     message: Option<String>,
     /// For an approval: the arguments to run with instead (validated again).
     #[serde(default, deserialize_with = "given")]
+    #[schema(value_type = Object)]
     arguments: Option<Value>,
     /// The decision holds for the later calls of the same tool in this thread.
     #[serde(default)]
     always: bool,
 }
 
+#[utoipa::path(
+    post, path = "/v1/threads/{id}/approvals/{call_id}", operation_id = "decideApproval", tag = "approvals",
+    summary = "Approve or deny a call that waits",
+    description = "Bound to the call, its arguments and the tool's definition. Edited arguments are validated again before the call runs.",
+    params(("id" = String, Path, description = "The thread's id."), ("call_id" = String, Path, description = "The call that waits.")),
+    request_body(content = inline(DecideBody), description = "A JSON object of these fields only."),
+    responses(
+        (status = 200, description = "The decision is stored and the thread runs.", body = ApprovalDecided),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+        (status = 409, description = "The call does not wait for a decision (decided already, or unknown), or the thread is busy."),
+        (status = 422, description = "A message with an approval, arguments with a denial, or arguments that are not an object."),
+    ),
+    security(("bearer" = ["approve"])),
+)]
 pub(super) async fn decide(
     State(state): State<AppState>,
     caller: Caller,

@@ -5,6 +5,7 @@ use super::reachable_thread;
 use super::threads::page_limit;
 use crate::auth::{Caller, Scope};
 use crate::body::JsonBody;
+use crate::openapi::answers::{MessagePage, Queued};
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -12,9 +13,11 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use utoipa::{IntoParams, ToSchema};
 
 /// `GET /v1/threads/{id}/messages` query.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListQuery {
     /// Only messages after this position (`seq`).
@@ -22,6 +25,17 @@ pub(super) struct ListQuery {
     limit: Option<usize>,
 }
 
+#[utoipa::path(
+    get, path = "/v1/threads/{id}/messages", operation_id = "listMessages", tag = "messages",
+    summary = "A thread's messages, oldest first, page by page",
+    params(("id" = String, Path, description = "The thread's id."), ListQuery),
+    responses(
+        (status = 200, description = "One page.", body = MessagePage),
+        (status = 400, description = "An unknown query parameter or a limit out of range."),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -46,12 +60,25 @@ pub(super) async fn list(
 }
 
 /// `POST /v1/threads/{id}/messages`.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SendBody {
     message: String,
 }
 
+#[utoipa::path(
+    post, path = "/v1/threads/{id}/messages", operation_id = "sendMessage", tag = "messages",
+    summary = "Send a message: stored at once, taken at the thread's next step",
+    params(("id" = String, Path, description = "The thread's id.")),
+    request_body(content = inline(SendBody), description = "A JSON object of these fields only."),
+    responses(
+        (status = 202, description = "The message is stored and the thread runs.", body = Queued),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+        (status = 409, description = "The thread holds a direct tool call (scratch), or is busy."),
+        (status = 422, description = "The message is empty."),
+    ),
+    security(("bearer" = ["run"])),
+)]
 pub(super) async fn send(
     State(state): State<AppState>,
     caller: Caller,

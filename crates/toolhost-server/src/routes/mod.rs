@@ -7,6 +7,7 @@ mod files;
 mod health;
 mod messages;
 mod metrics;
+mod table;
 mod threads;
 mod tool_calls;
 mod tools;
@@ -17,48 +18,47 @@ use crate::metrics::layer::track;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::DefaultBodyLimit;
-use axum::middleware;
-use axum::routing::{get, post};
-use axum::Router;
+use axum::{middleware, Extension, Router};
+use table::Table;
 use toolhost_store::Thread;
 
-/// Every route of the API, with the body cap and the answer for unknown paths.
+/// Every route of the API, with the body cap and the answer for unknown paths. Each route is
+/// added from its handler's `#[utoipa::path]` attribute (see [`Table`]), so the OpenAPI document
+/// served at `/v1/openapi.json` lists exactly the routes there are.
 pub(crate) fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
-    let router = Router::new()
-        .route("/health", get(health::health))
-        .route("/ready", get(health::ready))
-        .route("/v1/agents", get(agents::list))
-        .route("/v1/threads", get(threads::list).post(threads::create))
-        .route(
-            "/v1/threads/{id}",
-            get(threads::get).delete(threads::delete),
-        )
-        .route("/v1/threads/{id}/stop", post(threads::stop))
-        .route("/v1/threads/{id}/run", post(threads::run))
-        .route("/v1/threads/{id}/files", get(files::list))
-        .route("/v1/threads/{id}/files/{*path}", get(files::download))
-        .route(
-            "/v1/threads/{id}/messages",
-            get(messages::list).post(messages::send),
-        )
-        .route("/v1/threads/{id}/approvals", get(approvals::list))
-        .route(
-            "/v1/threads/{id}/approvals/{call_id}",
-            post(approvals::decide),
-        )
-        .route(
-            "/v1/threads/{id}/variables/{request_id}",
-            get(variables::get).post(variables::give),
-        )
-        .route("/v1/threads/{id}/events", get(events::thread))
-        .route("/v1/events", get(events::all))
-        .route("/v1/tools", get(tools::list))
-        .route("/v1/tools/{name}/validate", post(tools::validate))
-        .route("/v1/tools/{name}/call", post(tool_calls::call))
-        .route("/metrics", get(metrics::metrics))
+    let table = Table::new()
+        .add::<health::__path_health, _, _>(health::health)
+        .add::<health::__path_ready, _, _>(health::ready)
+        .add::<crate::openapi::__path_document, _, _>(crate::openapi::document)
+        .add::<agents::__path_list, _, _>(agents::list)
+        .add::<threads::__path_list, _, _>(threads::list)
+        .add::<threads::__path_create, _, _>(threads::create)
+        .add::<threads::__path_get, _, _>(threads::get)
+        .add::<threads::__path_delete, _, _>(threads::delete)
+        .add::<threads::__path_stop, _, _>(threads::stop)
+        .add::<threads::__path_run, _, _>(threads::run)
+        .add::<files::__path_list, _, _>(files::list)
+        .add_rest::<files::__path_download, _, _>(files::download)
+        .add::<messages::__path_list, _, _>(messages::list)
+        .add::<messages::__path_send, _, _>(messages::send)
+        .add::<approvals::__path_list, _, _>(approvals::list)
+        .add::<approvals::__path_decide, _, _>(approvals::decide)
+        .add::<variables::__path_get, _, _>(variables::get)
+        .add::<variables::__path_give, _, _>(variables::give)
+        .add::<events::__path_thread, _, _>(events::thread)
+        .add::<events::__path_all, _, _>(events::all)
+        .add::<tools::__path_list, _, _>(tools::list)
+        .add::<tools::__path_validate, _, _>(tools::validate)
+        .add::<tool_calls::__path_call, _, _>(tool_calls::call)
+        .add::<metrics::__path_metrics, _, _>(metrics::metrics);
+    let document = crate::openapi::Document::of(table.paths);
+    let router = table
+        .router
+        // The web page's files: outside the API and its document.
         .merge(crate::web::routes())
         .fallback(not_found)
+        .layer(Extension(document))
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn(crate::plain_errors::as_problem))
         .layer(middleware::from_fn_with_state(

@@ -4,6 +4,7 @@
 use super::reachable_thread;
 use crate::auth::{Caller, Scope};
 use crate::body::JsonBody;
+use crate::openapi::answers::{RunStarted, StopAsked, ThreadCreated, ThreadPage, ThreadView};
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -15,9 +16,10 @@ use std::collections::BTreeMap;
 use toolhost_runtime::engine::{describe_owner, Runtime};
 use toolhost_runtime::variables::VariableValue;
 use toolhost_store::{StoreError, ThreadQuery, ThreadStatus};
+use utoipa::{IntoParams, ToSchema};
 
 /// `POST /v1/threads`.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct NewThreadBody {
     agent: String,
@@ -30,6 +32,18 @@ pub(super) struct NewThreadBody {
     secrets: BTreeMap<String, String>,
 }
 
+#[utoipa::path(
+    post, path = "/v1/threads", operation_id = "createThread", tag = "threads",
+    summary = "Create a thread with its first message and run it",
+    description = "Stores the thread, its first message, its variables and (sealed) secrets, then runs it in the background; follow it through its event stream.",
+    request_body(content = inline(NewThreadBody), description = "A JSON object of these fields only."),
+    responses(
+        (status = 201, description = "The thread is stored and runs.", body = ThreadCreated),
+        (status = 409, description = "The thread is busy with another run."),
+        (status = 422, description = "An unknown agent, an empty message, a secret given as a text variable, a name given twice, a model or definitions that cannot be used, or variables missing; the pointer says which field."),
+    ),
+    security(("bearer" = ["run"])),
+)]
 pub(super) async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -89,7 +103,8 @@ pub(super) fn variable_values(
 }
 
 /// `GET /v1/threads` query.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListQuery {
     agent: Option<String>,
@@ -101,6 +116,16 @@ pub(super) struct ListQuery {
     cursor: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/v1/threads", operation_id = "listThreads", tag = "threads",
+    summary = "The threads the token may reach, newest first, page by page",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page.", body = ThreadPage),
+        (status = 400, description = "An unknown query parameter, a status that is not one, a limit out of range, or a cursor that names no thread of this list."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -165,6 +190,16 @@ pub(super) fn page_limit(asked: Option<usize>, max: usize) -> Result<usize, Prob
     }
 }
 
+#[utoipa::path(
+    get, path = "/v1/threads/{id}", operation_id = "getThread", tag = "threads",
+    summary = "A thread, its owner, and what it waits for",
+    params(("id" = String, Path, description = "The thread's id.")),
+    responses(
+        (status = 200, description = "The thread.", body = ThreadView),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn get(
     State(state): State<AppState>,
     caller: Caller,
@@ -199,6 +234,17 @@ pub(super) async fn get(
 /// `POST /v1/threads/{id}/run`: runs the thread from what is stored (a resume), for a thread
 /// that was stopped or whose server went away mid-turn. Another run that owns it already does
 /// the work: this one then ends at once.
+#[utoipa::path(
+    post, path = "/v1/threads/{id}/run", operation_id = "runThread", tag = "threads",
+    summary = "Run a thread again from what is stored",
+    description = "For a thread that was stopped or whose server went away mid-turn. Another run that owns it already does the work: this one then ends at once.",
+    params(("id" = String, Path, description = "The thread's id.")),
+    responses(
+        (status = 202, description = "A run was started.", body = RunStarted),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+    ),
+    security(("bearer" = ["run"])),
+)]
 pub(super) async fn run(
     State(state): State<AppState>,
     caller: Caller,
@@ -210,6 +256,16 @@ pub(super) async fn run(
     Ok((StatusCode::ACCEPTED, Json(json!({ "started": true }))))
 }
 
+#[utoipa::path(
+    post, path = "/v1/threads/{id}/stop", operation_id = "stopThread", tag = "threads",
+    summary = "Ask the run that owns a thread to stop after the operation under way",
+    params(("id" = String, Path, description = "The thread's id.")),
+    responses(
+        (status = 200, description = "Whether a run was asked to stop.", body = StopAsked),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+    ),
+    security(("bearer" = ["run"])),
+)]
 pub(super) async fn stop(
     State(state): State<AppState>,
     caller: Caller,
@@ -226,6 +282,18 @@ pub(super) async fn stop(
 /// Refused with 409, changing nothing, while a live run owns the thread (stop it first) and
 /// while it has child threads: those are deleted first, each on its own, so that deleting a
 /// thread never takes sub-threads with it by surprise.
+#[utoipa::path(
+    delete, path = "/v1/threads/{id}", operation_id = "deleteThread", tag = "threads",
+    summary = "Delete a thread with everything of it",
+    description = "Messages, results, the call journal, approvals, variables, queued work, events, values and files go in one transaction. Child threads are deleted first, each on its own.",
+    params(("id" = String, Path, description = "The thread's id.")),
+    responses(
+        (status = 204, description = "The thread is gone."),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+        (status = 409, description = "A live run owns the thread (stop it first), or it has child threads; nothing was changed."),
+    ),
+    security(("bearer" = ["run"])),
+)]
 pub(super) async fn delete(
     State(state): State<AppState>,
     caller: Caller,

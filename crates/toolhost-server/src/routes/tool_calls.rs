@@ -9,6 +9,7 @@ use super::threads::variable_values;
 use super::tools::{argument_text, offering_agents, violations, visible_tool};
 use crate::auth::{Caller, Scope};
 use crate::body::JsonBody;
+use crate::openapi::answers::CallAnswer;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -18,9 +19,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use toolhost_runtime::engine::{fit_arguments, RunOutcome, ScratchCall, Waiting};
+use utoipa::ToSchema;
 
 /// `POST /v1/tools/{name}/call`.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CallBody {
     arguments: Option<Value>,
@@ -35,6 +37,21 @@ pub(super) struct CallBody {
     secrets: BTreeMap<String, String>,
 }
 
+#[utoipa::path(
+    post, path = "/v1/tools/{name}/call", operation_id = "callTool", tag = "tools",
+    summary = "Call a tool directly, on a scratch thread of its own",
+    description = "Carried out as a model's call is: journaled, secrets redacted, and not run before a person approves it when the tool needs approval.",
+    params(("name" = String, Path, description = "The tool.")),
+    request_body(content = inline(CallBody), description = "A JSON object of these fields only."),
+    responses(
+        (status = 200, description = "The call ran; the answer holds its result.", body = CallAnswer),
+        (status = 202, description = "The call waits for an approval or variables; the answer says where to give them.", body = CallAnswer),
+        (status = 404, description = "There is no such tool the token may see."),
+        (status = 422, description = "Arguments that do not fit (the pointer says where), an agent that does not offer the tool, no agent the token reaches that does, or variables that cannot be used."),
+        (status = 503, description = "The server is shutting down; the call is stored and runs when its thread runs next."),
+    ),
+    security(("bearer" = ["run"])),
+)]
 pub(super) async fn call(
     State(state): State<AppState>,
     caller: Caller,

@@ -5,6 +5,7 @@
 
 use crate::auth::{Caller, Scope};
 use crate::body::JsonBody;
+use crate::openapi::answers::{ToolList, Validation};
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -15,6 +16,7 @@ use toolhost_core::blueprint::Binding;
 use toolhost_core::{AnyTool, ToolSetError};
 use toolhost_runtime::engine::{fit_arguments, Fitted, Runtime};
 use toolhost_runtime::project::AgentKind;
+use utoipa::ToSchema;
 
 /// The agents whose prompts offer `tool`, by name; with `first_side_only`, only those whose
 /// first side's prompt does (a direct call runs there).
@@ -106,6 +108,12 @@ fn kind(runtime: &Runtime, tool: &AnyTool) -> Value {
 }
 
 /// `GET /v1/tools`.
+#[utoipa::path(
+    get, path = "/v1/tools", operation_id = "listTools", tag = "tools",
+    summary = "The tools the token may see, with their schemas, kinds and agents",
+    responses((status = 200, description = "The tools, by name.", body = ToolList)),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -139,7 +147,7 @@ pub(super) async fn list(
 }
 
 /// The arguments of a check or a direct call: a JSON value, or text as a model sends it.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ValidateBody {
     arguments: Option<Value>,
@@ -193,6 +201,18 @@ pub(super) fn violations(error: &ToolSetError) -> Vec<Value> {
 }
 
 /// `POST /v1/tools/{name}/validate`.
+#[utoipa::path(
+    post, path = "/v1/tools/{name}/validate", operation_id = "validateArguments", tag = "tools",
+    summary = "Check arguments for a tool as a model's call is checked, repairs included",
+    params(("name" = String, Path, description = "The tool.")),
+    request_body(content = inline(ValidateBody), description = "A JSON object of these fields only."),
+    responses(
+        (status = 200, description = "Whether they fit, with the repaired arguments or the violations.", body = Validation),
+        (status = 404, description = "There is no such tool the token may see."),
+        (status = 422, description = "Neither or both of `arguments` and `argument_text`."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn validate(
     State(state): State<AppState>,
     caller: Caller,

@@ -5,6 +5,7 @@ use super::reachable_thread;
 use super::threads::variable_values;
 use crate::auth::{Caller, Scope};
 use crate::body::JsonBody;
+use crate::openapi::answers::{VariableRequest as RequestView, VariablesGiven};
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -13,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use toolhost_store::VariableRequest;
+use utoipa::ToSchema;
 
 async fn request_of(
     state: &AppState,
@@ -32,6 +34,16 @@ async fn request_of(
         })
 }
 
+#[utoipa::path(
+    get, path = "/v1/threads/{id}/variables/{request_id}", operation_id = "getVariableRequest", tag = "variables",
+    summary = "What a variable request asks for: names, and which are secret; never a value",
+    params(("id" = String, Path, description = "The thread's id."), ("request_id" = String, Path, description = "The variable request.")),
+    responses(
+        (status = 200, description = "The request.", body = RequestView),
+        (status = 404, description = "There is no such thread or request, or the token may not reach the thread."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn get(
     State(state): State<AppState>,
     caller: Caller,
@@ -56,7 +68,7 @@ pub(super) async fn get(
 }
 
 /// `POST /v1/threads/{id}/variables/{request_id}`.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct GiveBody {
     #[serde(default)]
@@ -65,6 +77,19 @@ pub(super) struct GiveBody {
     secrets: BTreeMap<String, String>,
 }
 
+#[utoipa::path(
+    post, path = "/v1/threads/{id}/variables/{request_id}", operation_id = "giveVariables", tag = "variables",
+    summary = "Give the values a variable request asks for; the thread goes on",
+    params(("id" = String, Path, description = "The thread's id."), ("request_id" = String, Path, description = "The variable request.")),
+    request_body(content = inline(GiveBody), description = "A JSON object of these fields only."),
+    responses(
+        (status = 200, description = "The values are stored (secrets sealed).", body = VariablesGiven),
+        (status = 404, description = "There is no such thread or request, or the token may not reach the thread."),
+        (status = 409, description = "The request was answered already, or the thread is busy; nothing was changed."),
+        (status = 422, description = "A name the request does not ask for, a secret given as a text variable, or a name given twice."),
+    ),
+    security(("bearer" = ["run"])),
+)]
 pub(super) async fn give(
     State(state): State<AppState>,
     caller: Caller,

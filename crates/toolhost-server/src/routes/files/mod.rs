@@ -12,6 +12,7 @@ mod stream;
 
 use super::reachable_thread;
 use crate::auth::{Caller, Scope};
+use crate::openapi::answers::FileList;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -24,9 +25,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use toolhost_store::path::{normalize, FsPath};
 use toolhost_store::FileStat;
+use utoipa::IntoParams;
 
 /// `GET /v1/threads/{id}/files` query.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ListQuery {
     /// The folder to list (default `/`).
@@ -53,6 +56,17 @@ fn entry(stat: &FileStat) -> Value {
     })
 }
 
+#[utoipa::path(
+    get, path = "/v1/threads/{id}/files", operation_id = "listFiles", tag = "files",
+    summary = "A folder of a thread's file system",
+    params(("id" = String, Path, description = "The thread's id."), ListQuery),
+    responses(
+        (status = 200, description = "The folder's entries.", body = FileList),
+        (status = 400, description = "An unknown query parameter, or a path with `..`, control characters or backslashes."),
+        (status = 404, description = "There is no such thread (or the token may not reach it), no such folder, or the path is a file."),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -89,6 +103,27 @@ pub(super) async fn list(
     Ok(Json(json!({ "path": folder.as_str(), "entries": entries })))
 }
 
+#[utoipa::path(
+    get, path = "/v1/threads/{id}/files/{path}", operation_id = "downloadFile", tag = "files",
+    summary = "A file of a thread, whole or one byte range",
+    description = "The path may hold slashes (`a/b.txt`). Sent with its stored content type, `X-Content-Type-Options: nosniff` and a sandboxing `Content-Security-Policy`. One byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`) is answered with 206; several ranges, another unit or an `If-Range` get the whole file.",
+    params(
+        ("id" = String, Path, description = "The thread's id."),
+        ("path" = String, Path, description = "The file's path in the thread's file system, slashes included."),
+        ("Range" = Option<String>, Header, description = "One byte range: `bytes=FIRST-LAST`, `bytes=FIRST-` or `bytes=-COUNT`."),
+    ),
+    responses(
+        (status = 200, description = "The whole file, as its stored content type (`application/octet-stream` when it has none).", content_type = "*/*", body = String,
+            headers(("Accept-Ranges" = String, description = "`bytes`."))),
+        (status = 206, description = "The byte range asked for.", content_type = "*/*", body = String,
+            headers(("Content-Range" = String, description = "`bytes FIRST-LAST/SIZE`."))),
+        (status = 400, description = "A path with `..`, control characters or backslashes, or a malformed Range header."),
+        (status = 404, description = "There is no such thread (or the token may not reach it), no such file, or the path is a folder."),
+        (status = 416, description = "No byte of the range is in the file.",
+            headers(("Content-Range" = String, description = "`bytes */SIZE`."))),
+    ),
+    security(("bearer" = ["read"])),
+)]
 pub(super) async fn download(
     State(state): State<AppState>,
     caller: Caller,
