@@ -10,7 +10,7 @@ use crate::retry::{RetryPolicy, RetryStep};
 use crate::secret::ApiKey;
 use crate::sse::SseParser;
 use crate::transport::{next_chunk, read_body, Transport};
-use crate::{anthropic, gemini, openai};
+use crate::{anthropic, gemini, openai, responses, ModelApi};
 use crate::{Model, ModelError, ModelErrorKind, ModelFuture, ModelRequest, ModelResponse};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
@@ -19,8 +19,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 use toolhost_core::exact::{self, ExactJsonError};
 
-/// A model behind an HTTP API (OpenAI chat completions and compatible servers, Anthropic
-/// Messages, Gemini). Built by [`crate::model_from_config`] or [`HttpModel::new`].
+/// A model behind an HTTP API (OpenAI Responses, OpenAI chat completions and compatible servers,
+/// Anthropic Messages, Gemini). Built by [`crate::model_from_config`] or [`HttpModel::new`].
 pub struct HttpModel {
     name: String,
     kind: ApiKind,
@@ -92,6 +92,7 @@ impl HttpModel {
         network: &Network,
     ) -> Result<Self, ConfigError> {
         let kind: ApiKind = config.provider.parse()?;
+        let dialect = config.wire_api()?;
         let name = config
             .name
             .clone()
@@ -129,11 +130,20 @@ impl HttpModel {
                 }
             },
         };
-        let settings = settings(&name, config)?;
-        let api: Box<dyn WireApi> = match kind {
-            ApiKind::OpenAi | ApiKind::OpenAiCompatible => Box::new(openai::OpenAiChat),
-            ApiKind::Anthropic => Box::new(anthropic::AnthropicMessages),
-            ApiKind::Gemini => Box::new(gemini::GeminiGenerate),
+        let mut settings = settings(&name, config)?;
+        let api: Box<dyn WireApi> = match dialect {
+            ModelApi::OpenAiResponses => {
+                Box::new(responses::OpenAiResponses::new(&mut settings).map_err(
+                    |(setting, reason)| ConfigError::BadSetting {
+                        model: name.clone(),
+                        setting: setting.to_owned(),
+                        reason: reason.to_owned(),
+                    },
+                )?)
+            }
+            ModelApi::AnthropicMessages => Box::new(anthropic::AnthropicMessages),
+            ModelApi::Gemini => Box::new(gemini::GeminiGenerate),
+            ModelApi::OpenAiChat | ModelApi::Scripted => Box::new(openai::OpenAiChat),
         };
         let connect = Duration::from_millis(config.timeouts.connect_ms);
         let transport = Transport::new(connect, network).map_err(|reason| ConfigError::Client {

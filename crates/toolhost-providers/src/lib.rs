@@ -146,6 +146,8 @@ mod openai;
 mod ordering;
 #[cfg(feature = "http")]
 mod proxy;
+#[cfg(feature = "http")]
+mod responses;
 mod retry;
 mod scripted;
 mod secret;
