@@ -12,10 +12,12 @@ use {crate::adapter::HttpModel, crate::Model, std::sync::Arc};
 /// The HTTP APIs toolhost speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ApiKind {
-    /// OpenAI chat completions at api.openai.com (key from `OPENAI_API_KEY` by default).
+    /// OpenAI at api.openai.com: the Responses API, or chat completions with `api: "chat"` (key
+    /// from `OPENAI_API_KEY` by default).
     OpenAi,
     /// Any server speaking the chat-completions protocol (vLLM, llama.cpp, Ollama, OpenRouter,
-    /// ...): `baseUrl` is required and no key is sent unless `apiKeyEnv` names one.
+    /// ...), or the Responses API with `api: "responses"`: `baseUrl` is required and no key is
+    /// sent unless `apiKeyEnv` names one.
     OpenAiCompatible,
     /// Anthropic Messages (key from `ANTHROPIC_API_KEY` by default).
     Anthropic,
