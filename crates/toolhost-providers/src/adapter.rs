@@ -1,6 +1,6 @@
 //! [`HttpModel`]: a [`Model`] over one HTTP API, with bounded retries of the exchange.
 
-use crate::api::{wire_tools, CallContext, Settings, WireApi};
+use crate::api::{settings, wire_tools, CallContext, Settings, WireApi};
 use crate::assemble::Assembly;
 use crate::config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 use crate::delta::{DeltaSink, StreamDelta};
@@ -388,38 +388,4 @@ impl Model for HttpModel {
     ) -> ModelFuture<'a> {
         Box::pin(self.run(request, Some(sink)))
     }
-}
-
-/// Splits a definition's settings into the mapped ones and the rest, checking their types.
-fn settings(name: &str, config: &ModelConfig) -> Result<Settings, ConfigError> {
-    let bad = |setting: &str, reason: &str| ConfigError::BadSetting {
-        model: name.to_owned(),
-        setting: setting.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let mut extra = config.settings.clone();
-    let temperature = match extra.remove("temperature") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_f64()
-                .ok_or_else(|| bad("temperature", "expected a number"))?,
-        ),
-    };
-    let max_tokens = match extra
-        .remove("max_tokens")
-        .or_else(|| extra.remove("maxTokens"))
-    {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| bad("max_tokens", "expected a positive integer"))?,
-        ),
-    };
-    Ok(Settings {
-        model: config.model.clone(),
-        temperature,
-        max_tokens,
-        extra,
-    })
 }
