@@ -1,7 +1,8 @@
 //! OpenAI Responses API: the reasoning items of turn N are stored in the reply's continuity and
 //! sent back in turn N+1, in the reply's order, each before the function call it led to, under
 //! the wire's call ids whatever ids the runtime gave the calls; a model built anew (a restart)
-//! sends the same, since nothing is cached. `previous_response_id` is an opt-in.
+//! sends the same, since nothing is cached. A turn of reasoning alone is left out.
+//! `previous_response_id` is an opt-in.
 
 mod common;
 
@@ -184,4 +185,29 @@ async fn a_reply_of_another_api_goes_back_as_text_and_calls_under_its_own_ids() 
             {"type": "function_call_output", "call_id": "toolu_01", "output": "12 C"}
         ])
     );
+}
+
+#[tokio::test]
+async fn a_turn_of_reasoning_alone_is_left_out() {
+    let server = ReplayServer::start(vec![Reply::json(200, &fixture("responses/text.json"))]).await;
+    let mut cut = msg(ChatRole::Assistant, "");
+    cut.content = None;
+    cut.continuity = Some(json!({"responses": {"output": [
+        {"id": "rs_cut", "type": "reasoning", "summary": [], "encrypted_content": "gAAAAABcut"}
+    ]}}));
+    let request = ModelRequest {
+        messages: vec![
+            msg(ChatRole::User, "Weather in Oslo?"),
+            cut,
+            msg(ChatRole::User, "Go on."),
+        ],
+        ..ask()
+    };
+    dyn_model("responses", &server)
+        .complete(&request)
+        .await
+        .expect("answer");
+    let input = server.seen()[0].body["input"].clone();
+    assert_eq!(input.as_array().map(Vec::len), Some(2), "{input}");
+    assert_eq!(input[1]["content"][0]["text"], "Go on.");
 }

@@ -109,6 +109,22 @@ pub(super) fn assistant_items(
     wire_id: &dyn Fn(&str) -> String,
     out: &mut Vec<Value>,
 ) {
+    let mut items = Vec::new();
+    turn_items(m, wire, wire_id, &mut items);
+    // Reasoning must be followed by what it led to: a turn of reasoning alone (an answer cut
+    // off while thinking) is left out, as the API would refuse it.
+    let reasoning = |i: &Value| i.get("type").and_then(Value::as_str) == Some("reasoning");
+    if !items.iter().all(reasoning) {
+        out.extend(items);
+    }
+}
+
+fn turn_items(
+    m: &ChatMessage,
+    wire: &WireTools,
+    wire_id: &dyn Fn(&str) -> String,
+    out: &mut Vec<Value>,
+) {
     let text = m.content.as_deref().unwrap_or_default();
     let mut text_sent = text.is_empty();
     let mut sent = vec![false; m.tool_calls.len()];
