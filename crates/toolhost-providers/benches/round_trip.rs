@@ -1,6 +1,7 @@
 //! What toolhost adds to a model round trip.
 //!
-//! - `in_process/API`: rendering a request (lowering 3 tools, a 6-message conversation) and
+//! - `in_process/API` (`openai` is chat completions, `responses` the Responses API): rendering a
+//!   request (lowering 3 tools, a 6-message conversation) and
 //!   reading a two-call answer, with no I/O: the adapter's own cost per step.
 //! - `loopback/API`: the same through `Model::complete` against a replay server on 127.0.0.1
 //!   (keep-alive), and `loopback/raw_hyper`: the same bytes posted with a bare hyper client,
@@ -100,14 +101,24 @@ fn request() -> ModelRequest {
     }
 }
 
-const APIS: [(&str, &str); 3] = [
+/// `openai` is chat completions, `responses` the Responses API.
+const APIS: [(&str, &str); 4] = [
     ("openai", "openai/parallel_tool_calls.json"),
+    ("responses", "responses/reasoning_function_calls.json"),
     ("anthropic", "anthropic/tool_use.json"),
     ("gemini", "gemini/function_calls.json"),
 ];
 
-fn model(provider: &str, base: &str) -> Option<HttpModel> {
-    let mut config = ModelConfig::new(provider, "bench-model");
+fn model(api: &str, base: &str) -> Option<HttpModel> {
+    let mut config = match api {
+        "responses" => ModelConfig::new("openai", "bench-model"),
+        "openai" => {
+            let mut c = ModelConfig::new("openai", "bench-model");
+            c.api = Some("chat".into());
+            c
+        }
+        other => ModelConfig::new(other, "bench-model"),
+    };
     config.base_url = Some(base.to_owned());
     config.api_key_env = Some("BENCH_KEY".into());
     HttpModel::new(&config, |_| Some("bench-key-0123456789".into())).ok()

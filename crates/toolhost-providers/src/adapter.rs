@@ -1,6 +1,6 @@
 //! [`HttpModel`]: a [`Model`] over one HTTP API, with bounded retries of the exchange.
 
-use crate::api::{wire_tools, CallContext, Settings, WireApi};
+use crate::api::{settings, wire_tools, CallContext, Settings, WireApi};
 use crate::assemble::Assembly;
 use crate::config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 use crate::delta::{DeltaSink, StreamDelta};
@@ -10,7 +10,7 @@ use crate::retry::{RetryPolicy, RetryStep};
 use crate::secret::ApiKey;
 use crate::sse::SseParser;
 use crate::transport::{next_chunk, read_body, Transport};
-use crate::{anthropic, gemini, openai};
+use crate::{anthropic, gemini, openai, responses, ModelApi};
 use crate::{Model, ModelError, ModelErrorKind, ModelFuture, ModelRequest, ModelResponse};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
@@ -19,8 +19,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 use toolhost_core::exact::{self, ExactJsonError};
 
-/// A model behind an HTTP API (OpenAI chat completions and compatible servers, Anthropic
-/// Messages, Gemini). Built by [`crate::model_from_config`] or [`HttpModel::new`].
+/// A model behind an HTTP API (OpenAI Responses, OpenAI chat completions and compatible servers,
+/// Anthropic Messages, Gemini). Built by [`crate::model_from_config`] or [`HttpModel::new`].
 pub struct HttpModel {
     name: String,
     kind: ApiKind,
@@ -92,6 +92,7 @@ impl HttpModel {
         network: &Network,
     ) -> Result<Self, ConfigError> {
         let kind: ApiKind = config.provider.parse()?;
+        let dialect = config.wire_api()?;
         let name = config
             .name
             .clone()
@@ -129,11 +130,20 @@ impl HttpModel {
                 }
             },
         };
-        let settings = settings(&name, config)?;
-        let api: Box<dyn WireApi> = match kind {
-            ApiKind::OpenAi | ApiKind::OpenAiCompatible => Box::new(openai::OpenAiChat),
-            ApiKind::Anthropic => Box::new(anthropic::AnthropicMessages),
-            ApiKind::Gemini => Box::new(gemini::GeminiGenerate),
+        let mut settings = settings(&name, config)?;
+        let api: Box<dyn WireApi> = match dialect {
+            ModelApi::OpenAiResponses => {
+                Box::new(responses::OpenAiResponses::new(&mut settings).map_err(
+                    |(setting, reason)| ConfigError::BadSetting {
+                        model: name.clone(),
+                        setting: setting.to_owned(),
+                        reason: reason.to_owned(),
+                    },
+                )?)
+            }
+            ModelApi::AnthropicMessages => Box::new(anthropic::AnthropicMessages),
+            ModelApi::Gemini => Box::new(gemini::GeminiGenerate),
+            ModelApi::OpenAiChat | ModelApi::Scripted => Box::new(openai::OpenAiChat),
         };
         let connect = Duration::from_millis(config.timeouts.connect_ms);
         let transport = Transport::new(connect, network).map_err(|reason| ConfigError::Client {
@@ -378,38 +388,4 @@ impl Model for HttpModel {
     ) -> ModelFuture<'a> {
         Box::pin(self.run(request, Some(sink)))
     }
-}
-
-/// Splits a definition's settings into the mapped ones and the rest, checking their types.
-fn settings(name: &str, config: &ModelConfig) -> Result<Settings, ConfigError> {
-    let bad = |setting: &str, reason: &str| ConfigError::BadSetting {
-        model: name.to_owned(),
-        setting: setting.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let mut extra = config.settings.clone();
-    let temperature = match extra.remove("temperature") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_f64()
-                .ok_or_else(|| bad("temperature", "expected a number"))?,
-        ),
-    };
-    let max_tokens = match extra
-        .remove("max_tokens")
-        .or_else(|| extra.remove("maxTokens"))
-    {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| bad("max_tokens", "expected a positive integer"))?,
-        ),
-    };
-    Ok(Settings {
-        model: config.model.clone(),
-        temperature,
-        max_tokens,
-        extra,
-    })
 }

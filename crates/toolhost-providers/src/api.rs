@@ -2,6 +2,7 @@
 //! builder and its response readers (wire names, strict tools, hosted tools, known call ids).
 
 use crate::assemble::Assembly;
+use crate::config::{ConfigError, ModelConfig};
 use crate::delta::DeltaSink;
 use crate::hosted;
 use crate::keys::KeyMap;
@@ -268,4 +269,38 @@ pub(crate) fn image_placeholder(image: &crate::ImageAttachment) -> String {
         "[image attachment {} ({}) not shown: this API takes no images in tool results]",
         image.name, image.mime_type
     )
+}
+
+/// Splits a definition's settings into the mapped ones and the rest, checking their types.
+pub(crate) fn settings(name: &str, config: &ModelConfig) -> Result<Settings, ConfigError> {
+    let bad = |setting: &str, reason: &str| ConfigError::BadSetting {
+        model: name.to_owned(),
+        setting: setting.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let mut extra = config.settings.clone();
+    let temperature = match extra.remove("temperature") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .ok_or_else(|| bad("temperature", "expected a number"))?,
+        ),
+    };
+    let max_tokens = match extra
+        .remove("max_tokens")
+        .or_else(|| extra.remove("maxTokens"))
+    {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad("max_tokens", "expected a positive integer"))?,
+        ),
+    };
+    Ok(Settings {
+        model: config.model.clone(),
+        temperature,
+        max_tokens,
+        extra,
+    })
 }

@@ -1,6 +1,7 @@
 //! Model definitions: which API, which model, where, and the name of the key's variable.
 
 use crate::retry::RetryPolicy;
+use crate::ModelApi;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -11,10 +12,12 @@ use {crate::adapter::HttpModel, crate::Model, std::sync::Arc};
 /// The HTTP APIs toolhost speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ApiKind {
-    /// OpenAI chat completions at api.openai.com (key from `OPENAI_API_KEY` by default).
+    /// OpenAI at api.openai.com: the Responses API, or chat completions with `api: "chat"` (key
+    /// from `OPENAI_API_KEY` by default).
     OpenAi,
     /// Any server speaking the chat-completions protocol (vLLM, llama.cpp, Ollama, OpenRouter,
-    /// ...): `baseUrl` is required and no key is sent unless `apiKeyEnv` names one.
+    /// ...), or the Responses API with `api: "responses"`: `baseUrl` is required and no key is
+    /// sent unless `apiKeyEnv` names one.
     OpenAiCompatible,
     /// Anthropic Messages (key from `ANTHROPIC_API_KEY` by default).
     Anthropic,
@@ -141,6 +144,10 @@ pub struct ModelConfig {
     /// The NAME of the environment variable holding the key (never the key itself).
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// Which OpenAI API to speak: `responses` or `chat` (chat completions). `openai` uses
+    /// `responses` when absent, `openai-compatible` uses `chat`; other providers take none.
+    #[serde(default)]
+    pub api: Option<String>,
     /// Whether the model supports OpenAI strict function calling (OpenAI APIs only).
     #[serde(default)]
     pub strict: bool,
@@ -171,12 +178,46 @@ impl ModelConfig {
             model: model.into(),
             base_url: None,
             api_key_env: None,
+            api: None,
             strict: false,
             settings: Map::new(),
             retry: RetryPolicy::default(),
             timeouts: Timeouts::default(),
             limits: Limits::default(),
             name: None,
+        }
+    }
+}
+
+impl ModelConfig {
+    /// The wire dialect this definition speaks: its provider, with `api` choosing between
+    /// OpenAI's two APIs. An `api` value that is unknown, or given for a provider with one
+    /// API, fails naming the field.
+    pub fn wire_api(&self) -> Result<ModelApi, ConfigError> {
+        let kind: ApiKind = self.provider.parse()?;
+        let api = self.api.as_deref().map(str::trim);
+        let bad = |reason: String| ConfigError::BadSetting {
+            model: self
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{}:{}", kind, self.model)),
+            setting: "api".to_owned(),
+            reason,
+        };
+        match (kind, api) {
+            (ApiKind::OpenAi, None | Some("responses")) => Ok(ModelApi::OpenAiResponses),
+            (ApiKind::OpenAiCompatible, Some("responses")) => Ok(ModelApi::OpenAiResponses),
+            (ApiKind::OpenAi | ApiKind::OpenAiCompatible, None | Some("chat")) => {
+                Ok(ModelApi::OpenAiChat)
+            }
+            (ApiKind::OpenAi | ApiKind::OpenAiCompatible, Some(other)) => Err(bad(format!(
+                "unknown API \"{other}\"; expected \"responses\" or \"chat\""
+            ))),
+            (ApiKind::Anthropic, None) => Ok(ModelApi::AnthropicMessages),
+            (ApiKind::Gemini, None) => Ok(ModelApi::Gemini),
+            (kind, Some(other)) => Err(bad(format!(
+                "provider {kind} speaks one API; remove \"api\": \"{other}\""
+            ))),
         }
     }
 }

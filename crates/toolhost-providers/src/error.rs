@@ -9,6 +9,8 @@ use std::time::Duration;
 pub enum ModelApi {
     /// OpenAI chat completions, or a server speaking the same protocol.
     OpenAiChat,
+    /// The OpenAI Responses API (`POST /responses`), or a server speaking it.
+    OpenAiResponses,
     /// Anthropic Messages.
     AnthropicMessages,
     /// Gemini `generateContent`.
@@ -22,6 +24,7 @@ impl ModelApi {
     pub fn label(self) -> &'static str {
         match self {
             ModelApi::OpenAiChat => "OpenAI chat completions",
+            ModelApi::OpenAiResponses => "OpenAI Responses",
             ModelApi::AnthropicMessages => "Anthropic Messages",
             ModelApi::Gemini => "Gemini generateContent",
             ModelApi::Scripted => "scripted test model",

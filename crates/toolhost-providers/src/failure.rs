@@ -89,7 +89,9 @@ fn body_kind(api: ModelApi, body: &[u8]) -> Option<ModelErrorKind> {
     let text = |name: &str| error.get(name).and_then(Value::as_str).unwrap_or_default();
     let message = text("message").to_ascii_lowercase();
     match api {
-        ModelApi::OpenAiChat => openai_kind(text("code"), text("type"), &message),
+        ModelApi::OpenAiChat | ModelApi::OpenAiResponses => {
+            openai_kind(text("code"), text("type"), &message)
+        }
         ModelApi::AnthropicMessages => anthropic_kind(text("type"), &message),
         ModelApi::Gemini => gemini_kind(text("status"), error, &message),
         ModelApi::Scripted => None,
@@ -228,14 +230,20 @@ pub(crate) fn api_message(body: &[u8]) -> String {
             .and_then(Value::as_str)
             .or_else(|| error.as_str());
         if let Some(message) = message {
-            let kind = error
-                .get("type")
-                .or_else(|| error.get("status"))
-                .or_else(|| error.get("code"))
-                .and_then(Value::as_str);
-            return match kind {
+            // A Responses stream's `error` event has the type `error` itself: its code says more.
+            let kind = [error.get("type"), error.get("status"), error.get("code")]
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .find(|k| *k != "error");
+            let message = match kind {
                 Some(kind) => format!("{message} ({kind})"),
                 None => message.to_owned(),
+            };
+            // OpenAI names the parameter an invalid request is about.
+            return match error.get("param").and_then(Value::as_str) {
+                Some(param) => format!("{message} [parameter {param}]"),
+                None => message,
             };
         }
     }
@@ -273,6 +281,7 @@ mod tests {
     fn exactly_the_statuses_retried_before_give_a_retryable_kind() {
         for api in [
             ModelApi::OpenAiChat,
+            ModelApi::OpenAiResponses,
             ModelApi::AnthropicMessages,
             ModelApi::Gemini,
         ] {

@@ -8,6 +8,9 @@
 //! | `web_fetch` / `url_context` | - | `web_fetch_20250910` | `{"url_context": {}}` |
 //! | any other `NAME` | `{"type": NAME}` | `{"type": NAME, "name": NAME without a date suffix}` | `{NAME: {}}` |
 //!
+//! The OpenAI Responses API sends `{"type": NAME}` merged with its `hosted_tools` setting (see
+//! the `responses` module): `web_search`, `file_search`, `code_interpreter`, `mcp`.
+//!
 //! A name that already carries a date (`web_search_20250305`) is sent as that version.
 
 use serde_json::{json, Value};

@@ -1,8 +1,15 @@
 //! # toolhost-providers: models
 //!
 //! The [`Model`] contract every adapter implements, the scripted [`ScriptedModel`] (the spec's
-//! `test` provider), and [`HttpModel`], the adapter for the HTTP APIs: OpenAI chat completions
-//! (and every server that speaks it), Anthropic Messages and Gemini `generateContent`.
+//! `test` provider), and [`HttpModel`], the adapter for the HTTP APIs: the OpenAI Responses API,
+//! OpenAI chat completions (and every server that speaks it), Anthropic Messages and Gemini
+//! `generateContent`.
+//!
+//! ## Which API
+//! [`ModelConfig::wire_api`] decides: `openai` speaks Responses unless the definition says
+//! `api: "chat"`; `openai-compatible` speaks chat completions unless it says
+//! `api: "responses"`; `anthropic` and `gemini` take no `api`. Any other `api` is a
+//! [`ConfigError::BadSetting`] naming the field.
 //!
 //! ## Features
 //! - `http` (default): the HTTP adapters — [`HttpModel`], [`model_from_config`],
@@ -50,6 +57,13 @@
 //!   `redacted_thinking` blocks as received, sent back first in that assistant turn.
 //! - Gemini: `{"gemini": {"calls": [SIG or null, ...], "text": SIG}}`, the reply's
 //!   `thoughtSignature`s, put back on the `functionCall` parts by position and on the text.
+//! - OpenAI Responses: `{"responses": {"output": [...], "responseId": ID}}`, the reply's output
+//!   items in order: `reasoning` items (with `encrypted_content`) and hosted tools' items as
+//!   received, and the places of its text and of each call (by position, with the wire's
+//!   `call_id`). Sent back in that order, each reasoning item before the call it led to; the
+//!   runtime's call ids are mapped back to the wire's. Requests are `store: false`, so a thread
+//!   never depends on state it did not store; `previous_response_id: true` in the settings opts
+//!   into OpenAI's state.
 //! - OpenAI chat: none.
 //!
 //! ## Errors
@@ -57,10 +71,11 @@
 //! from Anthropic or Gemini, `Overloaded`; 408, 409, 425 and other 5xx `Transient`; any other
 //! 4xx `BadRequest`. The error body then names the cause more precisely, as long as that does
 //! not change whether a retry may help:
-//! - OpenAI chat: `error.code` (or `type`) `context_length_exceeded` → `ContextLength`,
+//! - OpenAI chat and Responses: `error.code` (or `type`) `context_length_exceeded` → `ContextLength`,
 //!   `rate_limit_exceeded` and `insufficient_quota` → `RateLimit`, `invalid_api_key` →
 //!   `Authentication`; a message about the maximum context length (compatible servers) →
-//!   `ContextLength`.
+//!   `ContextLength`. The `param` an invalid request names is kept in the message. In a
+//!   Responses stream, an `error` event and `response.failed` are read the same way.
 //! - Anthropic: `error.type` `authentication_error` and `permission_error` →
 //!   `Authentication`, `rate_limit_error` → `RateLimit`, `overloaded_error` → `Overloaded`,
 //!   `api_error` → `Transient`, `invalid_request_error` → `BadRequest`, or `ContextLength` when
@@ -93,10 +108,12 @@
 //! [`Model::complete_streaming`] reports [`StreamDelta`]s (text, reasoning, tool-call starts and
 //! argument fragments with the call's index and id) to a [`DeltaSink`] while the answer
 //! arrives over server-sent events, and returns the same [`ModelResponse`] as
-//! [`Model::complete`]. After a retry a [`StreamDelta::Restarted`] says to drop what came before.
+//! [`Model::complete`]. An answer the API ended early (Responses `incomplete`: the output limit,
+//! the content filter) finishes as [`FinishReason::Length`] or [`FinishReason::Other`], never as
+//! a finished answer. After a retry a [`StreamDelta::Restarted`] says to drop what came before.
 //!
 //! ## Tool-call ordering
-//! [`check_history`] runs on the conversation right before every model request. All three APIs
+//! [`check_history`] runs on the conversation right before every model request. All four APIs
 //! refuse a call without its result, a result without its call, and results that do not come
 //! right after the message that made the calls. It returns `None` for a conversation that
 //! already pairs them (one linear pass); otherwise it returns a repaired one and a
@@ -146,6 +163,8 @@ mod openai;
 mod ordering;
 #[cfg(feature = "http")]
 mod proxy;
+#[cfg(feature = "http")]
+mod responses;
 mod retry;
 mod scripted;
 mod secret;

@@ -145,6 +145,10 @@ fn proxied_model(provider: &str, base: &str, proxy: &ProxyConfig) -> HttpModel {
 
 fn model_on(provider: &str, base: &str, network: Network) -> HttpModel {
     let mut c = ModelConfig::new(provider, "test-model");
+    // The replayed answers are chat completions.
+    if provider == "openai" {
+        c.api = Some("chat".into());
+    }
     c.base_url = Some(base.to_owned());
     c.api_key_env = Some("TEST_KEY".into());
     c.retry.max_attempts = 1;

@@ -2,6 +2,8 @@
 //! loopback, its model built by the providers' factory: the calls the server's replies make run
 //! as tools, their results go back under the ids the server issued, and a definition whose key
 //! is missing names the variable. Without a factory such a definition loads but is unavailable.
+//! `openai` speaks the Responses API, its reasoning items stored with the reply and sent back;
+//! an unknown `api` is a problem of the model's file.
 
 mod common;
 
@@ -239,5 +241,81 @@ async fn answers_with_a_nameless_call_are_asked_again_within_the_retry_bound_the
     assert_eq!(
         store.thread(&thread.id).unwrap().status,
         toolhost_store::ThreadStatus::Failed
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_speaks_responses_and_its_stored_reasoning_goes_back_before_the_call() {
+    let reasoning = json!({"id": "rs_1", "type": "reasoning", "summary": [],
+                           "encrypted_content": "gAAAAABenc0ded"});
+    let (port, seen) = replay_server(vec![
+        json!({"id": "resp_1", "object": "response", "status": "completed", "output": [
+            reasoning,
+            {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_wire_1",
+             "name": "lookup", "arguments": "{\"word\": \"hei\"}"}],
+            "usage": {"input_tokens": 20, "output_tokens": 5, "total_tokens": 25}}),
+        json!({"id": "resp_2", "object": "response", "status": "completed", "output": [
+            {"id": "msg_2", "type": "message", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "It means hello.", "annotations": []}]}]}),
+    ])
+    .await;
+    let project = project(json!({"provider": "openai", "model": "gpt-5-mini",
+        "baseUrl": format!("http://127.0.0.1:{port}/v1"), "apiKeyEnv": "FROM_THE_VAULT"}));
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let factory = |config: &toolhost_providers::ModelConfig| {
+        toolhost_providers::model_from_config(config, |_| Some("sk-vault".to_owned()))
+    };
+    let mut rt = Runtime::load_with(&project.root, store.clone(), &factory).unwrap();
+    rt.register_tool(lookup());
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
+    let thread = rt.start_thread("a", "What does hei mean?").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    let messages = store.messages(&thread.id).unwrap();
+    assert_eq!(
+        messages.last().unwrap().content.as_deref(),
+        Some("It means hello.")
+    );
+    let requests = seen.lock().unwrap();
+    assert_eq!(requests[0]["store"], false);
+    assert_eq!(requests[0]["instructions"], "Be brief.");
+    // The reasoning item came back from the stored reply, right before its call, and the call
+    // and its output carry the wire's call id whatever id the runtime gave the call.
+    let input = requests[1]["input"].as_array().unwrap();
+    let at = input
+        .iter()
+        .position(|i| i == &reasoning)
+        .expect("reasoning sent back");
+    assert_eq!(input[at + 1]["type"], "function_call");
+    assert_eq!(input[at + 1]["call_id"], "call_wire_1");
+    assert_eq!(input[at + 2]["type"], "function_call_output");
+    assert_eq!(input[at + 2]["call_id"], "call_wire_1");
+    assert_eq!(input[at + 2]["output"], "hei means hello");
+}
+
+#[tokio::test]
+async fn an_unknown_api_is_a_problem_naming_the_file_and_the_field() {
+    let project = project(json!({"provider": "openai", "model": "m", "api": "completions"}));
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let factory = |config: &toolhost_providers::ModelConfig| {
+        toolhost_providers::model_from_config(config, |_| Some("sk".to_owned()))
+    };
+    let rt = Runtime::load_with(&project.root, store, &factory).unwrap();
+    let problem = rt
+        .problems()
+        .into_iter()
+        .find(|p| p.path.ends_with("agents/models/local.json"))
+        .expect("a problem with the model's file");
+    assert!(
+        problem.message.contains("field `api`"),
+        "{}",
+        problem.message
+    );
+    assert!(
+        problem.message.contains("\"completions\""),
+        "{}",
+        problem.message
     );
 }

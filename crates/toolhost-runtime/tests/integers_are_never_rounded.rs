@@ -59,6 +59,10 @@ fn runtime_with(
     port: u16,
     tool: toolhost_core::AnyTool,
 ) -> (Runtime, Arc<dyn Store>) {
+    // These payloads are chat completions; `openai` alone speaks the Responses API.
+    if config.provider == "openai" {
+        config.api = Some("chat".into());
+    }
     let provider = config.provider.clone();
     config.base_url = Some(match provider.as_str() {
         "openai" => format!("http://127.0.0.1:{port}/v1"),

@@ -57,6 +57,10 @@ async fn run_on(provider: &str, stream: &str, text: &str) -> Run {
         _ => format!("http://127.0.0.1:{port}"),
     };
     let mut config = ModelConfig::new(provider, "m");
+    // These payloads are chat completions; `openai` alone speaks the Responses API.
+    if config.provider == "openai" {
+        config.api = Some("chat".into());
+    }
     config.base_url = Some(base);
     config.api_key_env = Some("WIRE_TEST_KEY".to_owned());
     let model = model_from_config(&config, |_| Some("sk-wire-test".to_owned())).unwrap();

@@ -127,6 +127,10 @@ async fn a_secret_split_across_deltas_is_redacted_from_live_events_and_the_store
         ),
     ]);
     let mut config = ModelConfig::new("openai", "m");
+    // These payloads are chat completions; `openai` alone speaks the Responses API.
+    if config.provider == "openai" {
+        config.api = Some("chat".into());
+    }
     config.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
     config.api_key_env = Some("WIRE_TEST_KEY".to_owned());
     let model = model_from_config(&config, |_| Some("sk-wire-test".to_owned())).unwrap();

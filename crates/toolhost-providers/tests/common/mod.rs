@@ -215,9 +215,19 @@ pub fn fixture(path: &str) -> String {
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
 }
 
-/// A definition for `provider` at the server, key from `TEST_KEY`, fast retries.
+/// A definition for `provider` at the server, key from `TEST_KEY`, fast retries. `openai` is
+/// OpenAI chat completions here (`api: "chat"`), and `responses` the Responses API (`openai`
+/// with no `api`, its default).
 pub fn config(provider: &str, server: &ReplayServer) -> ModelConfig {
-    let mut c = ModelConfig::new(provider, "test-model");
+    let mut c = match provider {
+        "responses" => ModelConfig::new("openai", "test-model"),
+        "openai" => {
+            let mut c = ModelConfig::new("openai", "test-model");
+            c.api = Some("chat".into());
+            c
+        }
+        other => ModelConfig::new(other, "test-model"),
+    };
     c.base_url = Some(server.base.clone());
     c.api_key_env = Some("TEST_KEY".into());
     c.retry = RetryPolicy {

@@ -59,6 +59,9 @@ pub struct ModelDef {
     /// The environment variable holding the API key.
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// For `openai` and `openai-compatible`: `responses` or `chat`.
+    #[serde(default)]
+    pub api: Option<String>,
     /// Provider settings (temperature, ...).
     #[serde(default)]
     pub settings: Value,
@@ -81,6 +84,7 @@ impl ModelDef {
             "model": self.model.clone().ok_or("a model served over HTTP needs `model`, the id the API knows")?,
             "baseUrl": self.base_url,
             "apiKeyEnv": self.api_key_env,
+            "api": self.api,
             "strict": self.strict,
             "name": format!("{}:{}", self.provider, self.name),
         });
@@ -93,7 +97,13 @@ impl ModelDef {
         if let Some(timeouts) = &self.timeouts {
             config["timeouts"] = timeouts.clone();
         }
-        serde_json::from_value(config).map_err(|e| format!("not a valid model definition: {e}"))
+        let config: toolhost_providers::ModelConfig = serde_json::from_value(config)
+            .map_err(|e| format!("not a valid model definition: {e}"))?;
+        // An `api` the provider does not speak fails here, naming the field, not at first use.
+        if config.api.is_some() {
+            config.wire_api().map_err(|e| format!("field `api`: {e}"))?;
+        }
+        Ok(config)
     }
 }
 
