@@ -228,6 +228,9 @@ impl Store for TimedStore {
     fn threads(&self, parent: Option<&str>) -> StoreResult<Vec<Thread>> {
         self.timed(Kind::Read, || self.inner.threads(parent))
     }
+    fn threads_with_work(&self) -> StoreResult<Vec<String>> {
+        self.timed(Kind::Read, || self.inner.threads_with_work())
+    }
     fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied> {
         let kind = kind_of(&writes);
         self.timed(kind, || self.inner.apply(thread, writes))
