@@ -39,6 +39,7 @@ mod send;
 mod session;
 mod soundness;
 mod state;
+mod subagent;
 mod subprompt;
 mod thread_vars;
 mod turns;
@@ -113,6 +114,8 @@ pub struct Runtime {
     bound: HashMap<String, String>,
     /// The tool of each prompt another prompt offers, by name (see [`subprompt`]).
     prompt_tools: HashMap<String, AnyTool>,
+    /// The tool of each `dual_ai` agent a prompt offers, by name (see [`subagent`]).
+    agent_tools: HashMap<String, AnyTool>,
 }
 
 impl Runtime {
@@ -248,6 +251,7 @@ impl Runtime {
             live: live::LiveHub::new(),
             bound,
             prompt_tools: subprompt::offered_prompt_tools(&defs),
+            agent_tools: subagent::offered_agent_tools(&defs),
             defs,
         })
     }
@@ -335,6 +339,8 @@ impl Runtime {
                     self.tools.contains(name),
                     self.defs.prompts.contains_key(&name.name),
                 ) {
+                    // An agent offered is checked when the project loads.
+                    (false, false) if self.defs.agents.contains_key(&name.name) => continue,
                     (false, false) => format!("offers tool \"{name}\", which is not defined"),
                     (true, true) => ambiguous(name),
                     _ => continue,

@@ -15,9 +15,9 @@ use super::scratch::SCRATCH_TAG;
 use super::state::ThreadState;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{SideDef, SubpromptConfig, ToolChoice, DEFAULT_MAX_STEPS};
+use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use serde_json::json;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolSet;
@@ -95,14 +95,13 @@ impl Runtime {
             self.tools
                 .get(name)
                 .or_else(|| self.prompt_tools.get(&name.name))
+                .or_else(|| self.agent_tools.get(&name.name))
                 .cloned()
         }));
-        let subprompts: HashMap<String, SubpromptConfig> = prompt
-            .tools
-            .iter()
-            .filter(|t| !self.tools.contains(t) && self.prompt_tools.contains_key(&t.name))
-            .map(|t| (t.name.clone(), t.subprompt()))
-            .collect();
+        let (subprompts, subagents) = (
+            self.offered_subprompts(prompt),
+            self.offered_subagents(prompt),
+        );
         let mut run = SideRun {
             def,
             model,
@@ -139,6 +138,7 @@ impl Runtime {
                 )),
                 prompt: prompt.name.clone(),
                 subprompts: Arc::new(subprompts),
+                subagents: Arc::new(subagents),
                 nest: None,
             },
         };
