@@ -15,9 +15,10 @@ use super::ownership::OwnerId;
 use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::stored_result;
 use super::state::ThreadState;
+use super::subagent::AgentOffer;
 use super::subprompt::{Nest, SubOutcome};
 use super::{Runtime, RuntimeError};
-use crate::project::{SubagentToolConfig, SubpromptConfig};
+use crate::project::SubpromptConfig;
 use crate::variables::Redactor;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -37,7 +38,7 @@ pub(super) struct Offer {
     /// The offered prompt tools' settings, by tool name (see [`super::subprompt`]).
     pub subprompts: Arc<HashMap<String, SubpromptConfig>>,
     /// The offered agent tools' settings, by tool name (see [`super::subagent`]).
-    pub subagents: Arc<HashMap<String, SubagentToolConfig>>,
+    pub subagents: Arc<HashMap<String, AgentOffer>>,
     /// For a sub-prompt's offer: where the messages it stores go.
     pub nest: Option<Nest>,
 }
@@ -175,10 +176,13 @@ impl Runtime {
                                 SubOutcome::Waiting(w) => return Ok((messages, Some(w))),
                             },
                             None => match offer.subagents.get(&call.name) {
-                                Some(config) => {
+                                Some(AgentOffer::Sub(config)) => {
                                     let result =
                                         self.run_subagent(state, &call, args, config).await?;
                                     end.finish(call, result)
+                                }
+                                Some(AgentOffer::Handoff) => {
+                                    self.hand_off(state, call, offer, end)?
                                 }
                                 None => {
                                     let ctx = context(state, abort, &call.id, env);

@@ -18,6 +18,7 @@ mod calls;
 mod content;
 mod context;
 mod decide;
+mod ending;
 mod error;
 mod execute;
 mod factory;

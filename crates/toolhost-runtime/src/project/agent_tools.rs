@@ -1,5 +1,6 @@
-//! Agents offered as tools (spec 001 §5): an entry of a prompt's `tools` that names a `dual_ai`
-//! agent makes that agent a tool; a call of it runs the agent as a sub-agent in a child thread.
+//! Agents offered as tools (spec 001 §5): an entry of a prompt's `tools` that names an agent
+//! makes that agent a tool. A call of a `dual_ai` agent runs it as a sub-agent in a child
+//! thread; a call of an `ai_human` agent hands the thread over to it (a handoff).
 //! The entry's `SubagentToolConfig` settings say how the call waits and how its arguments
 //! become the child's first message.
 //!
@@ -87,8 +88,8 @@ pub fn agent_tool(agent: &AgentDef, first: &PromptDef) -> Result<AnyTool, String
 }
 
 /// Checks the agents every prompt offers; returns each problem with the prompt whose file it
-/// is in: an `ai_human` agent (a handoff, not built yet), a `blocking: false` entry (not built
-/// yet), an `initUserMessageProperty` the agent tool's arguments lack, and a name that is both
+/// is in: settings given for an `ai_human` agent (a handoff, which takes none), a `blocking:
+/// false` entry (not built yet), an `initUserMessageProperty` the agent tool's arguments lack, and a name that is both
 /// an agent and a prompt.
 pub(super) fn check_agent_tools(
     prompts: &BTreeMap<String, PromptDef>,
@@ -114,11 +115,14 @@ pub(super) fn check_agent_tools(
                 ));
                 continue;
             }
+            // An ai_human agent is a handoff, which takes no settings.
             if agent.kind == AgentKind::AiHuman {
-                problem(format!(
-                    "`tools[{i}]` offers the ai_human agent \"{}\": a handoff to it is not supported by this version (offer a dual_ai agent, which runs as a sub-agent)",
-                    offer.name
-                ));
+                if offer.settings.is_some() || offer.agent.is_some() {
+                    problem(format!(
+                        "`tools[{i}]` gives settings for the ai_human agent \"{}\": offering it hands the thread over, which takes none (name it alone)",
+                        offer.name
+                    ));
+                }
                 continue;
             }
             if offer.settings.is_some() {

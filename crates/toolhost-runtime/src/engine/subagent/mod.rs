@@ -10,11 +10,13 @@
 //! a child whose session already ended asks no model again: the engine's decisions over its
 //! stored history end the run with the same result.
 
+mod handoff;
 mod result;
 
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError};
 use crate::project::{agent_tool, AgentKind, Definitions, SubagentToolConfig, MAX_SUBAGENT_DEPTH};
+use handoff::handoff_tool;
 use result::session_result;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -29,18 +31,30 @@ pub(super) fn name_tag(name: &str) -> String {
     format!("name:{name}")
 }
 
-/// The tool of every `dual_ai` agent some prompt offers, by name. An agent whose first side's
-/// prompt did not load, or whose tool cannot be built, is a problem of its files already.
+/// What a call of an offered agent does: run a `dual_ai` agent as a sub-agent in a child
+/// thread, or hand the thread over to an `ai_human` agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum AgentOffer {
+    /// A sub-agent, with its entry's settings.
+    Sub(SubagentToolConfig),
+    /// A handoff.
+    Handoff,
+}
+
+/// The tool of every agent some prompt offers, by name. An agent whose first side's prompt did
+/// not load, or whose tool cannot be built, is a problem of its files already.
 pub(super) fn offered_agent_tools(defs: &Definitions) -> HashMap<String, AnyTool> {
     defs.prompts
         .values()
         .flat_map(|p| p.tools.iter())
         .filter(|offer| !defs.prompts.contains_key(&offer.name))
         .filter_map(|offer| defs.agents.get(&offer.name))
-        .filter(|a| a.kind == AgentKind::DualAi)
         .filter_map(|a| {
-            let first = defs.prompts.get(&a.side_a.prompt)?;
-            Some((a.name.clone(), agent_tool(a, first).ok()?))
+            let tool = match a.kind {
+                AgentKind::DualAi => agent_tool(a, defs.prompts.get(&a.side_a.prompt)?),
+                AgentKind::AiHuman => handoff_tool(a),
+            };
+            Some((a.name.clone(), tool.ok()?))
         })
         .collect()
 }
@@ -67,16 +81,22 @@ pub(super) fn child_id(parent: &str, call_id: &str) -> String {
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
-    /// The settings of the agent tools `prompt` offers, by name.
+    /// The agents `prompt` offers, by name, with what a call of each does.
     pub(super) fn offered_subagents(
         &self,
         prompt: &crate::project::PromptDef,
-    ) -> HashMap<String, SubagentToolConfig> {
+    ) -> HashMap<String, AgentOffer> {
         prompt
             .tools
             .iter()
             .filter(|t| !self.tools.contains(t) && self.agent_tools.contains_key(&t.name))
-            .map(|t| (t.name.clone(), t.subagent()))
+            .filter_map(|t| {
+                let offered = match self.defs.agents.get(&t.name)?.kind {
+                    AgentKind::DualAi => AgentOffer::Sub(t.subagent()),
+                    AgentKind::AiHuman => AgentOffer::Handoff,
+                };
+                Some((t.name.clone(), offered))
+            })
             .collect()
     }
 
