@@ -177,8 +177,9 @@ impl Runtime {
                             },
                             None => match offer.subagents.get(&call.name) {
                                 Some(AgentOffer::Sub(config)) => {
-                                    let result =
-                                        self.run_subagent(state, &call, args, config).await?;
+                                    let result = self
+                                        .run_subagent(state, &call, args, config, abort)
+                                        .await?;
                                     end.finish(call, result)
                                 }
                                 Some(AgentOffer::Handoff) => {

@@ -221,11 +221,11 @@ pub(super) async fn stop(
     Ok(Json(json!({ "stop_requested": asked })))
 }
 
-/// `DELETE /v1/threads/{id}`: the thread and everything of it (messages, tool results, the call
-/// journal, approvals, variables, queued work, events, values, files), in one store transaction.
-/// Refused with 409, changing nothing, while a live run owns the thread (stop it first) and
-/// while it has child threads: those are deleted first, each on its own, so that deleting a
-/// thread never takes sub-threads with it by surprise.
+/// `DELETE /v1/threads/{id}`: the thread and its subtree (its sub-agents' threads, theirs, and
+/// so on), each with everything of it (messages, tool results, the call journal, approvals,
+/// variables, queued work, events, values, files), in one store transaction. Refused with 409,
+/// changing nothing, while a live run owns any thread of the subtree (stop it first: stopping a
+/// thread stops its running children).
 pub(super) async fn delete(
     State(state): State<AppState>,
     caller: Caller,

@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use toolhost_core::tool::AbortSignal;
 use toolhost_core::{AnyTool, ToolResult};
 use toolhost_store::{NewMessage, NewThread, Role, StoreError, ToolCallRecord, Write};
 
@@ -78,6 +79,9 @@ pub(super) fn child_id(parent: &str, call_id: &str) -> String {
     )
 }
 
+/// How often a parent's run waiting for its child looks whether it was asked to stop.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
@@ -108,9 +112,17 @@ impl Runtime {
         call: &'a ToolCallRecord,
         args: Value,
         config: &'a SubagentToolConfig,
+        abort: &'a AbortSignal,
     ) -> Boxed<'a, ToolResult> {
         Box::pin(async move {
             let parent = state.thread_id();
+            // A parent stopped before its child started starts none.
+            if abort.is_aborted() {
+                return Ok(ToolResult::error(format!(
+                    "the sub-agent \"{}\" was not started: the thread was stopped",
+                    config.name
+                )));
+            }
             let depth = self.depth_of(parent).await? + 1;
             if depth > MAX_SUBAGENT_DEPTH {
                 return Ok(ToolResult::error(format!(
@@ -146,10 +158,32 @@ impl Runtime {
                 }
                 Err(e) => return Err(e.into()),
             }
-            let outcome = self.run_when_free(&child).await?;
+            let outcome = self.run_child(&child, abort).await?;
             let history = self.db.messages(&child).await?;
             Ok(session_result(&child, &outcome, &history))
         })
+    }
+
+    /// Runs the child to the end of its session; a stop of the parent's run (from this
+    /// process or another) is passed on to the child, which stops after its operation under way.
+    async fn run_child(
+        &self,
+        child: &str,
+        abort: &AbortSignal,
+    ) -> Result<super::RunOutcome, RuntimeError> {
+        let run = self.run_when_free(child);
+        tokio::pin!(run);
+        let stopped = async {
+            while !abort.is_aborted() {
+                tokio::time::sleep(STOP_POLL).await;
+            }
+        };
+        tokio::select! {
+            outcome = &mut run => return outcome,
+            () = stopped => {}
+        }
+        self.stop(child).await;
+        run.await
     }
 
     /// How many ancestors the thread has (a thread started by a person is at depth 0).
