@@ -1,8 +1,9 @@
 //! A `dual_ai` agent offered in a prompt's `tools` is a tool: calling it runs the agent as a
 //! sub-agent in a child thread (its parent the calling thread, tagged with its name), through
 //! the same engine, and the calling call waits for the child's session result and gets it.
-//! An agent offer the engine cannot honour is refused before a thread starts, naming the file
-//! and the field.
+//! Sub-agents nest at most four deep; a child that waits for a person answers the call with an
+//! error naming it. An agent offer the engine cannot honour is refused before a thread starts,
+//! naming the file and the field.
 
 mod common;
 
@@ -205,5 +206,98 @@ async fn an_agent_offer_the_engine_cannot_honour_is_refused_naming_the_file_and_
             && l.contains("initUserMessageProperty")
             && l.contains("topic")),
         "{lines:?}"
+    );
+}
+
+#[tokio::test]
+async fn sub_agents_nest_at_most_four_deep_and_the_call_past_that_is_an_error() {
+    let prompt = |model: &str, tools: Value| {
+        json!({"toolDescription": "x", "prompt": "Work.", "model": model, "tools": tools,
+            "includeChat": true, "includePastTools": true})
+        .to_string()
+    };
+    let model = |script: &str| json!({"provider": "test", "script": script}).to_string();
+    // Side A of `deep` offers `deep` itself: every child calls it again.
+    let p = Project::with_files(&[
+        (
+            "agents/agents/deep.json",
+            json!({"type": "dual_ai", "maxSessionTurns": 2,
+            "sideA": {"prompt": "diver"}, "sideB": {"prompt": "watcher"}})
+            .to_string(),
+        ),
+        (
+            "agents/prompts/diver.json",
+            prompt("diver", json!(["deep"])),
+        ),
+        ("agents/prompts/watcher.json", prompt("watcher", json!([]))),
+        ("agents/models/diver.json", model("diver.json")),
+        ("agents/models/watcher.json", model("watcher.json")),
+        (
+            "diver.json",
+            json!([
+                {"toolCalls": [{"name": "deep", "arguments": {"message": "again"}}]},
+                {"text": "dived"}
+            ])
+            .to_string(),
+        ),
+        ("watcher.json", json!([{"text": "watched"}]).to_string()),
+    ]);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
+    let rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let root = rt.start_thread("deep", "dive").await.unwrap();
+    rt.run(&root.id).await.unwrap();
+
+    // The root and four levels of children, one each.
+    let mut chain = vec![root.id.clone()];
+    loop {
+        let children = store.threads(Some(chain.last().unwrap())).unwrap();
+        match children.as_slice() {
+            [] => break,
+            [only] => chain.push(only.id.clone()),
+            more => panic!("{} children of one call", more.len()),
+        }
+    }
+    assert_eq!(chain.len(), 5);
+    assert_eq!(store.threads(None).unwrap().len(), 5);
+    // The deepest one's call is refused; every other call got its child's result.
+    for (depth, id) in chain.iter().enumerate() {
+        let result = store
+            .messages(id)
+            .unwrap()
+            .into_iter()
+            .find(|m| m.role == Role::Tool)
+            .unwrap();
+        let text = result.content.unwrap();
+        if depth == 4 {
+            assert!(text.contains("deeper than 4"), "{text}");
+        } else {
+            assert_eq!(text, "watched");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_child_that_waits_for_a_person_answers_the_call_with_an_error_naming_it() {
+    let p = project(json!("research"), "dual_ai");
+    let (mut rt, store, _) = runtime(&p);
+    rt.register_tool(
+        DynamicTool::new("note", "Takes a note, with approval.")
+            .parameters(json!({"type": "object", "properties": {}}))
+            .approval(toolhost_core::approval::Approval::always())
+            .handler(|_: Value, _| async move { Ok::<_, ToolError>("noted".to_owned()) })
+            .build()
+            .unwrap(),
+    );
+    let lead = rt.start_thread("lead", "find it").await.unwrap();
+    rt.run(&lead.id).await.unwrap();
+    let child = &store.threads(Some(&lead.id)).unwrap()[0];
+    assert_eq!(child.status, ThreadStatus::Paused);
+    let messages = store.messages(&lead.id).unwrap();
+    let result = messages.iter().find(|m| m.role == Role::Tool).unwrap();
+    assert_eq!(result.status, Some(toolhost_store::ToolStatus::Error));
+    let text = result.content.as_deref().unwrap();
+    assert!(
+        text.contains(&child.id) && text.contains("decision") && text.contains("note"),
+        "{text}"
     );
 }
