@@ -100,9 +100,6 @@ impl From<StoreError> for Problem {
             StoreError::DecisionRefused { .. } => {
                 Problem::new(StatusCode::CONFLICT, "decision-refused", e.to_string())
             }
-            StoreError::ThreadHasChildren { .. } => {
-                Problem::new(StatusCode::CONFLICT, "thread-has-children", e.to_string())
-            }
             StoreError::ThreadOwned { .. } => {
                 Problem::new(StatusCode::CONFLICT, "thread-busy", e.to_string())
             }

@@ -35,14 +35,6 @@ pub enum StoreError {
         /// Who holds it.
         lease: crate::lease::Lease,
     },
-    /// A thread with child threads cannot be deleted; nothing was changed.
-    #[error("thread {thread} has {} child thread(s) ({}); delete them first", children.len(), children.join(", "))]
-    ThreadHasChildren {
-        /// The thread.
-        thread: String,
-        /// Its children's ids, oldest first.
-        children: Vec<String>,
-    },
     /// A run wrote to a thread it no longer owns (its lease expired and was taken over, or was
     /// released); nothing was written.
     #[error("run {owner} no longer owns thread {thread}: its lease expired or was taken over")]

@@ -91,12 +91,12 @@ pub trait Store: Send + Sync {
     /// Applies `writes` to `thread` atomically and durably, in order.
     fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied>;
 
-    /// Deletes the thread and everything of it (messages, tool results, the call journal,
-    /// approvals, variables and their requests, queued work, events, values, files and their
-    /// chunks, its lease) in one transaction. Refused, changing nothing, while a lease that has
-    /// not expired is held ([`StoreError::ThreadOwned`]: a live run is never deleted under
-    /// itself) and while the thread has child threads ([`StoreError::ThreadHasChildren`]: they
-    /// are deleted first, one by one, so that no sub-thread is removed by surprise).
+    /// Deletes the thread and its subtree (its child threads, theirs, and so on), each with
+    /// everything of it (messages, tool results, the call journal, approvals, variables and
+    /// their requests, queued work, events, values, files and their chunks, its lease), in one
+    /// transaction. Refused, changing nothing, while a lease that has not expired is held on
+    /// any thread of the subtree ([`StoreError::ThreadOwned`] names that thread: a live run is
+    /// never deleted under itself).
     fn delete_thread(&self, id: &str) -> StoreResult<()>;
 
     /// Starts [`Store::apply`] without blocking the calling thread, for a backend whose writes

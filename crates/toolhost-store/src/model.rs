@@ -373,6 +373,8 @@ pub enum Write {
     },
     /// Change the thread's status.
     SetStatus(ThreadStatus),
+    /// Change the agent that runs the thread (a handoff: the thread and its history stay).
+    SetAgent(String),
     /// Append an event.
     Event {
         /// What kind of event.

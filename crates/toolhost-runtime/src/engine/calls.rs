@@ -15,6 +15,7 @@ use super::ownership::OwnerId;
 use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::stored_result;
 use super::state::ThreadState;
+use super::subagent::AgentOffer;
 use super::subprompt::{Nest, SubOutcome};
 use super::{Runtime, RuntimeError};
 use crate::project::SubpromptConfig;
@@ -36,6 +37,8 @@ pub(super) struct Offer {
     pub prompt: String,
     /// The offered prompt tools' settings, by tool name (see [`super::subprompt`]).
     pub subprompts: Arc<HashMap<String, SubpromptConfig>>,
+    /// The offered agent tools' settings, by tool name (see [`super::subagent`]).
+    pub subagents: Arc<HashMap<String, AgentOffer>>,
     /// For a sub-prompt's offer: where the messages it stores go.
     pub nest: Option<Nest>,
 }
@@ -129,9 +132,11 @@ impl Runtime {
         let parallel = offer.parallel;
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
-        // A prompt tool's call runs a whole sub-prompt: the calls of a reply that makes one run
-        // one at a time.
-        let subprompt = calls.iter().any(|c| offer.subprompts.contains_key(&c.name));
+        // A prompt tool's call runs a whole sub-prompt, an agent tool's a child thread: the
+        // calls of a reply that makes one run one at a time.
+        let subprompt = calls.iter().any(|c| {
+            offer.subprompts.contains_key(&c.name) || offer.subagents.contains_key(&c.name)
+        });
         if !parallel || calls.len() < 2 || subprompt {
             for call in calls {
                 let is_fresh = fresh.contains(&call.id);
@@ -170,10 +175,21 @@ impl Runtime {
                                 // the sub-prompt's wait is over.
                                 SubOutcome::Waiting(w) => return Ok((messages, Some(w))),
                             },
-                            None => {
-                                let ctx = context(state, abort, &call.id, env);
-                                execute(tool, args, call, ctx, end).await
-                            }
+                            None => match offer.subagents.get(&call.name) {
+                                Some(AgentOffer::Sub(config)) => {
+                                    let result = self
+                                        .run_subagent(state, &call, args, config, abort)
+                                        .await?;
+                                    end.finish(call, result)
+                                }
+                                Some(AgentOffer::Handoff) => {
+                                    self.hand_off(state, call, offer, end)?
+                                }
+                                None => {
+                                    let ctx = context(state, abort, &call.id, env);
+                                    execute(tool, args, call, ctx, end).await
+                                }
+                            },
                         }
                     }
                 };

@@ -18,6 +18,7 @@ mod calls;
 mod content;
 mod context;
 mod decide;
+mod ending;
 mod error;
 mod execute;
 mod factory;
@@ -39,6 +40,7 @@ mod send;
 mod session;
 mod soundness;
 mod state;
+mod subagent;
 mod subprompt;
 mod thread_vars;
 mod turns;
@@ -113,6 +115,8 @@ pub struct Runtime {
     bound: HashMap<String, String>,
     /// The tool of each prompt another prompt offers, by name (see [`subprompt`]).
     prompt_tools: HashMap<String, AnyTool>,
+    /// The tool of each `dual_ai` agent a prompt offers, by name (see [`subagent`]).
+    agent_tools: HashMap<String, AnyTool>,
 }
 
 impl Runtime {
@@ -248,6 +252,7 @@ impl Runtime {
             live: live::LiveHub::new(),
             bound,
             prompt_tools: subprompt::offered_prompt_tools(&defs),
+            agent_tools: subagent::offered_agent_tools(&defs),
             defs,
         })
     }
@@ -335,6 +340,8 @@ impl Runtime {
                     self.tools.contains(name),
                     self.defs.prompts.contains_key(&name.name),
                 ) {
+                    // An agent offered is checked when the project loads.
+                    (false, false) if self.defs.agents.contains_key(&name.name) => continue,
                     (false, false) => format!("offers tool \"{name}\", which is not defined"),
                     (true, true) => ambiguous(name),
                     _ => continue,

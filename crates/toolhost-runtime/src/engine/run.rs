@@ -1,7 +1,6 @@
 //! The step cycle of one thread: finish pending calls, decide whether the turn is over, ask the
 //! model, store its reply, repeat.
 
-use super::approvals::requested_event;
 use super::calls::{early_intents, Offer};
 use super::context::{Context, Turn};
 use super::decide::{next_step, pending_calls, Step, TurnRules};
@@ -15,14 +14,13 @@ use super::scratch::SCRATCH_TAG;
 use super::state::ThreadState;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{SideDef, SubpromptConfig, ToolChoice, DEFAULT_MAX_STEPS};
-use serde_json::json;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolSet;
 use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
-use toolhost_store::{new_id, EventKind, Message, Role, ThreadStatus, Write};
+use toolhost_store::{Message, Role, ThreadStatus, Write};
 
 /// What one side runs with: its rules, its prompt's model and tools, and the conversation it
 /// sees, which grows as the thread does.
@@ -95,14 +93,13 @@ impl Runtime {
             self.tools
                 .get(name)
                 .or_else(|| self.prompt_tools.get(&name.name))
+                .or_else(|| self.agent_tools.get(&name.name))
                 .cloned()
         }));
-        let subprompts: HashMap<String, SubpromptConfig> = prompt
-            .tools
-            .iter()
-            .filter(|t| !self.tools.contains(t) && self.prompt_tools.contains_key(&t.name))
-            .map(|t| (t.name.clone(), t.subprompt()))
-            .collect();
+        let (subprompts, subagents) = (
+            self.offered_subprompts(prompt),
+            self.offered_subagents(prompt),
+        );
         let mut run = SideRun {
             def,
             model,
@@ -139,6 +136,7 @@ impl Runtime {
                 )),
                 prompt: prompt.name.clone(),
                 subprompts: Arc::new(subprompts),
+                subagents: Arc::new(subagents),
                 nest: None,
             },
         };
@@ -335,6 +333,10 @@ impl Runtime {
                 if let Some(waiting) = waiting {
                     return self.pause(thread_id, owner, waiting).await;
                 }
+                // A handoff: the new agent's side takes the thread from here.
+                if self.handed_over(thread_id, &thread.agent).await? {
+                    return Box::pin(self.run_owned(thread_id, owner, abort)).await;
+                }
                 continue;
             }
             if abort.is_aborted() {
@@ -464,75 +466,5 @@ impl Runtime {
             }
             history.push(m);
         }
-    }
-
-    /// Records what the thread waits for (once, also when it is run again while it waits) and
-    /// pauses it.
-    async fn pause(
-        &self,
-        thread_id: &str,
-        owner: &OwnerId,
-        waiting: Waiting,
-    ) -> Result<RunOutcome, RuntimeError> {
-        tracing::debug!(thread = thread_id, "pausing: waiting for a person");
-        let mut writes = vec![Write::SetStatus(ThreadStatus::Paused)];
-        let waiting = match waiting {
-            Waiting::Approval(request) => {
-                let asked = self
-                    .db
-                    .approvals(thread_id)
-                    .await?
-                    .iter()
-                    .any(|r| r.request.call_id == request.call_id);
-                if !asked {
-                    writes.push(Write::RequestApproval(request.clone()));
-                    writes.push(requested_event(&request));
-                }
-                Waiting::Approval(request)
-            }
-            Waiting::Variables { names, .. } => {
-                let open = self
-                    .db
-                    .variable_requests(thread_id)
-                    .await?
-                    .into_iter()
-                    .find(|r| r.answered_at.is_none() && r.names == names);
-                let request_id = match open {
-                    Some(r) => r.id,
-                    None => {
-                        let id = new_id();
-                        writes.push(Write::RequestVariables {
-                            id: id.clone(),
-                            names: names.clone(),
-                        });
-                        writes.push(Write::Event {
-                            kind: EventKind::VariablesRequested,
-                            data: json!({"requestId": id, "names": names}),
-                        });
-                        id
-                    }
-                };
-                Waiting::Variables { request_id, names }
-            }
-        };
-        self.commit(thread_id, owner, writes).await?;
-        Ok(RunOutcome::Paused(waiting))
-    }
-
-    async fn finish(
-        &self,
-        thread_id: &str,
-        owner: &OwnerId,
-        reason: StopReason,
-    ) -> Result<RunOutcome, RuntimeError> {
-        // A stopped thread can be resumed; a finished one waits for a new message.
-        let status = match reason {
-            StopReason::Stopped => ThreadStatus::Idle,
-            StopReason::SessionFail(_) => ThreadStatus::Failed,
-            _ => ThreadStatus::Done,
-        };
-        self.commit(thread_id, owner, vec![Write::SetStatus(status)])
-            .await?;
-        Ok(RunOutcome::Done(reason))
     }
 }

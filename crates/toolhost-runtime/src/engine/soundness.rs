@@ -31,6 +31,16 @@ impl Runtime {
     }
 
     fn agent_problems(&self, agent: &str) -> Result<Vec<FileProblem>, RuntimeError> {
+        self.tree_problems(agent, &mut std::collections::HashSet::new())
+    }
+
+    /// The problems of `agent` and of every agent it reaches as a sub-agent (each once).
+    fn tree_problems(
+        &self,
+        agent: &str,
+        seen: &mut std::collections::HashSet<String>,
+    ) -> Result<Vec<FileProblem>, RuntimeError> {
+        seen.insert(agent.to_owned());
         let agent_file = self.file("agents", agent);
         let Some(def) = self.defs.agents.get(agent) else {
             return match self.not_loaded(&agent_file) {
@@ -57,8 +67,25 @@ impl Runtime {
             problems.extend(self.prompt_problems(prompt));
             problems.extend(self.side_rule_problems(&agent_file, agent, field, side, prompt));
             // The prompts it offers as tools run on this thread too.
+            let mut sub_agents: Vec<&str> = Vec::new();
             for sub in self.reached_prompts(prompt) {
                 problems.extend(self.prompt_problems(sub));
+                sub_agents.extend(
+                    self.offered_subagents(sub).into_keys().filter_map(|n| {
+                        self.defs.agents.get_key_value(&n).map(|(k, _)| k.as_str())
+                    }),
+                );
+            }
+            // The agents it offers run in child threads, which must be able to run too.
+            sub_agents.extend(
+                self.offered_subagents(prompt)
+                    .into_keys()
+                    .filter_map(|n| self.defs.agents.get_key_value(&n).map(|(k, _)| k.as_str())),
+            );
+            for child in sub_agents {
+                if !seen.contains(child) {
+                    problems.extend(self.tree_problems(child, seen)?);
+                }
             }
         }
         // Two sides on one prompt would name its problems twice.
@@ -101,7 +128,9 @@ impl Runtime {
             }
         }
         let undefined = |t: &&crate::project::ToolOffer| {
-            !self.tools.contains(t) && !self.defs.prompts.contains_key(&t.name)
+            !self.tools.contains(t)
+                && !self.defs.prompts.contains_key(&t.name)
+                && !self.defs.agents.contains_key(&t.name)
         };
         for tool in prompt.tools.iter().filter(undefined) {
             // A tool file, or a prompt offered as a tool, that did not load says why.

@@ -1,6 +1,7 @@
 //! Agents, prompts, models and activities of a project.
 
 use super::agent::{AgentDef, AgentKind};
+use super::agent_tools::check_agent_tools;
 use super::includes::resolve_includes;
 use super::prompt::PromptDef;
 use super::prompt_tools::check_prompt_tools;
@@ -191,7 +192,10 @@ pub fn load_definitions(root: &Path) -> Definitions {
         let path = agents_dir.join("prompts").join(format!("{name}.json"));
         defs.problems.push(problem(&path, &name, message));
     }
-    for (name, message) in check_prompt_tools(&defs.prompts) {
+    let is_agent = |name: &str| defs.agents.contains_key(name);
+    let mut offers = check_prompt_tools(&defs.prompts, &is_agent);
+    offers.extend(check_agent_tools(&defs.prompts, &defs.agents));
+    for (name, message) in offers {
         let path = agents_dir.join("prompts").join(format!("{name}.json"));
         defs.problems
             .push(FileProblem::dangling(path, &name, message));

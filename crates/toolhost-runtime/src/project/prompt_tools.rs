@@ -8,6 +8,7 @@
 //! lack, settings given for something that is not a prompt, and prompt tools nested deeper than
 //! [`MAX_SUBPROMPT_DEPTH`] (a cycle, such as a prompt offering itself, always is).
 
+use super::agent_tools::{SubagentToolConfig, AGENT_ONLY_FIELDS};
 use super::prompt::PromptDef;
 use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
@@ -74,6 +75,9 @@ pub struct ToolOffer {
     pub name: String,
     /// The settings given with it (an object entry); a prompt named alone has the defaults.
     pub settings: Option<SubpromptConfig>,
+    /// The settings of an agent tool given with it (an object entry with a field only an agent
+    /// tool has, such as `blocking`); an agent named alone has the defaults.
+    pub agent: Option<SubagentToolConfig>,
 }
 
 impl ToolOffer {
@@ -82,6 +86,13 @@ impl ToolOffer {
         self.settings
             .clone()
             .unwrap_or_else(|| SubpromptConfig::named(&self.name))
+    }
+
+    /// The settings of this entry when it offers an agent.
+    pub fn subagent(&self) -> SubagentToolConfig {
+        self.agent
+            .clone()
+            .unwrap_or_else(|| SubagentToolConfig::named(&self.name))
     }
 }
 
@@ -126,11 +137,22 @@ pub(super) fn tool_offers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ToolOff
             Value::String(name) => Ok(ToolOffer {
                 name,
                 settings: None,
+                agent: None,
             }),
+            Value::Object(fields) if AGENT_ONLY_FIELDS.iter().any(|f| fields.contains_key(*f)) => {
+                serde_json::from_value::<SubagentToolConfig>(Value::Object(fields))
+                    .map(|c| ToolOffer {
+                        name: c.name.clone(),
+                        settings: None,
+                        agent: Some(c),
+                    })
+                    .map_err(|e| D::Error::custom(format!("`tools[{i}]` (an agent tool's settings): {e}")))
+            }
             object @ Value::Object(_) => serde_json::from_value::<SubpromptConfig>(object)
                 .map(|c| ToolOffer {
                     name: c.name.clone(),
                     settings: Some(c),
+                    agent: None,
                 })
                 .map_err(|e| D::Error::custom(format!("`tools[{i}]`: {e}"))),
             _ => Err(D::Error::custom(format!(
@@ -175,8 +197,12 @@ pub fn prompt_tool(prompt: &PromptDef) -> Result<AnyTool, String> {
 }
 
 /// Checks the prompt tools every prompt offers; returns each problem with the prompt whose file
-/// it is in. `prompts` are the prompts that loaded.
-pub(super) fn check_prompt_tools(prompts: &BTreeMap<String, PromptDef>) -> Vec<(String, String)> {
+/// it is in. `prompts` are the prompts that loaded; `agents`, the names of the agents that did
+/// (their settings are checked by [`super::agent_tools`]).
+pub(super) fn check_prompt_tools(
+    prompts: &BTreeMap<String, PromptDef>,
+    agents: &dyn Fn(&str) -> bool,
+) -> Vec<(String, String)> {
     let mut problems = Vec::new();
     // Each offered prompt's tool, built once; a bad `requiredSchema` is its own file's problem.
     let mut built: BTreeMap<&str, Option<AnyTool>> = BTreeMap::new();
@@ -210,6 +236,9 @@ pub(super) fn check_prompt_tools(prompts: &BTreeMap<String, PromptDef>) -> Vec<(
             };
             let at = |field: &str| format!("`tools[{i}].{field}`");
             let Some(target) = prompts.get(&offer.name) else {
+                if agents(&offer.name) {
+                    continue;
+                }
                 problems.push((
                     prompt.name.clone(),
                     format!(

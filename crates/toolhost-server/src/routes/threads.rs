@@ -277,20 +277,20 @@ pub(super) async fn stop(
     Ok(Json(json!({ "stop_requested": asked })))
 }
 
-/// `DELETE /v1/threads/{id}`: the thread and everything of it (messages, tool results, the call
-/// journal, approvals, variables, queued work, events, values, files), in one store transaction.
-/// Refused with 409, changing nothing, while a live run owns the thread (stop it first) and
-/// while it has child threads: those are deleted first, each on its own, so that deleting a
-/// thread never takes sub-threads with it by surprise.
+/// `DELETE /v1/threads/{id}`: the thread and its subtree (its sub-agents' threads, theirs, and
+/// so on), each with everything of it (messages, tool results, the call journal, approvals,
+/// variables, queued work, events, values, files), in one store transaction. Refused with 409,
+/// changing nothing, while a live run owns any thread of the subtree (stop it first: stopping a
+/// thread stops its running children).
 #[utoipa::path(
     delete, path = "/v1/threads/{id}", operation_id = "deleteThread", tag = "threads",
-    summary = "Delete a thread with everything of it",
-    description = "Messages, results, the call journal, approvals, variables, queued work, events, values and files go in one transaction. Child threads are deleted first, each on its own.",
+    summary = "Delete a thread with its subtree and everything of them",
+    description = "The thread and its sub-threads (and theirs), each with its messages, results, call journal, approvals, variables, queued work, events, values and files, go in one transaction.",
     params(("id" = String, Path, description = "The thread's id.")),
     responses(
-        (status = 204, description = "The thread is gone."),
+        (status = 204, description = "The thread and its subtree are gone."),
         (status = 404, description = "There is no such thread, or the token may not reach it."),
-        (status = 409, description = "A live run owns the thread (stop it first), or it has child threads; nothing was changed."),
+        (status = 409, description = "A live run owns a thread of the subtree (stop it first); nothing was changed."),
     ),
     security(("bearer" = ["run"])),
 )]

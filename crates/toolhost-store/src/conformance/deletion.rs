@@ -1,5 +1,5 @@
-//! Conformance case for deleting a thread: everything of it goes, nothing of another thread
-//! does, and a thread that a live run owns or that has children is left whole.
+//! Conformance case for deleting a thread: everything of it and of its subtree goes, nothing of
+//! another thread does, and a subtree of which a live run owns a thread is left whole.
 
 use super::{assistant_calling, intent, p, result, text};
 use crate::*;
@@ -116,9 +116,9 @@ fn contents(store: &dyn Store, t: &str) -> Contents {
     }
 }
 
-/// Deleting a thread removes every part of it in one step (a thread made again under the same
-/// id starts empty) and leaves other threads as they were; a live owner or a child thread
-/// refuses the deletion and changes nothing; an expired lease does not.
+/// Deleting a thread removes every part of it and its subtree in one step (a thread made again
+/// under the same id starts empty) and leaves other threads as they were; a live owner of any
+/// thread of the subtree refuses the deletion and changes nothing; an expired lease does not.
 pub fn deleting_a_thread_removes_all_of_it_and_nothing_else(store: &dyn Store) {
     let gone = filled_thread(store, "thread-to-delete");
     let kept = filled_thread(store, "thread-to-keep");
@@ -143,7 +143,7 @@ pub fn deleting_a_thread_removes_all_of_it_and_nothing_else(store: &dyn Store) {
     assert_eq!(contents(store, &gone), before, "a refusal changed nothing");
     assert!(store.release(&gone, "run-live").unwrap());
 
-    // A child thread: refused, naming the child.
+    // A subtree: deleted with the thread, and refused whole while a run owns a thread of it.
     let child = store
         .create_thread(NewThread {
             agent: "agent".into(),
@@ -152,14 +152,27 @@ pub fn deleting_a_thread_removes_all_of_it_and_nothing_else(store: &dyn Store) {
         })
         .unwrap()
         .id;
+    let grandchild = store
+        .create_thread(NewThread {
+            agent: "agent".into(),
+            parent: Some(child.clone()),
+            writes: vec![text(Role::User, "deep")],
+            ..NewThread::default()
+        })
+        .unwrap()
+        .id;
+    store.claim(&grandchild, &live).unwrap();
+    let before = contents(store, &gone);
     match store.delete_thread(&gone) {
-        Err(StoreError::ThreadHasChildren { thread, children }) => {
-            assert_eq!(thread, gone);
-            assert_eq!(children, vec![child.clone()]);
+        Err(StoreError::ThreadOwned { thread, lease }) => {
+            assert_eq!(thread, grandchild);
+            assert_eq!(lease.owner, "run-live");
         }
-        other => panic!("a thread with a child was deleted: {other:?}"),
+        other => panic!("a subtree with a live run was deleted: {other:?}"),
     }
-    store.delete_thread(&child).unwrap();
+    assert_eq!(contents(store, &gone), before, "a refusal changed nothing");
+    assert_eq!(store.messages(&grandchild).unwrap().len(), 1);
+    assert!(store.release(&grandchild, "run-live").unwrap());
 
     // An expired lease (its run died) does not hold the thread.
     let dead = LeaseClaim {
@@ -179,6 +192,13 @@ pub fn deleting_a_thread_removes_all_of_it_and_nothing_else(store: &dyn Store) {
         store.messages(&gone),
         Err(StoreError::ThreadNotFound(_))
     ));
+    // Its subtree went with it.
+    for descendant in [&child, &grandchild] {
+        assert!(matches!(
+            store.messages(descendant),
+            Err(StoreError::ThreadNotFound(_))
+        ));
+    }
     assert!(matches!(
         store.delete_thread(&gone),
         Err(StoreError::ThreadNotFound(_))

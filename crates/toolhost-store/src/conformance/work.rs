@@ -49,3 +49,20 @@ pub fn threads_with_work_are_found_in_one_read(store: &dyn Store) {
         [unanswered, running, queued]
     );
 }
+
+/// A handoff changes the agent that runs a thread, in the batch that records it; the thread
+/// keeps its id, history and parent, and other threads keep their agent.
+pub fn a_handoff_changes_the_threads_agent_and_keeps_the_rest(store: &dyn Store) {
+    let id = thread(store);
+    let other = thread(store);
+    store
+        .apply(
+            &id,
+            vec![text(Role::User, "hello"), Write::SetAgent("billing".into())],
+        )
+        .unwrap();
+    let t = store.thread(&id).unwrap();
+    assert_eq!(t.agent, "billing");
+    assert_eq!(store.messages(&id).unwrap().len(), 1);
+    assert_eq!(store.thread(&other).unwrap().agent, "agent");
+}

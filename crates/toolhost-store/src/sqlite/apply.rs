@@ -53,6 +53,14 @@ pub(super) fn apply_in(
                 )
                 .map_err(db)?;
             }
+            Write::SetAgent(agent) => {
+                exec(
+                    tx,
+                    "UPDATE threads SET agent = ?2 WHERE id = ?1",
+                    params![thread, agent],
+                )
+                .map_err(db)?;
+            }
             Write::Event { kind, data } => {
                 if let EventKind::Custom(name) = &kind {
                     if EventKind::RESERVED.contains(&name.as_str()) {

@@ -1,5 +1,5 @@
-//! Deleting a thread: every row of it, in the one transaction the writer runs it in, or nothing
-//! when a live run owns it or it has child threads.
+//! Deleting a thread with its subtree (its child threads, theirs, and so on): every row of each,
+//! in the one transaction the writer runs it in, or nothing when a live run owns any of them.
 
 use super::{db, exec, leases, require_thread};
 use crate::error::{StoreError, StoreResult};
@@ -23,41 +23,45 @@ const THREAD_TABLES: &[&str] = &[
 ];
 
 /// Runs inside the writer's transaction, so the checks and the deletion are one step: a run
-/// cannot claim the thread between them.
+/// cannot claim a thread of the subtree between them.
 pub(super) fn delete_thread(tx: &Connection, thread: &str) -> StoreResult<()> {
     require_thread(tx, thread)?;
-    if let Some(lease) = leases::lease(tx, thread)? {
-        // An expired lease is a run that died: nothing runs the thread any more.
-        if lease.expires_at > now_millis() {
-            return Err(StoreError::ThreadOwned {
-                thread: thread.to_owned(),
-                lease,
-            });
+    let subtree = subtree(tx, thread)?;
+    for id in &subtree {
+        if let Some(lease) = leases::lease(tx, id)? {
+            // An expired lease is a run that died: nothing runs the thread any more.
+            if lease.expires_at > now_millis() {
+                return Err(StoreError::ThreadOwned {
+                    thread: id.clone(),
+                    lease,
+                });
+            }
         }
     }
-    let children: Vec<String> = {
-        let mut stmt = tx
-            .prepare_cached("SELECT id FROM threads WHERE parent = ?1 ORDER BY created_at, rowid")
-            .map_err(db)?;
-        let rows = stmt.query_map([thread], |r| r.get(0)).map_err(db)?;
-        rows.collect::<Result<_, _>>().map_err(db)?
-    };
-    if !children.is_empty() {
-        return Err(StoreError::ThreadHasChildren {
-            thread: thread.to_owned(),
-            children,
-        });
+    // Children before their parents: a thread's row goes after every row that refers to it.
+    for id in subtree.iter().rev() {
+        for table in THREAD_TABLES {
+            exec(tx, &format!("DELETE FROM {table} WHERE thread = ?1"), [id]).map_err(db)?;
+        }
+        exec(tx, "DELETE FROM threads WHERE id = ?1", [id]).map_err(db)?;
     }
-    for table in THREAD_TABLES {
-        exec(
-            tx,
-            &format!("DELETE FROM {table} WHERE thread = ?1"),
-            [thread],
-        )
-        .map_err(db)?;
-    }
-    exec(tx, "DELETE FROM threads WHERE id = ?1", [thread]).map_err(db)?;
     Ok(())
+}
+
+/// The thread and its descendants, each after its parent.
+fn subtree(tx: &Connection, thread: &str) -> StoreResult<Vec<String>> {
+    let mut stmt = tx
+        .prepare_cached("SELECT id FROM threads WHERE parent = ?1 ORDER BY created_at, rowid")
+        .map_err(db)?;
+    let mut all = vec![thread.to_owned()];
+    let mut next = 0;
+    while next < all.len() {
+        let rows = stmt.query_map([&all[next]], |r| r.get(0)).map_err(db)?;
+        let children: Vec<String> = rows.collect::<Result<_, _>>().map_err(db)?;
+        all.extend(children);
+        next += 1;
+    }
+    Ok(all)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ mod threads;
 mod tokens;
 mod tools;
 mod transcript;
+mod tree;
 mod values;
 mod waiting;
 

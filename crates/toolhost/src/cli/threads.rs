@@ -3,6 +3,7 @@
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::run::{open_store, DataArg};
 use super::transcript::{print_messages, thread_json};
+use super::tree::{print_tree, tree_json};
 use super::waiting::{pending_json, print_pending};
 use clap::Subcommand;
 use std::path::Path;
@@ -30,6 +31,10 @@ pub enum ThreadsCommand {
         /// Print the whole thread record as JSON.
         #[arg(long)]
         json: bool,
+        /// Show the thread and its sub-agents' threads, each with its status, instead of the
+        /// transcript.
+        #[arg(long)]
+        tree: bool,
     },
     /// Ask the run that owns a thread to stop, in whatever process it runs; it stops after the
     /// model request or tool call under way, and `resume` continues it later.
@@ -96,11 +101,15 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
             thread_id,
             data,
             json,
+            tree,
         } => {
             let store = match open_store(&data.data) {
                 Ok(s) => s,
                 Err(code) => return code,
             };
+            if tree {
+                return show_tree(store.as_ref(), &thread_id, &data.data, json);
+            }
             let loaded = store
                 .thread(&thread_id)
                 .and_then(|t| Ok((t, store.messages(&thread_id)?, store.calls(&thread_id)?)));
@@ -153,6 +162,28 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                     output::exit(INVALID)
                 }
             }
+        }
+    }
+}
+
+/// `threads show THREAD --tree`: the thread and its descendants, as lines or as JSON.
+fn show_tree(store: &dyn Store, thread_id: &str, data: &Path, json: bool) -> ExitCode {
+    let shown = store.thread(thread_id).and_then(|t| {
+        if json {
+            output::json(&tree_json(store, &t)?);
+            Ok(())
+        } else {
+            print_tree(store, &t)
+        }
+    });
+    match shown {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+            missing_thread(store, thread_id, data)
+        }
+        Err(e) => {
+            output::error("the thread's tree could not be read.", Some(&e));
+            output::exit(INVALID)
         }
     }
 }

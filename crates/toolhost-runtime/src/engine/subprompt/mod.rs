@@ -83,6 +83,19 @@ pub(super) fn offered_prompt_tools(defs: &Definitions) -> HashMap<String, AnyToo
 }
 
 impl Runtime {
+    /// The settings of the prompt tools `prompt` offers, by name.
+    pub(super) fn offered_subprompts(
+        &self,
+        prompt: &PromptDef,
+    ) -> HashMap<String, SubpromptConfig> {
+        prompt
+            .tools
+            .iter()
+            .filter(|t| !self.tools.contains(t) && self.prompt_tools.contains_key(&t.name))
+            .map(|t| (t.name.clone(), t.subprompt()))
+            .collect()
+    }
+
     /// The prompts `prompt` reaches as prompt tools, directly or through others, each once
     /// (the limit on nesting bounds the walk; a name that is also a tool is not followed).
     pub(super) fn reached_prompts<'a>(&'a self, prompt: &'a PromptDef) -> Vec<&'a PromptDef> {

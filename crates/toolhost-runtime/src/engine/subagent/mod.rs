@@ -1,0 +1,251 @@
+//! Agent tools: a call of a `dual_ai` agent that a prompt offers runs that agent as a sub-agent
+//! in a child thread, to the end of its session, and the call gets the session's result.
+//!
+//! The child is a thread like any other: its `parent` is the calling thread, it is tagged
+//! `name:AGENT`, and it is run through the same engine, under its own lease, with every call
+//! journaled in its own thread. The call is idempotent towards the child: the child's id is
+//! derived from the calling thread's id and the call's id, and the child is created in one
+//! transaction with its first message, so a call run again after a crash finds the child it
+//! started (and runs it on from what its store says) instead of starting a second one. Running
+//! a child whose session already ended asks no model again: the engine's decisions over its
+//! stored history end the run with the same result.
+
+mod handoff;
+mod result;
+
+use super::state::ThreadState;
+use super::{Runtime, RuntimeError};
+use crate::project::{agent_tool, AgentKind, Definitions, SubagentToolConfig, MAX_SUBAGENT_DEPTH};
+use handoff::handoff_tool;
+use result::session_result;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use toolhost_core::tool::AbortSignal;
+use toolhost_core::{AnyTool, ToolResult};
+use toolhost_store::{NewMessage, NewThread, Role, StoreError, ToolCallRecord, Write};
+
+/// The tag a child thread carries with the name of the agent it runs (its display name).
+pub(super) fn name_tag(name: &str) -> String {
+    format!("name:{name}")
+}
+
+/// What a call of an offered agent does: run a `dual_ai` agent as a sub-agent in a child
+/// thread, or hand the thread over to an `ai_human` agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum AgentOffer {
+    /// A sub-agent, with its entry's settings.
+    Sub(SubagentToolConfig),
+    /// A handoff.
+    Handoff,
+}
+
+/// The tool of every agent some prompt offers, by name. An agent whose first side's prompt did
+/// not load, or whose tool cannot be built, is a problem of its files already.
+pub(super) fn offered_agent_tools(defs: &Definitions) -> HashMap<String, AnyTool> {
+    defs.prompts
+        .values()
+        .flat_map(|p| p.tools.iter())
+        .filter(|offer| !defs.prompts.contains_key(&offer.name))
+        .filter_map(|offer| defs.agents.get(&offer.name))
+        .filter_map(|a| {
+            let tool = match a.kind {
+                AgentKind::DualAi => agent_tool(a, defs.prompts.get(&a.side_a.prompt)?),
+                AgentKind::AiHuman => handoff_tool(a),
+            };
+            Some((a.name.clone(), tool.ok()?))
+        })
+        .collect()
+}
+
+/// The id of the child thread a call starts: the same for the same calling thread and call, so
+/// the call finds its child again after a crash. Shaped as a UUID (version 8, derived).
+pub(super) fn child_id(parent: &str, call_id: &str) -> String {
+    let digest = Sha256::digest(format!("toolhost-subagent\n{parent}\n{call_id}").as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&digest[..16]);
+    b[6] = (b[6] & 0x0f) | 0x80;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// How often a parent's run waiting for its child looks whether it was asked to stop.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
+
+impl Runtime {
+    /// The agents `prompt` offers, by name, with what a call of each does.
+    pub(super) fn offered_subagents(
+        &self,
+        prompt: &crate::project::PromptDef,
+    ) -> HashMap<String, AgentOffer> {
+        prompt
+            .tools
+            .iter()
+            .filter(|t| !self.tools.contains(t) && self.agent_tools.contains_key(&t.name))
+            .filter_map(|t| {
+                let offered = match self.defs.agents.get(&t.name)?.kind {
+                    AgentKind::DualAi => AgentOffer::Sub(t.subagent()),
+                    AgentKind::AiHuman => AgentOffer::Handoff,
+                };
+                Some((t.name.clone(), offered))
+            })
+            .collect()
+    }
+
+    /// Runs (or continues) the child thread of `call`, a call of the agent tool `config` names,
+    /// to the end of its session, and returns the call's result. Boxed: sub-agents nest.
+    pub(super) fn run_subagent<'a>(
+        &'a self,
+        state: &'a ThreadState,
+        call: &'a ToolCallRecord,
+        args: Value,
+        config: &'a SubagentToolConfig,
+        abort: &'a AbortSignal,
+    ) -> Boxed<'a, ToolResult> {
+        Box::pin(async move {
+            let parent = state.thread_id();
+            // A parent stopped before its child started starts none.
+            if abort.is_aborted() {
+                return Ok(ToolResult::error(format!(
+                    "the sub-agent \"{}\" was not started: the thread was stopped",
+                    config.name
+                )));
+            }
+            let depth = self.depth_of(parent).await? + 1;
+            if depth > MAX_SUBAGENT_DEPTH {
+                return Ok(ToolResult::error(format!(
+                    "agent tool \"{}\" would nest deeper than {MAX_SUBAGENT_DEPTH} sub-agents",
+                    config.name
+                )));
+            }
+            if let Err(e) = self.check_agent(&config.name) {
+                return Ok(ToolResult::error(format!(
+                    "agent tool \"{}\" cannot run: {e}",
+                    config.name
+                )));
+            }
+            let child = child_id(parent, &call.id);
+            match self.db.thread(&child).await {
+                Ok(_) => {}
+                Err(StoreError::ThreadNotFound(_)) => {
+                    let text = first_message(config, self.has_schema(&config.name), &args);
+                    let first = Write::AppendMessage(NewMessage {
+                        role: Some(Role::User),
+                        content: Some(state.redactor().text(&text)),
+                        ..NewMessage::default()
+                    });
+                    self.db
+                        .create_thread(NewThread {
+                            id: Some(child.clone()),
+                            agent: config.name.clone(),
+                            parent: Some(parent.to_owned()),
+                            tags: vec![name_tag(&config.name)],
+                            writes: vec![first],
+                        })
+                        .await?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+            let outcome = self.run_child(&child, abort).await?;
+            let history = self.db.messages(&child).await?;
+            Ok(session_result(&child, &outcome, &history))
+        })
+    }
+
+    /// Runs the child to the end of its session; a stop of the parent's run (from this
+    /// process or another) is passed on to the child, which stops after its operation under way.
+    async fn run_child(
+        &self,
+        child: &str,
+        abort: &AbortSignal,
+    ) -> Result<super::RunOutcome, RuntimeError> {
+        let run = self.run_when_free(child);
+        tokio::pin!(run);
+        let stopped = async {
+            while !abort.is_aborted() {
+                tokio::time::sleep(STOP_POLL).await;
+            }
+        };
+        tokio::select! {
+            outcome = &mut run => return outcome,
+            () = stopped => {}
+        }
+        self.stop(child).await;
+        run.await
+    }
+
+    /// How many ancestors the thread has (a thread started by a person is at depth 0).
+    async fn depth_of(&self, thread_id: &str) -> Result<usize, RuntimeError> {
+        let mut depth = 0;
+        let mut at = self.db.thread(thread_id).await?.parent;
+        // Bounded: a chain longer than the limit is refused whatever is above it.
+        while let Some(parent) = at.filter(|_| depth <= MAX_SUBAGENT_DEPTH) {
+            depth += 1;
+            at = self.db.thread(&parent).await?.parent;
+        }
+        Ok(depth)
+    }
+
+    /// Whether the agent's first side's prompt has a `requiredSchema` (its tool's arguments).
+    fn has_schema(&self, agent: &str) -> bool {
+        self.defs
+            .agents
+            .get(agent)
+            .and_then(|a| self.defs.prompts.get(&a.side_a.prompt))
+            .is_some_and(|p| p.required_schema.is_some())
+    }
+}
+
+/// The child's first message: the argument `initUserMessageProperty` names (a string as it is,
+/// anything else as JSON), else the default `message` argument of a first side without
+/// `requiredSchema`, else the whole arguments as JSON.
+fn first_message(config: &SubagentToolConfig, has_schema: bool, args: &Value) -> String {
+    let property = config
+        .init_user_message_property
+        .as_deref()
+        .or((!has_schema).then_some(crate::project::DEFAULT_MESSAGE_PROPERTY));
+    match property.map(|p| args.get(p)) {
+        Some(Some(Value::String(s))) => s.clone(),
+        Some(Some(other)) => other.to_string(),
+        Some(None) => String::new(),
+        None => args.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_call_always_names_the_same_child_and_another_call_another() {
+        let a = child_id("t1", "call_1");
+        assert_eq!(a, child_id("t1", "call_1"));
+        assert_ne!(a, child_id("t1", "call_2"));
+        assert_ne!(a, child_id("t2", "call_1"));
+        assert_eq!(a.len(), 36);
+        assert_eq!(a.as_bytes()[14], b'8');
+    }
+
+    #[test]
+    fn the_first_message_comes_from_the_named_argument_or_the_whole_arguments() {
+        let mut config = SubagentToolConfig::named("r");
+        let args = json!({"message": "hi", "topic": {"a": 1}});
+        assert_eq!(first_message(&config, false, &args), "hi");
+        assert_eq!(first_message(&config, true, &args), args.to_string());
+        config.init_user_message_property = Some("topic".into());
+        assert_eq!(first_message(&config, true, &args), r#"{"a":1}"#);
+    }
+}

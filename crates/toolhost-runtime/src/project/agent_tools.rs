@@ -1,0 +1,161 @@
+//! Agents offered as tools (spec 001 §5): an entry of a prompt's `tools` that names an agent
+//! makes that agent a tool. A call of a `dual_ai` agent runs it as a sub-agent in a child
+//! thread; a call of an `ai_human` agent hands the thread over to it (a handoff).
+//! The entry's `SubagentToolConfig` settings say how the call waits and how its arguments
+//! become the child's first message.
+//!
+//! What is offered: the agent's name, its `description` as the tool's, and as arguments the
+//! `requiredSchema` of its first side's prompt (the side that answers the first message) or a
+//! default taking a `message`.
+
+use super::agent::{AgentDef, AgentKind};
+use super::prompt::PromptDef;
+use super::prompt_tools::prompt_tool_schema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_core::AnyTool;
+
+/// How deep sub-agents nest: a thread's child is at depth 1, its grandchild at depth 2.
+pub const MAX_SUBAGENT_DEPTH: usize = 4;
+
+/// The fields of an entry of `tools` that only an agent tool has: an object entry holding one
+/// of them is read as a [`SubagentToolConfig`].
+pub(super) const AGENT_ONLY_FIELDS: [&str; 5] = [
+    "blocking",
+    "initAgentNameProperty",
+    "immediate",
+    "optional",
+    "resumable",
+];
+
+fn yes() -> bool {
+    true
+}
+
+/// How a call of an agent tool runs its sub-agent (the spec's `SubagentToolConfig`). Given as
+/// an object in a prompt's `tools`; a plain name has the defaults. The spec's other fields
+/// (`immediate`, `optional`, `resumable`, `initAgentNameProperty`, `initAttachmentsProperty`)
+/// are not read by this version and are refused as unknown fields, never ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubagentToolConfig {
+    /// The agent offered.
+    pub name: String,
+    /// Whether the call waits for the child's session result (default true).
+    #[serde(default = "yes")]
+    pub blocking: bool,
+    /// The argument whose value is the child's first message (default `message` for a first
+    /// side without `requiredSchema`; otherwise the whole arguments as JSON).
+    #[serde(default)]
+    pub init_user_message_property: Option<String>,
+}
+
+impl SubagentToolConfig {
+    /// The defaults, for an agent offered by its name alone.
+    pub fn named(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            blocking: true,
+            init_user_message_property: None,
+        }
+    }
+}
+
+/// The tool an agent is when a prompt offers it; `first` is the prompt of its first side. The
+/// engine runs its calls as sub-agents; the handler only answers a call made outside a
+/// thread's run. Idempotent: a call run again after a crash finds the child it started.
+pub fn agent_tool(agent: &AgentDef, first: &PromptDef) -> Result<AnyTool, String> {
+    let name = agent.name.clone();
+    let description = agent
+        .description
+        .clone()
+        .unwrap_or_else(|| format!("Runs the agent \"{name}\" and returns its result."));
+    DynamicTool::new(&agent.name, &description)
+        .parameters(prompt_tool_schema(first))
+        .idempotent(true)
+        .handler(move |_: Value, _| {
+            let name = name.clone();
+            async move {
+                Err::<String, _>(ToolError::new(format!(
+                    "agent tool \"{name}\" runs only inside a thread's run, as a sub-agent"
+                )))
+            }
+        })
+        .build()
+        .map_err(|e| format!("`requiredSchema`: {e}"))
+}
+
+/// Checks the agents every prompt offers; returns each problem with the prompt whose file it
+/// is in: settings given for an `ai_human` agent (a handoff, which takes none), a `blocking:
+/// false` entry (not built yet), an `initUserMessageProperty` the agent tool's arguments lack, and a name that is both
+/// an agent and a prompt.
+pub(super) fn check_agent_tools(
+    prompts: &BTreeMap<String, PromptDef>,
+    agents: &BTreeMap<String, AgentDef>,
+) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
+    for prompt in prompts.values() {
+        for (i, offer) in prompt.tools.iter().enumerate() {
+            let Some(agent) = agents.get(&offer.name) else {
+                if offer.agent.is_some() {
+                    problems.push((prompt.name.clone(), format!(
+                        "`tools[{i}]` gives agent-tool settings for \"{}\", which is not an agent in agents/agents/",
+                        offer.name
+                    )));
+                }
+                continue;
+            };
+            let mut problem = |message: String| problems.push((prompt.name.clone(), message));
+            if prompts.contains_key(&offer.name) {
+                problem(format!(
+                    "`tools[{i}]` offers \"{}\", which names both an agent and a prompt; rename one of them",
+                    offer.name
+                ));
+                continue;
+            }
+            // An ai_human agent is a handoff, which takes no settings.
+            if agent.kind == AgentKind::AiHuman {
+                if offer.settings.is_some() || offer.agent.is_some() {
+                    problem(format!(
+                        "`tools[{i}]` gives settings for the ai_human agent \"{}\": offering it hands the thread over, which takes none (name it alone)",
+                        offer.name
+                    ));
+                }
+                continue;
+            }
+            if offer.settings.is_some() {
+                problem(format!(
+                    "`tools[{i}]` gives prompt-tool settings for agent \"{}\": an agent's are `blocking` and `initUserMessageProperty`",
+                    offer.name
+                ));
+                continue;
+            }
+            let config = offer.subagent();
+            if !config.blocking {
+                problem(format!(
+                    "`tools[{i}].blocking` is false: a sub-agent that does not block is not supported by this version"
+                ));
+            }
+            let (Some(property), Some(first)) = (
+                &config.init_user_message_property,
+                prompts.get(&agent.side_a.prompt),
+            ) else {
+                continue;
+            };
+            let schema = prompt_tool_schema(first);
+            if schema
+                .get("properties")
+                .and_then(|p| p.get(property))
+                .is_none()
+            {
+                problem(format!(
+                    "`tools[{i}].initUserMessageProperty` names \"{property}\", which is not an argument of agent tool \"{}\" (the arguments are its first side's prompt's `requiredSchema`, or only `message`)",
+                    offer.name
+                ));
+            }
+        }
+    }
+    problems
+}

@@ -1,0 +1,241 @@
+//! A tree of threads survives SIGKILL: the lead calls the `dual_ai` agent `team` as a blocking
+//! sub-agent; in the child thread side A asks and side B makes 120 tool calls, then ends the
+//! session with `report`. The real `toolhost` process is killed at least 10 times while the
+//! tree runs and the lead is resumed each time. Afterwards there is one child; every call in
+//! every thread has exactly one result and appended its line to a file outside the store at
+//! most once (exactly once when it completed); and the lead's call of `team` got exactly one
+//! result: the child's session result.
+
+mod common;
+
+use common::{write, Lcg, TempProject};
+use std::collections::{HashMap, HashSet};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use toolhost_store::{Message, Role, SqliteStore, Store, ThreadStatus, ToolStatus};
+
+const CALLS: usize = 120;
+const KILLS: usize = 10;
+
+fn project() -> TempProject {
+    let p = TempProject::new();
+    let prompt = |model: &str, tools: &str, extra: &str| {
+        format!(
+            r#"{{"toolDescription": "Works.", "prompt": "Work.", "model": "{model}", "tools": {tools}, "includeChat": true, "includePastTools": true{extra}}}"#
+        )
+    };
+    let files = [
+        ("agents/agents/lead.json", r#"{"type": "ai_human", "sideA": {"prompt": "lead"}}"#.to_owned()),
+        ("agents/agents/team.json", r#"{"type": "dual_ai", "description": "Appends lines.", "sideA": {"prompt": "boss"}, "sideB": {"prompt": "worker", "sessionStop": {"name": "report", "messageProperty": "text"}}}"#.to_owned()),
+        ("agents/prompts/lead.json", prompt("lead", r#"["team"]"#, "")),
+        ("agents/prompts/boss.json", prompt("boss", "[]", "")),
+        ("agents/prompts/worker.json", prompt("worker", r#"["append_line", "report"]"#, r#", "maxSteps": 400"#)),
+        ("agents/models/lead.json", r#"{"provider": "test", "script": "lead.jsonl"}"#.to_owned()),
+        ("agents/models/boss.json", r#"{"provider": "test", "script": "boss.jsonl"}"#.to_owned()),
+        ("agents/models/worker.json", r#"{"provider": "test", "script": "worker.jsonl"}"#.to_owned()),
+        ("agents/tools/append_line.json", r#"{"type": "object", "description": "Appends the call id to the log.", "properties": {"_activity": {"const": "append_line"}, "n": {"type": "integer"}}, "required": ["n"]}"#.to_owned()),
+        ("agents/tools/report.json", r#"{"type": "object", "description": "Reports.", "properties": {"_activity": {"const": "report"}, "text": {"type": "string"}}, "required": ["text"]}"#.to_owned()),
+        ("agents/activities/append_line.json", r#"{"command": ["python3", "append_line.py"], "env": ["PATH", "CRASH_LOG"], "timeoutMs": 20000}"#.to_owned()),
+        ("agents/activities/report.json", r#"{"command": ["python3", "report.py"], "env": ["PATH"], "timeoutMs": 20000}"#.to_owned()),
+        (
+            "append_line.py",
+            "import json, os, sys\ncall = json.load(sys.stdin)\nwith open(os.environ['CRASH_LOG'], 'a') as f:\n    f.write(call['call_id'] + '\\n')\n    f.flush()\n    os.fsync(f.fileno())\nprint(json.dumps({'status': 'success', 'result': 'appended'}))\n".to_owned(),
+        ),
+        ("report.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'reported'}))\n".to_owned()),
+        ("lead.jsonl", "{\"toolCalls\": [{\"name\": \"team\", \"arguments\": {\"message\": \"append\"}}]}\n{\"text\": \"done\"}\n".to_owned()),
+        ("boss.jsonl", "{\"text\": \"append the lines\"}\n".to_owned()),
+        ("worker.jsonl", format!("{{\"toolCalls\": [{{\"name\": \"append_line\", \"arguments\": {{\"n\": 1}}}}], \"times\": {CALLS}}}\n{{\"toolCalls\": [{{\"name\": \"report\", \"arguments\": {{\"text\": \"worked\"}}}}]}}\n")),
+    ];
+    for (file, text) in files {
+        write(&p.root, file, &text);
+    }
+    p
+}
+
+fn spawn(args: &[&str], log: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env("CRASH_LOG", log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start toolhost")
+}
+
+#[test]
+fn a_tree_of_threads_killed_at_random_moments_runs_every_call_once_and_answers_once() {
+    let p = project();
+    let dir = p.root.display().to_string();
+    let data = p.root.join("data");
+    let data_arg = data.display().to_string();
+    let log = p.root.join("calls.log").display().to_string();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut rng = Lcg(seed);
+
+    let mut kills = 0;
+    let mut committed: Vec<String> = Vec::new();
+    let mut thread_id: Option<String> = None;
+    // Each pass kills a process (at most KILLS times) or waits for one to finish and ends.
+    loop {
+        let mut child = match &thread_id {
+            None => spawn(
+                &["run", &dir, "--agent", "lead", "--data", &data_arg, "go"],
+                &log,
+            ),
+            Some(id) => spawn(&["resume", &dir, id, "--data", &data_arg], &log),
+        };
+        let status = if kills < KILLS {
+            std::thread::sleep(Duration::from_millis(30 + rng.next(300)));
+            match child.try_wait().unwrap() {
+                Some(status) => Some(status),
+                None => {
+                    child.kill().unwrap(); // SIGKILL
+                    child.wait().unwrap();
+                    kills += 1;
+                    None
+                }
+            }
+        } else {
+            Some(child.wait().unwrap())
+        };
+        if data.join("toolhost.db").exists() {
+            let store = SqliteStore::open(&data.join("toolhost.db")).unwrap();
+            if thread_id.is_none() {
+                thread_id = store
+                    .threads(None)
+                    .unwrap()
+                    .iter()
+                    .find(|t| t.parent.is_none())
+                    .map(|t| t.id.clone());
+            }
+            if let Some(id) = &thread_id {
+                let now: Vec<String> = store
+                    .messages(id)
+                    .unwrap()
+                    .into_iter()
+                    .map(|m| m.id)
+                    .collect();
+                assert!(
+                    now.starts_with(&committed),
+                    "seed {seed}: committed messages were lost after kill {kills}"
+                );
+                committed = now;
+            }
+        }
+        if let Some(status) = status {
+            assert!(status.success(), "seed {seed}: toolhost failed: {status}");
+            break;
+        }
+    }
+    assert!(
+        kills >= KILLS,
+        "seed {seed}: only {kills} kills happened before the thread finished"
+    );
+
+    let store = SqliteStore::open(&data.join("toolhost.db")).unwrap();
+    let id = thread_id.expect("a thread was created");
+    let children = store.threads(Some(&id)).unwrap();
+    assert_eq!(
+        children.len(),
+        1,
+        "seed {seed}: {} children",
+        children.len()
+    );
+    let child = &children[0];
+    assert_eq!(store.threads(None).unwrap().len(), 2, "seed {seed}");
+    assert_eq!(child.status, ThreadStatus::Done, "seed {seed}");
+    assert_eq!(store.thread(&id).unwrap().status, ThreadStatus::Done);
+
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let unique: HashSet<&String> = lines.iter().collect();
+    assert_eq!(
+        unique.len(),
+        lines.len(),
+        "seed {seed}: a call appended its line twice"
+    );
+
+    // Every call of every thread has exactly one result, right after its call's reply.
+    let mut unknown = 0;
+    let mut appends = HashSet::new();
+    for thread in [&id, &child.id] {
+        let messages = store.messages(thread).unwrap();
+        let mut results: HashMap<&str, Vec<&Message>> = HashMap::new();
+        for m in messages.iter().filter(|m| m.role == Role::Tool) {
+            results
+                .entry(m.tool_call_id.as_deref().unwrap())
+                .or_default()
+                .push(m);
+        }
+        for m in messages.iter().filter(|m| m.role == Role::Assistant) {
+            for c in &m.tool_calls {
+                let found = results.get(c.id.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+                assert_eq!(
+                    found.len(),
+                    1,
+                    "seed {seed}: call {} of thread {thread} has {} results",
+                    c.id,
+                    found.len()
+                );
+                if c.name != "append_line" {
+                    continue;
+                }
+                appends.insert(c.id.clone());
+                if found[0].status == Some(ToolStatus::Success) {
+                    assert!(
+                        unique.contains(&c.id),
+                        "seed {seed}: completed call {} is not in the file",
+                        c.id
+                    );
+                } else {
+                    assert_eq!(
+                        found[0].content.as_deref(),
+                        Some(toolhost_runtime::engine::OUTCOME_UNKNOWN),
+                        "seed {seed}"
+                    );
+                    unknown += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(appends.len(), CALLS, "seed {seed}");
+    assert!(
+        unique.iter().all(|l| appends.contains(l.as_str())),
+        "seed {seed}: the file has a line of no call"
+    );
+    assert!(
+        unknown <= kills,
+        "seed {seed}: more unknown outcomes ({unknown}) than kills ({kills})"
+    );
+
+    // The child's first message is the call's, stored once; the lead's one call of `team` has
+    // one result: the child's session result; then the lead answered.
+    let child_messages = store.messages(&child.id).unwrap();
+    assert_eq!(
+        child_messages
+            .iter()
+            .filter(|m| m.role == Role::User && m.content.as_deref() == Some("append"))
+            .count(),
+        1,
+        "seed {seed}"
+    );
+    let messages = store.messages(&id).unwrap();
+    let lead_results: Vec<&Message> = messages.iter().filter(|m| m.role == Role::Tool).collect();
+    assert_eq!(lead_results.len(), 1, "seed {seed}");
+    assert_eq!(
+        lead_results[0].content.as_deref(),
+        Some("worked"),
+        "seed {seed}"
+    );
+    assert_eq!(messages.last().unwrap().content.as_deref(), Some("done"));
+    eprintln!(
+        "seed {seed}: {kills} kills, {unknown} calls with unknown outcome, {} lines",
+        lines.len()
+    );
+}
