@@ -25,6 +25,7 @@ mod factory;
 mod fingerprint;
 mod history;
 mod images;
+mod inherit;
 mod live;
 mod middleware;
 mod outcome;

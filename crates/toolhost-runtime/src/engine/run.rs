@@ -89,17 +89,22 @@ impl Runtime {
         let model = self.model_for(&prompt.model)?;
         // A name is a tool, else a prompt offered as a tool (a name that is both is refused
         // before a run starts).
-        let offered = ToolSet::from_tools(prompt.tools.iter().filter_map(|name| {
-            self.tools
-                .get(name)
-                .or_else(|| self.prompt_tools.get(&name.name))
-                .or_else(|| self.agent_tools.get(&name.name))
-                .cloned()
-        }));
-        let (subprompts, subagents) = (
-            self.offered_subprompts(prompt),
-            self.offered_subagents(prompt),
+        // An agent offered under an `optional` flag that is off is not offered at all.
+        let subagents = self.offered_subagents(prompt, Some(texts));
+        let offered = ToolSet::from_tools(
+            prompt
+                .tools
+                .iter()
+                .filter(|n| !self.withheld(n, &subagents))
+                .filter_map(|name| {
+                    self.tools
+                        .get(name)
+                        .or_else(|| self.prompt_tools.get(&name.name))
+                        .or_else(|| self.agent_tools.get(&name.name))
+                        .cloned()
+                }),
         );
+        let subprompts = self.offered_subprompts(prompt);
         let mut run = SideRun {
             def,
             model,

@@ -71,14 +71,16 @@ impl Runtime {
             for sub in self.reached_prompts(prompt) {
                 problems.extend(self.prompt_problems(sub));
                 sub_agents.extend(
-                    self.offered_subagents(sub).into_keys().filter_map(|n| {
-                        self.defs.agents.get_key_value(&n).map(|(k, _)| k.as_str())
-                    }),
+                    self.offered_subagents(sub, None)
+                        .into_keys()
+                        .filter_map(|n| {
+                            self.defs.agents.get_key_value(&n).map(|(k, _)| k.as_str())
+                        }),
                 );
             }
             // The agents it offers run in child threads, which must be able to run too.
             sub_agents.extend(
-                self.offered_subagents(prompt)
+                self.offered_subagents(prompt, None)
                     .into_keys()
                     .filter_map(|n| self.defs.agents.get_key_value(&n).map(|(k, _)| k.as_str())),
             );

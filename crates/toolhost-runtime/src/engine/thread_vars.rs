@@ -35,7 +35,10 @@ impl Runtime {
     }
 
     /// The prompts of the agent's sides.
-    fn agent_prompts<'a>(&'a self, agent: &'a AgentDef) -> impl Iterator<Item = &'a PromptDef> {
+    pub(super) fn agent_prompts<'a>(
+        &'a self,
+        agent: &'a AgentDef,
+    ) -> impl Iterator<Item = &'a PromptDef> {
         let sides: Vec<&PromptDef> = std::iter::once(&agent.side_a)
             .chain(agent.side_b.as_ref())
             .filter_map(|side| self.defs.prompts.get(&side.prompt))
@@ -54,7 +57,7 @@ impl Runtime {
     }
 
     /// The declarations of the agent and of the prompts of its sides.
-    fn agent_declarations(&self, agent: &AgentDef) -> Vec<VariableDecl> {
+    pub(super) fn agent_declarations(&self, agent: &AgentDef) -> Vec<VariableDecl> {
         self.agent_prompts(agent)
             .flat_map(|p| p.variables.iter())
             .chain(&agent.variables)
@@ -136,8 +139,8 @@ impl Runtime {
                 .any(|a| a.variables.iter().any(secret))
     }
 
-    /// The values a thread of `agent` has: prompt values, then the agent's, then the thread's
-    /// (secrets opened).
+    /// The values a thread of `agent` has: prompt values, then the agent's, then what it
+    /// inherits from its parent, then the thread's own (secrets opened).
     pub(super) async fn resolve(
         &self,
         thread_id: &str,
@@ -149,6 +152,7 @@ impl Runtime {
             resolved.merge(prompt.values.iter().map(text));
         }
         resolved.merge(agent.values.iter().map(text));
+        resolved.merge(self.inherited(thread_id, agent).await?.entries());
         let stored = self.db.variables(thread_id).await?;
         let mut opened = Vec::with_capacity(stored.len());
         for v in stored {
@@ -173,6 +177,17 @@ impl Runtime {
                 let value = self.secret_key()?.open(thread_id, &v.name, &v.value)?;
                 secrets.push((v.name, value));
             }
+        }
+        // The secrets it inherits are its own too.
+        let thread = self.db.thread(thread_id).await?;
+        if let Some(agent) = self.defs.agents.get(&thread.agent) {
+            let inherited = self.inherited(thread_id, agent).await?;
+            secrets.extend(
+                inherited
+                    .entries()
+                    .filter(|(_, _, kind)| *kind == VariableKind::Secret)
+                    .map(|(name, value, _)| (name, value)),
+            );
         }
         Ok(Redactor::new(secrets))
     }
@@ -237,6 +252,10 @@ impl Runtime {
     ) -> Result<Covered<'_>, RuntimeError> {
         let thread = self.db.thread(thread_id).await?;
         let mut names = given;
+        if let Some(agent) = self.defs.agents.get(&thread.agent) {
+            let inherited = self.inherited(thread_id, agent).await?;
+            names.extend(inherited.entries().map(|(name, _, _)| name));
+        }
         names.extend(
             self.db
                 .variables(thread_id)

@@ -36,7 +36,7 @@ fn yes() -> bool {
 
 /// How a call of an agent tool runs its sub-agent (the spec's `SubagentToolConfig`). Given as
 /// an object in a prompt's `tools`; a plain name has the defaults. The spec's other fields
-/// (`immediate`, `optional`, `resumable`, `initAgentNameProperty`, `initAttachmentsProperty`)
+/// (`immediate`, `resumable`, `initAgentNameProperty`, `initAttachmentsProperty`)
 /// are not read by this version and are refused as unknown fields, never ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -50,6 +50,10 @@ pub struct SubagentToolConfig {
     /// side without `requiredSchema`; otherwise the whole arguments as JSON).
     #[serde(default)]
     pub init_user_message_property: Option<String>,
+    /// The variable whose value decides whether the agent is offered at all (`true`, `1` or
+    /// `yes`, in any case); without it the agent is always offered.
+    #[serde(default)]
+    pub optional: Option<String>,
 }
 
 impl SubagentToolConfig {
@@ -59,7 +63,22 @@ impl SubagentToolConfig {
             name: name.to_owned(),
             blocking: true,
             init_user_message_property: None,
+            optional: None,
         }
+    }
+
+    /// Whether the agent is offered, given the thread's text variables: an `optional` flag
+    /// must resolve to `true`, `1` or `yes`. Only text variables count: whether a secret is
+    /// set would otherwise show in what a model is offered.
+    pub fn is_offered(&self, texts: &BTreeMap<String, String>) -> bool {
+        self.optional.as_ref().is_none_or(|flag| {
+            texts.get(flag).is_some_and(|v| {
+                let v = v.trim();
+                ["true", "1", "yes"]
+                    .iter()
+                    .any(|y| v.eq_ignore_ascii_case(y))
+            })
+        })
     }
 }
 
@@ -127,7 +146,7 @@ pub(super) fn check_agent_tools(
             }
             if offer.settings.is_some() {
                 problem(format!(
-                    "`tools[{i}]` gives prompt-tool settings for agent \"{}\": an agent's are `blocking` and `initUserMessageProperty`",
+                    "`tools[{i}]` gives prompt-tool settings for agent \"{}\": an agent's are `blocking`, `initUserMessageProperty` and `optional`",
                     offer.name
                 ));
                 continue;

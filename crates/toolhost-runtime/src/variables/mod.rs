@@ -70,6 +70,13 @@ impl Resolved {
         }
     }
 
+    /// Every value with its name and kind, by name.
+    pub fn entries(&self) -> impl Iterator<Item = (String, String, VariableKind)> + '_ {
+        self.values
+            .iter()
+            .map(|(k, (v, kind))| (k.clone(), v.clone(), *kind))
+    }
+
     /// The value of `name`, if any.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.values.get(name).map(|(v, _)| v.as_str())

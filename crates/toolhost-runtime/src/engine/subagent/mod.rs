@@ -85,10 +85,13 @@ const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
-    /// The agents `prompt` offers, by name, with what a call of each does.
+    /// The agents `prompt` offers, by name, with what a call of each does; a sub-agent whose
+    /// `optional` flag is off in `texts` (the thread's text variables) is not among them;
+    /// without `texts` (checking what an agent reaches) every one is.
     pub(super) fn offered_subagents(
         &self,
         prompt: &crate::project::PromptDef,
+        texts: Option<&std::collections::BTreeMap<String, String>>,
     ) -> HashMap<String, AgentOffer> {
         prompt
             .tools
@@ -96,12 +99,28 @@ impl Runtime {
             .filter(|t| !self.tools.contains(t) && self.agent_tools.contains_key(&t.name))
             .filter_map(|t| {
                 let offered = match self.defs.agents.get(&t.name)?.kind {
+                    AgentKind::DualAi if texts.is_some_and(|v| !t.subagent().is_offered(v)) => {
+                        return None
+                    }
                     AgentKind::DualAi => AgentOffer::Sub(t.subagent()),
                     AgentKind::AiHuman => AgentOffer::Handoff,
                 };
                 Some((t.name.clone(), offered))
             })
             .collect()
+    }
+
+    /// Whether `offer` names an agent that `offered` (what [`Runtime::offered_subagents`]
+    /// returned for its prompt) left out: one whose `optional` flag is off.
+    pub(super) fn withheld(
+        &self,
+        offer: &crate::project::ToolOffer,
+        offered: &HashMap<String, AgentOffer>,
+    ) -> bool {
+        self.agent_tools.contains_key(&offer.name)
+            && !self.tools.contains(offer)
+            && !self.prompt_tools.contains_key(&offer.name)
+            && !offered.contains_key(&offer.name)
     }
 
     /// Runs (or continues) the child thread of `call`, a call of the agent tool `config` names,

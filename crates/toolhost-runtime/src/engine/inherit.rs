@@ -1,0 +1,59 @@
+//! Variables across threads (spec 001 §3): a child thread inherits its parent's resolved
+//! values, but for the names its own definitions declare `scoped`. Scoped values still flow
+//! down from the thread where they are given, since a grandchild inherits what its parent
+//! resolved.
+
+use super::{Runtime, RuntimeError};
+use crate::project::AgentDef;
+use crate::variables::Resolved;
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+
+type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
+
+impl Runtime {
+    /// What the thread inherits from its parent: every value the parent resolves (its secrets
+    /// opened with the parent's seal), less the names `agent` (the thread's) declares `scoped`.
+    /// Empty for a thread without a parent. Boxed: it resolves the parent, which inherits too.
+    pub(super) fn inherited<'a>(
+        &'a self,
+        thread_id: &'a str,
+        agent: &'a AgentDef,
+    ) -> Boxed<'a, Resolved> {
+        Box::pin(async move {
+            let mut inherited = Resolved::default();
+            let Some(parent) = self.db.thread(thread_id).await?.parent else {
+                return Ok(inherited);
+            };
+            let parent_thread = self.db.thread(&parent).await?;
+            // A parent whose agent is gone passes nothing on.
+            let Some(parent_agent) = self.defs.agents.get(&parent_thread.agent) else {
+                return Ok(inherited);
+            };
+            let scoped = self.scoped_names(agent);
+            let values = self.resolve(&parent, parent_agent).await?;
+            inherited.merge(
+                values
+                    .entries()
+                    .filter(|(name, _, _)| !scoped.contains(name)),
+            );
+            Ok(inherited)
+        })
+    }
+
+    /// The names the agent, its prompts and the tools they offer declare `scoped`.
+    fn scoped_names(&self, agent: &AgentDef) -> BTreeSet<String> {
+        let of_tools = self
+            .agent_prompts(agent)
+            .flat_map(|p| p.tools.iter())
+            .filter_map(|name| self.tools.get(name))
+            .flat_map(|t| t.definition().variables.clone());
+        self.agent_declarations(agent)
+            .into_iter()
+            .chain(of_tools)
+            .filter(|d| d.scoped)
+            .map(|d| d.name)
+            .collect()
+    }
+}
