@@ -90,3 +90,6 @@ pub mod engine;
 pub mod files;
 pub mod project;
 pub mod variables;
+
+/// The `runCode` sandbox behind [`engine::ThreadState::run_code`]: its code, limits and results.
+pub use toolhost_sandbox as sandbox;
