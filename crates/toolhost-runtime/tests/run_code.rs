@@ -249,3 +249,36 @@ async fn a_project_tool_named_run_code_replaces_the_built_in() {
     let result = &results_of(&store, &thread.id, "run_code")[0];
     assert_eq!(result.model_text(), "project tool");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_tool_file_named_run_code_replaces_the_built_in() {
+    let tool = json!({
+        "type": "object", "description": "The project's own code runner.",
+        "properties": {"_activity": {"const": "own"}, "source": {"type": "string"}}
+    });
+    let activity = json!({"command": [
+        "sh", "-c", "cat >/dev/null; echo '{\"status\": \"success\", \"result\": \"project file\"}'"
+    ]});
+    let project = common::Project::with_files(&[
+        (
+            "agents/agents/a.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#.to_owned(),
+        ),
+        (
+            "agents/prompts/p.json",
+            json!({"toolDescription": "x", "prompt": "x", "model": "list", "tools": ["run_code"]})
+                .to_string(),
+        ),
+        ("agents/tools/run_code.json", tool.to_string()),
+        ("agents/activities/own.json", activity.to_string()),
+    ]);
+    let model = ListModel::new(vec![
+        call_answer("c1", "run_code", &json!({"source": "x"}).to_string()),
+        text_answer("done"),
+    ]);
+    let (rt, store) = runtime_on(&project, model);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let result = &results_of(&store, &thread.id, "run_code")[0];
+    assert_eq!(result.model_text(), "project file", "{result:?}");
+}
