@@ -48,6 +48,11 @@
 //! - A process activity runs its program once per call with the call as JSON on standard input
 //!   and reads a `ToolResult` as JSON from standard output; every failure becomes an error result
 //!   naming the activity, and past its timeout the whole process tree is killed.
+//! - `runCode`: one sandbox ([`sandbox`]) per runtime, its limits and a cap on runs in flight
+//!   set with [`engine::Runtime::set_code_limits`]. Rust tools run code through
+//!   [`engine::ThreadState::run_code`], models through the built-in `run_code` tool (offered
+//!   where a prompt lists it; a project tool of that name replaces it, as for `think`). The
+//!   call's abort signal terminates a run, so a stop of the thread ends a runaway one.
 //! - Every file it reads (definitions, tool files, model scripts, the secrets key) goes through
 //!   [`files`]: a regular file (or a link to one) under a size cap, or an error naming the file
 //!   and why; a FIFO or a device never blocks or floods a run.
@@ -90,3 +95,6 @@ pub mod engine;
 pub mod files;
 pub mod project;
 pub mod variables;
+
+/// The `runCode` sandbox behind [`engine::ThreadState::run_code`]: its code, limits and results.
+pub use toolhost_sandbox as sandbox;

@@ -45,6 +45,7 @@ async fn every_tool_is_listed_with_its_schemas_kind_approval_and_agents() {
             "get_current_time",
             "get_weather",
             "process_payment",
+            "run_code",
             "search_knowledge_base",
             "sentiment_analysis",
             "think"
@@ -78,6 +79,9 @@ async fn every_tool_is_listed_with_its_schemas_kind_approval_and_agents() {
     assert_eq!(latent["agents"], json!([]));
     assert_eq!(tool(&all.json, "think")["kind"], "rust");
     assert_eq!(tool(&all.json, "think")["agents"], json!(["assistant"]));
+    // The built-in run_code is a Rust tool no prompt of the example offers.
+    assert_eq!(tool(&all.json, "run_code")["kind"], "rust");
+    assert_eq!(tool(&all.json, "run_code")["agents"], json!([]));
 
     // A token limited to the cashier sees only what the cashier's prompt offers.
     let cashier = server.token(&[Scope::Read], Some(vec!["cashier"]));

@@ -15,6 +15,7 @@ mod answer;
 mod approvals;
 mod attachments;
 mod calls;
+mod code;
 mod content;
 mod context;
 mod decide;
@@ -36,6 +37,7 @@ mod redaction;
 mod repair;
 mod reply;
 mod run;
+mod run_code_tool;
 mod scratch;
 mod send;
 mod session;
@@ -51,6 +53,7 @@ pub use approvals::{
     CHANGED_WHILE_WAITING,
 };
 pub use calls::PARALLEL_CAP;
+pub use code::DEFAULT_MAX_RUNS_IN_FLIGHT;
 pub use content::MAX_IMAGE_BASE64;
 pub use error::{describe_owner, name_list, RuntimeError};
 pub use factory::ModelFactory;
@@ -60,6 +63,7 @@ pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use repair::{fit_arguments, Fitted};
+pub use run_code_tool::RUN_CODE_TOOL;
 pub use scratch::{ScratchCall, SCRATCH_TAG};
 pub use send::Delivery;
 pub use state::ThreadState;
@@ -118,6 +122,8 @@ pub struct Runtime {
     prompt_tools: HashMap<String, AnyTool>,
     /// The tool of each `dual_ai` agent a prompt offers, by name (see [`subagent`]).
     agent_tools: HashMap<String, AnyTool>,
+    /// The `runCode` sandbox every thread's calls share (see [`code`]).
+    code: code::CodeRunner,
 }
 
 impl Runtime {
@@ -167,7 +173,12 @@ impl Runtime {
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
         // Built-in tools come first, so a project file of the same name replaces them.
-        let builtin = toolhost_core::think::think_tool().ok();
+        // Their definitions are fixed and checked by their unit tests.
+        let builtin = [
+            toolhost_core::think::think_tool(),
+            run_code_tool::run_code_tool(),
+        ]
+        .map(|tool| tool.expect("a built-in tool's definition is valid"));
         let files: HashMap<String, LoadedTool> = project_tools
             .tools
             .iter()
@@ -254,6 +265,7 @@ impl Runtime {
             bound,
             prompt_tools: subprompt::offered_prompt_tools(&defs),
             agent_tools: subagent::offered_agent_tools(&defs),
+            code: code::CodeRunner::default(),
             defs,
         })
     }

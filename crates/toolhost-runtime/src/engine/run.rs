@@ -11,7 +11,6 @@ use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
 use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
-use super::state::ThreadState;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
@@ -323,7 +322,8 @@ impl Runtime {
             // journaled: a call stored with its reply must not read as cut off later.
             if let Some((caller, pending)) = pending_calls(&history, &answered) {
                 let offer = run_of(&sides, caller).offer.clone();
-                let state = ThreadState::new(self.db.clone(), thread_id, &thread.agent)
+                let state = self
+                    .thread_state(thread_id, &thread.agent)
                     .at(caller, position.turn, position.steps)
                     .with_variables(variables.clone())
                     .in_run(context.clone(), offer.tools.clone(), abort.clone())

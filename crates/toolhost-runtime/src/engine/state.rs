@@ -5,6 +5,7 @@
 //! commits with the writes of other threads), reads run on the blocking pool. Writes made while
 //! a run owns the thread are fenced by its lease.
 
+use super::code::CodeRunner;
 use super::turns::Side;
 use crate::variables::{Redactor, Resolved};
 use serde_json::Map;
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolContext, ToolResult, ToolSet, ToolSetError};
+use toolhost_sandbox::{RunCode, RunResult};
 use toolhost_store::path::{normalize, FsPath};
 use toolhost_store::{AsyncStore, EventKind, Message, QueueItem, StoreError, Write};
 
@@ -44,6 +46,8 @@ pub struct ThreadState {
     /// The prompts the call runs in, outermost first: a sub-prompt's calls have its caller's
     /// path with the sub-prompt's name added.
     prompt_path: Arc<Vec<String>>,
+    /// The runtime's `runCode` sandbox.
+    code: CodeRunner,
 }
 
 /// The spec's `state.execution`: where the run is, present only inside tools and hooks.
@@ -93,7 +97,22 @@ impl ThreadState {
             call_id: Arc::from(""),
             invoked: Arc::default(),
             prompt_path: Arc::default(),
+            code: CodeRunner::default(),
         }
+    }
+
+    /// The same thread with the runtime's `runCode` sandbox.
+    pub(crate) fn with_code(mut self, code: CodeRunner) -> Self {
+        self.code = code;
+        self
+    }
+
+    /// Runs `code` in the runtime's sandbox (spec 001 §1 `state.runCode`) under the limits set
+    /// with [`super::Runtime::set_code_limits`], once fewer runs than the cap are in flight. A
+    /// stop of the run (its abort signal) terminates it; every outcome, a limit hit included, is
+    /// in the [`RunResult`].
+    pub async fn run_code(&self, code: RunCode) -> RunResult {
+        self.code.run(code, &self.abort).await
     }
 
     /// The same thread within a run: its in-memory context, the offered tools, its abort signal.

@@ -106,8 +106,8 @@ fn base64_core(engine: &impl base64::Engine, secret: &[u8], offset: usize) -> Fo
     let end = end_bit / 6;
     Form::Base64 {
         core: encoded[start..end].to_vec(),
-        lead: first_bit % 6 != 0,
-        trail: end_bit % 6 != 0,
+        lead: !first_bit.is_multiple_of(6),
+        trail: !end_bit.is_multiple_of(6),
     }
 }
 
