@@ -5,11 +5,9 @@
 
 mod common;
 
-use common::{write, Lcg, TempProject};
+use common::{run_with_random_kills, write, KilledRun, TempProject};
 use std::collections::{HashMap, HashSet};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-use toolhost_store::{Role, SqliteStore, Store};
+use toolhost_store::{Role, Store};
 
 const CALLS: usize = 300;
 const KILLS: usize = 20;
@@ -34,88 +32,16 @@ fn project() -> TempProject {
     p
 }
 
-fn spawn(args: &[&str], log: &str) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .env("CRASH_LOG", log)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start toolhost")
-}
-
 #[test]
 fn a_thread_killed_at_random_moments_loses_nothing_and_repeats_nothing() {
     let p = project();
-    let dir = p.root.display().to_string();
-    let data = p.root.join("data");
-    let data_arg = data.display().to_string();
-    let log = p.root.join("calls.log").display().to_string();
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    let mut rng = Lcg(seed);
-
-    let mut kills = 0;
-    let mut committed: Vec<String> = Vec::new();
-    let mut thread_id: Option<String> = None;
-    // Each pass either kills a process (at most KILLS times) or waits for one to finish and
-    // ends the loop, so it ends after at most KILLS + 1 passes.
-    loop {
-        let mut child = match &thread_id {
-            None => spawn(
-                &["run", &dir, "--agent", "looper", "--data", &data_arg, "go"],
-                &log,
-            ),
-            Some(id) => spawn(&["resume", &dir, id, "--data", &data_arg], &log),
-        };
-        let status = if kills < KILLS {
-            std::thread::sleep(Duration::from_millis(30 + rng.next(400)));
-            match child.try_wait().unwrap() {
-                Some(status) => Some(status),
-                None => {
-                    child.kill().unwrap(); // SIGKILL
-                    child.wait().unwrap();
-                    kills += 1;
-                    None
-                }
-            }
-        } else {
-            Some(child.wait().unwrap())
-        };
-        // What the store holds now must contain everything it held before.
-        if data.join("toolhost.db").exists() {
-            let store = SqliteStore::open(&data.join("toolhost.db")).unwrap();
-            if thread_id.is_none() {
-                thread_id = store.threads(None).unwrap().first().map(|t| t.id.clone());
-            }
-            if let Some(id) = &thread_id {
-                let now: Vec<String> = store
-                    .messages(id)
-                    .unwrap()
-                    .into_iter()
-                    .map(|m| m.id)
-                    .collect();
-                assert!(
-                    now.starts_with(&committed),
-                    "seed {seed}: committed messages were lost after kill {kills}"
-                );
-                committed = now;
-            }
-        }
-        if let Some(status) = status {
-            assert!(status.success(), "seed {seed}: toolhost failed: {status}");
-            break;
-        }
-    }
-    assert!(
-        kills >= KILLS,
-        "seed {seed}: only {kills} kills happened before the thread finished"
-    );
-
-    let store = SqliteStore::open(&data.join("toolhost.db")).unwrap();
-    let id = thread_id.expect("a thread was created");
+    let log = p.root.join("calls.log");
+    let KilledRun {
+        thread: id,
+        seed,
+        kills,
+        store,
+    } = run_with_random_kills(&p.root, "looper", &log, KILLS, 400);
     let messages = store.messages(&id).unwrap();
     let calls: Vec<(String, usize)> = messages
         .iter()

@@ -99,3 +99,112 @@ impl Lcg {
         (self.0 >> 33) % below
     }
 }
+
+/// What [`run_with_random_kills`] left behind.
+pub struct KilledRun {
+    /// The top thread (the one `run` created; sub-threads hang below it).
+    pub thread: String,
+    /// The seed of the random kill moments, for failure messages.
+    pub seed: u64,
+    /// How many processes were killed.
+    pub kills: usize,
+    /// The data folder's store.
+    pub store: toolhost_store::SqliteStore,
+}
+
+/// Runs `agent` of the project at `root` with `toolhost run`, then `toolhost resume` until the
+/// thread finishes, killing the process with SIGKILL `kills` times at a random moment 30 ms to
+/// `30 + max_wait_ms` ms after its start. After every process, the store must still hold every
+/// message of the top thread it held before. `CRASH_LOG` is set to `log` for the tools.
+pub fn run_with_random_kills(
+    root: &Path,
+    agent: &str,
+    log: &Path,
+    kills: usize,
+    max_wait_ms: u64,
+) -> KilledRun {
+    use std::process::Stdio;
+    use std::time::Duration;
+    use toolhost_store::{SqliteStore, Store};
+    let dir = root.display().to_string();
+    let data = root.join("data");
+    let data_arg = data.display().to_string();
+    let db = data.join("toolhost.db");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut rng = Lcg(seed);
+    let spawn = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .env("CRASH_LOG", log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start toolhost")
+    };
+    let mut killed = 0;
+    let mut committed: Vec<String> = Vec::new();
+    let mut thread: Option<String> = None;
+    // Each pass kills a process (at most `kills` times) or waits for one to finish and ends.
+    loop {
+        let mut child = match &thread {
+            None => spawn(&["run", &dir, "--agent", agent, "--data", &data_arg, "go"]),
+            Some(id) => spawn(&["resume", &dir, id, "--data", &data_arg]),
+        };
+        let status = if killed < kills {
+            std::thread::sleep(Duration::from_millis(30 + rng.next(max_wait_ms)));
+            match child.try_wait().unwrap() {
+                Some(status) => Some(status),
+                None => {
+                    child.kill().unwrap(); // SIGKILL
+                    child.wait().unwrap();
+                    killed += 1;
+                    None
+                }
+            }
+        } else {
+            Some(child.wait().unwrap())
+        };
+        // What the store holds now must contain everything it held before.
+        if db.exists() {
+            let store = SqliteStore::open(&db).unwrap();
+            if thread.is_none() {
+                thread = store
+                    .threads(None)
+                    .unwrap()
+                    .into_iter()
+                    .find(|t| t.parent.is_none())
+                    .map(|t| t.id);
+            }
+            if let Some(id) = &thread {
+                let now: Vec<String> = store
+                    .messages(id)
+                    .unwrap()
+                    .into_iter()
+                    .map(|m| m.id)
+                    .collect();
+                assert!(
+                    now.starts_with(&committed),
+                    "seed {seed}: committed messages were lost after kill {killed}"
+                );
+                committed = now;
+            }
+        }
+        if let Some(status) = status {
+            assert!(status.success(), "seed {seed}: toolhost failed: {status}");
+            break;
+        }
+    }
+    assert!(
+        killed >= kills,
+        "seed {seed}: only {killed} kills happened before the thread finished"
+    );
+    KilledRun {
+        thread: thread.expect("a thread was created"),
+        seed,
+        kills: killed,
+        store: SqliteStore::open(&db).unwrap(),
+    }
+}
