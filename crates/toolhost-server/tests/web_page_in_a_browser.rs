@@ -336,27 +336,18 @@ async fn a_thread_started_from_the_form_streams_its_answer_and_a_reload_mid_run_
     // A call that runs on; the page is reloaded while it runs.
     let id = open_new_thread(&browser, &server, &token, "waiter", "Wait for the flag.").await;
     browser
-        .until(
-            "the running call",
-            "const c = document.querySelector('.call .badge'); return c && c.textContent === 'running'",
-            json!([]),
-        )
+        .until("the running call", RUNNING_CALL, json!([]))
         .await;
     browser.reload().await;
     browser
-        .until(
-            "the running call after the reload",
-            "const c = document.querySelector('.call .badge'); return c && c.textContent === 'running'",
-            json!([]),
-        )
+        .until("the running call after the reload", RUNNING_CALL, json!([]))
         .await;
     browser.screenshot("05-reloaded-mid-run").await;
     std::fs::write(project.join("flag"), "").unwrap();
     browser
-        .until(
+        .until_text(
             "the result and the answer after the reload",
-            "return document.body.innerText.includes('Waited for the flag.') && document.body.innerText.includes('flag seen')",
-            json!([]),
+            &["Waited for the flag.", "flag seen"],
         )
         .await;
     browser.screenshot("06-finished-after-reload").await;
@@ -401,10 +392,9 @@ async fn a_waiting_call_is_approved_and_another_is_denied_with_a_message() {
         .await;
     browser.click(".card.approval .row button").await;
     browser
-        .until(
+        .until_text(
             "the approved call's result and the answer",
-            "return document.body.innerText.includes('paid 7') && document.body.innerText.includes('Done with the payment.')",
-            json!([]),
+            &["paid 7", "Done with the payment."],
         )
         .await;
     assert_eq!(count(&browser, ".card.approval").await, 0);
@@ -456,10 +446,9 @@ async fn a_secret_form_is_filled_and_an_image_result_is_shown_at_phone_width() {
         .await;
     browser.click(".card.variables button[type=submit]").await;
     browser
-        .until(
+        .until_text(
             "the call that used the secret",
-            "return document.body.innerText.includes('looked up with a key of 24 characters') && document.body.innerText.includes('Looked it up.')",
-            json!([]),
+            &["looked up with a key of 24 characters", "Looked it up."],
         )
         .await;
     assert_eq!(count(&browser, ".card.variables").await, 0);
@@ -528,6 +517,10 @@ async fn a_failed_request_says_so_on_the_page() {
     browser.screenshot("02-missing-thread").await;
 }
 
+/// True once the first tool call's card says it is running.
+const RUNNING_CALL: &str =
+    "const c = document.querySelector('.call .badge'); return c && c.textContent === 'running'";
+
 /// Tab and Enter in WebDriver's key codes.
 const TAB: &str = "\u{E004}";
 const ENTER: &str = "\u{E007}";
@@ -568,10 +561,9 @@ async fn a_person_signs_in_and_approves_a_call_by_keyboard_alone() {
     browser.screenshot("01-approve-focused").await;
     browser.press(ENTER).await;
     browser
-        .until(
+        .until_text(
             "the call approved by keyboard",
-            "return document.body.innerText.includes('paid 5') && document.body.innerText.includes('Done with the payment.')",
-            json!([]),
+            &["paid 5", "Done with the payment."],
         )
         .await;
     browser.screenshot("02-approved").await;
@@ -653,11 +645,7 @@ async fn the_next_message_goes_from_the_box_and_the_stop_button_stops_a_run() {
 
     open_new_thread(&browser, &server, &token, "waiter", "Wait.").await;
     browser
-        .until(
-            "the running call",
-            "const c = document.querySelector('.call .badge'); return c && c.textContent === 'running'",
-            json!([]),
-        )
+        .until("the running call", RUNNING_CALL, json!([]))
         .await;
     browser.click(".thread-head button.danger").await;
     // The run stops after the call under way: the page says so, and no answer follows it.

@@ -203,6 +203,16 @@ impl Browser {
         }
     }
 
+    /// Waits until the page's text holds every one of `texts`.
+    pub async fn until_text(&self, what: &str, texts: &[&str]) {
+        self.until(
+            what,
+            "return arguments[0].every(t => document.body.innerText.includes(t))",
+            json!([texts]),
+        )
+        .await;
+    }
+
     /// The first element matching `css`, waiting for it.
     pub async fn find(&self, css: &str) -> String {
         let started = Instant::now();
