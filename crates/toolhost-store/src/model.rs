@@ -366,6 +366,15 @@ pub enum Write {
     },
     /// Queue work for the thread.
     Enqueue(QueueItem),
+    /// Queue work for the thread unless work under the same key was queued for it before (even
+    /// if it has since been taken): a no-op then. What delivers something exactly once from
+    /// several places (a result a child thread sends its parent, say) uses it.
+    EnqueueOnce {
+        /// The key, unique per thread.
+        key: String,
+        /// The work.
+        item: QueueItem,
+    },
     /// Remove queued work up to and including this position.
     Dequeue {
         /// The last position removed.

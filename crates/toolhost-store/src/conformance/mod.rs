@@ -100,6 +100,7 @@ macro_rules! store_conformance_tests {
             calls_are_journaled_intent_then_result_once,
             values_are_set_overwritten_and_deleted_by_null,
             queued_work_is_ordered_and_dequeued_through_a_position,
+            work_queued_once_under_a_key_is_queued_once,
             events_and_status_are_stored,
             deleting_a_message_cascades_to_results_and_attachments,
             files_and_folders_behave_like_a_file_system,

@@ -95,6 +95,37 @@ pub fn queued_work_is_ordered_and_dequeued_through_a_position(store: &dyn Store)
     );
 }
 
+/// Work queued once under a key is queued the first time only, also after it was taken, and
+/// the key is the thread's own: another thread may queue under the same key.
+pub fn work_queued_once_under_a_key_is_queued_once(store: &dyn Store) {
+    let t = thread(store);
+    let other = thread(store);
+    let once = |content: &str| Write::EnqueueOnce {
+        key: "result-of-child-1".into(),
+        item: QueueItem::Message {
+            role: Role::User,
+            content: content.into(),
+        },
+    };
+    let first = store.apply(&t, vec![once("first")]).unwrap();
+    assert_eq!(first.queued.len(), 1);
+    let again = store.apply(&t, vec![once("second")]).unwrap();
+    assert!(again.queued.is_empty(), "a second delivery is a no-op");
+    store
+        .apply(
+            &t,
+            vec![Write::Dequeue {
+                through: first.queued[0],
+            }],
+        )
+        .unwrap();
+    let after_taken = store.apply(&t, vec![once("third")]).unwrap();
+    assert!(after_taken.queued.is_empty(), "the key outlives the work");
+    assert!(store.queued(&t).unwrap().is_empty());
+    assert_eq!(store.apply(&other, vec![once("x")]).unwrap().queued.len(), 1);
+    assert_eq!(store.queued(&other).unwrap().len(), 1);
+}
+
 /// Events are kept in order and read after a position; status changes are stored.
 pub fn events_and_status_are_stored(store: &dyn Store) {
     let t = thread(store);

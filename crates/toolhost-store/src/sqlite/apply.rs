@@ -37,6 +37,24 @@ pub(super) fn apply_in(
                 .map_err(db)?;
                 applied.queued.push(tx.last_insert_rowid());
             }
+            Write::EnqueueOnce { key, item } => {
+                let fresh = exec(
+                    tx,
+                    "INSERT OR IGNORE INTO queue_keys (thread, key) VALUES (?1, ?2)",
+                    params![thread, key],
+                )
+                .map_err(db)?;
+                if fresh == 1 {
+                    let text = serde_json::to_string(&item).map_err(corrupt)?;
+                    exec(
+                        tx,
+                        "INSERT INTO queue (thread, item) VALUES (?1, ?2)",
+                        params![thread, text],
+                    )
+                    .map_err(db)?;
+                    applied.queued.push(tx.last_insert_rowid());
+                }
+            }
             Write::Dequeue { through } => {
                 exec(
                     tx,

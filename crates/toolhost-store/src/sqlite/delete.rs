@@ -16,6 +16,7 @@ const THREAD_TABLES: &[&str] = &[
     "variables",
     "variable_requests",
     "queue",
+    "queue_keys",
     "events",
     "kv",
     "messages",

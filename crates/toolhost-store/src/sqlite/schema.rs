@@ -151,6 +151,14 @@ CREATE TABLE tokens (
 -- A token may expire; tokens stored before this migration never do.
 ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
 "#,
+    r#"
+-- The keys of work queued once (`Write::EnqueueOnce`), kept after the work is taken.
+CREATE TABLE queue_keys (
+    thread TEXT NOT NULL REFERENCES threads(id),
+    key TEXT NOT NULL,
+    PRIMARY KEY (thread, key)
+);
+"#,
 ];
 
 #[cfg(test)]
