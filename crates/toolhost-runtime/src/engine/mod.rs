@@ -124,6 +124,9 @@ pub struct Runtime {
     agent_tools: HashMap<String, AnyTool>,
     /// The `runCode` sandbox every thread's calls share (see [`code`]).
     code: code::CodeRunner,
+    /// Where a call of a sub-agent that does not block hands its child to the run of the
+    /// calling thread, by thread id (see [`subagent`]).
+    detached: std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>,
 }
 
 impl Runtime {
@@ -266,6 +269,7 @@ impl Runtime {
             prompt_tools: subprompt::offered_prompt_tools(&defs),
             agent_tools: subagent::offered_agent_tools(&defs),
             code: code::CodeRunner::default(),
+            detached: Default::default(),
             defs,
         })
     }

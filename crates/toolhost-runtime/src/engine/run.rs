@@ -165,7 +165,9 @@ impl Runtime {
         let thread = self.db.thread(thread_id).await?;
         self.check_agent(&thread.agent)?;
         let ownership = self.claim(thread_id).await?;
-        self.run_claimed(thread_id, ownership).await
+        let outcome = self.run_claimed(thread_id, ownership).await?;
+        self.deliver_if_detached(&thread, &outcome).await?;
+        Ok(outcome)
     }
 
     /// Like [`Runtime::run`], but waits while another run owns the thread, then runs it.
@@ -173,7 +175,9 @@ impl Runtime {
         let thread = self.db.thread(thread_id).await?;
         self.check_agent(&thread.agent)?;
         let ownership = self.claim_when_free(thread_id).await?;
-        self.run_claimed(thread_id, ownership).await
+        let outcome = self.run_claimed(thread_id, ownership).await?;
+        self.deliver_if_detached(&thread, &outcome).await?;
+        Ok(outcome)
     }
 
     async fn run_claimed(
@@ -183,7 +187,7 @@ impl Runtime {
     ) -> Result<RunOutcome, RuntimeError> {
         loop {
             let outcome = self
-                .run_owned(thread_id, &ownership.owner, &ownership.abort)
+                .run_with_children(thread_id, &ownership.owner, &ownership.abort)
                 .await;
             if ownership.lost() {
                 tracing::warn!(
@@ -254,7 +258,7 @@ impl Runtime {
     }
 
     /// The step cycle, on a thread this run owns.
-    async fn run_owned(
+    pub(super) async fn run_owned(
         &self,
         thread_id: &str,
         owner: &OwnerId,

@@ -107,9 +107,9 @@ pub fn agent_tool(agent: &AgentDef, first: &PromptDef) -> Result<AnyTool, String
 }
 
 /// Checks the agents every prompt offers; returns each problem with the prompt whose file it
-/// is in: settings given for an `ai_human` agent (a handoff, which takes none), a `blocking:
-/// false` entry (not built yet), an `initUserMessageProperty` the agent tool's arguments lack, and a name that is both
-/// an agent and a prompt.
+/// is in: settings given for an `ai_human` agent (a handoff, which takes none), an
+/// `initUserMessageProperty` the agent tool's arguments lack, and a name that is both an agent
+/// and a prompt.
 pub(super) fn check_agent_tools(
     prompts: &BTreeMap<String, PromptDef>,
     agents: &BTreeMap<String, AgentDef>,
@@ -152,11 +152,6 @@ pub(super) fn check_agent_tools(
                 continue;
             }
             let config = offer.subagent();
-            if !config.blocking {
-                problem(format!(
-                    "`tools[{i}].blocking` is false: a sub-agent that does not block is not supported by this version"
-                ));
-            }
             let (Some(property), Some(first)) = (
                 &config.init_user_message_property,
                 prompts.get(&agent.side_a.prompt),

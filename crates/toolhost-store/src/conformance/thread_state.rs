@@ -122,7 +122,10 @@ pub fn work_queued_once_under_a_key_is_queued_once(store: &dyn Store) {
     let after_taken = store.apply(&t, vec![once("third")]).unwrap();
     assert!(after_taken.queued.is_empty(), "the key outlives the work");
     assert!(store.queued(&t).unwrap().is_empty());
-    assert_eq!(store.apply(&other, vec![once("x")]).unwrap().queued.len(), 1);
+    assert_eq!(
+        store.apply(&other, vec![once("x")]).unwrap().queued.len(),
+        1
+    );
     assert_eq!(store.queued(&other).unwrap().len(), 1);
 }
 

@@ -10,6 +10,7 @@
 //! a child whose session already ended asks no model again: the engine's decisions over its
 //! stored history end the run with the same result.
 
+mod detached;
 mod handoff;
 mod result;
 
@@ -165,17 +166,28 @@ impl Runtime {
                         content: Some(state.redactor().text(&text)),
                         ..NewMessage::default()
                     });
+                    let mut tags = vec![name_tag(&config.name)];
+                    if !config.blocking {
+                        tags.push(detached::DETACHED_TAG.to_owned());
+                    }
                     self.db
                         .create_thread(NewThread {
                             id: Some(child.clone()),
                             agent: config.name.clone(),
                             parent: Some(parent.to_owned()),
-                            tags: vec![name_tag(&config.name)],
+                            tags,
                             writes: vec![first],
                         })
                         .await?;
                 }
                 Err(e) => return Err(e.into()),
+            }
+            if !config.blocking {
+                self.detach(parent, &child);
+                return Ok(ToolResult::success(detached::reference(
+                    &child,
+                    &config.name,
+                )));
             }
             let outcome = self.run_child(&child, abort).await?;
             let history = self.db.messages(&child).await?;
