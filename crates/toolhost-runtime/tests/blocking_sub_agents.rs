@@ -164,17 +164,6 @@ async fn refusal(p: &Project) -> Vec<String> {
 #[tokio::test]
 async fn an_agent_offer_the_engine_cannot_honour_is_refused_naming_the_file_and_field() {
     let lines = refusal(&project(
-        json!({"name": "research", "immediate": true}),
-        "dual_ai",
-    ))
-    .await;
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("lead.json") && l.contains("immediate")),
-        "{lines:?}"
-    );
-    let lines = refusal(&project(
         json!({"name": "research", "initUserMessageProperty": "topic"}),
         "dual_ai",
     ))

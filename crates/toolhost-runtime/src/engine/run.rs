@@ -13,7 +13,7 @@ use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
+use crate::project::{PromptDef, SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
@@ -320,6 +320,12 @@ impl Runtime {
             Arc::default();
         // Calls whose intent this run journaled with their reply and that have not started.
         let mut fresh: HashSet<String> = HashSet::new();
+        let prompts: Vec<&PromptDef> = std::iter::once(&agent.side_a)
+            .chain(agent.side_b.as_ref())
+            .filter_map(|side| self.defs.prompts.get(&side.prompt))
+            .collect();
+        self.queue_immediate(thread_id, owner, &prompts, &variables, &history)
+            .await?;
         loop {
             // The calls of the last reply that have no result yet get theirs, in order. After
             // a stop, the ones that did not start are answered "not run" rather than left

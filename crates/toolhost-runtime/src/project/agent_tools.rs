@@ -36,8 +36,8 @@ fn yes() -> bool {
 
 /// How a call of an agent tool runs its sub-agent (the spec's `SubagentToolConfig`). Given as
 /// an object in a prompt's `tools`; a plain name has the defaults. The spec's other fields
-/// (`immediate`, `resumable`, `initAgentNameProperty`, `initAttachmentsProperty`)
-/// are not read by this version and are refused as unknown fields, never ignored.
+/// (`resumable`, `initAgentNameProperty`, `initAttachmentsProperty`) are not read by this
+/// version and are refused as unknown fields, never ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubagentToolConfig {
@@ -54,6 +54,49 @@ pub struct SubagentToolConfig {
     /// `yes`, in any case); without it the agent is always offered.
     #[serde(default)]
     pub optional: Option<String>,
+    /// Whether (and how) the runtime starts the sub-agent itself when the prompt becomes
+    /// active, before the first model step; `false` or absent: only a model's call starts it.
+    #[serde(default, deserialize_with = "immediate")]
+    pub immediate: Option<Immediate>,
+}
+
+/// The per-instance settings of an agent the runtime starts itself (`immediate`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Immediate {
+    /// The variable whose value names the instance; it is one of the two values the child's
+    /// first message (which models see) may carry.
+    #[serde(default)]
+    pub name_env: Option<String>,
+    /// The variable whose value describes the instance; the other value the child's first
+    /// message may carry.
+    #[serde(default)]
+    pub description_env: Option<String>,
+    /// The variables whose values are copied into the child thread. They stay runtime-only:
+    /// copied as secrets (never shown to a model, redacted everywhere), but for a name that
+    /// `nameEnv` or `descriptionEnv` also designates.
+    #[serde(default)]
+    pub scoped_env: Vec<String>,
+}
+
+/// `immediate` is `true`, `false` or an object of [`Immediate`] settings.
+fn immediate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Immediate>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Flag(bool),
+        Settings(Immediate),
+    }
+    Ok(match Given::deserialize(d) {
+        Ok(Given::Flag(true)) => Some(Immediate::default()),
+        Ok(Given::Flag(false)) => None,
+        Ok(Given::Settings(s)) => Some(s),
+        Err(_) => {
+            return Err(serde::de::Error::custom(
+                "`immediate` is true, false, or an object with `nameEnv`, `descriptionEnv` and `scopedEnv`",
+            ))
+        }
+    })
 }
 
 impl SubagentToolConfig {
@@ -64,6 +107,7 @@ impl SubagentToolConfig {
             blocking: true,
             init_user_message_property: None,
             optional: None,
+            immediate: None,
         }
     }
 
@@ -146,12 +190,26 @@ pub(super) fn check_agent_tools(
             }
             if offer.settings.is_some() {
                 problem(format!(
-                    "`tools[{i}]` gives prompt-tool settings for agent \"{}\": an agent's are `blocking`, `initUserMessageProperty` and `optional`",
+                    "`tools[{i}]` gives prompt-tool settings for agent \"{}\": an agent's are `blocking`, `immediate`, `initUserMessageProperty` and `optional`",
                     offer.name
                 ));
                 continue;
             }
             let config = offer.subagent();
+            if config.immediate.is_some() {
+                let required = prompts
+                    .get(&agent.side_a.prompt)
+                    .and_then(|p| p.required_schema.as_ref())
+                    .and_then(|schema| schema.get("required"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|names| !names.is_empty());
+                if required {
+                    problem(format!(
+                        "`tools[{i}].immediate`: agent \"{}\" takes arguments (its first side's prompt has a `requiredSchema`), but a sub-agent started before the first model step gets only a message; offer it without `immediate` or drop its `requiredSchema`",
+                        offer.name
+                    ));
+                }
+            }
             let (Some(property), Some(first)) = (
                 &config.init_user_message_property,
                 prompts.get(&agent.side_a.prompt),

@@ -12,6 +12,7 @@
 
 mod detached;
 mod handoff;
+mod immediate;
 mod result;
 
 use super::state::ThreadState;
@@ -166,6 +167,14 @@ impl Runtime {
                         content: Some(state.redactor().text(&text)),
                         ..NewMessage::default()
                     });
+                    let mut writes = vec![first];
+                    if let Some(immediate) = &config.immediate {
+                        writes.extend(self.scoped_env_writes(
+                            &child,
+                            immediate,
+                            state.variables(),
+                        )?);
+                    }
                     let mut tags = vec![name_tag(&config.name)];
                     if !config.blocking {
                         tags.push(detached::DETACHED_TAG.to_owned());
@@ -176,7 +185,7 @@ impl Runtime {
                             agent: config.name.clone(),
                             parent: Some(parent.to_owned()),
                             tags,
-                            writes: vec![first],
+                            writes,
                         })
                         .await?;
                 }
