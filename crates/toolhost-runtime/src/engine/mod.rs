@@ -18,6 +18,7 @@ mod calls;
 mod code;
 mod content;
 mod context;
+mod control;
 mod decide;
 mod ending;
 mod error;
@@ -55,6 +56,7 @@ pub use approvals::{
 pub use calls::PARALLEL_CAP;
 pub use code::DEFAULT_MAX_RUNS_IN_FLIGHT;
 pub use content::MAX_IMAGE_BASE64;
+pub use control::STOPPED_BY_KEY;
 pub use error::{describe_owner, name_list, RuntimeError};
 pub use factory::ModelFactory;
 pub use images::MAX_IMAGES_PER_REQUEST;

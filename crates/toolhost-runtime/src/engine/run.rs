@@ -3,6 +3,7 @@
 
 use super::calls::{early_intents, Offer};
 use super::context::{Context, Turn};
+use super::control::{RunControl, STOPPED_BY_KEY};
 use super::decide::{next_step, pending_calls, Step, TurnRules};
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget, Shown};
@@ -320,6 +321,7 @@ impl Runtime {
             Arc::default();
         // Calls whose intent this run journaled with their reply and that have not started.
         let mut fresh: HashSet<String> = HashSet::new();
+        let control = Arc::new(RunControl::new(position.is_dual()));
         let prompts: Vec<&PromptDef> = std::iter::once(&agent.side_a)
             .chain(agent.side_b.as_ref())
             .filter_map(|side| self.defs.prompts.get(&side.prompt))
@@ -338,6 +340,7 @@ impl Runtime {
                     .with_variables(variables.clone())
                     .in_run(context.clone(), offer.tools.clone(), abort.clone())
                     .owned_by(owner)
+                    .with_control(control.clone())
                     .entering(&offer.prompt, offer.tools.clone());
                 let (results, waiting) = self
                     .finish_calls(&state, pending, &offer, abort, &fresh, owner)
@@ -352,9 +355,26 @@ impl Runtime {
                 if self.handed_over(thread_id, &thread.agent).await? {
                     return Box::pin(self.run_owned(thread_id, owner, abort)).await;
                 }
+                // A call gave the next turn of the session to a side (`forceTurn`).
+                if let Some(side) = control.take_forced().filter(|_| position.is_dual()) {
+                    position.force_turn(side);
+                    self.refocus(thread_id, &mut sides, &history, &position)
+                        .await;
+                }
                 continue;
             }
             if abort.is_aborted() {
+                if let Some(side) = control.stopper() {
+                    self.commit(
+                        thread_id,
+                        owner,
+                        vec![Write::SetValue {
+                            key: STOPPED_BY_KEY.to_owned(),
+                            value: Some(side.as_str().into()),
+                        }],
+                    )
+                    .await?;
+                }
                 return self.finish(thread_id, owner, StopReason::Stopped).await;
             }
             let queued = self.db.queued(thread_id).await?;

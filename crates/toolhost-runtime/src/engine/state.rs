@@ -6,6 +6,7 @@
 //! a run owns the thread are fenced by its lease.
 
 use super::code::CodeRunner;
+use super::control::RunControl;
 use super::turns::Side;
 use crate::variables::{Redactor, Resolved};
 use serde_json::Map;
@@ -48,6 +49,8 @@ pub struct ThreadState {
     prompt_path: Arc<Vec<String>>,
     /// The runtime's `runCode` sandbox.
     code: CodeRunner,
+    /// What the run's calls ask of it (`stop()`, `forceTurn`).
+    control: Arc<RunControl>,
 }
 
 /// The spec's `state.execution`: where the run is, present only inside tools and hooks.
@@ -64,6 +67,10 @@ pub struct Execution {
     /// The prompts the call runs in, outermost first (the spec's `promptPath`): the side's
     /// prompt, then each prompt tool's sub-prompt entered on the way to the call.
     pub prompt_path: Vec<String>,
+    /// The side whose call stopped the run (`stoppedBy`), once one did.
+    pub stopped_by: Option<Side>,
+    /// The side a call of this step gave the next turn to (`forceTurn`), until it is taken.
+    pub forced_turn: Option<Side>,
 }
 
 impl std::fmt::Debug for ThreadState {
@@ -98,7 +105,27 @@ impl ThreadState {
             invoked: Arc::default(),
             prompt_path: Arc::default(),
             code: CodeRunner::default(),
+            control: Arc::default(),
         }
+    }
+
+    /// The same thread with the control of the run it is in.
+    pub(crate) fn with_control(mut self, control: Arc<RunControl>) -> Self {
+        self.control = control;
+        self
+    }
+
+    /// Stops the run after the operation under way (the spec's `stop()`), and records this
+    /// call's side as the one that stopped it (`stoppedBy`).
+    pub fn stop(&self) {
+        self.control.stopped_by(self.side);
+        self.abort.abort();
+    }
+
+    /// Ends the current turn of a `dual_ai` session once this call's step is done, and gives
+    /// the next turn to `side` (the spec's `forceTurn`); refused on a thread with one side.
+    pub fn force_turn(&self, side: Side) -> Result<(), String> {
+        self.control.force_turn(side)
     }
 
     /// The same thread with the runtime's `runCode` sandbox.
@@ -170,6 +197,8 @@ impl ThreadState {
             turn: self.turn,
             abort_signal: self.abort.clone(),
             prompt_path: self.prompt_path.as_ref().clone(),
+            stopped_by: self.control.stopper(),
+            forced_turn: self.control.forced(),
         }
     }
 

@@ -119,6 +119,13 @@ impl Position {
         self.steps = 0;
     }
 
+    /// Ends the turn and gives the next one to `side` (which may be the same side again).
+    pub fn force_turn(&mut self, side: Side) {
+        self.side = side;
+        self.turn += 1;
+        self.steps = 0;
+    }
+
     /// Whether the thread has two sides.
     pub fn is_dual(&self) -> bool {
         self.dual

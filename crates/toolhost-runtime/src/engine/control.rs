@@ -1,0 +1,71 @@
+//! What a tool may ask of the run it is called in (catalogue SA-7): `stop()` stops the run after
+//! the operation under way and records which side asked (`stoppedBy`); `forceTurn(side)` ends the
+//! current turn of a `dual_ai` session once the call's step is done and gives the next turn to
+//! `side`.
+//!
+//! Both are requests to the run, shared by the calls of one run and read by its step cycle.
+//! `stoppedBy` is also stored as the thread's value [`STOPPED_BY_KEY`] when the run stops, so
+//! it outlives the run. A forced turn takes effect when the step's calls are stored; a crash
+//! before that loses it (the turn it was to end goes on), as it loses the step's calls' effects.
+
+use super::turns::Side;
+use std::sync::Mutex;
+
+/// The thread value holding the side that stopped the last run (`"a"` or `"b"`).
+pub const STOPPED_BY_KEY: &str = "toolhost.stoppedBy";
+
+/// The requests of one run's calls to the run.
+#[derive(Debug, Default)]
+pub(crate) struct RunControl {
+    dual: bool,
+    requests: Mutex<Requests>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Requests {
+    forced: Option<Side>,
+    stopped_by: Option<Side>,
+}
+
+impl RunControl {
+    /// The control of a run of a thread with two sides (`dual`) or one.
+    pub(crate) fn new(dual: bool) -> Self {
+        Self {
+            dual,
+            requests: Mutex::default(),
+        }
+    }
+
+    fn requests(&self) -> std::sync::MutexGuard<'_, Requests> {
+        self.requests.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Asks for the next turn to be `side`'s; refused on a thread with one side.
+    pub(crate) fn force_turn(&self, side: Side) -> Result<(), String> {
+        if !self.dual {
+            return Err("forceTurn needs a dual_ai thread: this thread has one side".to_owned());
+        }
+        self.requests().forced = Some(side);
+        Ok(())
+    }
+
+    /// Records that `side` stopped the run (the first stop counts).
+    pub(crate) fn stopped_by(&self, side: Side) {
+        self.requests().stopped_by.get_or_insert(side);
+    }
+
+    /// The side a turn was forced to, taken (it applies once).
+    pub(crate) fn take_forced(&self) -> Option<Side> {
+        self.requests().forced.take()
+    }
+
+    /// The side whose call stopped the run, if one did.
+    pub(crate) fn stopper(&self) -> Option<Side> {
+        self.requests().stopped_by
+    }
+
+    /// The turn forced and not yet taken.
+    pub(crate) fn forced(&self) -> Option<Side> {
+        self.requests().forced
+    }
+}
