@@ -1,7 +1,8 @@
-//! What a tool may ask of the run it is called in (catalogue SA-7): `stop()` stops the run after
-//! the operation under way and records which side asked (`stoppedBy`); `forceTurn(side)` ends the
-//! current turn of a `dual_ai` session once the call's step is done and gives the next turn to
-//! `side`.
+//! What a tool may ask of the run it is called in (catalogue SA-7, SA-31): `stop()` stops the run
+//! after the operation under way and records which side asked (`stoppedBy`); `forceTurn(side)`
+//! ends the current turn of a `dual_ai` session once the call's step is done and gives the next
+//! turn to `side`; `setEnv(name, value)` gives the thread (and its active descendants) a
+//! variable value when the call's step is stored.
 //!
 //! Both are requests to the run, shared by the calls of one run and read by its step cycle.
 //! `stoppedBy` is also stored as the thread's value [`STOPPED_BY_KEY`] when the run stops, so
@@ -9,6 +10,7 @@
 //! before that loses it (the turn it was to end goes on), as it loses the step's calls' effects.
 
 use super::turns::Side;
+use crate::variables::VariableValue;
 use std::sync::Mutex;
 
 /// The thread value holding the side that stopped the last run (`"a"` or `"b"`).
@@ -21,10 +23,15 @@ pub(crate) struct RunControl {
     requests: Mutex<Requests>,
 }
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default)]
 struct Requests {
     forced: Option<Side>,
     stopped_by: Option<Side>,
+    /// Values set and not yet stored.
+    env: Vec<VariableValue>,
+    /// The secrets set in this run, by name: what the run's results are redacted of besides
+    /// the thread's resolved secrets.
+    env_secrets: Vec<(String, String)>,
 }
 
 impl RunControl {
@@ -62,6 +69,28 @@ impl RunControl {
     /// The side whose call stopped the run, if one did.
     pub(crate) fn stopper(&self) -> Option<Side> {
         self.requests().stopped_by
+    }
+
+    /// Asks for `value` to be stored as the thread's (and its active descendants') when the
+    /// call's step is stored.
+    pub(crate) fn set_env(&self, value: VariableValue) {
+        let mut requests = self.requests();
+        if value.secret {
+            requests
+                .env_secrets
+                .push((value.name.clone(), value.value.clone()));
+        }
+        requests.env.push(value);
+    }
+
+    /// The values set and not yet stored, taken.
+    pub(crate) fn take_env(&self) -> Vec<VariableValue> {
+        std::mem::take(&mut self.requests().env)
+    }
+
+    /// The secrets set in this run so far.
+    pub(crate) fn env_secrets(&self) -> Vec<(String, String)> {
+        self.requests().env_secrets.clone()
     }
 
     /// The turn forced and not yet taken.

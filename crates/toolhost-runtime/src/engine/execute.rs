@@ -3,15 +3,17 @@
 
 use super::calls::Offer;
 use super::content::checked_content;
+use super::control::RunControl;
 use super::middleware::{CallInfo, Pipeline};
 use super::records::result_message;
 use super::redaction::result_writes;
 use super::state::ThreadState;
-use crate::variables::Redactor;
+use crate::variables::{Redactor, Resolved};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
+use toolhost_core::variables::VariableKind;
 use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSetError};
 use toolhost_store::{RanWith, ToolCallRecord, Write};
 
@@ -45,6 +47,10 @@ pub(super) struct CallEnd {
     info: CallInfo,
     pipeline: Arc<Pipeline>,
     redactor: Arc<Redactor>,
+    /// The run's control and the thread's values: a secret the call set (`setEnv`) is redacted
+    /// from its result too.
+    control: Arc<RunControl>,
+    variables: Arc<Resolved>,
     /// The arguments the call runs with, when they are not the ones its call shows.
     ran_with: Option<RanWith>,
 }
@@ -60,6 +66,8 @@ impl CallEnd {
             info: call_info(state, offer, call),
             pipeline: offer.pipeline.clone(),
             redactor: state.redactor().clone(),
+            control: state.control().clone(),
+            variables: state.variables_shared().clone(),
             ran_with,
         }
     }
@@ -67,14 +75,22 @@ impl CallEnd {
     /// The writes that store `result` as the call's: after output middleware and hooks, with
     /// its content checked and secret values redacted.
     pub(super) fn finish(self, call: ToolCallRecord, result: ToolResult) -> Vec<Write> {
+        let set = self.control.env_secrets();
+        let redactor = if set.is_empty() {
+            self.redactor
+        } else {
+            let mut values = (*self.variables).clone();
+            values.merge(set.into_iter().map(|(k, v)| (k, v, VariableKind::Secret)));
+            Arc::new(values.redactor())
+        };
         let result = if self.pipeline.is_empty() {
             result
         } else {
-            self.pipeline.output(&self.info, result, &self.redactor)
+            self.pipeline.output(&self.info, result, &redactor)
         };
         // What the model will be sent on every later request must be something an API accepts.
         let result = checked_content(result);
-        result_writes(call, result, &self.redactor, self.ran_with)
+        result_writes(call, result, &redactor, self.ran_with)
     }
 }
 

@@ -43,7 +43,7 @@ impl Runtime {
     }
 
     /// The names the agent, its prompts and the tools they offer declare `scoped`.
-    fn scoped_names(&self, agent: &AgentDef) -> BTreeSet<String> {
+    pub(super) fn scoped_names(&self, agent: &AgentDef) -> BTreeSet<String> {
         let of_tools = self
             .agent_prompts(agent)
             .flat_map(|p| p.tools.iter())

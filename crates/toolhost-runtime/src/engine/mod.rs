@@ -42,6 +42,7 @@ mod run_code_tool;
 mod scratch;
 mod send;
 mod session;
+mod set_env;
 mod soundness;
 mod state;
 mod subagent;

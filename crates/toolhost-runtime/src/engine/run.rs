@@ -273,8 +273,8 @@ impl Runtime {
             .ok_or_else(|| self.unknown_agent(&thread.agent))?;
         let mut history = self.db.messages(thread_id).await?;
         let mut position = Position::from_history(agent, &history);
-        let variables = Arc::new(self.resolve(thread_id, agent).await?);
-        let redactor = variables.redactor();
+        let mut variables = Arc::new(self.resolve(thread_id, agent).await?);
+        let mut redactor = variables.redactor();
         let texts = variables.texts();
         // What each stored result shows (read once, for both sides).
         let mut shown = Vec::with_capacity(history.len());
@@ -354,6 +354,13 @@ impl Runtime {
                 // A handoff: the new agent's side takes the thread from here.
                 if self.handed_over(thread_id, &thread.agent).await? {
                     return Box::pin(self.run_owned(thread_id, owner, abort)).await;
+                }
+                // Values the calls set (`setEnv`) are stored now and seen from the next step.
+                let set = control.take_env();
+                if !set.is_empty() {
+                    self.store_env(thread_id, owner, set).await?;
+                    variables = Arc::new(self.resolve(thread_id, agent).await?);
+                    redactor = variables.redactor();
                 }
                 // A call gave the next turn of the session to a side (`forceTurn`).
                 if let Some(side) = control.take_forced().filter(|_| position.is_dual()) {
