@@ -9,9 +9,14 @@
 //! it outlives the run. A forced turn takes effect when the step's calls are stored; a crash
 //! before that loses it (the turn it was to end goes on), as it loses the step's calls' effects.
 
+use super::ownership::OwnerId;
+use super::state::ThreadState;
 use super::turns::Side;
+use super::{Runtime, RuntimeError};
 use crate::variables::VariableValue;
 use std::sync::Mutex;
+use toolhost_core::variables::VariableKind;
+use toolhost_store::Write;
 
 /// The thread value holding the side that stopped the last run (`"a"` or `"b"`).
 pub const STOPPED_BY_KEY: &str = "toolhost.stoppedBy";
@@ -96,5 +101,76 @@ impl RunControl {
     /// The turn forced and not yet taken.
     pub(crate) fn forced(&self) -> Option<Side> {
         self.requests().forced
+    }
+}
+
+impl Runtime {
+    /// Stores the side whose call stopped the run, if one did, as [`STOPPED_BY_KEY`].
+    pub(super) async fn record_stopper(
+        &self,
+        thread_id: &str,
+        owner: &OwnerId,
+        control: &RunControl,
+    ) -> Result<(), RuntimeError> {
+        let Some(side) = control.stopper() else {
+            return Ok(());
+        };
+        let write = Write::SetValue {
+            key: STOPPED_BY_KEY.to_owned(),
+            value: Some(side.as_str().into()),
+        };
+        self.commit(thread_id, owner, vec![write]).await?;
+        Ok(())
+    }
+}
+
+/// What a tool asks of its run, through its [`ThreadState`].
+impl ThreadState {
+    /// Stops the run after the operation under way (the spec's `stop()`), and records this
+    /// call's side as the one that stopped it (`stoppedBy`).
+    pub fn stop(&self) {
+        self.control().stopped_by(self.side());
+        self.execution().abort_signal.abort();
+    }
+
+    /// Sets a variable of the thread (the spec's `setEnv`): a secret unless `value` is empty
+    /// (an empty value is a blank visible entry, catalogue SA-31). It is stored, for this thread
+    /// and each of its active descendants that does not declare the name `scoped`, when this
+    /// call's step is stored, and is seen by the calls of later steps; this call's result is
+    /// already redacted of it. A name that is not a variable name is refused.
+    pub fn set_env(&self, name: &str, value: &str) -> Result<(), String> {
+        let kind = if value.is_empty() {
+            VariableKind::Text
+        } else {
+            VariableKind::Secret
+        };
+        self.set_env_as(name, value, kind)
+    }
+
+    /// [`ThreadState::set_env`] with the variable's kind given (a text value is visible to
+    /// prompts; a name any definition declares secret is stored as a secret whatever is given).
+    pub fn set_env_as(&self, name: &str, value: &str, kind: VariableKind) -> Result<(), String> {
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "setEnv: {name:?} is not a variable name (letters, digits and _, not starting with a digit)"
+            ));
+        }
+        self.control().set_env(VariableValue {
+            name: name.to_owned(),
+            value: value.to_owned(),
+            secret: kind == VariableKind::Secret,
+        });
+        Ok(())
+    }
+
+    /// Ends the current turn of a `dual_ai` session once this call's step is done, and gives
+    /// the next turn to `side` (the spec's `forceTurn`); refused on a thread with one side.
+    pub fn force_turn(&self, side: Side) -> Result<(), String> {
+        self.control().force_turn(side)
     }
 }

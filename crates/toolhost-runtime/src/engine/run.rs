@@ -3,7 +3,7 @@
 
 use super::calls::{early_intents, Offer};
 use super::context::{Context, Turn};
-use super::control::{RunControl, STOPPED_BY_KEY};
+use super::control::RunControl;
 use super::decide::{next_step, pending_calls, Step, TurnRules};
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget, Shown};
@@ -14,7 +14,7 @@ use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
 use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{PromptDef, SideDef, ToolChoice, DEFAULT_MAX_STEPS};
+use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
@@ -322,11 +322,7 @@ impl Runtime {
         // Calls whose intent this run journaled with their reply and that have not started.
         let mut fresh: HashSet<String> = HashSet::new();
         let control = Arc::new(RunControl::new(position.is_dual()));
-        let prompts: Vec<&PromptDef> = std::iter::once(&agent.side_a)
-            .chain(agent.side_b.as_ref())
-            .filter_map(|side| self.defs.prompts.get(&side.prompt))
-            .collect();
-        self.queue_immediate(thread_id, owner, &prompts, &variables, &history)
+        self.queue_immediate(thread_id, owner, agent, &variables, &history)
             .await?;
         loop {
             // The calls of the last reply that have no result yet get theirs, in order. After
@@ -371,17 +367,7 @@ impl Runtime {
                 continue;
             }
             if abort.is_aborted() {
-                if let Some(side) = control.stopper() {
-                    self.commit(
-                        thread_id,
-                        owner,
-                        vec![Write::SetValue {
-                            key: STOPPED_BY_KEY.to_owned(),
-                            value: Some(side.as_str().into()),
-                        }],
-                    )
-                    .await?;
-                }
+                self.record_stopper(thread_id, owner, &control).await?;
                 return self.finish(thread_id, owner, StopReason::Stopped).await;
             }
             let queued = self.db.queued(thread_id).await?;

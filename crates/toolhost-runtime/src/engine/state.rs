@@ -8,14 +8,13 @@
 use super::code::CodeRunner;
 use super::control::RunControl;
 use super::turns::Side;
-use crate::variables::{Redactor, Resolved, VariableValue};
+use crate::variables::{Redactor, Resolved};
 use serde_json::Map;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use toolhost_core::tool::AbortSignal;
-use toolhost_core::variables::VariableKind;
 use toolhost_core::{ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_sandbox::{RunCode, RunResult};
 use toolhost_store::path::{normalize, FsPath};
@@ -116,48 +115,6 @@ impl ThreadState {
         self
     }
 
-    /// Stops the run after the operation under way (the spec's `stop()`), and records this
-    /// call's side as the one that stopped it (`stoppedBy`).
-    pub fn stop(&self) {
-        self.control.stopped_by(self.side);
-        self.abort.abort();
-    }
-
-    /// Sets a variable of the thread (the spec's `setEnv`): a secret unless `value` is empty
-    /// (an empty value is a blank visible entry, catalogue SA-31). It is stored, for this thread
-    /// and each of its active descendants that does not declare the name `scoped`, when this
-    /// call's step is stored, and is seen by the calls of later steps; this call's result is
-    /// already redacted of it. A name that is not a variable name is refused.
-    pub fn set_env(&self, name: &str, value: &str) -> Result<(), String> {
-        let kind = if value.is_empty() {
-            VariableKind::Text
-        } else {
-            VariableKind::Secret
-        };
-        self.set_env_as(name, value, kind)
-    }
-
-    /// [`ThreadState::set_env`] with the variable's kind given (a text value is visible to
-    /// prompts; a name any definition declares secret is stored as a secret whatever is given).
-    pub fn set_env_as(&self, name: &str, value: &str, kind: VariableKind) -> Result<(), String> {
-        let valid = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(format!(
-                "setEnv: {name:?} is not a variable name (letters, digits and _, not starting with a digit)"
-            ));
-        }
-        self.control.set_env(VariableValue {
-            name: name.to_owned(),
-            value: value.to_owned(),
-            secret: kind == VariableKind::Secret,
-        });
-        Ok(())
-    }
-
     /// The run's control, for what a call's result passes through.
     pub(crate) fn control(&self) -> &Arc<RunControl> {
         &self.control
@@ -166,12 +123,6 @@ impl ThreadState {
     /// The thread's resolved variables, shared.
     pub(crate) fn variables_shared(&self) -> &Arc<Resolved> {
         &self.variables
-    }
-
-    /// Ends the current turn of a `dual_ai` session once this call's step is done, and gives
-    /// the next turn to `side` (the spec's `forceTurn`); refused on a thread with one side.
-    pub fn force_turn(&self, side: Side) -> Result<(), String> {
-        self.control.force_turn(side)
     }
 
     /// The same thread with the runtime's `runCode` sandbox.

@@ -20,13 +20,13 @@
 use super::super::outcome::{RunOutcome, StopReason};
 use super::super::ownership::OwnerId;
 use super::super::{Runtime, RuntimeError};
-use super::result::session_result;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 use tokio::sync::mpsc;
 use toolhost_core::tool::AbortSignal;
+use toolhost_core::Attachment;
 use toolhost_store::{QueueItem, Role, Thread, ThreadStatus, Write};
 
 /// The tag of a child started by a call that did not wait for it.
@@ -213,17 +213,27 @@ impl Runtime {
         if !ended || self.db.value(&thread.id, DELIVERED_KEY).await?.is_some() {
             return Ok(());
         }
-        let history = self.db.messages(&thread.id).await?;
-        let result = session_result(&thread.id, outcome, &history);
+        let result = self.child_result(&thread.id, parent, outcome).await?;
+        let attached: String = result
+            .attachments
+            .iter()
+            .filter_map(|a| match a {
+                Attachment::Ref(r) => Some(format!(
+                    "\nAttached: {} ({}, {} bytes)",
+                    r.path, r.mime_type, r.size
+                )),
+                Attachment::New(_) => None,
+            })
+            .collect();
+        let outcome_word = if result.is_success() {
+            "finished"
+        } else {
+            "failed"
+        };
         let text = self.thread_redactor(parent).await?.text(&format!(
-            "The sub-agent \"{}\" (thread {}) {}:\n{}",
+            "The sub-agent \"{}\" (thread {}) {outcome_word}:\n{}{attached}",
             thread.agent,
             thread.id,
-            if result.is_success() {
-                "finished"
-            } else {
-                "failed"
-            },
             result.model_text()
         ));
         let applied = self

@@ -17,23 +17,27 @@
 
 use super::super::ownership::OwnerId;
 use super::super::{Runtime, RuntimeError};
-use crate::project::{Immediate, PromptDef, DEFAULT_MESSAGE_PROPERTY};
+use crate::project::{AgentDef, Immediate, PromptDef, DEFAULT_MESSAGE_PROPERTY};
 use crate::variables::{Resolved, VariableValue};
 use serde_json::json;
 use std::collections::BTreeMap;
 use toolhost_store::{Message, QueueItem, Role, Write};
 
 impl Runtime {
-    /// Queues, once per thread, a call of every agent that `prompts` offer with `immediate` and
-    /// whose `optional` flag (in `texts`) is on.
+    /// Queues, once per thread, a call of every agent that the prompts of `agent`'s sides offer
+    /// with `immediate` and whose `optional` flag is on.
     pub(in crate::engine) async fn queue_immediate(
         &self,
         thread_id: &str,
         owner: &OwnerId,
-        prompts: &[&PromptDef],
+        agent: &AgentDef,
         resolved: &Resolved,
         history: &[Message],
     ) -> Result<(), RuntimeError> {
+        let prompts: Vec<&PromptDef> = std::iter::once(&agent.side_a)
+            .chain(agent.side_b.as_ref())
+            .filter_map(|side| self.defs.prompts.get(&side.prompt))
+            .collect();
         let texts = resolved.texts();
         let mut writes = Vec::new();
         for prompt in prompts {

@@ -10,13 +10,14 @@
 //! a child whose session already ended asks no model again: the engine's decisions over its
 //! stored history end the run with the same result.
 
+mod carry;
 mod detached;
 mod handoff;
 mod immediate;
 mod result;
 
 use super::state::ThreadState;
-use super::{Runtime, RuntimeError};
+use super::{Runtime, RuntimeError, StopReason};
 use crate::project::{agent_tool, AgentKind, Definitions, SubagentToolConfig, MAX_SUBAGENT_DEPTH};
 use handoff::handoff_tool;
 use result::session_result;
@@ -199,9 +200,35 @@ impl Runtime {
                 )));
             }
             let outcome = self.run_child(&child, abort).await?;
-            let history = self.db.messages(&child).await?;
-            Ok(session_result(&child, &outcome, &history))
+            self.child_result(&child, parent, &outcome).await
         })
+    }
+
+    /// The session result of `child` for its parent, with the files its session ended with
+    /// copied into the parent (see [`carry`]).
+    async fn child_result(
+        &self,
+        child: &str,
+        parent: &str,
+        outcome: &super::RunOutcome,
+    ) -> Result<ToolResult, RuntimeError> {
+        let history = self.db.messages(child).await?;
+        let mut result = session_result(child, outcome, &history);
+        let ended = match outcome {
+            super::RunOutcome::Done(
+                StopReason::SessionStop(end) | StopReason::SessionFail(end),
+            ) => &end.attachments,
+            _ => return Ok(result),
+        };
+        match self.carry_up(child, parent, ended).await? {
+            Ok(refs) => {
+                for r in refs {
+                    result = result.with_attachment(r);
+                }
+                Ok(result)
+            }
+            Err(why) => Ok(ToolResult::error(why)),
+        }
     }
 
     /// Runs the child to the end of its session; a stop of the parent's run (from this
