@@ -4,7 +4,8 @@
 //! tree runs and the lead is resumed each time. Afterwards there is one child; every call in
 //! every thread has exactly one result and appended its line to a file outside the store at
 //! most once (exactly once when it completed); and the lead's call of `team` got exactly one
-//! result: the child's session result.
+//! result: the child's session result. The same with `blocking: false`: the lead's call gets
+//! a reference at once, and the child's result reaches the lead as exactly one message.
 
 mod common;
 
@@ -15,7 +16,8 @@ use toolhost_store::{Message, Role, Store, ThreadStatus, ToolStatus};
 const CALLS: usize = 120;
 const KILLS: usize = 10;
 
-fn project() -> TempProject {
+/// The project; the lead offers `team` as `offer` and plays `lead_script`.
+fn project(offer: &str, lead_script: &str) -> TempProject {
     let p = TempProject::new();
     let prompt = |model: &str, tools: &str, extra: &str| {
         format!(
@@ -25,7 +27,7 @@ fn project() -> TempProject {
     let files = [
         ("agents/agents/lead.json", r#"{"type": "ai_human", "sideA": {"prompt": "lead"}}"#.to_owned()),
         ("agents/agents/team.json", r#"{"type": "dual_ai", "description": "Appends lines.", "sideA": {"prompt": "boss"}, "sideB": {"prompt": "worker", "sessionStop": {"name": "report", "messageProperty": "text"}}}"#.to_owned()),
-        ("agents/prompts/lead.json", prompt("lead", r#"["team"]"#, "")),
+        ("agents/prompts/lead.json", prompt("lead", &format!("[{offer}]"), "")),
         ("agents/prompts/boss.json", prompt("boss", "[]", "")),
         ("agents/prompts/worker.json", prompt("worker", r#"["append_line", "report"]"#, r#", "maxSteps": 400"#)),
         ("agents/models/lead.json", r#"{"provider": "test", "script": "lead.jsonl"}"#.to_owned()),
@@ -40,7 +42,7 @@ fn project() -> TempProject {
             "import json, os, sys\ncall = json.load(sys.stdin)\nwith open(os.environ['CRASH_LOG'], 'a') as f:\n    f.write(call['call_id'] + '\\n')\n    f.flush()\n    os.fsync(f.fileno())\nprint(json.dumps({'status': 'success', 'result': 'appended'}))\n".to_owned(),
         ),
         ("report.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'reported'}))\n".to_owned()),
-        ("lead.jsonl", "{\"toolCalls\": [{\"name\": \"team\", \"arguments\": {\"message\": \"append\"}}]}\n{\"text\": \"done\"}\n".to_owned()),
+        ("lead.jsonl", lead_script.to_owned()),
         ("boss.jsonl", "{\"text\": \"append the lines\"}\n".to_owned()),
         ("worker.jsonl", format!("{{\"toolCalls\": [{{\"name\": \"append_line\", \"arguments\": {{\"n\": 1}}}}], \"times\": {CALLS}}}\n{{\"toolCalls\": [{{\"name\": \"report\", \"arguments\": {{\"text\": \"worked\"}}}}]}}\n")),
     ];
@@ -50,9 +52,15 @@ fn project() -> TempProject {
     p
 }
 
+const LEAD_CALLS_TEAM: &str =
+    "{\"toolCalls\": [{\"name\": \"team\", \"arguments\": {\"message\": \"append\"}}]}\n";
+
 #[test]
 fn a_tree_of_threads_killed_at_random_moments_runs_every_call_once_and_answers_once() {
-    let p = project();
+    let p = project(
+        "\"team\"",
+        &format!("{LEAD_CALLS_TEAM}{{\"text\": \"done\"}}\n"),
+    );
     let log = p.root.join("calls.log");
     let KilledRun {
         thread: id,
@@ -72,7 +80,45 @@ fn a_tree_of_threads_killed_at_random_moments_runs_every_call_once_and_answers_o
     assert_eq!(child.status, ThreadStatus::Done, "seed {seed}");
     assert_eq!(store.thread(&id).unwrap().status, ThreadStatus::Done);
 
-    let lines: Vec<String> = std::fs::read_to_string(&log)
+    let (lines, unknown) = every_call_ran_once(&store, &[&id, &child.id], &log, seed, kills);
+
+    // The child's first message is the call's, stored once; the lead's one call of `team` has
+    // one result: the child's session result; then the lead answered.
+    let child_messages = store.messages(&child.id).unwrap();
+    assert_eq!(
+        child_messages
+            .iter()
+            .filter(|m| m.role == Role::User && m.content.as_deref() == Some("append"))
+            .count(),
+        1,
+        "seed {seed}"
+    );
+    let messages = store.messages(&id).unwrap();
+    let lead_results: Vec<&Message> = messages.iter().filter(|m| m.role == Role::Tool).collect();
+    assert_eq!(lead_results.len(), 1, "seed {seed}");
+    assert_eq!(
+        lead_results[0].content.as_deref(),
+        Some("worked"),
+        "seed {seed}"
+    );
+    assert_eq!(messages.last().unwrap().content.as_deref(), Some("done"));
+    eprintln!(
+        "seed {seed}: {kills} kills, {unknown} calls with unknown outcome, {} lines",
+        lines.len()
+    );
+}
+
+/// Checks that every call of `threads` has exactly one result, that each `append_line` call
+/// appended its line at most once (exactly once when it completed), and that no more outcomes
+/// are unknown than there were kills; returns the log's lines and the unknown outcomes.
+fn every_call_ran_once(
+    store: &toolhost_store::SqliteStore,
+    threads: &[&String],
+    log: &std::path::Path,
+    seed: u64,
+    kills: usize,
+) -> (Vec<String>, usize) {
+    let lines: Vec<String> = std::fs::read_to_string(log)
         .unwrap()
         .lines()
         .map(str::to_owned)
@@ -87,7 +133,7 @@ fn a_tree_of_threads_killed_at_random_moments_runs_every_call_once_and_answers_o
     // Every call of every thread has exactly one result, right after its call's reply.
     let mut unknown = 0;
     let mut appends = HashSet::new();
-    for thread in [&id, &child.id] {
+    for thread in threads {
         let messages = store.messages(thread).unwrap();
         let mut results: HashMap<&str, Vec<&Message>> = HashMap::new();
         for m in messages.iter().filter(|m| m.role == Role::Tool) {
@@ -137,28 +183,53 @@ fn a_tree_of_threads_killed_at_random_moments_runs_every_call_once_and_answers_o
         "seed {seed}: more unknown outcomes ({unknown}) than kills ({kills})"
     );
 
-    // The child's first message is the call's, stored once; the lead's one call of `team` has
-    // one result: the child's session result; then the lead answered.
-    let child_messages = store.messages(&child.id).unwrap();
+    (lines, unknown)
+}
+
+#[test]
+fn a_non_blocking_child_killed_at_random_moments_reaches_its_parent_once() {
+    let script = format!("{LEAD_CALLS_TEAM}{{\"text\": \"started\"}}\n{{\"text\": \"done\"}}\n");
+    let p = project(r#"{"name": "team", "blocking": false}"#, &script);
+    let log = p.root.join("calls.log");
+    let KilledRun {
+        thread: id,
+        seed,
+        kills,
+        store,
+    } = run_with_random_kills(&p.root, "lead", &log, KILLS, 300);
+    let children = store.threads(Some(&id)).unwrap();
     assert_eq!(
-        child_messages
-            .iter()
-            .filter(|m| m.role == Role::User && m.content.as_deref() == Some("append"))
-            .count(),
+        children.len(),
         1,
-        "seed {seed}"
+        "seed {seed}: {} children",
+        children.len()
     );
+    let child = &children[0];
+    assert_eq!(child.status, ThreadStatus::Done, "seed {seed}");
+    let (lines, unknown) = every_call_ran_once(&store, &[&id, &child.id], &log, seed, kills);
+
+    // The lead's call got the reference; the child's result arrived as one message, which the
+    // lead answered.
     let messages = store.messages(&id).unwrap();
-    let lead_results: Vec<&Message> = messages.iter().filter(|m| m.role == Role::Tool).collect();
-    assert_eq!(lead_results.len(), 1, "seed {seed}");
-    assert_eq!(
-        lead_results[0].content.as_deref(),
-        Some("worked"),
+    let delivered: Vec<&Message> = messages
+        .iter()
+        .filter(|m| {
+            m.role == Role::User && m.content.as_deref().is_some_and(|c| c.contains(&child.id))
+        })
+        .collect();
+    assert_eq!(delivered.len(), 1, "seed {seed}");
+    assert!(
+        delivered[0].content.as_deref().unwrap().contains("worked"),
         "seed {seed}"
     );
-    assert_eq!(messages.last().unwrap().content.as_deref(), Some("done"));
+    assert_eq!(
+        messages.last().unwrap().content.as_deref(),
+        Some("done"),
+        "seed {seed}"
+    );
+    assert!(store.queued(&id).unwrap().is_empty(), "seed {seed}");
     eprintln!(
-        "seed {seed}: {kills} kills, {unknown} calls with unknown outcome, {} lines",
+        "seed {seed}: {kills} kills, {unknown} unknown outcomes, {} lines",
         lines.len()
     );
 }
