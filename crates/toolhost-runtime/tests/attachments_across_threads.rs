@@ -128,9 +128,9 @@ async fn a_non_blocking_childs_files_are_named_in_the_message_it_delivers() {
         .messages(&lead.id)
         .unwrap()
         .into_iter()
+        .rev()
         .filter(|m| m.role == Role::User)
-        .filter_map(|m| m.content)
-        .last()
+        .find_map(|m| m.content)
         .unwrap();
     assert!(
         delivered.contains(&format!("Attached: {expected} (text/plain, 13 bytes)")),

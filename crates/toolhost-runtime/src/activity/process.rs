@@ -9,16 +9,24 @@
 //! `command` is the program and its arguments as a list, never a shell string. `env` names the
 //! variables of toolhost's own environment the program may see; it sees no others. `cwd` is a
 //! folder inside the project. The program starts in its own process group so that a timeout
-//! kills everything it started.
+//! kills everything it started. A call made in a thread also gets the thread's `ThreadState`
+//! over a channel of its own (see [`super::channel`]), and a stop of the run reaches the
+//! program: SIGTERM to its group, SIGKILL after [`STOP_GRACE`].
 
+use super::channel::{STATE_FD, STATE_FD_VAR};
+use super::streams::{kill_group, quoted_tail, read_capped, terminate_group};
+use crate::engine::ThreadState;
 use crate::variables::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::os::fd::AsRawFd;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
+use tokio::net::UnixStream;
 use tokio::process::Command;
+use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolResult;
 
 /// The default time a call may take.
@@ -180,17 +188,26 @@ impl ProcessActivity {
     }
 
     /// Runs one call outside a thread, where no secrets are known. Never fails: every problem
-    /// is an error result naming the activity. The engine uses [`ProcessActivity::run_redacted`].
+    /// is an error result naming the activity. The engine uses [`ProcessActivity::run_in`].
     pub async fn run(&self, input: &ActivityInput) -> ToolResult {
-        self.run_redacted(input, &Redactor::default()).await
+        self.run_in(input, &Redactor::default(), None, &AbortSignal::new())
+            .await
     }
 
-    /// Runs one call of a thread whose secrets `redactor` knows. Never fails: every problem is
-    /// an error result naming the activity. What the program wrote is quoted in an error only
-    /// after the secrets were taken out of it, and cut only after that (the result itself is
-    /// redacted by the engine when it is stored).
-    pub async fn run_redacted(&self, input: &ActivityInput, redactor: &Redactor) -> ToolResult {
-        match self.try_run(input, redactor).await {
+    /// Runs one call of a thread whose secrets `redactor` knows, with the thread's `state`
+    /// offered to the program over its channel (see [`super::channel`]) and `abort` reaching it
+    /// (SIGTERM to its process group, SIGKILL after [`STOP_GRACE`]). Never fails: every problem
+    /// is an error result naming the activity. What the program wrote is quoted in an error
+    /// only after the secrets were taken out of it, and cut only after that (the result itself
+    /// is redacted by the engine when it is stored).
+    pub async fn run_in(
+        &self,
+        input: &ActivityInput,
+        redactor: &Redactor,
+        state: Option<&ThreadState>,
+        abort: &AbortSignal,
+    ) -> ToolResult {
+        match self.try_run(input, redactor, state, abort).await {
             Ok(result) => result,
             // The parts quoted from the program are redacted already; the rest (a parse error
             // quoting its output, for example) is redacted here.
@@ -204,6 +221,8 @@ impl ProcessActivity {
         &self,
         input: &ActivityInput,
         redactor: &Redactor,
+        state: Option<&ThreadState>,
+        abort: &AbortSignal,
     ) -> Result<ToolResult, String> {
         let payload =
             serde_json::to_vec(input).map_err(|e| format!("the call could not be encoded: {e}"))?;
@@ -222,9 +241,20 @@ impl ProcessActivity {
                 command.env(name, value);
             }
         }
+        let channel = match state {
+            Some(state) => Some((hand_over_channel(&mut command)?, state.clone())),
+            None => None,
+        };
         let mut child = command
             .spawn()
             .map_err(|e| format!("could not start {}: {e}", self.program.display()))?;
+        // The program has its end now; ours answers it while it runs.
+        let served = async move {
+            match channel {
+                Some((ours, state)) => super::channel::serve(ours, state).await,
+                None => std::future::pending().await,
+            }
+        };
         let pgid = child.id();
         let (Some(mut stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -246,15 +276,42 @@ impl ProcessActivity {
             );
             (out, err, status)
         };
-        let (out, err, status) = match tokio::time::timeout(self.timeout, work).await {
-            Ok(done) => done,
-            Err(_) => {
+        tokio::pin!(work);
+        let serving = async {
+            served.await;
+            std::future::pending::<()>().await
+        };
+        let ended = tokio::select! {
+            done = tokio::time::timeout(self.timeout, &mut work) => Ended::Done(done),
+            () = stop_asked(abort) => Ended::Stopped,
+            () = serving => unreachable!("the channel is served until the call ends"),
+        };
+        let (out, err, status) = match ended {
+            Ended::Done(Ok(done)) => done,
+            Ended::Done(Err(_)) => {
                 if let Some(pgid) = pgid {
                     kill_group(pgid);
                 }
                 return Err(format!(
                     "timed out after {} ms; its process tree was killed",
                     self.timeout.as_millis()
+                ));
+            }
+            Ended::Stopped => {
+                if let Some(pgid) = pgid {
+                    terminate_group(pgid);
+                }
+                let ended = tokio::time::timeout(STOP_GRACE, &mut work).await.is_ok();
+                if let Some(pgid) = pgid {
+                    kill_group(pgid);
+                }
+                return Err(format!(
+                    "stopped: the run was asked to stop, so the program was sent SIGTERM{}",
+                    if ended {
+                        ""
+                    } else {
+                        " and, still running after the grace period, SIGKILL"
+                    }
                 ));
             }
         };
@@ -291,57 +348,51 @@ impl ProcessActivity {
     }
 }
 
-struct Captured {
-    bytes: Vec<u8>,
-    cut: bool,
+/// How long a program asked to stop (SIGTERM) has before its process group is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// How often a running program's call looks whether its run was asked to stop.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+enum Ended<T> {
+    Done(Result<T, tokio::time::error::Elapsed>),
+    Stopped,
 }
 
-/// Reads a stream to its end, keeping at most `cap` bytes (the rest is read and dropped, so the
-/// program never blocks on a full pipe).
-async fn read_capped(mut stream: impl AsyncRead + Unpin, cap: usize) -> Captured {
-    let mut bytes = Vec::new();
-    let mut cut = false;
-    let mut buf = [0u8; 8192];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(bytes.len());
-                if n > room {
-                    cut = true;
-                }
-                bytes.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
+/// Completes when `abort` is raised.
+async fn stop_asked(abort: &AbortSignal) {
+    while !abort.is_aborted() {
+        tokio::time::sleep(STOP_POLL).await;
     }
-    Captured { bytes, cut }
 }
 
-#[allow(unsafe_code)] // one libc::kill, explained at the call
-fn kill_group(pgid: u32) {
-    // A group id that does not fit a pid_t is not one this process started; negating a wrapped
-    // value would signal some other process instead.
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
-        return;
-    };
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) with a negative pid signals the process group; it touches no memory.
+/// Makes a socket pair, sets the program up to find one end at [`STATE_FD`] (and says so in
+/// its environment), and returns the other end.
+fn hand_over_channel(command: &mut Command) -> Result<UnixStream, String> {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()
+        .map_err(|e| format!("the ThreadState channel could not be opened: {e}"))?;
+    ours.set_nonblocking(true)
+        .map_err(|e| format!("the ThreadState channel could not be set up: {e}"))?;
+    let ours = UnixStream::from_std(ours)
+        .map_err(|e| format!("the ThreadState channel could not be set up: {e}"))?;
+    let fd = theirs.as_raw_fd();
+    command.env(STATE_FD_VAR, STATE_FD.to_string());
+    // SAFETY: between fork and exec only async-signal-safe calls are made (dup2, fcntl), on
+    // descriptors this process owns; `theirs` outlives the spawn (it is moved into the closure).
+    #[allow(unsafe_code)]
     unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
+        command.pre_exec(move || {
+            let theirs = &theirs;
+            if fd == STATE_FD {
+                // Already in place: only the close-on-exec flag must go.
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(theirs.as_raw_fd(), STATE_FD) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
-}
-
-/// The last `max` characters of what a program wrote, for an error message: redacted first,
-/// cut second. A capture that stopped at its cap loses an end that could begin a secret, which
-/// the cap may have cut in two.
-fn quoted_tail(captured: &Captured, redactor: &Redactor, max: usize) -> String {
-    let text = String::from_utf8_lossy(&captured.bytes);
-    let text = if captured.cut {
-        redactor.whole_part(&text)
-    } else {
-        &text
-    };
-    redactor.tail(text.trim(), max)
+    Ok(ours)
 }

@@ -515,7 +515,10 @@ fn register_process(activities: &mut Activities, name: &str, activity: ProcessAc
             // Every secret of the thread, not only the tool's: the program's output is quoted
             // before the engine redacts the result.
             let redactor = state.map(|s| s.redactor().clone()).unwrap_or_default();
-            Ok::<_, ToolError>(activity.run_redacted(&input, &redactor).await)
+            let result = activity
+                .run_in(&input, &redactor, state, ctx.abort_signal())
+                .await;
+            Ok::<_, ToolError>(result)
         }
     });
 }

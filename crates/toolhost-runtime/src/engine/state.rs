@@ -18,7 +18,7 @@ use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_sandbox::{RunCode, RunResult};
 use toolhost_store::path::{normalize, FsPath};
-use toolhost_store::{AsyncStore, EventKind, Message, QueueItem, StoreError, Write};
+use toolhost_store::{AsyncStore, EventKind, FileStat, Message, QueueItem, StoreError, Write};
 
 /// The thread a tool call runs in.
 #[derive(Clone)]
@@ -368,6 +368,16 @@ impl ThreadState {
         self.store
             .read_file(&self.thread_id, &normalize(path)?)
             .await
+    }
+
+    /// The entries of a folder of the thread's file system.
+    pub async fn readdir(&self, path: &str) -> Result<Vec<FileStat>, StoreError> {
+        self.store.readdir(&self.thread_id, &normalize(path)?).await
+    }
+
+    /// What the thread's file system knows of a path (`None`: nothing is there).
+    pub async fn stat(&self, path: &str) -> Result<Option<FileStat>, StoreError> {
+        self.store.stat(&self.thread_id, &normalize(path)?).await
     }
 
     /// Records an event on the thread (`emitThreadEvent`); secrets in its name and data are

@@ -136,7 +136,9 @@ impl Runtime {
                 children.push(self.drive_detached(child, abort));
             }
             if run.is_none() && children.is_empty() {
-                return last.expect("a run ended before its children were waited for");
+                return Ok(
+                    last.expect("the thread's turn ended before its children are waited for")
+                );
             }
             tokio::select! {
                 outcome = async {
@@ -147,10 +149,7 @@ impl Runtime {
                 } => {
                     run = None;
                     // A run that failed leaves its children: the next run picks them up.
-                    if outcome.is_err() {
-                        return outcome;
-                    }
-                    last = Some(outcome);
+                    last = Some(outcome?);
                 }
                 () = children.next() => {}
                 Some(child) = started.recv() => {
@@ -161,7 +160,7 @@ impl Runtime {
             // Between turns, work that arrived (a child's result, a message sent to the thread)
             // starts the next turn; a thread that waits for a person or was stopped waits on.
             let idle = run.is_none()
-                && matches!(&last, Some(Ok(RunOutcome::Done(r))) if *r != StopReason::Stopped);
+                && matches!(&last, Some(RunOutcome::Done(r)) if *r != StopReason::Stopped);
             if idle && !abort.is_aborted() && !self.db.queued(thread_id).await?.is_empty() {
                 run = Some(Box::pin(self.run_owned(thread_id, owner, abort)));
             }
