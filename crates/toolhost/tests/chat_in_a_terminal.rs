@@ -205,12 +205,14 @@ fn shop(script: &str) -> TempProject {
     }
     write(root, "ping.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'pong'}))\n");
     write(root, "pay.py", "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'paid %d' % call['arguments']['amount']}))\n");
-    // `slow` runs until the test lets it end (or for five minutes): no timing is assumed.
+    // `slow` runs until the test lets it end (or for five minutes): no timing is assumed. It
+    // ignores SIGTERM, so a stop leaves it running for the grace period before it is killed:
+    // long enough for a second Ctrl-C to come while the turn still runs.
     write(
         root,
         "slow.py",
         &format!(
-            "import json, os, sys, time\njson.load(sys.stdin)\nend = time.time() + 300\nwhile not os.path.exists({:?}) and time.time() < end:\n    time.sleep(0.05)\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n",
+            "import json, os, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\njson.load(sys.stdin)\nend = time.time() + 300\nwhile not os.path.exists({:?}) and time.time() < end:\n    time.sleep(0.05)\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n",
             root.join("release").display().to_string()
         ),
     );
