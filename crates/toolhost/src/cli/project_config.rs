@@ -13,6 +13,14 @@
 //! [tokens]                            # read by `toolhost tokens create`
 //! default_expires_in = "90d"          # a token made without --expires-in lives this long
 //! max_expires_in = "365d"             # no token may live longer (nor forever)
+//!
+//! [code]                              # every `runCode` run (the sandbox), for every command
+//! memory_bytes = 67108864             # 64 MiB (at least 1 MiB)
+//! max_stack_bytes = 1048576           # 1 MiB (64 KiB to 256 MiB)
+//! deadline_ms = 30000                 # wall time of one run
+//! max_result_bytes = 1048576
+//! max_log_bytes = 65536
+//! max_in_flight = 4                   # runs at once (each on a thread); more wait
 //! ```
 //!
 //! Lifetimes are a whole number and a unit: `s`, `m`, `h`, `d` or `w`. Without
@@ -26,6 +34,7 @@ use super::lifetime::Lifetime;
 use super::run::DEFAULT_DATA_DIR;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use toolhost_runtime::sandbox::SandboxLimits;
 
 /// The file's name in a project folder.
 pub const FILE_NAME: &str = "toolhost.toml";
@@ -42,6 +51,63 @@ pub struct ProjectConfig {
     /// Settings of `toolhost tokens`.
     #[serde(default)]
     pub tokens: TokensSection,
+    /// The limits of the `runCode` sandbox.
+    #[serde(default)]
+    pub code: CodeSection,
+}
+
+/// The `[code]` table: the limits of every `runCode` run; a key left out keeps its default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodeSection {
+    /// Memory one run may allocate, in bytes.
+    pub memory_bytes: Option<usize>,
+    /// Native stack one run may use, in bytes.
+    pub max_stack_bytes: Option<usize>,
+    /// Wall time of one run, in milliseconds (more than 0).
+    pub deadline_ms: Option<u64>,
+    /// Bytes of a run's result as JSON.
+    pub max_result_bytes: Option<usize>,
+    /// Bytes of a run's logs.
+    pub max_log_bytes: Option<usize>,
+    /// How many runs may be in flight at once.
+    pub max_in_flight: Option<usize>,
+}
+
+impl CodeSection {
+    /// Whether any limit is set.
+    pub fn is_set(&self) -> bool {
+        self.memory_bytes.is_some()
+            || self.max_stack_bytes.is_some()
+            || self.deadline_ms.is_some()
+            || self.max_result_bytes.is_some()
+            || self.max_log_bytes.is_some()
+            || self.max_in_flight.is_some()
+    }
+
+    /// The limits and the number of runs in flight, defaults where a key is left out; a
+    /// `deadline_ms` of 0 is refused (a run without a deadline is for embedders that stop runs
+    /// themselves).
+    pub fn limits(&self) -> Result<(SandboxLimits, usize), String> {
+        let base = SandboxLimits::default();
+        if self.deadline_ms == Some(0) {
+            return Err("`code.deadline_ms` must be more than 0".to_owned());
+        }
+        Ok((
+            SandboxLimits {
+                memory_bytes: self.memory_bytes.unwrap_or(base.memory_bytes),
+                max_stack_bytes: self.max_stack_bytes.unwrap_or(base.max_stack_bytes),
+                deadline: self
+                    .deadline_ms
+                    .map(std::time::Duration::from_millis)
+                    .or(base.deadline),
+                max_result_bytes: self.max_result_bytes.unwrap_or(base.max_result_bytes),
+                max_log_bytes: self.max_log_bytes.unwrap_or(base.max_log_bytes),
+            },
+            self.max_in_flight
+                .unwrap_or(toolhost_runtime::engine::DEFAULT_MAX_RUNS_IN_FLIGHT),
+        ))
+    }
 }
 
 impl ProjectConfig {

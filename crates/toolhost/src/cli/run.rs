@@ -340,6 +340,9 @@ fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtim
             if let Some(ttl) = lease {
                 runtime.set_lease_ttl(ttl);
             }
+            if !apply_code_limits(dir, &mut runtime) {
+                return None;
+            }
             for problem in runtime.problems() {
                 if problem.loaded {
                     output::note("warning", &problem.to_string());
@@ -352,6 +355,39 @@ fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtim
         Err(e) => {
             output::error("the project could not be loaded.", Some(&e));
             None
+        }
+    }
+}
+
+/// Sets the `runCode` limits of the `[code]` table of the project's toolhost.toml, if any;
+/// says why and returns false when the file or a limit is wrong.
+fn apply_code_limits(dir: &Path, runtime: &mut Runtime) -> bool {
+    let code = match super::project_config::load(dir) {
+        Ok(config) => config.code,
+        Err(e) => {
+            output::error("the project's toolhost.toml could not be read.", Some(&e));
+            return false;
+        }
+    };
+    if !code.is_set() {
+        return true;
+    }
+    let applied = code.limits().and_then(|(limits, in_flight)| {
+        runtime
+            .set_code_limits(limits, in_flight)
+            .map_err(|e| e.to_string())
+    });
+    match applied {
+        Ok(()) => true,
+        Err(e) => {
+            output::error(
+                &format!(
+                    "the [code] limits of {} cannot be used.",
+                    dir.join(super::project_config::FILE_NAME).display()
+                ),
+                Some(&e),
+            );
+            false
         }
     }
 }
