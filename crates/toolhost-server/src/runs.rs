@@ -173,8 +173,9 @@ impl Runs {
             inner.closed = true;
             inner.running.keys().cloned().collect()
         };
+        // A running program or runCode run finishes and its result is stored.
         for thread in threads {
-            runtime.stop(&thread).await;
+            runtime.stop_gracefully(&thread);
         }
     }
 

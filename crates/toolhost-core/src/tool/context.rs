@@ -3,12 +3,24 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A flag a caller raises to ask a running tool to stop; tools check it between steps.
+///
+/// It is raised in one of two ways: [`AbortSignal::abort`] (stop now: a person's stop; what
+/// runs outside the process, such as a program or a `runCode` run, is interrupted) or
+/// [`AbortSignal::abort_gracefully`] (stop after the operation under way: a server shutting
+/// down lets a running program finish). [`AbortSignal::is_aborted`] is true for both.
 #[derive(Debug, Clone, Default)]
-pub struct AbortSignal(Arc<AtomicBool>);
+pub struct AbortSignal(Arc<AtomicU8>);
+
+/// Not raised.
+const CLEAR: u8 = 0;
+/// Raised: stop after the operation under way.
+const GRACEFUL: u8 = 1;
+/// Raised: stop now, interrupting the operation under way.
+const NOW: u8 = 2;
 
 impl AbortSignal {
     /// A signal that is not raised.
@@ -16,14 +28,27 @@ impl AbortSignal {
         Self::default()
     }
 
-    /// Raises the signal for every clone.
+    /// Raises the signal for every clone: stop now.
     pub fn abort(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.store(NOW, Ordering::SeqCst);
     }
 
-    /// Whether the signal has been raised.
+    /// Raises the signal for every clone, asking only that nothing new starts: the operation
+    /// under way may finish. A later [`AbortSignal::abort`] still interrupts it.
+    pub fn abort_gracefully(&self) {
+        let _ = self
+            .0
+            .compare_exchange(CLEAR, GRACEFUL, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Whether the signal has been raised (either way).
     pub fn is_aborted(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.load(Ordering::SeqCst) != CLEAR
+    }
+
+    /// Whether the signal asks to interrupt the operation under way ([`AbortSignal::abort`]).
+    pub fn is_interrupted(&self) -> bool {
+        self.0.load(Ordering::SeqCst) == NOW
     }
 }
 
@@ -156,5 +181,24 @@ impl ToolContext {
     /// The abort signal of the run.
     pub fn abort_signal(&self) -> &AbortSignal {
         self.abort.get_or_init(AbortSignal::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AbortSignal;
+
+    #[test]
+    fn a_graceful_stop_is_an_abort_that_does_not_interrupt_and_a_hard_one_wins() {
+        let signal = AbortSignal::new();
+        let clone = signal.clone();
+        assert!(!clone.is_aborted() && !clone.is_interrupted());
+        signal.abort_gracefully();
+        assert!(clone.is_aborted() && !clone.is_interrupted());
+        signal.abort();
+        assert!(clone.is_aborted() && clone.is_interrupted());
+        // A graceful stop after a hard one does not soften it.
+        signal.abort_gracefully();
+        assert!(clone.is_interrupted());
     }
 }

@@ -359,9 +359,10 @@ enum Ended<T> {
     Stopped,
 }
 
-/// Completes when `abort` is raised.
+/// Completes when `abort` asks to interrupt; a graceful stop (a server shutting down) lets the
+/// program finish.
 async fn stop_asked(abort: &AbortSignal) {
-    while !abort.is_aborted() {
+    while !abort.is_interrupted() {
         tokio::time::sleep(STOP_POLL).await;
     }
 }

@@ -38,7 +38,8 @@ impl CodeRunner {
         })
     }
 
-    /// Runs `code` once a slot is free; a raised `abort` ends the wait or terminates the run.
+    /// Runs `code` once a slot is free; `abort` raised to interrupt ends the wait or terminates
+    /// the run.
     pub(crate) async fn run(&self, code: RunCode, abort: &AbortSignal) -> RunResult {
         let started = std::time::Instant::now();
         let slot = tokio::select! {
@@ -64,9 +65,9 @@ impl CodeRunner {
     }
 }
 
-/// Resolves once `abort` is raised.
+/// Resolves once `abort` asks to interrupt (a graceful stop lets the run finish).
 async fn raised(abort: &AbortSignal) {
-    while !abort.is_aborted() {
+    while !abort.is_interrupted() {
         tokio::time::sleep(ABORT_POLL).await;
     }
 }

@@ -45,6 +45,7 @@ mod session;
 mod set_env;
 mod soundness;
 mod state;
+mod stopping;
 mod subagent;
 mod subprompt;
 mod thread_vars;

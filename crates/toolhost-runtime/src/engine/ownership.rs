@@ -320,30 +320,6 @@ impl Runtime {
         writes.insert(0, Write::CheckOwner(owner.as_str().to_owned()));
         Ok(self.db.apply(thread_id, writes).await?)
     }
-
-    /// Asks the run that owns a thread to stop, wherever it runs: a run in this process sees
-    /// its abort signal at once, a run elsewhere at its next look at the store (within a
-    /// quarter of a second). It stops after the operation under way (a model request or a tool
-    /// call, which sees the raised signal): once the calls under way have their results the
-    /// model is not asked again, and an answer that arrives after the stop is kept only when it
-    /// makes no calls (one with calls is dropped, with a `reply_discarded` event, and asked for
-    /// again when the thread is resumed). Returns whether a live run owned the thread.
-    pub async fn stop(&self, thread_id: &str) -> bool {
-        {
-            let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(entry) = running.get(thread_id) {
-                entry.signal.abort();
-                return true;
-            }
-        }
-        match self.db.request_stop(thread_id).await {
-            Ok(owned) => owned,
-            Err(e) => {
-                tracing::warn!(thread = thread_id, error = %e, "the stop request was not stored");
-                false
-            }
-        }
-    }
 }
 
 /// Renews the lease every third of its life and looks for stop requests in between, until

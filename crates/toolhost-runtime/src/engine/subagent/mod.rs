@@ -249,7 +249,12 @@ impl Runtime {
             outcome = &mut run => return outcome,
             () = stopped => {}
         }
-        self.stop(child).await;
+        // The child is stopped the way the parent was: at once, or after its operation.
+        if abort.is_interrupted() {
+            self.stop(child).await;
+        } else {
+            self.stop_gracefully(child);
+        }
         run.await
     }
 

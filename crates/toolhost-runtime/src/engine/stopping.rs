@@ -1,0 +1,49 @@
+//! Stopping a thread's run: at once (a person's stop, which interrupts a running program or
+//! `runCode` run) or gracefully (a server shutting down, which lets the operation under way
+//! finish and be stored). Either way nothing new starts and the model is not asked again.
+
+use super::Runtime;
+
+impl Runtime {
+    /// Asks the run of `thread_id` that this runtime runs to stop after the operation under way,
+    /// letting a running program or `runCode` run finish (a server shutting down); returns
+    /// whether this runtime runs it. A later [`Runtime::stop`] still interrupts it.
+    pub fn stop_gracefully(&self, thread_id: &str) -> bool {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        match running.get(thread_id) {
+            Some(entry) => {
+                entry.signal.abort_gracefully();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Asks the run that owns a thread to stop, wherever it runs: a run in this process sees
+    /// its abort signal at once, a run elsewhere at its next look at the store (within a
+    /// quarter of a second). It stops after the operation under way (a model request or a tool
+    /// call, which sees the raised signal): once the calls under way have their results the
+    /// model is not asked again, and an answer that arrives after the stop is kept only when it
+    /// makes no calls (one with calls is dropped, with a `reply_discarded` event, and asked for
+    /// again when the thread is resumed). A running program (a process activity) or `runCode`
+    /// run is interrupted: the program's process group gets SIGTERM, then SIGKILL after a grace
+    /// period, the sandbox run is terminated, and the call ends with an error saying so
+    /// ([`Runtime::stop_gracefully`] lets them finish). Returns whether a live run owned the
+    /// thread.
+    pub async fn stop(&self, thread_id: &str) -> bool {
+        {
+            let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(entry) = running.get(thread_id) {
+                entry.signal.abort();
+                return true;
+            }
+        }
+        match self.db.request_stop(thread_id).await {
+            Ok(owned) => owned,
+            Err(e) => {
+                tracing::warn!(thread = thread_id, error = %e, "the stop request was not stored");
+                false
+            }
+        }
+    }
+}
