@@ -44,8 +44,11 @@ impl fmt::Display for ModelApi {
 pub enum ModelErrorKind {
     /// The key is missing, wrong, or not allowed to use the model (401, 403).
     Authentication,
-    /// The account sent too much, or its quota is used up (429).
+    /// The account sent too much in a short time (429); waiting helps.
     RateLimit,
+    /// The account's quota or credit is used up (OpenAI's `insufficient_quota`, Anthropic's
+    /// `billing_error`): waiting does not help, so it is never retried.
+    QuotaExceeded,
     /// The conversation is longer than the model's context window.
     ContextLength,
     /// The API is short of capacity for everyone (Anthropic's 529, a 503 from Anthropic or
@@ -80,6 +83,7 @@ impl ModelErrorKind {
         match self {
             ModelErrorKind::Authentication => "authentication",
             ModelErrorKind::RateLimit => "rate_limit",
+            ModelErrorKind::QuotaExceeded => "quota_exceeded",
             ModelErrorKind::ContextLength => "context_length",
             ModelErrorKind::Overloaded => "overloaded",
             ModelErrorKind::BadRequest => "bad_request",

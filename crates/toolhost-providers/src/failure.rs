@@ -20,9 +20,12 @@ pub(crate) fn http_error(
     let status = status.as_u16();
     let by_status = status_kind(api, status);
     // The body names the cause more precisely, but the status decides whether a retry may
-    // help: a body that disagrees there is not trusted over the status line.
+    // help: a body that disagrees there is not trusted over the status line. The one
+    // exception is a used-up quota, which comes as a 429 that no wait can cure.
     let kind = body_kind(api, body)
-        .filter(|k| k.is_retryable() == by_status.is_retryable())
+        .filter(|k| {
+            k.is_retryable() == by_status.is_retryable() || *k == ModelErrorKind::QuotaExceeded
+        })
         .unwrap_or(by_status);
     ModelError::new(api, kind, scrub(&api_message(body), key))
         .with_status(status)
@@ -107,7 +110,9 @@ fn openai_kind(code: &str, kind: &str, message: &str) -> Option<ModelErrorKind> 
         || message.contains("maximum context length")
     {
         Some(ModelErrorKind::ContextLength)
-    } else if named("rate_limit_exceeded") || named("insufficient_quota") {
+    } else if named("insufficient_quota") {
+        Some(ModelErrorKind::QuotaExceeded)
+    } else if named("rate_limit_exceeded") {
         Some(ModelErrorKind::RateLimit)
     } else if named("invalid_api_key") || named("authentication_error") {
         Some(ModelErrorKind::Authentication)
@@ -132,7 +137,8 @@ fn anthropic_kind(kind: &str, message: &str) -> Option<ModelErrorKind> {
         {
             ModelErrorKind::ContextLength
         }
-        "invalid_request_error" | "request_too_large" | "not_found_error" | "billing_error" => {
+        "billing_error" => ModelErrorKind::QuotaExceeded,
+        "invalid_request_error" | "request_too_large" | "not_found_error" => {
             ModelErrorKind::BadRequest
         }
         _ => return None,
@@ -341,6 +347,16 @@ mod tests {
         assert_eq!(
             kind(ModelApi::Gemini, 502, "<html>bad gateway</html>"),
             ModelErrorKind::Transient
+        );
+        // A used-up quota is the one cause that makes a retryable status final.
+        let quota = r#"{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        let used_up = kind(ModelApi::OpenAiResponses, 429, quota);
+        assert_eq!(used_up, ModelErrorKind::QuotaExceeded);
+        assert!(!used_up.is_retryable());
+        let billing = r#"{"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low."}}"#;
+        assert_eq!(
+            kind(ModelApi::AnthropicMessages, 400, billing),
+            ModelErrorKind::QuotaExceeded
         );
     }
 

@@ -70,15 +70,17 @@
 //! The HTTP status gives the kind: 401 and 403 `Authentication`; 429 `RateLimit`; 529, and 503
 //! from Anthropic or Gemini, `Overloaded`; 408, 409, 425 and other 5xx `Transient`; any other
 //! 4xx `BadRequest`. The error body then names the cause more precisely, as long as that does
-//! not change whether a retry may help:
+//! not change whether a retry may help, but for a used-up quota (`QuotaExceeded`, which comes
+//! as a 429 that no wait cures, and is never retried):
 //! - OpenAI chat and Responses: `error.code` (or `type`) `context_length_exceeded` → `ContextLength`,
-//!   `rate_limit_exceeded` and `insufficient_quota` → `RateLimit`, `invalid_api_key` →
+//!   `rate_limit_exceeded` → `RateLimit`, `insufficient_quota` → `QuotaExceeded`, `invalid_api_key` →
 //!   `Authentication`; a message about the maximum context length (compatible servers) →
 //!   `ContextLength`. The `param` an invalid request names is kept in the message. In a
 //!   Responses stream, an `error` event and `response.failed` are read the same way.
 //! - Anthropic: `error.type` `authentication_error` and `permission_error` →
 //!   `Authentication`, `rate_limit_error` → `RateLimit`, `overloaded_error` → `Overloaded`,
-//!   `api_error` → `Transient`, `invalid_request_error` → `BadRequest`, or `ContextLength` when
+//!   `api_error` → `Transient`, `billing_error` → `QuotaExceeded`, `invalid_request_error` →
+//!   `BadRequest`, or `ContextLength` when
 //!   the prompt (or the prompt with `max_tokens`) is too long for the context window.
 //! - Gemini: `error.status` `UNAUTHENTICATED` and `PERMISSION_DENIED` (and an `ErrorInfo` of
 //!   reason `API_KEY_INVALID`) → `Authentication`, `RESOURCE_EXHAUSTED` → `RateLimit`,

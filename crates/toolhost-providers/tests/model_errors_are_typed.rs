@@ -133,7 +133,7 @@ async fn openai_chat_errors() {
                 429,
                 r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#,
             ),
-            (Api, ModelErrorKind::RateLimit),
+            (Api, ModelErrorKind::QuotaExceeded),
         ),
         case(
             "openai",
