@@ -211,6 +211,9 @@ impl HttpModel {
             };
             ModelError::new(api, kind, scrub(&message, self.key.as_ref()))
         })?;
+        if let Some(failure) = self.api.reported_failure(&answer) {
+            return Err(failure);
+        }
         let mut out = Assembly::new(prepared.context.clone());
         self.api.read(&answer, &mut out).map_err(|reason| {
             ModelError::new(

@@ -45,6 +45,12 @@ pub(crate) trait WireApi: Send + Sync {
         settings: &Settings,
         stream: bool,
     ) -> Value;
+    /// The error a whole answer that arrived with a success status reports in its body (a
+    /// Responses answer whose `status` is `failed`), typed like an error body; `None` for an
+    /// answer to read.
+    fn reported_failure(&self, _answer: &Value) -> Option<ModelError> {
+        None
+    }
     /// Reads a whole (non-streamed) answer into `out`; `Err` says what is malformed.
     fn read(&self, answer: &Value, out: &mut Assembly) -> Result<(), String>;
     /// A reader for one streamed answer.

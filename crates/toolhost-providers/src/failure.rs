@@ -44,6 +44,19 @@ pub(crate) fn stream_error(api: ModelApi, data: &[u8]) -> ModelError {
     .with_retry_after(body_wait(data))
 }
 
+/// The error a whole answer reports in its body although it came with a success status (a
+/// Responses answer whose `status` is `failed`): the body decides, and a body naming nothing
+/// known is transient, as for an error event in a stream.
+pub(crate) fn reported_error(api: ModelApi, data: &[u8]) -> ModelError {
+    let kind = body_kind(api, data).unwrap_or(ModelErrorKind::Transient);
+    ModelError::new(
+        api,
+        kind,
+        format!("the response failed: {}", api_message(data)),
+    )
+    .with_retry_after(body_wait(data))
+}
+
 /// The error of an exchange that got no complete answer: transient, but for a body past its
 /// limit, which another try would only fetch again.
 pub(crate) fn transport_error(

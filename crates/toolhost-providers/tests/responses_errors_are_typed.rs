@@ -108,3 +108,24 @@ async fn a_stream_cut_before_its_last_event_is_transient() {
         .unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::Transient);
 }
+
+#[tokio::test]
+async fn a_whole_answer_whose_status_is_failed_is_typed_by_its_error() {
+    // A 200 whose response failed: typed by its `error` like `response.failed` in a stream,
+    // never taken for a malformed answer.
+    let failed = r#"{"id":"resp_1","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":"The model had an internal error."}}"#;
+    let error = whole_error(Reply::json(200, failed)).await;
+    assert_eq!(error.kind(), ModelErrorKind::Transient);
+    assert!(error.is_retryable());
+    assert!(
+        error
+            .to_string()
+            .contains("the response failed: The model had an internal error."),
+        "{error}"
+    );
+    let limited = r#"{"id":"resp_2","object":"response","status":"failed","output":[],"error":{"code":"rate_limit_exceeded","message":"Rate limit reached."}}"#;
+    assert_eq!(
+        whole_error(Reply::json(200, limited)).await.kind(),
+        ModelErrorKind::RateLimit
+    );
+}

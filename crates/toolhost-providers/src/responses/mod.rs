@@ -186,6 +186,13 @@ impl WireApi for OpenAiResponses {
         Value::Object(body)
     }
 
+    fn reported_failure(&self, answer: &Value) -> Option<crate::ModelError> {
+        // Typed like a `response.failed` event of a stream: by the response's `error`.
+        (answer.get("status").and_then(Value::as_str) == Some("failed")).then(|| {
+            crate::failure::reported_error(ModelApi::OpenAiResponses, answer.to_string().as_bytes())
+        })
+    }
+
     fn read(&self, answer: &Value, out: &mut Assembly) -> Result<(), String> {
         read::read(answer, out)
     }
