@@ -285,7 +285,7 @@ export class ThreadView {
     try {
       const { stop_requested: asked } = await api('POST', `${this.path}/stop`);
       this.stopping.textContent = asked
-        ? 'Stop asked: the run stops after the call or answer under way.'
+        ? 'Stop asked: a running tool program is interrupted and the model is not asked again.'
         : 'Nothing was running to stop.';
     } catch (e) {
       showError('The thread could not be stopped', e);

@@ -36,8 +36,9 @@ pub enum ThreadsCommand {
         #[arg(long)]
         tree: bool,
     },
-    /// Ask the run that owns a thread to stop, in whatever process it runs; it stops after the
-    /// model request or tool call under way, and `resume` continues it later.
+    /// Ask the run that owns a thread to stop, in whatever process it runs: a running tool
+    /// program is interrupted (SIGTERM, then SIGKILL), the model is not asked again, and
+    /// `resume` continues the thread later.
     Stop {
         /// The thread's id.
         thread_id: String,

@@ -70,7 +70,7 @@ pub(super) async fn run(
                     }
                     stop_asked = true;
                     runtime.stop(thread).await;
-                    screen::line("  stopping after the operation under way (Ctrl-C again leaves)");
+                    screen::line("  stopping: a running tool program is interrupted and the model is not asked again (Ctrl-C again leaves)");
                 }
                 () = &mut follow => {}
             }
