@@ -608,7 +608,7 @@ async fn sub_threads_are_reachable_from_their_parent_and_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_message_goes_from_the_box_and_the_stop_button_stops_a_run() {
-    let (server, project, token) = serve().await;
+    let (server, _project, token) = serve().await;
     let browser = Browser::start("send-stop", 1200, 900).await;
     browser.sign_in(&base(&server), &token).await;
 
