@@ -10,7 +10,9 @@ use common::{call_answer, one_prompt_project, ping_tool, runtime_on, text_answer
 use serde_json::Value;
 use std::sync::Arc;
 use toolhost_providers::{ChatMessage, ChatRole, ModelRequest, RESULT_UNAVAILABLE};
-use toolhost_runtime::engine::{Middleware, MiddlewareScope};
+use toolhost_runtime::engine::{
+    CompletionRequestArgs, Middleware, MiddlewareResult, MiddlewareScope,
+};
 use toolhost_store::Role;
 
 /// A tool result that answers no call.
@@ -27,11 +29,14 @@ fn stray() -> ChatMessage {
 struct Scrambler;
 
 impl Middleware for Scrambler {
-    fn completion_request(&self, request: &ModelRequest) -> Option<ModelRequest> {
-        let mut changed = request.clone();
+    fn completion_request(
+        &self,
+        args: &CompletionRequestArgs<'_>,
+    ) -> MiddlewareResult<ModelRequest> {
+        let mut changed = args.request.clone();
         changed.messages.retain(|m| m.role != ChatRole::Tool);
         changed.messages.push(stray());
-        Some(changed)
+        Ok(Some(changed))
     }
 }
 
@@ -94,10 +99,13 @@ async fn a_broken_request_is_mended_without_inventing_a_success() {
 struct Stray;
 
 impl Middleware for Stray {
-    fn completion_request(&self, request: &ModelRequest) -> Option<ModelRequest> {
-        let mut changed = request.clone();
+    fn completion_request(
+        &self,
+        args: &CompletionRequestArgs<'_>,
+    ) -> MiddlewareResult<ModelRequest> {
+        let mut changed = args.request.clone();
         changed.messages.push(stray());
-        Some(changed)
+        Ok(Some(changed))
     }
 }
 

@@ -12,7 +12,9 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::ToolResult;
 use toolhost_providers::{ModelRequest, ModelResponse};
 use toolhost_runtime::engine::{
-    CallInfo, Middleware, MiddlewareScope, RunOutcome, Runtime, ToolHooks, Verdict, Waiting,
+    CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware, MiddlewareResult,
+    MiddlewareScope, OutputReplacement, RunOutcome, Runtime, ToolHooks, ToolInputArgs,
+    ToolOutputArgs, Verdict, Waiting,
 };
 use toolhost_store::{Role, SqliteStore, Store};
 
@@ -46,35 +48,44 @@ struct Recorder {
 }
 
 impl Middleware for Recorder {
-    fn completion_request(&self, request: &ModelRequest) -> Option<ModelRequest> {
+    fn completion_request(
+        &self,
+        _args: &CompletionRequestArgs<'_>,
+    ) -> MiddlewareResult<ModelRequest> {
         self.log
             .lock()
             .unwrap()
             .push(format!("{} request", self.label));
-        let _ = request;
-        None
+        Ok(None)
     }
-    fn completion_response(&self, response: &ModelResponse) -> Option<ModelResponse> {
-        let text = self.response?;
-        response.tool_calls.is_empty().then(|| ModelResponse {
+    fn completion_response(
+        &self,
+        args: &CompletionResponseArgs<'_>,
+    ) -> MiddlewareResult<ModelResponse> {
+        let Some(text) = self.response else {
+            return Ok(None);
+        };
+        Ok(args.response.tool_calls.is_empty().then(|| ModelResponse {
             text: Some(text.to_owned()),
-            ..response.clone()
-        })
+            ..args.response.clone()
+        }))
     }
-    fn tool_input(&self, call: &CallInfo, args: &Value) -> Option<Value> {
-        self.log
-            .lock()
-            .unwrap()
-            .push(format!("{} input {} {args}", self.label, call.tool));
-        self.scale
-            .then(|| json!({"amount": args["amount"].as_i64().unwrap_or(0) * 10}))
+    fn tool_input(&self, args: &ToolInputArgs<'_>) -> MiddlewareResult<Value> {
+        self.log.lock().unwrap().push(format!(
+            "{} input {} {}",
+            self.label, args.tool_name, args.args
+        ));
+        Ok(self
+            .scale
+            .then(|| json!({"amount": args.args["amount"].as_i64().unwrap_or(0) * 10})))
     }
-    fn tool_output(&self, _call: &CallInfo, result: &ToolResult) -> Option<ToolResult> {
-        let text = self.output?;
-        Some(ToolResult::success(format!(
-            "{text} ({})",
-            result.model_text()
-        )))
+    fn tool_output(&self, args: &ToolOutputArgs<'_>) -> MiddlewareResult<OutputReplacement> {
+        let Some(text) = self.output else {
+            return Ok(None);
+        };
+        Ok(Some(OutputReplacement::Result(ToolResult::success(
+            format!("{text} ({})", args.result.model_text()),
+        ))))
     }
 }
 

@@ -500,12 +500,11 @@ struct InjectsSecret;
 impl toolhost_runtime::engine::Middleware for InjectsSecret {
     fn tool_input(
         &self,
-        _call: &toolhost_runtime::engine::CallInfo,
-        args: &Value,
-    ) -> Option<Value> {
-        let mut args = args.clone();
+        args: &toolhost_runtime::engine::ToolInputArgs<'_>,
+    ) -> toolhost_runtime::engine::MiddlewareResult<Value> {
+        let mut args = args.args.clone();
         args["key"] = json!(SECRET);
-        Some(args)
+        Ok(Some(args))
     }
 }
 

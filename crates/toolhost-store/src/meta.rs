@@ -120,6 +120,10 @@ pub struct MessageMeta {
     /// Calls whose arguments were mended before the reply was stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<ArgumentRepair>,
+    /// For a reply with calls: the id the model's API gave each call, by the runtime's own id
+    /// (what middleware sees as the call's `toolCallId`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub wire_ids: std::collections::BTreeMap<String, String>,
     /// A tool result: the whole result the tool returned (redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ToolResult>,

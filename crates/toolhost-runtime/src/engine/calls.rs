@@ -8,7 +8,7 @@
 //! results are still stored in call order.
 
 use super::execute::{call_info, context, execute, joined, CallEnd, CallTask};
-use super::middleware::Pipeline;
+use super::middleware::{Failed, Pipeline};
 use super::outcome::Waiting;
 use super::outcome::NOT_RUN_STOPPED;
 use super::ownership::OwnerId;
@@ -41,9 +41,31 @@ pub(super) struct Offer {
     pub subagents: Arc<HashMap<String, AgentOffer>>,
     /// For a sub-prompt's offer: where the messages it stores go.
     pub nest: Option<Nest>,
+    /// The id the model's API gave each call seen so far, by the runtime's id.
+    pub wire_ids: Arc<std::sync::Mutex<HashMap<String, String>>>,
 }
 
 impl Offer {
+    /// Learns the API ids of the calls of a stored reply.
+    pub(super) fn learn_wire_ids(&self, message: &Message) {
+        if message.metadata.wire_ids.is_empty() {
+            return;
+        }
+        let mut known = self.wire_ids.lock().unwrap_or_else(|p| p.into_inner());
+        for (ours, wire) in &message.metadata.wire_ids {
+            known.insert(ours.clone(), wire.clone());
+        }
+    }
+
+    /// The id the model's API gave the call `id`, if it came from a model's reply.
+    pub(super) fn wire_id(&self, id: &str) -> Option<String> {
+        self.wire_ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
     /// `writes` placed where this offer's messages go.
     fn placed(&self, writes: Vec<Write>) -> Vec<Write> {
         match &self.nest {
@@ -85,8 +107,8 @@ impl Runtime {
         };
         let info = call_info(state, offer, call);
         let input = |args: Value| offer.pipeline.input(&info, args);
-        let middleware: Option<&dyn Fn(Value) -> Value> =
-            (!offer.pipeline.is_empty()).then_some(&input);
+        let middleware: Option<&dyn Fn(Value) -> Result<Value, Failed>> =
+            (!offer.pipeline.has_no_middleware()).then_some(&input);
         let (tool, args, env, changed) =
             match check_call(call, &offer.tools, facts, state.variables(), middleware) {
                 Checked::Decided(plan) => return Ok(plan),
@@ -138,7 +160,9 @@ impl Runtime {
             offer.subprompts.contains_key(&c.name) || offer.subagents.contains_key(&c.name)
         });
         if !parallel || calls.len() < 2 || subprompt {
+            let pending = calls.clone();
             for call in calls {
+                let call_id = call.id.clone();
                 let is_fresh = fresh.contains(&call.id);
                 let writes = match self
                     .plan(state, &call, offer, abort.is_aborted(), is_fresh)
@@ -146,6 +170,10 @@ impl Runtime {
                 {
                     Plan::Answered(writes) => writes,
                     Plan::Wait(request) => return Ok((messages, Some(request))),
+                    Plan::Fail(failed) => {
+                        let rest = calls_from(&pending, &call.id);
+                        return Err(self.stop_for(state, offer, owner, &rest, failed).await);
+                    }
                     Plan::Run {
                         tool,
                         args,
@@ -156,7 +184,7 @@ impl Runtime {
                         if !before.is_empty() {
                             self.commit(thread_id, owner, offer.placed(before)).await?;
                         }
-                        let end = CallEnd::new(state, offer, &call, ran_with);
+                        let end = CallEnd::new(state, offer, &call, &args, ran_with);
                         match offer.subprompts.get(&call.name) {
                             Some(config) => match self
                                 .run_subprompt(
@@ -195,6 +223,13 @@ impl Runtime {
                 };
                 let writes = offer.placed(writes);
                 messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
+                // Output middleware failed: the result was withheld, the calls after it are
+                // not run, and the run stops.
+                if let Some((failed, _)) = state.control().take_failure() {
+                    let rest: Vec<ToolCallRecord> =
+                        calls_from(&pending, &call_id).into_iter().skip(1).collect();
+                    return Err(self.stop_for(state, offer, owner, &rest, failed).await);
+                }
             }
             return Ok((messages, None));
         }
@@ -211,6 +246,10 @@ impl Runtime {
                     waiting = Some(request);
                     break;
                 }
+                // None of the reply's calls started yet: they are all answered "not run".
+                Plan::Fail(failed) => {
+                    return Err(self.stop_for(state, offer, owner, &calls, failed).await);
+                }
                 plan => plans.push(plan),
             }
         }
@@ -219,7 +258,7 @@ impl Runtime {
             .iter_mut()
             .flat_map(|p| match p {
                 Plan::Run { before, .. } => std::mem::take(before),
-                Plan::Answered(_) | Plan::Wait(_) => Vec::new(),
+                Plan::Answered(_) | Plan::Wait(_) | Plan::Fail(_) => Vec::new(),
             })
             .collect();
         if !intents.is_empty() {
@@ -230,7 +269,7 @@ impl Runtime {
         for (i, (plan, call)) in plans.into_iter().zip(calls).enumerate() {
             match plan {
                 Plan::Answered(writes) => results.push(Some(writes)),
-                Plan::Wait(_) => results.push(None),
+                Plan::Wait(_) | Plan::Fail(_) => results.push(None),
                 // A stop raised while earlier calls ran: the ones that did not start stay so.
                 Plan::Run { .. } if abort.is_aborted() => {
                     let stopped = ToolResult::error(NOT_RUN_STOPPED);
@@ -245,7 +284,7 @@ impl Runtime {
                 } => {
                     results.push(None);
                     let ctx = context(state, abort, &call.id, env);
-                    let end = CallEnd::new(state, offer, &call, ran_with);
+                    let end = CallEnd::new(state, offer, &call, &args, ran_with);
                     running.push((
                         i,
                         call.clone(),
@@ -267,12 +306,15 @@ impl Runtime {
         if writes.is_empty() {
             return Ok((Vec::new(), waiting));
         }
-        Ok((
-            self.commit(thread_id, owner, offer.placed(writes))
-                .await?
-                .messages,
-            waiting,
-        ))
+        let stored = self
+            .commit(thread_id, owner, offer.placed(writes))
+            .await?
+            .messages;
+        // Output middleware failed for one of them: its result was withheld and the run stops.
+        if let Some((failed, _)) = state.control().take_failure() {
+            return Err(self.stop_for(state, offer, owner, &[], failed).await);
+        }
+        Ok((stored, waiting))
     }
 }
 
@@ -319,5 +361,60 @@ fn redact_intents(writes: &mut [Write], redactor: &Redactor) {
                 Err(_) => redactor.text(&intent.arguments),
             };
         }
+    }
+}
+
+/// The calls of `calls` from the one with `id` on.
+fn calls_from(calls: &[ToolCallRecord], id: &str) -> Vec<ToolCallRecord> {
+    let at = calls.iter().position(|c| c.id == id).unwrap_or(calls.len());
+    calls[at..].to_vec()
+}
+
+impl Runtime {
+    /// Stops the run for a failed input middleware: `calls` (the failing one and the ones after
+    /// it, none of which started) are answered "not run", the thread is marked failed, and the
+    /// run error is returned.
+    async fn stop_for(
+        &self,
+        state: &ThreadState,
+        offer: &Offer,
+        owner: &OwnerId,
+        calls: &[ToolCallRecord],
+        failed: Failed,
+    ) -> RuntimeError {
+        let tool = calls
+            .first()
+            .map(|c| c.name.clone())
+            .or_else(|| state.control().failed_tool());
+        let text = format!(
+            "the call was not run: the run stopped because {} middleware failed",
+            failed.0.as_str()
+        );
+        let mut writes = Vec::new();
+        for call in calls {
+            let journaled = match self.db.call(state.thread_id(), &call.id).await {
+                Ok(c) => c.is_some(),
+                Err(e) => return e.into(),
+            };
+            writes.extend(answer_writes(
+                call,
+                journaled,
+                &ToolResult::error(text.clone()),
+            ));
+        }
+        if let Err(e) = self
+            .commit(state.thread_id(), owner, offer.placed(writes))
+            .await
+        {
+            return e;
+        }
+        self.failed_in(
+            state.thread_id(),
+            owner,
+            failed,
+            tool.as_deref(),
+            state.redactor(),
+        )
+        .await
     }
 }

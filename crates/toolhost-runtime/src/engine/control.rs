@@ -9,6 +9,7 @@
 //! it outlives the run. A forced turn takes effect when the step's calls are stored; a crash
 //! before that loses it (the turn it was to end goes on), as it loses the step's calls' effects.
 
+use super::middleware::Failed;
 use super::ownership::OwnerId;
 use super::state::ThreadState;
 use super::turns::Side;
@@ -37,6 +38,10 @@ struct Requests {
     /// The secrets set in this run, by name: what the run's results are redacted of besides
     /// the thread's resolved secrets.
     env_secrets: Vec<(String, String)>,
+    /// A tool's output middleware that failed (the run stops), with the tool.
+    failure: Option<(Failed, String)>,
+    /// The tool of the last failure taken, for the run error.
+    failed_tool: Option<String>,
 }
 
 impl RunControl {
@@ -96,6 +101,26 @@ impl RunControl {
     /// The secrets set in this run so far.
     pub(crate) fn env_secrets(&self) -> Vec<(String, String)> {
         self.requests().env_secrets.clone()
+    }
+
+    /// Records that the output middleware of `tool` failed; the first failure counts.
+    pub(crate) fn output_failed(&self, failed: Failed, tool: &str) {
+        self.requests()
+            .failure
+            .get_or_insert((failed, tool.to_owned()));
+    }
+
+    /// The output middleware failure recorded, taken.
+    pub(crate) fn take_failure(&self) -> Option<(Failed, String)> {
+        let mut requests = self.requests();
+        let taken = requests.failure.take();
+        requests.failed_tool = taken.as_ref().map(|(_, tool)| tool.clone());
+        taken
+    }
+
+    /// The tool whose output middleware failure was taken last.
+    pub(crate) fn failed_tool(&self) -> Option<String> {
+        self.requests().failed_tool.clone()
     }
 
     /// The turn forced and not yet taken.

@@ -66,6 +66,18 @@ pub enum RuntimeError {
         /// What was wrong with the last one.
         reason: String,
     },
+    /// Middleware raised an error (spec 003: middleware errors surface as run errors): the run
+    /// stopped and the thread is marked failed. The message is redacted of the thread's
+    /// secrets.
+    #[error("middleware failed in {stage}{}: {message}; the run stopped and the thread is marked failed", tool.as_ref().map(|t| format!(" for tool \"{t}\"")).unwrap_or_default())]
+    Middleware {
+        /// The callback that failed (`completion_request`, `tool_input`, ...).
+        stage: &'static str,
+        /// The tool, for tool middleware.
+        tool: Option<String>,
+        /// What it said.
+        message: String,
+    },
     /// Another run owns the thread; nothing of it was read or changed. What was given with the
     /// request (a queued message, a decision, variables) is stored and the owner picks it up.
     #[error("thread {thread} is running elsewhere: {}", describe_owner(lease))]

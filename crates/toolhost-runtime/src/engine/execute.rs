@@ -37,7 +37,9 @@ pub(super) fn call_info(state: &ThreadState, offer: &Offer, call: &ToolCallRecor
         agent: state.agent().to_owned(),
         prompt: offer.prompt.clone(),
         call_id: call.id.clone(),
+        tool_call_id: offer.wire_id(&call.id),
         tool: call.name.clone(),
+        turn: state.turn(),
     }
 }
 
@@ -53,6 +55,8 @@ pub(super) struct CallEnd {
     variables: Arc<Resolved>,
     /// The arguments the call runs with, when they are not the ones its call shows.
     ran_with: Option<RanWith>,
+    /// The arguments it runs with, for output middleware (kept only when there is some).
+    args: Option<Value>,
 }
 
 impl CallEnd {
@@ -60,9 +64,11 @@ impl CallEnd {
         state: &ThreadState,
         offer: &Offer,
         call: &ToolCallRecord,
+        args: &Value,
         ran_with: Option<RanWith>,
     ) -> Self {
         Self {
+            args: (!offer.pipeline.has_no_middleware()).then(|| args.clone()),
             info: call_info(state, offer, call),
             pipeline: offer.pipeline.clone(),
             redactor: state.redactor().clone(),
@@ -86,7 +92,19 @@ impl CallEnd {
         let result = if self.pipeline.is_empty() {
             result
         } else {
-            self.pipeline.output(&self.info, result, &redactor)
+            let args = self.args.unwrap_or(Value::Null);
+            match self.pipeline.output(&self.info, &args, result, &redactor) {
+                Ok(result) => result,
+                // The run stops (see `calls`); what the tool returned is not stored.
+                Err(failed) => {
+                    let text = format!(
+                        "the result was withheld: the run stopped because {} middleware failed",
+                        failed.0.as_str()
+                    );
+                    self.control.output_failed(failed, &self.info.tool);
+                    ToolResult::error(text)
+                }
+            }
         };
         // What the model will be sent on every later request must be something an API accepts.
         let result = checked_content(result);

@@ -3,13 +3,21 @@
 //!
 //! Middleware is registered for every agent, for one agent, or for one prompt (the spec's
 //! request level). It runs agent-level first (every-agent, then the agent's), then prompt-level,
-//! each in registration order; returning `None` keeps the value, a replacement passes on to the
-//! next. Tool input middleware runs after validation and before the approval check, which sees
-//! the changed arguments; changed arguments are validated again.
+//! each in registration order. Each callback gets the arguments of spec 003's types (the value
+//! as it is now, the value as the runtime made it, the session turn, the call's ids); returning
+//! `Ok(None)` keeps the value, a replacement passes on to the next. Tool input middleware runs
+//! after validation and before the approval check, which sees the changed arguments; changed
+//! arguments are validated again.
 //!
-//! Hooks observe a call's end: before its result is stored (and may replace it), after it
-//! succeeded, after it failed. A hook that fails is logged (secrets redacted) and the original
-//! data goes on.
+//! An `Err` from middleware is a run error ("errors thrown by middleware surface as prompt run
+//! errors"): the run stops with [`super::RuntimeError::Middleware`], the thread is marked
+//! failed, and nothing of the step that failed is stored as if it had gone well (a request is
+//! not sent, a reply is not stored, a call whose input middleware failed is answered "not run",
+//! a result whose output middleware failed is withheld).
+//!
+//! Hooks ([`ToolHooks`]) are observers: they see a call's end (before its result is stored,
+//! and may replace it; after it succeeded; after it failed). A hook that fails is logged
+//! (secrets redacted) and the original data goes on.
 
 use crate::variables::Redactor;
 use serde_json::Value;
@@ -26,30 +34,145 @@ pub struct CallInfo {
     pub agent: String,
     /// The prompt whose model made the call.
     pub prompt: String,
-    /// The call's id.
+    /// The runtime's own id of the call (the spec's `internalCallId`).
     pub call_id: String,
+    /// The id the model's API gave the call (the spec's `toolCallId`), when it came from a
+    /// model's answer.
+    pub tool_call_id: Option<String>,
     /// The tool called.
     pub tool: String,
+    /// The session turn the call was made in (from 1).
+    pub turn: u32,
 }
+
+/// Where a model request is: the thread, its agent and prompt, and the session turn.
+#[derive(Debug, Clone)]
+pub struct StepInfo {
+    /// The thread.
+    pub thread_id: String,
+    /// The agent running it.
+    pub agent: String,
+    /// The prompt whose model is asked.
+    pub prompt: String,
+    /// The session turn (from 1).
+    pub turn: u32,
+}
+
+/// What completion request middleware sees (spec 003 `CompletionRequestMiddlewareArgs`).
+#[derive(Debug, Clone, Copy)]
+pub struct CompletionRequestArgs<'a> {
+    /// The session turn.
+    pub turn: u32,
+    /// The request as earlier middleware left it.
+    pub request: &'a ModelRequest,
+    /// The request as the runtime made it.
+    pub original_request: &'a ModelRequest,
+    /// Where the request is.
+    pub step: &'a StepInfo,
+}
+
+/// What completion response middleware sees (spec 003 `CompletionResponseMiddlewareArgs`).
+#[derive(Debug, Clone, Copy)]
+pub struct CompletionResponseArgs<'a> {
+    /// The session turn.
+    pub turn: u32,
+    /// The request that was sent.
+    pub request: &'a ModelRequest,
+    /// The response as earlier middleware left it.
+    pub response: &'a ModelResponse,
+    /// The response as the model gave it.
+    pub original_response: &'a ModelResponse,
+    /// Where the request is.
+    pub step: &'a StepInfo,
+}
+
+/// What tool input middleware sees (spec 003 `ToolInputMiddlewareArgs`).
+#[derive(Debug, Clone, Copy)]
+pub struct ToolInputArgs<'a> {
+    /// The tool called.
+    pub tool_name: &'a str,
+    /// The validated arguments as earlier middleware left them.
+    pub args: &'a Value,
+    /// The validated arguments of the call.
+    pub original_args: &'a Value,
+    /// The session turn.
+    pub turn: u32,
+    /// The id the model's API gave the call.
+    pub tool_call_id: Option<&'a str>,
+    /// The runtime's own id of the call.
+    pub internal_call_id: &'a str,
+    /// The call, with its thread, agent and prompt.
+    pub call: &'a CallInfo,
+}
+
+/// What tool output middleware sees (spec 003 `ToolOutputMiddlewareArgs`).
+#[derive(Debug, Clone, Copy)]
+pub struct ToolOutputArgs<'a> {
+    /// The tool called.
+    pub tool_name: &'a str,
+    /// The arguments the call ran with.
+    pub args: &'a Value,
+    /// The result as earlier middleware left it.
+    pub result: &'a ToolResult,
+    /// The result as the tool gave it.
+    pub original_result: &'a ToolResult,
+    /// The session turn.
+    pub turn: u32,
+    /// The id the model's API gave the call.
+    pub tool_call_id: Option<&'a str>,
+    /// The runtime's own id of the call.
+    pub internal_call_id: &'a str,
+    /// The call, with its thread, agent and prompt.
+    pub call: &'a CallInfo,
+}
+
+/// A replacement output middleware gives (spec 003 `ToolOutputMiddlewareResult`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputReplacement {
+    /// A text: the result keeps its status, its content becomes the text.
+    Text(String),
+    /// A whole result (structured content, attachments, status).
+    Result(ToolResult),
+}
+
+/// An error raised by middleware; it stops the run (see the module page).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MiddlewareError(pub String);
+
+impl<T: Into<String>> From<T> for MiddlewareError {
+    fn from(text: T) -> Self {
+        Self(text.into())
+    }
+}
+
+/// What a middleware callback returns: `Ok(None)` keeps the value, `Ok(Some(..))` replaces it,
+/// `Err` stops the run.
+pub type MiddlewareResult<T> = Result<Option<T>, MiddlewareError>;
 
 /// Sees and may replace requests, responses, tool arguments and tool results. Every method
 /// keeps the value by default.
 pub trait Middleware: Send + Sync {
     /// Before a request goes to the model.
-    fn completion_request(&self, _request: &ModelRequest) -> Option<ModelRequest> {
-        None
+    fn completion_request(
+        &self,
+        _args: &CompletionRequestArgs<'_>,
+    ) -> MiddlewareResult<ModelRequest> {
+        Ok(None)
     }
     /// After the model answered, before the reply is stored.
-    fn completion_response(&self, _response: &ModelResponse) -> Option<ModelResponse> {
-        None
+    fn completion_response(
+        &self,
+        _args: &CompletionResponseArgs<'_>,
+    ) -> MiddlewareResult<ModelResponse> {
+        Ok(None)
     }
     /// Validated arguments, before the approval check and the call.
-    fn tool_input(&self, _call: &CallInfo, _args: &Value) -> Option<Value> {
-        None
+    fn tool_input(&self, _args: &ToolInputArgs<'_>) -> MiddlewareResult<Value> {
+        Ok(None)
     }
     /// A tool's result, before the hooks and before it is stored.
-    fn tool_output(&self, _call: &CallInfo, _result: &ToolResult) -> Option<ToolResult> {
-        None
+    fn tool_output(&self, _args: &ToolOutputArgs<'_>) -> MiddlewareResult<OutputReplacement> {
+        Ok(None)
     }
 }
 
@@ -84,12 +207,40 @@ pub enum MiddlewareScope {
     Prompt(String),
 }
 
+/// Which middleware callback failed, for the run error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MiddlewareStage {
+    /// `completion_request`.
+    Request,
+    /// `completion_response`.
+    Response,
+    /// `tool_input`.
+    ToolInput,
+    /// `tool_output`.
+    ToolOutput,
+}
+
+impl MiddlewareStage {
+    /// The callback's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MiddlewareStage::Request => "completion_request",
+            MiddlewareStage::Response => "completion_response",
+            MiddlewareStage::ToolInput => "tool_input",
+            MiddlewareStage::ToolOutput => "tool_output",
+        }
+    }
+}
+
 /// The middleware that applies to one prompt of one agent, in the order it runs, and the hooks.
 #[derive(Clone, Default)]
 pub(super) struct Pipeline {
     middleware: Vec<Arc<dyn Middleware>>,
     hooks: Vec<Arc<dyn ToolHooks>>,
 }
+
+/// A middleware failure: the stage and the error.
+pub(super) type Failed = (MiddlewareStage, MiddlewareError);
 
 impl Pipeline {
     /// Picks, from everything registered, what applies to `prompt` of `agent`.
@@ -122,47 +273,120 @@ impl Pipeline {
         self.middleware.is_empty() && self.hooks.is_empty()
     }
 
-    pub fn request(&self, request: &ModelRequest) -> Option<ModelRequest> {
+    /// Whether no middleware is registered (hooks may be).
+    pub fn has_no_middleware(&self) -> bool {
+        self.middleware.is_empty()
+    }
+
+    /// The request after request middleware, or `None` when none changed it.
+    pub fn request(
+        &self,
+        step: &StepInfo,
+        original: &ModelRequest,
+    ) -> Result<Option<ModelRequest>, Failed> {
         let mut current: Option<ModelRequest> = None;
         for m in &self.middleware {
-            if let Some(next) = m.completion_request(current.as_ref().unwrap_or(request)) {
-                current = Some(next);
+            let args = CompletionRequestArgs {
+                turn: step.turn,
+                request: current.as_ref().unwrap_or(original),
+                original_request: original,
+                step,
+            };
+            match m.completion_request(&args) {
+                Ok(Some(next)) => current = Some(next),
+                Ok(None) => {}
+                Err(e) => return Err((MiddlewareStage::Request, e)),
             }
         }
-        current
+        Ok(current)
     }
 
-    pub fn response(&self, mut response: ModelResponse) -> ModelResponse {
+    /// The response after response middleware.
+    pub fn response(
+        &self,
+        step: &StepInfo,
+        request: &ModelRequest,
+        original: ModelResponse,
+    ) -> Result<ModelResponse, Failed> {
+        let mut current: Option<ModelResponse> = None;
         for m in &self.middleware {
-            if let Some(next) = m.completion_response(&response) {
-                response = next;
+            let args = CompletionResponseArgs {
+                turn: step.turn,
+                request,
+                response: current.as_ref().unwrap_or(&original),
+                original_response: &original,
+                step,
+            };
+            match m.completion_response(&args) {
+                Ok(Some(next)) => current = Some(next),
+                Ok(None) => {}
+                Err(e) => return Err((MiddlewareStage::Response, e)),
             }
         }
-        response
+        Ok(current.unwrap_or(original))
     }
 
-    pub fn input(&self, call: &CallInfo, mut args: Value) -> Value {
+    /// The arguments after input middleware.
+    pub fn input(&self, call: &CallInfo, original: Value) -> Result<Value, Failed> {
+        let mut current: Option<Value> = None;
         for m in &self.middleware {
-            if let Some(next) = m.tool_input(call, &args) {
-                args = next;
+            let args = ToolInputArgs {
+                tool_name: &call.tool,
+                args: current.as_ref().unwrap_or(&original),
+                original_args: &original,
+                turn: call.turn,
+                tool_call_id: call.tool_call_id.as_deref(),
+                internal_call_id: &call.call_id,
+                call,
+            };
+            match m.tool_input(&args) {
+                Ok(Some(next)) => current = Some(next),
+                Ok(None) => {}
+                Err(e) => return Err((MiddlewareStage::ToolInput, e)),
             }
         }
-        args
+        Ok(current.unwrap_or(original))
     }
 
-    /// Output middleware, then the hooks, on a result of a call that ran. A failing hook's error
-    /// is logged with secret values redacted.
+    /// Output middleware, then the hooks, on a result of a call that ran with `args`. A failing
+    /// hook's error is logged with secret values redacted; a failing middleware is returned.
     pub fn output(
         &self,
         call: &CallInfo,
-        mut result: ToolResult,
+        args: &Value,
+        original: ToolResult,
         redactor: &Redactor,
-    ) -> ToolResult {
+    ) -> Result<ToolResult, Failed> {
+        let mut current: Option<ToolResult> = None;
         for m in &self.middleware {
-            if let Some(next) = m.tool_output(call, &result) {
-                result = next;
+            let now = current.as_ref().unwrap_or(&original);
+            let output = ToolOutputArgs {
+                tool_name: &call.tool,
+                args,
+                result: now,
+                original_result: &original,
+                turn: call.turn,
+                tool_call_id: call.tool_call_id.as_deref(),
+                internal_call_id: &call.call_id,
+                call,
+            };
+            match m.tool_output(&output) {
+                Ok(Some(OutputReplacement::Result(next))) => current = Some(next),
+                Ok(Some(OutputReplacement::Text(text))) => {
+                    let mut next = now.clone();
+                    if next.is_success() {
+                        next.result = Some(text);
+                    } else {
+                        next.error = Some(text);
+                    }
+                    next.content = None;
+                    current = Some(next);
+                }
+                Ok(None) => {}
+                Err(e) => return Err((MiddlewareStage::ToolOutput, e)),
             }
         }
+        let mut result = current.unwrap_or(original);
         for hook in &self.hooks {
             match hook.before_result_stored(call, &result) {
                 Ok(Some(next)) => result = next,
@@ -180,7 +404,7 @@ impl Pipeline {
                 failed_hook(name, call, &redactor.text(&e));
             }
         }
-        result
+        Ok(result)
     }
 }
 
@@ -191,4 +415,44 @@ fn failed_hook(hook: &str, call: &CallInfo, error: &str) {
         call_id = %call.call_id,
         "a tool hook failed; the original data goes on: {error}"
     );
+}
+
+/// The run error of a middleware failure, its message redacted of the thread's secrets.
+pub(super) fn middleware_error(
+    (stage, error): Failed,
+    tool: Option<&str>,
+    redactor: &Redactor,
+) -> super::RuntimeError {
+    super::RuntimeError::Middleware {
+        stage: stage.as_str(),
+        tool: tool.map(str::to_owned),
+        message: redactor.text(&error.0),
+    }
+}
+
+impl super::Runtime {
+    /// Marks the thread failed for a middleware failure and returns the run error.
+    pub(super) async fn failed_in(
+        &self,
+        thread_id: &str,
+        owner: &super::OwnerId,
+        failed: Failed,
+        tool: Option<&str>,
+        redactor: &Redactor,
+    ) -> super::RuntimeError {
+        let error = middleware_error(failed, tool, redactor);
+        let marked = self
+            .commit(
+                thread_id,
+                owner,
+                vec![toolhost_store::Write::SetStatus(
+                    toolhost_store::ThreadStatus::Failed,
+                )],
+            )
+            .await;
+        match marked {
+            Ok(_) => error,
+            Err(e) => e,
+        }
+    }
 }

@@ -63,7 +63,11 @@ pub use error::{describe_owner, name_list, RuntimeError};
 pub use factory::ModelFactory;
 pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
-pub use middleware::{CallInfo, Middleware, MiddlewareScope, ToolHooks};
+pub use middleware::{
+    CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware, MiddlewareError,
+    MiddlewareResult, MiddlewareScope, MiddlewareStage, OutputReplacement, StepInfo, ToolHooks,
+    ToolInputArgs, ToolOutputArgs,
+};
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use repair::{fit_arguments, Fitted};

@@ -6,6 +6,7 @@
 //! reads the journal, asks the gate, and carries out the plan.
 
 use super::approvals::Gate;
+use super::middleware::Failed;
 use super::outcome::{Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::records::result_message;
 use super::repair::reask_text;
@@ -31,6 +32,8 @@ pub(super) enum Plan {
     },
     /// Waits for a person: a decision on its approval, or variables it needs.
     Wait(Waiting),
+    /// Its input middleware failed: the run stops with that error (see [`super::middleware`]).
+    Fail(Failed),
 }
 
 /// What is known of a call before it is planned.
@@ -66,7 +69,7 @@ pub(super) fn check_call(
     offered: &ToolSet,
     facts: CallFacts,
     variables: &Resolved,
-    input: Option<&dyn Fn(Value) -> Value>,
+    input: Option<&dyn Fn(Value) -> Result<Value, Failed>>,
 ) -> Checked {
     let journaled = facts.journaled.is_some();
     let answered = |result: ToolResult| Checked::Decided(answer(call, journaled, &result));
@@ -102,18 +105,21 @@ pub(super) fn check_call(
     // Input middleware may change the arguments; what it returns is validated again.
     let (args, changed) = match input {
         None => (args, false),
-        Some(middleware) => match tool.validate(middleware(args.clone())) {
-            Ok(valid) => {
-                let changed = valid != args;
-                (valid, changed)
-            }
-            Err(failure) => {
-                let e = ToolSetError::Call {
-                    tool_name: call.name.clone(),
-                    failure,
-                };
-                return answered(e.into_result());
-            }
+        Some(middleware) => match middleware(args.clone()).map(|changed| tool.validate(changed)) {
+            Err(failed) => return Checked::Decided(Plan::Fail(failed)),
+            Ok(validated) => match validated {
+                Ok(valid) => {
+                    let changed = valid != args;
+                    (valid, changed)
+                }
+                Err(failure) => {
+                    let e = ToolSetError::Call {
+                        tool_name: call.name.clone(),
+                        failure,
+                    };
+                    return answered(e.into_result());
+                }
+            },
         },
     };
     if facts.journaled == Some(CallState::Intent) && !facts.fresh && !tool.definition().idempotent {
@@ -340,7 +346,7 @@ mod tests {
     #[test]
     fn middleware_arguments_are_validated_again() {
         let vars = Resolved::default();
-        let breaks = |_: Value| serde_json::json!({"text": 1});
+        let breaks = |_: Value| Ok(serde_json::json!({"text": 1}));
         let (text, _) = answered(check_call(
             &call(r#"{"text": "hi"}"#),
             &tools(false),
@@ -349,5 +355,24 @@ mod tests {
             Some(&breaks),
         ));
         assert!(text.contains("text"), "{text}");
+    }
+
+    #[test]
+    fn a_failing_input_middleware_fails_the_plan() {
+        let vars = Resolved::default();
+        let fails = |_: Value| {
+            Err((
+                super::super::middleware::MiddlewareStage::ToolInput,
+                "no".into(),
+            ))
+        };
+        let checked = check_call(
+            &call(r#"{"text": "hi"}"#),
+            &tools(false),
+            facts(None, false, false),
+            &vars,
+            Some(&fails),
+        );
+        assert!(matches!(checked, Checked::Decided(Plan::Fail(_))));
     }
 }

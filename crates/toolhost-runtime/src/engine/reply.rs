@@ -16,6 +16,7 @@
 use super::answer::malformed;
 use super::calls::Offer;
 use super::live::{delta_event, new_call_id, CallIds, LiveHub, LiveKind, LiveRedaction};
+use super::middleware::{middleware_error, StepInfo};
 use super::ownership::OwnerId;
 use super::redaction::redacted_reply;
 use super::repair::repair_calls;
@@ -50,7 +51,20 @@ impl Runtime {
         redactor: &Redactor,
         abort: &AbortSignal,
     ) -> Result<Vec<Write>, RuntimeError> {
-        let changed = run.offer.pipeline.request(&run.request);
+        let step = StepInfo {
+            thread_id: thread_id.to_owned(),
+            agent: run.agent.clone(),
+            prompt: run.offer.prompt.clone(),
+            turn: position.turn,
+        };
+        let changed = match run.offer.pipeline.request(&step, &run.request) {
+            Ok(changed) => changed,
+            Err(failed) => {
+                return Err(self
+                    .failed_in(thread_id, owner, failed, None, redactor)
+                    .await)
+            }
+        };
         // The runtime's own request only grows, so what passed before is not checked again; a
         // request that middleware changed is checked whole.
         let (request, from) = match &changed {
@@ -77,7 +91,10 @@ impl Runtime {
         let mut attempt = 1;
         let outcome = loop {
             let response = match model.complete_streaming(request, &sink).await {
-                Ok(r) => offer.pipeline.response(r),
+                Ok(r) => match offer.pipeline.response(&step, request, r) {
+                    Ok(r) => r,
+                    Err(failed) => break Err(middleware_error(failed, None, redactor)),
+                },
                 Err(e) => break Err(RuntimeError::from(e)),
             };
             // A malformed answer is neither stored nor run: the same request goes again.
@@ -206,15 +223,20 @@ fn reply_writes(
     position: &Position,
 ) -> Vec<Write> {
     let mut seen = HashSet::new();
+    let mut wire_ids = std::collections::BTreeMap::new();
     let mut tool_calls: Vec<ToolCallRecord> = response
         .tool_calls
         .into_iter()
         // A wire id repeated in one response is executed once.
         .filter(|c| seen.insert(c.id.clone()))
-        .map(|c| ToolCallRecord {
-            id: ids.id_for(&c.id),
-            name: c.name,
-            arguments: c.arguments,
+        .map(|c| {
+            let id = ids.id_for(&c.id);
+            wire_ids.insert(id.clone(), c.id);
+            ToolCallRecord {
+                id,
+                name: c.name,
+                arguments: c.arguments,
+            }
         })
         .collect();
     let repairs = repair_calls(&mut tool_calls, &offer.tools);
@@ -225,6 +247,7 @@ fn reply_writes(
         reasoning: response.reasoning,
         continuity: response.continuity,
         repairs,
+        wire_ids,
         ..MessageMeta::default()
     };
     position.mark(&mut metadata);

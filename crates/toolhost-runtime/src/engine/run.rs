@@ -26,6 +26,8 @@ use toolhost_store::{Message, Role, ThreadStatus, Write};
 /// sees, which grows as the thread does.
 pub(super) struct SideRun<'a> {
     def: &'a SideDef,
+    /// The agent the thread runs.
+    pub agent: String,
     pub model: Arc<dyn Model>,
     pub offer: Offer,
     max_steps: u32,
@@ -46,6 +48,7 @@ pub(super) struct SideRun<'a> {
 impl SideRun<'_> {
     /// Adds a stored message, with what it shows, to what this side's model will be sent.
     pub fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
+        self.offer.learn_wire_ids(m);
         if let Some(message) = self.view.see(m) {
             self.images
                 .push(&mut self.request.messages, message, shown());
@@ -107,6 +110,7 @@ impl Runtime {
         let subprompts = self.offered_subprompts(prompt);
         let mut run = SideRun {
             def,
+            agent: agent.to_owned(),
             model,
             max_steps: prompt
                 .max_steps
@@ -143,6 +147,7 @@ impl Runtime {
                 subprompts: Arc::new(subprompts),
                 subagents: Arc::new(subagents),
                 nest: None,
+                wire_ids: Arc::default(),
             },
         };
         for (i, (m, shown)) in history.iter().zip(shown).enumerate() {
