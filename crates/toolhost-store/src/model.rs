@@ -476,6 +476,10 @@ pub struct ApprovalDecision {
     /// The text the model sees on a rejection.
     #[serde(default)]
     pub message: Option<String>,
+    /// Why it was decided so (spec 003: a decision may carry its own reason); on a rejection
+    /// without a message the model sees it.
+    #[serde(default)]
+    pub reason: Option<String>,
     /// Arguments a person edited; they are validated again before the call runs.
     #[serde(default)]
     pub edited_arguments: Option<Value>,

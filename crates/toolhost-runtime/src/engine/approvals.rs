@@ -12,13 +12,15 @@
 //! it are done, the ones after it wait, and the request survives a restart.
 
 use super::fingerprint::fingerprint;
+use super::request::RunRequest;
+use super::stop::Stop;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::pin::Pin;
-use toolhost_core::approval::{rejection_text, ApprovalContext};
+use toolhost_core::approval::{rejection_text, ApprovalContext, ApprovalPolicy};
 use toolhost_core::AnyTool;
 use toolhost_store::{
     ApprovalDecision, ApprovalRecord, ApprovalRequest, EventKind, StoreError, Write,
@@ -33,6 +35,8 @@ pub struct Verdict {
     pub always: bool,
     /// The text the model sees on a rejection.
     pub message: Option<String>,
+    /// Why it was decided so; on a rejection without a message, the model sees it.
+    pub reason: Option<String>,
     /// Replacement arguments; validated again before the call runs.
     pub edited_arguments: Option<Value>,
     /// Who or what decided.
@@ -133,6 +137,8 @@ pub(super) enum Gate {
     RunEdited(Value, Vec<Write>),
     /// No decision yet: the thread waits for this request.
     Wait(ApprovalRequest),
+    /// Evaluating the policy failed (its `when`, `reason` or `rejectMessage`): the run stops.
+    Fail(Stop),
 }
 
 impl Runtime {
@@ -158,6 +164,7 @@ impl Runtime {
     }
 
     /// The approval step of one call with validated (and middleware-changed) arguments.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn gate(
         &self,
         thread_id: &str,
@@ -166,9 +173,15 @@ impl Runtime {
         tool: &AnyTool,
         args: Value,
         redactor: &Redactor,
+        request_settings: &RunRequest,
     ) -> Result<Gate, RuntimeError> {
-        let Some(policy) = tool.approval() else {
-            return Ok(Gate::Run(args));
+        // A policy given for this request only wins over the tool's own.
+        let policy: &dyn ApprovalPolicy = match request_settings.approvals.get(tool.name()) {
+            Some(policy) => policy.as_ref(),
+            None => match tool.approval() {
+                Some(policy) => policy.as_ref(),
+                None => return Ok(Gate::Run(args)),
+            },
         };
         let ctx = ApprovalContext {
             tool_name: tool.name(),
@@ -178,9 +191,25 @@ impl Runtime {
             thread_id: Some(thread_id),
             agent: Some(agent),
         };
-        if !policy.requires_approval(&ctx) {
-            return Ok(Gate::Run(args));
+        let failed = |part: &'static str, message: String| {
+            Ok(Gate::Fail(Stop::Policy {
+                part,
+                message: redactor.text(&message),
+            }))
+        };
+        match policy.requires_approval(&ctx) {
+            Ok(true) => {}
+            Ok(false) => return Ok(Gate::Run(args)),
+            Err(e) => return failed("when", e),
         }
+        let reason = match policy.reason(&ctx) {
+            Ok(reason) => reason,
+            Err(e) => return failed("reason", e),
+        };
+        let reject_message = match policy.reject_message(&ctx) {
+            Ok(text) => text,
+            Err(e) => return failed("rejectMessage", e),
+        };
         // What a person is shown, stored and hashed never holds a secret (input middleware may
         // have put one in the arguments); the call runs with the real arguments.
         let shown = redactor.json(args.clone());
@@ -189,8 +218,8 @@ impl Runtime {
             tool: tool.name().to_owned(),
             args_hash: canonical_hash(&shown),
             tool_fingerprint: self.fingerprint_of(tool).await,
-            reason: policy.reason(&ctx),
-            reject_message: policy.reject_message(&ctx),
+            reason,
+            reject_message,
             arguments: shown,
         };
         let records = self.db.approvals(thread_id).await?;
@@ -206,6 +235,7 @@ impl Runtime {
                         approved: false,
                         always: false,
                         message: Some(CHANGED_WHILE_WAITING.to_owned()),
+                        reason: None,
                         edited_arguments: None,
                         decided_by: "toolhost".to_owned(),
                         args_hash: record.request.args_hash.clone(),
@@ -237,10 +267,16 @@ impl Runtime {
                 approved: d.approved,
                 always: false,
                 message: d.message.clone(),
+                reason: d.reason.clone(),
                 edited_arguments: None,
                 decided_by: format!("always, as decided by {}", d.decided_by),
             }),
-            None => match &self.approval_handler {
+            // A handler given with the request wins over the runtime's.
+            None => match request_settings
+                .approval_handler
+                .as_ref()
+                .or(self.approval_handler.as_ref())
+            {
                 Some(handler) => handler.decide(thread_id, &request).await,
                 None => None,
             },
@@ -278,7 +314,7 @@ impl Runtime {
         if !decision.approved {
             let text = rejection_text(
                 decision.message.as_deref(),
-                None,
+                decision.reason.as_deref(),
                 current.reject_message.as_deref(),
             );
             return Gate::Rejected(text, writes);
@@ -321,6 +357,7 @@ impl Runtime {
         let redactor = self.thread_redactor(thread_id).await?;
         let verdict = Verdict {
             message: verdict.message.map(|m| redactor.text(&m)),
+            reason: verdict.reason.map(|r| redactor.text(&r)),
             edited_arguments: verdict.edited_arguments.map(|a| redactor.json(a)),
             decided_by: redactor.text(&verdict.decided_by),
             ..verdict
@@ -391,6 +428,7 @@ fn decision_for(request: &ApprovalRequest, verdict: Verdict) -> ApprovalDecision
         approved: verdict.approved,
         always: verdict.always,
         message: verdict.message,
+        reason: verdict.reason,
         edited_arguments: verdict.edited_arguments,
         decided_by: verdict.decided_by,
         args_hash: request.args_hash.clone(),

@@ -15,6 +15,7 @@ use super::ownership::OwnerId;
 use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::stored_result;
 use super::state::ThreadState;
+use super::stop::Stop;
 use super::subagent::AgentOffer;
 use super::subprompt::{Nest, SubOutcome};
 use super::{Runtime, RuntimeError};
@@ -127,6 +128,7 @@ impl Runtime {
                 &tool,
                 args,
                 state.redactor(),
+                &state.control().request(),
             )
             .await?;
         let mut plan = after_gate(call, journaled.is_some(), gate, tool, env, changed);
@@ -170,9 +172,9 @@ impl Runtime {
                 {
                     Plan::Answered(writes) => writes,
                     Plan::Wait(request) => return Ok((messages, Some(request))),
-                    Plan::Fail(failed) => {
+                    Plan::Fail(stop) => {
                         let rest = calls_from(&pending, &call.id);
-                        return Err(self.stop_for(state, offer, owner, &rest, failed).await);
+                        return Err(self.stop_for(state, offer, owner, &rest, stop).await);
                     }
                     Plan::Run {
                         tool,
@@ -228,7 +230,8 @@ impl Runtime {
                 if let Some((failed, _)) = state.control().take_failure() {
                     let rest: Vec<ToolCallRecord> =
                         calls_from(&pending, &call_id).into_iter().skip(1).collect();
-                    return Err(self.stop_for(state, offer, owner, &rest, failed).await);
+                    let stop = Stop::Middleware(failed);
+                    return Err(self.stop_for(state, offer, owner, &rest, stop).await);
                 }
             }
             return Ok((messages, None));
@@ -247,8 +250,8 @@ impl Runtime {
                     break;
                 }
                 // None of the reply's calls started yet: they are all answered "not run".
-                Plan::Fail(failed) => {
-                    return Err(self.stop_for(state, offer, owner, &calls, failed).await);
+                Plan::Fail(stop) => {
+                    return Err(self.stop_for(state, offer, owner, &calls, stop).await);
                 }
                 plan => plans.push(plan),
             }
@@ -312,7 +315,8 @@ impl Runtime {
             .messages;
         // Output middleware failed for one of them: its result was withheld and the run stops.
         if let Some((failed, _)) = state.control().take_failure() {
-            return Err(self.stop_for(state, offer, owner, &[], failed).await);
+            let stop = Stop::Middleware(failed);
+            return Err(self.stop_for(state, offer, owner, &[], stop).await);
         }
         Ok((stored, waiting))
     }
@@ -321,18 +325,20 @@ impl Runtime {
 /// The intents to journal in the same batch as a reply, so that a cycle takes two commits (the
 /// reply with its intents, then the result) instead of three: those of the calls that will
 /// start as soon as the reply is stored. That is the first call (all of them when the prompt
-/// runs calls in parallel), up to the first that may wait (its tool asks for approval, or lacks
-/// a required variable): an intent journaled for a call that then waits would read as "outcome
+/// runs calls in parallel), up to the first that may wait (its tool, or the request, asks for
+/// approval, or it lacks a required variable): an intent journaled for a call that then waits would read as "outcome
 /// unknown" after a restart. A crash between this batch and the call's start leaves the call
 /// with an unknown outcome, as a crash during it does.
 pub(super) fn early_intents(
     calls: &[ToolCallRecord],
     offer: &Offer,
     variables: &crate::variables::Resolved,
+    request: &super::request::RunRequest,
 ) -> Vec<Write> {
     let starts_at_once = |call: &&ToolCallRecord| {
         offer.tools.get(&call.name).is_some_and(|tool| {
             tool.approval().is_none()
+                && !request.approvals.contains_key(&call.name)
                 && tool
                     .definition()
                     .variables
@@ -371,25 +377,22 @@ fn calls_from(calls: &[ToolCallRecord], id: &str) -> Vec<ToolCallRecord> {
 }
 
 impl Runtime {
-    /// Stops the run for a failed input middleware: `calls` (the failing one and the ones after
-    /// it, none of which started) are answered "not run", the thread is marked failed, and the
-    /// run error is returned.
+    /// Stops the run for `stop`: `calls` (the one where it happened and the ones after it, none
+    /// of which started) are answered "not run", the thread is marked failed, and the run
+    /// error is returned.
     async fn stop_for(
         &self,
         state: &ThreadState,
         offer: &Offer,
         owner: &OwnerId,
         calls: &[ToolCallRecord],
-        failed: Failed,
+        stop: Stop,
     ) -> RuntimeError {
         let tool = calls
             .first()
             .map(|c| c.name.clone())
             .or_else(|| state.control().failed_tool());
-        let text = format!(
-            "the call was not run: the run stopped because {} middleware failed",
-            failed.0.as_str()
-        );
+        let text = stop.not_run_text();
         let mut writes = Vec::new();
         for call in calls {
             let journaled = match self.db.call(state.thread_id(), &call.id).await {
@@ -408,13 +411,7 @@ impl Runtime {
         {
             return e;
         }
-        self.failed_in(
-            state.thread_id(),
-            owner,
-            failed,
-            tool.as_deref(),
-            state.redactor(),
-        )
-        .await
+        let error = stop.error(tool.as_deref(), state.redactor());
+        self.mark_failed(state.thread_id(), owner, error).await
     }
 }

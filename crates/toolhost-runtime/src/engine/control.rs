@@ -11,11 +11,12 @@
 
 use super::middleware::Failed;
 use super::ownership::OwnerId;
+use super::request::RunRequest;
 use super::state::ThreadState;
 use super::turns::Side;
 use super::{Runtime, RuntimeError};
 use crate::variables::VariableValue;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use toolhost_core::variables::VariableKind;
 use toolhost_store::Write;
 
@@ -23,10 +24,20 @@ use toolhost_store::Write;
 pub const STOPPED_BY_KEY: &str = "toolhost.stoppedBy";
 
 /// The requests of one run's calls to the run.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct RunControl {
     dual: bool,
     requests: Mutex<Requests>,
+    /// The settings the request brought (see [`super::request`]).
+    request: Arc<RunRequest>,
+}
+
+impl std::fmt::Debug for RunControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunControl")
+            .field("dual", &self.dual)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -45,12 +56,18 @@ struct Requests {
 }
 
 impl RunControl {
-    /// The control of a run of a thread with two sides (`dual`) or one.
-    pub(crate) fn new(dual: bool) -> Self {
+    /// The control of a run of a thread with two sides (`dual`) or one, made for `request`.
+    pub(crate) fn new(dual: bool, request: Arc<RunRequest>) -> Self {
         Self {
             dual,
             requests: Mutex::default(),
+            request,
         }
+    }
+
+    /// The settings the request brought.
+    pub(crate) fn request(&self) -> Arc<RunRequest> {
+        self.request.clone()
     }
 
     fn requests(&self) -> std::sync::MutexGuard<'_, Requests> {

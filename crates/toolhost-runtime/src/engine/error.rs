@@ -78,6 +78,18 @@ pub enum RuntimeError {
         /// What it said.
         message: String,
     },
+    /// Evaluating a tool's approval policy raised an error (its `when`, `reason` or
+    /// `rejectMessage`): the run stopped and the thread is marked failed. The message is
+    /// redacted of the thread's secrets.
+    #[error("the approval policy of tool \"{tool}\" failed in its {part}: {message}; the run stopped and the thread is marked failed")]
+    ApprovalPolicy {
+        /// The tool.
+        tool: String,
+        /// `when`, `reason` or `rejectMessage`.
+        part: &'static str,
+        /// What it said.
+        message: String,
+    },
     /// Another run owns the thread; nothing of it was read or changed. What was given with the
     /// request (a queued message, a decision, variables) is stored and the owner picks it up.
     #[error("thread {thread} is running elsewhere: {}", describe_owner(lease))]

@@ -441,18 +441,6 @@ impl super::Runtime {
         redactor: &Redactor,
     ) -> super::RuntimeError {
         let error = middleware_error(failed, tool, redactor);
-        let marked = self
-            .commit(
-                thread_id,
-                owner,
-                vec![toolhost_store::Write::SetStatus(
-                    toolhost_store::ThreadStatus::Failed,
-                )],
-            )
-            .await;
-        match marked {
-            Ok(_) => error,
-            Err(e) => e,
-        }
+        self.mark_failed(thread_id, owner, error).await
     }
 }

@@ -37,6 +37,7 @@ mod records;
 mod redaction;
 mod repair;
 mod reply;
+mod request;
 mod run;
 mod run_code_tool;
 mod scratch;
@@ -45,6 +46,7 @@ mod session;
 mod set_env;
 mod soundness;
 mod state;
+mod stop;
 mod stopping;
 mod subagent;
 mod subprompt;
@@ -71,6 +73,7 @@ pub use middleware::{
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
 pub use repair::{fit_arguments, Fitted};
+pub use request::RunRequest;
 pub use run_code_tool::RUN_CODE_TOOL;
 pub use scratch::{ScratchCall, SCRATCH_TAG};
 pub use send::Delivery;
@@ -135,6 +138,8 @@ pub struct Runtime {
     /// Where a call of a sub-agent that does not block hands its child to the run of the
     /// calling thread, by thread id (see [`subagent`]).
     detached: std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>,
+    /// The settings of the requests under way that brought some, by thread (see [`request`]).
+    requests: std::sync::Mutex<HashMap<String, Arc<RunRequest>>>,
 }
 
 impl Runtime {
@@ -278,6 +283,7 @@ impl Runtime {
             agent_tools: subagent::offered_agent_tools(&defs),
             code: code::CodeRunner::default(),
             detached: Default::default(),
+            requests: Default::default(),
             defs,
         })
     }

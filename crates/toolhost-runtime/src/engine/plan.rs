@@ -10,6 +10,7 @@ use super::middleware::Failed;
 use super::outcome::{Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::records::result_message;
 use super::repair::reask_text;
+use super::stop::Stop;
 use crate::variables::Resolved;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -32,8 +33,8 @@ pub(super) enum Plan {
     },
     /// Waits for a person: a decision on its approval, or variables it needs.
     Wait(Waiting),
-    /// Its input middleware failed: the run stops with that error (see [`super::middleware`]).
-    Fail(Failed),
+    /// Its input middleware or its approval policy failed: the run stops (see [`super::stop`]).
+    Fail(Stop),
 }
 
 /// What is known of a call before it is planned.
@@ -106,7 +107,7 @@ pub(super) fn check_call(
     let (args, changed) = match input {
         None => (args, false),
         Some(middleware) => match middleware(args.clone()).map(|changed| tool.validate(changed)) {
-            Err(failed) => return Checked::Decided(Plan::Fail(failed)),
+            Err(failed) => return Checked::Decided(Plan::Fail(Stop::Middleware(failed))),
             Ok(validated) => match validated {
                 Ok(valid) => {
                     let changed = valid != args;
@@ -171,6 +172,7 @@ pub(super) fn after_gate(
             return Plan::Answered(writes.into_iter().chain(answer).collect());
         }
         Gate::Wait(request) => return Plan::Wait(Waiting::Approval(request)),
+        Gate::Fail(stop) => return Plan::Fail(stop),
     };
     let ran_with = edited_by.map(|edited_by| RanWith {
         arguments: args.clone(),

@@ -326,7 +326,10 @@ impl Runtime {
             Arc::default();
         // Calls whose intent this run journaled with their reply and that have not started.
         let mut fresh: HashSet<String> = HashSet::new();
-        let control = Arc::new(RunControl::new(position.is_dual()));
+        let control = Arc::new(RunControl::new(
+            position.is_dual(),
+            self.request_for(thread_id),
+        ));
         self.queue_immediate(thread_id, owner, agent, &variables, &history)
             .await?;
         loop {
@@ -455,7 +458,12 @@ impl Runtime {
                 .iter()
                 .find_map(|w| match w {
                     Write::AppendMessage(m) if m.role == Some(Role::Assistant) => {
-                        Some(early_intents(&m.tool_calls, &sides[at].offer, &variables))
+                        Some(early_intents(
+                            &m.tool_calls,
+                            &sides[at].offer,
+                            &variables,
+                            &control.request(),
+                        ))
                     }
                     _ => None,
                 })

@@ -142,6 +142,8 @@ pub(crate) struct ApprovalDecision {
     always: bool,
     /// The text the model sees on a rejection.
     message: Option<String>,
+    /// Why it was decided so.
+    reason: Option<String>,
     /// Arguments a person edited.
     edited_arguments: Option<Value>,
     /// Who decided (`token <id>` for a decision made over HTTP).

@@ -52,6 +52,8 @@ pub(super) struct DecideBody {
     decision: Decision,
     /// For a denial: what the model is told.
     message: Option<String>,
+    /// Why it was decided so; on a denial without a `message` the model is told this.
+    reason: Option<String>,
     /// For an approval: the arguments to run with instead (validated again).
     #[serde(default, deserialize_with = "given")]
     #[schema(value_type = Object)]
@@ -101,6 +103,7 @@ pub(super) async fn decide(
             Verdict {
                 always: body.always,
                 edited_arguments: body.arguments,
+                reason: body.reason,
                 ..Verdict::approve(who)
             }
         }
@@ -113,6 +116,7 @@ pub(super) async fn decide(
             }
             Verdict {
                 always: body.always,
+                reason: body.reason,
                 ..Verdict::deny(who, body.message)
             }
         }

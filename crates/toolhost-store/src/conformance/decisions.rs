@@ -22,6 +22,7 @@ fn decision(approved: bool, args_hash: &str, tool_fingerprint: &str) -> Approval
         approved,
         always: false,
         message: None,
+        reason: None,
         edited_arguments: None,
         decided_by: "tester".into(),
         args_hash: args_hash.into(),

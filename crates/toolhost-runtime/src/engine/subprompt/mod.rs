@@ -242,7 +242,12 @@ impl Runtime {
                     .iter()
                     .find_map(|w| match w {
                         Write::AppendMessage(m) if m.role == Some(Role::Assistant) => {
-                            Some(early_intents(&m.tool_calls, &offer, state.variables()))
+                            Some(early_intents(
+                                &m.tool_calls,
+                                &offer,
+                                state.variables(),
+                                &state.control().request(),
+                            ))
                         }
                         _ => None,
                     })
