@@ -12,9 +12,9 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::ToolResult;
 use toolhost_providers::{ModelRequest, ModelResponse};
 use toolhost_runtime::engine::{
-    CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware, MiddlewareResult,
-    MiddlewareScope, OutputReplacement, RunOutcome, Runtime, ToolHooks, ToolInputArgs,
-    ToolOutputArgs, Verdict, Waiting,
+    AfterFailure, CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware,
+    MiddlewareResult, MiddlewareScope, OutputReplacement, RunOutcome, Runtime, ToolHooks,
+    ToolInputArgs, ToolOutputArgs, Verdict, Waiting,
 };
 use toolhost_store::{Role, SqliteStore, Store};
 
@@ -204,12 +204,12 @@ impl ToolHooks for Hooks {
         }
         Ok(())
     }
-    fn after_failure(&self, call: &CallInfo, result: &ToolResult) -> Result<(), String> {
+    fn after_failure(&self, call: &CallInfo, result: &ToolResult) -> Result<AfterFailure, String> {
         self.log
             .lock()
             .unwrap()
             .push(format!("failure {}: {}", call.tool, result.model_text()));
-        Ok(())
+        Ok(AfterFailure::GoOn)
     }
 }
 

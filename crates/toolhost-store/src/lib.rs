@@ -45,7 +45,9 @@ pub mod token;
 pub use async_store::{AsyncStore, PendingApply};
 pub use error::{StoreError, StoreResult};
 pub use lease::{Lease, LeaseClaim};
-pub use meta::{ArgumentRepair, ArgumentsEditor, EventKind, MessageMeta, RanWith, Side};
+pub use meta::{
+    ArgumentRepair, ArgumentsEditor, EventKind, HookOutcome, MessageMeta, RanWith, Side,
+};
 pub use model::*;
 pub use page::ThreadQuery;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};

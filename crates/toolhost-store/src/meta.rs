@@ -85,6 +85,27 @@ pub struct RanWith {
     pub edited_by: ArgumentsEditor,
 }
 
+/// What a hook of the embedding program decided about a call, on its result (spec 003).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum HookOutcome {
+    /// A hook before the call skipped it; its reason is the result the model sees.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+    /// A hook before the call cancelled the run; the call did not run.
+    Cancelled {
+        /// Why.
+        reason: String,
+    },
+    /// A hook after the call failed ended the run.
+    RunEnded {
+        /// Why.
+        reason: String,
+    },
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -120,6 +141,9 @@ pub struct MessageMeta {
     /// Calls whose arguments were mended before the reply was stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<ArgumentRepair>,
+    /// What a hook decided about the call, on its result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<HookOutcome>,
     /// For a reply with calls: the id the model's API gave each call, by the runtime's own id
     /// (what middleware sees as the call's `toolCallId`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]

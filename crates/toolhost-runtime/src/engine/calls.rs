@@ -8,6 +8,7 @@
 //! results are still stored in call order.
 
 use super::execute::{call_info, context, execute, joined, CallEnd, CallTask};
+use super::hooks::BeforeCall;
 use super::middleware::{Failed, Pipeline};
 use super::outcome::Waiting;
 use super::outcome::NOT_RUN_STOPPED;
@@ -15,6 +16,7 @@ use super::ownership::OwnerId;
 use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::stored_result;
 use super::state::ThreadState;
+use super::stop::calls_from;
 use super::stop::Stop;
 use super::subagent::AgentOffer;
 use super::subprompt::{Nest, SubOutcome};
@@ -68,7 +70,7 @@ impl Offer {
     }
 
     /// `writes` placed where this offer's messages go.
-    fn placed(&self, writes: Vec<Write>) -> Vec<Write> {
+    pub(super) fn placed(&self, writes: Vec<Write>) -> Vec<Write> {
         match &self.nest {
             Some(nest) => nest.place(writes),
             None => writes,
@@ -186,6 +188,21 @@ impl Runtime {
                         if !before.is_empty() {
                             self.commit(thread_id, owner, offer.placed(before)).await?;
                         }
+                        // The hooks before the call may skip it, or cancel the run.
+                        match self.before_call(state, offer, &call, &args) {
+                            BeforeCall::Run => {}
+                            BeforeCall::Skip(writes) => {
+                                let writes = offer.placed(writes);
+                                let stored = self.commit(thread_id, owner, writes).await?;
+                                messages.push(stored_result(stored)?);
+                                continue;
+                            }
+                            BeforeCall::Cancel(reason) => {
+                                let rest = calls_from(&pending, &call.id);
+                                let stop = Stop::Cancelled { reason };
+                                return Err(self.stop_for(state, offer, owner, &rest, stop).await);
+                            }
+                        }
                         let end = CallEnd::new(state, offer, &call, &args, ran_with);
                         match offer.subprompts.get(&call.name) {
                             Some(config) => match self
@@ -227,10 +244,9 @@ impl Runtime {
                 messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
                 // Output middleware failed: the result was withheld, the calls after it are
                 // not run, and the run stops.
-                if let Some((failed, _)) = state.control().take_failure() {
+                if let Some((stop, _)) = state.control().take_failure() {
                     let rest: Vec<ToolCallRecord> =
                         calls_from(&pending, &call_id).into_iter().skip(1).collect();
-                    let stop = Stop::Middleware(failed);
                     return Err(self.stop_for(state, offer, owner, &rest, stop).await);
                 }
             }
@@ -266,6 +282,20 @@ impl Runtime {
             .collect();
         if !intents.is_empty() {
             self.commit(thread_id, owner, offer.placed(intents)).await?;
+        }
+        // The hooks before each call may skip it, or cancel the run before any of them starts.
+        for (plan, call) in plans.iter_mut().zip(&calls) {
+            let Plan::Run { args, .. } = plan else {
+                continue;
+            };
+            match self.before_call(state, offer, call, args) {
+                BeforeCall::Run => {}
+                BeforeCall::Skip(writes) => *plan = Plan::Answered(writes),
+                BeforeCall::Cancel(reason) => {
+                    let stop = Stop::Cancelled { reason };
+                    return Err(self.stop_for(state, offer, owner, &calls, stop).await);
+                }
+            }
         }
         let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
         let mut running = Vec::new();
@@ -314,8 +344,7 @@ impl Runtime {
             .await?
             .messages;
         // Output middleware failed for one of them: its result was withheld and the run stops.
-        if let Some((failed, _)) = state.control().take_failure() {
-            let stop = Stop::Middleware(failed);
+        if let Some((stop, _)) = state.control().take_failure() {
             return Err(self.stop_for(state, offer, owner, &[], stop).await);
         }
         Ok((stored, waiting))
@@ -367,51 +396,5 @@ fn redact_intents(writes: &mut [Write], redactor: &Redactor) {
                 Err(_) => redactor.text(&intent.arguments),
             };
         }
-    }
-}
-
-/// The calls of `calls` from the one with `id` on.
-fn calls_from(calls: &[ToolCallRecord], id: &str) -> Vec<ToolCallRecord> {
-    let at = calls.iter().position(|c| c.id == id).unwrap_or(calls.len());
-    calls[at..].to_vec()
-}
-
-impl Runtime {
-    /// Stops the run for `stop`: `calls` (the one where it happened and the ones after it, none
-    /// of which started) are answered "not run", the thread is marked failed, and the run
-    /// error is returned.
-    async fn stop_for(
-        &self,
-        state: &ThreadState,
-        offer: &Offer,
-        owner: &OwnerId,
-        calls: &[ToolCallRecord],
-        stop: Stop,
-    ) -> RuntimeError {
-        let tool = calls
-            .first()
-            .map(|c| c.name.clone())
-            .or_else(|| state.control().failed_tool());
-        let text = stop.not_run_text();
-        let mut writes = Vec::new();
-        for call in calls {
-            let journaled = match self.db.call(state.thread_id(), &call.id).await {
-                Ok(c) => c.is_some(),
-                Err(e) => return e.into(),
-            };
-            writes.extend(answer_writes(
-                call,
-                journaled,
-                &ToolResult::error(text.clone()),
-            ));
-        }
-        if let Err(e) = self
-            .commit(state.thread_id(), owner, offer.placed(writes))
-            .await
-        {
-            return e;
-        }
-        let error = stop.error(tool.as_deref(), state.redactor());
-        self.mark_failed(state.thread_id(), owner, error).await
     }
 }

@@ -9,10 +9,10 @@
 //! it outlives the run. A forced turn takes effect when the step's calls are stored; a crash
 //! before that loses it (the turn it was to end goes on), as it loses the step's calls' effects.
 
-use super::middleware::Failed;
 use super::ownership::OwnerId;
 use super::request::RunRequest;
 use super::state::ThreadState;
+use super::stop::Stop;
 use super::turns::Side;
 use super::{Runtime, RuntimeError};
 use crate::variables::VariableValue;
@@ -49,8 +49,9 @@ struct Requests {
     /// The secrets set in this run, by name: what the run's results are redacted of besides
     /// the thread's resolved secrets.
     env_secrets: Vec<(String, String)>,
-    /// A tool's output middleware that failed (the run stops), with the tool.
-    failure: Option<(Failed, String)>,
+    /// Why the run stops after the call under way (a tool's output middleware failed, or an
+    /// after-failure hook ended the run), with the tool.
+    failure: Option<(Stop, String)>,
     /// The tool of the last failure taken, for the run error.
     failed_tool: Option<String>,
 }
@@ -120,15 +121,15 @@ impl RunControl {
         self.requests().env_secrets.clone()
     }
 
-    /// Records that the output middleware of `tool` failed; the first failure counts.
-    pub(crate) fn output_failed(&self, failed: Failed, tool: &str) {
+    /// Records that the run stops after the call of `tool` under way; the first cause counts.
+    pub(super) fn stop_after_call(&self, stop: Stop, tool: &str) {
         self.requests()
             .failure
-            .get_or_insert((failed, tool.to_owned()));
+            .get_or_insert((stop, tool.to_owned()));
     }
 
-    /// The output middleware failure recorded, taken.
-    pub(crate) fn take_failure(&self) -> Option<(Failed, String)> {
+    /// Why the run stops after the call under way, taken.
+    pub(super) fn take_failure(&self) -> Option<(Stop, String)> {
         let mut requests = self.requests();
         let taken = requests.failure.take();
         requests.failed_tool = taken.as_ref().map(|(_, tool)| tool.clone());

@@ -90,6 +90,24 @@ pub enum RuntimeError {
         /// What it said.
         message: String,
     },
+    /// A hook before a call cancelled the run (catalogue AN-11): the call did not run, and the
+    /// thread can be resumed.
+    #[error("a hook cancelled the run at a call of tool \"{tool}\": {reason}")]
+    Cancelled {
+        /// The tool.
+        tool: String,
+        /// The hook's reason.
+        reason: String,
+    },
+    /// A hook after a failed call ended the run (catalogue AN-13); the failure is stored as the
+    /// call's result and the thread is marked failed.
+    #[error("a hook ended the run after a call of tool \"{tool}\" failed: {reason}")]
+    EndedByHook {
+        /// The tool.
+        tool: String,
+        /// The hook's reason.
+        reason: String,
+    },
     /// Another run owns the thread; nothing of it was read or changed. What was given with the
     /// request (a queued message, a decision, variables) is stored and the owner picks it up.
     #[error("thread {thread} is running elsewhere: {}", describe_owner(lease))]

@@ -8,6 +8,7 @@ use super::middleware::{CallInfo, Pipeline};
 use super::records::result_message;
 use super::redaction::result_writes;
 use super::state::ThreadState;
+use super::stop::Stop;
 use crate::variables::{Redactor, Resolved};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::variables::VariableKind;
 use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSetError};
-use toolhost_store::{RanWith, ToolCallRecord, Write};
+use toolhost_store::{HookOutcome, RanWith, ToolCallRecord, Write};
 
 /// The context of one call: its ids, the run's abort signal, and the thread with the values of
 /// the variables the tool declared (secrets opened for this call only).
@@ -89,26 +90,38 @@ impl CallEnd {
             values.merge(set.into_iter().map(|(k, v)| (k, v, VariableKind::Secret)));
             Arc::new(values.redactor())
         };
+        let mut ended = None;
         let result = if self.pipeline.is_empty() {
             result
         } else {
             let args = self.args.unwrap_or(Value::Null);
             match self.pipeline.output(&self.info, &args, result, &redactor) {
-                Ok(result) => result,
+                Ok((result, None)) => result,
+                Ok((result, Some(reason))) => {
+                    ended = Some(reason.clone());
+                    self.control
+                        .stop_after_call(Stop::EndedByHook { reason }, &self.info.tool);
+                    result
+                }
                 // The run stops (see `calls`); what the tool returned is not stored.
                 Err(failed) => {
                     let text = format!(
                         "the result was withheld: the run stopped because {} middleware failed",
                         failed.0.as_str()
                     );
-                    self.control.output_failed(failed, &self.info.tool);
+                    self.control
+                        .stop_after_call(Stop::Middleware(failed), &self.info.tool);
                     ToolResult::error(text)
                 }
             }
         };
         // What the model will be sent on every later request must be something an API accepts.
         let result = checked_content(result);
-        result_writes(call, result, &redactor, self.ran_with)
+        let mut writes = result_writes(call, result, &redactor, self.ran_with);
+        if let Some(reason) = ended {
+            mark_hook(&mut writes, HookOutcome::RunEnded { reason });
+        }
+        writes
     }
 }
 
@@ -174,4 +187,13 @@ pub(super) async fn joined(
             result: result_message(&call.name, &failed),
         }]
     })
+}
+
+/// Records what a hook decided on the result message among `writes`.
+pub(super) fn mark_hook(writes: &mut [Write], outcome: HookOutcome) {
+    for write in writes {
+        if let Write::CompleteCall { result, .. } = write {
+            result.metadata.hook = Some(outcome.clone());
+        }
+    }
 }

@@ -176,8 +176,35 @@ pub trait Middleware: Send + Sync {
     }
 }
 
-/// Observes the end of tool calls. An `Err` is logged and changes nothing.
+/// What a hook before a call decides (catalogue AN-11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeforeCall {
+    /// The call runs.
+    Run,
+    /// The call does not run; the reason is the result the model sees.
+    Skip(String),
+    /// The call does not run and the run stops ([`super::RuntimeError::Cancelled`]).
+    Cancel(String),
+}
+
+/// What a hook after a failed call decides (catalogue AN-13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// The failure is the result the model sees, and the run goes on.
+    GoOn,
+    /// The failure's result is stored, and the run stops
+    /// ([`super::RuntimeError::EndedByHook`]).
+    EndRun(String),
+}
+
+/// Hooks at a call's start and end. Each outcome they decide is recorded on the call's result
+/// ([`toolhost_store::HookOutcome`]). An `Err` is logged (secrets redacted) and changes nothing.
 pub trait ToolHooks: Send + Sync {
+    /// After input middleware and the approval decision, before the call runs: run it, skip it
+    /// with a result, or cancel the run.
+    fn before_call(&self, _call: &CallInfo, _args: &Value) -> Result<BeforeCall, String> {
+        Ok(BeforeCall::Run)
+    }
     /// Before the result is stored; may replace it.
     fn before_result_stored(
         &self,
@@ -190,9 +217,13 @@ pub trait ToolHooks: Send + Sync {
     fn after_success(&self, _call: &CallInfo, _result: &ToolResult) -> Result<(), String> {
         Ok(())
     }
-    /// After the call failed.
-    fn after_failure(&self, _call: &CallInfo, _result: &ToolResult) -> Result<(), String> {
-        Ok(())
+    /// After the call failed: let the run go on, or end it.
+    fn after_failure(
+        &self,
+        _call: &CallInfo,
+        _result: &ToolResult,
+    ) -> Result<AfterFailure, String> {
+        Ok(AfterFailure::GoOn)
     }
 }
 
@@ -348,15 +379,16 @@ impl Pipeline {
         Ok(current.unwrap_or(original))
     }
 
-    /// Output middleware, then the hooks, on a result of a call that ran with `args`. A failing
-    /// hook's error is logged with secret values redacted; a failing middleware is returned.
+    /// Output middleware, then the hooks, on a result of a call that ran with `args`; with it,
+    /// the reason an after-failure hook gave for ending the run. A failing hook's error is
+    /// logged with secret values redacted; a failing middleware is returned.
     pub fn output(
         &self,
         call: &CallInfo,
         args: &Value,
         original: ToolResult,
         redactor: &Redactor,
-    ) -> Result<ToolResult, Failed> {
+    ) -> Result<(ToolResult, Option<String>), Failed> {
         let mut current: Option<ToolResult> = None;
         for m in &self.middleware {
             let now = current.as_ref().unwrap_or(&original);
@@ -394,17 +426,39 @@ impl Pipeline {
                 Err(e) => failed_hook("before_result_stored", call, &redactor.text(&e)),
             }
         }
+        let mut ended = None;
         for hook in &self.hooks {
-            let (name, outcome) = if result.is_success() {
-                ("after_success", hook.after_success(call, &result))
-            } else {
-                ("after_failure", hook.after_failure(call, &result))
-            };
-            if let Err(e) = outcome {
-                failed_hook(name, call, &redactor.text(&e));
+            if result.is_success() {
+                if let Err(e) = hook.after_success(call, &result) {
+                    failed_hook("after_success", call, &redactor.text(&e));
+                }
+                continue;
+            }
+            match hook.after_failure(call, &result) {
+                Ok(AfterFailure::GoOn) => {}
+                Ok(AfterFailure::EndRun(reason)) => {
+                    ended.get_or_insert(redactor.text(&reason));
+                }
+                Err(e) => failed_hook("after_failure", call, &redactor.text(&e)),
             }
         }
-        Ok(result)
+        Ok((result, ended))
+    }
+
+    /// What the hooks decide before a call runs with `args`: the first that does not let it
+    /// run decides. A failing hook is logged and lets it run.
+    pub fn before_call(&self, call: &CallInfo, args: &Value, redactor: &Redactor) -> BeforeCall {
+        for hook in &self.hooks {
+            match hook.before_call(call, args) {
+                Ok(BeforeCall::Run) => {}
+                Ok(BeforeCall::Skip(reason)) => return BeforeCall::Skip(redactor.text(&reason)),
+                Ok(BeforeCall::Cancel(reason)) => {
+                    return BeforeCall::Cancel(redactor.text(&reason))
+                }
+                Err(e) => failed_hook("before_call", call, &redactor.text(&e)),
+            }
+        }
+        BeforeCall::Run
     }
 }
 

@@ -26,6 +26,7 @@ mod execute;
 mod factory;
 mod fingerprint;
 mod history;
+mod hooks;
 mod images;
 mod inherit;
 mod live;
@@ -66,9 +67,9 @@ pub use factory::ModelFactory;
 pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{
-    CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware, MiddlewareError,
-    MiddlewareResult, MiddlewareScope, MiddlewareStage, OutputReplacement, StepInfo, ToolHooks,
-    ToolInputArgs, ToolOutputArgs,
+    AfterFailure, BeforeCall, CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware,
+    MiddlewareError, MiddlewareResult, MiddlewareScope, MiddlewareStage, OutputReplacement,
+    StepInfo, ToolHooks, ToolInputArgs, ToolOutputArgs,
 };
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
