@@ -13,6 +13,7 @@
 
 mod answer;
 mod approvals;
+mod as_tool;
 mod attachments;
 mod calls;
 mod code;
@@ -58,6 +59,7 @@ pub use approvals::{
     canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture,
     CHANGED_WHILE_WAITING,
 };
+pub use as_tool::{AsToolOptions, AS_TOOL_TAG};
 pub use calls::PARALLEL_CAP;
 pub use code::DEFAULT_MAX_RUNS_IN_FLIGHT;
 pub use content::MAX_IMAGE_BASE64;

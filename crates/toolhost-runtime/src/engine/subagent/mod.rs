@@ -20,7 +20,7 @@ use super::state::ThreadState;
 use super::{Runtime, RuntimeError, StopReason};
 use crate::project::{agent_tool, AgentKind, Definitions, SubagentToolConfig, MAX_SUBAGENT_DEPTH};
 use handoff::handoff_tool;
-use result::session_result;
+pub(super) use result::session_result;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
