@@ -170,7 +170,7 @@ async fn a_denial_with_a_message_is_what_the_model_is_told() {
         .post(
             &format!("/v1/threads/{id}/approvals/{call}"),
             Some(&token),
-            &json!({"decision": "deny", "message": "Not today."}),
+            &json!({"decision": "deny", "message": "Not today.", "reason": "over the daily budget"}),
         )
         .await;
     assert_eq!(denied.status, 200, "{}", denied.text);
@@ -181,6 +181,15 @@ async fn a_denial_with_a_message_is_what_the_model_is_told() {
         .expect("the denial's result");
     assert_eq!(result.data["content"], "Not today.");
     assert_eq!(result.data["status"], "error");
+    // The decision keeps its own reason (the model sees it when there is no message).
+    let decision = server
+        .store
+        .approvals(&id)
+        .unwrap()
+        .remove(0)
+        .decision
+        .unwrap();
+    assert_eq!(decision.reason.as_deref(), Some("over the daily budget"));
     let again = server
         .post(
             &format!("/v1/threads/{id}/approvals/{call}"),

@@ -237,7 +237,7 @@ async fn request_bodies_are_the_handlers_types_and_refuse_unknown_fields() {
     let decide = body_schema(&doc, "decideApproval");
     assert_eq!(
         names(&decide["properties"]),
-        set(&["decision", "message", "arguments", "always"])
+        set(&["decision", "message", "reason", "arguments", "always"])
     );
     assert_eq!(names(&decide["required"]), set(&["decision"]));
     assert_eq!(
