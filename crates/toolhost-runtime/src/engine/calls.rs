@@ -176,7 +176,9 @@ impl Runtime {
                     Plan::Wait(request) => return Ok((messages, Some(request))),
                     Plan::Fail(stop) => {
                         let rest = calls_from(&pending, &call.id);
-                        return Err(self.stop_for(state, offer, owner, &rest, stop).await);
+                        return Err(self
+                            .stop_for(state, offer, owner, (&rest, None), stop)
+                            .await);
                     }
                     Plan::Run {
                         tool,
@@ -200,7 +202,8 @@ impl Runtime {
                             BeforeCall::Cancel(reason) => {
                                 let rest = calls_from(&pending, &call.id);
                                 let stop = Stop::Cancelled { reason };
-                                return Err(self.stop_for(state, offer, owner, &rest, stop).await);
+                                let at = (rest.as_slice(), None);
+                                return Err(self.stop_for(state, offer, owner, at, stop).await);
                             }
                         }
                         let end = CallEnd::new(state, offer, &call, &args, ran_with);
@@ -244,10 +247,11 @@ impl Runtime {
                 messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
                 // Output middleware failed: the result was withheld, the calls after it are
                 // not run, and the run stops.
-                if let Some((stop, _)) = state.control().take_failure() {
+                if let Some((stop, tool)) = state.control().take_failure() {
                     let rest: Vec<ToolCallRecord> =
                         calls_from(&pending, &call_id).into_iter().skip(1).collect();
-                    return Err(self.stop_for(state, offer, owner, &rest, stop).await);
+                    let at = (rest.as_slice(), Some(tool));
+                    return Err(self.stop_for(state, offer, owner, at, stop).await);
                 }
             }
             return Ok((messages, None));
@@ -267,7 +271,9 @@ impl Runtime {
                 }
                 // None of the reply's calls started yet: they are all answered "not run".
                 Plan::Fail(stop) => {
-                    return Err(self.stop_for(state, offer, owner, &calls, stop).await);
+                    return Err(self
+                        .stop_for(state, offer, owner, (&calls, None), stop)
+                        .await);
                 }
                 plan => plans.push(plan),
             }
@@ -293,7 +299,9 @@ impl Runtime {
                 BeforeCall::Skip(writes) => *plan = Plan::Answered(writes),
                 BeforeCall::Cancel(reason) => {
                     let stop = Stop::Cancelled { reason };
-                    return Err(self.stop_for(state, offer, owner, &calls, stop).await);
+                    return Err(self
+                        .stop_for(state, offer, owner, (&calls, None), stop)
+                        .await);
                 }
             }
         }
@@ -344,8 +352,9 @@ impl Runtime {
             .await?
             .messages;
         // Output middleware failed for one of them: its result was withheld and the run stops.
-        if let Some((stop, _)) = state.control().take_failure() {
-            return Err(self.stop_for(state, offer, owner, &[], stop).await);
+        if let Some((stop, tool)) = state.control().take_failure() {
+            let at = (&[][..], Some(tool));
+            return Err(self.stop_for(state, offer, owner, at, stop).await);
         }
         Ok((stored, waiting))
     }

@@ -4,7 +4,9 @@
 //! turn to `side`; `setEnv(name, value)` gives the thread (and its active descendants) a
 //! variable value when the call's step is stored.
 //!
-//! Both are requests to the run, shared by the calls of one run and read by its step cycle.
+//! These are requests to the run, shared by the calls of one run and read by its step cycle;
+//! the run's control also carries the settings its request brought ([`super::request`]) and
+//! why the run stops after the call under way ([`super::stop`]).
 //! `stoppedBy` is also stored as the thread's value [`STOPPED_BY_KEY`] when the run stops, so
 //! it outlives the run. A forced turn takes effect when the step's calls are stored; a crash
 //! before that loses it (the turn it was to end goes on), as it loses the step's calls' effects.
@@ -52,8 +54,6 @@ struct Requests {
     /// Why the run stops after the call under way (a tool's output middleware failed, or an
     /// after-failure hook ended the run), with the tool.
     failure: Option<(Stop, String)>,
-    /// The tool of the last failure taken, for the run error.
-    failed_tool: Option<String>,
 }
 
 impl RunControl {
@@ -130,15 +130,7 @@ impl RunControl {
 
     /// Why the run stops after the call under way, taken.
     pub(super) fn take_failure(&self) -> Option<(Stop, String)> {
-        let mut requests = self.requests();
-        let taken = requests.failure.take();
-        requests.failed_tool = taken.as_ref().map(|(_, tool)| tool.clone());
-        taken
-    }
-
-    /// The tool whose output middleware failure was taken last.
-    pub(crate) fn failed_tool(&self) -> Option<String> {
-        self.requests().failed_tool.clone()
+        self.requests().failure.take()
     }
 
     /// The turn forced and not yet taken.
@@ -169,11 +161,12 @@ impl Runtime {
 
 /// What a tool asks of its run, through its [`ThreadState`].
 impl ThreadState {
-    /// Stops the run after the operation under way (the spec's `stop()`), and records this
-    /// call's side as the one that stopped it (`stoppedBy`).
+    /// Stops the run after the operation under way (the spec's `stop()`): the calls after this
+    /// one are answered "not run" and the model is not asked again, while calls already
+    /// running finish. Records this call's side as the one that stopped it (`stoppedBy`).
     pub fn stop(&self) {
         self.control().stopped_by(self.side());
-        self.execution().abort_signal.abort();
+        self.execution().abort_signal.abort_gracefully();
     }
 
     /// Sets a variable of the thread (the spec's `setEnv`): a secret unless `value` is empty

@@ -116,21 +116,18 @@ pub(super) fn calls_from(calls: &[ToolCallRecord], id: &str) -> Vec<ToolCallReco
 }
 
 impl Runtime {
-    /// Stops the run for `stop`: `calls` (the one where it happened and the ones after it, none
-    /// of which started) are answered "not run", the thread is marked failed, and the run
-    /// error is returned.
+    /// Stops the run for `stop`, which happened at a call of `tool` (default: the first of
+    /// `calls`): `calls` (none of which started) are answered "not run", the thread is marked
+    /// failed (idle, for a cancellation), and the run error is returned.
     pub(super) async fn stop_for(
         &self,
         state: &ThreadState,
         offer: &Offer,
         owner: &OwnerId,
-        calls: &[ToolCallRecord],
+        (calls, tool): (&[ToolCallRecord], Option<String>),
         stop: Stop,
     ) -> RuntimeError {
-        let tool = calls
-            .first()
-            .map(|c| c.name.clone())
-            .or_else(|| state.control().failed_tool());
+        let tool = tool.or_else(|| calls.first().map(|c| c.name.clone()));
         let text = stop.not_run_text();
         let mut writes = Vec::new();
         for (i, call) in calls.iter().enumerate() {
