@@ -123,6 +123,12 @@ pub struct MessageMeta {
     /// A call the runtime made for queued work (`queueTool`), not a model's reply.
     #[serde(default, skip_serializing_if = "is_false")]
     pub queued: bool,
+    /// A message that came from outside the conversation (a person's, or a parent thread's
+    /// message to its sub-agent): in a `dual_ai` thread it opens a new session, answered by
+    /// the side it is addressed to (an inbound assistant message is side A's voice, so side B
+    /// answers it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inbound: bool,
     /// The model that wrote the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,

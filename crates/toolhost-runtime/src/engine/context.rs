@@ -9,7 +9,7 @@
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget};
 use super::run::{index_of, SideRun};
-use super::turns::{side_of, Position};
+use super::turns::{opens_session, side_of, Position};
 use super::Runtime;
 use crate::project::PromptDef;
 use std::borrow::Cow;
@@ -68,7 +68,7 @@ impl Context {
 /// The messages of the current turn at `position`: from where it starts in `history` (in an
 /// `ai_human` thread just after the last reply before the person's latest message, in a
 /// `dual_ai` thread just after the side's own last reply of an earlier turn, so the other
-/// side's words it answers are in it), and in a `dual_ai` thread also the message that started
+/// side's words it answers are in it), and in a `dual_ai` thread also the message that opened
 /// the session, so a side always sees its task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Turn {
@@ -97,7 +97,8 @@ impl Turn {
             });
             return Self {
                 start: earlier.map_or(0, |i| past_results(i + 1)),
-                task: history.iter().position(user),
+                // The message that opened the session (see `turns`).
+                task: history.iter().rposition(opens_session),
             };
         }
         let start = match history.iter().rposition(user) {

@@ -75,7 +75,7 @@ pub(super) fn next_step(
     if !position.is_dual() {
         return Step::End(reason);
     }
-    if position.turn >= rules.max_session_turns {
+    if position.session_turn() >= rules.max_session_turns {
         return Step::End(StopReason::MaxSessionTurns(rules.max_session_turns));
     }
     Step::HandOver

@@ -23,9 +23,14 @@ pub(super) fn stored_result(applied: Applied) -> Result<Message, RuntimeError> {
 /// thread's behalf (an assistant message whose call the next step runs).
 pub(super) fn queued_message(item: QueueItem, position: &Position) -> NewMessage {
     match item {
+        // In a `dual_ai` thread a queued message opens a new session (see `turns`).
         QueueItem::Message { role, content } => NewMessage {
             role: Some(role),
             content: Some(content),
+            metadata: MessageMeta {
+                inbound: position.is_dual(),
+                ..MessageMeta::default()
+            },
             ..NewMessage::default()
         },
         QueueItem::Tool { name, arguments } => NewMessage {

@@ -12,7 +12,7 @@ use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
 use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
-use super::turns::{Position, Side, DEFAULT_MAX_SESSION_TURNS};
+use super::turns::{opens_session, Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use std::collections::{BTreeMap, HashSet};
@@ -405,15 +405,22 @@ impl Runtime {
                         .collect();
                     writes.push(Write::Dequeue { through });
                     let stored = self.commit(thread_id, owner, writes).await?.messages;
-                    // A person's message starts a new turn of an ai_human thread.
-                    let new_turn =
-                        !position.is_dual() && stored.iter().any(|m| m.role == Role::User);
-                    if new_turn {
+                    // A person's message starts a new turn of an ai_human thread, a message
+                    // from outside a new session of a dual_ai one.
+                    let new_turn = if position.is_dual() {
+                        stored.iter().any(opens_session)
+                    } else {
+                        stored.iter().any(|m| m.role == Role::User)
+                    };
+                    if new_turn && !position.is_dual() {
                         position.steps = 0;
                         position.turn += 1;
                     }
                     self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
                         .await;
+                    if new_turn && position.is_dual() {
+                        position = Position::from_history(agent, &history);
+                    }
                     if new_turn {
                         self.refocus(thread_id, &mut sides, &history, &position)
                             .await;

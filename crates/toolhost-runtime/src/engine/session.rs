@@ -7,7 +7,7 @@
 //! `sessionStop` and the `sessionFail` tool, the first of them in call order counts.
 
 use super::outcome::{SessionEnd, StopReason};
-use super::turns::Position;
+use super::turns::{opens_session, Position};
 use super::{Runtime, RuntimeError};
 use crate::project::{SessionBinding, SideDef};
 use serde_json::Value;
@@ -25,12 +25,12 @@ pub(super) fn session_end(
     if side.session_stop.is_none() && side.session_fail.is_none() {
         return None;
     }
-    // The turn's latest reply, if nothing the person wrote came after it (a sub-prompt's first
-    // message, nested, is not the person's).
+    // The turn's latest reply, if nothing from outside came after it (a sub-prompt's first
+    // message, nested, is not from outside).
     let reply = history
         .iter()
         .rev()
-        .take_while(|m| !(m.role == Role::User && m.depth == 0))
+        .take_while(|m| !opens_session(m))
         .find(|m| m.role == Role::Assistant && m.depth == 0 && position.owns(m))?;
     if !reply.tool_calls.iter().all(|c| answered.contains(&c.id)) {
         return None;

@@ -33,22 +33,39 @@ fn is_queued(message: &Message) -> bool {
     message.metadata.queued
 }
 
-/// Where a thread is in its session: the side whose turn it is, the turn's number (from 1) and
-/// how many model steps that turn has taken.
+/// A message from outside the conversation of a `dual_ai` thread (its first message, a
+/// person's, a parent's to its sub-agent): it opens a session. Nested messages (a sub-prompt's
+/// first message) are not.
+pub(super) fn opens_session(message: &Message) -> bool {
+    message.depth == 0 && (message.role == Role::User || message.metadata.inbound)
+}
+
+/// A reply of a side of a `dual_ai` session, with its side and turn.
+fn side_reply(message: &Message) -> Option<(Side, u32)> {
+    let reply = message.role == Role::Assistant && message.depth == 0 && !is_queued(message);
+    reply.then(|| Some((side_of(message)?, turn_of(message)?)))?
+}
+
+/// Where a thread is in its session: the side whose turn it is, the turn's number (from 1,
+/// counted over the whole thread) and how many model steps that turn has taken.
+///
+/// A `dual_ai` thread has a session per message from outside ([`opens_session`]): the side the
+/// message is addressed to takes the session's first turn, and the session has its own
+/// `maxSessionTurns`. Turn numbers go on across sessions, so a turn number names one turn of
+/// the thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Position {
     pub side: Side,
     pub turn: u32,
     pub steps: u32,
+    /// The number of the session's first turn.
+    first_turn: u32,
     dual: bool,
 }
 
 impl Position {
     /// The position the stored history of a thread of `agent` is at.
     pub fn from_history(agent: &AgentDef, history: &[Message]) -> Self {
-        let replies = history
-            .iter()
-            .filter(|m| m.role == Role::Assistant && m.depth == 0 && !is_queued(m));
         if agent.kind == AgentKind::AiHuman {
             // A turn is everything since the person's last message.
             // A sub-prompt's first message (nested) is not the person's.
@@ -59,32 +76,45 @@ impl Position {
                 .take_while(|m| !is_person(m))
                 .filter(|m| m.role == Role::Assistant && m.depth == 0 && !is_queued(m))
                 .count() as u32;
+            let turn = turn.max(1);
             return Self {
                 side: Side::A,
-                turn: turn.max(1),
+                turn,
                 steps,
+                first_turn: turn,
                 dual: false,
             };
         }
-        let last = replies
-            .clone()
-            .rev()
-            .find_map(|m| Some((side_of(m)?, turn_of(m)?)));
-        let Some((side, turn)) = last else {
+        // The session is everything since the last message from outside.
+        let opened = history.iter().rposition(opens_session);
+        let (before, session) = match opened {
+            Some(i) => (&history[..i], &history[i + 1..]),
+            None => (&history[..0], history),
+        };
+        let in_session = || session.iter().filter_map(side_reply);
+        let Some((side, turn)) = in_session().last() else {
+            // Nothing answered it yet: the addressed side takes the session's first turn.
+            let earlier = before.iter().filter_map(side_reply).map(|(_, t)| t).max();
+            let turn = earlier.unwrap_or(0) + 1;
+            let addressed = match opened.map(|i| &history[i]) {
+                Some(m) if m.role == Role::Assistant => Side::B,
+                _ => Side::A,
+            };
             return Self {
-                side: Side::A,
-                turn: 1,
+                side: addressed,
+                turn,
                 steps: 0,
+                first_turn: turn,
                 dual: true,
             };
         };
-        let steps = replies
-            .filter(|m| side_of(m) == Some(side) && turn_of(m) == Some(turn))
-            .count() as u32;
+        let steps = in_session().filter(|r| *r == (side, turn)).count() as u32;
+        let first_turn = in_session().map(|(_, t)| t).min().unwrap_or(turn);
         Self {
             side,
             turn,
             steps,
+            first_turn,
             dual: true,
         }
     }
@@ -95,6 +125,7 @@ impl Position {
             side: Side::A,
             turn: 1,
             steps: 0,
+            first_turn: 1,
             dual: false,
         }
     }
@@ -126,6 +157,11 @@ impl Position {
         self.steps = 0;
     }
 
+    /// The turn's number within its session (from 1).
+    pub fn session_turn(&self) -> u32 {
+        self.turn.saturating_sub(self.first_turn) + 1
+    }
+
     /// Whether the thread has two sides.
     pub fn is_dual(&self) -> bool {
         self.dual
@@ -147,11 +183,11 @@ pub(super) fn turn_over(
     history: &[Message],
     answered: &HashSet<String>,
 ) -> Option<StopReason> {
-    // The turn's latest reply, if nothing the person wrote came after it.
+    // The turn's latest reply, if nothing from outside came after it.
     let reply = history
         .iter()
         .rev()
-        .take_while(|m| !is_person(m))
+        .take_while(|m| !opens_session(m))
         .find(|m| m.role == Role::Assistant && m.depth == 0 && position.owns(m));
     if let Some(reply) = reply {
         if let Some(stop) = &side.stop_tool {
