@@ -1,6 +1,7 @@
 //! The delegation example (`examples/delegation`) runs as the README says: the planner calls the
 //! researcher sub-agent (a `dual_ai` agent in a child thread, whose worker looks the fact up and
-//! reports) and the summarize prompt tool, and answers; `threads show --tree` shows the child.
+//! reports), the summarize prompt tool, and a resumable editor instance it creates and then
+//! messages again, and answers; `threads show --tree` shows both children.
 
 mod common;
 
@@ -52,21 +53,43 @@ fn the_delegation_example_delegates_to_a_sub_agent_and_a_prompt_tool_and_answers
         texts
             .last()
             .unwrap()
-            .starts_with("Water boils at 100 °C at sea level"),
+            .starts_with("Water boils at 100 °C (212 °F) at sea level"),
         "{texts:?}"
     );
+    // The editor instance answered both messages, keeping its conversation between them.
+    let edits: Vec<serde_json::Value> = texts
+        .iter()
+        .filter(|t| t.contains("\"name\":\"copy-desk\""))
+        .map(|t| serde_json::from_str(t).unwrap())
+        .collect();
+    assert_eq!(edits.len(), 2, "{texts:?}");
+    assert_eq!(edits[0]["result"], "Water boils at 100 °C at sea level.");
+    assert_eq!(
+        edits[1]["result"],
+        "Water boils at 100 °C (212 °F) at sea level."
+    );
+    assert_eq!(edits[0]["reference"], edits[1]["reference"]);
 
     let tree = toolhost(&["threads", "show", &thread, "--tree", "--data", &data_dir]);
     assert_eq!(tree.code, 0, "{}", tree.stderr);
     let lines: Vec<&str> = tree.stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{}", tree.stdout);
+    assert_eq!(lines.len(), 3, "{}", tree.stdout);
     assert!(
         lines[0].contains("done") && lines[0].contains("planner"),
         "{}",
         tree.stdout
     );
     assert!(
-        lines[1].contains("done") && lines[1].contains("researcher"),
+        lines[1..]
+            .iter()
+            .any(|l| l.contains("done") && l.contains("researcher")),
+        "{}",
+        tree.stdout
+    );
+    assert!(
+        lines[1..]
+            .iter()
+            .any(|l| l.contains("done") && l.contains("copy-desk")),
         "{}",
         tree.stdout
     );

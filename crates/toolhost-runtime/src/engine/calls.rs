@@ -235,6 +235,18 @@ impl Runtime {
                                 Some(AgentOffer::Handoff) => {
                                     self.hand_off(state, call, offer, end)?
                                 }
+                                Some(AgentOffer::Create(configs)) => {
+                                    let result = self
+                                        .create_instance(state, &call, args, configs, abort)
+                                        .await?;
+                                    end.finish(call, result)
+                                }
+                                Some(AgentOffer::Message(configs)) => {
+                                    let result = self
+                                        .message_instance(state, &call, args, configs, abort)
+                                        .await?;
+                                    end.finish(call, result)
+                                }
                                 None => {
                                     let ctx = context(state, abort, &call.id, env);
                                     execute(tool, args, call, ctx, end).await

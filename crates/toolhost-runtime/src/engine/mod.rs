@@ -30,6 +30,7 @@ mod history;
 mod hooks;
 mod images;
 mod inherit;
+mod lineage;
 mod live;
 mod middleware;
 mod outcome;

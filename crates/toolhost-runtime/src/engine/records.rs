@@ -2,7 +2,7 @@
 //! work becomes. Plain functions from values to records, below the loop that stores them.
 
 use super::live::new_call_id;
-use super::turns::Position;
+use super::turns::{Position, Side};
 use super::RuntimeError;
 use toolhost_core::ToolResult;
 use toolhost_store::{
@@ -29,6 +29,8 @@ pub(super) fn queued_message(item: QueueItem, position: &Position) -> NewMessage
             content: Some(content),
             metadata: MessageMeta {
                 inbound: position.is_dual(),
+                // An assistant message from outside is side A's voice, which side B answers.
+                side: (position.is_dual() && role == Role::Assistant).then_some(Side::A),
                 ..MessageMeta::default()
             },
             ..NewMessage::default()

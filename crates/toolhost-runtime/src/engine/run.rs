@@ -14,13 +14,13 @@ use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
 use super::turns::{opens_session, Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
+use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS, SUBAGENT_CREATE};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolSet;
 use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
-use toolhost_store::{Message, Role, ThreadStatus, Write};
+use toolhost_store::{Message, Role, Thread, ThreadStatus, ToolStatus, Write};
 
 /// What one side runs with: its rules, its prompt's model and tools, and the conversation it
 /// sees, which grows as the thread does.
@@ -79,6 +79,7 @@ impl Runtime {
         history: &[Message],
         shown: &[Shown],
         texts: &BTreeMap<String, String>,
+        children: Option<&[Thread]>,
         turn: Turn,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
@@ -93,8 +94,8 @@ impl Runtime {
         // A name is a tool, else a prompt offered as a tool (a name that is both is refused
         // before a run starts).
         // An agent offered under an `optional` flag that is off is not offered at all.
-        let subagents = self.offered_subagents(prompt, Some(texts));
-        let offered = ToolSet::from_tools(
+        let subagents = self.offered_subagents(prompt, Some(texts), children);
+        let mut offered = ToolSet::from_tools(
             prompt
                 .tools
                 .iter()
@@ -107,6 +108,7 @@ impl Runtime {
                         .cloned()
                 }),
         );
+        offered.add_many(self.lifecycle_tools(&subagents, children.unwrap_or_default()));
         let subprompts = self.offered_subprompts(prompt);
         let mut run = SideRun {
             def,
@@ -281,6 +283,11 @@ impl Runtime {
         let mut variables = Arc::new(self.resolve(thread_id, agent).await?);
         let mut redactor = variables.redactor();
         let texts = variables.texts();
+        // The thread's sub-agent instances decide what its lifecycle tools offer.
+        let children = match self.offers_resumable(agent) {
+            true => Some(self.db.threads(Some(thread_id)).await?),
+            false => None,
+        };
         // What each stored result shows (read once, for both sides).
         let mut shown = Vec::with_capacity(history.len());
         for m in &history {
@@ -294,6 +301,7 @@ impl Runtime {
             &history,
             &shown,
             &texts,
+            children.as_deref(),
             start_of(Side::A),
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
@@ -305,6 +313,7 @@ impl Runtime {
                 &history,
                 &shown,
                 &texts,
+                children.as_deref(),
                 start,
             )?);
         }
@@ -350,6 +359,12 @@ impl Runtime {
                     .finish_calls(&state, pending, &offer, abort, &fresh, owner)
                     .await?;
                 fresh.clear();
+                // A new instance changes what the lifecycle tools offer (see below).
+                let created = children.is_some()
+                    && results.iter().any(|m| {
+                        m.name.as_deref() == Some(SUBAGENT_CREATE)
+                            && m.status == Some(ToolStatus::Success)
+                    });
                 self.record(thread_id, &mut history, &mut answered, &mut sides, results)
                     .await;
                 if let Some(waiting) = waiting {
@@ -371,6 +386,11 @@ impl Runtime {
                     position.force_turn(side);
                     self.refocus(thread_id, &mut sides, &history, &position)
                         .await;
+                }
+                // The sides are offered again from the store: `subagent_message` once there is
+                // an instance, `subagent_create` no more once `maxInstances` are reached.
+                if created {
+                    return Box::pin(self.run_owned(thread_id, owner, abort)).await;
                 }
                 continue;
             }

@@ -67,26 +67,16 @@ impl Runtime {
             problems.extend(self.prompt_problems(prompt));
             problems.extend(self.side_rule_problems(&agent_file, agent, field, side, prompt));
             // The prompts it offers as tools run on this thread too.
-            let mut sub_agents: Vec<&str> = Vec::new();
+            let mut sub_agents: Vec<String> = Vec::new();
             for sub in self.reached_prompts(prompt) {
                 problems.extend(self.prompt_problems(sub));
-                sub_agents.extend(
-                    self.offered_subagents(sub, None)
-                        .into_keys()
-                        .filter_map(|n| {
-                            self.defs.agents.get_key_value(&n).map(|(k, _)| k.as_str())
-                        }),
-                );
+                sub_agents.extend(self.agents_offered(sub));
             }
             // The agents it offers run in child threads, which must be able to run too.
-            sub_agents.extend(
-                self.offered_subagents(prompt, None)
-                    .into_keys()
-                    .filter_map(|n| self.defs.agents.get_key_value(&n).map(|(k, _)| k.as_str())),
-            );
+            sub_agents.extend(self.agents_offered(prompt));
             for child in sub_agents {
-                if !seen.contains(child) {
-                    problems.extend(self.tree_problems(child, seen)?);
+                if !seen.contains(child.as_str()) {
+                    problems.extend(self.tree_problems(&child, seen)?);
                 }
             }
         }

@@ -400,6 +400,16 @@ impl ThreadState {
         .await
     }
 
+    /// The store, for what other modules give a tool (see `lineage`).
+    pub(crate) fn store(&self) -> &AsyncStore {
+        &self.store
+    }
+
+    /// The call this state was handed to.
+    pub(crate) fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
     async fn apply(&self, write: Write) -> Result<(), StoreError> {
         let writes = match &self.owner {
             Some(owner) => vec![Write::CheckOwner(owner.to_string()), write],

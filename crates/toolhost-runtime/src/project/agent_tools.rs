@@ -30,14 +30,18 @@ pub(super) const AGENT_ONLY_FIELDS: [&str; 5] = [
     "resumable",
 ];
 
+/// The tool a prompt that offers resumable agents gets to start an instance of one.
+pub const SUBAGENT_CREATE: &str = "subagent_create";
+
+/// The tool a prompt that offers resumable agents gets to send a message to an instance.
+pub const SUBAGENT_MESSAGE: &str = "subagent_message";
+
 fn yes() -> bool {
     true
 }
 
 /// How a call of an agent tool runs its sub-agent (the spec's `SubagentToolConfig`). Given as
-/// an object in a prompt's `tools`; a plain name has the defaults. The spec's other fields
-/// (`resumable`, `initAgentNameProperty`, `initAttachmentsProperty`) are not read by this
-/// version and are refused as unknown fields, never ignored.
+/// an object in a prompt's `tools`; a plain name has the defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubagentToolConfig {
@@ -58,6 +62,70 @@ pub struct SubagentToolConfig {
     /// active, before the first model step; `false` or absent: only a model's call starts it.
     #[serde(default, deserialize_with = "immediate")]
     pub immediate: Option<Immediate>,
+    /// The argument holding attachment paths (a list of strings) of the calling thread that
+    /// are copied into the child with its first message.
+    #[serde(default)]
+    pub init_attachments_property: Option<String>,
+    /// The argument whose value is the child's display name (its `name:` tag); without it the
+    /// child is named after its agent.
+    #[serde(default)]
+    pub init_agent_name_property: Option<String>,
+    /// Whether the agent runs as instances that live on: the prompt is offered
+    /// `subagent_create` and `subagent_message` instead of a tool of the agent's name.
+    #[serde(default, deserialize_with = "resumable")]
+    pub resumable: Option<Resumable>,
+}
+
+/// The settings of a resumable agent (the spec's `resumable` object).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resumable {
+    /// The side of the child a message from the parent goes to: `side_a` gets it as a user
+    /// message, `side_b` as an assistant message (side A's voice, which side B answers).
+    pub receives_messages: ReceivingSide,
+    /// How many instances the calling thread may have; once it has them, `subagent_create` is
+    /// no longer offered and messages go to the existing ones.
+    #[serde(default, rename = "maxInstances")]
+    pub max_instances: Option<u32>,
+    /// Whether the child's session result reaches the parent by itself.
+    #[serde(default, rename = "parentCommunication")]
+    pub parent_communication: ParentCommunication,
+}
+
+/// The side of a resumable child that receives the parent's messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ReceivingSide {
+    /// Side A, as a user message.
+    #[serde(rename = "side_a")]
+    SideA,
+    /// Side B, as an assistant message.
+    #[serde(rename = "side_b")]
+    SideB,
+}
+
+/// How a resumable child reports to its parent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParentCommunication {
+    /// Each session result is queued to the parent when the session ends.
+    #[default]
+    Implicit,
+    /// Only what the child's tools send with `ThreadState::notify_parent` reaches the parent.
+    Explicit,
+}
+
+/// `resumable` is `false` or an object of [`Resumable`] settings.
+fn resumable<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Resumable>, D::Error> {
+    let value = Value::deserialize(d)?;
+    match value {
+        Value::Bool(false) => Ok(None),
+        Value::Object(_) => serde_json::from_value(value)
+            .map(Some)
+            .map_err(|e| serde::de::Error::custom(format!("`resumable`: {e}"))),
+        _ => Err(serde::de::Error::custom(
+            "`resumable` is false, or an object with `receives_messages` (\"side_a\" or \"side_b\"), `maxInstances` and `parentCommunication` (\"implicit\" or \"explicit\")",
+        )),
+    }
 }
 
 /// The per-instance settings of an agent the runtime starts itself (`immediate`).
@@ -108,6 +176,9 @@ impl SubagentToolConfig {
             init_user_message_property: None,
             optional: None,
             immediate: None,
+            init_attachments_property: None,
+            init_agent_name_property: None,
+            resumable: None,
         }
     }
 
@@ -188,14 +259,57 @@ pub(super) fn check_agent_tools(
                 }
                 continue;
             }
-            if offer.settings.is_some() {
+            if offer.has_prompt_only_settings() {
                 problem(format!(
-                    "`tools[{i}]` gives prompt-tool settings for agent \"{}\": an agent's are `blocking`, `immediate`, `initUserMessageProperty` and `optional`",
+                    "`tools[{i}]` gives prompt-tool settings for agent \"{}\": an agent's are `blocking`, `immediate`, `initUserMessageProperty`, `initAttachmentsProperty`, `initAgentNameProperty`, `optional` and `resumable`",
                     offer.name
                 ));
                 continue;
             }
             let config = offer.subagent();
+            if config.resumable.is_some() && config.immediate.is_some() {
+                problem(format!(
+                    "`tools[{i}]`: agent \"{}\" is both `resumable` and `immediate`; toolhost starts resumable instances only through `subagent_create`",
+                    offer.name
+                ));
+                continue;
+            }
+            if config.resumable.is_some() && config.init_agent_name_property.is_some() {
+                problem(format!(
+                    "`tools[{i}].initAgentNameProperty`: a resumable agent's instances are named by `subagent_create`'s `name` argument",
+                ));
+                continue;
+            }
+            if config
+                .resumable
+                .as_ref()
+                .is_some_and(|r| r.max_instances == Some(0))
+            {
+                problem(format!(
+                    "`tools[{i}].resumable.maxInstances` is 0: no instance of \"{}\" could ever start",
+                    offer.name
+                ));
+                continue;
+            }
+            if let Some(r) = &config.resumable {
+                if r.receives_messages == ReceivingSide::SideB && agent.side_b.is_none() {
+                    problem(format!(
+                        "`tools[{i}].resumable.receives_messages` is \"side_b\", but agent \"{}\" has no side B",
+                        offer.name
+                    ));
+                    continue;
+                }
+                let clash = [SUBAGENT_CREATE, SUBAGENT_MESSAGE]
+                    .into_iter()
+                    .find(|name| prompt.tools.iter().any(|t| t.name == *name));
+                if let Some(name) = clash {
+                    problem(format!(
+                        "`tools[{i}]`: agent \"{}\" is resumable, so the prompt is given the tool \"{name}\", which it also names; rename that tool",
+                        offer.name
+                    ));
+                    continue;
+                }
+            }
             if config.immediate.is_some() {
                 let required = prompts
                     .get(&agent.side_a.prompt)
@@ -210,22 +324,35 @@ pub(super) fn check_agent_tools(
                     ));
                 }
             }
-            let (Some(property), Some(first)) = (
-                &config.init_user_message_property,
-                prompts.get(&agent.side_a.prompt),
-            ) else {
+            // The arguments are the receiving side's (a resumable agent's) or side A's.
+            let receiving = match config.resumable.as_ref().map(|r| r.receives_messages) {
+                Some(ReceivingSide::SideB) => agent.side_b.as_ref().unwrap_or(&agent.side_a),
+                _ => &agent.side_a,
+            };
+            let Some(first) = prompts.get(&receiving.prompt) else {
                 continue;
             };
             let schema = prompt_tool_schema(first);
-            if schema
-                .get("properties")
-                .and_then(|p| p.get(property))
-                .is_none()
-            {
-                problem(format!(
-                    "`tools[{i}].initUserMessageProperty` names \"{property}\", which is not an argument of agent tool \"{}\" (the arguments are its first side's prompt's `requiredSchema`, or only `message`)",
-                    offer.name
-                ));
+            let properties = [
+                (
+                    "initUserMessageProperty",
+                    &config.init_user_message_property,
+                ),
+                ("initAttachmentsProperty", &config.init_attachments_property),
+                ("initAgentNameProperty", &config.init_agent_name_property),
+            ];
+            for (field, property) in properties {
+                let Some(property) = property else { continue };
+                if schema
+                    .get("properties")
+                    .and_then(|p| p.get(property))
+                    .is_none()
+                {
+                    problem(format!(
+                        "`tools[{i}].{field}` names \"{property}\", which is not an argument of agent tool \"{}\" (the arguments are its receiving side's prompt's `requiredSchema`, or only `message`)",
+                        offer.name
+                    ));
+                }
             }
         }
     }

@@ -90,9 +90,24 @@ impl ToolOffer {
 
     /// The settings of this entry when it offers an agent.
     pub fn subagent(&self) -> SubagentToolConfig {
-        self.agent
-            .clone()
-            .unwrap_or_else(|| SubagentToolConfig::named(&self.name))
+        if let Some(config) = &self.agent {
+            return config.clone();
+        }
+        // An object with only the fields both kinds share reads as a prompt tool's.
+        let mut config = SubagentToolConfig::named(&self.name);
+        if let Some(shared) = &self.settings {
+            config.init_user_message_property = shared.init_user_message_property.clone();
+            config.init_attachments_property = shared.init_attachments_property.clone();
+        }
+        config
+    }
+
+    /// Whether the entry gives settings only a prompt tool has (`includeToolCalls`,
+    /// `includeErrors`, `includeTextResponse: false`).
+    pub fn has_prompt_only_settings(&self) -> bool {
+        self.settings
+            .as_ref()
+            .is_some_and(|s| !s.include_text_response || s.include_tool_calls || s.include_errors)
     }
 }
 

@@ -19,7 +19,9 @@
 
 use super::super::outcome::{RunOutcome, StopReason};
 use super::super::ownership::OwnerId;
+use super::super::turns::opens_session;
 use super::super::{Runtime, RuntimeError};
+use super::{resumable, INSTANCE_KEY};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -33,7 +35,7 @@ use toolhost_store::{QueueItem, Role, Thread, ThreadStatus, Write};
 pub(in crate::engine) const DETACHED_TAG: &str = "detached";
 
 /// The child's value saying its result was delivered to its parent.
-const DELIVERED_KEY: &str = "toolhost.subagent.delivered";
+pub(super) const DELIVERED_KEY: &str = "toolhost.subagent.delivered";
 
 /// How often a parent's run that waits for its children looks for other work (a message sent
 /// to it, a result a child's own run delivered).
@@ -212,6 +214,15 @@ impl Runtime {
         if !ended || self.db.value(&thread.id, DELIVERED_KEY).await?.is_some() {
             return Ok(());
         }
+        // A resumable instance whose parent hears from it explicitly: only what its tools
+        // sent (`notify_parent`) goes up, and that wakes the parent.
+        if self.reports_explicitly(thread).await? {
+            self.mark_delivered(&thread.id).await?;
+            if !self.db.queued(parent).await?.is_empty() {
+                self.wake(parent).await;
+            }
+            return Ok(());
+        }
         let result = self.child_result(&thread.id, parent, outcome).await?;
         let attached: String = result
             .attachments
@@ -229,18 +240,35 @@ impl Runtime {
         } else {
             "failed"
         };
+        let named = match resumable::display_name(thread) {
+            Some(name) if name != thread.agent => format!(" (instance \"{name}\")"),
+            _ => String::new(),
+        };
         let text = self.thread_redactor(parent).await?.text(&format!(
-            "The sub-agent \"{}\" (thread {}) {outcome_word}:\n{}{attached}",
+            "The sub-agent \"{}\"{named} (thread {}) {outcome_word}:\n{}{attached}",
             thread.agent,
             thread.id,
             result.model_text()
         ));
+        // One result per session of the child: an instance's later sessions have keys of
+        // their own.
+        let sessions = self
+            .db
+            .messages(&thread.id)
+            .await?
+            .iter()
+            .filter(|m| opens_session(m))
+            .count();
+        let key = match sessions {
+            0 | 1 => format!("subagent-result:{}", thread.id),
+            n => format!("subagent-result:{}:{n}", thread.id),
+        };
         let applied = self
             .db
             .apply(
                 parent,
                 vec![Write::EnqueueOnce {
-                    key: format!("subagent-result:{}", thread.id),
+                    key,
                     item: QueueItem::Message {
                         role: Role::User,
                         content: text,
@@ -248,19 +276,35 @@ impl Runtime {
                 }],
             )
             .await?;
-        self.db
-            .apply(
-                &thread.id,
-                vec![Write::SetValue {
-                    key: DELIVERED_KEY.to_owned(),
-                    value: Some(Value::Bool(true)),
-                }],
-            )
-            .await?;
+        self.mark_delivered(&thread.id).await?;
         if !applied.queued.is_empty() {
             self.wake(parent).await;
         }
         Ok(())
+    }
+
+    /// Records that the child's session result was delivered (or, explicitly reporting, that
+    /// nothing is owed): the parent's later runs no longer drive it.
+    async fn mark_delivered(&self, child: &str) -> Result<(), RuntimeError> {
+        let write = Write::SetValue {
+            key: DELIVERED_KEY.to_owned(),
+            value: Some(Value::Bool(true)),
+        };
+        self.db.apply(child, vec![write]).await?;
+        Ok(())
+    }
+
+    /// Whether `thread` is a resumable instance started with `parentCommunication: explicit`.
+    async fn reports_explicitly(&self, thread: &Thread) -> Result<bool, RuntimeError> {
+        if !thread.tags.iter().any(|t| t == resumable::RESUMABLE_TAG) {
+            return Ok(false);
+        }
+        let started = self.db.value(&thread.id, INSTANCE_KEY).await?;
+        Ok(started
+            .as_ref()
+            .and_then(|v| v.get("parentCommunication"))
+            .and_then(Value::as_str)
+            == Some("explicit"))
     }
 
     /// Starts the parent's next turn for a result just queued, unless a run owns it (that run

@@ -15,12 +15,15 @@ mod detached;
 mod handoff;
 mod immediate;
 mod result;
+mod resumable;
 
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError, StopReason};
 use crate::project::{agent_tool, AgentKind, Definitions, SubagentToolConfig, MAX_SUBAGENT_DEPTH};
 use handoff::handoff_tool;
 pub(super) use result::session_result;
+use resumable::{create_tool, has_room, instance_counts, message_tool};
+use resumable::{display_name, instances};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -30,10 +33,15 @@ use toolhost_core::tool::AbortSignal;
 use toolhost_core::{AnyTool, ToolResult};
 use toolhost_store::{NewMessage, NewThread, Role, StoreError, ToolCallRecord, Write};
 
-/// The tag a child thread carries with the name of the agent it runs (its display name).
+/// The tag a child thread carries with its display name: the agent's name, the value of its
+/// call's `initAgentNameProperty` argument, or a resumable instance's `name`.
 pub(super) fn name_tag(name: &str) -> String {
     format!("name:{name}")
 }
+
+/// The child's value recording how it was started: `{agent, name, arguments}` (what
+/// [`ThreadState::arguments`] reads).
+pub(super) const INSTANCE_KEY: &str = "toolhost.subagent";
 
 /// What a call of an offered agent does: run a `dual_ai` agent as a sub-agent in a child
 /// thread, or hand the thread over to an `ai_human` agent.
@@ -43,6 +51,10 @@ pub(super) enum AgentOffer {
     Sub(SubagentToolConfig),
     /// A handoff.
     Handoff,
+    /// `subagent_create`, for the resumable agents that may take one more instance.
+    Create(Vec<SubagentToolConfig>),
+    /// `subagent_message`, for the resumable agents offered.
+    Message(Vec<SubagentToolConfig>),
 }
 
 /// The tool of every agent some prompt offers, by name. An agent whose first side's prompt did
@@ -90,27 +102,114 @@ type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send 
 impl Runtime {
     /// The agents `prompt` offers, by name, with what a call of each does; a sub-agent whose
     /// `optional` flag is off in `texts` (the thread's text variables) is not among them;
-    /// without `texts` (checking what an agent reaches) every one is.
+    /// without `texts` (checking what an agent reaches) every one is. Resumable agents are
+    /// offered through `subagent_create` (those that may take one more instance, given the
+    /// thread's `children`) and `subagent_message` (once the thread has an instance); without
+    /// `children` both are offered for every one.
     pub(super) fn offered_subagents(
         &self,
         prompt: &crate::project::PromptDef,
         texts: Option<&std::collections::BTreeMap<String, String>>,
+        children: Option<&[toolhost_store::Thread]>,
     ) -> HashMap<String, AgentOffer> {
-        prompt
-            .tools
+        let mut offered = HashMap::new();
+        let mut resumable = Vec::new();
+        for t in &prompt.tools {
+            if self.tools.contains(t) || !self.agent_tools.contains_key(&t.name) {
+                continue;
+            }
+            let Some(agent) = self.defs.agents.get(&t.name) else {
+                continue;
+            };
+            let offer = match agent.kind {
+                AgentKind::DualAi if texts.is_some_and(|v| !t.subagent().is_offered(v)) => continue,
+                AgentKind::DualAi if t.subagent().resumable.is_some() => {
+                    resumable.push(t.subagent());
+                    continue;
+                }
+                AgentKind::DualAi => AgentOffer::Sub(t.subagent()),
+                AgentKind::AiHuman => AgentOffer::Handoff,
+            };
+            offered.insert(t.name.clone(), offer);
+        }
+        if resumable.is_empty() {
+            return offered;
+        }
+        let counts = children.map(instance_counts);
+        let creatable: Vec<SubagentToolConfig> = resumable
             .iter()
-            .filter(|t| !self.tools.contains(t) && self.agent_tools.contains_key(&t.name))
-            .filter_map(|t| {
-                let offered = match self.defs.agents.get(&t.name)?.kind {
-                    AgentKind::DualAi if texts.is_some_and(|v| !t.subagent().is_offered(v)) => {
-                        return None
-                    }
-                    AgentKind::DualAi => AgentOffer::Sub(t.subagent()),
-                    AgentKind::AiHuman => AgentOffer::Handoff,
-                };
-                Some((t.name.clone(), offered))
-            })
-            .collect()
+            .filter(|c| counts.as_ref().is_none_or(|n| has_room(c, n)))
+            .cloned()
+            .collect();
+        if !creatable.is_empty() {
+            offered.insert(
+                crate::project::SUBAGENT_CREATE.to_owned(),
+                AgentOffer::Create(creatable),
+            );
+        }
+        if children.is_none_or(|c| instances(c).next().is_some()) {
+            offered.insert(
+                crate::project::SUBAGENT_MESSAGE.to_owned(),
+                AgentOffer::Message(resumable),
+            );
+        }
+        offered
+    }
+
+    /// Every agent `prompt` can start, whatever its flags (for checking what an agent reaches).
+    pub(super) fn agents_offered(&self, prompt: &crate::project::PromptDef) -> Vec<String> {
+        let mut names = Vec::new();
+        for (key, offer) in self.offered_subagents(prompt, None, None) {
+            match offer {
+                AgentOffer::Sub(_) | AgentOffer::Handoff => names.push(key),
+                AgentOffer::Create(configs) => names.extend(configs.into_iter().map(|c| c.name)),
+                AgentOffer::Message(_) => {}
+            }
+        }
+        names
+    }
+
+    /// Whether a prompt of `agent`'s sides offers a resumable agent (whose offer depends on the
+    /// thread's instances).
+    pub(super) fn offers_resumable(&self, agent: &crate::project::AgentDef) -> bool {
+        agent
+            .sides()
+            .into_iter()
+            .filter_map(|(_, side)| self.defs.prompts.get(&side.prompt))
+            .flat_map(|p| p.tools.iter())
+            .any(|t| t.agent.as_ref().is_some_and(|c| c.resumable.is_some()))
+    }
+
+    /// The tools of the lifecycle offers in `offered` (`subagent_create`, `subagent_message`).
+    pub(super) fn lifecycle_tools(
+        &self,
+        offered: &HashMap<String, AgentOffer>,
+        children: &[toolhost_store::Thread],
+    ) -> Vec<AnyTool> {
+        let mut tools = Vec::new();
+        for offer in offered.values() {
+            match offer {
+                AgentOffer::Create(configs) => {
+                    let creatable: Vec<(&SubagentToolConfig, Value)> = configs
+                        .iter()
+                        .filter_map(|c| {
+                            let agent = self.defs.agents.get(&c.name)?;
+                            let prompt = resumable::receiving_prompt(c, agent)?;
+                            let schema =
+                                crate::project::prompt_tool_schema(self.defs.prompts.get(&prompt)?);
+                            Some((c, schema))
+                        })
+                        .collect();
+                    tools.extend(create_tool(&creatable));
+                }
+                AgentOffer::Message(_) => {
+                    let names: Vec<&str> = instances(children).filter_map(display_name).collect();
+                    tools.extend(message_tool(&names));
+                }
+                _ => {}
+            }
+        }
+        tools
     }
 
     /// Whether `offer` names an agent that `offered` (what [`Runtime::offered_subagents`]
@@ -163,12 +262,26 @@ impl Runtime {
                 Ok(_) => {}
                 Err(StoreError::ThreadNotFound(_)) => {
                     let text = first_message(config, self.has_schema(&config.name), &args);
+                    let (listed, files) = match self.carry_down(state, config, &args).await? {
+                        Ok(carried) => carried,
+                        Err(why) => return Ok(ToolResult::error(why)),
+                    };
                     let first = Write::AppendMessage(NewMessage {
                         role: Some(Role::User),
-                        content: Some(state.redactor().text(&text)),
+                        content: Some(state.redactor().text(&(text + &listed))),
                         ..NewMessage::default()
                     });
+                    let name = display_name_of(config, &args);
                     let mut writes = vec![first];
+                    writes.extend(files);
+                    writes.push(Write::SetValue {
+                        key: INSTANCE_KEY.to_owned(),
+                        value: Some(state.redactor().json(serde_json::json!({
+                            "agent": config.name,
+                            "name": name,
+                            "arguments": args,
+                        }))),
+                    });
                     if let Some(immediate) = &config.immediate {
                         writes.extend(self.scoped_env_writes(
                             &child,
@@ -176,7 +289,7 @@ impl Runtime {
                             state.variables(),
                         )?);
                     }
-                    let mut tags = vec![name_tag(&config.name)];
+                    let mut tags = vec![name_tag(&name)];
                     if !config.blocking {
                         tags.push(detached::DETACHED_TAG.to_owned());
                     }
@@ -278,6 +391,20 @@ impl Runtime {
             .and_then(|a| self.defs.prompts.get(&a.side_a.prompt))
             .is_some_and(|p| p.required_schema.is_some())
     }
+}
+
+/// The child's display name: the argument `initAgentNameProperty` names, when it holds a
+/// non-blank string; else the agent's name.
+fn display_name_of(config: &SubagentToolConfig, args: &Value) -> String {
+    config
+        .init_agent_name_property
+        .as_deref()
+        .and_then(|p| args.get(p))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(&config.name)
+        .to_owned()
 }
 
 /// The child's first message: the argument `initUserMessageProperty` names (a string as it is,

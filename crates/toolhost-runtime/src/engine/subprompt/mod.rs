@@ -168,6 +168,7 @@ impl Runtime {
                 &[],
                 &[],
                 &texts,
+                None,
                 Turn::at(&[], &position),
             )?;
             run.offer = Offer {
