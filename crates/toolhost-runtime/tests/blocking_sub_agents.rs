@@ -163,8 +163,9 @@ async fn refusal(p: &Project) -> Vec<String> {
 
 #[tokio::test]
 async fn an_agent_offer_the_engine_cannot_honour_is_refused_naming_the_file_and_field() {
+    // Settings only a prompt tool has are refused for an agent.
     let lines = refusal(&project(
-        json!({"name": "research", "initUserMessageProperty": "topic"}),
+        json!({"name": "research", "includeToolCalls": true}),
         "dual_ai",
     ))
     .await;
@@ -174,17 +175,19 @@ async fn an_agent_offer_the_engine_cannot_honour_is_refused_naming_the_file_and_
             .any(|l| l.contains("lead.json") && l.contains("prompt-tool settings")),
         "{lines:?}"
     );
-    let lines = refusal(&project(
+    // The fields both kinds share are read as the agent's, and checked against its arguments.
+    for entry in [
+        json!({"name": "research", "initUserMessageProperty": "topic"}),
         json!({"name": "research", "blocking": true, "initUserMessageProperty": "topic"}),
-        "dual_ai",
-    ))
-    .await;
-    assert!(
-        lines.iter().any(|l| l.contains("lead.json")
-            && l.contains("initUserMessageProperty")
-            && l.contains("topic")),
-        "{lines:?}"
-    );
+    ] {
+        let lines = refusal(&project(entry, "dual_ai")).await;
+        assert!(
+            lines.iter().any(|l| l.contains("lead.json")
+                && l.contains("initUserMessageProperty")
+                && l.contains("topic")),
+            "{lines:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -33,8 +33,6 @@ async fn two_runs_at_once_do_not_see_each_others_globals() {
     let (a, b) = tokio::join!(start("a", "b"), start("b", "a"));
     assert_eq!(value_of(&a), json!({ "who": "a", "sawOther": false }));
     assert_eq!(value_of(&b), json!({ "who": "b", "sawOther": false }));
-    let overlap = a.duration_ms() + b.duration_ms() >= 300.0;
-    assert!(overlap, "both runs spun their 150 ms");
 }
 
 #[tokio::test]
