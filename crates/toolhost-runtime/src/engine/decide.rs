@@ -200,5 +200,34 @@ mod tests {
             next_step(false, &position, &rules(side_b), &second, &none),
             Step::End(StopReason::MaxSessionTurns(2))
         );
+        // A message from outside opens a new session: its own turns, turn numbers going on.
+        let mut third = second.clone();
+        third.push(message(Role::User, &[], MessageMeta::default()));
+        let position = Position::from_history(&def, &third);
+        assert_eq!((position.side, position.turn), (Side::A, 3));
+        assert_eq!(position.session_turn(), 1);
+        assert_eq!(
+            next_step(false, &position, &rules(&def.side_a), &third, &none),
+            Step::Ask
+        );
+        third.push(message(Role::Assistant, &[], reply(Side::A, 3)));
+        let position = Position::from_history(&def, &third);
+        assert_eq!(
+            next_step(false, &position, &rules(&def.side_a), &third, &none),
+            Step::HandOver
+        );
+        // An inbound assistant message (side A's voice) is answered by side B.
+        let mut to_b = second;
+        to_b.push(message(
+            Role::Assistant,
+            &[],
+            MessageMeta {
+                inbound: true,
+                side: Some(Side::A),
+                ..MessageMeta::default()
+            },
+        ));
+        let position = Position::from_history(&def, &to_b);
+        assert_eq!((position.side, position.turn), (Side::B, 3));
     }
 }

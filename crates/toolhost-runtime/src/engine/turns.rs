@@ -92,7 +92,7 @@ impl Position {
             None => (&history[..0], history),
         };
         let in_session = || session.iter().filter_map(side_reply);
-        let Some((side, turn)) = in_session().last() else {
+        let Some((side, turn)) = in_session().next_back() else {
             // Nothing answered it yet: the addressed side takes the session's first turn.
             let earlier = before.iter().filter_map(side_reply).map(|(_, t)| t).max();
             let turn = earlier.unwrap_or(0) + 1;

@@ -127,9 +127,11 @@ impl Runtime {
             };
             let stat = match self.db.stat(from, &source).await? {
                 Some(s) if !s.is_folder => s,
-                _ => return Ok(Err(format!(
+                _ => {
+                    return Ok(Err(format!(
                     "attachment \"{path}\" is not a file of {whose} thread; nothing was passed on"
-                ))),
+                )))
+                }
             };
             let target = match to(&source) {
                 Ok(t) => t,
