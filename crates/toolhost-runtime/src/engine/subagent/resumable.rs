@@ -139,9 +139,12 @@ pub(in crate::engine) fn create_tool(
 
 /// The `subagent_message` tool, naming the instances there are.
 pub(in crate::engine) fn message_tool(instances: &[&str]) -> Option<AnyTool> {
+    let listed = match instances {
+        [] => "none yet".to_owned(),
+        names => names.join(", "),
+    };
     let description = format!(
-        "Sends a message to an instance started with {SUBAGENT_CREATE} and returns its answer. Instances: {}.",
-        instances.join(", ")
+        "Sends a message to an instance started with {SUBAGENT_CREATE} and returns its answer. Instances: {listed}."
     );
     let schema = json!({
         "type": "object",
