@@ -11,6 +11,8 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason, ThreadState};
+use toolhost_runtime::variables::secrets::SecretKey;
+use toolhost_runtime::variables::VariableValue;
 use toolhost_store::{Role, SqliteStore, Store, ThreadStatus};
 
 /// Agent `lead` (ai_human) offers `helper` as `entry`; `helper` (dual_ai) has side A `worker`
@@ -74,6 +76,7 @@ fn project(entry: Value, worker: Value, critic: Value) -> Project {
 fn runtime(project: &Project, lead: Value) -> (Runtime, Arc<dyn Store>, Arc<Recorded>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    rt.set_secret_key(SecretKey::generate().unwrap());
     rt.register_tool(
         DynamicTool::new("report", "Reports.")
             .parameters(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
@@ -386,4 +389,95 @@ async fn a_notify_from_a_thread_without_a_parent_is_refused() {
         .unwrap();
     let text = result.content.unwrap();
     assert!(text.contains("is not a sub-agent"), "{text}");
+}
+
+/// The worker of `p` declares `REGION_KEY` secret, required and scoped: no thread inherits it.
+fn require_a_scoped_key(p: &Project) {
+    let worker = p.root.join("agents/prompts/worker.json");
+    let mut def: Value = serde_json::from_str(&std::fs::read_to_string(&worker).unwrap()).unwrap();
+    def["variables"] =
+        json!([{"name": "REGION_KEY", "type": "secret", "required": true, "scoped": true}]);
+    std::fs::write(&worker, def.to_string()).unwrap();
+}
+
+#[tokio::test]
+async fn an_instance_missing_scoped_variables_waits_for_them_and_their_values_boot_it() {
+    let p = project(
+        json!({"name": "helper", "initUserMessageProperty": "message",
+            "resumable": {"receives_messages": "side_a"}}),
+        json!([report("scouted")]),
+        json!([{"text": "unused"}]),
+    );
+    require_a_scoped_key(&p);
+    let lead = json!([
+        create("scout", "look"),
+        {"text": "asked for the key"},
+        {"text": "got the result"}
+    ]);
+    let (rt, store, _) = runtime(&p, lead);
+    let thread = rt.start_thread("lead", "go").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+
+    // The call returned the structured bootstrap error, naming the request and its endpoint.
+    let error = &results(&store, &thread.id)[0];
+    assert_eq!(error["error"], "subagent_env_required");
+    assert_eq!(error["variables"], json!(["REGION_KEY"]));
+    let request_id = error["request_id"].as_str().unwrap();
+    let endpoint = format!("/v1/threads/{}/variables/{request_id}", thread.id);
+    assert_eq!(error["endpoints"]["post"], endpoint.as_str());
+    // The instance exists, deferred: nothing of it ran.
+    let child = store.threads(Some(&thread.id)).unwrap().remove(0);
+    assert_eq!(error["reference"], child.id.as_str());
+    assert!(!store
+        .messages(&child.id)
+        .unwrap()
+        .iter()
+        .any(|m| m.role == Role::Assistant));
+    let requests = store.variable_requests(&thread.id).unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].names, vec!["REGION_KEY".to_owned()]);
+    assert!(requests[0].answered_at.is_none());
+    // Running it directly is refused while it waits.
+    let refused = rt.run(&child.id).await.unwrap_err().to_string();
+    assert!(refused.contains("REGION_KEY"), "{refused}");
+
+    // The value goes to the instance, never to the parent, and answers the request.
+    rt.set_variables(
+        &thread.id,
+        vec![VariableValue::secret("REGION_KEY", "key-7731-secret")],
+    )
+    .await
+    .unwrap();
+    let requests = store.variable_requests(&thread.id).unwrap();
+    assert!(requests[0].answered_at.is_some());
+    let names = |t: &str| -> Vec<String> {
+        store
+            .variables(t)
+            .unwrap()
+            .into_iter()
+            .map(|v| v.name)
+            .collect()
+    };
+    assert_eq!(names(&child.id), vec!["REGION_KEY".to_owned()]);
+    assert!(names(&thread.id).is_empty());
+
+    // The parent's next run boots the instance; its result arrives as a message.
+    rt.run(&thread.id).await.unwrap();
+    let users: Vec<String> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .filter_map(|m| m.content)
+        .collect();
+    assert!(
+        users.iter().any(|u| u.contains("scouted")),
+        "{users:?}"
+    );
+    for t in [&thread.id, &child.id] {
+        for m in store.messages(t).unwrap() {
+            let text = serde_json::to_string(&m).unwrap();
+            assert!(!text.contains("key-7731-secret"), "{text}");
+        }
+    }
 }

@@ -172,6 +172,7 @@ impl Runtime {
     pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
         let thread = self.db.thread(thread_id).await?;
         self.check_agent(&thread.agent)?;
+        self.check_not_deferred(&thread).await?;
         let ownership = self.claim(thread_id).await?;
         let outcome = self.run_claimed(thread_id, ownership).await?;
         self.deliver_if_detached(&thread, &outcome).await?;
@@ -182,6 +183,7 @@ impl Runtime {
     pub async fn run_when_free(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
         let thread = self.db.thread(thread_id).await?;
         self.check_agent(&thread.agent)?;
+        self.check_not_deferred(&thread).await?;
         let ownership = self.claim_when_free(thread_id).await?;
         let outcome = self.run_claimed(thread_id, ownership).await?;
         self.deliver_if_detached(&thread, &outcome).await?;

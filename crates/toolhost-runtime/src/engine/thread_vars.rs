@@ -49,7 +49,7 @@ impl Runtime {
     }
 
     /// Whether the agent or one of its prompts gives `name` a value.
-    fn defined_value(&self, agent: &AgentDef, name: &str) -> bool {
+    pub(super) fn defined_value(&self, agent: &AgentDef, name: &str) -> bool {
         agent.values.contains_key(name)
             || self
                 .agent_prompts(agent)
@@ -217,11 +217,19 @@ impl Runtime {
 
     /// Gives a thread variable values (for example the ones it paused for); a request whose
     /// variables all have values now is marked answered. Run the thread again to continue.
+    /// Values a request of a deferred sub-agent instance asks for are stored in that instance
+    /// instead, which answering the request boots (see `subagent::bootstrap`).
     pub async fn set_variables(
         &self,
         thread_id: &str,
         values: Vec<VariableValue>,
     ) -> Result<(), RuntimeError> {
+        // Values a deferred sub-agent instance waits for go to it, not to this thread.
+        let had = !values.is_empty();
+        let values = self.give_deferred(thread_id, values).await?;
+        if had && values.is_empty() {
+            return Ok(());
+        }
         let given: BTreeSet<String> = values.iter().map(|v| v.name.clone()).collect();
         let mut writes = self.variable_writes(thread_id, values)?;
         let covered = self.covered(thread_id, given).await?;

@@ -173,8 +173,10 @@ impl Runtime {
     async fn undelivered_children(&self, parent: &str) -> Result<Vec<String>, RuntimeError> {
         let mut found = Vec::new();
         for child in self.db.threads(Some(parent)).await? {
+            // A deferred instance waits for variables: it runs once they are given.
             if child.tags.iter().any(|t| t == DETACHED_TAG)
                 && self.db.value(&child.id, DELIVERED_KEY).await?.is_none()
+                && self.deferred_request(&child.id).await?.is_none()
             {
                 found.push(child.id);
             }

@@ -10,6 +10,7 @@
 //! a child whose session already ended asks no model again: the engine's decisions over its
 //! stored history end the run with the same result.
 
+mod bootstrap;
 mod carry;
 mod detached;
 mod handoff;

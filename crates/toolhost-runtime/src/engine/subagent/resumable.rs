@@ -26,6 +26,7 @@
 use super::super::state::ThreadState;
 use super::super::turns::Side;
 use super::super::{Runtime, RuntimeError};
+use super::bootstrap::DEFERRED_KEY;
 use super::{child_id, detached, first_message, name_tag, Boxed, INSTANCE_KEY};
 use crate::project::{
     agent_tool, ParentCommunication, ReceivingSide, SubagentToolConfig, DEFAULT_MESSAGE_PROPERTY,
@@ -289,8 +290,23 @@ impl Runtime {
                         },
                     }))),
                 });
+                // Required scoped variables no definition gives: the instance waits for them.
+                let missing = self
+                    .defs
+                    .agents
+                    .get(agent)
+                    .map(|a| self.scoped_required(a))
+                    .unwrap_or_default();
+                let deferred = (!missing.is_empty()).then(toolhost_store::new_id);
+                if let Some(request_id) = &deferred {
+                    writes.push(Write::SetValue {
+                        key: DEFERRED_KEY.to_owned(),
+                        value: Some(Value::String(request_id.clone())),
+                    });
+                }
                 let mut tags = vec![name_tag(name), RESUMABLE_TAG.to_owned()];
-                if !config.blocking {
+                // A deferred instance starts after this call returned: its result is queued.
+                if !config.blocking || deferred.is_some() {
                     tags.push(detached::DETACHED_TAG.to_owned());
                 }
                 self.db
@@ -308,6 +324,24 @@ impl Runtime {
                 .and_then(display_name)
                 .unwrap_or(name)
                 .to_owned();
+            if let Some(request_id) = self.deferred_request(&child).await? {
+                let missing = self
+                    .defs
+                    .agents
+                    .get(agent)
+                    .map(|a| self.scoped_required(a))
+                    .unwrap_or_default();
+                self.request_for_child(parent, &child, &request_id, &missing)
+                    .await?;
+                return Ok(Self::env_required(
+                    parent,
+                    &child,
+                    &name,
+                    agent,
+                    &request_id,
+                    &missing,
+                ));
+            }
             self.go_on(state, &child, &name, config, abort).await
         })
     }
@@ -382,6 +416,11 @@ impl Runtime {
                 )));
             };
             let name = display_name(child).unwrap_or(wanted).to_owned();
+            if let Some(request_id) = self.deferred_request(&child.id).await? {
+                return Ok(ToolResult::error(format!(
+                    "the instance \"{name}\" has not started: it waits for variables (request {request_id})"
+                )));
+            }
             let addressed = addressed(receiving_side(config), String::new());
             let role = addressed.role.unwrap_or(Role::User);
             self.db
