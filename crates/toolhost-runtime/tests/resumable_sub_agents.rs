@@ -461,8 +461,9 @@ async fn an_instance_missing_scoped_variables_waits_for_them_and_their_values_bo
     assert_eq!(names(&child.id), vec!["REGION_KEY".to_owned()]);
     assert!(names(&thread.id).is_empty());
 
-    // The parent's next run boots the instance; its result arrives as a message.
-    rt.run(&thread.id).await.unwrap();
+    // The instance runs (as the server starts it); its result arrives as a message, which
+    // starts the parent's next turn.
+    rt.run(&child.id).await.unwrap();
     let users: Vec<String> = store
         .messages(&thread.id)
         .unwrap()
@@ -470,10 +471,9 @@ async fn an_instance_missing_scoped_variables_waits_for_them_and_their_values_bo
         .filter(|m| m.role == Role::User)
         .filter_map(|m| m.content)
         .collect();
-    assert!(
-        users.iter().any(|u| u.contains("scouted")),
-        "{users:?}"
-    );
+    assert!(users.iter().any(|u| u.contains("scouted")), "{users:?}");
+    let last = store.messages(&thread.id).unwrap().pop().unwrap();
+    assert_eq!(last.content.as_deref(), Some("got the result"));
     for t in [&thread.id, &child.id] {
         for m in store.messages(t).unwrap() {
             let text = serde_json::to_string(&m).unwrap();

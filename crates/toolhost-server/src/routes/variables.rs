@@ -80,6 +80,7 @@ pub(super) struct GiveBody {
 #[utoipa::path(
     post, path = "/v1/threads/{id}/variables/{request_id}", operation_id = "giveVariables", tag = "variables",
     summary = "Give the values a variable request asks for; the thread goes on",
+    description = "For the request of a deferred sub-agent instance (a `subagent_env_required` result), the values are stored in the instance, never in this thread, and the instance starts at once; its session result reaches this thread as a message.",
     params(("id" = String, Path, description = "The thread's id."), ("request_id" = String, Path, description = "The variable request.")),
     request_body(content = inline(GiveBody), description = "A JSON object of these fields only."),
     responses(
@@ -118,6 +119,9 @@ pub(super) async fn give(
         )));
     }
     let values = variable_values(&state.runtime, body.variables, body.secrets)?;
+    // A request of a deferred sub-agent instance: the values go to the instance, and it is the
+    // thread that starts (its result reaches this one as a message).
+    let deferred = state.runtime.deferred_child(&id, &request_id).await?;
     let (runtime, db) = (state.runtime.clone(), state.db.clone());
     let answered = state
         .runs
@@ -128,7 +132,7 @@ pub(super) async fn give(
                 .await?
                 .into_iter()
                 .any(|r| r.id == request_id && r.answered_at.is_some());
-            Ok((answered, answered.then_some(id)))
+            Ok((answered, answered.then(|| deferred.unwrap_or(id))))
         })
         .await?;
     Ok(Json(json!({ "answered": answered })))

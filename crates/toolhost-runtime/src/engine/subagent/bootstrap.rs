@@ -105,7 +105,10 @@ impl Runtime {
     }
 
     /// The request a deferred child waits for, if it is deferred.
-    pub(super) async fn deferred_request(&self, child: &str) -> Result<Option<String>, RuntimeError> {
+    pub(super) async fn deferred_request(
+        &self,
+        child: &str,
+    ) -> Result<Option<String>, RuntimeError> {
         Ok(self
             .db
             .value(child, DEFERRED_KEY)
@@ -118,7 +121,11 @@ impl Runtime {
         &self,
         thread: &toolhost_store::Thread,
     ) -> Result<(), RuntimeError> {
-        if !thread.tags.iter().any(|t| t == super::resumable::RESUMABLE_TAG) {
+        if !thread
+            .tags
+            .iter()
+            .any(|t| t == super::resumable::RESUMABLE_TAG)
+        {
             return Ok(());
         }
         if self.deferred_request(&thread.id).await?.is_none() {
