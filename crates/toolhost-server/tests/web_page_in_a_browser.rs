@@ -241,11 +241,76 @@ fn project(model_port: u16) -> PathBuf {
         json!({}),
         "Waited for the flag.",
     ));
+    files.extend(delegator());
     let files: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     write_project(&files)
+}
+
+/// `delegator` creates an instance of the resumable `scout`, whose worker requires the scoped
+/// secret `SCOUT_KEY`: the instance waits for it, asked on the delegator's page.
+fn delegator() -> Vec<(String, String)> {
+    let mut files = vec![
+        (
+            "agents/agents/delegator.json".to_owned(),
+            json!({"type": "ai_human", "sideA": {"prompt": "delegator"}}).to_string(),
+        ),
+        (
+            "agents/prompts/delegator.json".to_owned(),
+            json!({"toolDescription": "Delegates.", "prompt": "You delegate.", "model": "delegator_test",
+                   "includeChat": true, "includePastTools": true,
+                   "tools": [{"name": "scout", "blocking": false, "resumable": {"receives_messages": "side_a"}}]})
+            .to_string(),
+        ),
+        (
+            "agents/models/delegator_test.json".to_owned(),
+            json!({"provider": "test", "script": "scripts/delegator.jsonl"}).to_string(),
+        ),
+        (
+            "scripts/delegator.jsonl".to_owned(),
+            format!(
+                "{}\n{}\n{}\n",
+                json!({"toolCalls": [{"name": "subagent_create", "arguments": {"name": "bay", "arguments": {"message": "map the bay"}}}]}),
+                json!({"text": "Waiting for the scout's key."}),
+                json!({"text": "The scout is back."})
+            ),
+        ),
+        (
+            "agents/agents/scout.json".to_owned(),
+            json!({"type": "dual_ai", "description": "Scouts.", "maxSessionTurns": 2,
+                   "sideA": {"prompt": "scout_worker", "sessionStop": {"name": "report", "messageProperty": "text"}},
+                   "sideB": {"prompt": "scout_worker"}})
+            .to_string(),
+        ),
+        (
+            "agents/prompts/scout_worker.json".to_owned(),
+            json!({"toolDescription": "Scouts.", "prompt": "You scout.", "model": "scout_test", "tools": ["report"],
+                   "variables": [{"name": "SCOUT_KEY", "type": "secret", "required": true, "scoped": true,
+                                  "description": "Key of the scout's map service"}]})
+            .to_string(),
+        ),
+        (
+            "agents/models/scout_test.json".to_owned(),
+            json!({"provider": "test", "script": "scripts/scout.jsonl"}).to_string(),
+        ),
+        (
+            "scripts/scout.jsonl".to_owned(),
+            format!("{}\n", json!({"toolCalls": [{"name": "report", "arguments": {"text": "The bay is mapped."}}]})),
+        ),
+        (
+            "activities/report.py".to_owned(),
+            "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({\"status\": \"success\", \"result\": \"reported\"}))\n".to_owned(),
+        ),
+    ];
+    files.extend(tool(
+        "report",
+        "Reports.",
+        json!({"text": {"type": "string"}}),
+        json!({"required": ["text"]}),
+    ));
+    files
 }
 
 async fn serve() -> (TestServer, PathBuf, String) {
@@ -484,6 +549,38 @@ async fn a_secret_form_is_filled_and_an_image_result_is_shown_at_phone_width() {
         "the page scrolls sideways at phone width"
     );
     browser.screenshot("03-image-result").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_waiting_for_a_secret_is_given_it_on_its_parents_page() {
+    let (server, _project, token) = serve().await;
+    let browser = Browser::start("sub-agent-secret", 1024, 768).await;
+    browser.sign_in(&base(&server), &token).await;
+
+    open_new_thread(&browser, &server, &token, "delegator", "Map the bay.").await;
+    browser
+        .find(".card.variables input[type=password][name=SCOUT_KEY]")
+        .await;
+    browser.screenshot("01-sub-agent-secret-form").await;
+    browser
+        .type_into(".card.variables input[name=SCOUT_KEY]", SECRET)
+        .await;
+    browser.click(".card.variables button[type=submit]").await;
+    browser
+        .until_text(
+            "the instance's result and the parent's answer",
+            &["The bay is mapped.", "The scout is back."],
+        )
+        .await;
+    assert_eq!(count(&browser, ".card.variables").await, 0);
+    browser.screenshot("02-sub-agent-back").await;
+    let page = browser
+        .js("return document.documentElement.outerHTML", json!([]))
+        .await;
+    assert!(
+        !page.as_str().unwrap().contains(SECRET),
+        "the secret is on the page"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
