@@ -16,8 +16,24 @@ use toolhost_store::{Message, Role, Store, ThreadStatus, ToolStatus};
 const CALLS: usize = 120;
 const KILLS: usize = 10;
 
+/// The worker's script for one session: every call, then the report.
+fn one_session() -> String {
+    format!("{{\"toolCalls\": [{{\"name\": \"append_line\", \"arguments\": {{\"n\": 1}}}}], \"times\": {CALLS}}}\n{{\"toolCalls\": [{{\"name\": \"report\", \"arguments\": {{\"text\": \"worked\"}}}}]}}\n")
+}
+
 /// The project; the lead offers `team` as `offer` and plays `lead_script`.
 fn project(offer: &str, lead_script: &str) -> TempProject {
+    project_with(offer, lead_script, &one_session(), 1)
+}
+
+/// The project with the worker playing `worker_script` and the boss answering `sessions`
+/// messages.
+fn project_with(
+    offer: &str,
+    lead_script: &str,
+    worker_script: &str,
+    sessions: usize,
+) -> TempProject {
     let p = TempProject::new();
     let prompt = |model: &str, tools: &str, extra: &str| {
         format!(
@@ -43,8 +59,8 @@ fn project(offer: &str, lead_script: &str) -> TempProject {
         ),
         ("report.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'reported'}))\n".to_owned()),
         ("lead.jsonl", lead_script.to_owned()),
-        ("boss.jsonl", "{\"text\": \"append the lines\"}\n".to_owned()),
-        ("worker.jsonl", format!("{{\"toolCalls\": [{{\"name\": \"append_line\", \"arguments\": {{\"n\": 1}}}}], \"times\": {CALLS}}}\n{{\"toolCalls\": [{{\"name\": \"report\", \"arguments\": {{\"text\": \"worked\"}}}}]}}\n")),
+        ("boss.jsonl", format!("{{\"text\": \"append the lines\", \"times\": {sessions}}}\n")),
+        ("worker.jsonl", worker_script.to_owned()),
     ];
     for (file, text) in files {
         write(&p.root, file, &text);
@@ -228,6 +244,78 @@ fn a_non_blocking_child_killed_at_random_moments_reaches_its_parent_once() {
         "seed {seed}"
     );
     assert!(store.queued(&id).unwrap().is_empty(), "seed {seed}");
+    eprintln!(
+        "seed {seed}: {kills} kills, {unknown} unknown outcomes, {} lines",
+        lines.len()
+    );
+}
+
+#[test]
+fn a_resumable_instance_killed_at_random_moments_runs_each_session_once() {
+    // Two sessions of one instance: created, then sent a second message; half the calls each.
+    let half = CALLS / 2;
+    let session = |text: &str| {
+        format!("{{\"toolCalls\": [{{\"name\": \"append_line\", \"arguments\": {{\"n\": 1}}}}], \"times\": {half}}}\n{{\"toolCalls\": [{{\"name\": \"report\", \"arguments\": {{\"text\": \"{text}\"}}}}]}}\n")
+    };
+    let worker = format!("{}{}", session("first half"), session("second half"));
+    let lead = concat!(
+        "{\"toolCalls\": [{\"name\": \"subagent_create\", \"arguments\": {\"name\": \"t\", \"arguments\": {\"message\": \"append\"}}}]}\n",
+        "{\"toolCalls\": [{\"name\": \"subagent_message\", \"arguments\": {\"name\": \"t\", \"message\": \"again\"}}]}\n",
+        "{\"text\": \"done\"}\n"
+    );
+    let p = project_with(
+        r#"{"name": "team", "resumable": {"receives_messages": "side_a"}}"#,
+        lead,
+        &worker,
+        2,
+    );
+    let log = p.root.join("calls.log");
+    let KilledRun {
+        thread: id,
+        seed,
+        kills,
+        store,
+    } = run_with_random_kills(&p.root, "lead", &log, KILLS, 300);
+    let children = store.threads(Some(&id)).unwrap();
+    assert_eq!(
+        children.len(),
+        1,
+        "seed {seed}: {} children",
+        children.len()
+    );
+    let child = &children[0];
+    let (lines, unknown) = every_call_ran_once(&store, &[&id, &child.id], &log, seed, kills);
+
+    // Each of the lead's messages reached the instance once, and each call got its session's
+    // result.
+    let child_messages = store.messages(&child.id).unwrap();
+    for text in ["append", "again"] {
+        let n = child_messages
+            .iter()
+            .filter(|m| m.role == Role::User && m.content.as_deref() == Some(text))
+            .count();
+        assert_eq!(n, 1, "seed {seed}: {text:?} reached the instance {n} times");
+    }
+    let messages = store.messages(&id).unwrap();
+    let results: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.content.as_deref())
+        .collect();
+    assert_eq!(results.len(), 2, "seed {seed}: {results:?}");
+    assert!(
+        results[0].contains("\"result\":\"first half\""),
+        "seed {seed}: {results:?}"
+    );
+    assert!(
+        results[1].contains("\"result\":\"second half\""),
+        "seed {seed}: {results:?}"
+    );
+    assert_eq!(
+        messages.last().unwrap().content.as_deref(),
+        Some("done"),
+        "seed {seed}"
+    );
     eprintln!(
         "seed {seed}: {kills} kills, {unknown} unknown outcomes, {} lines",
         lines.len()
