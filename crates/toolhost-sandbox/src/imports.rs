@@ -1,4 +1,7 @@
-//! A run's imports: only the modules the caller gave, by the exact specifier given.
+//! A run's imports: only the modules the caller gave, by the exact specifier given. A relative
+//! specifier (`./x.js`, `../lib/y.js`) written in a given module is first resolved against that
+//! module's name as a path (`agents/tools/a.js` importing `./b.js` asks for `agents/tools/b.js`);
+//! it too must name a given module.
 
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
@@ -26,6 +29,11 @@ impl Resolver for Imports {
     ) -> rquickjs::Result<String> {
         if self.names.iter().any(|n| n == name) {
             return Ok(name.to_owned());
+        }
+        if let Some(joined) = relative_to(base, name) {
+            if self.names.iter().any(|n| *n == joined) {
+                return Ok(joined);
+            }
         }
         let given = if self.names.is_empty() {
             "none".to_owned()
@@ -57,5 +65,39 @@ impl Loader for Sources {
                 "not given to this run",
             )),
         }
+    }
+}
+
+/// `name` resolved against the folder of the module `base`, when `name` is relative; `None`
+/// when it is not, or climbs above the root of the names.
+pub(crate) fn relative_to(base: &str, name: &str) -> Option<String> {
+    if !(name.starts_with("./") || name.starts_with("../")) {
+        return None;
+    }
+    let mut parts: Vec<&str> = base.split('/').collect();
+    parts.pop();
+    for part in name.split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_to;
+
+    #[test]
+    fn a_relative_specifier_is_read_from_the_importing_modules_folder() {
+        let at = "agents/tools/a.js";
+        assert_eq!(relative_to(at, "./b.js").as_deref(), Some("agents/tools/b.js"));
+        assert_eq!(relative_to(at, "../lib/c.js").as_deref(), Some("agents/lib/c.js"));
+        assert_eq!(relative_to(at, "zod"), None);
+        assert_eq!(relative_to(at, "../../../x.js"), None);
     }
 }

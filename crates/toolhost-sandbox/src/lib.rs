@@ -48,11 +48,13 @@
 
 mod console;
 mod convert;
+mod host;
 mod imports;
 mod result;
 mod worker;
 
 pub use convert::MAX_DEPTH;
+pub use host::{Host, HOST_FUNCTION};
 pub use result::{Execute, LogEntry, LogLevel, RunCode, RunError, RunResult};
 
 use std::future::Future;
@@ -187,6 +189,20 @@ impl Sandbox {
     /// run. Refuses an import named like the main module and globals or arguments nested deeper
     /// than [`MAX_DEPTH`].
     pub fn run(&self, code: RunCode) -> Result<RunHandle, SandboxError> {
+        self.start(code, None)
+    }
+
+    /// Like [`Sandbox::run`], with one door to the host: the global function `__toolhost`
+    /// (see [`Host`]). For toolhost's own JavaScript tools, never for `runCode`.
+    pub fn run_with_host(
+        &self,
+        code: RunCode,
+        host: Arc<dyn Host>,
+    ) -> Result<RunHandle, SandboxError> {
+        self.start(code, Some(host))
+    }
+
+    fn start(&self, code: RunCode, host: Option<Arc<dyn Host>>) -> Result<RunHandle, SandboxError> {
         if code.imports.contains_key(worker::MAIN) {
             return Err(SandboxError::ReservedImportName {
                 name: worker::MAIN.to_owned(),
@@ -212,7 +228,7 @@ impl Sandbox {
             .stack_size(limits.max_stack_bytes + STACK_MARGIN)
             .spawn(move || {
                 // The receiver may be gone (the handle was dropped): the result is then unwanted.
-                let _ = sender.send(worker::run(&limits, code, shared));
+                let _ = sender.send(worker::run(&limits, code, shared, host));
             })
             .map_err(SandboxError::Spawn)?;
         Ok(RunHandle {

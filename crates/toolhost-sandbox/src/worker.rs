@@ -2,6 +2,7 @@
 //! context, the limits, the module, the call, the job queue, the result.
 
 use crate::console::{self, LogBuffer};
+use crate::host::Host;
 use crate::convert::{self, FromJsError};
 use crate::imports::{Imports, Sources};
 use crate::result::{RunCode, RunError, RunResult};
@@ -53,10 +54,15 @@ enum Stop {
 type Rejections = Rc<RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>>;
 
 /// Runs `code` under `limits` on the current thread and returns its result.
-pub(crate) fn run(limits: &SandboxLimits, code: RunCode, control: Arc<Control>) -> RunResult {
+pub(crate) fn run(
+    limits: &SandboxLimits,
+    code: RunCode,
+    control: Arc<Control>,
+    host: Option<Arc<dyn Host>>,
+) -> RunResult {
     let started = Instant::now();
     let logs = Rc::new(RefCell::new(LogBuffer::new(limits.max_log_bytes)));
-    let outcome = execute(limits, code, control, started, &logs);
+    let outcome = execute(limits, code, control, started, &logs, host);
     let logs = logs.replace(LogBuffer::new(0)).finish();
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     match outcome {
@@ -103,8 +109,14 @@ fn execute(
     control: Arc<Control>,
     started: Instant,
     logs: &Rc<RefCell<LogBuffer>>,
+    host: Option<Arc<dyn Host>>,
 ) -> Result<Json, RunError> {
     let (rt, context) = fresh(limits, logs)?;
+    if let Some(host) = host {
+        context
+            .with(|ctx| crate::host::install(&ctx, host))
+            .map_err(|_| RunError::new(RunError::MEMORY, "the host's door does not fit in the memory cap"))?;
+    }
     let stop = Rc::new(Cell::new(None));
     let deadline = limits.deadline.map(|d| started + d);
     let seen = Rc::clone(&stop);

@@ -1,0 +1,33 @@
+//! The one door a run may be given to its host ([`Host`]): a global function
+//! `__toolhost(op, text)` that hands an operation's name and its JSON text to the host and
+//! returns the host's JSON text, or throws an `Error` with the host's message. Only runs started
+//! with [`crate::Sandbox::run_with_host`] have it; `runCode` runs never do.
+//!
+//! The call blocks the run's thread while the host works (the run has that thread to itself);
+//! the deadline keeps counting meanwhile, and termination is seen when the call returns.
+
+use rquickjs::{Ctx, Exception, Function};
+use std::sync::Arc;
+
+/// What a hosted run may ask of its host. Called on the run's own thread; it may block.
+pub trait Host: Send + Sync {
+    /// Carries out `op` with the JSON text `args`; returns JSON text, or a message the code
+    /// gets as a thrown `Error`.
+    fn call(&self, op: &str, args: &str) -> Result<String, String>;
+}
+
+/// The global's name.
+pub const HOST_FUNCTION: &str = "__toolhost";
+
+/// Installs [`HOST_FUNCTION`] on the context's global object.
+pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: Arc<dyn Host>) -> rquickjs::Result<()> {
+    let function = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, op: String, args: String| -> rquickjs::Result<String> {
+            host.call(&op, &args)
+                .map_err(|message| Exception::throw_message(&ctx, &message))
+        },
+    )?;
+    function.set_name(HOST_FUNCTION)?;
+    ctx.globals().set(HOST_FUNCTION, function)
+}
