@@ -93,6 +93,7 @@ compile_error!(
 pub mod activity;
 pub mod engine;
 pub mod files;
+pub mod js;
 pub mod project;
 pub mod variables;
 

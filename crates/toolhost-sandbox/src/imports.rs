@@ -95,8 +95,14 @@ mod tests {
     #[test]
     fn a_relative_specifier_is_read_from_the_importing_modules_folder() {
         let at = "agents/tools/a.js";
-        assert_eq!(relative_to(at, "./b.js").as_deref(), Some("agents/tools/b.js"));
-        assert_eq!(relative_to(at, "../lib/c.js").as_deref(), Some("agents/lib/c.js"));
+        assert_eq!(
+            relative_to(at, "./b.js").as_deref(),
+            Some("agents/tools/b.js")
+        );
+        assert_eq!(
+            relative_to(at, "../lib/c.js").as_deref(),
+            Some("agents/lib/c.js")
+        );
         assert_eq!(relative_to(at, "zod"), None);
         assert_eq!(relative_to(at, "../../../x.js"), None);
     }

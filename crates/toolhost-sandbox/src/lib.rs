@@ -202,7 +202,30 @@ impl Sandbox {
         self.start(code, Some(host))
     }
 
-    fn start(&self, code: RunCode, host: Option<Arc<dyn Host>>) -> Result<RunHandle, SandboxError> {
+    /// Runs `code` (with `host`'s door, when given) and waits for its result on the calling
+    /// thread, for callers that are not async (loading a project). Blocks the caller until the
+    /// run ends; its limits bound how long.
+    pub fn run_to_end(
+        &self,
+        code: RunCode,
+        host: Option<Arc<dyn Host>>,
+    ) -> Result<RunResult, SandboxError> {
+        self.check(&code)?;
+        let limits = Arc::clone(&self.limits);
+        let control = Arc::new(Control::default());
+        let thread = std::thread::Builder::new()
+            .name("toolhost-sandbox-run".to_owned())
+            .stack_size(limits.max_stack_bytes + STACK_MARGIN)
+            .spawn(move || worker::run(&limits, code, control, host))
+            .map_err(SandboxError::Spawn)?;
+        thread.join().map_err(|_| {
+            SandboxError::Engine("the run's thread stopped without a result".to_owned())
+        })
+    }
+
+    /// Refuses an import named like the main module and globals or arguments nested deeper
+    /// than [`MAX_DEPTH`].
+    fn check(&self, code: &RunCode) -> Result<(), SandboxError> {
         if code.imports.contains_key(worker::MAIN) {
             return Err(SandboxError::ReservedImportName {
                 name: worker::MAIN.to_owned(),
@@ -219,6 +242,11 @@ impl Sandbox {
                 what: format!("execute.args[{i}]"),
             });
         }
+        Ok(())
+    }
+
+    fn start(&self, code: RunCode, host: Option<Arc<dyn Host>>) -> Result<RunHandle, SandboxError> {
+        self.check(&code)?;
         let control = Arc::new(Control::default());
         let (sender, receiver) = oneshot::channel();
         let limits = Arc::clone(&self.limits);

@@ -2,8 +2,8 @@
 //! context, the limits, the module, the call, the job queue, the result.
 
 use crate::console::{self, LogBuffer};
-use crate::host::Host;
 use crate::convert::{self, FromJsError};
+use crate::host::Host;
 use crate::imports::{Imports, Sources};
 use crate::result::{RunCode, RunError, RunResult};
 use crate::SandboxLimits;
@@ -115,7 +115,12 @@ fn execute(
     if let Some(host) = host {
         context
             .with(|ctx| crate::host::install(&ctx, host))
-            .map_err(|_| RunError::new(RunError::MEMORY, "the host's door does not fit in the memory cap"))?;
+            .map_err(|_| {
+                RunError::new(
+                    RunError::MEMORY,
+                    "the host's door does not fit in the memory cap",
+                )
+            })?;
     }
     let stop = Rc::new(Cell::new(None));
     let deadline = limits.deadline.map(|d| started + d);

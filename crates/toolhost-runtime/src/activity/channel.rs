@@ -74,7 +74,7 @@ pub(super) async fn serve(stream: UnixStream, state: ThreadState) {
 /// The answer to one request.
 async fn answer(state: &ThreadState, request: Value) -> Value {
     let id = request.get("id").cloned().unwrap_or(Value::Null);
-    match run(state, &request).await {
+    match perform(state, &request).await {
         Ok(value) => json!({"id": id, "ok": true, "value": value}),
         Err(error) => json!({"id": id, "ok": false, "error": error}),
     }
@@ -87,7 +87,7 @@ fn text<'a>(request: &'a Value, field: &str) -> Result<&'a str, String> {
         .ok_or_else(|| format!("`{field}` must be a string"))
 }
 
-async fn run(state: &ThreadState, request: &Value) -> Result<Value, String> {
+pub(crate) async fn perform(state: &ThreadState, request: &Value) -> Result<Value, String> {
     let op = text(request, "op")?;
     let failed = |e: toolhost_store::StoreError| e.to_string();
     match op {

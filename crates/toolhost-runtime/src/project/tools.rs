@@ -161,13 +161,40 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
                 Ok(tool) => out.tools.push(tool),
                 Err(message) => out.problems.push(problem(message)),
             },
-            Some("js" | "mjs" | "ts") => out.skipped.push(problem(
-                "JavaScript tools are not supported yet; the file was skipped".to_owned(),
-            )),
+            Some("js" | "mjs" | "ts") => match load_js(root, &path, &stem) {
+                Ok(tool) => out.tools.push(tool),
+                Err(message) => out.problems.push(problem(message)),
+            },
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// A tool file written in JavaScript or TypeScript: what it declares, checked as a blueprint
+/// is, bound to an activity that runs its `execute` (see [`crate::js`]).
+fn load_js(root: &Path, path: &Path, stem: &str) -> Result<LoadedTool, String> {
+    let declared = crate::js::JsTool::load(root, path, stem)?;
+    let blueprint = Blueprint::from_value(stem, &declared.blueprint).map_err(|e| e.to_string())?;
+    let mut activities = Activities::new();
+    let tool = std::sync::Arc::new(declared.tool);
+    activities.register(stem, move |args, _meta, ctx| {
+        let tool = tool.clone();
+        async move { Ok::<_, toolhost_core::tool::ToolError>(tool.call(args, ctx).await) }
+    });
+    let (tool, binding) = activities.bind(&blueprint).map_err(|e| {
+        e.issues
+            .iter()
+            .map(|i| format!("at {}: {}", i.pointer, i.reason))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    Ok(LoadedTool {
+        path: path.to_owned(),
+        blueprint,
+        binding,
+        tool,
+    })
 }
 
 fn load_blueprint(path: &Path, stem: &str, activities: &Activities) -> Result<LoadedTool, String> {

@@ -1,0 +1,171 @@
+//! Tools written in JavaScript or TypeScript (`agents/tools/NAME.js`, `.mjs`, `.ts`), as the
+//! spec writes them: `export default defineTool({ description, args: z.object({...}), execute })`.
+//!
+//! **Loading.** The file (TypeScript stripped of its types, see [`strip`]) and the project
+//! files it imports run once in the sandbox with toolhost's own `@standardagents/spec`,
+//! `@standardagents/builder` and `zod` (exactly the spec's subset, see `modules/zod.js`); what
+//! it declares becomes a blueprint (the JSON Schema of its arguments, description and tenvs at
+//! the root) and is checked like any blueprint file: the subset, 7 levels, names. Anything
+//! outside the subset, a missing default export or an unknown `defineTool` field is a problem
+//! of the file, naming the line where the stack says it happened.
+//!
+//! **Calls.** Each call runs the tool's module in a fresh sandbox run (QuickJS, the runtime's
+//! memory cap and deadline, no host capability) and calls `execute(state, args)` with the
+//! validated arguments. The `state` reaches the thread through one door (the sandbox's
+//! [`Host`]): storage, files, events, queued tools, `runCode` and the abort signal, with the
+//! checks and redaction of every tool's `ThreadState`. A returned string is a successful result;
+//! a throw is an error result with the error's name, message and stack.
+
+mod host;
+mod imports;
+mod strip;
+
+use crate::engine::ThreadState;
+use host::serve_while;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use toolhost_core::tool::ToolContext;
+use toolhost_core::ToolResult;
+use toolhost_sandbox::{Execute, RunCode, RunResult, Sandbox, SandboxLimits};
+
+/// The file extensions of tool files written in JavaScript or TypeScript.
+pub const EXTENSIONS: [&str; 3] = ["js", "mjs", "ts"];
+
+/// A loaded JavaScript tool: the modules it runs with, and what it declared.
+#[derive(Debug, Clone)]
+pub struct JsTool {
+    name: String,
+    entry: String,
+    modules: Arc<BTreeMap<String, String>>,
+    has_args: bool,
+    sandbox: Sandbox,
+}
+
+/// What loading a tool file gives: the tool and the blueprint it declared.
+pub struct Declared {
+    /// The tool, ready to call.
+    pub tool: JsTool,
+    /// The blueprint (a JSON Schema object with description and tenvs at the root).
+    pub blueprint: Value,
+}
+
+impl JsTool {
+    /// Loads the tool file at `path` of the project at `root` as the tool `name`.
+    pub fn load(root: &Path, path: &Path, name: &str) -> Result<Declared, String> {
+        let (modules, entry) = imports::gather(root, path)?;
+        let sandbox = Sandbox::new(SandboxLimits::default()).map_err(|e| e.to_string())?;
+        let tool = JsTool {
+            name: name.to_owned(),
+            entry,
+            modules: Arc::new(modules),
+            has_args: false,
+            sandbox,
+        };
+        let described = tool
+            .sandbox
+            .run_to_end(tool.code("describeTool(tool)", "", Vec::new()), None)
+            .map_err(|e| e.to_string())?;
+        let declared = match described {
+            RunResult::Success { result, .. } => result,
+            RunResult::Error { error, .. } => {
+                return Err(tool.located(&error.name, &error.message, error.stack.as_deref()))
+            }
+        };
+        let has_args = declared.get("hasArgs").and_then(Value::as_bool) == Some(true);
+        let blueprint = declared.get("blueprint").cloned().unwrap_or(Value::Null);
+        Ok(Declared {
+            tool: JsTool { has_args, ..tool },
+            blueprint,
+        })
+    }
+
+    /// The sandbox run that evaluates the tool's module and calls `call` (an expression over
+    /// `tool`, `args` and `info`).
+    fn code(&self, call: &str, params: &str, args: Vec<Value>) -> RunCode {
+        let source = format!(
+            "import {{ describeTool, runTool }} from 'toolhost:internal';\nimport tool from '{}';\nexport default ({params}) => {call};\n",
+            self.entry
+        );
+        RunCode {
+            source,
+            imports: (*self.modules).clone(),
+            globals: serde_json::Map::new(),
+            execute: Execute {
+                fn_name: "default".to_owned(),
+                args,
+            },
+        }
+    }
+
+    /// A load error, with the file and line where the stack says it was thrown.
+    fn located(&self, name: &str, message: &str, stack: Option<&str>) -> String {
+        let at = stack
+            .and_then(|s| s.lines().find(|l| l.contains("agents/")))
+            .and_then(|l| {
+                let inner = l.trim().trim_start_matches("at ");
+                let open = inner.rfind('(').map_or(0, |i| i + 1);
+                Some(inner[open..].trim_end_matches(')').to_owned())
+            });
+        match at {
+            Some(at) => format!("{name}: {message} (at {at})"),
+            None => format!("{name}: {message}"),
+        }
+    }
+
+    /// Runs one call: `execute(state, args)` with the call's thread behind `state`.
+    pub async fn call(&self, args: Value, ctx: ToolContext) -> ToolResult {
+        let state = ctx.get::<ThreadState>().cloned();
+        let info = info_of(state.as_ref(), self.has_args);
+        let code = self.code("runTool(tool, args, info)", "args, info", vec![args, info]);
+        let (door, requests) = host::door();
+        let handle = match self.sandbox.run_with_host(code, door) {
+            Ok(handle) => handle,
+            Err(e) => return ToolResult::error(format!("tool \"{}\": {e}", self.name)),
+        };
+        let outcome = serve_while(handle, requests, state.as_ref(), ctx.abort_signal()).await;
+        match outcome {
+            RunResult::Success { result, .. } => serde_json::from_value::<ToolResult>(result)
+                .unwrap_or_else(|e| {
+                    ToolResult::error(format!(
+                        "tool \"{}\" returned something that is not a ToolResult: {e}",
+                        self.name
+                    ))
+                }),
+            RunResult::Error { error, .. } => {
+                let mut result = ToolResult::error(format!("{}: {}", error.name, error.message));
+                result.stack = error.stack;
+                result
+            }
+        }
+    }
+}
+
+/// What the tool's `state` knows without asking the host.
+fn info_of(state: Option<&ThreadState>, has_args: bool) -> Value {
+    match state {
+        Some(s) => {
+            let execution = s.execution();
+            json!({
+                "threadId": s.thread_id(),
+                "agent": s.agent(),
+                "side": execution.side.as_str(),
+                "turn": execution.turn,
+                "step": execution.step_count,
+                "promptPath": execution.prompt_path,
+                "env": s.env_all(),
+                "hasArgs": has_args,
+            })
+        }
+        None => json!({"threadId": null, "agent": null, "side": "a", "turn": 0, "step": 0,
+            "promptPath": [], "env": {}, "hasArgs": has_args}),
+    }
+}
+
+/// Whether `path` is a tool file written in JavaScript or TypeScript.
+pub fn is_js_tool(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| EXTENSIONS.contains(&e))
+}

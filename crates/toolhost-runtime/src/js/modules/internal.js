@@ -1,0 +1,135 @@
+// toolhost's glue between a tool file and the runtime: what a tool file declares
+// (`describeTool`), and one call of it (`runTool`) with the `state` it is given. The state's
+// durable parts go through the one door the host gives a tool run, `__toolhost(op, json)`.
+
+import { ToolDefinitionError } from '@standardagents/spec';
+
+const host = (op, args) => {
+  const text = __toolhost(op, JSON.stringify(args === undefined ? {} : args));
+  return text === '' ? undefined : JSON.parse(text);
+};
+
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+const toBase64 = (bytes) => {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out += B64[(n >> 18) & 63] + B64[(n >> 12) & 63];
+    out += i + 1 < bytes.length ? B64[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.length ? B64[n & 63] : '=';
+  }
+  return out;
+};
+
+const fromBase64 = (text) => {
+  const clean = text.replace(/=+$/, '');
+  const bytes = new Uint8Array(Math.floor((clean.length * 3) / 4));
+  let bits = 0;
+  let value = 0;
+  let at = 0;
+  for (const ch of clean) {
+    value = (value << 6) | B64.indexOf(ch);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes[at++] = (value >> bits) & 255;
+    }
+  }
+  return bytes;
+};
+
+// What a tool file declared: its blueprint (the JSON Schema of its arguments with its
+// description and tenvs at the root, as a blueprint file holds them), and whether `execute`
+// takes arguments.
+export function describeTool(tool) {
+  if (tool === null || typeof tool !== 'object' || tool.__toolhostTool !== true) {
+    throw new ToolDefinitionError('the default export is not a tool: export default defineTool({ description, args, execute })');
+  }
+  const blueprint = tool.args
+    ? tool.args.toJSONSchema()
+    : { type: 'object', properties: {}, additionalProperties: false };
+  blueprint.description = tool.description;
+  if (tool.tenvs) blueprint.tenvs = tool.tenvs.toJSONSchema();
+  if (tool.executionMode !== undefined) blueprint.executionMode = tool.executionMode;
+  if (tool.executionProvider !== undefined) blueprint.executionProvider = tool.executionProvider;
+  return { blueprint, hasArgs: tool.args !== null };
+}
+
+// The `state` of one call (spec 002's ThreadState, as far as toolhost grants it).
+function makeState(info) {
+  const abortSignal = Object.freeze({
+    get aborted() {
+      return host('aborted') === true;
+    },
+  });
+  const getValue = async (key) => host('getValue', { key }) ?? null;
+  const setValue = async (key, value) => {
+    host('setValue', { key, value: value === undefined ? null : value });
+  };
+  const state = {
+    threadId: info.threadId,
+    agentId: info.agent,
+    currentSide: info.side,
+    turnCount: info.turn,
+    env: Object.freeze(Object.assign({}, info.env)),
+    tenvs: Object.freeze(Object.assign({}, info.env)),
+    context: {},
+    execution: Object.freeze({
+      stepCount: info.step,
+      currentSide: info.side,
+      turn: info.turn,
+      promptPath: info.promptPath,
+      abortSignal,
+    }),
+    storage: Object.freeze({
+      get: getValue,
+      put: setValue,
+      delete: async (key) => setValue(key, null),
+    }),
+    getValue,
+    setValue,
+    readFile: async (path) => fromBase64(host('readFile', { path })),
+    readFileText: async (path) => host('readText', { path }),
+    writeFile: async (path, data, mimeType) => {
+      if (typeof data === 'string') return host('writeText', { path, text: data, mimeType });
+      if (data instanceof Uint8Array) return host('writeFile', { path, data: toBase64(data), mimeType });
+      throw new TypeError('writeFile(path, data, mimeType?): data is a string or a Uint8Array');
+    },
+    readdir: async (path) => host('readdir', { path }),
+    stat: async (path) => host('stat', { path }) ?? null,
+    queueTool: async (name, args) => {
+      host('queueTool', { name, arguments: args === undefined ? {} : args });
+    },
+    emitThreadEvent: async (event, data) => {
+      host('emitThreadEvent', { event, data: data === undefined ? null : data });
+    },
+    runCode: async (source, options) => host('runCode', Object.assign({ source }, options ?? {})),
+  };
+  state.rootState = state;
+  return state;
+}
+
+const shape = (value) =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object without `status`' : `a ${typeof value}`;
+
+// One call: the tool's `execute` with the state and the validated arguments; its return value
+// as a ToolResult (a string is a successful result).
+export async function runTool(tool, args, info) {
+  const state = makeState(info);
+  const out = info.hasArgs ? await tool.execute(state, args) : await tool.execute(state);
+  if (typeof out === 'string') return { status: 'success', result: out };
+  if (out !== null && typeof out === 'object' && (out.status === 'success' || out.status === 'error')) {
+    return out;
+  }
+  throw new TypeError(`execute returned ${shape(out)}; a tool returns a ToolResult ({ status: 'success' | 'error', result?, error?, attachments? }) or a string`);
+}
+
+// What a tool file gets instead of the capabilities of a host it does not have.
+const absent = (name, instead) => () => {
+  throw new ReferenceError(`${name} is not available to a tool file: toolhost grants a tool only its state and console${instead ? `; ${instead}` : ''}`);
+};
+globalThis.fetch = absent('fetch', 'no network host is allowed to tool files in this version of toolhost');
+globalThis.setTimeout = absent('setTimeout');
+globalThis.setInterval = absent('setInterval');
+globalThis.require = absent('require', 'use import');
