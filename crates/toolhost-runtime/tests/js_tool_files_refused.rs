@@ -1,0 +1,231 @@
+//! What a JavaScript or TypeScript tool file may not do, and what a user sees when it does:
+//! syntax outside the spec's Zod subset, an unknown `defineTool` field, a missing default
+//! export, an import outside `agents/`, TypeScript that cannot be erased, schemas deeper than
+//! 7 levels (each refused at load, naming the file and the line); and at run time a throw, a
+//! result that is not a ToolResult, a host capability it does not have (each an error result
+//! that says so, the thread going on).
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toolhost_runtime::engine::Runtime;
+use toolhost_store::{Role, SqliteStore, Store};
+
+/// A project with `tools` (file name, source) under agents/tools/ and extra files, an agent
+/// `a` offering `offered`, and a scripted model calling each of `calls` in turn.
+fn project(
+    tools: &[(&str, &str)],
+    extra: &[(&str, &str)],
+    offered: &[&str],
+    calls: &[Value],
+) -> PathBuf {
+    let root = std::env::temp_dir().join(format!(
+        "toolhost-js-refused-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let write = |file: &str, text: &str| {
+        let path = root.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    for (file, source) in tools {
+        write(&format!("agents/tools/{file}"), source);
+    }
+    for (file, source) in extra {
+        write(file, source);
+    }
+    write(
+        "agents/agents/a.json",
+        &json!({"type": "ai_human", "sideA": {"prompt": "p"}}).to_string(),
+    );
+    write(
+        "agents/prompts/p.json",
+        &json!({"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": offered,
+            "includeChat": true, "includePastTools": true})
+        .to_string(),
+    );
+    write(
+        "agents/models/m.json",
+        &json!({"provider": "test", "script": "m.jsonl"}).to_string(),
+    );
+    let mut script: String = calls
+        .iter()
+        .map(|c| format!("{}\n", json!({"toolCalls": [c]})))
+        .collect();
+    script.push_str("{\"text\": \"done\"}\n");
+    write("m.jsonl", &script);
+    root
+}
+
+fn runtime(root: &Path) -> (Runtime, Arc<dyn Store>) {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
+    (Runtime::load(root, store.clone()).unwrap(), store)
+}
+
+/// The problem of the tool file `name`.
+fn problem(root: &Path, name: &str) -> String {
+    let (rt, _) = runtime(root);
+    rt.problems()
+        .iter()
+        .find(|p| p.tool == name)
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| panic!("no problem for {name}: {:?}", rt.problems()))
+}
+
+const HEAD: &str = "import { defineTool } from '@standardagents/spec';\nimport { z } from 'zod';\n";
+
+#[test]
+fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
+    let source = format!(
+        "{HEAD}export default defineTool({{\n  description: 'x',\n  args: z.object({{ when: z.date() }}),\n  execute: async () => 'ok',\n}});\n"
+    );
+    let root = project(&[("when.js", &source)], &[], &[], &[]);
+    let said = problem(&root, "when");
+    assert!(
+        said.contains("when.js")
+            && said.contains("z.date")
+            && said.contains("agents/tools/when.js:5"),
+        "{said}"
+    );
+    let source = format!(
+        "{HEAD}export default defineTool({{\n  description: 'x',\n  args: z.object({{ n: z.string().email() }}),\n  execute: async () => 'ok',\n}});\n"
+    );
+    let root = project(&[("mail.ts", &source)], &[], &[], &[]);
+    let said = problem(&root, "mail");
+    assert!(
+        said.contains(".email()") && said.contains("mail.ts:5"),
+        "{said}"
+    );
+}
+
+#[test]
+fn an_unknown_field_or_a_missing_default_export_is_refused() {
+    let unknown = format!(
+        "{HEAD}export default defineTool({{ description: 'x', execute: async () => 'ok', retries: 3 }});\n"
+    );
+    let none = format!("{HEAD}export const tool = defineTool({{ description: 'x', execute: async () => 'ok' }});\n");
+    let root = project(
+        &[("unknown.js", &unknown), ("none.js", &none)],
+        &[],
+        &[],
+        &[],
+    );
+    let said = problem(&root, "unknown");
+    assert!(said.contains("\"retries\" is not a field"), "{said}");
+    let said = problem(&root, "none");
+    assert!(said.contains("default"), "{said}");
+}
+
+#[test]
+fn imports_stay_inside_agents_and_a_helper_there_is_used() {
+    let helper = "export const shout = (s) => s.toUpperCase();\n";
+    let uses = format!(
+        "{HEAD}import {{ shout }} from '../lib/shout.js';\nexport default defineTool({{ description: 'x', args: z.object({{ s: z.string() }}), execute: async (state, args) => shout(args.s) }});\n"
+    );
+    let escapes = format!(
+        "{HEAD}import {{ secret }} from '../../outside.js';\nexport default defineTool({{ description: 'x', execute: async () => secret }});\n"
+    );
+    let root = project(
+        &[("loud.js", &uses), ("escape.js", &escapes)],
+        &[
+            ("agents/lib/shout.js", helper),
+            ("outside.js", "export const secret = 1;\n"),
+        ],
+        &["loud"],
+        &[json!({"name": "loud", "arguments": {"s": "hi"}})],
+    );
+    let said = problem(&root, "escape");
+    assert!(
+        said.contains("../../outside.js") && said.contains("agents/"),
+        "{said}"
+    );
+    let (rt, store) = runtime(&root);
+    let rt_thread = tokio::runtime::Runtime::new().unwrap();
+    let texts = rt_thread.block_on(async {
+        let thread = rt.start_thread("a", "go").await.unwrap();
+        rt.run(&thread.id).await.unwrap();
+        tool_texts(&store, &thread.id)
+    });
+    assert_eq!(texts, vec!["HI"]);
+}
+
+#[test]
+fn typescript_that_cannot_be_erased_is_refused_with_its_line() {
+    let source = format!(
+        "{HEAD}enum Mode {{ Fast, Slow }}\nexport default defineTool({{ description: 'x', execute: async () => 'ok' }});\n"
+    );
+    let root = project(&[("modes.ts", &source)], &[], &[], &[]);
+    let said = problem(&root, "modes");
+    assert!(said.contains("line 3") && said.contains("enum"), "{said}");
+}
+
+#[test]
+fn a_schema_deeper_than_seven_levels_is_refused_like_a_blueprint() {
+    let mut schema = "z.string()".to_owned();
+    for _ in 0..8 {
+        schema = format!("z.object({{ x: {schema} }})");
+    }
+    let source = format!(
+        "{HEAD}export default defineTool({{ description: 'x', args: {schema}, execute: async () => 'ok' }});\n"
+    );
+    let root = project(&[("deep.js", &source)], &[], &[], &[]);
+    let said = problem(&root, "deep");
+    assert!(said.contains("levels deep"), "{said}");
+}
+
+fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
+    store
+        .messages(thread)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_throw_a_wrong_result_and_a_missing_capability_are_error_results() {
+    let throws = format!(
+        "{HEAD}export default defineTool({{ description: 'x', execute: async () => {{ throw new RangeError('the tide is too high'); }} }});\n"
+    );
+    let number = format!(
+        "{HEAD}export default defineTool({{ description: 'x', execute: async () => 42 }});\n"
+    );
+    let fetches = format!(
+        "{HEAD}export default defineTool({{ description: 'x', execute: async () => {{ await fetch('http://example.invalid'); return 'no'; }} }});\n"
+    );
+    let root = project(
+        &[
+            ("throws.js", &throws),
+            ("number.js", &number),
+            ("fetches.js", &fetches),
+        ],
+        &[],
+        &["throws", "number", "fetches"],
+        &[
+            json!({"name": "throws", "arguments": {}}),
+            json!({"name": "number", "arguments": {}}),
+            json!({"name": "fetches", "arguments": {}}),
+        ],
+    );
+    let (rt, store) = runtime(&root);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let texts = tool_texts(&store, &thread.id);
+    assert!(
+        texts[0].contains("RangeError: the tide is too high"),
+        "{texts:?}"
+    );
+    assert!(texts[1].contains("execute returned a number"), "{texts:?}");
+    assert!(
+        texts[2].contains("fetch is not available to a tool file"),
+        "{texts:?}"
+    );
+    // The thread went on to the model's answer.
+    let last = store.messages(&thread.id).unwrap().pop().unwrap();
+    assert_eq!(last.content.as_deref(), Some("done"));
+}
