@@ -1,6 +1,7 @@
 //! The tools of a project: the files under `agents/tools/`.
 //!
-//! One tool per file; the file stem is the tool's name. `*.json` files are blueprints (spec 004).
+//! One tool per file; the file stem is the tool's name. `*.json` files are blueprints (spec 004);
+//! `*.js`, `*.mjs` and `*.ts` files are tools written as the spec writes them (see [`crate::js`]).
 //! Files are read in name order so that output is stable. A file that cannot be read as a tool
 //! becomes a [`FileProblem`] and the others still load.
 
@@ -75,8 +76,6 @@ pub struct ProjectTools {
     pub tools: Vec<LoadedTool>,
     /// Files that did not load.
     pub problems: Vec<FileProblem>,
-    /// Files passed over, with why (for example JavaScript tools, not supported yet).
-    pub skipped: Vec<FileProblem>,
 }
 
 impl ProjectTools {

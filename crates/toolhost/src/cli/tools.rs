@@ -85,9 +85,6 @@ fn load(dir: &Path) -> Result<ProjectTools, ExitCode> {
         output::error("the project's tools could not be read.", Some(&e));
         output::exit(BAD_INPUT)
     })?;
-    for skipped in &project.skipped {
-        output::note("note", &skipped.to_string());
-    }
     for tool in &project.tools {
         for w in tool.tool.warnings() {
             output::note("warning", &format!("{}: {w}", tool.path.display()));
@@ -118,6 +115,9 @@ fn kind(tool: &LoadedTool) -> String {
             "provider ({})",
             def.execution_provider.as_deref().unwrap_or("unnamed")
         );
+    }
+    if toolhost_runtime::js::is_js_tool(&tool.path) {
+        return "javascript".to_owned();
     }
     match &tool.binding {
         Binding::Latent => "latent".to_owned(),
