@@ -48,6 +48,10 @@
 //! - A process activity runs its program once per call with the call as JSON on standard input
 //!   and reads a `ToolResult` as JSON from standard output; every failure becomes an error result
 //!   naming the activity, and past its timeout the whole process tree is killed.
+//! - A tool file in JavaScript or TypeScript ([`js`]) declares its tool when the project loads
+//!   (a problem of the file, naming its line, when it steps outside the spec's Zod subset or
+//!   `defineTool`), and each call runs its `execute` in a fresh sandbox run whose `state` reaches
+//!   the thread only through the call's [`engine::ThreadState`].
 //! - `runCode`: one sandbox ([`sandbox`]) per runtime, its limits and a cap on runs in flight
 //!   set with [`engine::Runtime::set_code_limits`]. Rust tools run code through
 //!   [`engine::ThreadState::run_code`], models through the built-in `run_code` tool (offered

@@ -31,7 +31,7 @@ impl Resolver for Imports {
             return Ok(name.to_owned());
         }
         if let Some(joined) = relative_to(base, name) {
-            if self.names.iter().any(|n| *n == joined) {
+            if self.names.contains(&joined) {
                 return Ok(joined);
             }
         }

@@ -103,10 +103,10 @@ impl JsTool {
     fn located(&self, name: &str, message: &str, stack: Option<&str>) -> String {
         let at = stack
             .and_then(|s| s.lines().find(|l| l.contains("agents/")))
-            .and_then(|l| {
+            .map(|l| {
                 let inner = l.trim().trim_start_matches("at ");
                 let open = inner.rfind('(').map_or(0, |i| i + 1);
-                Some(inner[open..].trim_end_matches(')').to_owned())
+                inner[open..].trim_end_matches(')').to_owned()
             });
         match at {
             Some(at) => format!("{name}: {message} (at {at})"),
