@@ -152,6 +152,7 @@ mod delta;
 mod error;
 #[cfg(feature = "http")]
 mod failure;
+pub mod fetch;
 #[cfg(feature = "http")]
 mod gemini;
 #[cfg(feature = "http")]

@@ -75,7 +75,22 @@ impl Transport {
         body: Bytes,
         timeout: Duration,
     ) -> Result<Response<Incoming>, TransportError> {
-        let mut request = Request::post(url)
+        self.send(hyper::Method::POST, url, headers, body, timeout)
+            .await
+    }
+
+    /// Sends a request and waits (at most `timeout`) for the status line and headers.
+    pub(crate) async fn send(
+        &self,
+        method: hyper::Method,
+        url: &str,
+        headers: &[(HeaderName, HeaderValue)],
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<Response<Incoming>, TransportError> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(url)
             .body(Full::new(body))
             .map_err(|e| TransportError::Connection(format!("bad request: {e}")))?;
         // A forwarding proxy reads its credentials from the request itself (a tunnel's go in

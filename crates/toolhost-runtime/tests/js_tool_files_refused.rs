@@ -229,3 +229,65 @@ async fn a_throw_a_wrong_result_and_a_missing_capability_are_error_results() {
     let last = store.messages(&thread.id).unwrap().pop().unwrap();
     assert_eq!(last.content.as_deref(), Some("done"));
 }
+
+#[tokio::test]
+async fn a_tool_file_reaches_its_threads_files_and_runcode_and_sees_a_stop() {
+    let files = format!(
+        "{HEAD}export default defineTool({{
+  description: 'Writes, reads and computes.',
+  args: z.object({{ text: z.string() }}),
+  execute: async (state, args) => {{
+    const path = await state.writeFile('/notes/a.txt', args.text, 'text/plain');
+    const back = await state.readFileText(path);
+    const bytes = await state.readFile(path);
+    const listed = (await state.readdir('/notes')).map((e) => e.path);
+    const code = await state.runCode('export default (a, b) => a * b;', {{ execute: {{ args: [6, 7] }} }});
+    return JSON.stringify({{ back, size: bytes.length, listed, product: code.result, key: state.idempotencyKey }});
+  }},
+}});\n"
+    );
+    let stop = format!(
+        "{HEAD}export default defineTool({{ description: 'x', execute: async (state) => String(state.execution.abortSignal.aborted) }});\n"
+    );
+    let root = project(
+        &[("files.js", &files), ("stopped.js", &stop)],
+        &[],
+        &["files"],
+        &[json!({"name": "files", "arguments": {"text": "tide at six"}})],
+    );
+    let (rt, store) = runtime(&root);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let texts = tool_texts(&store, &thread.id);
+    let out: Value = serde_json::from_str(&texts[0]).unwrap_or_else(|e| panic!("{e}: {texts:?}"));
+    assert_eq!(out["back"], "tide at six");
+    assert_eq!(out["size"], 11);
+    assert_eq!(out["listed"], json!(["/notes/a.txt"]));
+    assert_eq!(out["product"], 42);
+    assert!(out["key"].as_str().is_some_and(|k| !k.is_empty()));
+    let path = toolhost_store::path::normalize("/notes/a.txt").unwrap();
+    assert_eq!(store.read_file(&thread.id, &path).unwrap(), b"tide at six");
+
+    // A call whose run was asked to stop sees it; outside a thread the state says it has none.
+    let tool = rt.tools().get("stopped").unwrap().clone();
+    let signal = toolhost_core::tool::AbortSignal::new();
+    let ctx = toolhost_core::tool::ToolContext::new("c1").with_abort(signal.clone());
+    let before = tool.call(json!({}), ctx.clone()).await.unwrap();
+    assert_eq!(before.model_text(), "false");
+    signal.abort_gracefully();
+    let after = tool.call(json!({}), ctx).await.unwrap();
+    assert_eq!(after.model_text(), "true");
+    let files_tool = rt.tools().get("files").unwrap().clone();
+    let outside = files_tool
+        .call(
+            json!({"text": "x"}),
+            toolhost_core::tool::ToolContext::new("c2"),
+        )
+        .await
+        .unwrap();
+    assert!(
+        outside.model_text().contains("this call has no thread"),
+        "{}",
+        outside.model_text()
+    );
+}

@@ -108,6 +108,8 @@ impl Runtime {
 
     /// The state of `thread_id` that a run hands its calls, with this runtime's sandbox.
     pub(crate) fn thread_state(&self, thread_id: &str, agent: &str) -> ThreadState {
-        ThreadState::new(self.db.clone(), thread_id, agent).with_code(self.code.clone())
+        ThreadState::new(self.db.clone(), thread_id, agent)
+            .with_code(self.code.clone())
+            .with_fetch(self.fetch.clone())
     }
 }

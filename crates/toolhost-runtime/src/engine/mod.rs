@@ -25,6 +25,7 @@ mod ending;
 mod error;
 mod execute;
 mod factory;
+mod fetch;
 mod fingerprint;
 mod history;
 mod hooks;
@@ -67,6 +68,7 @@ pub use content::MAX_IMAGE_BASE64;
 pub use control::STOPPED_BY_KEY;
 pub use error::{describe_owner, name_list, RuntimeError};
 pub use factory::ModelFactory;
+pub use fetch::FetchPolicy;
 pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{
@@ -139,6 +141,8 @@ pub struct Runtime {
     agent_tools: HashMap<String, AnyTool>,
     /// The `runCode` sandbox every thread's calls share (see [`code`]).
     code: code::CodeRunner,
+    /// The hosts tools may fetch from, and what fetches (see [`fetch`]); none by default.
+    fetch: Option<Arc<fetch::FetchPolicy>>,
     /// Where a call of a sub-agent that does not block hands its child to the run of the
     /// calling thread, by thread id (see [`subagent`]).
     detached: std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>,
@@ -286,6 +290,7 @@ impl Runtime {
             prompt_tools: subprompt::offered_prompt_tools(&defs),
             agent_tools: subagent::offered_agent_tools(&defs),
             code: code::CodeRunner::default(),
+            fetch: None,
             detached: Default::default(),
             requests: Default::default(),
             defs,

@@ -51,6 +51,8 @@ pub struct ThreadState {
     code: CodeRunner,
     /// What the run's calls ask of it (`stop()`, `forceTurn`).
     control: Arc<RunControl>,
+    /// The hosts a tool may fetch from, if the runtime allows any.
+    fetch: Option<Arc<super::fetch::FetchPolicy>>,
 }
 
 /// The spec's `state.execution`: where the run is, present only inside tools and hooks.
@@ -106,6 +108,7 @@ impl ThreadState {
             prompt_path: Arc::default(),
             code: CodeRunner::default(),
             control: Arc::default(),
+            fetch: None,
         }
     }
 
@@ -398,6 +401,17 @@ impl ThreadState {
             arguments: self.redactor.json(arguments),
         }))
         .await
+    }
+
+    /// The same thread with the runtime's fetch policy.
+    pub(crate) fn with_fetch(mut self, fetch: Option<Arc<super::fetch::FetchPolicy>>) -> Self {
+        self.fetch = fetch;
+        self
+    }
+
+    /// The hosts this call may fetch from, if the runtime allows any.
+    pub(crate) fn fetch_policy(&self) -> Option<&Arc<super::fetch::FetchPolicy>> {
+        self.fetch.as_ref()
     }
 
     /// The store, for what other modules give a tool (see `lineage`).

@@ -6,15 +6,18 @@
 //! Ops: those of a process activity's state channel (`getValue`, `setValue`, `readFile`,
 //! `writeFile`, `readdir`, `stat`, `emitThreadEvent`, `queueTool`; see
 //! [`crate::activity::channel`]), plus `readText` and `writeText` (UTF-8 text), `aborted` (the
-//! call's abort signal) and `runCode` (the sandbox of `state.runCode`).
+//! call's abort signal), `runCode` (the sandbox of `state.runCode`) and `fetch` (through the
+//! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host).
 
 use crate::activity::channel::perform;
 use crate::engine::ThreadState;
+use base64::Engine as _;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use toolhost_core::tool::AbortSignal;
+use toolhost_providers::fetch::FetchRequest;
 use toolhost_sandbox::{Host, RunCode, RunHandle, RunResult};
 
 /// How often a waiting call looks whether it was asked to stop at once.
@@ -112,6 +115,7 @@ async fn answer(
                 .map_err(|e| e.to_string())?;
             Value::String(written.as_str().to_owned())
         }
+        "fetch" => fetch(state, args).await?,
         "runCode" => {
             let code: RunCode = serde_json::from_value(args)
                 .map_err(|e| format!("runCode(source, options): {e}"))?;
@@ -126,6 +130,55 @@ async fn answer(
         }
     };
     Ok(value.to_string())
+}
+
+/// A tool's `fetch`: `{url, method, headers: [[name, value]], body?: base64}` through the
+/// runtime's fetch policy; the answer as `{status, statusText, headers, text, base64}`.
+async fn fetch(state: &ThreadState, args: Value) -> Result<Value, String> {
+    let Some(policy) = state.fetch_policy() else {
+        return Err("fetch is not available to this tool: the project allows no host ([fetch] hosts in toolhost.toml)".to_owned());
+    };
+    let headers = args
+        .get("headers")
+        .and_then(Value::as_array)
+        .map(|pairs| {
+            pairs
+                .iter()
+                .filter_map(|p| {
+                    Some((
+                        p.get(0)?.as_str()?.to_owned(),
+                        p.get(1)?.as_str()?.to_owned(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let body = match args.get("body").and_then(Value::as_str) {
+        Some(b64) => Some(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map_err(|e| format!("fetch: the body is not base64: {e}"))?,
+        ),
+        None => None,
+    };
+    let request = FetchRequest {
+        method: args
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("GET")
+            .to_ascii_uppercase(),
+        url: text(&args, "url")?.to_owned(),
+        headers,
+        body,
+    };
+    let answer = policy.fetch(request).await?;
+    Ok(json!({
+        "status": answer.status,
+        "statusText": answer.status_text,
+        "headers": answer.headers,
+        "text": String::from_utf8_lossy(&answer.body),
+        "base64": base64::engine::general_purpose::STANDARD.encode(&answer.body),
+    }))
 }
 
 fn text<'a>(args: &'a Value, field: &str) -> Result<&'a str, String> {

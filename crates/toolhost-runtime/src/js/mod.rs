@@ -117,7 +117,8 @@ impl JsTool {
     /// Runs one call: `execute(state, args)` with the call's thread behind `state`.
     pub async fn call(&self, args: Value, ctx: ToolContext) -> ToolResult {
         let state = ctx.get::<ThreadState>().cloned();
-        let info = info_of(state.as_ref(), self.has_args);
+        let mut info = info_of(state.as_ref(), self.has_args);
+        info["idempotencyKey"] = Value::String(ctx.idempotency_key());
         let code = self.code("runTool(tool, args, info)", "args, info", vec![args, info]);
         let (door, requests) = host::door();
         let handle = match self.sandbox.run_with_host(code, door) {

@@ -22,6 +22,19 @@ const toBase64 = (bytes) => {
   return out;
 };
 
+// A string's UTF-8 bytes.
+const utf8 = (text) => {
+  const out = [];
+  for (const ch of text) {
+    const c = ch.codePointAt(0);
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+  }
+  return new Uint8Array(out);
+};
+
 const fromBase64 = (text) => {
   const clean = text.replace(/=+$/, '');
   const bytes = new Uint8Array(Math.floor((clean.length * 3) / 4));
@@ -70,6 +83,9 @@ function makeState(info) {
   const state = {
     threadId: info.threadId,
     agentId: info.agent,
+    // The same for the same call however often it runs (after a crash): a key for outside
+    // services that dedupe.
+    idempotencyKey: info.idempotencyKey,
     currentSide: info.side,
     turnCount: info.turn,
     env: Object.freeze(Object.assign({}, info.env)),
@@ -129,7 +145,46 @@ export async function runTool(tool, args, info) {
 const absent = (name, instead) => () => {
   throw new ReferenceError(`${name} is not available to a tool file: toolhost grants a tool only its state and console${instead ? `; ${instead}` : ''}`);
 };
-globalThis.fetch = absent('fetch', 'no network host is allowed to tool files in this version of toolhost');
+// `fetch` reaches only the hosts the project allows (toolhost.toml's [fetch] hosts), through
+// toolhost's HTTP client; the whole answer is read before it returns.
+globalThis.fetch = async (input, init = {}) => {
+  const url = String(input);
+  let headers = [];
+  if (Array.isArray(init.headers)) headers = init.headers.map(([k, v]) => [String(k), String(v)]);
+  else if (init.headers && typeof init.headers === 'object') {
+    headers = Object.entries(init.headers).map(([k, v]) => [k, String(v)]);
+  }
+  let body;
+  if (typeof init.body === 'string') body = toBase64(utf8(init.body));
+  else if (init.body instanceof Uint8Array) body = toBase64(init.body);
+  else if (init.body !== undefined && init.body !== null) {
+    throw new TypeError('fetch: a body is a string or a Uint8Array');
+  }
+  let answer;
+  try {
+    answer = host('fetch', { url, method: init.method ?? 'GET', headers, body });
+  } catch (e) {
+    throw new TypeError(e.message);
+  }
+  const lower = answer.headers.map(([k, v]) => [k.toLowerCase(), v]);
+  return Object.freeze({
+    ok: answer.status >= 200 && answer.status < 300,
+    status: answer.status,
+    statusText: answer.statusText,
+    url,
+    headers: Object.freeze({
+      get: (name) => {
+        const found = lower.filter(([k]) => k === String(name).toLowerCase()).map(([, v]) => v);
+        return found.length === 0 ? null : found.join(', ');
+      },
+      has: (name) => lower.some(([k]) => k === String(name).toLowerCase()),
+      entries: () => lower.values(),
+    }),
+    text: async () => answer.text,
+    json: async () => JSON.parse(answer.text),
+    arrayBuffer: async () => fromBase64(answer.base64).buffer,
+  });
+};
 globalThis.setTimeout = absent('setTimeout');
 globalThis.setInterval = absent('setInterval');
 globalThis.require = absent('require', 'use import');
