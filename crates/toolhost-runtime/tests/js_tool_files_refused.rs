@@ -222,7 +222,7 @@ async fn a_throw_a_wrong_result_and_a_missing_capability_are_error_results() {
     );
     assert!(texts[1].contains("execute returned a number"), "{texts:?}");
     assert!(
-        texts[2].contains("fetch is not available to a tool file"),
+        texts[2].contains("fetch is not available to this tool"),
         "{texts:?}"
     );
     // The thread went on to the model's answer.
