@@ -21,6 +21,11 @@
 //! max_result_bytes = 1048576
 //! max_log_bytes = 65536
 //! max_in_flight = 4                   # runs at once (each on a thread); more wait
+//!
+//! [fetch]                             # what tool files in JavaScript may reach with fetch
+//! hosts = ["api.example.com", "localhost:8080", "*.tides.org"]   # none unless listed
+//! timeout_ms = 10000                  # for the answer's headers, and again for its body
+//! max_body_bytes = 4194304            # an answer's body is read up to this
 //! ```
 //!
 //! Lifetimes are a whole number and a unit: `s`, `m`, `h`, `d` or `w`. Without
@@ -54,6 +59,31 @@ pub struct ProjectConfig {
     /// The limits of the `runCode` sandbox.
     #[serde(default)]
     pub code: CodeSection,
+    /// What tool files may fetch.
+    #[serde(default)]
+    pub fetch: FetchSection,
+}
+
+/// The `[fetch]` table: the hosts tool files in JavaScript may reach with `fetch` (none by
+/// default), and the bounds of one request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchSection {
+    /// Hosts (`api.example.com`), hosts with a port (`localhost:8080`) or subdomains of a
+    /// domain (`*.example.com`).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Milliseconds allowed for an answer's headers, and again for its body (default 10 s).
+    pub timeout_ms: Option<u64>,
+    /// The largest body read (default 4 MiB).
+    pub max_body_bytes: Option<usize>,
+}
+
+impl FetchSection {
+    /// The default time allowed for an answer.
+    pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+    /// The default cap on an answer's body.
+    pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 }
 
 /// The `[code]` table: the limits of every `runCode` run; a key left out keeps its default.

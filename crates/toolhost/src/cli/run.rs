@@ -340,7 +340,7 @@ fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtim
             if let Some(ttl) = lease {
                 runtime.set_lease_ttl(ttl);
             }
-            if !apply_code_limits(dir, &mut runtime) {
+            if !apply_project_settings(dir, &mut runtime) {
                 return None;
             }
             for problem in runtime.problems() {
@@ -359,16 +359,64 @@ fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtim
     }
 }
 
-/// Sets the `runCode` limits of the `[code]` table of the project's toolhost.toml, if any;
-/// says why and returns false when the file or a limit is wrong.
-fn apply_code_limits(dir: &Path, runtime: &mut Runtime) -> bool {
-    let code = match super::project_config::load(dir) {
-        Ok(config) => config.code,
+/// Applies the `[code]` and `[fetch]` tables of the project's toolhost.toml, if any; says why
+/// and returns false when the file or a setting is wrong.
+fn apply_project_settings(dir: &Path, runtime: &mut Runtime) -> bool {
+    let config = match super::project_config::load(dir) {
+        Ok(config) => config,
         Err(e) => {
             output::error("the project's toolhost.toml could not be read.", Some(&e));
             return false;
         }
     };
+    apply_fetch(dir, &config.fetch, runtime) && apply_code_limits(dir, &config.code, runtime)
+}
+
+/// Lets tool files fetch from the hosts of the `[fetch]` table, through the providers' HTTP
+/// client (the proxies of the environment apply).
+fn apply_fetch(
+    dir: &Path,
+    fetch: &super::project_config::FetchSection,
+    runtime: &mut Runtime,
+) -> bool {
+    if fetch.hosts.is_empty() {
+        return true;
+    }
+    let timeout = std::time::Duration::from_millis(
+        fetch
+            .timeout_ms
+            .unwrap_or(super::project_config::FetchSection::DEFAULT_TIMEOUT_MS),
+    );
+    let max = fetch
+        .max_body_bytes
+        .unwrap_or(super::project_config::FetchSection::DEFAULT_MAX_BODY_BYTES);
+    let fetcher = toolhost_providers::Network::from_env()
+        .map_err(|e| e.to_string())
+        .and_then(|network| toolhost_providers::fetch::HttpFetcher::new(&network, timeout, max));
+    match fetcher {
+        Ok(fetcher) => {
+            runtime.set_fetch(fetch.hosts.clone(), Arc::new(fetcher));
+            true
+        }
+        Err(e) => {
+            output::error(
+                &format!(
+                    "the [fetch] table of {} cannot be used.",
+                    dir.join(super::project_config::FILE_NAME).display()
+                ),
+                Some(&e),
+            );
+            false
+        }
+    }
+}
+
+/// Sets the `runCode` limits of the `[code]` table, if any.
+fn apply_code_limits(
+    dir: &Path,
+    code: &super::project_config::CodeSection,
+    runtime: &mut Runtime,
+) -> bool {
     if !code.is_set() {
         return true;
     }
