@@ -7,6 +7,8 @@
 //! the deadline keeps counting meanwhile, and termination is seen when the call returns.
 
 use rquickjs::{Ctx, Exception, Function};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// What a hosted run may ask of its host. Called on the run's own thread; it may block.
@@ -19,11 +21,22 @@ pub trait Host: Send + Sync {
 /// The global's name.
 pub const HOST_FUNCTION: &str = "__toolhost";
 
-/// Installs [`HOST_FUNCTION`] on the context's global object.
-pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: Arc<dyn Host>) -> rquickjs::Result<()> {
+/// Installs [`HOST_FUNCTION`] on the context's global object, calling the host in `slot` (a
+/// warm run gets its host only with its call; until then the door says there is none).
+pub(crate) fn install<'js>(
+    ctx: &Ctx<'js>,
+    slot: Rc<RefCell<Option<Arc<dyn Host>>>>,
+) -> rquickjs::Result<()> {
     let function = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>, op: String, args: String| -> rquickjs::Result<String> {
+            let host = slot.borrow().clone();
+            let Some(host) = host else {
+                return Err(Exception::throw_message(
+                    &ctx,
+                    "the host is not reachable before the call",
+                ));
+            };
             host.call(&op, &args)
                 .map_err(|message| Exception::throw_message(&ctx, &message))
         },

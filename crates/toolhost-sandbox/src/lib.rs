@@ -282,6 +282,118 @@ impl Sandbox {
     }
 }
 
+/// Runs of one module prepared in advance (a warm pool): up to `size` threads each hold a
+/// fresh runtime and context with the module evaluated, waiting for one call. A call takes one
+/// (or, when none is left, starts cold) and a replacement starts preparing at once. Each
+/// prepared run serves one call and is then dropped, so nothing of one call reaches another,
+/// as with [`Sandbox::run`]; what the pool saves is the preparation, done before the call.
+/// Dropping the pool ends the idle runs.
+pub struct WarmPool {
+    sandbox: Sandbox,
+    template: Arc<RunCode>,
+    size: usize,
+    ready: std::sync::Mutex<std::collections::VecDeque<Prepared>>,
+}
+
+impl std::fmt::Debug for WarmPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarmPool")
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A run being prepared or waiting for its call.
+struct Prepared {
+    jobs: std::sync::mpsc::Sender<worker::Job>,
+    control: Arc<Control>,
+}
+
+impl Sandbox {
+    /// A pool of `size` runs of `code`'s module prepared in advance (see [`WarmPool`]); the
+    /// export each call makes and its arguments are given with the call. Refuses what
+    /// [`Sandbox::run`] refuses.
+    pub fn warm(&self, code: RunCode, size: usize) -> Result<WarmPool, SandboxError> {
+        self.check(&code)?;
+        let pool = WarmPool {
+            sandbox: self.clone(),
+            template: Arc::new(code),
+            size,
+            ready: std::sync::Mutex::new(std::collections::VecDeque::with_capacity(size)),
+        };
+        for _ in 0..size {
+            pool.prepare()?;
+        }
+        Ok(pool)
+    }
+}
+
+impl WarmPool {
+    /// How many runs the pool keeps prepared.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Starts one more run preparing and puts it in the pool.
+    fn prepare(&self) -> Result<(), SandboxError> {
+        let (jobs, waiting) = std::sync::mpsc::channel();
+        let control = Arc::new(Control::default());
+        let limits = Arc::clone(&self.sandbox.limits);
+        let code = (*self.template).clone();
+        let shared = Arc::clone(&control);
+        std::thread::Builder::new()
+            .name("toolhost-sandbox-warm".to_owned())
+            .stack_size(limits.max_stack_bytes + STACK_MARGIN)
+            .spawn(move || worker::run_warm(&limits, code, shared, waiting))
+            .map_err(SandboxError::Spawn)?;
+        self.ready
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(Prepared { jobs, control });
+        Ok(())
+    }
+
+    /// Calls `execute` on a prepared run (with `host`'s door, when given), or on a cold one
+    /// when none is left; await the handle as for [`Sandbox::run`].
+    pub fn run(
+        &self,
+        execute: Execute,
+        host: Option<Arc<dyn Host>>,
+    ) -> Result<RunHandle, SandboxError> {
+        let taken = self
+            .ready
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front();
+        let Some(prepared) = taken else {
+            let mut code = (*self.template).clone();
+            code.execute = execute;
+            return self.sandbox.start(code, host);
+        };
+        // A replacement prepares while this call runs.
+        self.prepare()?;
+        let (reply, receiver) = oneshot::channel();
+        let job = worker::Job {
+            execute,
+            host,
+            reply,
+        };
+        if let Err(std::sync::mpsc::SendError(job)) = prepared.jobs.send(job) {
+            // The prepared run is gone (its thread ended): start this call cold.
+            let mut code = (*self.template).clone();
+            code.execute = job.execute;
+            return self.sandbox.start(code, job.host);
+        }
+        Ok(RunHandle {
+            terminator: Terminator {
+                control: prepared.control,
+            },
+            receiver,
+            started: Instant::now(),
+        })
+    }
+}
+
 /// The memory of a fresh context ([`Sandbox::fresh_context_memory`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextMemory {

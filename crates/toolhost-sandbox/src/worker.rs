@@ -5,7 +5,7 @@ use crate::console::{self, LogBuffer};
 use crate::convert::{self, FromJsError};
 use crate::host::Host;
 use crate::imports::{Imports, Sources};
-use crate::result::{RunCode, RunError, RunResult};
+use crate::result::{Execute, RunCode, RunError, RunResult};
 use crate::SandboxLimits;
 use rquickjs::context::intrinsic;
 use rquickjs::function::Args;
@@ -18,6 +18,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::oneshot;
 
 /// The name of the main module (in stacks and in import errors); no import may take it.
 pub(crate) const MAIN: &str = "<main>";
@@ -53,6 +54,23 @@ enum Stop {
 /// Rejected promises that nothing handled yet, each with its reason.
 type Rejections = Rc<RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>>;
 
+/// One call a warm run waits for: which export to call with what, the host's door, and where
+/// the result goes.
+pub(crate) struct Job {
+    pub(crate) execute: Execute,
+    pub(crate) host: Option<Arc<dyn Host>>,
+    pub(crate) reply: oneshot::Sender<RunResult>,
+}
+
+/// When a run makes its call.
+pub(crate) enum Start {
+    /// As soon as its module is evaluated: the code's own `execute`, with the host's door when
+    /// one is given.
+    Now(Option<Arc<dyn Host>>),
+    /// Once a [`Job`] arrives (a warm run, prepared in advance); no job, no call.
+    Later(std::sync::mpsc::Receiver<Job>),
+}
+
 /// Runs `code` under `limits` on the current thread and returns its result.
 pub(crate) fn run(
     limits: &SandboxLimits,
@@ -60,12 +78,44 @@ pub(crate) fn run(
     control: Arc<Control>,
     host: Option<Arc<dyn Host>>,
 ) -> RunResult {
-    let started = Instant::now();
+    let (result, _) = start(limits, code, control, Start::Now(host));
+    result.expect("a run that starts now always makes its call")
+}
+
+/// Prepares `code` (a fresh runtime and context, its module evaluated) and makes its call when
+/// a job arrives on `jobs`, answering the job. Returns without a call when the jobs' sender is
+/// dropped first.
+pub(crate) fn run_warm(
+    limits: &SandboxLimits,
+    code: RunCode,
+    control: Arc<Control>,
+    jobs: std::sync::mpsc::Receiver<Job>,
+) {
+    if let (Some(result), Some(reply)) = start(limits, code, control, Start::Later(jobs)) {
+        // The caller may be gone (its handle dropped): the result is then unwanted.
+        let _ = reply.send(result);
+    }
+}
+
+/// The door's slot: empty until the call, then the call's host.
+type HostSlot = Rc<RefCell<Option<Arc<dyn Host>>>>;
+
+fn start(
+    limits: &SandboxLimits,
+    code: RunCode,
+    control: Arc<Control>,
+    start: Start,
+) -> (Option<RunResult>, Option<oneshot::Sender<RunResult>>) {
     let logs = Rc::new(RefCell::new(LogBuffer::new(limits.max_log_bytes)));
-    let outcome = execute(limits, code, control, started, &logs, host);
+    let began = Rc::new(Cell::new(Instant::now()));
+    let mut reply = None;
+    let outcome = execute(limits, code, control, &began, &logs, start, &mut reply);
+    let Some(outcome) = outcome else {
+        return (None, None);
+    };
     let logs = logs.replace(LogBuffer::new(0)).finish();
-    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-    match outcome {
+    let duration_ms = began.get().elapsed().as_secs_f64() * 1000.0;
+    let result = match outcome {
         Ok(result) => RunResult::Success {
             result,
             logs,
@@ -76,7 +126,8 @@ pub(crate) fn run(
             logs,
             duration_ms,
         },
-    }
+    };
+    (Some(result), reply)
 }
 
 /// A fresh runtime with the limits set, and a context with the built-ins and `console`.
@@ -103,32 +154,42 @@ pub(crate) fn fresh(
     Ok((rt, context))
 }
 
+/// The run: `None` when it was to wait for a job and none came.
 fn execute(
     limits: &SandboxLimits,
     mut code: RunCode,
     control: Arc<Control>,
-    started: Instant,
+    began: &Rc<Cell<Instant>>,
     logs: &Rc<RefCell<LogBuffer>>,
-    host: Option<Arc<dyn Host>>,
-) -> Result<Json, RunError> {
-    let (rt, context) = fresh(limits, logs)?;
-    if let Some(host) = host {
-        context
-            .with(|ctx| crate::host::install(&ctx, host))
-            .map_err(|_| {
-                RunError::new(
-                    RunError::MEMORY,
-                    "the host's door does not fit in the memory cap",
-                )
-            })?;
+    start: Start,
+    reply: &mut Option<oneshot::Sender<RunResult>>,
+) -> Option<Result<Json, RunError>> {
+    let (rt, context) = match fresh(limits, logs) {
+        Ok(fresh) => fresh,
+        Err(e) => return wait_then(start, reply, began, Err(e)),
+    };
+    let slot: HostSlot = Rc::default();
+    let hosted = matches!(start, Start::Now(Some(_)) | Start::Later(_));
+    if hosted {
+        let installed = context.with(|ctx| crate::host::install(&ctx, Rc::clone(&slot)));
+        if installed.is_err() {
+            let e = RunError::new(
+                RunError::MEMORY,
+                "the host's door does not fit in the memory cap",
+            );
+            return wait_then(start, reply, began, Err(e));
+        }
     }
     let stop = Rc::new(Cell::new(None));
-    let deadline = limits.deadline.map(|d| started + d);
+    // The deadline counts from the start of the preparation, then again from the call.
+    let deadline: Rc<Cell<Option<Instant>>> =
+        Rc::new(Cell::new(limits.deadline.map(|d| began.get() + d)));
     let seen = Rc::clone(&stop);
+    let until = Rc::clone(&deadline);
     rt.set_interrupt_handler(Some(Box::new(move || {
         if control.terminate.load(Ordering::Relaxed) {
             seen.set(Some(Stop::Terminated));
-        } else if deadline.is_some_and(|d| Instant::now() >= d) {
+        } else if until.get().is_some_and(|d| Instant::now() >= d) {
             seen.set(Some(Stop::Deadline));
         }
         seen.get().is_some()
@@ -159,8 +220,24 @@ fn execute(
             limits,
             stop: &stop,
         };
-        let outcome = run.module(&code, &rejections);
-        // Persistent values must be gone before the runtime is freed.
+        let prepared = run.prepare(&code);
+        // The call: now, or when a job comes.
+        let call = match start {
+            Start::Now(host) => Some((code.execute.clone(), host)),
+            Start::Later(jobs) => jobs.recv().ok().map(|job| {
+                *reply = Some(job.reply);
+                (job.execute, job.host)
+            }),
+        };
+        let outcome = call.map(|(execute, host)| {
+            *slot.borrow_mut() = host;
+            began.set(Instant::now());
+            deadline.set(limits.deadline.map(|d| began.get() + d));
+            prepared.and_then(|(namespace, evaluated)| {
+                run.call(namespace, evaluated, &execute, &rejections)
+            })
+        });
+        // Persistent values must be gone before the runtime is freed, whatever happened.
         rejections.borrow_mut().clear();
         outcome
     });
@@ -170,6 +247,21 @@ fn execute(
     outcome
 }
 
+/// A run that failed before its module could be prepared: it still waits for its job (a warm
+/// run's caller learns why from the result), then ends with `failed`.
+fn wait_then(
+    start: Start,
+    reply: &mut Option<oneshot::Sender<RunResult>>,
+    began: &Rc<Cell<Instant>>,
+    failed: Result<Json, RunError>,
+) -> Option<Result<Json, RunError>> {
+    if let Start::Later(jobs) = start {
+        *reply = Some(jobs.recv().ok()?.reply);
+        began.set(Instant::now());
+    }
+    Some(failed)
+}
+
 struct Run<'a, 'js> {
     ctx: Ctx<'js>,
     limits: &'a SandboxLimits,
@@ -177,13 +269,10 @@ struct Run<'a, 'js> {
 }
 
 impl<'js> Run<'_, 'js> {
-    fn module(&mut self, code: &RunCode, rejections: &Rejections) -> Result<Json, RunError> {
+    /// Sets the globals, evaluates the module and finds the export the code asks for; returns
+    /// the export and the promise of the module's evaluation.
+    fn prepare(&mut self, code: &RunCode) -> Result<(Value<'js>, Promise<'js>), RunError> {
         let ctx = self.ctx.clone();
-        let object_prototype: Object<'js> = ctx
-            .globals()
-            .get::<_, Object<'js>>("Object")
-            .and_then(|o| o.get("prototype"))
-            .map_err(|e| self.failed(e))?;
         for (name, value) in &code.globals {
             let value = convert::to_js(&ctx, value).map_err(|e| self.failed(e))?;
             ctx.globals()
@@ -197,11 +286,37 @@ impl<'js> Run<'_, 'js> {
         let namespace = module.namespace().map_err(|e| self.failed(e))?;
         let name = code.execute.fn_name.as_str();
         let export: Value<'js> = namespace.get(name).map_err(|e| self.failed(e))?;
+        if export.as_function().is_none() {
+            return Err(self.no_export(&namespace, name, &export));
+        }
+        Ok((Value::from_object(namespace), evaluated))
+    }
+
+    /// Calls the export `execute` names (of the module's namespace) with its arguments and
+    /// reads the result.
+    fn call(
+        &mut self,
+        namespace: Value<'js>,
+        evaluated: Promise<'js>,
+        execute: &Execute,
+        rejections: &Rejections,
+    ) -> Result<Json, RunError> {
+        let ctx = self.ctx.clone();
+        let object_prototype: Object<'js> = ctx
+            .globals()
+            .get::<_, Object<'js>>("Object")
+            .and_then(|o| o.get("prototype"))
+            .map_err(|e| self.failed(e))?;
+        let namespace = namespace
+            .into_object()
+            .ok_or_else(|| RunError::new(RunError::SANDBOX, "the module has no namespace"))?;
+        let name = execute.fn_name.as_str();
+        let export: Value<'js> = namespace.get(name).map_err(|e| self.failed(e))?;
         let Some(function) = export.as_function().cloned() else {
             return Err(self.no_export(&namespace, name, &export));
         };
-        let mut args = Args::new(ctx.clone(), code.execute.args.len());
-        for arg in &code.execute.args {
+        let mut args = Args::new(ctx.clone(), execute.args.len());
+        for arg in &execute.args {
             let value = convert::to_js(&ctx, arg).map_err(|e| self.failed(e))?;
             args.push_arg(value).map_err(|e| self.failed(e))?;
         }
