@@ -76,9 +76,17 @@ async fn the_spec_examples_load_with_the_schema_a_blueprint_would_hold() {
 
 #[tokio::test]
 async fn the_spec_examples_run_in_a_thread_with_their_state() {
+    // Cold runs, the default warm pool, and a larger one: the same results.
+    for warm in [0, 1, 3] {
+        spec_examples_run(warm).await;
+    }
+}
+
+async fn spec_examples_run(warm: usize) {
     let db = temp_db();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
-    let rt = Runtime::load(&example(), store.clone()).unwrap();
+    let mut rt = Runtime::load(&example(), store.clone()).unwrap();
+    rt.set_warm_runtimes(warm);
     let thread = rt
         .start_thread("assistant", "Help me at the harbour.")
         .await

@@ -34,7 +34,10 @@ async fn each_call_gets_a_fresh_prepared_run_and_a_cold_runs_result() {
         .unwrap();
     assert_eq!(pool.size(), 2);
     for i in 0..5 {
-        let result = pool.run(call(vec![json!(i), json!(1)]), None).unwrap().await;
+        let result = pool
+            .run(call(vec![json!(i), json!(1)]), None)
+            .unwrap()
+            .await;
         // The module ran once for this call: nothing of an earlier call is left.
         assert_eq!(value_of(&result), json!({"sum": i + 1, "calls": 1}));
     }

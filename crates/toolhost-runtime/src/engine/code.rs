@@ -15,11 +15,16 @@ pub const DEFAULT_MAX_RUNS_IN_FLIGHT: usize = 4;
 /// How often a waiting or running call looks at its abort signal, which is a flag, not a waker.
 const ABORT_POLL: Duration = Duration::from_millis(10);
 
+/// How many runs of each JavaScript tool file are kept prepared unless the embedding program
+/// says otherwise (see [`Runtime::set_warm_runtimes`]).
+pub const DEFAULT_WARM_RUNTIMES: usize = 1;
+
 /// The sandbox of a runtime and the slots of its runs.
 #[derive(Debug, Clone)]
 pub(crate) struct CodeRunner {
     sandbox: Sandbox,
     slots: Arc<Semaphore>,
+    warm: usize,
 }
 
 impl Default for CodeRunner {
@@ -35,7 +40,18 @@ impl CodeRunner {
         Ok(Self {
             sandbox: Sandbox::new(limits)?,
             slots: Arc::new(Semaphore::new(max_in_flight.max(1))),
+            warm: DEFAULT_WARM_RUNTIMES,
         })
+    }
+
+    /// The sandbox (its limits apply to tool files in JavaScript too).
+    pub(crate) fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// How many runs of each JavaScript tool file are kept prepared.
+    pub(crate) fn warm(&self) -> usize {
+        self.warm
     }
 
     /// Runs `code` once a slot is free; `abort` raised to interrupt ends the wait or terminates
@@ -102,8 +118,18 @@ impl Runtime {
         limits: SandboxLimits,
         max_in_flight: usize,
     ) -> Result<(), SandboxError> {
+        let warm = self.code.warm;
         self.code = CodeRunner::new(limits, max_in_flight)?;
+        self.code.warm = warm;
         Ok(())
+    }
+
+    /// Sets how many runs of each JavaScript tool file are kept prepared in advance
+    /// ([`DEFAULT_WARM_RUNTIMES`] unless set; 0 prepares none). Each is an idle thread holding a
+    /// fresh QuickJS runtime with the tool's modules evaluated, used by one call and replaced:
+    /// a call skips the preparation and still shares nothing with another.
+    pub fn set_warm_runtimes(&mut self, per_tool: usize) {
+        self.code.warm = per_tool;
     }
 
     /// The state of `thread_id` that a run hands its calls, with this runtime's sandbox.

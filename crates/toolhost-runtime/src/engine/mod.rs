@@ -63,7 +63,7 @@ pub use approvals::{
 };
 pub use as_tool::{AsToolOptions, AS_TOOL_TAG};
 pub use calls::PARALLEL_CAP;
-pub use code::DEFAULT_MAX_RUNS_IN_FLIGHT;
+pub use code::{DEFAULT_MAX_RUNS_IN_FLIGHT, DEFAULT_WARM_RUNTIMES};
 pub use content::MAX_IMAGE_BASE64;
 pub use control::STOPPED_BY_KEY;
 pub use error::{describe_owner, name_list, RuntimeError};

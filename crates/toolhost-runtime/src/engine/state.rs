@@ -403,6 +403,11 @@ impl ThreadState {
         .await
     }
 
+    /// The runtime's sandbox and its settings.
+    pub(crate) fn code_runner(&self) -> &CodeRunner {
+        &self.code
+    }
+
     /// The same thread with the runtime's fetch policy.
     pub(crate) fn with_fetch(mut self, fetch: Option<Arc<super::fetch::FetchPolicy>>) -> Self {
         self.fetch = fetch;

@@ -10,8 +10,10 @@
 //! of the file, naming the line where the stack says it happened.
 //!
 //! **Calls.** Each call runs the tool's module in a fresh sandbox run (QuickJS, the runtime's
-//! memory cap and deadline, no host capability) and calls `execute(state, args)` with the
-//! validated arguments. The `state` reaches the thread through one door (the sandbox's
+//! `runCode` limits, no host capability) and calls `execute(state, args)` with the validated
+//! arguments. The runtime keeps runs of each tool prepared in advance (a warm pool,
+//! [`crate::engine::Runtime::set_warm_runtimes`]): a call takes one whose modules are already
+//! evaluated, and it is used once and replaced, so isolation is that of a fresh run. The `state` reaches the thread through one door (the sandbox's
 //! [`Host`]): storage, files, events, queued tools, `runCode` and the abort signal, with the
 //! checks and redaction of every tool's `ThreadState`. A returned string is a successful result;
 //! a throw is an error result with the error's name, message and stack.
@@ -25,15 +27,20 @@ use host::serve_while;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use toolhost_core::tool::ToolContext;
 use toolhost_core::ToolResult;
-use toolhost_sandbox::{Execute, RunCode, RunResult, Sandbox, SandboxLimits};
+use toolhost_sandbox::{Execute, RunCode, RunResult, Sandbox, SandboxLimits, WarmPool};
+
+/// What a call runs: the tool through toolhost's glue.
+const CALL: &str = "runTool(tool, args, info)";
+const CALL_PARAMS: &str = "args, info";
 
 /// The file extensions of tool files written in JavaScript or TypeScript.
 pub const EXTENSIONS: [&str; 3] = ["js", "mjs", "ts"];
 
-/// A loaded JavaScript tool: the modules it runs with, and what it declared.
+/// A loaded JavaScript tool: the modules it runs with, what it declared, and its runs
+/// prepared in advance.
 #[derive(Debug, Clone)]
 pub struct JsTool {
     name: String,
@@ -41,6 +48,7 @@ pub struct JsTool {
     modules: Arc<BTreeMap<String, String>>,
     has_args: bool,
     sandbox: Sandbox,
+    warm: Arc<Mutex<Option<Arc<WarmPool>>>>,
 }
 
 /// What loading a tool file gives: the tool and the blueprint it declared.
@@ -62,6 +70,7 @@ impl JsTool {
             modules: Arc::new(modules),
             has_args: false,
             sandbox,
+            warm: Arc::default(),
         };
         let described = tool
             .sandbox
@@ -114,14 +123,49 @@ impl JsTool {
         }
     }
 
+    /// The tool's warm pool under the runtime's sandbox and setting (the defaults for a call
+    /// made outside a thread), made on first use; `None` when no run is to be kept prepared.
+    fn pool(&self, state: Option<&ThreadState>) -> Option<Arc<WarmPool>> {
+        let (sandbox, size) = match state {
+            Some(s) => (s.code_runner().sandbox(), s.code_runner().warm()),
+            None => (&self.sandbox, crate::engine::DEFAULT_WARM_RUNTIMES),
+        };
+        if size == 0 {
+            return None;
+        }
+        let mut slot = self.warm.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(pool) = slot.as_ref().filter(|p| p.size() == size) {
+            return Some(pool.clone());
+        }
+        let code = self.code(CALL, CALL_PARAMS, Vec::new());
+        let pool = Arc::new(sandbox.warm(code, size).ok()?);
+        *slot = Some(pool.clone());
+        Some(pool)
+    }
+
     /// Runs one call: `execute(state, args)` with the call's thread behind `state`.
     pub async fn call(&self, args: Value, ctx: ToolContext) -> ToolResult {
         let state = ctx.get::<ThreadState>().cloned();
         let mut info = info_of(state.as_ref(), self.has_args);
         info["idempotencyKey"] = Value::String(ctx.idempotency_key());
-        let code = self.code("runTool(tool, args, info)", "args, info", vec![args, info]);
         let (door, requests) = host::door();
-        let handle = match self.sandbox.run_with_host(code, door) {
+        let started = match self.pool(state.as_ref()) {
+            Some(pool) => pool.run(
+                Execute {
+                    fn_name: "default".to_owned(),
+                    args: vec![args, info],
+                },
+                Some(door),
+            ),
+            None => {
+                let sandbox = state
+                    .as_ref()
+                    .map_or(&self.sandbox, |s| s.code_runner().sandbox());
+                let code = self.code(CALL, CALL_PARAMS, vec![args, info]);
+                sandbox.run_with_host(code, door)
+            }
+        };
+        let handle = match started {
             Ok(handle) => handle,
             Err(e) => return ToolResult::error(format!("tool \"{}\": {e}", self.name)),
         };
