@@ -21,6 +21,7 @@
 //! max_result_bytes = 1048576
 //! max_log_bytes = 65536
 //! max_in_flight = 4                   # runs at once (each on a thread); more wait
+//! warm_runtimes = 1                   # runs of each JavaScript tool file kept prepared
 //!
 //! [fetch]                             # what tool files in JavaScript may reach with fetch
 //! hosts = ["api.example.com", "localhost:8080", "*.tides.org"]   # none unless listed
@@ -102,6 +103,8 @@ pub struct CodeSection {
     pub max_log_bytes: Option<usize>,
     /// How many runs may be in flight at once.
     pub max_in_flight: Option<usize>,
+    /// How many runs of each JavaScript tool file are kept prepared (0: none).
+    pub warm_runtimes: Option<usize>,
 }
 
 impl CodeSection {
@@ -113,6 +116,7 @@ impl CodeSection {
             || self.max_result_bytes.is_some()
             || self.max_log_bytes.is_some()
             || self.max_in_flight.is_some()
+            || self.warm_runtimes.is_some()
     }
 
     /// The limits and the number of runs in flight, defaults where a key is left out; a

@@ -420,6 +420,9 @@ fn apply_code_limits(
     if !code.is_set() {
         return true;
     }
+    if let Some(warm) = code.warm_runtimes {
+        runtime.set_warm_runtimes(warm);
+    }
     let applied = code.limits().and_then(|(limits, in_flight)| {
         runtime
             .set_code_limits(limits, in_flight)
