@@ -1,9 +1,10 @@
-//! What a JavaScript or TypeScript tool file may not do, and what a user sees when it does:
-//! syntax outside the spec's Zod subset, an unknown `defineTool` field, a missing default
-//! export, an import outside `agents/`, TypeScript that cannot be erased, schemas deeper than
-//! 7 levels (each refused at load, naming the file and the line); and at run time a throw, a
-//! result that is not a ToolResult, a host capability it does not have (each an error result
-//! that says so, the thread going on).
+//! How a JavaScript or TypeScript tool file behaves, one behaviour per test. Refused at load,
+//! naming the file and the line: syntax outside the spec's Zod subset, an unknown `defineTool`
+//! field, a missing default export, an import outside `agents/`, TypeScript that cannot be
+//! erased, a schema deeper than 7 levels. At run time: a throw, a result that is not a
+//! ToolResult and a capability it lacks are error results (the thread goes on); the state
+//! reaches the thread's files, `runCode`, the idempotency key and the abort signal; returned
+//! attachments are stored in the thread's files.
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -290,4 +291,41 @@ async fn a_tool_file_reaches_its_threads_files_and_runcode_and_sees_a_stop() {
         "{}",
         outside.model_text()
     );
+}
+
+#[tokio::test]
+async fn attachments_a_tool_file_returns_are_stored_in_the_threads_files() {
+    let source = format!(
+        "{HEAD}export default defineTool({{
+  description: 'Draws.',
+  execute: async () => ({{
+    status: 'success',
+    result: 'drawn',
+    attachments: [{{ name: 'map.txt', mimeType: 'text/plain', data: 'dGlkZSBtYXA=' }}],
+  }}),
+}});\n"
+    );
+    let root = project(
+        &[("draw.js", &source)],
+        &[],
+        &["draw"],
+        &[json!({"name": "draw", "arguments": {}})],
+    );
+    let (rt, store) = runtime(&root);
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let result = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .find(|m| m.role == Role::Tool)
+        .unwrap();
+    let stored = result.metadata.result.expect("the whole result is kept");
+    let path = match &stored.attachments[0] {
+        toolhost_core::Attachment::Ref(r) => r.path.clone(),
+        other => panic!("the attachment was not stored: {other:?}"),
+    };
+    assert!(path.starts_with("/attachments/"), "{path}");
+    let path = toolhost_store::path::normalize(&path).unwrap();
+    assert_eq!(store.read_file(&thread.id, &path).unwrap(), b"tide map");
 }
