@@ -175,7 +175,7 @@ async fn fetch_reaches_an_allowed_host_and_no_other() {
     );
 
     // Without any allowed host, fetch says so.
-    let root = project(&urls[..1].to_vec());
+    let root = project(&urls[..1]);
     let texts: Vec<Value> = results(&root, None)
         .await
         .into_iter()
