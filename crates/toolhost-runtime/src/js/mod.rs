@@ -93,9 +93,10 @@ impl JsTool {
     /// The sandbox run that evaluates the tool's module and calls `call` (an expression over
     /// `tool`, `args` and `info`).
     fn code(&self, call: &str, params: &str, args: Vec<Value>) -> RunCode {
+        // The entry's name is a path of the project, quoted as a JSON (and so JavaScript) string.
+        let entry = Value::String(self.entry.clone()).to_string();
         let source = format!(
-            "import {{ describeTool, runTool }} from 'toolhost:internal';\nimport tool from '{}';\nexport default ({params}) => {call};\n",
-            self.entry
+            "import {{ describeTool, runTool }} from 'toolhost:internal';\nimport tool from {entry};\nexport default ({params}) => {call};\n"
         );
         RunCode {
             source,
