@@ -8,7 +8,7 @@
 
 use super::history::ChatView;
 use super::images::{images_of, ImageBudget};
-use super::run::{index_of, SideRun};
+use super::side::{index_of, SideRun};
 use super::turns::{opens_session, side_of, Position};
 use super::Runtime;
 use crate::project::PromptDef;

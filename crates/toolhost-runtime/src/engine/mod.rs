@@ -48,6 +48,7 @@ mod scratch;
 mod send;
 mod session;
 mod set_env;
+mod side;
 mod soundness;
 mod state;
 mod stop;

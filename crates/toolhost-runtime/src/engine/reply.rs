@@ -20,7 +20,7 @@ use super::middleware::{middleware_error, StepInfo};
 use super::ownership::OwnerId;
 use super::redaction::redacted_reply;
 use super::repair::repair_calls;
-use super::run::SideRun;
+use super::side::SideRun;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;

@@ -1,167 +1,26 @@
 //! The step cycle of one thread: finish pending calls, decide whether the turn is over, ask the
 //! model, store its reply, repeat.
 
-use super::calls::{early_intents, Offer};
-use super::context::{Context, Turn};
+use super::calls::early_intents;
+use super::context::Turn;
 use super::control::RunControl;
 use super::decide::{next_step, pending_calls, Step, TurnRules};
-use super::history::ChatView;
-use super::images::{images_of, ImageBudget, Shown};
-use super::middleware::Pipeline;
+use super::images::images_of;
 use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
 use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
+use super::side::{index_of, run_of, SideRun};
 use super::turns::{opens_session, Position, Side, DEFAULT_MAX_SESSION_TURNS};
 use super::{Runtime, RuntimeError};
-use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS, SUBAGENT_CREATE};
-use std::collections::{BTreeMap, HashSet};
+use crate::project::SUBAGENT_CREATE;
+use std::collections::HashSet;
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
-use toolhost_core::ToolSet;
-use toolhost_providers::{HistoryRepair, Model, ModelRequest, ToolChoice as WireToolChoice};
-use toolhost_store::{Message, Role, Thread, ThreadStatus, ToolStatus, Write};
 
-/// What one side runs with: its rules, its prompt's model and tools, and the conversation it
-/// sees, which grows as the thread does.
-pub(super) struct SideRun<'a> {
-    def: &'a SideDef,
-    /// The agent the thread runs.
-    pub agent: String,
-    pub model: Arc<dyn Model>,
-    pub offer: Offer,
-    max_steps: u32,
-    pub view: ChatView,
-    pub images: ImageBudget,
-    pub request: ModelRequest,
-    /// How many leading messages of `request` passed the ordering check with every call
-    /// answered: only what was appended since is checked again.
-    pub checked: usize,
-    /// The repairs the last request needed, so a fault that stays is recorded once per run.
-    pub last_repairs: Vec<HistoryRepair>,
-    /// What of earlier turns the side's prompt shows.
-    pub context: Context,
-    /// The prompt's `recentImageThreshold`.
-    pub recent_images: usize,
-}
-
-impl SideRun<'_> {
-    /// Adds a stored message, with what it shows, to what this side's model will be sent.
-    pub fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
-        self.offer.learn_wire_ids(m);
-        if let Some(message) = self.view.see(m) {
-            self.images
-                .push(&mut self.request.messages, message, shown());
-        }
-    }
-}
-
-/// Where `side`'s run is: side `b` is the second entry; a thread with one side has only `a`.
-pub(super) fn index_of(sides: &[SideRun<'_>], side: Side) -> usize {
-    match side {
-        Side::B if sides.len() > 1 => 1,
-        _ => 0,
-    }
-}
-
-/// What `side` runs with.
-fn run_of<'s, 'a>(sides: &'s [SideRun<'a>], side: Side) -> &'s SideRun<'a> {
-    &sides[index_of(sides, side)]
-}
+use toolhost_store::{Message, Role, ThreadStatus, ToolStatus, Write};
 
 impl Runtime {
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn side_run<'a>(
-        &self,
-        agent: &str,
-        def: &'a SideDef,
-        side: Option<Side>,
-        history: &[Message],
-        shown: &[Shown],
-        texts: &BTreeMap<String, String>,
-        children: Option<&[Thread]>,
-        turn: Turn,
-    ) -> Result<SideRun<'a>, RuntimeError> {
-        let prompt = self
-            .defs
-            .prompts
-            .get(&def.prompt)
-            .ok_or_else(|| RuntimeError::Model {
-                name: def.prompt.clone(),
-                reason: "the agent's prompt did not load".to_owned(),
-            })?;
-        let model = self.model_for(&prompt.model)?;
-        // A name is a tool, else a prompt offered as a tool (a name that is both is refused
-        // before a run starts).
-        // An agent offered under an `optional` flag that is off is not offered at all.
-        let subagents = self.offered_subagents(prompt, Some(texts), children);
-        let mut offered = ToolSet::from_tools(
-            prompt
-                .tools
-                .iter()
-                .filter(|n| !self.withheld(n, &subagents))
-                .filter_map(|name| {
-                    self.tools
-                        .get(name)
-                        .or_else(|| self.prompt_tools.get(&name.name))
-                        .or_else(|| self.agent_tools.get(&name.name))
-                        .cloned()
-                }),
-        );
-        offered.add_many(self.lifecycle_tools(&subagents, children.unwrap_or_default()));
-        let subprompts = self.offered_subprompts(prompt);
-        let mut run = SideRun {
-            def,
-            agent: agent.to_owned(),
-            model,
-            max_steps: prompt
-                .max_steps
-                .or(def.max_steps)
-                .unwrap_or(DEFAULT_MAX_STEPS),
-            view: ChatView::new(side),
-            images: ImageBudget::new(prompt.recent_image_threshold as usize),
-            context: Context::of(prompt),
-            recent_images: prompt.recent_image_threshold as usize,
-            checked: 0,
-            last_repairs: Vec::new(),
-            request: ModelRequest {
-                messages: ChatView::system(&prompt.system_text(texts))
-                    .into_iter()
-                    .collect(),
-                tools: offered.definitions(),
-                tool_choice: Some(match prompt.tool_choice {
-                    ToolChoice::Auto => WireToolChoice::Auto,
-                    ToolChoice::Required => WireToolChoice::Required,
-                    ToolChoice::None => WireToolChoice::None,
-                }),
-                parallel_tool_calls: Some(prompt.parallel_tool_calls),
-            },
-            offer: Offer {
-                tools: Arc::new(offered),
-                parallel: prompt.parallel_tool_calls,
-                pipeline: Arc::new(Pipeline::select(
-                    &self.middleware,
-                    &self.hooks,
-                    agent,
-                    &prompt.name,
-                )),
-                prompt: prompt.name.clone(),
-                subprompts: Arc::new(subprompts),
-                subagents: Arc::new(subagents),
-                nest: None,
-                wire_ids: Arc::default(),
-            },
-        };
-        for (i, (m, shown)) in history.iter().zip(shown).enumerate() {
-            if turn.holds(i) {
-                run.see(m, || shown.clone());
-            } else if let Some(m) = run.context.earlier(m) {
-                run.see(&m, || shown.clone());
-            }
-        }
-        Ok(run)
-    }
-
     /// Runs the thread until its turn ends (for a `dual_ai` agent: until its session ends).
     /// Safe to call again after a crash: it continues from what is stored.
     ///
