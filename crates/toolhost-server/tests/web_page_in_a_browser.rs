@@ -573,6 +573,15 @@ async fn a_sub_agent_waiting_for_a_secret_is_given_it_on_its_parents_page() {
         )
         .await;
     assert_eq!(count(&browser, ".card.variables").await, 0);
+    // The instance's result (stored first) is shown before the answer to it, even while that
+    // answer is still being written.
+    let ordered = browser
+        .js(
+            "const t = document.querySelector('.transcript').innerText; return t.indexOf('The bay is mapped.') < t.indexOf('The scout is back.')",
+            json!([]),
+        )
+        .await;
+    assert_eq!(ordered, json!(true));
     browser.screenshot("02-sub-agent-back").await;
     let page = browser
         .js("return document.documentElement.outerHTML", json!([]))

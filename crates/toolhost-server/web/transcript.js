@@ -42,7 +42,8 @@ export class Transcript {
       return;
     }
     const who = message.role === 'user' ? 'You' : message.role;
-    this.node.append(
+    // A message stored while an answer is being written came before that answer.
+    this.place(
       el(
         'li',
         { class: `msg ${message.role} depth-${depth}`, 'data-seq': message.seq },
@@ -166,6 +167,12 @@ export class Transcript {
       live.text.textContent = '';
       live.note.textContent = `The model was asked again (${data.reason}).`;
     }
+  }
+
+  /** Appends `node`, before the answer being written when there is one. */
+  place(node) {
+    if (this.live) this.node.insertBefore(node, this.live.node);
+    else this.node.append(node);
   }
 
   startLive() {
