@@ -144,6 +144,19 @@ fn imports_stay_inside_agents_and_a_helper_there_is_used() {
         said.contains("../../outside.js") && said.contains("agents/"),
         "{said}"
     );
+    // Nor through a link inside agents/ that leads out of it.
+    std::os::unix::fs::symlink(root.join("outside.js"), root.join("agents/lib/linked.js")).unwrap();
+    std::fs::write(
+        root.join("agents/tools/linked.js"),
+        format!("{HEAD}import {{ secret }} from '../lib/linked.js';\nexport default defineTool({{ description: 'x', execute: async () => String(secret) }});\n"),
+    )
+    .unwrap();
+    let said = problem(&root, "linked");
+    assert!(
+        said.contains("../lib/linked.js") && said.contains("outside"),
+        "{said}"
+    );
+    std::fs::remove_file(root.join("agents/tools/linked.js")).unwrap();
     let (rt, store) = runtime(&root);
     let rt_thread = tokio::runtime::Runtime::new().unwrap();
     let texts = rt_thread.block_on(async {

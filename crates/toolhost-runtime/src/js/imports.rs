@@ -98,13 +98,23 @@ fn resolve(root: &Path, from: &Path, specifier: &str) -> Result<PathBuf, String>
             }
         }
     }
+    let outside =
+        || "is outside the project's agents/ folder; a tool imports only files there".to_owned();
     if !at.starts_with(&agents) {
-        return Err(
-            "is outside the project's agents/ folder; a tool imports only files there".to_owned(),
-        );
+        return Err(outside());
     }
     if !at.is_file() {
         return Err("is not a file".to_owned());
+    }
+    // A link inside agents/ may not lead out of it.
+    let real = at
+        .canonicalize()
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    let real_agents = agents
+        .canonicalize()
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if !real.starts_with(&real_agents) {
+        return Err(outside());
     }
     Ok(at)
 }
