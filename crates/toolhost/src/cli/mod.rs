@@ -10,6 +10,7 @@
 mod chat;
 mod lifetime;
 mod lines;
+mod mcp;
 mod output;
 mod progress;
 mod project_config;
@@ -67,6 +68,8 @@ enum Command {
     /// Create, list and revoke the bearer tokens of `toolhost serve`.
     #[command(subcommand)]
     Tokens(tokens::TokensCommand),
+    /// Serve the tools an agent offers to an MCP client over standard input and output.
+    Mcp(mcp::McpArgs),
 }
 
 /// Runs the parsed command and returns the process exit code.
@@ -80,5 +83,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Threads(cmd) => threads::threads(cmd),
         Command::Serve(args) => serve::serve(args),
         Command::Tokens(cmd) => tokens::tokens(cmd),
+        Command::Mcp(args) => mcp::mcp(args),
     }
 }

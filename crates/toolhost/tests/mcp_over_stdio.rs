@@ -1,0 +1,149 @@
+//! `toolhost mcp` serves an agent's tools to an MCP client over standard input and output: the
+//! real binary, driven with the protocol's own JSON-RPC messages (2025-11-25, the version with
+//! `initialize`). Only protocol reaches standard output; calls are validated, journaled on
+//! threads, and answered as the spec says.
+
+mod common;
+
+use common::TempProject;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/js-tools")
+        .display()
+        .to_string()
+}
+
+struct Client {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Client {
+    fn start(data: &str) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["mcp", &example(), "--agent", "assistant", "--data", data])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            input,
+            output,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.input, "{message}").unwrap();
+        self.input.flush().unwrap();
+    }
+
+    /// Sends a request and reads lines until its answer (every line must be JSON-RPC).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the server closed its output"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("standard output holds something that is not JSON ({e}): {line}")
+            });
+            assert_eq!(message["jsonrpc"], "2.0", "{message}");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+}
+
+#[test]
+fn an_mcp_client_lists_and_calls_the_agents_tools() {
+    let data = TempProject::new();
+    let data_dir = data.root.join("data").display().to_string();
+    let mut client = Client::start(&data_dir);
+    let init = client.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "toolhost-test", "version": "0"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let listed = client.request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "create_ticket",
+            "execute_step",
+            "get_weather",
+            "search_files",
+            "start_workflow"
+        ]
+    );
+    let weather = &tools[2];
+    assert_eq!(
+        weather["description"],
+        "Get the current weather for a location"
+    );
+    assert_eq!(weather["inputSchema"]["required"], json!(["location"]));
+    assert!(listed["result"].get("nextCursor").is_none(), "{listed}");
+
+    let called = client.request(
+        "tools/call",
+        json!({"name": "get_weather", "arguments": {"location": "Oslo"}}),
+    );
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    let text = called["result"]["content"][0]["text"].as_str().unwrap();
+    let weather: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(weather["units"], "celsius");
+
+    // Arguments that do not fit: a tool result with isError, naming the problem.
+    let wrong = client.request(
+        "tools/call",
+        json!({"name": "get_weather", "arguments": {"units": "kelvin"}}),
+    );
+    assert_eq!(wrong["result"]["isError"], true, "{wrong}");
+    let said = wrong["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("location"), "{said}");
+
+    // A tool that is not offered is a protocol error.
+    let unknown = client.request("tools/call", json!({"name": "nope", "arguments": {}}));
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nope"),
+        "{unknown}"
+    );
+
+    // The client leaves: the server ends cleanly.
+    drop(client.input);
+    let status = client.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+
+    // The call was journaled on a thread of its own.
+    let threads = common::toolhost(&["threads", "list", "--data", &data_dir, "--json"]);
+    assert_eq!(threads.code, 0, "{}", threads.stderr);
+    assert!(threads.stdout.contains("scratch"), "{}", threads.stdout);
+}
