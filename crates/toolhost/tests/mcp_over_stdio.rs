@@ -147,3 +147,88 @@ fn an_mcp_client_lists_and_calls_the_agents_tools() {
     assert_eq!(threads.code, 0, "{}", threads.stderr);
     assert!(threads.stdout.contains("scratch"), "{}", threads.stdout);
 }
+
+#[test]
+fn a_tool_with_an_output_schema_gives_structured_content_too() {
+    let p = TempProject::new();
+    p.tool(
+        "measure.json",
+        r#"{"type": "object", "description": "Measures the depth.",
+            "properties": {"_activity": {"const": "measure"}, "_output": {"type": "object",
+                "properties": {"depth": {"type": "number"}}, "required": ["depth"]},
+                "spot": {"type": "string"}},
+            "required": ["spot"], "additionalProperties": false}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/activities/measure.json",
+        r#"{"command": ["python3", "measure.py"], "env": ["PATH"], "timeoutMs": 10000}"#,
+    );
+    common::write(
+        &p.root,
+        "measure.py",
+        "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': json.dumps({'depth': 12.5})}))\n",
+    );
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["measure"]}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "mcp",
+            &p.root.display().to_string(),
+            "--agent",
+            "a",
+            "--data",
+            &p.root.join("data").display().to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = child.stdin.take().unwrap();
+    let output = BufReader::new(child.stdout.take().unwrap());
+    let mut client = Client {
+        child,
+        input,
+        output,
+        next_id: 1,
+    };
+    client.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "toolhost-test", "version": "0"}}),
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listed = client.request("tools/list", json!({}));
+    assert_eq!(
+        listed["result"]["tools"][0]["outputSchema"]["required"],
+        json!(["depth"]),
+        "{listed}"
+    );
+    let called = client.request(
+        "tools/call",
+        json!({"name": "measure", "arguments": {"spot": "pier"}}),
+    );
+    assert_eq!(
+        called["result"]["structuredContent"],
+        json!({"depth": 12.5}),
+        "{called}"
+    );
+    assert_eq!(called["result"]["content"][0]["text"], r#"{"depth": 12.5}"#);
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+}

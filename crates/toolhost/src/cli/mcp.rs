@@ -3,13 +3,15 @@
 //! and the stateless 2026-07-28 one, as the SDK negotiates them).
 //!
 //! - `tools/list`: the function tools the agent's first prompt offers, by name, each with its
-//!   description, its input schema as the tool declares it, and `idempotentHint` from its
-//!   definition. Nothing but protocol is written to standard output.
+//!   description, its input schema as the tool declares it, its output schema when it has an
+//!   object one, and `idempotentHint` from its definition. Nothing but protocol is written to
+//!   standard output.
 //! - `tools/call` runs through the same path as a direct call of the HTTP API: arguments that do
 //!   not fit the schema are a result with `isError: true` listing what is wrong (nothing is
 //!   stored); otherwise the call is journaled on a thread of its own (tagged `scratch`, visible
 //!   in `threads list`), with its idempotency key, approval, variables and redaction, and its
-//!   result comes back as text (`isError` when the tool failed). A call that waits for an
+//!   result comes back as text (`isError` when the tool failed), and for a tool with an output
+//!   schema as `structuredContent` too. A call that waits for an
 //!   approval or for variables is an error result saying what it waits for and the `toolhost
 //!   resume` command that answers it. A client's cancellation stops the call's thread.
 
@@ -80,6 +82,11 @@ pub fn mcp(args: McpArgs) -> ExitCode {
             output::exit(BAD_INPUT)
         }
     }
+}
+
+/// `schema` when it describes an object.
+fn object_schema(schema: Option<&Value>) -> Option<&Value> {
+    schema.filter(|s| s.get("type") == Some(&json!("object")))
 }
 
 struct Server {
@@ -181,13 +188,20 @@ impl Server {
                 };
                 let text = result.content.unwrap_or_default();
                 let failed = result.status == Some(toolhost_store::ToolStatus::Error);
+                // A tool with an output schema also gives its result as structured content,
+                // beside the text copy.
+                let structured = object_schema(tool.definition().output_schema.as_ref())
+                    .filter(|_| !failed)
+                    .and_then(|_| serde_json::from_str::<Value>(&text).ok())
+                    .filter(Value::is_object);
                 let content = vec![ContentBlock::text(text)];
-                Ok(if failed {
+                let mut answer = if failed {
                     CallToolResult::error(content)
                 } else {
                     CallToolResult::success(content)
-                }
-                .into())
+                };
+                answer.structured_content = structured;
+                Ok(answer.into())
             }
         }
     }
@@ -209,12 +223,17 @@ impl ServerHandler for Server {
             .filter_map(|name| self.runtime.tools().get(name))
             .map(|tool| {
                 let def = tool.definition();
-                json!({
+                let mut listed = json!({
                     "name": def.name,
                     "description": def.description,
                     "inputSchema": def.parameters,
                     "annotations": {"idempotentHint": def.idempotent},
-                })
+                });
+                // MCP takes an object schema for output (its results are objects).
+                if let Some(output) = object_schema(def.output_schema.as_ref()) {
+                    listed["outputSchema"] = output.clone();
+                }
+                listed
             })
             .collect();
         serde_json::from_value(json!({ "tools": tools }))
