@@ -232,3 +232,47 @@ fn a_tool_with_an_output_schema_gives_structured_content_too() {
     drop(client.input);
     assert!(client.child.wait().unwrap().success());
 }
+
+/// The official MCP SDK's Python client against `toolhost mcp`: it negotiates, lists and calls.
+/// `./scripts/test` installs the SDK in a virtual environment and names its Python in
+/// `TOOLHOST_TEST_PYTHON`; without it this test fails and says so, it never skips.
+#[test]
+fn the_official_python_client_lists_and_calls_the_tools() {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_client.py");
+    let data = TempProject::new();
+    let out = Command::new(python)
+        .arg(script)
+        .args([
+            env!("CARGO_BIN_EXE_toolhost"),
+            &example(),
+            "assistant",
+            &data.root.join("data").display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let seen: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let names: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"get_weather"), "{seen}");
+    assert_eq!(seen["good"]["isError"], false, "{seen}");
+    let weather: Value = serde_json::from_str(seen["good"]["text"][0].as_str().unwrap()).unwrap();
+    assert_eq!(weather["units"], "fahrenheit");
+    assert_eq!(seen["bad"]["isError"], true, "{seen}");
+    assert!(
+        seen["bad"]["text"][0]
+            .as_str()
+            .unwrap()
+            .contains("location"),
+        "{seen}"
+    );
+}

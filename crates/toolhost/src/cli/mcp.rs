@@ -236,7 +236,8 @@ impl ServerHandler for Server {
                 listed
             })
             .collect();
-        serde_json::from_value(json!({ "tools": tools }))
+        // `resultType` is required on every result from protocol 2026-07-28 on.
+        serde_json::from_value(json!({ "tools": tools, "resultType": "complete" }))
             .map_err(|e| McpError::internal_error(format!("a tool could not be listed: {e}"), None))
     }
 
