@@ -20,6 +20,9 @@ pub struct ServerConfig {
     /// The browser origins (`https://app.example.com`) allowed to call the API from a web page;
     /// none by default, so no other site's page can.
     pub allowed_origins: Vec<String>,
+    /// The agent whose tools `/mcp` serves to MCP clients (see [`crate::mcp`]); without one
+    /// there is no `/mcp`.
+    pub mcp_agent: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -31,6 +34,7 @@ impl Default for ServerConfig {
             max_page: 200,
             request_timeout: Duration::from_secs(30),
             allowed_origins: Vec::new(),
+            mcp_agent: None,
         }
     }
 }

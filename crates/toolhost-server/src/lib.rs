@@ -42,6 +42,9 @@
 //!   generated from the code: the handlers' `#[utoipa::path]` attributes, the very body and query
 //!   types they parse, and the route table, which adds each route from its handler's attribute,
 //!   so a route cannot be served undocumented (see the `openapi` module).
+//! - **MCP** (`/mcp`, when [`ServerConfig::mcp_agent`] names an agent): that agent's tools over
+//!   MCP's streamable HTTP ([`mcp`]), a protocol of its own outside the OpenAPI document, behind
+//!   the same tokens (the `run` scope and the agent).
 
 pub mod auth;
 mod body;
@@ -58,6 +61,8 @@ mod state;
 mod web;
 
 pub use config::ServerConfig;
+
+pub mod mcp;
 pub use problem::Problem;
 
 use state::AppState;

@@ -53,10 +53,15 @@ pub(crate) fn router(state: AppState) -> Router {
         .add::<tool_calls::__path_call, _, _>(tool_calls::call)
         .add::<metrics::__path_metrics, _, _>(metrics::metrics);
     let document = crate::openapi::Document::of(table.paths);
-    let router = table
+    let mut router = table
         .router
         // The web page's files: outside the API and its document.
-        .merge(crate::web::routes())
+        .merge(crate::web::routes());
+    // MCP: a protocol of its own, outside the API's document.
+    if let Some(agent) = &state.config.mcp_agent {
+        router = router.merge(crate::mcp::routes(&state, agent));
+    }
+    let router = router
         .fallback(not_found)
         .layer(Extension(document))
         .layer(DefaultBodyLimit::max(limit))

@@ -9,6 +9,7 @@
 //! allowed_origins = ["https://app.example.com"]
 //! request_timeout_ms = 30000
 //! max_body_bytes = 1048576
+//! mcp_agent = "assistant"             # /mcp serves this agent's tools to MCP clients
 //!
 //! [tokens]                            # read by `toolhost tokens create`
 //! default_expires_in = "90d"          # a token made without --expires-in lives this long
@@ -176,6 +177,8 @@ pub struct ServerSection {
     pub request_timeout_ms: Option<u64>,
     /// The largest request body, in bytes.
     pub max_body_bytes: Option<usize>,
+    /// The agent whose tools `/mcp` serves to MCP clients; no `/mcp` without one.
+    pub mcp_agent: Option<String>,
 }
 
 /// Reads `dir/toolhost.toml`; no file is the same as an empty one.

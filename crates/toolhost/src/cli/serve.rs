@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// Run every prompt on this model definition instead of its own.
     #[arg(long)]
     model: Option<String>,
+    /// Serve this agent's tools to MCP clients at `/mcp` (replaces `server.mcp_agent` of
+    /// toolhost.toml).
+    #[arg(long = "mcp-agent")]
+    mcp_agent: Option<String>,
 }
 
 /// Loads the project and serves it until asked to stop, then stops gracefully.
@@ -62,6 +66,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     } else {
         args.allowed_origins
     };
+    config.mcp_agent = args.mcp_agent.or(file.server.mcp_agent);
     if let Err(why) = config.check() {
         output::error("the server settings cannot be used.", Some(&why));
         return output::exit(BAD_INPUT);
@@ -70,6 +75,15 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         Ok(opened) => opened,
         Err(code) => return code,
     };
+    if let Some(agent) = &config.mcp_agent {
+        if !runtime.definitions().agents.contains_key(agent) {
+            output::error(
+                &format!("the MCP agent \"{agent}\" is not an agent of the project."),
+                None,
+            );
+            return output::exit(BAD_INPUT);
+        }
+    }
     let active = match store.tokens() {
         Ok(tokens) => {
             let now = now_millis();

@@ -1,0 +1,101 @@
+//! `/mcp` on the server: an agent's tools over MCP's streamable HTTP, behind the API's tokens.
+//! The official MCP SDK's Python client lists and calls them with a token that may run the
+//! agent; no token, a token without the `run` scope or for another agent, and a foreign
+//! `Host` are refused before any MCP is spoken.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use toolhost_server::auth::Scope;
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")
+}
+
+async fn server() -> TestServer {
+    TestServer::start_with(&example(), |config| {
+        config.mcp_agent = Some("assistant".to_owned());
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_client_lists_and_calls_over_http() {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let server = server().await;
+    let token = server.token(&[Scope::Run], Some(vec!["assistant"]));
+    let url = format!("http://{}/mcp", server.addr);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client.py");
+    let out = tokio::process::Command::new(python)
+        .arg(script)
+        .args([&url, &token])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let seen: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(
+        seen["tools"],
+        json!([
+            "create_ticket",
+            "execute_step",
+            "get_weather",
+            "search_files",
+            "start_workflow"
+        ])
+    );
+    assert_eq!(seen["good"]["isError"], false, "{seen}");
+    let weather: Value = serde_json::from_str(seen["good"]["text"][0].as_str().unwrap()).unwrap();
+    assert_eq!(weather["location"], "Tromsø");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_needs_a_token_that_may_run_the_agent_and_a_local_host() {
+    let server = server().await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}})
+    .to_string()
+    .into_bytes();
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let none = server
+        .raw("POST", "/mcp", None, &headers, list.clone())
+        .await;
+    assert_eq!(none.status, 401, "{}", none.text);
+    let read_only = server.token(&[Scope::Read], None);
+    let answer = server
+        .raw("POST", "/mcp", Some(&read_only), &headers, list.clone())
+        .await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    let other_agent = server.token(&[Scope::Run], Some(vec!["someone_else"]));
+    let answer = server
+        .raw("POST", "/mcp", Some(&other_agent), &headers, list.clone())
+        .await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    // DNS rebinding: a page of another site reaching this server by a name of its own.
+    let token = server.token(&[Scope::Run], None);
+    let foreign = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("host", "rebinding.example"),
+    ];
+    let answer = server
+        .raw("POST", "/mcp", Some(&token), &foreign, list.clone())
+        .await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    // The same request from here is spoken to.
+    let answer = server
+        .raw("POST", "/mcp", Some(&token), &headers, list)
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    assert!(answer.text.contains("2025-11-25"), "{}", answer.text);
+}
