@@ -11,19 +11,21 @@
 //!   stored); otherwise the call is journaled on a thread of its own (tagged `scratch`), with
 //!   its idempotency key, approval, variables and redaction, and its result comes back as text
 //!   (`isError` when the tool failed), and for a tool with an output schema as
-//!   `structuredContent` too. A call that waits for an approval or for variables is an error
+//!   `structuredContent` too. A call that waits for an approval is put to the client's user
+//!   (form elicitation: approve, or deny with a message) when the client can elicit and the
+//!   protocol lets a server ask (2025-11-25); otherwise, and for variables, the call is an error
 //!   result saying what it waits for and where to answer it. A client's cancellation stops the
 //!   call's thread.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use toolhost_runtime::engine::{fit_arguments, RunOutcome, Runtime, ScratchCall, Waiting};
+use toolhost_runtime::engine::{fit_arguments, RunOutcome, Runtime, ScratchCall, Verdict, Waiting};
 
 /// `schema` when it describes an object.
 fn object_schema(schema: Option<&Value>) -> Option<&Value> {
@@ -107,14 +109,30 @@ impl McpTools {
             Ok(call) => call,
             Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
         };
-        let outcome = tokio::select! {
-            outcome = self.runtime.run(&thread.id) => outcome,
-            () = context.ct.cancelled() => {
-                self.runtime.stop(&thread.id).await;
-                return Err(McpError::internal_error("the call was cancelled", None));
-            }
-        };
         let resume = self.answer_at.replace("THREAD", &thread.id);
+        let outcome = loop {
+            let outcome = tokio::select! {
+                outcome = self.runtime.run(&thread.id) => outcome,
+                () = context.ct.cancelled() => {
+                    self.runtime.stop(&thread.id).await;
+                    return Err(McpError::internal_error("the call was cancelled", None));
+                }
+            };
+            // A client that can ask its user decides the approval the call waits for.
+            if let Ok(RunOutcome::Paused(Waiting::Approval(request))) = &outcome {
+                if let Some(verdict) = ask_approval(context, request).await {
+                    if let Err(e) = self
+                        .runtime
+                        .decide(&thread.id, &request.call_id, verdict)
+                        .await
+                    {
+                        return Ok(Self::error(format!("the decision was not taken: {e}")));
+                    }
+                    continue;
+                }
+            }
+            break outcome;
+        };
         match outcome {
             Err(e) => Ok(Self::error(format!("the call failed: {e}"))),
             Ok(RunOutcome::Paused(Waiting::Approval(request))) => Ok(Self::error(format!(
@@ -157,6 +175,62 @@ impl McpTools {
                 Ok(answer.into())
             }
         }
+    }
+}
+
+/// Asks the client's user to approve a call (form elicitation, for a client that declared it
+/// can elicit, under a protocol that lets a server ask); `None` when it cannot ask, or the user
+/// cancelled (the call then waits for a decision made elsewhere).
+async fn ask_approval(
+    context: &RequestContext<RoleServer>,
+    request: &toolhost_store::ApprovalRequest,
+) -> Option<Verdict> {
+    let can_ask = context
+        .peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some());
+    if !can_ask {
+        return None;
+    }
+    let why = request
+        .reason
+        .as_deref()
+        .map(|r| format!(" ({r})"))
+        .unwrap_or_default();
+    let params: ElicitRequestParams = serde_json::from_value(json!({
+        "mode": "form",
+        "message": format!(
+            "Approve the call of \"{}\" with {}?{why}",
+            request.tool, request.arguments
+        ),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "approve": {"type": "boolean", "title": "Approve", "description": "Run the call"},
+                "message": {"type": "string", "title": "Message", "description": "Why not, for the model (when denying)"}
+            },
+            "required": ["approve"]
+        }
+    }))
+    .ok()?;
+    let answer = context.peer.create_elicitation(params).await.ok()?;
+    let by = "an MCP client's user";
+    match answer.action {
+        ElicitationAction::Accept => {
+            let content = answer.content.unwrap_or_default();
+            if content.get("approve").and_then(Value::as_bool) == Some(true) {
+                Some(Verdict::approve(by))
+            } else {
+                let message = content
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .filter(|m| !m.trim().is_empty())
+                    .map(str::to_owned);
+                Some(Verdict::deny(by, message))
+            }
+        }
+        ElicitationAction::Decline => Some(Verdict::deny(by, None)),
+        _ => None,
     }
 }
 

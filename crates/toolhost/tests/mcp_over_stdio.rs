@@ -276,3 +276,150 @@ fn the_official_python_client_lists_and_calls_the_tools() {
         "{seen}"
     );
 }
+
+impl Client {
+    /// Like [`Client::request`], answering each request the server sends meanwhile with
+    /// `answer` (its result), and returning the server's requests with the answer.
+    fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: impl Fn(&Value) -> Value,
+    ) -> (Value, Vec<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut asked = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the server closed its output"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                return (message, asked);
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let result = answer(&message);
+                self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}));
+                asked.push(message);
+            }
+        }
+    }
+}
+
+/// A project whose agent `a` offers `pay`, which needs approval.
+fn paying_project() -> TempProject {
+    let p = TempProject::new();
+    p.tool(
+        "pay.json",
+        r#"{"type": "object", "description": "Pays an amount.",
+            "properties": {"_activity": {"const": "pay"}, "amount": {"type": "integer"}},
+            "required": ["amount"], "additionalProperties": false}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/activities/pay.json",
+        r#"{"command": ["python3", "pay.py"], "env": ["PATH"], "timeoutMs": 10000, "approval": {"reason": "Moves money."}}"#,
+    );
+    common::write(
+        &p.root,
+        "pay.py",
+        "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'paid %s' % call['arguments']['amount']}))\n",
+    );
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["pay"]}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    p
+}
+
+fn start_on(project: &TempProject, capabilities: Value) -> Client {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "mcp",
+            &project.root.display().to_string(),
+            "--agent",
+            "a",
+            "--data",
+            &project.root.join("data").display().to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = child.stdin.take().unwrap();
+    let output = BufReader::new(child.stdout.take().unwrap());
+    let mut client = Client {
+        child,
+        input,
+        output,
+        next_id: 1,
+    };
+    client.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": {"name": "toolhost-test", "version": "0"}}),
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    client
+}
+
+#[test]
+fn a_call_that_needs_approval_is_put_to_a_client_that_can_elicit() {
+    let p = paying_project();
+    let mut client = start_on(&p, json!({"elicitation": {}}));
+    let (paid, asked) = client.request_answering(
+        "tools/call",
+        json!({"name": "pay", "arguments": {"amount": 5}}),
+        |_| json!({"action": "accept", "content": {"approve": true}}),
+    );
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    let message = asked[0]["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("pay") && message.contains("Moves money."),
+        "{message}"
+    );
+    assert_eq!(paid["result"]["isError"], false, "{paid}");
+    assert_eq!(paid["result"]["content"][0]["text"], "paid 5");
+
+    let (denied, _) = client.request_answering(
+        "tools/call",
+        json!({"name": "pay", "arguments": {"amount": 500}}),
+        |_| json!({"action": "accept", "content": {"approve": false, "message": "not today"}}),
+    );
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert_eq!(denied["result"]["content"][0]["text"], "not today");
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+
+    // A client that cannot elicit is told what the call waits for and how to answer it.
+    let mut plain = start_on(&p, json!({}));
+    let waiting = plain.request(
+        "tools/call",
+        json!({"name": "pay", "arguments": {"amount": 7}}),
+    );
+    assert_eq!(waiting["result"]["isError"], true, "{waiting}");
+    let said = waiting["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("approval") && said.contains("toolhost resume"),
+        "{said}"
+    );
+    drop(plain.input);
+    assert!(plain.child.wait().unwrap().success());
+}
