@@ -37,18 +37,51 @@ fn object_schema(schema: Option<&Value>) -> Option<&Value> {
 pub struct McpTools {
     runtime: Arc<Runtime>,
     agent: String,
-    /// How a person answers a call that waits, with `THREAD` for its thread's id.
-    answer_at: String,
+    /// Where a person answers a call that waits.
+    answering: Answering,
+}
+
+/// Where a person answers a call that waits for an approval or variables.
+#[derive(Debug, Clone)]
+pub enum Answering {
+    /// On the command line: `toolhost resume` with this project folder and data folder.
+    CommandLine {
+        /// The project folder.
+        project: String,
+        /// The data folder.
+        data: String,
+    },
+    /// Over the HTTP API: the thread's approvals and variables endpoints.
+    Http,
+}
+
+impl Answering {
+    fn approval(&self, thread: &str, call: &str) -> String {
+        match self {
+            Answering::CommandLine { project, data } => format!(
+                "approve it with `toolhost resume {project} {thread} --data {data} --approve {call}` (or --deny {call})"
+            ),
+            Answering::Http => format!("decide it with POST /v1/threads/{thread}/approvals/{call}"),
+        }
+    }
+
+    fn variables(&self, thread: &str, request: &str) -> String {
+        match self {
+            Answering::CommandLine { project, data } => format!(
+                "give them with `toolhost resume {project} {thread} --data {data} --var NAME=VALUE` (--secret NAME for a secret)"
+            ),
+            Answering::Http => format!("give them with POST /v1/threads/{thread}/variables/{request}"),
+        }
+    }
 }
 
 impl McpTools {
-    /// The tools of `agent` on `runtime`; a call that waits names `answer_at` (with `THREAD`
-    /// replaced by the call's thread) as where a person answers it.
-    pub fn new(runtime: Arc<Runtime>, agent: &str, answer_at: &str) -> Self {
+    /// The tools of `agent` on `runtime`; a call that waits says where a person answers it.
+    pub fn new(runtime: Arc<Runtime>, agent: &str, answering: Answering) -> Self {
         McpTools {
             runtime,
             agent: agent.to_owned(),
-            answer_at: answer_at.to_owned(),
+            answering,
         }
     }
 
@@ -109,7 +142,6 @@ impl McpTools {
             Ok(call) => call,
             Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
         };
-        let resume = self.answer_at.replace("THREAD", &thread.id);
         let outcome = loop {
             let outcome = tokio::select! {
                 outcome = self.runtime.run(&thread.id) => outcome,
@@ -136,13 +168,17 @@ impl McpTools {
         match outcome {
             Err(e) => Ok(Self::error(format!("the call failed: {e}"))),
             Ok(RunOutcome::Paused(Waiting::Approval(request))) => Ok(Self::error(format!(
-                "the call of \"{}\" waits for a person's approval; approve it with `{resume} --approve {}` (or deny with --deny)",
-                request.tool, request.call_id
+                "the call of \"{}\" waits for a person's approval; {}",
+                request.tool,
+                self.answering.approval(&thread.id, &request.call_id)
             ))),
-            Ok(RunOutcome::Paused(Waiting::Variables { names, .. })) => Ok(Self::error(format!(
-                "the call waits for values of {}; give them with `{resume} --var NAME=VALUE` (--secret NAME for a secret)",
-                names.join(", ")
-            ))),
+            Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) => {
+                Ok(Self::error(format!(
+                    "the call waits for values of {}; {}",
+                    names.join(", "),
+                    self.answering.variables(&thread.id, &request_id)
+                )))
+            }
             Ok(RunOutcome::Done(_)) => {
                 let messages = toolhost_store::AsyncStore::new(self.runtime.store().clone())
                     .messages(&thread.id)
@@ -290,11 +326,7 @@ pub(crate) fn routes(
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
-    let tools = McpTools::new(
-        state.runtime.clone(),
-        agent,
-        "/v1/threads/THREAD (its approvals and variables endpoints)",
-    );
+    let tools = McpTools::new(state.runtime.clone(), agent, Answering::Http);
     let mut config = StreamableHttpServerConfig::default();
     if !state.config.allowed_origins.is_empty() {
         config.allowed_origins = state.config.allowed_origins.clone();

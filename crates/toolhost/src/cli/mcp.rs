@@ -13,7 +13,7 @@ use rmcp::ServiceExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use toolhost_server::mcp::McpTools;
+use toolhost_server::mcp::{Answering, McpTools};
 
 /// `toolhost mcp`.
 #[derive(Debug, Args)]
@@ -45,12 +45,11 @@ pub fn mcp(args: McpArgs) -> ExitCode {
         Ok(opened) => opened,
         Err(code) => return code,
     };
-    let answer_at = format!(
-        "toolhost resume {} THREAD --data {}",
-        args.dir.display(),
-        data.display()
-    );
-    let server = McpTools::new(Arc::new(runtime), &args.agent, &answer_at);
+    let answering = Answering::CommandLine {
+        project: args.dir.display().to_string(),
+        data: data.display().to_string(),
+    };
+    let server = McpTools::new(Arc::new(runtime), &args.agent, answering);
     let served = block_on(async move {
         let running = server.serve(rmcp::transport::stdio()).await?;
         running.waiting().await?;
