@@ -80,7 +80,8 @@ async fn answer(state: &ThreadState, request: Value) -> Value {
     }
 }
 
-fn text<'a>(request: &'a Value, field: &str) -> Result<&'a str, String> {
+/// The string field `field` of a request, or what is wrong with it.
+pub(crate) fn text<'a>(request: &'a Value, field: &str) -> Result<&'a str, String> {
     request
         .get(field)
         .and_then(Value::as_str)

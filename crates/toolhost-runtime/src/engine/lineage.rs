@@ -4,7 +4,7 @@
 //! hears from them explicitly).
 
 use super::state::ThreadState;
-use super::subagent::INSTANCE_KEY;
+use super::subagent::{display_name, INSTANCE_KEY};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toolhost_store::{QueueItem, Role, StoreError, Write};
@@ -30,17 +30,13 @@ impl ThreadState {
             .thread(self.thread_id())
             .await
             .map_err(failed)?;
-        let Some(parent) = thread.parent else {
+        let Some(parent) = thread.parent.clone() else {
             return Err(format!(
                 "notifyParent: thread {} is not a sub-agent (it has no parent)",
                 self.thread_id()
             ));
         };
-        let name = thread
-            .tags
-            .iter()
-            .find_map(|t| t.strip_prefix("name:"))
-            .unwrap_or(&thread.agent);
+        let name = display_name(&thread).unwrap_or(&thread.agent);
         let content = self.redactor().text(&format!(
             "The sub-agent \"{name}\" (thread {}) says:\n{message}",
             thread.id

@@ -9,7 +9,7 @@
 //! call's abort signal), `runCode` (the sandbox of `state.runCode`) and `fetch` (through the
 //! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host).
 
-use crate::activity::channel::perform;
+use crate::activity::channel::{perform, text};
 use crate::engine::ThreadState;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -179,10 +179,4 @@ async fn fetch(state: &ThreadState, args: Value) -> Result<Value, String> {
         "text": String::from_utf8_lossy(&answer.body),
         "base64": base64::engine::general_purpose::STANDARD.encode(&answer.body),
     }))
-}
-
-fn text<'a>(args: &'a Value, field: &str) -> Result<&'a str, String> {
-    args.get(field)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("`{field}` must be a string"))
 }

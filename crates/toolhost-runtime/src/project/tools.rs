@@ -181,19 +181,7 @@ fn load_js(root: &Path, path: &Path, stem: &str) -> Result<LoadedTool, String> {
         let tool = tool.clone();
         async move { Ok::<_, toolhost_core::tool::ToolError>(tool.call(args, ctx).await) }
     });
-    let (tool, binding) = activities.bind(&blueprint).map_err(|e| {
-        e.issues
-            .iter()
-            .map(|i| format!("at {}: {}", i.pointer, i.reason))
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
-    Ok(LoadedTool {
-        path: path.to_owned(),
-        blueprint,
-        binding,
-        tool,
-    })
+    bound(path, blueprint, &activities)
 }
 
 fn load_blueprint(path: &Path, stem: &str, activities: &Activities) -> Result<LoadedTool, String> {
@@ -215,6 +203,12 @@ fn load_blueprint(path: &Path, stem: &str, activities: &Activities) -> Result<Lo
             ));
         }
     }
+    bound(path, blueprint, activities)
+}
+
+/// The tool of `blueprint` bound to `activities` (or latent), or its problems, each at its
+/// pointer.
+fn bound(path: &Path, blueprint: Blueprint, activities: &Activities) -> Result<LoadedTool, String> {
     let (tool, binding) = activities.bind(&blueprint).map_err(|e| {
         e.issues
             .iter()

@@ -12,7 +12,6 @@
 //! run of the parent drives it; its session result reaches the parent as a queued message.
 
 use super::super::{Runtime, RuntimeError};
-use crate::project::AgentDef;
 use crate::variables::VariableValue;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -33,13 +32,16 @@ fn endpoint(parent: &str, request_id: &str) -> String {
 }
 
 impl Runtime {
-    /// The variables `agent`'s definitions require and declare `scoped` that none of them gives
-    /// a value: an instance cannot start without them.
-    pub(super) fn scoped_required(&self, agent: &AgentDef) -> Vec<String> {
+    /// The variables the agent named `agent` (its definitions) requires and declares `scoped`
+    /// that none of them gives a value: an instance cannot start without them.
+    pub(super) fn scoped_required(&self, agent: &str) -> Vec<String> {
+        let Some(def) = self.defs.agents.get(agent) else {
+            return Vec::new();
+        };
         let names: BTreeSet<String> = self
-            .agent_declarations(agent)
+            .agent_declarations(def)
             .into_iter()
-            .filter(|d| d.required && d.scoped && !self.defined_value(agent, &d.name))
+            .filter(|d| d.required && d.scoped && !self.defined_value(def, &d.name))
             .map(|d| d.name)
             .collect();
         names.into_iter().collect()
@@ -133,12 +135,7 @@ impl Runtime {
         }
         Err(RuntimeError::MissingVariables {
             agent: thread.agent.clone(),
-            names: self
-                .defs
-                .agents
-                .get(&thread.agent)
-                .map(|a| self.scoped_required(a))
-                .unwrap_or_default(),
+            names: self.scoped_required(&thread.agent),
         })
     }
 

@@ -8,6 +8,7 @@
 //! refused and nothing is passed on.
 
 use super::super::state::ThreadState;
+use super::super::subprompt::attachment_paths;
 use super::super::{Runtime, RuntimeError};
 use crate::project::SubagentToolConfig;
 use serde_json::Value;
@@ -68,27 +69,9 @@ impl Runtime {
         let Some(property) = &config.init_attachments_property else {
             return Ok(Ok((String::new(), Vec::new())));
         };
-        let paths: Vec<String> = match args.get(property) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => {
-                let mut paths = Vec::with_capacity(items.len());
-                for item in items {
-                    match item.as_str() {
-                        Some(p) => paths.push(p.to_owned()),
-                        None => {
-                            return Ok(Err(format!(
-                                "`{property}` holds {item}, which is not an attachment path"
-                            )))
-                        }
-                    }
-                }
-                paths
-            }
-            Some(other) => {
-                return Ok(Err(format!(
-                    "`{property}` is {other}, not a list of attachment paths"
-                )))
-            }
+        let paths = match attachment_paths(args, property) {
+            Ok(paths) => paths,
+            Err(why) => return Ok(Err(why)),
         };
         let (refs, writes) = match self
             .copies(state.thread_id(), &paths, child_path, "this thread's")

@@ -197,13 +197,20 @@ fn answer(child: &str, name: &str, agent: &str, session: Option<ToolResult>) -> 
     result
 }
 
+/// The role of a parent's message to `side`: a user message for side A, side A's voice (an
+/// assistant message) for side B.
+fn receiving_role(side: ReceivingSide) -> Role {
+    match side {
+        ReceivingSide::SideA => Role::User,
+        ReceivingSide::SideB => Role::Assistant,
+    }
+}
+
 /// The message a parent sends to its child's receiving side: a user message for side A, side
 /// A's voice (an assistant message) for side B.
 fn addressed(side: ReceivingSide, content: String) -> NewMessage {
-    let (role, side) = match side {
-        ReceivingSide::SideA => (Role::User, None),
-        ReceivingSide::SideB => (Role::Assistant, Some(Side::A)),
-    };
+    let role = receiving_role(side);
+    let side = (role == Role::Assistant).then_some(Side::A);
     NewMessage {
         role: Some(role),
         content: Some(content),
@@ -291,12 +298,7 @@ impl Runtime {
                     }))),
                 });
                 // Required scoped variables no definition gives: the instance waits for them.
-                let missing = self
-                    .defs
-                    .agents
-                    .get(agent)
-                    .map(|a| self.scoped_required(a))
-                    .unwrap_or_default();
+                let missing = self.scoped_required(agent);
                 let deferred = (!missing.is_empty()).then(toolhost_store::new_id);
                 if let Some(request_id) = &deferred {
                     writes.push(Write::SetValue {
@@ -325,12 +327,7 @@ impl Runtime {
                 .unwrap_or(name)
                 .to_owned();
             if let Some(request_id) = self.deferred_request(&child).await? {
-                let missing = self
-                    .defs
-                    .agents
-                    .get(agent)
-                    .map(|a| self.scoped_required(a))
-                    .unwrap_or_default();
+                let missing = self.scoped_required(agent);
                 self.request_for_child(parent, &child, &request_id, &missing)
                     .await?;
                 return Ok(Self::env_required(
@@ -421,8 +418,8 @@ impl Runtime {
                     "the instance \"{name}\" has not started: it waits for variables (request {request_id})"
                 )));
             }
-            let addressed = addressed(receiving_side(config), String::new());
-            let role = addressed.role.unwrap_or(Role::User);
+            // The child takes the queued message in as `addressed` makes it.
+            let role = receiving_role(receiving_side(config));
             self.db
                 .apply(
                     &child.id,

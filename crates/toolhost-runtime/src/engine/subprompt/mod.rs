@@ -25,6 +25,7 @@ use crate::project::{
     MAX_SUBPROMPT_DEPTH,
 };
 use serde_json::Value;
+pub(super) use shape::attachment_paths;
 use shape::{call_result, first_message, Ending};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;

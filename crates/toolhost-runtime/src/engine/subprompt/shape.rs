@@ -38,26 +38,33 @@ pub(in crate::engine) fn first_message(
         },
         None => args.to_string(),
     };
-    let mut paths = Vec::new();
-    if let Some(p) = &config.init_attachments_property {
-        match args.get(p) {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => {
-                for item in items {
-                    match item.as_str() {
-                        Some(path) => paths.push(path.to_owned()),
-                        None => {
-                            return Err(format!(
-                                "`{p}` holds {item}, which is not an attachment path"
-                            ))
-                        }
-                    }
-                }
-            }
-            Some(other) => return Err(format!("`{p}` is {other}, not a list of attachment paths")),
-        }
-    }
+    let paths = match &config.init_attachments_property {
+        Some(p) => attachment_paths(args, p)?,
+        None => Vec::new(),
+    };
     Ok((text, paths))
+}
+
+/// The attachment paths the argument `property` holds (a list of strings; absent or null is
+/// none), or what is wrong with it.
+pub(in crate::engine) fn attachment_paths(
+    args: &Value,
+    property: &str,
+) -> Result<Vec<String>, String> {
+    match args.get(property) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                item.as_str().map(str::to_owned).ok_or_else(|| {
+                    format!("`{property}` holds {item}, which is not an attachment path")
+                })
+            })
+            .collect(),
+        Some(other) => Err(format!(
+            "`{property}` is {other}, not a list of attachment paths"
+        )),
+    }
 }
 
 /// The result of a prompt tool's call from its sub-prompt's messages, as `config` selects:
