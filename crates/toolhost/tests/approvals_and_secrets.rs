@@ -4,42 +4,11 @@
 
 mod common;
 
-use common::{write, TempProject};
+use common::{toolhost_with_input as toolhost_with, write, TempProject};
 use serde_json::Value;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `toolhost` with `stdin` as standard input and logs at debug level.
-fn toolhost_with(args: &[&str], stdin: &str) -> Out {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .env("TOOLHOST_LOG", "debug")
-        .env_remove("TOOLHOST_SECRET_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// A shop: `pay` needs approval and appends a line to `ledger` (outside the store); `slow`
 /// sleeps; `charge_card` uses a secret and fails quoting it.

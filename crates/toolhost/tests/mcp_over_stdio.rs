@@ -26,9 +26,10 @@ struct Client {
 }
 
 impl Client {
-    fn start(data: &str) -> Self {
+    /// `toolhost mcp PROJECT --agent AGENT --data DATA`, not yet initialized.
+    fn spawn(project: &str, agent: &str, data: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .args(["mcp", &example(), "--agent", "assistant", "--data", data])
+            .args(["mcp", project, "--agent", agent, "--data", data])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -42,6 +43,17 @@ impl Client {
             output,
             next_id: 1,
         }
+    }
+
+    /// The 2025-11-25 handshake with `capabilities`; returns the answer to `initialize`.
+    fn initialize(&mut self, capabilities: Value) -> Value {
+        let init = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                "clientInfo": {"name": "toolhost-test", "version": "0"}}),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        init
     }
 
     fn send(&mut self, message: Value) {
@@ -75,18 +87,13 @@ impl Client {
 fn an_mcp_client_lists_and_calls_the_agents_tools() {
     let data = TempProject::new();
     let data_dir = data.root.join("data").display().to_string();
-    let mut client = Client::start(&data_dir);
-    let init = client.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "toolhost-test", "version": "0"}}),
-    );
+    let mut client = Client::spawn(&example(), "assistant", &data_dir);
+    let init = client.initialize(json!({}));
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
     assert!(
         init["result"]["capabilities"]["tools"].is_object(),
         "{init}"
     );
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
     let listed = client.request("tools/list", json!({}));
     let tools = listed["result"]["tools"].as_array().unwrap();
@@ -185,34 +192,7 @@ fn a_tool_with_an_output_schema_gives_structured_content_too() {
         r#"{"provider": "test", "script": "m.jsonl"}"#,
     );
     common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args([
-            "mcp",
-            &p.root.display().to_string(),
-            "--agent",
-            "a",
-            "--data",
-            &p.root.join("data").display().to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = child.stdin.take().unwrap();
-    let output = BufReader::new(child.stdout.take().unwrap());
-    let mut client = Client {
-        child,
-        input,
-        output,
-        next_id: 1,
-    };
-    client.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "toolhost-test", "version": "0"}}),
-    );
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut client = start_on(&p, json!({}));
     let listed = client.request("tools/list", json!({}));
     assert_eq!(
         listed["result"]["tools"][0]["outputSchema"]["required"],
@@ -347,35 +327,14 @@ fn paying_project() -> TempProject {
     p
 }
 
+/// `toolhost mcp` on `project` as agent `a`, initialized with `capabilities`.
 fn start_on(project: &TempProject, capabilities: Value) -> Client {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args([
-            "mcp",
-            &project.root.display().to_string(),
-            "--agent",
-            "a",
-            "--data",
-            &project.root.join("data").display().to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = child.stdin.take().unwrap();
-    let output = BufReader::new(child.stdout.take().unwrap());
-    let mut client = Client {
-        child,
-        input,
-        output,
-        next_id: 1,
-    };
-    client.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-            "clientInfo": {"name": "toolhost-test", "version": "0"}}),
+    let mut client = Client::spawn(
+        &project.root.display().to_string(),
+        "a",
+        &project.root.join("data").display().to_string(),
     );
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    client.initialize(capabilities);
     client
 }
 

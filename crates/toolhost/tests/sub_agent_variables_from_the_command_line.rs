@@ -5,41 +5,10 @@
 
 mod common;
 
-use common::{write, TempProject};
+use common::{toolhost_with_input as toolhost_with, write, TempProject};
 use serde_json::{json, Value};
-use std::io::Write as _;
-use std::process::{Command, Stdio};
 
 const CANARY: &str = "rk_cli_canary_81d2e6f0";
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn toolhost_with(args: &[&str], stdin: &str) -> Out {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .env_remove("TOOLHOST_SECRET_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 fn project() -> TempProject {
     let p = TempProject::new();

@@ -62,6 +62,34 @@ pub fn toolhost_in(cwd: &Path, args: &[&str]) -> Run {
     )
 }
 
+/// Runs `toolhost` with `stdin` as standard input, logging at debug level (so that a test
+/// sees everything it could leak) and without a secrets key from the environment.
+pub fn toolhost_with_input(args: &[&str], stdin: &str) -> Run {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env("TOOLHOST_LOG", "debug")
+        .env_remove("TOOLHOST_SECRET_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run toolhost");
+    child
+        .stdin
+        .take()
+        .expect("a piped standard input")
+        .write_all(stdin.as_bytes())
+        .expect("write standard input");
+    let out = child.wait_with_output().expect("run toolhost");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 fn finish(command: &mut Command) -> Run {
     let out = command.output().expect("run toolhost");
     Run {
