@@ -2,8 +2,10 @@
 //! client (a real request to a server on loopback), and nothing else: another host, or any host
 //! when none is allowed, is an error the tool can catch, naming the host.
 
+mod common;
+
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -85,47 +87,12 @@ async fn tide_server() -> (u16, Arc<Mutex<Vec<String>>>) {
     (port, seen)
 }
 
-fn project(urls: &[String]) -> PathBuf {
-    let root = std::env::temp_dir().join(format!(
-        "toolhost-js-fetch-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    let write = |file: &str, text: &str| {
-        let path = root.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write("agents/tools/tides.js", TOOL);
-    write(
-        "agents/agents/a.json",
-        &json!({"type": "ai_human", "sideA": {"prompt": "p"}}).to_string(),
-    );
-    write(
-        "agents/prompts/p.json",
-        &json!({"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["tides"],
-            "includeChat": true, "includePastTools": true})
-        .to_string(),
-    );
-    write(
-        "agents/models/m.json",
-        &json!({"provider": "test", "script": "m.jsonl"}).to_string(),
-    );
-    let mut script: String = urls
+fn project(urls: &[String]) -> common::Project {
+    let calls: Vec<Value> = urls
         .iter()
-        .map(|u| {
-            format!(
-                "{}\n",
-                json!({"toolCalls": [{"name": "tides", "arguments": {"url": u}}]})
-            )
-        })
+        .map(|u| json!({"name": "tides", "arguments": {"url": u}}))
         .collect();
-    script.push_str("{\"text\": \"done\"}\n");
-    write("m.jsonl", &script);
-    root
+    common::one_agent_project(&[("tides.js", TOOL)], &[], &["tides"], &calls)
 }
 
 async fn results(root: &Path, allowed: Option<Vec<String>>) -> Vec<String> {
@@ -155,8 +122,8 @@ async fn fetch_reaches_an_allowed_host_and_no_other() {
         format!("http://127.0.0.1:{port}/tides"),
         format!("http://127.0.0.1:{other}/tides"),
     ];
-    let root = project(&urls);
-    let texts = results(&root, Some(vec![format!("127.0.0.1:{port}")])).await;
+    let p = project(&urls);
+    let texts = results(&p.root, Some(vec![format!("127.0.0.1:{port}")])).await;
     assert_eq!(texts[0], "200 application/json high at six", "{texts:?}");
     let request = seen.lock().unwrap()[0].clone();
     assert!(request.starts_with("POST /tides HTTP/1.1"), "{request}");
@@ -175,8 +142,8 @@ async fn fetch_reaches_an_allowed_host_and_no_other() {
     );
 
     // Without any allowed host, fetch says so.
-    let root = project(&urls[..1]);
-    let texts: Vec<Value> = results(&root, None)
+    let p = project(&urls[..1]);
+    let texts: Vec<Value> = results(&p.root, None)
         .await
         .into_iter()
         .map(Value::String)

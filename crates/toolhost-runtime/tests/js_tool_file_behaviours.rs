@@ -6,61 +6,14 @@
 //! reaches the thread's files, `runCode`, the idempotency key and the abort signal; returned
 //! attachments are stored in the thread's files.
 
+mod common;
+
+use common::one_agent_project;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use toolhost_runtime::engine::Runtime;
 use toolhost_store::{Role, SqliteStore, Store};
-
-/// A project with `tools` (file name, source) under agents/tools/ and extra files, an agent
-/// `a` offering `offered`, and a scripted model calling each of `calls` in turn.
-fn project(
-    tools: &[(&str, &str)],
-    extra: &[(&str, &str)],
-    offered: &[&str],
-    calls: &[Value],
-) -> PathBuf {
-    let root = std::env::temp_dir().join(format!(
-        "toolhost-js-refused-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    let write = |file: &str, text: &str| {
-        let path = root.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    for (file, source) in tools {
-        write(&format!("agents/tools/{file}"), source);
-    }
-    for (file, source) in extra {
-        write(file, source);
-    }
-    write(
-        "agents/agents/a.json",
-        &json!({"type": "ai_human", "sideA": {"prompt": "p"}}).to_string(),
-    );
-    write(
-        "agents/prompts/p.json",
-        &json!({"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": offered,
-            "includeChat": true, "includePastTools": true})
-        .to_string(),
-    );
-    write(
-        "agents/models/m.json",
-        &json!({"provider": "test", "script": "m.jsonl"}).to_string(),
-    );
-    let mut script: String = calls
-        .iter()
-        .map(|c| format!("{}\n", json!({"toolCalls": [c]})))
-        .collect();
-    script.push_str("{\"text\": \"done\"}\n");
-    write("m.jsonl", &script);
-    root
-}
 
 fn runtime(root: &Path) -> (Runtime, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
@@ -84,7 +37,8 @@ fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
     let source = format!(
         "{HEAD}export default defineTool({{\n  description: 'x',\n  args: z.object({{ when: z.date() }}),\n  execute: async () => 'ok',\n}});\n"
     );
-    let root = project(&[("when.js", &source)], &[], &[], &[]);
+    let p = one_agent_project(&[("when.js", &source)], &[], &[], &[]);
+    let root = &p.root;
     let said = problem(&root, "when");
     assert!(
         said.contains("when.js")
@@ -95,7 +49,8 @@ fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
     let source = format!(
         "{HEAD}export default defineTool({{\n  description: 'x',\n  args: z.object({{ n: z.string().email() }}),\n  execute: async () => 'ok',\n}});\n"
     );
-    let root = project(&[("mail.ts", &source)], &[], &[], &[]);
+    let p = one_agent_project(&[("mail.ts", &source)], &[], &[], &[]);
+    let root = &p.root;
     let said = problem(&root, "mail");
     assert!(
         said.contains(".email()") && said.contains("mail.ts:5"),
@@ -109,12 +64,13 @@ fn an_unknown_field_or_a_missing_default_export_is_refused() {
         "{HEAD}export default defineTool({{ description: 'x', execute: async () => 'ok', retries: 3 }});\n"
     );
     let none = format!("{HEAD}export const tool = defineTool({{ description: 'x', execute: async () => 'ok' }});\n");
-    let root = project(
+    let p = one_agent_project(
         &[("unknown.js", &unknown), ("none.js", &none)],
         &[],
         &[],
         &[],
     );
+    let root = &p.root;
     let said = problem(&root, "unknown");
     assert!(said.contains("\"retries\" is not a field"), "{said}");
     let said = problem(&root, "none");
@@ -130,7 +86,7 @@ fn imports_stay_inside_agents_and_a_helper_there_is_used() {
     let escapes = format!(
         "{HEAD}import {{ secret }} from '../../outside.js';\nexport default defineTool({{ description: 'x', execute: async () => secret }});\n"
     );
-    let root = project(
+    let p = one_agent_project(
         &[("loud.js", &uses), ("escape.js", &escapes)],
         &[
             ("agents/lib/shout.js", helper),
@@ -139,6 +95,7 @@ fn imports_stay_inside_agents_and_a_helper_there_is_used() {
         &["loud"],
         &[json!({"name": "loud", "arguments": {"s": "hi"}})],
     );
+    let root = &p.root;
     let said = problem(&root, "escape");
     assert!(
         said.contains("../../outside.js") && said.contains("agents/"),
@@ -172,7 +129,8 @@ fn typescript_that_cannot_be_erased_is_refused_with_its_line() {
     let source = format!(
         "{HEAD}enum Mode {{ Fast, Slow }}\nexport default defineTool({{ description: 'x', execute: async () => 'ok' }});\n"
     );
-    let root = project(&[("modes.ts", &source)], &[], &[], &[]);
+    let p = one_agent_project(&[("modes.ts", &source)], &[], &[], &[]);
+    let root = &p.root;
     let said = problem(&root, "modes");
     assert!(said.contains("line 3") && said.contains("enum"), "{said}");
 }
@@ -186,7 +144,8 @@ fn a_schema_deeper_than_seven_levels_is_refused_like_a_blueprint() {
     let source = format!(
         "{HEAD}export default defineTool({{ description: 'x', args: {schema}, execute: async () => 'ok' }});\n"
     );
-    let root = project(&[("deep.js", &source)], &[], &[], &[]);
+    let p = one_agent_project(&[("deep.js", &source)], &[], &[], &[]);
+    let root = &p.root;
     let said = problem(&root, "deep");
     assert!(said.contains("levels deep"), "{said}");
 }
@@ -212,7 +171,7 @@ async fn a_throw_a_wrong_result_and_a_missing_capability_are_error_results() {
     let fetches = format!(
         "{HEAD}export default defineTool({{ description: 'x', execute: async () => {{ await fetch('http://example.invalid'); return 'no'; }} }});\n"
     );
-    let root = project(
+    let p = one_agent_project(
         &[
             ("throws.js", &throws),
             ("number.js", &number),
@@ -226,6 +185,7 @@ async fn a_throw_a_wrong_result_and_a_missing_capability_are_error_results() {
             json!({"name": "fetches", "arguments": {}}),
         ],
     );
+    let root = &p.root;
     let (rt, store) = runtime(&root);
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
@@ -263,12 +223,13 @@ async fn a_tool_file_reaches_its_threads_files_and_runcode_and_sees_a_stop() {
     let stop = format!(
         "{HEAD}export default defineTool({{ description: 'x', execute: async (state) => String(state.execution.abortSignal.aborted) }});\n"
     );
-    let root = project(
+    let p = one_agent_project(
         &[("files.js", &files), ("stopped.js", &stop)],
         &[],
         &["files"],
         &[json!({"name": "files", "arguments": {"text": "tide at six"}})],
     );
+    let root = &p.root;
     let (rt, store) = runtime(&root);
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
@@ -318,12 +279,13 @@ async fn attachments_a_tool_file_returns_are_stored_in_the_threads_files() {
   }}),
 }});\n"
     );
-    let root = project(
+    let p = one_agent_project(
         &[("draw.js", &source)],
         &[],
         &["draw"],
         &[json!({"name": "draw", "arguments": {}})],
     );
+    let root = &p.root;
     let (rt, store) = runtime(&root);
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();

@@ -137,6 +137,17 @@ fn offered(request: &toolhost_providers::ModelRequest) -> Vec<String> {
     names
 }
 
+/// The texts of the thread's user messages, in order.
+fn user_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
+    store
+        .messages(thread)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::User)
+        .filter_map(|m| m.content)
+        .collect()
+}
+
 fn results(store: &Arc<dyn Store>, thread: &str) -> Vec<Value> {
     store
         .messages(thread)
@@ -186,12 +197,10 @@ async fn an_instance_keeps_its_conversation_and_each_message_opens_a_new_session
 
     // Side A received both messages as user messages, in one thread.
     let history = store.messages(&child.id).unwrap();
-    let users: Vec<&str> = history
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .filter_map(|m| m.content.as_deref())
-        .collect();
-    assert_eq!(users, vec!["look at alpha", "now beta"]);
+    assert_eq!(
+        user_texts(&store, &child.id),
+        vec!["look at alpha", "now beta"]
+    );
     // The second session's worker saw the first session (it keeps its conversation).
     let reports = history
         .iter()
@@ -328,13 +337,7 @@ async fn implicit_non_blocking_instances_queue_each_session_result_to_the_parent
     let (rt, store, _) = runtime(&p, lead);
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
-    let users: Vec<String> = store
-        .messages(&thread.id)
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == Role::User)
-        .filter_map(|m| m.content)
-        .collect();
+    let users = user_texts(&store, &thread.id);
     assert_eq!(users.len(), 3, "{users:?}");
     assert!(users[1].contains("instance \"s\"") && users[1].contains("first"));
     assert!(users[2].contains("second"), "{users:?}");
@@ -358,13 +361,7 @@ async fn explicit_instances_reach_the_parent_only_through_notify_parent() {
     let (rt, store, _) = runtime(&p, lead);
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
-    let users: Vec<String> = store
-        .messages(&thread.id)
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == Role::User)
-        .filter_map(|m| m.content)
-        .collect();
+    let users = user_texts(&store, &thread.id);
     assert_eq!(users.len(), 2, "{users:?}");
     assert!(users[1].contains("halfway there") && users[1].contains("\"s\""));
     assert!(!users.iter().any(|u| u.contains("quiet result")));
@@ -464,13 +461,7 @@ async fn an_instance_missing_scoped_variables_waits_for_them_and_their_values_bo
     // The instance runs (as the server starts it); its result arrives as a message, which
     // starts the parent's next turn.
     rt.run(&child.id).await.unwrap();
-    let users: Vec<String> = store
-        .messages(&thread.id)
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == Role::User)
-        .filter_map(|m| m.content)
-        .collect();
+    let users = user_texts(&store, &thread.id);
     assert!(users.iter().any(|u| u.contains("scouted")), "{users:?}");
     let last = store.messages(&thread.id).unwrap().pop().unwrap();
     assert_eq!(last.content.as_deref(), Some("got the result"));

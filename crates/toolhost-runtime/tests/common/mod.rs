@@ -201,3 +201,51 @@ pub async fn read_body(socket: &mut tokio::net::TcpStream) -> Vec<u8> {
         }
     }
 }
+
+/// A project whose agent `a` (prompt `p`) offers `offered` and whose scripted model `m` calls
+/// each of `calls` in turn, then says "done"; with `tools` (file name, source) under
+/// agents/tools/ and `extra` files (path, text) anywhere.
+pub fn one_agent_project(
+    tools: &[(&str, &str)],
+    extra: &[(&str, &str)],
+    offered: &[&str],
+    calls: &[Value],
+) -> Project {
+    let mut script: String = calls
+        .iter()
+        .map(|c| format!("{}\n", serde_json::json!({"toolCalls": [c]})))
+        .collect();
+    script.push_str("{\"text\": \"done\"}\n");
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "agents/agents/a.json".into(),
+            serde_json::json!({"type": "ai_human", "sideA": {"prompt": "p"}}).to_string(),
+        ),
+        (
+            "agents/prompts/p.json".into(),
+            serde_json::json!({"toolDescription": "x", "prompt": "Work.", "model": "m",
+                "tools": offered, "includeChat": true, "includePastTools": true})
+            .to_string(),
+        ),
+        (
+            "agents/models/m.json".into(),
+            serde_json::json!({"provider": "test", "script": "m.jsonl"}).to_string(),
+        ),
+        ("m.jsonl".into(), script),
+    ];
+    files.extend(
+        tools
+            .iter()
+            .map(|(f, t)| (format!("agents/tools/{f}"), (*t).to_owned())),
+    );
+    files.extend(
+        extra
+            .iter()
+            .map(|(f, t)| ((*f).to_owned(), (*t).to_owned())),
+    );
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(f, t)| (f.as_str(), t.as_str()))
+        .collect();
+    Project::with_files(&files)
+}
