@@ -39,7 +39,7 @@ fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
     );
     let p = one_agent_project(&[("when.js", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(&root, "when");
+    let said = problem(root, "when");
     assert!(
         said.contains("when.js")
             && said.contains("z.date")
@@ -51,7 +51,7 @@ fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
     );
     let p = one_agent_project(&[("mail.ts", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(&root, "mail");
+    let said = problem(root, "mail");
     assert!(
         said.contains(".email()") && said.contains("mail.ts:5"),
         "{said}"
@@ -71,9 +71,9 @@ fn an_unknown_field_or_a_missing_default_export_is_refused() {
         &[],
     );
     let root = &p.root;
-    let said = problem(&root, "unknown");
+    let said = problem(root, "unknown");
     assert!(said.contains("\"retries\" is not a field"), "{said}");
-    let said = problem(&root, "none");
+    let said = problem(root, "none");
     assert!(said.contains("default"), "{said}");
 }
 
@@ -96,7 +96,7 @@ fn imports_stay_inside_agents_and_a_helper_there_is_used() {
         &[json!({"name": "loud", "arguments": {"s": "hi"}})],
     );
     let root = &p.root;
-    let said = problem(&root, "escape");
+    let said = problem(root, "escape");
     assert!(
         said.contains("../../outside.js") && said.contains("agents/"),
         "{said}"
@@ -108,13 +108,13 @@ fn imports_stay_inside_agents_and_a_helper_there_is_used() {
         format!("{HEAD}import {{ secret }} from '../lib/linked.js';\nexport default defineTool({{ description: 'x', execute: async () => String(secret) }});\n"),
     )
     .unwrap();
-    let said = problem(&root, "linked");
+    let said = problem(root, "linked");
     assert!(
         said.contains("../lib/linked.js") && said.contains("outside"),
         "{said}"
     );
     std::fs::remove_file(root.join("agents/tools/linked.js")).unwrap();
-    let (rt, store) = runtime(&root);
+    let (rt, store) = runtime(root);
     let rt_thread = tokio::runtime::Runtime::new().unwrap();
     let texts = rt_thread.block_on(async {
         let thread = rt.start_thread("a", "go").await.unwrap();
@@ -131,7 +131,7 @@ fn typescript_that_cannot_be_erased_is_refused_with_its_line() {
     );
     let p = one_agent_project(&[("modes.ts", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(&root, "modes");
+    let said = problem(root, "modes");
     assert!(said.contains("line 3") && said.contains("enum"), "{said}");
 }
 
@@ -146,7 +146,7 @@ fn a_schema_deeper_than_seven_levels_is_refused_like_a_blueprint() {
     );
     let p = one_agent_project(&[("deep.js", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(&root, "deep");
+    let said = problem(root, "deep");
     assert!(said.contains("levels deep"), "{said}");
 }
 
@@ -186,7 +186,7 @@ async fn a_throw_a_wrong_result_and_a_missing_capability_are_error_results() {
         ],
     );
     let root = &p.root;
-    let (rt, store) = runtime(&root);
+    let (rt, store) = runtime(root);
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let texts = tool_texts(&store, &thread.id);
@@ -230,7 +230,7 @@ async fn a_tool_file_reaches_its_threads_files_and_runcode_and_sees_a_stop() {
         &[json!({"name": "files", "arguments": {"text": "tide at six"}})],
     );
     let root = &p.root;
-    let (rt, store) = runtime(&root);
+    let (rt, store) = runtime(root);
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let texts = tool_texts(&store, &thread.id);
@@ -286,7 +286,7 @@ async fn attachments_a_tool_file_returns_are_stored_in_the_threads_files() {
         &[json!({"name": "draw", "arguments": {}})],
     );
     let root = &p.root;
-    let (rt, store) = runtime(&root);
+    let (rt, store) = runtime(root);
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let result = store
