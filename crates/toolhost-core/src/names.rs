@@ -14,10 +14,14 @@ pub const MAX_NAME_LEN: usize = 64;
 
 /// The warning for a name that breaks the spec's rule (snake_case, 1 to 64 characters), if any.
 pub fn name_warning(name: &str) -> Option<String> {
-    let snake = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    // A dot separates a namespace (the MCP server of an imported tool, `notes.add`) from a
+    // snake_case name; each part follows the rule.
+    let snake = name.split('.').all(|part| {
+        part.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    });
     let len = name.chars().count();
     if (1..=MAX_NAME_LEN).contains(&len) && snake {
         None
@@ -164,6 +168,10 @@ mod tests {
         assert!(name_warning("searchDocs").is_some());
         assert!(name_warning(&"a".repeat(65)).is_some());
         assert!(name_warning("").is_some());
+        // An imported tool's server is a namespace; each part follows the rule.
+        assert_eq!(name_warning("notes.add_note"), None);
+        assert!(name_warning("notes.addNote").is_some());
+        assert!(name_warning("notes.").is_some());
     }
 
     #[test]

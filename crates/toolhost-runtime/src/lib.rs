@@ -98,6 +98,7 @@ pub mod activity;
 pub mod engine;
 pub mod files;
 pub mod js;
+pub mod mcp;
 pub mod project;
 pub mod variables;
 

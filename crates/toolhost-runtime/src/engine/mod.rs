@@ -149,6 +149,11 @@ pub struct Runtime {
     detached: std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>,
     /// The settings of the requests under way that brought some, by thread (see [`request`]).
     requests: std::sync::Mutex<HashMap<String, Arc<RunRequest>>>,
+    /// The connections to the project's MCP servers, which its imported tools call through.
+    #[allow(dead_code)]
+    mcp_hub: Option<Arc<crate::mcp::McpHub>>,
+    /// The project's MCP servers as they loaded.
+    mcp_servers: Vec<crate::mcp::ServerStatus>,
 }
 
 impl Runtime {
@@ -197,6 +202,8 @@ impl Runtime {
             .collect();
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
+        let mcp = crate::mcp::load_mcp(root);
+        problems.extend(mcp.problems);
         // Built-in tools come first, so a project file of the same name replaces them.
         // Their definitions are fixed and checked by their unit tests.
         let builtin = [
@@ -209,7 +216,7 @@ impl Runtime {
             .iter()
             .map(|t| (t.tool.name().to_owned(), t.clone()))
             .collect();
-        let tools = ToolSet::from_tools(builtin.into_iter().chain(
+        let tools = ToolSet::from_tools(builtin.into_iter().chain(mcp.tools).chain(
             project_tools.tools.into_iter().map(|t| {
                 // A tool bound to an activity whose file asks for approval gets that policy.
                 let rule = match &t.binding {
@@ -294,6 +301,8 @@ impl Runtime {
             fetch: None,
             detached: Default::default(),
             requests: Default::default(),
+            mcp_hub: mcp.hub,
+            mcp_servers: mcp.servers,
             defs,
         })
     }
@@ -301,6 +310,12 @@ impl Runtime {
     /// The project's agents, prompts, models and activities as they loaded.
     pub fn definitions(&self) -> &Definitions {
         &self.defs
+    }
+
+    /// The project's MCP servers (`agents/mcp/`) as they loaded: their tools, or why they
+    /// have none, and what they wrote to standard error.
+    pub fn mcp_servers(&self) -> &[crate::mcp::ServerStatus] {
+        &self.mcp_servers
     }
 
     /// Every tool of the project (files, built-ins and tools registered in Rust), by name.

@@ -1,55 +1,276 @@
-//! `toolhost mcp DIR --agent NAME`: the tools an agent offers, served to any MCP client over
-//! standard input and output (the official Rust SDK, `rmcp`; the stateful 2025-11-25 protocol
-//! and the stateless 2026-07-28 one, as the SDK negotiates them).
+//! `toolhost mcp`: MCP both ways.
 //!
-//! What is served and how is the `mcp` module of `toolhost-server`; a call that waits names
-//! the `toolhost resume` command that answers it.
+//! - `toolhost mcp DIR --agent NAME`: the tools an agent offers, served to any MCP client over
+//!   standard input and output (the official Rust SDK, `rmcp`; the stateful 2025-11-25 protocol
+//!   and the stateless 2026-07-28 one, as the SDK negotiates them). What is served and how is
+//!   the `mcp` module of `toolhost-server`; a call that waits names the `toolhost resume`
+//!   command that answers it.
+//! - `toolhost mcp list DIR`: the MCP servers the project uses (`agents/mcp/`), their state,
+//!   their tools and their last words on standard error.
+//! - `toolhost mcp accept DIR THREAD TOOL`: a person accepts the definition an MCP server now
+//!   gives a tool that a thread pinned before (see `toolhost_runtime::mcp`).
 
-use super::output::{self, BAD_INPUT};
+use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{block_on, check_agent_first, open_project};
-use clap::Args;
+use super::run::{block_on, check_agent_first, open_project, open_store, DataArg};
+use clap::{Args, Subcommand};
 use rmcp::ServiceExt;
-use std::path::PathBuf;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use toolhost_runtime::mcp::{definition_pin, load_mcp, needs_approval, pin_key};
 use toolhost_server::mcp::{Answering, McpTools};
+use toolhost_store::Write;
 
 /// `toolhost mcp`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
-    /// The project folder.
-    dir: PathBuf,
+    #[command(subcommand)]
+    command: Option<McpCommand>,
+    /// The project folder whose agent is served.
+    dir: Option<PathBuf>,
     /// The agent whose first prompt's tools are served; calls run as this agent.
     #[arg(long)]
-    agent: String,
+    agent: Option<String>,
     /// The data folder (default: `data` of toolhost.toml, else `.toolhost`).
     #[arg(long)]
     data: Option<PathBuf>,
 }
 
-/// Serves the agent's tools until the client closes standard input.
+/// The MCP servers a project uses.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Each MCP server of agents/mcp/: its state, its tools and its last words.
+    List {
+        /// The project folder.
+        dir: PathBuf,
+        /// Print the servers as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept the definition an MCP server now gives a tool a thread pinned before.
+    Accept {
+        /// The project folder.
+        dir: PathBuf,
+        /// The thread whose calls of the tool were refused.
+        thread_id: String,
+        /// The imported tool, as SERVER.TOOL.
+        tool: String,
+        #[command(flatten)]
+        data: DataArg,
+    },
+}
+
+/// `toolhost mcp ...`.
 pub fn mcp(args: McpArgs) -> ExitCode {
-    let file = match project_config::load(&args.dir) {
+    match args.command {
+        Some(McpCommand::List { dir, json }) => list(&dir, json),
+        Some(McpCommand::Accept {
+            dir,
+            thread_id,
+            tool,
+            data,
+        }) => accept(&dir, &thread_id, &tool, &data.data),
+        None => {
+            let (Some(dir), Some(agent)) = (args.dir, args.agent) else {
+                output::error(
+                    "`toolhost mcp` needs a project folder and --agent NAME to serve, or a subcommand (list, accept).",
+                    None,
+                );
+                return output::exit(BAD_INPUT);
+            };
+            serve(&dir, &agent, args.data)
+        }
+    }
+}
+
+fn list(dir: &Path, as_json: bool) -> ExitCode {
+    let mcp = load_mcp(dir);
+    let file_problems: Vec<_> = mcp
+        .problems
+        .iter()
+        .filter(|p| !mcp.servers.iter().any(|s| s.def.path == p.path))
+        .collect();
+    if as_json {
+        let servers: Vec<Value> = mcp
+            .servers
+            .iter()
+            .map(|s| {
+                let (state, tools) = match &s.listed {
+                    Ok(tools) => (
+                        json!("connected"),
+                        tools
+                            .iter()
+                            .map(|t| {
+                                json!({
+                                    "name": toolhost_runtime::mcp::imported_name(&s.def.name, &t.name),
+                                    "description": t.description,
+                                    "annotations": t.annotations,
+                                    "approval": needs_approval(s.def.trusted, t),
+                                })
+                            })
+                            .collect(),
+                    ),
+                    Err(why) => (json!({"failed": why}), Vec::new()),
+                };
+                json!({
+                    "name": s.def.name,
+                    "file": s.def.path.display().to_string(),
+                    "trusted": s.def.trusted,
+                    "state": state,
+                    "tools": tools,
+                    "log": s.log,
+                })
+            })
+            .collect();
+        let problems: Vec<Value> = file_problems
+            .iter()
+            .map(|p| json!({"file": p.path.display().to_string(), "problem": p.message}))
+            .collect();
+        output::json(&json!({"servers": servers, "problems": problems}));
+    } else {
+        if mcp.servers.is_empty() && file_problems.is_empty() {
+            outln!("no MCP servers in {}", dir.join("agents/mcp").display());
+        }
+        for s in &mcp.servers {
+            let trust = if s.def.trusted { ", trusted" } else { "" };
+            match &s.listed {
+                Ok(tools) => {
+                    outln!(
+                        "{} ({}{trust}): connected, {} tools",
+                        s.def.name,
+                        s.def.path.display(),
+                        tools.len()
+                    );
+                    for t in tools {
+                        let approval = if needs_approval(s.def.trusted, t) {
+                            "needs approval"
+                        } else {
+                            "no approval"
+                        };
+                        outln!(
+                            "  {}  [{approval}]  {}",
+                            toolhost_runtime::mcp::imported_name(&s.def.name, &t.name),
+                            t.description
+                                .as_deref()
+                                .unwrap_or("")
+                                .lines()
+                                .next()
+                                .unwrap_or("")
+                        );
+                    }
+                }
+                Err(why) => outln!(
+                    "{} ({}{trust}): not usable: {why}",
+                    s.def.name,
+                    s.def.path.display()
+                ),
+            }
+            if !s.log.is_empty() {
+                outln!("  last words on standard error:");
+                for line in &s.log {
+                    outln!("    {line}");
+                }
+            }
+        }
+        for p in &file_problems {
+            output::error(
+                &format!("MCP server file {} was not loaded.", p.path.display()),
+                Some(&p.message),
+            );
+        }
+    }
+    if mcp.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        output::exit(BAD_INPUT)
+    }
+}
+
+fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
+    let Some((server, name)) = tool.split_once('.') else {
+        output::error(
+            &format!("\"{tool}\" is not the name of an imported tool."),
+            Some(&"imported tools are named SERVER.TOOL"),
+        );
+        return output::exit(BAD_INPUT);
+    };
+    let mcp = load_mcp(dir);
+    let Some(status) = mcp.servers.iter().find(|s| s.def.name == server) else {
+        output::error(
+            &format!("the project has no MCP server named \"{server}\"."),
+            Some(&format!(
+                "its servers are the files of {}",
+                dir.join("agents/mcp").display()
+            )),
+        );
+        return output::exit(BAD_INPUT);
+    };
+    let listed = match &status.listed {
+        Ok(tools) => tools,
+        Err(why) => {
+            output::error(
+                &format!("MCP server \"{server}\" cannot be reached, so its definition of {tool} is unknown."),
+                Some(why),
+            );
+            return output::exit(INVALID);
+        }
+    };
+    let Some(definition) = listed.iter().find(|t| t.name == name) else {
+        output::error(
+            &format!("MCP server \"{server}\" does not list a tool named \"{name}\"."),
+            None,
+        );
+        return output::exit(BAD_INPUT);
+    };
+    let store = match open_store(data) {
+        Ok(store) => store,
+        Err(code) => return code,
+    };
+    if let Err(e) = store.thread(thread_id) {
+        output::error(&format!("thread {thread_id} cannot be used."), Some(&e));
+        return output::exit(BAD_INPUT);
+    }
+    let write = Write::SetValue {
+        key: pin_key(tool),
+        value: Some(definition_pin(definition)),
+    };
+    match store.apply(thread_id, vec![write]) {
+        Ok(_) => {
+            outln!("accepted the definition MCP server \"{server}\" now gives {tool} for thread {thread_id}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            output::error("the accepted definition could not be stored.", Some(&e));
+            output::exit(INVALID)
+        }
+    }
+}
+
+/// Serves the agent's tools until the client closes standard input.
+fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
+    let file = match project_config::load(dir) {
         Ok(c) => c,
         Err(e) => {
             output::error("the project's toolhost.toml cannot be used.", Some(&e));
             return output::exit(BAD_INPUT);
         }
     };
-    if let Err(code) = check_agent_first(&args.dir, &args.agent, None) {
+    if let Err(code) = check_agent_first(dir, agent, None) {
         return code;
     }
-    let data = file.data_folder(&args.dir, args.data);
-    let (_store, runtime) = match open_project(&args.dir, &data, None, None) {
+    let data = file.data_folder(dir, data);
+    let (_store, runtime) = match open_project(dir, &data, None, None) {
         Ok(opened) => opened,
         Err(code) => return code,
     };
     let answering = Answering::CommandLine {
-        project: args.dir.display().to_string(),
+        project: dir.display().to_string(),
         data: data.display().to_string(),
     };
-    let server = McpTools::new(Arc::new(runtime), &args.agent, answering);
+    let server = McpTools::new(Arc::new(runtime), agent, answering);
     let served = block_on(async move {
         let running = server.serve(rmcp::transport::stdio()).await?;
         running.waiting().await?;

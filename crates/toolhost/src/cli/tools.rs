@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use toolhost::blueprint::{request_schema, Binding};
 use toolhost::names::NameMap;
-use toolhost::project::{load_definitions, load_tools, LoadedTool, ProjectTools};
+use toolhost::project::{load_definitions, load_tools, LoadedTool, ProjectError, ProjectTools};
 use toolhost::schema::compile_schema;
 use toolhost::schema::lower::{lower_tool, Provider};
 use toolhost::tool::CallFailure;
@@ -81,10 +81,16 @@ fn load(dir: &Path) -> Result<ProjectTools, ExitCode> {
     // Blueprints bind to the project's activities: one whose `_activity` is missing is a
     // problem of its file, reported like any other.
     let activities = process_activities(&load_definitions(dir));
-    let project = load_tools(dir, &activities).map_err(|e| {
-        output::error("the project's tools could not be read.", Some(&e));
-        output::exit(BAD_INPUT)
-    })?;
+    let project = match load_tools(dir, &activities) {
+        // A project whose tools all come from MCP servers needs no agents/tools/ folder.
+        Err(ProjectError::NoToolsFolder { .. }) if dir.join("agents/mcp").is_dir() => {
+            ProjectTools::default()
+        }
+        loaded => loaded.map_err(|e| {
+            output::error("the project's tools could not be read.", Some(&e));
+            output::exit(BAD_INPUT)
+        })?,
+    };
     for tool in &project.tools {
         for w in tool.tool.warnings() {
             output::note("warning", &format!("{}: {w}", tool.path.display()));
@@ -133,12 +139,49 @@ fn first_line(text: &str, max: usize) -> String {
     }
 }
 
+/// One row of `tools list`: a tool's name, kind and description.
+struct Row {
+    name: String,
+    kind: String,
+    description: String,
+}
+
 fn list(dir: &Path, as_json: bool) -> ExitCode {
     let project = match load(dir) {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // Tools of the project's MCP servers, imported as SERVER.TOOL.
+    let mcp = toolhost_runtime::mcp::load_mcp(dir);
+    for problem in &mcp.problems {
+        output::error(
+            &format!("MCP server file {} was not loaded.", problem.path.display()),
+            Some(&problem.message),
+        );
+    }
+    let imported: Vec<(&str, &toolhost::AnyTool)> = mcp
+        .servers
+        .iter()
+        .flat_map(|s| {
+            mcp.tools
+                .iter()
+                .filter(move |t| t.name().starts_with(&format!("{}.", s.def.name)))
+                .map(move |t| (s.def.name.as_str(), t))
+        })
+        .collect();
+    let code = if mcp.problems.is_empty() {
+        status(&project)
+    } else {
+        output::exit(BAD_INPUT)
+    };
     if as_json {
+        let imported = imported.iter().map(|(server, t)| {
+            let mut v = serde_json::to_value(t.definition()).unwrap_or(Value::Null);
+            v["kind"] = json!("mcp");
+            v["server"] = json!(server);
+            v["approval"] = json!(t.approval().is_some());
+            v
+        });
         let defs: Vec<Value> = project
             .tools
             .iter()
@@ -154,31 +197,41 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
                 v["file"] = json!(t.path.display().to_string());
                 v
             })
+            .chain(imported)
             .collect();
         output::json(&Value::Array(defs));
-    } else if project.tools.is_empty() {
-        outln!("no tools in {}", dir.join("agents/tools").display());
-    } else {
-        let kinds: Vec<String> = project.tools.iter().map(kind).collect();
-        let name_w = project
-            .tools
-            .iter()
-            .map(|t| t.tool.name().len())
-            .max()
-            .unwrap_or(4)
-            .max(4);
-        let kind_w = kinds.iter().map(String::len).max().unwrap_or(4).max(4);
-        outln!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
-        for (t, k) in project.tools.iter().zip(&kinds) {
-            outln!(
-                "{:name_w$}  {:kind_w$}  {}",
-                t.tool.name(),
-                k,
-                first_line(&t.tool.definition().description, 72)
-            );
-        }
+        return code;
     }
-    status(&project)
+    let rows: Vec<Row> = project
+        .tools
+        .iter()
+        .map(|t| Row {
+            name: t.tool.name().to_owned(),
+            kind: kind(t),
+            description: t.tool.definition().description.clone(),
+        })
+        .chain(imported.iter().map(|(server, t)| Row {
+            name: t.name().to_owned(),
+            kind: format!("mcp (server {server})"),
+            description: t.definition().description.clone(),
+        }))
+        .collect();
+    if rows.is_empty() {
+        outln!("no tools in {}", dir.join("agents/tools").display());
+        return code;
+    }
+    let name_w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
+    let kind_w = rows.iter().map(|r| r.kind.len()).max().unwrap_or(4).max(4);
+    outln!("{:name_w$}  {:kind_w$}  DESCRIPTION", "NAME", "KIND");
+    for r in &rows {
+        outln!(
+            "{:name_w$}  {:kind_w$}  {}",
+            r.name,
+            r.kind,
+            first_line(&r.description, 72)
+        );
+    }
+    code
 }
 
 fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {

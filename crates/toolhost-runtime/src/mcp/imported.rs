@@ -1,0 +1,273 @@
+//! A tool of an MCP server, imported as `SERVER.TOOL` and called like any other tool.
+//!
+//! - **Schema**: the server's `inputSchema` is brought to the canonical form every tool has
+//!   (local `$ref`s inlined within the bounds, the same subset, the same reports per provider);
+//!   a schema outside it is refused at load naming the server's file, the tool and the place.
+//! - **Approval**: annotations are hints a server gives about itself, so they are believed only
+//!   from a server whose file says `"trusted": true`. Every call of an imported tool needs
+//!   approval, unless the server is trusted and the tool says `readOnlyHint: true` or
+//!   `destructiveHint: false`.
+//! - **Durability**: `idempotentHint: true` makes the tool idempotent (a call whose outcome is
+//!   unknown after a crash is sent again, with the same idempotency key in `_meta`); otherwise
+//!   such a call is reported as of unknown outcome and not repeated.
+//! - **Pinning**: the first call of a tool in a thread stores a fingerprint of its definition
+//!   (description, input and output schema) on the thread; a later call from that thread with a
+//!   different definition (the server changed it, whether seen at load or by a
+//!   `list_changed` notification) is refused with an error naming what changed, until a person
+//!   accepts it ([`accept_definition`]).
+//! - **Results**: text blocks become the text, images image blocks, resource links and
+//!   embedded resources a line naming them; `structuredContent` is the text when no text block
+//!   came; `isError` makes an error result.
+
+use super::hub::{CallError, McpHub};
+use crate::engine::{canonical_hash, ThreadState};
+use rmcp::model::{JsonObject, Tool};
+use serde_json::{json, Value};
+use std::sync::{Arc, Weak};
+use toolhost_core::approval::Approval;
+use toolhost_core::result::ToolContent;
+use toolhost_core::tool::{DynamicTool, ToolContext, ToolError};
+use toolhost_core::{AnyTool, ToolResult};
+
+/// The prefix of the thread values that hold pinned definitions: one value per imported tool
+/// (`toolhost.mcp.pin.SERVER.TOOL`), so that pinning one never rewrites another.
+pub const PIN_KEY_PREFIX: &str = "toolhost.mcp.pin.";
+
+/// The thread value holding the pinned definition of the imported tool `name`.
+pub fn pin_key(name: &str) -> String {
+    format!("{PIN_KEY_PREFIX}{name}")
+}
+/// The `_meta` key that carries a call's idempotency key to the server.
+pub const IDEMPOTENCY_META: &str = "toolhost/idempotencyKey";
+
+/// The name an imported tool is known by: `SERVER.TOOL`.
+pub fn imported_name(server: &str, tool: &str) -> String {
+    format!("{server}.{tool}")
+}
+
+/// What an imported tool's pin holds: one hash per part of the definition, so that a change can
+/// be named.
+pub fn definition_pin(tool: &Tool) -> Value {
+    let part = |v: Option<Value>| canonical_hash(&v.unwrap_or(Value::Null));
+    json!({
+        "description": part(tool.description.as_deref().map(|d| json!(d))),
+        "inputSchema": part(Some(Value::Object((*tool.input_schema).clone()))),
+        "outputSchema": part(tool.output_schema.as_deref().map(|s| Value::Object(s.clone()))),
+    })
+}
+
+/// The parts of `now` that differ from `pinned`, in words.
+fn changed_parts(pinned: &Value, now: &Value) -> Vec<&'static str> {
+    ["description", "inputSchema", "outputSchema"]
+        .into_iter()
+        .filter(|part| pinned.get(part) != now.get(part))
+        .collect()
+}
+
+/// Whether calls of a tool of this server need approval.
+pub fn needs_approval(trusted: bool, tool: &Tool) -> bool {
+    let hints = tool.annotations.as_ref();
+    let read_only = hints.and_then(|a| a.read_only_hint) == Some(true);
+    let harmless = hints.and_then(|a| a.destructive_hint) == Some(false);
+    !(trusted && (read_only || harmless))
+}
+
+/// Builds the tool `SERVER.TOOL` for one listed tool, or says why its definition is refused.
+pub(crate) fn import_tool(
+    hub: &Arc<McpHub>,
+    server: &str,
+    trusted: bool,
+    tool: &Tool,
+) -> Result<AnyTool, String> {
+    let name = imported_name(server, &tool.name);
+    let description = tool.description.as_deref().unwrap_or_default().to_owned();
+    let pin = definition_pin(tool);
+    let idempotent = tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true);
+    let call = ImportedCall {
+        hub: Arc::downgrade(hub),
+        server: server.to_owned(),
+        tool: tool.name.to_string(),
+        name: name.clone(),
+        loaded_pin: pin,
+    };
+    let call = Arc::new(call);
+    let mut builder = DynamicTool::new(name.clone(), description)
+        .parameters(Value::Object((*tool.input_schema).clone()))
+        .idempotent(idempotent)
+        .handler(move |args: Value, ctx: ToolContext| {
+            let call = call.clone();
+            async move { Ok::<_, ToolError>(call.run(args, ctx).await) }
+        });
+    if needs_approval(trusted, tool) {
+        let why = if trusted {
+            format!("{name} is a tool of MCP server \"{server}\" that does not say it only reads")
+        } else {
+            format!("{name} is a tool of MCP server \"{server}\", which is not marked trusted")
+        };
+        builder = builder.approval(Approval::always().with_reason(why));
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+/// What one imported tool needs to make a call.
+struct ImportedCall {
+    hub: Weak<McpHub>,
+    server: String,
+    tool: String,
+    name: String,
+    /// The definition's pin as the server listed it when the project loaded.
+    loaded_pin: Value,
+}
+
+impl ImportedCall {
+    async fn run(&self, args: Value, ctx: ToolContext) -> ToolResult {
+        let Some(hub) = self.hub.upgrade() else {
+            return ToolResult::error(format!(
+                "{}: the MCP connections were closed (the runtime is shutting down)",
+                self.name
+            ));
+        };
+        let current = hub
+            .server(&self.server)
+            .and_then(|link| link.listed(&self.tool))
+            .map(|tool| definition_pin(&tool));
+        // The tool exists because the server listed it at load: absent now, it was removed.
+        let Some(now) = current else {
+            return ToolResult::error(format!(
+                "{}: MCP server \"{}\" no longer lists this tool; the call was not sent",
+                self.name, self.server
+            ));
+        };
+        let parts = changed_parts(&self.loaded_pin, &now);
+        if !parts.is_empty() {
+            return ToolResult::error(format!(
+                "{}: MCP server \"{}\" changed this tool ({}) since toolhost loaded it; the call was not sent. Load the project again to see the new definition.",
+                self.name,
+                self.server,
+                parts.join(", ")
+            ));
+        }
+        if let Some(state) = ctx.get::<ThreadState>() {
+            if let Err(refusal) = self.check_pin(state).await {
+                return ToolResult::error(refusal);
+            }
+        }
+        let arguments = match args {
+            Value::Object(map) => map,
+            other => {
+                return ToolResult::error(format!(
+                    "{}: arguments must be an object, not {other}",
+                    self.name
+                ))
+            }
+        };
+        let mut meta = JsonObject::new();
+        meta.insert(IDEMPOTENCY_META.to_owned(), json!(ctx.idempotency_key()));
+        let abort = ctx.abort_signal().clone();
+        match hub
+            .call(&self.server, self.tool.clone(), arguments, meta, abort)
+            .await
+        {
+            Ok(result) => to_tool_result(&result),
+            Err(e) => ToolResult::error(format!("{}: {}", self.name, describe(&e))),
+        }
+    }
+
+    /// Pins the definition on the thread's first call; refuses a call whose definition differs
+    /// from the pinned one.
+    async fn check_pin(&self, state: &ThreadState) -> Result<(), String> {
+        let store_failed = |e: toolhost_store::StoreError| {
+            format!(
+                "{}: the pinned definition could not be read or stored: {e}",
+                self.name
+            )
+        };
+        let key = pin_key(&self.name);
+        match state.get_value(&key).await.map_err(store_failed)? {
+            Some(pinned) if pinned == self.loaded_pin => Ok(()),
+            Some(pinned) => Err(format!(
+                "{}: MCP server \"{}\" changed this tool ({}) since this thread first used it; the call was not sent. A person accepts the new definition with `toolhost mcp accept PROJECT {} {}`, or the thread goes on without it.",
+                self.name,
+                self.server,
+                changed_parts(&pinned, &self.loaded_pin).join(", "),
+                state.thread_id(),
+                self.name
+            )),
+            None => state
+                .set_value(&key, Some(self.loaded_pin.clone()))
+                .await
+                .map_err(store_failed),
+        }
+    }
+}
+
+fn describe(e: &CallError) -> String {
+    match e {
+        CallError::NotSent(why) => format!("the call was not sent: {why}"),
+        CallError::Failed(why) => why.clone(),
+        CallError::TimedOut(after) => format!(
+            "the server did not answer within {} ms; it was asked to cancel the call, whose outcome is unknown",
+            after.as_millis()
+        ),
+        CallError::Cancelled => {
+            "the run was stopped; the server was asked to cancel the call, whose outcome is unknown"
+                .to_owned()
+        }
+        CallError::Lost(why) => format!("{why}; the outcome of the call is unknown"),
+    }
+}
+
+/// An MCP tool result as toolhost's result.
+fn to_tool_result(result: &rmcp::model::CallToolResult) -> ToolResult {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for block in &result.content {
+        let block = serde_json::to_value(block).unwrap_or(Value::Null);
+        let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default();
+        match field("type") {
+            "text" => texts.push(field("text").to_owned()),
+            "image" => images.push(ToolContent::Image {
+                data: field("data").to_owned(),
+                mime_type: field("mimeType").to_owned(),
+            }),
+            "resource_link" => {
+                texts.push(format!("[resource: {} <{}>]", field("name"), field("uri")))
+            }
+            "resource" => {
+                let resource = block.get("resource").cloned().unwrap_or(Value::Null);
+                let uri = resource
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match resource.get("text").and_then(Value::as_str) {
+                    Some(text) => texts.push(text.to_owned()),
+                    None => texts.push(format!("[embedded resource <{uri}>]")),
+                }
+            }
+            "audio" => texts.push(format!("[audio: {}]", field("mimeType"))),
+            other => texts.push(format!("[content of type \"{other}\"]")),
+        }
+    }
+    if texts.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            texts.push(structured.to_string());
+        }
+    }
+    let text = texts.join("\n");
+    let mut out = if result.is_error == Some(true) {
+        ToolResult::error(text)
+    } else {
+        ToolResult::success(text)
+    };
+    if !images.is_empty() && out.is_success() {
+        let mut blocks: Vec<ToolContent> = out
+            .result
+            .iter()
+            .filter(|t| !t.is_empty())
+            .map(|t| ToolContent::Text { text: t.clone() })
+            .collect();
+        blocks.extend(images);
+        out.content = Some(blocks);
+    }
+    out
+}

@@ -1,0 +1,139 @@
+//! Tools of MCP servers (`agents/mcp/NAME.json`), imported as `NAME.tool`.
+//!
+//! ## Contract
+//! - Each file names one server run as a child process over standard input and output
+//!   ([`server_def`]). When the project loads, every server is started and its tools listed
+//!   (all pages, up to [`hub::MAX_LIST_PAGES`]); a server that cannot be started, does not
+//!   complete the handshake in time or lists a tool whose schema cannot be taken is a
+//!   [`FileProblem`] of its file, naming what went wrong (and the server's last words on
+//!   standard error). Its other tools still load.
+//! - Imported tools are ordinary tools: offered by prompts by name, validated, approved,
+//!   journaled and redacted like any other (see [`imported`] for approvals, idempotency, pins
+//!   and results).
+//! - What servers write to standard error is kept apart from toolhost's own output (the last
+//!   [`hub::STDERR_LINES_KEPT`] lines per server, shown by `toolhost mcp list` and quoted when a
+//!   server fails). Only `PATH` and the variables a file names reach a server's environment.
+
+pub mod hub;
+pub mod imported;
+pub mod server_def;
+
+use crate::files::{read_text, MAX_FILE_BYTES};
+use crate::project::FileProblem;
+pub use hub::McpHub;
+pub use imported::{definition_pin, imported_name, needs_approval, pin_key, PIN_KEY_PREFIX};
+pub use server_def::McpServerDef;
+use std::path::Path;
+use std::sync::Arc;
+use toolhost_core::AnyTool;
+
+/// A server as it loaded: its tools, or why it has none.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    /// The server's definition.
+    pub def: McpServerDef,
+    /// The tools it listed (as it described them), or why it could not be reached.
+    pub listed: Result<Vec<rmcp::model::Tool>, String>,
+    /// The last lines it wrote to standard error.
+    pub log: Vec<String>,
+}
+
+/// What the project's `agents/mcp/` gave: the imported tools, the servers' states, the files
+/// that did not load, and the hub that keeps the connections (none when there are no servers).
+#[derive(Debug, Default)]
+pub struct McpImport {
+    /// The connections; `None` when the project configures no server.
+    pub hub: Option<Arc<McpHub>>,
+    /// Every imported tool, in server then tool order.
+    pub tools: Vec<AnyTool>,
+    /// Every configured server, in name order.
+    pub servers: Vec<ServerStatus>,
+    /// Files (and tools) that did not load.
+    pub problems: Vec<FileProblem>,
+}
+
+/// Reads `agents/mcp/*.json` of the project at `root`, connects to each server and imports its
+/// tools. Blocks until every server answered or failed (each within its connect timeout).
+pub fn load_mcp(root: &Path) -> McpImport {
+    let dir = root.join("agents").join("mcp");
+    let mut out = McpImport::default();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return out;
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| !p.is_dir() && p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut defs = Vec::new();
+    for path in files {
+        let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        let loaded = read_text(&path, MAX_FILE_BYTES)
+            .map_err(|e| e.reason())
+            .and_then(|text| McpServerDef::parse(&name, &path, &text, root));
+        match loaded {
+            Ok(def) if name.contains('.') => out.problems.push(FileProblem::not_loaded(
+                def.path,
+                &name,
+                "a server's name may not contain `.`: its tools are named SERVER.TOOL".to_owned(),
+            )),
+            Ok(def) => defs.push(def),
+            Err(message) => {
+                out.problems
+                    .push(FileProblem::not_loaded(path.clone(), &name, message))
+            }
+        }
+    }
+    if defs.is_empty() {
+        return out;
+    }
+    let hub = match McpHub::start(defs.clone()) {
+        Ok(hub) => Arc::new(hub),
+        Err(e) => {
+            for def in defs {
+                out.problems.push(FileProblem::not_loaded(
+                    def.path.clone(),
+                    &def.name,
+                    format!("the MCP connection thread could not start: {e}"),
+                ));
+            }
+            return out;
+        }
+    };
+    for (name, listed) in hub.connect_all() {
+        let link = hub.server(&name).expect("connected servers are the hub's");
+        let def = link.def.clone();
+        match &listed {
+            Ok(tools) => {
+                for tool in tools {
+                    match imported::import_tool(&hub, &name, def.trusted, tool) {
+                        Ok(t) => out.tools.push(t),
+                        Err(why) => out.problems.push(FileProblem::not_loaded(
+                            def.path.clone(),
+                            &imported_name(&name, &tool.name),
+                            format!(
+                                "tool \"{}\" of this server cannot be imported: {why}",
+                                tool.name
+                            ),
+                        )),
+                    }
+                }
+            }
+            Err(why) => out.problems.push(FileProblem::not_loaded(
+                def.path.clone(),
+                &name,
+                format!("MCP server \"{name}\" is not usable: {why}"),
+            )),
+        }
+        out.servers.push(ServerStatus {
+            log: link.log_tail(),
+            def,
+            listed,
+        });
+    }
+    out.hub = Some(hub);
+    out
+}

@@ -1,0 +1,75 @@
+"""An MCP server over standard input and output for toolhost's client tests, built on the
+official Python SDK (`mcp` from PyPI).
+
+Tools: `add` (read-only, idempotent), `write_note` (appends a line to the file NOTES_FILE
+names; destructive), `hang` (never answers until cancelled; writes "cancelled" to NOTES_FILE
+when it is), `odd_keys` (a property key that Anthropic refuses) and `picture` (an image).
+When the file NOTES_V2 names exists at start, `add`'s description and schema are different: a
+server that changed a tool between two runs.
+"""
+
+import asyncio
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ImageContent, TextContent, ToolAnnotations
+
+NOTES_FILE = os.environ.get("NOTES_FILE")
+V2 = os.path.exists(os.environ.get("NOTES_V2", "/nonexistent"))
+
+server = MCPServer("notes")
+
+
+def note(line: str) -> None:
+    if NOTES_FILE:
+        with open(NOTES_FILE, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+if V2:
+
+    @server.tool(
+        description="Adds two numbers, optionally rounding.",
+        annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True),
+    )
+    def add(a: int, b: int, round_to: int = 0) -> str:
+        return str(a + b)
+
+else:
+
+    @server.tool(
+        description="Adds two numbers.",
+        annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True),
+    )
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+
+@server.tool(
+    description="Appends a note to the notes file.",
+    annotations=ToolAnnotations(destructiveHint=True),
+)
+def write_note(text: str) -> str:
+    note(text)
+    return f"noted: {text}"
+
+
+@server.tool(description="Waits forever, until the call is cancelled.")
+async def hang() -> str:
+    try:
+        await asyncio.sleep(3600)
+    except BaseException:
+        note("cancelled")
+        raise
+    return "woke up"
+
+
+@server.tool(description="Returns a one-pixel picture.")
+def picture() -> list:
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    return [TextContent(type="text", text="one pixel"), ImageContent(type="image", data=pixel, mimeType="image/png")]
+
+
+print("notes server starting", file=sys.stderr, flush=True)
+server.run()
