@@ -162,26 +162,47 @@ impl ServerLink {
         meta: JsonObject,
         abort: AbortSignal,
     ) -> Result<CallToolResult, CallError> {
-        let peer = {
-            let mut slot = self.connection.lock().await;
-            if slot.as_ref().is_none_or(|c| c.is_closed()) {
-                self.note("the server had exited; starting it again".to_owned());
-                let connection = self.connect().await.map_err(CallError::NotSent)?;
-                *slot = Some(connection);
-            }
-            slot.as_ref().expect("connected above").peer().clone()
-        };
         let mut params = CallToolRequestParams::new(tool).with_arguments(arguments);
         params.meta = Some(meta.into());
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let mut options = PeerRequestOptions::with_timeout(self.def.call_timeout)
-            .reset_timeout_on_progress()
-            .with_max_total_timeout(self.def.max_call_timeout);
-        options.timeout = Some(self.def.call_timeout);
-        let handle = peer
-            .send_request_with_option(request, options)
-            .await
-            .map_err(|e| CallError::NotSent(format!("the request could not be sent: {e}")))?;
+        // A server that exited may not be noticed as closed until a send fails: a request that
+        // could not be sent never reached it, so it is sent once more on a new connection.
+        let mut restarted = false;
+        let (peer, handle) = loop {
+            let peer = {
+                let mut slot = self.connection.lock().await;
+                if slot.as_ref().is_none_or(|c| c.is_closed()) {
+                    if slot.is_some() {
+                        self.note("the server had exited; starting it again".to_owned());
+                    }
+                    let connection = self.connect().await.map_err(CallError::NotSent)?;
+                    *slot = Some(connection);
+                }
+                slot.as_ref().expect("connected above").peer().clone()
+            };
+            let mut options = PeerRequestOptions::with_timeout(self.def.call_timeout)
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(self.def.max_call_timeout);
+            options.timeout = Some(self.def.call_timeout);
+            match peer
+                .send_request_with_option(request.clone(), options)
+                .await
+            {
+                Ok(handle) => break (peer, handle),
+                Err(rmcp::ServiceError::TransportClosed) if !restarted => {
+                    restarted = true;
+                    self.note("the server had exited; starting it again".to_owned());
+                    if let Some(dead) = self.connection.lock().await.take() {
+                        let _ = dead.cancel().await;
+                    }
+                }
+                Err(e) => {
+                    return Err(CallError::NotSent(format!(
+                        "the request could not be sent: {e}"
+                    )))
+                }
+            }
+        };
         let id = handle.id.clone();
         let answer = handle.await_response();
         tokio::pin!(answer);

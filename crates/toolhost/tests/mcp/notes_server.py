@@ -3,7 +3,8 @@ official Python SDK (`mcp` from PyPI).
 
 Tools: `add` (read-only, idempotent), `write_note` (appends a line to the file NOTES_FILE
 names; destructive), `hang` (never answers until cancelled; writes "cancelled" to NOTES_FILE
-when it is), `odd_keys` (a property key that Anthropic refuses) and `picture` (an image).
+when it is), `crash` (the process exits during the call) and `picture` (text and an image,
+no annotations).
 When the file NOTES_V2 names exists at start, `add`'s description and schema are different: a
 server that changed a tool between two runs.
 """
@@ -55,7 +56,10 @@ def write_note(text: str) -> str:
     return f"noted: {text}"
 
 
-@server.tool(description="Waits forever, until the call is cancelled.")
+@server.tool(
+    description="Waits forever, until the call is cancelled.",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
 async def hang() -> str:
     try:
         await asyncio.sleep(3600)
@@ -63,6 +67,15 @@ async def hang() -> str:
         note("cancelled")
         raise
     return "woke up"
+
+
+@server.tool(
+    description="Ends the server's process in the middle of the call.",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
+def crash() -> str:
+    note("crashing")
+    os._exit(1)
 
 
 @server.tool(description="Returns a one-pixel picture.")

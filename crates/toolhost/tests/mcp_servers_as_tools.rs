@@ -1,0 +1,435 @@
+//! Tools of MCP servers (`agents/mcp/NAME.json`) used by an agent: the real binary, a real MCP
+//! server process (the official Python SDK, `tests/mcp/notes_server.py`) and a scripted model.
+//! Imported tools are approved as the server's trust allows, pinned per thread, timed out,
+//! cancelled and restarted, and every result lands in the thread.
+
+mod common;
+
+use common::{toolhost, write, Run, TempProject};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// The Python with the `mcp` package the test server needs.
+fn python() -> String {
+    std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    })
+}
+
+fn server_script() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/notes_server.py")
+        .display()
+        .to_string()
+}
+
+/// A project whose agent `main` offers every tool of the server `notes` (trusted or not, with
+/// `extra` fields in its file) and runs on a scripted model answering with `script`.
+fn project(trusted: bool, extra: &str, script: &str) -> TempProject {
+    let project = TempProject::new();
+    let root = &project.root;
+    write(
+        root,
+        "agents/mcp/notes.json",
+        &format!(
+            r#"{{"command": [{:?}, {:?}], "env": ["NOTES_FILE", "NOTES_V2"], "trusted": {trusted}{extra}}}"#,
+            python(),
+            server_script()
+        ),
+    );
+    write(
+        root,
+        "agents/models/scripted.json",
+        r#"{"provider": "test", "script": "scripts/main.jsonl"}"#,
+    );
+    write(root, "scripts/main.jsonl", script);
+    write(
+        root,
+        "agents/prompts/main.json",
+        r#"{"toolDescription": "Keeps notes.", "prompt": "You keep notes.", "model": "scripted", "includeChat": true, "includePastTools": true,
+            "tools": ["notes.add", "notes.write_note", "notes.hang", "notes.crash", "notes.picture"]}"#,
+    );
+    write(
+        root,
+        "agents/agents/main.json",
+        r#"{"type": "ai_human", "sideA": {"label": "main", "prompt": "main", "stopOnResponse": true, "maxSteps": 6}}"#,
+    );
+    project
+}
+
+/// Runs `toolhost` with the notes server's files inside the project.
+fn th(project: &TempProject, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env("NOTES_FILE", project.root.join("notes.txt"))
+        .env("NOTES_V2", project.root.join("v2"))
+        .output()
+        .expect("run toolhost");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn dir(project: &TempProject) -> String {
+    project.root.display().to_string()
+}
+
+fn data(project: &TempProject) -> String {
+    project.root.join("data").display().to_string()
+}
+
+/// `toolhost run --json` for agent `main`: the thread's record.
+fn run_json(project: &TempProject, message: &str) -> (Run, Value) {
+    let run = th(
+        project,
+        &[
+            "run",
+            &dir(project),
+            "--agent",
+            "main",
+            "--data",
+            &data(project),
+            "--json",
+            message,
+        ],
+    );
+    let record = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    (run, record)
+}
+
+fn resume_json(project: &TempProject, thread: &str, extra: &[&str]) -> (Run, Value) {
+    let (dir, data) = (dir(project), data(project));
+    let mut args = vec!["resume", &dir, thread, "--data", &data, "--json"];
+    args.extend_from_slice(extra);
+    let run = th(project, &args);
+    let record = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    (run, record)
+}
+
+fn send_json(project: &TempProject, thread: &str, message: &str) -> (Run, Value) {
+    let run = th(
+        project,
+        &[
+            "send",
+            &dir(project),
+            thread,
+            message,
+            "--data",
+            &data(project),
+            "--json",
+        ],
+    );
+    let record = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    (run, record)
+}
+
+fn thread_id(record: &Value) -> String {
+    record["thread"]["id"].as_str().unwrap().to_owned()
+}
+
+/// The tool messages of a record, as (tool, status, text).
+fn results(record: &Value) -> Vec<(String, String, String)> {
+    record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap_or_default().to_owned(),
+                m["status"].as_str().unwrap_or_default().to_owned(),
+                m["content"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn pending_approvals(record: &Value) -> Vec<(String, String)> {
+    record["pending"]["approvals"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    (
+                        p["call_id"].as_str().unwrap().to_owned(),
+                        p["tool"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn notes(project: &TempProject) -> String {
+    std::fs::read_to_string(project.root.join("notes.txt")).unwrap_or_default()
+}
+
+#[test]
+fn an_untrusted_servers_tools_wait_for_approval_and_their_results_reach_the_thread() {
+    let project = project(
+        false,
+        "",
+        r#"{"toolCalls": [{"name": "notes.add", "arguments": {"a": 2, "b": 3}}]}
+{"toolCalls": [{"name": "notes.picture", "arguments": {}}]}
+{"text": "2 + 3 = 5, and here is a picture."}
+"#,
+    );
+    // Even a tool that says it only reads waits: an untrusted server's hints are not believed.
+    let (run, record) = run_json(&project, "add 2 and 3");
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let waiting = pending_approvals(&record);
+    assert_eq!(waiting.len(), 1, "{record}");
+    let thread = thread_id(&record);
+    let (run, record) = resume_json(&project, &thread, &["--approve", &waiting[0].0]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let waiting = pending_approvals(&record);
+    let (run, record) = resume_json(&project, &thread, &["--approve", &waiting[0].0]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let results = results(&record);
+    assert_eq!(
+        results,
+        [
+            ("notes.add".into(), "success".into(), "5".into()),
+            ("notes.picture".into(), "success".into(), "one pixel".into()),
+        ],
+        "{record}"
+    );
+    // The picture is an image block of the result, as the server sent it.
+    let picture = record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "notes.picture")
+        .unwrap();
+    let blocks = &picture["metadata"]["result"]["content"];
+    assert_eq!(blocks[1]["type"], "image", "{picture}");
+    assert_eq!(blocks[1]["mimeType"], "image/png", "{picture}");
+}
+
+#[test]
+fn a_trusted_servers_read_only_tool_runs_at_once_and_a_destructive_one_waits() {
+    let project = project(
+        true,
+        "",
+        r#"{"toolCalls": [{"name": "notes.add", "arguments": {"a": 40, "b": 2}}, {"name": "notes.write_note", "arguments": {"text": "buy milk"}}]}
+{"text": "Noted."}
+"#,
+    );
+    let (run, record) = run_json(&project, "note it");
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        results(&record),
+        [("notes.add".into(), "success".into(), "42".into())],
+        "the read-only tool ran before the run paused: {record}"
+    );
+    let waiting = pending_approvals(&record);
+    assert_eq!(waiting.len(), 1, "{record}");
+    assert!(
+        notes(&project).is_empty(),
+        "nothing was written before approval"
+    );
+    let (run, record) = resume_json(&project, &thread_id(&record), &["--approve", &waiting[0].0]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(notes(&project), "buy milk\n");
+    assert!(results(&record).contains(&(
+        "notes.write_note".into(),
+        "success".into(),
+        "noted: buy milk".into()
+    )));
+}
+
+#[test]
+fn a_changed_definition_is_refused_in_a_thread_that_pinned_it_until_a_person_accepts_it() {
+    let project = project(
+        true,
+        "",
+        r#"{"toolCalls": [{"name": "notes.add", "arguments": {"a": 1, "b": 1}}]}
+{"text": "2."}
+{"toolCalls": [{"name": "notes.add", "arguments": {"a": 2, "b": 2}}]}
+{"text": "Refused."}
+{"toolCalls": [{"name": "notes.add", "arguments": {"a": 3, "b": 3}}]}
+{"text": "6."}
+"#,
+    );
+    let (run, record) = run_json(&project, "first");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let thread = thread_id(&record);
+
+    // The server changes the tool (its description and schema) before the next process starts.
+    std::fs::write(project.root.join("v2"), "").unwrap();
+    let (run, record) = send_json(&project, &thread, "second");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let (tool, status, text) = results(&record).pop().unwrap();
+    assert_eq!((tool.as_str(), status.as_str()), ("notes.add", "error"));
+    assert!(
+        text.contains("changed this tool (description, inputSchema)")
+            && text.contains(&format!("toolhost mcp accept PROJECT {thread} notes.add")),
+        "{text}"
+    );
+
+    // A thread that never used the tool takes the new definition at once.
+    let (run, fresh) = run_json(&project, "first");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        results(&fresh),
+        [("notes.add".into(), "success".into(), "2".into())]
+    );
+
+    // A person accepts the new definition for the first thread; its calls go through again.
+    let accepted = th(
+        &project,
+        &[
+            "mcp",
+            "accept",
+            &dir(&project),
+            &thread,
+            "notes.add",
+            "--data",
+            &data(&project),
+        ],
+    );
+    assert_eq!(accepted.code, 0, "{}\n{}", accepted.stdout, accepted.stderr);
+    assert!(accepted.stdout.contains("accepted"), "{}", accepted.stdout);
+    let (run, record) = send_json(&project, &thread, "third");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        results(&record).pop().unwrap(),
+        ("notes.add".into(), "success".into(), "6".into())
+    );
+}
+
+#[test]
+fn a_call_the_server_never_answers_times_out_is_cancelled_and_the_thread_goes_on() {
+    let project = project(
+        true,
+        r#", "callTimeoutMs": 1500"#,
+        r#"{"toolCalls": [{"name": "notes.hang", "arguments": {}}]}
+{"text": "The server did not answer."}
+"#,
+    );
+    let (run, record) = run_json(&project, "wait");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let (tool, status, text) = results(&record).pop().unwrap();
+    assert_eq!((tool.as_str(), status.as_str()), ("notes.hang", "error"));
+    assert!(
+        text.contains("did not answer within 1500 ms") && text.contains("asked to cancel"),
+        "{text}"
+    );
+    // The server was told: its handler saw the cancellation.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !notes(&project).contains("cancelled") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(notes(&project).contains("cancelled"), "{}", notes(&project));
+    let last = record["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"], "The server did not answer.");
+}
+
+#[test]
+fn a_server_that_exits_during_a_call_reports_an_unknown_outcome_and_is_started_again() {
+    let project = project(
+        true,
+        "",
+        r#"{"toolCalls": [{"name": "notes.crash", "arguments": {}}]}
+{"toolCalls": [{"name": "notes.add", "arguments": {"a": 5, "b": 5}}]}
+{"text": "Recovered."}
+"#,
+    );
+    let (run, record) = run_json(&project, "crash");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let results = results(&record);
+    assert_eq!(results.len(), 2, "{record}");
+    assert_eq!(results[0].1, "error");
+    assert!(
+        results[0]
+            .2
+            .contains("the server exited while the call ran")
+            && results[0].2.contains("outcome of the call is unknown"),
+        "{}",
+        results[0].2
+    );
+    assert_eq!(
+        results[1],
+        ("notes.add".into(), "success".into(), "10".into())
+    );
+    // The crashing call was sent once, never again.
+    assert_eq!(notes(&project), "crashing\n");
+}
+
+#[test]
+fn tools_list_and_mcp_list_show_imported_tools_and_a_broken_server_file_is_named() {
+    let project = project(true, "", "{\"text\": \"hi\"}\n");
+    let listed = th(&project, &["tools", "list", &dir(&project)]);
+    assert_eq!(listed.code, 0, "{}\n{}", listed.stdout, listed.stderr);
+    for name in [
+        "notes.add",
+        "notes.write_note",
+        "notes.hang",
+        "notes.picture",
+    ] {
+        assert!(listed.stdout.contains(name), "{}", listed.stdout);
+    }
+    assert!(
+        listed.stdout.contains("mcp (server notes)"),
+        "{}",
+        listed.stdout
+    );
+    assert!(listed.stderr.is_empty(), "{}", listed.stderr);
+
+    let servers = th(&project, &["mcp", "list", &dir(&project), "--json"]);
+    assert_eq!(servers.code, 0, "{}\n{}", servers.stdout, servers.stderr);
+    let servers: Value = serde_json::from_str(&servers.stdout).unwrap();
+    let notes_server = &servers["servers"][0];
+    assert_eq!(notes_server["state"], "connected");
+    let approval = |name: &str| {
+        notes_server["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["approval"]
+            .clone()
+    };
+    assert_eq!(approval("notes.add"), false);
+    assert_eq!(approval("notes.write_note"), true);
+    assert!(notes_server["log"]
+        .as_array()
+        .unwrap()
+        .contains(&"notes server starting".into()));
+
+    // A file with a field this version does not know, and one whose program does not exist.
+    write(
+        &project.root,
+        "agents/mcp/typo.json",
+        r#"{"command": ["x"], "comand": ["y"]}"#,
+    );
+    write(
+        &project.root,
+        "agents/mcp/gone.json",
+        r#"{"command": ["/nonexistent/mcp-server"]}"#,
+    );
+    let listed = toolhost(&["mcp", "list", &dir(&project)]);
+    assert_eq!(listed.code, 2, "{}\n{}", listed.stdout, listed.stderr);
+    assert!(
+        listed.stderr.contains("typo.json") && listed.stderr.contains("unknown field `comand`"),
+        "{}",
+        listed.stderr
+    );
+    assert!(
+        listed.stdout.contains("gone (")
+            && listed
+                .stdout
+                .contains("cannot start /nonexistent/mcp-server"),
+        "{}",
+        listed.stdout
+    );
+    // The agent still runs: it reaches only the notes server.
+    let (run, _) = run_json(&project, "hello");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+}
