@@ -413,6 +413,13 @@ impl Runtime {
         &self.store
     }
 
+    /// Moves the runtime onto another store before it runs anything: a project loaded and
+    /// checked once (its MCP servers started once) is then used on the store it serves.
+    pub fn set_store(&mut self, store: Arc<dyn Store>) {
+        self.db = AsyncStore::new(store.clone());
+        self.store = store;
+    }
+
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
         self.files.remove(tool.name());

@@ -12,7 +12,7 @@
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{block_on, check_agent_first, open_project, open_store, DataArg};
+use super::run::{block_on, check_agent_first, open_checked, open_store, DataArg};
 use clap::{Args, Subcommand};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
@@ -258,11 +258,12 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     };
-    if let Err(code) = check_agent_first(dir, agent, None) {
-        return code;
-    }
+    let checked = match check_agent_first(dir, agent, None) {
+        Ok(checked) => checked,
+        Err(code) => return code,
+    };
     let data = file.data_folder(dir, data);
-    let (_store, runtime) = match open_project(dir, &data, None, None) {
+    let (_store, runtime) = match open_checked(dir, &data, checked) {
         Ok(opened) => opened,
         Err(code) => return code,
     };

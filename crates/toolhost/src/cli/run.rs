@@ -131,14 +131,14 @@ pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
-    if let Err(code) = check_agent_first(&args.dir, &args.agent, args.model.as_deref()) {
-        return code;
-    }
-    let (store, runtime) =
-        match open_project(&args.dir, &args.data.data, None, args.model.as_deref()) {
-            Ok(opened) => opened,
-            Err(code) => return code,
-        };
+    let checked = match check_agent_first(&args.dir, &args.agent, args.model.as_deref()) {
+        Ok(checked) => checked,
+        Err(code) => return code,
+    };
+    let (store, runtime) = match open_checked(&args.dir, &args.data.data, checked) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
     let values = match args.values.read() {
         Ok(v) => v,
         Err(sentence) => {
@@ -244,12 +244,14 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
 
 /// Refuses an agent that cannot run (a definition it reaches is missing or did not load, see
 /// `Runtime::check_agent`) before the data folder is touched: the project is checked on a
-/// scratch in-memory store, so a refused run creates no folder, database or key.
+/// scratch in-memory store, so a refused run creates no folder, database or key. The checked
+/// runtime (with `--model` applied) is returned for [`open_checked`], so that the project, and
+/// the MCP servers it starts, load once.
 pub(super) fn check_agent_first(
     dir: &Path,
     agent: &str,
     model: Option<&str>,
-) -> Result<(), ExitCode> {
+) -> Result<Runtime, ExitCode> {
     let scratch = SqliteStore::in_memory().map_err(|e| {
         output::error("the in-memory store could not be created.", Some(&e));
         output::exit(INVALID)
@@ -270,7 +272,21 @@ pub(super) fn check_agent_first(
     runtime.check_agent(agent).map_err(|e| {
         output::error("the thread could not be started.", Some(&e));
         output::exit(BAD_INPUT)
-    })
+    })?;
+    Ok(runtime)
+}
+
+/// [`open_project`] for a runtime [`check_agent_first`] loaded: it moves onto the data folder's
+/// store instead of loading the project again.
+pub(super) fn open_checked(
+    dir: &Path,
+    data: &Path,
+    mut checked: Runtime,
+) -> Result<(Arc<dyn Store>, Runtime), ExitCode> {
+    let store = open_store(data)?;
+    checked.set_store(store.clone());
+    let runtime = prepare_runtime(dir, data, checked).ok_or_else(|| output::exit(BAD_INPUT))?;
+    Ok((store, runtime))
 }
 
 /// What every command that runs a thread starts with: the store (with `thread` in it, when one
@@ -307,6 +323,19 @@ pub(super) fn open_project(
 }
 
 fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
+    // HTTP models come from the providers' adapters, keys from the process environment.
+    match Runtime::load_with(dir, store, &toolhost_providers::model_from_env) {
+        Ok(runtime) => prepare_runtime(dir, data, runtime),
+        Err(e) => {
+            output::error("the project could not be loaded.", Some(&e));
+            None
+        }
+    }
+}
+
+/// Gives a loaded runtime the data folder's secrets key, the lease length of
+/// `TOOLHOST_LEASE_MS` and the project's toolhost.toml settings, and prints its problems.
+fn prepare_runtime(dir: &Path, data: &Path, mut runtime: Runtime) -> Option<Runtime> {
     // An ephemeral store's secrets die with it: a key of its own, never written down.
     let key = if is_ephemeral(data) {
         SecretKey::generate()
@@ -333,30 +362,21 @@ fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtim
             }
         },
     };
-    // HTTP models come from the providers' adapters, keys from the process environment.
-    match Runtime::load_with(dir, store, &toolhost_providers::model_from_env) {
-        Ok(mut runtime) => {
-            runtime.set_secret_key(key);
-            if let Some(ttl) = lease {
-                runtime.set_lease_ttl(ttl);
-            }
-            if !apply_project_settings(dir, &mut runtime) {
-                return None;
-            }
-            for problem in runtime.problems() {
-                if problem.loaded {
-                    output::note("warning", &problem.to_string());
-                } else {
-                    output::note("warning", &format!("{problem} (the file was not loaded)"));
-                }
-            }
-            Some(runtime)
-        }
-        Err(e) => {
-            output::error("the project could not be loaded.", Some(&e));
-            None
+    runtime.set_secret_key(key);
+    if let Some(ttl) = lease {
+        runtime.set_lease_ttl(ttl);
+    }
+    if !apply_project_settings(dir, &mut runtime) {
+        return None;
+    }
+    for problem in runtime.problems() {
+        if problem.loaded {
+            output::note("warning", &problem.to_string());
+        } else {
+            output::note("warning", &format!("{problem} (the file was not loaded)"));
         }
     }
+    Some(runtime)
 }
 
 /// Applies the `[code]` and `[fetch]` tables of the project's toolhost.toml, if any; says why

@@ -13,7 +13,7 @@ mod turn;
 mod watch;
 
 use super::output::{self, BAD_INPUT, INVALID};
-use super::run::{open_project, DataArg};
+use super::run::DataArg;
 use clap::Args;
 use input::Input;
 use session::Session;
@@ -46,15 +46,15 @@ pub struct ChatArgs {
 
 /// Checks the project, agent and thread, then talks until the person leaves.
 pub fn chat(args: ChatArgs) -> ExitCode {
-    if let Err(code) = super::run::check_agent_first(&args.dir, &args.agent, args.model.as_deref())
+    let checked = match super::run::check_agent_first(&args.dir, &args.agent, args.model.as_deref())
     {
-        return code;
-    }
-    let (store, runtime) =
-        match open_project(&args.dir, &args.data.data, None, args.model.as_deref()) {
-            Ok(opened) => opened,
-            Err(code) => return code,
-        };
+        Ok(checked) => checked,
+        Err(code) => return code,
+    };
+    let (store, runtime) = match super::run::open_checked(&args.dir, &args.data.data, checked) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
     let defs = load_definitions(&args.dir);
     if !defs.agents.contains_key(&args.agent) {
         let known: Vec<&String> = defs.agents.keys().collect();
