@@ -56,6 +56,16 @@ impl Tool for ThinkTool {
     async fn call(&self, args: ThinkArgs, _ctx: ToolContext) -> Result<String, ToolError> {
         Ok(args.thought)
     }
+    fn idempotent(&self) -> bool {
+        true
+    }
+    fn hints(&self) -> crate::tool::ToolHints {
+        crate::tool::ToolHints {
+            read_only: Some(true),
+            destructive: Some(false),
+            open_world: Some(false),
+        }
+    }
 }
 
 /// The think tool, registered: named `think`, takes `{thought}`, returns it.

@@ -39,6 +39,7 @@ fn tool(name: &str, parameters: serde_json::Value) -> ToolDefinition {
         execution_provider: None,
         variables: Vec::new(),
         idempotent: false,
+        hints: Default::default(),
     }
 }
 

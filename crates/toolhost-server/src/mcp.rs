@@ -3,9 +3,12 @@
 //! [`McpTools`] is the handler; the command line serves it over stdio (`toolhost mcp`), the
 //! server over streamable HTTP at `/mcp` (see [`crate::ServerConfig::mcp_agent`]).
 //!
-//! - `tools/list`: the function tools the agent's first prompt offers, by name, each with its
+//! - `tools/list`: the function tools the agent's first prompt offers, by name, in pages of
+//!   [`TOOLS_PAGE_SIZE`] (`nextCursor` on every page but the last), each with its
 //!   description, its input schema as the tool declares it, its output schema when it has an
-//!   object one, and `idempotentHint` from its definition.
+//!   object one, and its annotations: `idempotentHint` from the definition's `idempotent`, and
+//!   `readOnlyHint`, `destructiveHint` and `openWorldHint` where the definition gives them (a
+//!   blueprint's `annotations`, a Rust tool's `hints`, an imported tool's server).
 //! - `tools/call` runs through the same path as a direct call of the HTTP API: arguments that do
 //!   not fit the schema are a result with `isError: true` listing what is wrong (nothing is
 //!   stored); otherwise the call is journaled on a thread of its own (tagged `scratch`), with
@@ -30,6 +33,35 @@ use toolhost_runtime::engine::{fit_arguments, RunOutcome, Runtime, ScratchCall, 
 /// `schema` when it describes an object.
 fn object_schema(schema: Option<&Value>) -> Option<&Value> {
     schema.filter(|s| s.get("type") == Some(&json!("object")))
+}
+
+/// The most tools one page of `tools/list` holds.
+pub const TOOLS_PAGE_SIZE: usize = 50;
+
+/// The names of one page of `tools/list` out of `sorted`, and the cursor of the next page (none
+/// after the last). A cursor is opaque to clients; it is the last name of the page before, so a
+/// tool added or removed between pages neither repeats nor skips another. A cursor this server
+/// never gave is an invalid-params error.
+fn page<'a>(
+    sorted: &'a [String],
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(&'a [String], Option<String>), McpError> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => {
+            let Some(after) = cursor.strip_prefix("after:") else {
+                return Err(McpError::invalid_params(
+                    format!("cursor {cursor:?} was not given by this server"),
+                    None,
+                ));
+            };
+            sorted.partition_point(|name| name.as_str() <= after)
+        }
+    };
+    let end = (start + size).min(sorted.len());
+    let next = (end < sorted.len()).then(|| format!("after:{}", sorted[end - 1]));
+    Ok((&sorted[start..end], next))
 }
 
 /// The MCP handler of one agent's tools.
@@ -277,20 +309,25 @@ impl ServerHandler for McpTools {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools: Vec<Value> = self
-            .offered()
+        let offered = self.offered();
+        let cursor = request.and_then(|r| r.cursor);
+        let (names, next) = page(&offered, cursor.as_deref(), TOOLS_PAGE_SIZE)?;
+        let tools: Vec<Value> = names
             .iter()
             .filter_map(|name| self.runtime.tools().get(name))
             .map(|tool| {
                 let def = tool.definition();
+                // The hints the definition gives, and whether a call may be repeated.
+                let mut annotations = serde_json::to_value(def.hints).unwrap_or_else(|_| json!({}));
+                annotations["idempotentHint"] = json!(def.idempotent);
                 let mut listed = json!({
                     "name": def.name,
                     "description": def.description,
                     "inputSchema": def.parameters,
-                    "annotations": {"idempotentHint": def.idempotent},
+                    "annotations": annotations,
                 });
                 // MCP takes an object schema for output (its results are objects).
                 if let Some(output) = object_schema(def.output_schema.as_ref()) {
@@ -300,7 +337,11 @@ impl ServerHandler for McpTools {
             })
             .collect();
         // `resultType` is required on every result from protocol 2026-07-28 on.
-        serde_json::from_value(json!({ "tools": tools, "resultType": "complete" }))
+        let mut listed = json!({ "tools": tools, "resultType": "complete" });
+        if let Some(next) = next {
+            listed["nextCursor"] = json!(next);
+        }
+        serde_json::from_value(listed)
             .map_err(|e| McpError::internal_error(format!("a tool could not be listed: {e}"), None))
     }
 
@@ -371,5 +412,33 @@ async fn require_caller(
                 .await
         }
         Err(problem) => problem.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page;
+
+    #[test]
+    fn pages_cover_every_tool_once_and_the_last_has_no_cursor() {
+        let names: Vec<String> = (0..7).map(|i| format!("tool_{i}")).collect();
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (names, next) = page(&names, cursor.as_deref(), 3).unwrap();
+            seen.extend(names.iter().cloned());
+            match next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, names);
+        let (all, next) = page(&names, None, 50).unwrap();
+        assert_eq!((all.len(), next), (7, None));
+        // A tool removed between pages does not shift the next page.
+        let fewer: Vec<String> = names.iter().filter(|n| *n != "tool_1").cloned().collect();
+        let (rest, _) = page(&fewer, Some("after:tool_2"), 3).unwrap();
+        assert_eq!(rest, ["tool_3", "tool_4", "tool_5"]);
+        assert!(page(&names, Some("bogus"), 3).is_err());
     }
 }

@@ -156,11 +156,12 @@ fn an_mcp_client_lists_and_calls_the_agents_tools() {
 }
 
 #[test]
-fn a_tool_with_an_output_schema_gives_structured_content_too() {
+fn a_tool_with_an_output_schema_gives_structured_content_and_annotations_are_listed() {
     let p = TempProject::new();
     p.tool(
         "measure.json",
         r#"{"type": "object", "description": "Measures the depth.",
+            "idempotent": true, "annotations": {"readOnlyHint": true, "openWorldHint": false},
             "properties": {"_activity": {"const": "measure"}, "_output": {"type": "object",
                 "properties": {"depth": {"type": "number"}}, "required": ["depth"]},
                 "spot": {"type": "string"}},
@@ -184,7 +185,7 @@ fn a_tool_with_an_output_schema_gives_structured_content_too() {
     common::write(
         &p.root,
         "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["measure"]}"#,
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["measure", "think"]}"#,
     );
     common::write(
         &p.root,
@@ -199,6 +200,20 @@ fn a_tool_with_an_output_schema_gives_structured_content_too() {
         json!(["depth"]),
         "{listed}"
     );
+    // What each definition says of its effects, and nothing it does not say.
+    assert_eq!(
+        listed["result"]["tools"][0]["annotations"],
+        json!({"readOnlyHint": true, "openWorldHint": false, "idempotentHint": true}),
+        "{listed}"
+    );
+    assert_eq!(
+        listed["result"]["tools"][1]["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "openWorldHint": false, "idempotentHint": true}),
+        "{listed}"
+    );
+    assert!(listed["result"].get("nextCursor").is_none(), "{listed}");
+    let bogus = client.request("tools/list", json!({"cursor": "page-7"}));
+    assert_eq!(bogus["error"]["code"], -32602, "{bogus}");
     let called = client.request(
         "tools/call",
         json!({"name": "measure", "arguments": {"spot": "pier"}}),

@@ -108,6 +108,7 @@ impl Activities {
             variables: blueprint.variables.clone(),
             // A latent call only hands back what the model wrote: giving it again is safe.
             idempotent: blueprint.idempotent || binding == Binding::Latent,
+            hints: blueprint.hints,
         };
         let tool = AnyTool::register(ToolParts {
             definition,

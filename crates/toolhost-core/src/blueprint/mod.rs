@@ -13,7 +13,8 @@
 //!
 //! Beside the schema, a blueprint may carry toolhost's own keys at its root: `variables` (spec 001
 //! declarations), `tenvs` (spec 000's alias, an object schema), `executionMode`,
-//! `executionProvider` and `idempotent`. They are not shown to the model.
+//! `executionProvider`, `idempotent` and `annotations` (MCP's `readOnlyHint`, `destructiveHint`
+//! and `openWorldHint`, served by `toolhost mcp`). They are not shown to the model.
 
 mod activity;
 mod latent;
@@ -23,7 +24,7 @@ pub use activity::Activities;
 pub use request::request_schema;
 
 use crate::schema::SchemaIssue;
-use crate::tool::ExecutionMode;
+use crate::tool::{ExecutionMode, ToolHints};
 use crate::variables::{variables_from_tenvs, VariableDecl};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -40,12 +41,13 @@ pub const META_PROPERTIES: [&str; 7] = [
 ];
 
 /// Root keys that are toolhost's own and never reach the model.
-const TOOLHOST_KEYS: [&str; 5] = [
+const TOOLHOST_KEYS: [&str; 6] = [
     "variables",
     "tenvs",
     "executionMode",
     "executionProvider",
     "idempotent",
+    "annotations",
 ];
 
 /// A blueprint file that could not be read as a tool.
@@ -123,6 +125,8 @@ pub struct Blueprint {
     pub execution_provider: Option<String>,
     /// Whether a call may be re-run safely with the same idempotency key.
     pub idempotent: bool,
+    /// What the tool says about its effects (`annotations`).
+    pub hints: ToolHints,
 }
 
 /// The meta-properties of one call, split from its arguments.
@@ -361,6 +365,14 @@ impl Blueprint {
             .get("idempotent")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        let hints = match root.get("annotations").map(hints_of) {
+            None => ToolHints::default(),
+            Some(Ok(hints)) => hints,
+            Some(Err((pointer, reason))) => {
+                r.issue(&pointer, reason);
+                ToolHints::default()
+            }
+        };
 
         if !r.issues.is_empty() {
             return Err(BlueprintError {
@@ -378,6 +390,7 @@ impl Blueprint {
             execution_mode,
             execution_provider,
             idempotent,
+            hints,
         })
     }
 
@@ -453,6 +466,45 @@ mod tests {
     }
 
     #[test]
+    fn annotations_are_hints_kept_apart_and_anything_else_is_refused_with_its_pointer() {
+        let mut raw = sentiment();
+        raw["annotations"] = json!({"readOnlyHint": true, "openWorldHint": false});
+        let b = Blueprint::from_value("sentiment_analysis", &raw).unwrap();
+        assert_eq!(
+            b.hints,
+            ToolHints {
+                read_only: Some(true),
+                destructive: None,
+                open_world: Some(false)
+            }
+        );
+        assert!(b.arguments.get("annotations").is_none());
+        for (annotations, pointer, says) in [
+            (
+                json!({"sideEffects": true}),
+                "/annotations/sideEffects",
+                "unknown annotation",
+            ),
+            (
+                json!({"idempotentHint": true}),
+                "/annotations/idempotentHint",
+                "\"idempotent\": true",
+            ),
+            (
+                json!({"readOnlyHint": "yes"}),
+                "/annotations/readOnlyHint",
+                "true or false",
+            ),
+            (json!(["readOnlyHint"]), "/annotations", "must be an object"),
+        ] {
+            raw["annotations"] = annotations;
+            let e = Blueprint::from_value("sentiment_analysis", &raw).unwrap_err();
+            assert_eq!(e.issues[0].pointer, pointer, "{e}");
+            assert!(e.issues[0].reason.contains(says), "{e}");
+        }
+    }
+
+    #[test]
     fn latent_tools_show_output_and_explicit_ones_do_not() {
         let b = Blueprint::from_value("sentiment_analysis", &sentiment()).unwrap();
         assert_eq!(b.binding(|_| false), Binding::Latent);
@@ -502,4 +554,43 @@ mod tests {
         assert_eq!(meta.reasoning_for_call, Some(json!("why")));
         assert_eq!(meta.other.get("_tool"), Some(&json!("x")));
     }
+}
+
+/// The `annotations` of a blueprint: `readOnlyHint`, `destructiveHint` and `openWorldHint`, each
+/// a boolean; anything else is refused with its pointer (`idempotentHint` is the `idempotent`
+/// key's).
+fn hints_of(value: &Value) -> Result<ToolHints, (String, String)> {
+    let Some(map) = value.as_object() else {
+        return Err((
+            "/annotations".to_owned(),
+            "`annotations` must be an object of readOnlyHint, destructiveHint and openWorldHint"
+                .to_owned(),
+        ));
+    };
+    let mut hints = ToolHints::default();
+    for (key, v) in map {
+        let pointer = format!("/annotations/{key}");
+        let slot = match key.as_str() {
+            "readOnlyHint" => &mut hints.read_only,
+            "destructiveHint" => &mut hints.destructive,
+            "openWorldHint" => &mut hints.open_world,
+            "idempotentHint" => {
+                return Err((
+                    pointer,
+                    "say `\"idempotent\": true` at the blueprint's root instead: it also decides whether a call is run again after a crash".to_owned(),
+                ))
+            }
+            other => {
+                return Err((
+                    pointer,
+                    format!("unknown annotation `{other}`; expected readOnlyHint, destructiveHint or openWorldHint"),
+                ))
+            }
+        };
+        *slot = Some(
+            v.as_bool()
+                .ok_or_else(|| (pointer.clone(), format!("`{key}` must be true or false")))?,
+        );
+    }
+    Ok(hints)
 }

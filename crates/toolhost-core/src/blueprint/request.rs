@@ -90,6 +90,7 @@ mod tests {
             execution_provider: None,
             variables: vec![],
             idempotent: false,
+            hints: Default::default(),
         };
         let output = json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]});
         let s = request_schema(&[greet], Some(&output));

@@ -163,6 +163,7 @@ impl AnyTool {
             execution_provider: tool.execution_provider(),
             variables: tool.variables(),
             idempotent: tool.idempotent(),
+            hints: tool.hints(),
         };
         Self::register(ToolParts {
             definition,

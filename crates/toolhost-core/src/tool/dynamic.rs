@@ -2,7 +2,7 @@
 
 use super::any::{BoxFuture, Execute, ToolParts};
 use super::typed::{IntoToolOutput, ToolError, ToolOutput};
-use super::{AnyTool, CallFailure, ExecutionMode, ToolContext, ToolDefinition};
+use super::{AnyTool, CallFailure, ExecutionMode, ToolContext, ToolDefinition, ToolHints};
 use crate::approval::ApprovalPolicy;
 use crate::schema::{no_arguments_schema, SchemaError};
 use crate::variables::VariableDecl;
@@ -64,6 +64,7 @@ impl DynamicTool {
                 execution_provider: None,
                 variables: Vec::new(),
                 idempotent: false,
+                hints: ToolHints::default(),
             },
             output_schema: None,
             approval: None,
@@ -105,6 +106,12 @@ impl DynamicTool {
     /// Declares that re-running a call with the same idempotency key is safe.
     pub fn idempotent(mut self, yes: bool) -> Self {
         self.definition.idempotent = yes;
+        self
+    }
+
+    /// What the tool says about its effects (served as MCP annotations).
+    pub fn hints(mut self, hints: ToolHints) -> Self {
+        self.definition.hints = hints;
         self
     }
 

@@ -32,6 +32,43 @@ pub enum ExecutionMode {
     Provider,
 }
 
+/// What a tool says about its effects, as MCP's tool annotations carry them: hints for clients
+/// and people, never trusted to waive a check. `None` is "not said" (MCP's defaults then apply:
+/// not read-only, destructive, open world). Whether a call may be repeated is
+/// [`ToolDefinition::idempotent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolHints {
+    /// The tool does not change anything (`readOnlyHint`).
+    #[serde(
+        default,
+        rename = "readOnlyHint",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub read_only: Option<bool>,
+    /// What it changes may be destroyed or overwritten (`destructiveHint`).
+    #[serde(
+        default,
+        rename = "destructiveHint",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub destructive: Option<bool>,
+    /// It reaches things outside the project, such as the web (`openWorldHint`).
+    #[serde(
+        default,
+        rename = "openWorldHint",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    /// Whether no hint is given.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// What a model is shown about a tool, plus what the runtime needs to run it. Never holds the
 /// approval policy: approval is kept on the tool, not in its definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,4 +96,7 @@ pub struct ToolDefinition {
     /// once; only such tools are re-run when a crash leaves their outcome unknown.
     #[serde(default)]
     pub idempotent: bool,
+    /// What the tool says about its effects (MCP's annotations); never shown to a model.
+    #[serde(default, skip_serializing_if = "ToolHints::is_empty")]
+    pub hints: ToolHints,
 }

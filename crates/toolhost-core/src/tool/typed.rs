@@ -79,6 +79,11 @@ pub trait Tool: Send + Sync + 'static {
     fn idempotent(&self) -> bool {
         false
     }
+
+    /// What the tool says about its effects (served as MCP annotations).
+    fn hints(&self) -> super::ToolHints {
+        super::ToolHints::default()
+    }
 }
 
 /// The arguments of a tool that takes none: `{}` and nothing else.

@@ -307,6 +307,7 @@ pub fn tool(name: &str, parameters: Value) -> ToolDefinition {
         execution_provider: None,
         variables: Vec::new(),
         idempotent: false,
+        hints: Default::default(),
     }
 }
 

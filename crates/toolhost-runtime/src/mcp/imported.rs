@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Weak};
 use toolhost_core::approval::Approval;
 use toolhost_core::result::ToolContent;
-use toolhost_core::tool::{DynamicTool, ToolContext, ToolError};
+use toolhost_core::tool::{DynamicTool, ToolContext, ToolError, ToolHints};
 use toolhost_core::{AnyTool, ToolResult};
 
 /// The prefix of the thread values that hold pinned definitions: one value per imported tool
@@ -91,9 +91,18 @@ pub(crate) fn import_tool(
         loaded_pin: pin,
     };
     let call = Arc::new(call);
+    let hints = tool
+        .annotations
+        .as_ref()
+        .map_or_else(ToolHints::default, |a| ToolHints {
+            read_only: a.read_only_hint,
+            destructive: a.destructive_hint,
+            open_world: a.open_world_hint,
+        });
     let mut builder = DynamicTool::new(name.clone(), description)
         .parameters(Value::Object((*tool.input_schema).clone()))
         .idempotent(idempotent)
+        .hints(hints)
         .handler(move |args: Value, ctx: ToolContext| {
             let call = call.clone();
             async move { Ok::<_, ToolError>(call.run(args, ctx).await) }
