@@ -436,6 +436,45 @@ impl Blueprint {
     }
 }
 
+/// The `annotations` of a blueprint: `readOnlyHint`, `destructiveHint` and `openWorldHint`, each
+/// a boolean; anything else is refused with its pointer (`idempotentHint` is the `idempotent`
+/// key's).
+fn hints_of(value: &Value) -> Result<ToolHints, (String, String)> {
+    let Some(map) = value.as_object() else {
+        return Err((
+            "/annotations".to_owned(),
+            "`annotations` must be an object of readOnlyHint, destructiveHint and openWorldHint"
+                .to_owned(),
+        ));
+    };
+    let mut hints = ToolHints::default();
+    for (key, v) in map {
+        let pointer = format!("/annotations/{key}");
+        let slot = match key.as_str() {
+            "readOnlyHint" => &mut hints.read_only,
+            "destructiveHint" => &mut hints.destructive,
+            "openWorldHint" => &mut hints.open_world,
+            "idempotentHint" => {
+                return Err((
+                    pointer,
+                    "say `\"idempotent\": true` at the blueprint's root instead: it also decides whether a call is run again after a crash".to_owned(),
+                ))
+            }
+            other => {
+                return Err((
+                    pointer,
+                    format!("unknown annotation `{other}`; expected readOnlyHint, destructiveHint or openWorldHint"),
+                ))
+            }
+        };
+        *slot = Some(
+            v.as_bool()
+                .ok_or_else(|| (pointer.clone(), format!("`{key}` must be true or false")))?,
+        );
+    }
+    Ok(hints)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -554,43 +593,4 @@ mod tests {
         assert_eq!(meta.reasoning_for_call, Some(json!("why")));
         assert_eq!(meta.other.get("_tool"), Some(&json!("x")));
     }
-}
-
-/// The `annotations` of a blueprint: `readOnlyHint`, `destructiveHint` and `openWorldHint`, each
-/// a boolean; anything else is refused with its pointer (`idempotentHint` is the `idempotent`
-/// key's).
-fn hints_of(value: &Value) -> Result<ToolHints, (String, String)> {
-    let Some(map) = value.as_object() else {
-        return Err((
-            "/annotations".to_owned(),
-            "`annotations` must be an object of readOnlyHint, destructiveHint and openWorldHint"
-                .to_owned(),
-        ));
-    };
-    let mut hints = ToolHints::default();
-    for (key, v) in map {
-        let pointer = format!("/annotations/{key}");
-        let slot = match key.as_str() {
-            "readOnlyHint" => &mut hints.read_only,
-            "destructiveHint" => &mut hints.destructive,
-            "openWorldHint" => &mut hints.open_world,
-            "idempotentHint" => {
-                return Err((
-                    pointer,
-                    "say `\"idempotent\": true` at the blueprint's root instead: it also decides whether a call is run again after a crash".to_owned(),
-                ))
-            }
-            other => {
-                return Err((
-                    pointer,
-                    format!("unknown annotation `{other}`; expected readOnlyHint, destructiveHint or openWorldHint"),
-                ))
-            }
-        };
-        *slot = Some(
-            v.as_bool()
-                .ok_or_else(|| (pointer.clone(), format!("`{key}` must be true or false")))?,
-        );
-    }
-    Ok(hints)
 }
