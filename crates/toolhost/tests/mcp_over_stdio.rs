@@ -397,3 +397,108 @@ fn a_call_that_needs_approval_is_put_to_a_client_that_can_elicit() {
     drop(plain.input);
     assert!(plain.child.wait().unwrap().success());
 }
+
+/// A project whose tool `locate` needs the text variable REGION and `unlock` the secret
+/// DOOR_CODE; both echo what they were given.
+fn project_with_variables() -> TempProject {
+    let p = TempProject::new();
+    for (tool, variable, kind) in [
+        ("locate", "REGION", "text"),
+        ("unlock", "DOOR_CODE", "secret"),
+    ] {
+        p.tool(
+            &format!("{tool}.json"),
+            &format!(
+                r#"{{"type": "object", "description": "Uses {variable}.",
+                    "properties": {{"_activity": {{"const": "echo_vars"}}}},
+                    "variables": [{{"name": "{variable}", "type": "{kind}", "required": true, "description": "What {tool} needs"}}]}}"#
+            ),
+        );
+    }
+    common::write(
+        &p.root,
+        "agents/activities/echo_vars.json",
+        r#"{"command": ["python3", "echo_vars.py"], "env": ["PATH"], "timeoutMs": 10000}"#,
+    );
+    common::write(
+        &p.root,
+        "echo_vars.py",
+        "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'got ' + ','.join(sorted(call['variables']))}))\n",
+    );
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["locate", "unlock"]}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    p
+}
+
+#[test]
+fn a_text_variable_is_asked_of_a_client_that_can_elicit_and_a_secret_never_is() {
+    let p = project_with_variables();
+    let mut client = start_on(&p, json!({"elicitation": {}}));
+    let (located, asked) = client.request_answering(
+        "tools/call",
+        json!({"name": "locate", "arguments": {}}),
+        |_| json!({"action": "accept", "content": {"REGION": "north"}}),
+    );
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    let form = &asked[0]["params"];
+    assert_eq!(
+        form["requestedSchema"]["required"],
+        json!(["REGION"]),
+        "{form}"
+    );
+    assert_eq!(
+        form["requestedSchema"]["properties"]["REGION"]["description"],
+        "What locate needs"
+    );
+    assert_eq!(located["result"]["isError"], false, "{located}");
+    assert_eq!(located["result"]["content"][0]["text"], "got REGION");
+
+    // The secret is not put in a form: the call says where to give it instead.
+    let (unlocked, asked) = client.request_answering(
+        "tools/call",
+        json!({"name": "unlock", "arguments": {}}),
+        |_| json!({"action": "accept", "content": {"DOOR_CODE": "1234"}}),
+    );
+    assert!(
+        asked.is_empty(),
+        "a secret was asked through the client: {asked:?}"
+    );
+    assert_eq!(unlocked["result"]["isError"], true, "{unlocked}");
+    let said = unlocked["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("DOOR_CODE is a secret")
+            && said.contains("never asked through an MCP client")
+            && said.contains("--secret NAME"),
+        "{said}"
+    );
+
+    // A user who declines leaves the call waiting, told where to give the value.
+    let (declined, _) = client.request_answering(
+        "tools/call",
+        json!({"name": "locate", "arguments": {}}),
+        |_| json!({"action": "decline"}),
+    );
+    // Each call is a thread of its own: REGION given before is not this one's.
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert!(declined["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("waits for values of REGION"));
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+}

@@ -16,52 +16,35 @@
 //!   (`isError` when the tool failed), and for a tool with an output schema as
 //!   `structuredContent` too. A call that waits for an approval is put to the client's user
 //!   (form elicitation: approve, or deny with a message) when the client can elicit and the
-//!   protocol lets a server ask (2025-11-25); otherwise, and for variables, the call is an error
-//!   result saying what it waits for and where to answer it. A client's cancellation stops the
-//!   call's thread.
+//!   protocol lets a server ask (2025-11-25), and so are the text variables it waits for (one
+//!   form, a field each). A secret is never asked through a client, which would see it in
+//!   clear: the call is then an error result saying what it waits for and where to give it, as
+//!   it is when the client cannot ask. A client's cancellation stops the call's thread.
 
+mod elicit;
+mod http;
+mod pages;
+
+pub(crate) use http::routes;
+pub use pages::TOOLS_PAGE_SIZE;
+
+use elicit::{ask_approval, ask_variables};
+use pages::page;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use toolhost_runtime::engine::{fit_arguments, RunOutcome, Runtime, ScratchCall, Verdict, Waiting};
+use toolhost_runtime::engine::{
+    fit_arguments, RunOutcome, Runtime, ScratchCall, VariableToGive, Waiting,
+};
 
 /// `schema` when it describes an object.
 fn object_schema(schema: Option<&Value>) -> Option<&Value> {
     schema.filter(|s| s.get("type") == Some(&json!("object")))
-}
-
-/// The most tools one page of `tools/list` holds.
-pub const TOOLS_PAGE_SIZE: usize = 50;
-
-/// The names of one page of `tools/list` out of `sorted`, and the cursor of the next page (none
-/// after the last). A cursor is opaque to clients; it is the last name of the page before, so a
-/// tool added or removed between pages neither repeats nor skips another. A cursor this server
-/// never gave is an invalid-params error.
-fn page<'a>(
-    sorted: &'a [String],
-    cursor: Option<&str>,
-    size: usize,
-) -> Result<(&'a [String], Option<String>), McpError> {
-    let start = match cursor {
-        None => 0,
-        Some(cursor) => {
-            let Some(after) = cursor.strip_prefix("after:") else {
-                return Err(McpError::invalid_params(
-                    format!("cursor {cursor:?} was not given by this server"),
-                    None,
-                ));
-            };
-            sorted.partition_point(|name| name.as_str() <= after)
-        }
-    };
-    let end = (start + size).min(sorted.len());
-    let next = (end < sorted.len()).then(|| format!("after:{}", sorted[end - 1]));
-    Ok((&sorted[start..end], next))
 }
 
 /// The MCP handler of one agent's tools.
@@ -137,6 +120,30 @@ impl McpTools {
         names
     }
 
+    /// What the agent declares of the variables `names` (a name it does not declare is taken
+    /// as a secret, so that it is never asked in clear).
+    fn wanted(&self, names: &[String]) -> Vec<VariableToGive> {
+        let declared = self
+            .runtime
+            .variables_to_give(&self.agent)
+            .unwrap_or_default();
+        names
+            .iter()
+            .map(|name| {
+                declared
+                    .iter()
+                    .find(|v| &v.name == name)
+                    .cloned()
+                    .unwrap_or_else(|| VariableToGive {
+                        name: name.clone(),
+                        secret: true,
+                        required_at_start: false,
+                        description: String::new(),
+                    })
+            })
+            .collect()
+    }
+
     fn error(text: String) -> CallToolResponse {
         CallToolResult::error(vec![ContentBlock::text(text)]).into()
     }
@@ -182,6 +189,16 @@ impl McpTools {
                     return Err(McpError::internal_error("the call was cancelled", None));
                 }
             };
+            // A client that can ask its user gives the text variables the call waits for.
+            if let Ok(RunOutcome::Paused(Waiting::Variables { names, .. })) = &outcome {
+                let wanted = self.wanted(names);
+                if let Some(values) = ask_variables(context, name, &wanted).await {
+                    if let Err(e) = self.runtime.set_variables(&thread.id, values).await {
+                        return Ok(Self::error(format!("the values were not taken: {e}")));
+                    }
+                    continue;
+                }
+            }
             // A client that can ask its user decides the approval the call waits for.
             if let Ok(RunOutcome::Paused(Waiting::Approval(request))) = &outcome {
                 if let Some(verdict) = ask_approval(context, request).await {
@@ -205,8 +222,23 @@ impl McpTools {
                 self.answering.approval(&thread.id, &request.call_id)
             ))),
             Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) => {
+                let secrets: Vec<String> = self
+                    .wanted(&names)
+                    .into_iter()
+                    .filter(|v| v.secret)
+                    .map(|v| v.name)
+                    .collect();
+                let never = if secrets.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({} {} secret: a secret is never asked through an MCP client, which would see it in clear)",
+                        secrets.join(", "),
+                        if secrets.len() == 1 { "is a" } else { "are each a" }
+                    )
+                };
                 Ok(Self::error(format!(
-                    "the call waits for values of {}; {}",
+                    "the call waits for values of {}{never}; {}",
                     names.join(", "),
                     self.answering.variables(&thread.id, &request_id)
                 )))
@@ -243,62 +275,6 @@ impl McpTools {
                 Ok(answer.into())
             }
         }
-    }
-}
-
-/// Asks the client's user to approve a call (form elicitation, for a client that declared it
-/// can elicit, under a protocol that lets a server ask); `None` when it cannot ask, or the user
-/// cancelled (the call then waits for a decision made elsewhere).
-async fn ask_approval(
-    context: &RequestContext<RoleServer>,
-    request: &toolhost_store::ApprovalRequest,
-) -> Option<Verdict> {
-    let can_ask = context
-        .peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.elicitation.is_some());
-    if !can_ask {
-        return None;
-    }
-    let why = request
-        .reason
-        .as_deref()
-        .map(|r| format!(" ({r})"))
-        .unwrap_or_default();
-    let params: ElicitRequestParams = serde_json::from_value(json!({
-        "mode": "form",
-        "message": format!(
-            "Approve the call of \"{}\" with {}?{why}",
-            request.tool, request.arguments
-        ),
-        "requestedSchema": {
-            "type": "object",
-            "properties": {
-                "approve": {"type": "boolean", "title": "Approve", "description": "Run the call"},
-                "message": {"type": "string", "title": "Message", "description": "Why not, for the model (when denying)"}
-            },
-            "required": ["approve"]
-        }
-    }))
-    .ok()?;
-    let answer = context.peer.create_elicitation(params).await.ok()?;
-    let by = "an MCP client's user";
-    match answer.action {
-        ElicitationAction::Accept => {
-            let content = answer.content.unwrap_or_default();
-            if content.get("approve").and_then(Value::as_bool) == Some(true) {
-                Some(Verdict::approve(by))
-            } else {
-                let message = content
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .filter(|m| !m.trim().is_empty())
-                    .map(str::to_owned);
-                Some(Verdict::deny(by, message))
-            }
-        }
-        ElicitationAction::Decline => Some(Verdict::deny(by, None)),
-        _ => None,
     }
 }
 
@@ -352,93 +328,5 @@ impl ServerHandler for McpTools {
     ) -> Result<CallToolResponse, McpError> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         self.call(&request.name, arguments, &context).await
-    }
-}
-
-/// `/mcp`: the handler of the configured agent over streamable HTTP, behind the API's bearer
-/// tokens (the `run` scope, and the agent among the token's), with the transport's own checks
-/// of `Host` (this machine's names unless origins are configured) and `Origin` (the configured
-/// origins) against DNS rebinding.
-pub(crate) fn routes(
-    state: &crate::state::AppState,
-    agent: &str,
-) -> axum::Router<crate::state::AppState> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let tools = McpTools::new(state.runtime.clone(), agent, Answering::Http);
-    let mut config = StreamableHttpServerConfig::default();
-    if !state.config.allowed_origins.is_empty() {
-        config.allowed_origins = state.config.allowed_origins.clone();
-        let hosts = state.config.allowed_origins.iter().filter_map(|o| {
-            o.split_once("://")
-                .map(|(_, rest)| rest.split('/').next().unwrap_or(rest).to_owned())
-        });
-        config.allowed_hosts.extend(hosts);
-    }
-    let service = StreamableHttpService::new(
-        move || Ok(tools.clone()),
-        std::sync::Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let agent = agent.to_owned();
-    axum::Router::new()
-        .route_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            (state.clone(), agent),
-            require_caller,
-        ))
-}
-
-/// Lets a request to `/mcp` through when its token may run the agent's tools.
-async fn require_caller(
-    axum::extract::State((state, agent)): axum::extract::State<(crate::state::AppState, String)>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::extract::FromRequestParts;
-    use axum::response::IntoResponse;
-    let (mut parts, body) = request.into_parts();
-    let allowed = match crate::auth::Caller::from_request_parts(&mut parts, &state).await {
-        Ok(caller) => caller
-            .require(crate::auth::Scope::Run)
-            .and_then(|()| caller.require_agent(&agent)),
-        Err(problem) => Err(problem),
-    };
-    match allowed {
-        Ok(()) => {
-            next.run(axum::extract::Request::from_parts(parts, body))
-                .await
-        }
-        Err(problem) => problem.into_response(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::page;
-
-    #[test]
-    fn pages_cover_every_tool_once_and_the_last_has_no_cursor() {
-        let names: Vec<String> = (0..7).map(|i| format!("tool_{i}")).collect();
-        let mut seen = Vec::new();
-        let mut cursor = None;
-        loop {
-            let (names, next) = page(&names, cursor.as_deref(), 3).unwrap();
-            seen.extend(names.iter().cloned());
-            match next {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
-        }
-        assert_eq!(seen, names);
-        let (all, next) = page(&names, None, 50).unwrap();
-        assert_eq!((all.len(), next), (7, None));
-        // A tool removed between pages does not shift the next page.
-        let fewer: Vec<String> = names.iter().filter(|n| *n != "tool_1").cloned().collect();
-        let (rest, _) = page(&fewer, Some("after:tool_2"), 3).unwrap();
-        assert_eq!(rest, ["tool_3", "tool_4", "tool_5"]);
-        assert!(page(&names, Some("bogus"), 3).is_err());
     }
 }
