@@ -90,3 +90,13 @@ class ThreadState:
     def queue_tool(self, name, arguments=None):
         """Queues a call of a tool before the next model step (queueTool)."""
         self._ask("queueTool", name=name, arguments=arguments or {})
+
+    def progress(self, progress, total=None, message=None):
+        """Says how far the call is: progress so far, out of total when known (live only, passed
+        on to an MCP client that asked for progress)."""
+        fields = {"progress": progress}
+        if total is not None:
+            fields["total"] = total
+        if message is not None:
+            fields["message"] = message
+        self._ask("progress", **fields)

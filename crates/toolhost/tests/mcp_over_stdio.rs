@@ -304,6 +304,31 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Sends a request and reads lines until its answer; returns it with the notifications the
+    /// server sent meanwhile.
+    fn request_with_notifications(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut notes = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the server closed its output"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                return (message, notes);
+            }
+            if message.get("id").is_none() {
+                notes.push(message);
+            }
+        }
+    }
+}
+
 /// A project whose agent `a` offers `pay`, which needs approval.
 fn paying_project() -> TempProject {
     let p = TempProject::new();
@@ -499,6 +524,128 @@ fn a_text_variable_is_asked_of_a_client_that_can_elicit_and_a_secret_never_is() 
         .as_str()
         .unwrap()
         .contains("waits for values of REGION"));
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+}
+
+#[test]
+fn what_a_tool_says_of_its_progress_reaches_a_client_that_gave_a_progress_token() {
+    let p = TempProject::new();
+    p.tool(
+        "count.json",
+        r#"{"type": "object", "description": "Counts to three.",
+            "properties": {"_activity": {"const": "count"}}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/activities/count.json",
+        r#"{"command": ["python3", "count.py"], "env": ["PATH"], "timeoutMs": 10000}"#,
+    );
+    let helper =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python/toolhost_state.py");
+    std::fs::copy(helper, p.root.join("toolhost_state.py")).unwrap();
+    common::write(
+        &p.root,
+        "count.py",
+        "import json, sys\nfrom toolhost_state import ThreadState\njson.load(sys.stdin)\nstate = ThreadState()\nfor i in (1, 2, 3):\n    state.progress(i, 3, 'step %d' % i)\nprint(json.dumps({'status': 'success', 'result': 'counted'}))\n",
+    );
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["count"]}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    let mut client = start_on(&p, json!({}));
+    let (counted, notes) = client.request_with_notifications(
+        "tools/call",
+        json!({"name": "count", "arguments": {}, "_meta": {"progressToken": "count-1"}}),
+    );
+    assert_eq!(
+        counted["result"]["content"][0]["text"], "counted",
+        "{counted}"
+    );
+    let progress: Vec<&Value> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 3, "{notes:?}");
+    for (i, note) in progress.iter().enumerate() {
+        let params = &note["params"];
+        assert_eq!(params["progressToken"], "count-1");
+        assert_eq!(params["progress"], json!((i + 1) as f64));
+        assert_eq!(params["total"], json!(3.0));
+        assert_eq!(params["message"], format!("step {}", i + 1));
+    }
+
+    // Without a token, nothing but the answer.
+    let (counted, notes) =
+        client.request_with_notifications("tools/call", json!({"name": "count", "arguments": {}}));
+    assert_eq!(counted["result"]["content"][0]["text"], "counted");
+    assert!(notes.is_empty(), "{notes:?}");
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+}
+
+/// Progress travels through two MCP hops: the official Python SDK's server reports it to
+/// toolhost, which imported the tool, and toolhost serving that tool passes it on to its client.
+#[test]
+fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py");
+    let p = TempProject::new();
+    common::write(
+        &p.root,
+        "agents/mcp/notes.json",
+        &json!({"command": [python, server], "trusted": true}).to_string(),
+    );
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["notes.slow_count"]}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    let mut client = start_on(&p, json!({}));
+    let listed = client.request("tools/list", json!({}));
+    assert_eq!(
+        listed["result"]["tools"][0]["annotations"]["readOnlyHint"], true,
+        "the imported tool's annotations are served again: {listed}"
+    );
+    let (counted, notes) = client.request_with_notifications(
+        "tools/call",
+        json!({"name": "notes.slow_count", "arguments": {"steps": 3}, "_meta": {"progressToken": 7}}),
+    );
+    assert_eq!(
+        counted["result"]["content"][0]["text"], "counted to 3",
+        "{counted}"
+    );
+    let messages: Vec<&str> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress" && n["params"]["progressToken"] == 7)
+        .map(|n| n["params"]["message"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(messages, ["step 1", "step 2", "step 3"], "{notes:?}");
     drop(client.input);
     assert!(client.child.wait().unwrap().success());
 }

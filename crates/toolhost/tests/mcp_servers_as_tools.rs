@@ -48,7 +48,7 @@ fn project(trusted: bool, extra: &str, script: &str) -> TempProject {
         root,
         "agents/prompts/main.json",
         r#"{"toolDescription": "Keeps notes.", "prompt": "You keep notes.", "model": "scripted", "includeChat": true, "includePastTools": true,
-            "tools": ["notes.add", "notes.write_note", "notes.hang", "notes.crash", "notes.picture"]}"#,
+            "tools": ["notes.add", "notes.write_note", "notes.hang", "notes.crash", "notes.slow_count", "notes.picture"]}"#,
     );
     write(
         root,
@@ -329,6 +329,28 @@ fn a_call_the_server_never_answers_times_out_is_cancelled_and_the_thread_goes_on
     assert!(notes(&project).contains("cancelled"), "{}", notes(&project));
     let last = record["messages"].as_array().unwrap().last().unwrap();
     assert_eq!(last["content"], "The server did not answer.");
+}
+
+#[test]
+fn progress_from_the_server_keeps_a_long_call_alive_past_the_call_timeout() {
+    // 7 steps of 0.3 s: 2.1 s in all, each step well within the 1 s without an answer.
+    let project = project(
+        true,
+        r#", "callTimeoutMs": 1000"#,
+        r#"{"toolCalls": [{"name": "notes.slow_count", "arguments": {"steps": 7}}]}
+{"text": "Counted."}
+"#,
+    );
+    let (run, record) = run_json(&project, "count");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        results(&record),
+        [(
+            "notes.slow_count".into(),
+            "success".into(),
+            "counted to 7".into()
+        )]
+    );
 }
 
 #[test]

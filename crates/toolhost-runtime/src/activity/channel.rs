@@ -14,7 +14,8 @@
 //!
 //! Ops: `getValue {key}`, `setValue {key, value}` (a null value deletes), `readFile {path}`
 //! (the bytes as base64), `writeFile {path, data (base64), mimeType?}`, `readdir {path}`,
-//! `stat {path}`, `emitThreadEvent {event, data}` and `queueTool {name, arguments}`: the same
+//! `stat {path}`, `emitThreadEvent {event, data}`, `queueTool {name, arguments}` and
+//! `progress {progress, total?, message?}` (how far the call is, live only): the same
 //! operations, with the same checks and redaction, as a Rust tool's [`ThreadState`]. A line
 //! longer than [`MAX_LINE_BYTES`] or one that is not a request gets an error answer and ends
 //! the channel (the call itself goes on). The channel ends when the program closes its end or
@@ -36,7 +37,7 @@ pub const STATE_FD_VAR: &str = "TOOLHOST_STATE_FD";
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
 
 const OPS: &str =
-    "getValue, setValue, readFile, writeFile, readdir, stat, emitThreadEvent, queueTool";
+    "getValue, setValue, readFile, writeFile, readdir, stat, emitThreadEvent, queueTool, progress";
 
 /// Answers the program's requests on `stream` until it closes its end.
 pub(super) async fn serve(stream: UnixStream, state: ThreadState) {
@@ -150,6 +151,15 @@ pub(crate) async fn perform(state: &ThreadState, request: &Value) -> Result<Valu
                 .queue_tool(text(request, "name")?, arguments)
                 .await
                 .map_err(failed)?;
+            Ok(Value::Null)
+        }
+        "progress" => {
+            let number = |field: &str| request.get(field).and_then(Value::as_f64);
+            let Some(progress) = number("progress") else {
+                return Err("`progress` must be a number".to_owned());
+            };
+            let message = request.get("message").and_then(Value::as_str);
+            state.progress(progress, number("total"), message);
             Ok(Value::Null)
         }
         other => Err(format!("unknown op {other:?}; the ops are {OPS}")),

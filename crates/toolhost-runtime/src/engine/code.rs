@@ -137,5 +137,6 @@ impl Runtime {
         ThreadState::new(self.db.clone(), thread_id, agent)
             .with_code(self.code.clone())
             .with_fetch(self.fetch.clone())
+            .with_live(self.live.clone())
     }
 }

@@ -13,7 +13,10 @@
 //!   stored under once the reply is stored;
 //! - `tool_call_arguments_delta` `{index, callId, fragment}`: more of its argument text;
 //! - `model_restarted` `{attempt, reason}`: the request failed part-way and is tried again;
-//!   forget the deltas received for it so far.
+//!   forget the deltas received for it so far;
+//! - `tool_progress` `{callId, progress, total?, message?}`: a running call says how far it is
+//!   ([`super::ThreadState::progress`]); `progress` grows, `total` is what it counts towards
+//!   when the tool knows.
 //!
 //! The thread's secrets are redacted from every event before it is published (see
 //! [`LiveRedaction`]): text, reasoning and each call's arguments as streams, so that a secret
@@ -61,6 +64,8 @@ pub enum LiveKind {
     ToolCallArgumentsDelta,
     /// The request failed part-way and is tried again.
     ModelRestarted,
+    /// A running call says how far it is.
+    ToolProgress,
 }
 
 /// The runtime's call id for each wire id of the answer in progress, assigned when the call's

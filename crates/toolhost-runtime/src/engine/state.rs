@@ -53,6 +53,8 @@ pub struct ThreadState {
     control: Arc<RunControl>,
     /// The hosts a tool may fetch from, if the runtime allows any.
     fetch: Option<Arc<super::fetch::FetchPolicy>>,
+    /// Where live events of the thread go (a call's progress).
+    live: Option<super::live::LiveHub>,
 }
 
 /// The spec's `state.execution`: where the run is, present only inside tools and hooks.
@@ -109,6 +111,7 @@ impl ThreadState {
             code: CodeRunner::default(),
             control: Arc::default(),
             fetch: None,
+            live: None,
         }
     }
 
@@ -406,6 +409,33 @@ impl ThreadState {
     /// The runtime's sandbox and its settings.
     pub(crate) fn code_runner(&self) -> &CodeRunner {
         &self.code
+    }
+
+    /// The same thread publishing its live events to `live`.
+    pub(crate) fn with_live(mut self, live: super::live::LiveHub) -> Self {
+        self.live = Some(live);
+        self
+    }
+
+    /// Says how far the call is: `progress` so far (growing), out of `total` when the tool
+    /// knows it, with an optional `message`. Published as a live `tool_progress` event of the
+    /// thread (and passed on as MCP progress notifications to a client that asked for them);
+    /// never stored. Secrets are redacted from the message.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        if !live.is_followed(&self.thread_id) {
+            return;
+        }
+        let mut data = serde_json::json!({"callId": &*self.call_id, "progress": progress});
+        if let Some(total) = total {
+            data["total"] = serde_json::json!(total);
+        }
+        if let Some(message) = message {
+            data["message"] = Value::String(self.redactor.text(message));
+        }
+        live.publish(&self.thread_id, super::live::LiveKind::ToolProgress, data);
     }
 
     /// The same thread with the runtime's fetch policy.

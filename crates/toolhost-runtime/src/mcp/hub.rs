@@ -12,13 +12,13 @@
 use super::server_def::McpServerDef;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, JsonObject, PaginatedRequestParams, ServerResult,
-    Tool,
+    CancelledNotificationParam, ClientRequest, JsonObject, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServiceExt};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,12 +36,29 @@ const ABORT_POLL: Duration = Duration::from_millis(50);
 
 type Connection = RunningService<RoleClient, ClientSide>;
 
+/// What a call does with the progress its server reports: `(progress, total, message)`.
+pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
 /// What toolhost answers as an MCP client: it notes that a server's tool list changed.
 struct ClientSide {
     link: std::sync::Weak<ServerLink>,
 }
 
 impl ClientHandler for ClientSide {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let Some(link) = self.link.upgrade() else {
+            return;
+        };
+        let report = lock(&link.progress).get(&params.progress_token).cloned();
+        if let Some(report) = report {
+            report(params.progress, params.total, params.message);
+        }
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         let Some(link) = self.link.upgrade() else {
             return;
@@ -60,6 +77,8 @@ pub(crate) struct ServerLink {
     connection: tokio::sync::Mutex<Option<Connection>>,
     listed: Mutex<Vec<Tool>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Where the progress of each call under way goes, by its progress token.
+    progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -161,6 +180,7 @@ impl ServerLink {
         arguments: JsonObject,
         meta: JsonObject,
         abort: AbortSignal,
+        on_progress: Option<ProgressFn>,
     ) -> Result<CallToolResult, CallError> {
         let mut params = CallToolRequestParams::new(tool).with_arguments(arguments);
         params.meta = Some(meta.into());
@@ -204,6 +224,11 @@ impl ServerLink {
             }
         };
         let id = handle.id.clone();
+        // The server's progress reaches the call's thread while the call is under way.
+        let _progress = on_progress.map(|report| {
+            lock(&self.progress).insert(handle.progress_token.clone(), report);
+            Unregister(self.clone(), handle.progress_token.clone())
+        });
         let answer = handle.await_response();
         tokio::pin!(answer);
         loop {
@@ -236,6 +261,15 @@ impl ServerLink {
         if let Some(connection) = self.connection.lock().await.take() {
             let _ = connection.cancel().await;
         }
+    }
+}
+
+/// Takes a call's progress route away when the call ends, however it ends.
+struct Unregister(Arc<ServerLink>, ProgressToken);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        lock(&self.0.progress).remove(&self.1);
     }
 }
 
@@ -318,6 +352,7 @@ impl McpHub {
                     connection: tokio::sync::Mutex::new(None),
                     listed: Mutex::new(Vec::new()),
                     stderr: Arc::new(Mutex::new(VecDeque::new())),
+                    progress: Mutex::new(HashMap::new()),
                 };
                 (link.def.name.clone(), Arc::new(link))
             })
@@ -390,6 +425,7 @@ impl McpHub {
         arguments: JsonObject,
         meta: JsonObject,
         abort: AbortSignal,
+        on_progress: Option<ProgressFn>,
     ) -> Result<CallToolResult, CallError> {
         let Some(link) = self.servers.get(server).cloned() else {
             return Err(CallError::NotSent(format!(
@@ -397,7 +433,7 @@ impl McpHub {
             )));
         };
         self.runtime
-            .spawn(async move { link.call(tool, arguments, meta, abort).await })
+            .spawn(async move { link.call(tool, arguments, meta, abort, on_progress).await })
             .await
             .unwrap_or_else(|e| Err(CallError::Lost(format!("the call's task failed: {e}"))))
     }

@@ -173,8 +173,23 @@ impl ImportedCall {
         let mut meta = JsonObject::new();
         meta.insert(IDEMPOTENCY_META.to_owned(), json!(ctx.idempotency_key()));
         let abort = ctx.abort_signal().clone();
+        // What the server reports of its progress is the call's own progress.
+        let on_progress = ctx.get::<ThreadState>().cloned().map(|state| {
+            Arc::new(
+                move |done: f64, total: Option<f64>, message: Option<String>| {
+                    state.progress(done, total, message.as_deref());
+                },
+            ) as super::hub::ProgressFn
+        });
         match hub
-            .call(&self.server, self.tool.clone(), arguments, meta, abort)
+            .call(
+                &self.server,
+                self.tool.clone(),
+                arguments,
+                meta,
+                abort,
+                on_progress,
+            )
             .await
         {
             Ok(result) => to_tool_result(&result),

@@ -19,11 +19,14 @@
 //!   protocol lets a server ask (2025-11-25), and so are the text variables it waits for (one
 //!   form, a field each). A secret is never asked through a client, which would see it in
 //!   clear: the call is then an error result saying what it waits for and where to give it, as
-//!   it is when the client cannot ask. A client's cancellation stops the call's thread.
+//!   it is when the client cannot ask. A client's cancellation stops the call's thread. What
+//!   the tool says of its progress ([`toolhost_runtime::engine::ThreadState::progress`]) is
+//!   sent as progress notifications when the request carries a `progressToken`.
 
 mod elicit;
 mod http;
 mod pages;
+mod progress;
 
 pub(crate) use http::routes;
 pub use pages::TOOLS_PAGE_SIZE;
@@ -181,6 +184,25 @@ impl McpTools {
             Ok(call) => call,
             Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
         };
+        let relay = progress::relay(&self.runtime, context, &thread.id, &call_id);
+        let answer = self.carry_out(tool, &thread, &call_id, context).await;
+        // Every progress the call reported is sent before its answer.
+        if let Some(relay) = relay {
+            relay.finish().await;
+        }
+        answer
+    }
+
+    /// Runs a started call's thread to its end (asking the client's user what it waits for, when
+    /// the client can be asked) and answers with its result, or with what it waits for.
+    async fn carry_out(
+        &self,
+        tool: &toolhost_core::AnyTool,
+        thread: &toolhost_store::Thread,
+        call_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = tool.name();
         let outcome = loop {
             let outcome = tokio::select! {
                 outcome = self.runtime.run(&thread.id) => outcome,
@@ -250,7 +272,7 @@ impl McpTools {
                     .map_err(|e| McpError::internal_error(e.to_string(), None))?;
                 let Some(result) = messages
                     .into_iter()
-                    .find(|m| m.tool_call_id.as_deref() == Some(call_id.as_str()))
+                    .find(|m| m.tool_call_id.as_deref() == Some(call_id))
                 else {
                     return Ok(Self::error(format!(
                         "the call's thread {} ended without a result",

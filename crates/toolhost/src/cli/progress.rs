@@ -43,6 +43,21 @@ pub async fn show(mut events: Receiver<LiveEvent>) {
                 written = 0;
                 call = None;
             }
+            LiveKind::ToolProgress => {
+                let done = event.data["progress"].as_f64().unwrap_or(0.0);
+                let of = match event.data["total"].as_f64() {
+                    Some(total) => format!("{done}/{total}"),
+                    None => format!("{done}"),
+                };
+                let said = event.data["message"]
+                    .as_str()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default();
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[K… a tool is at {of}{said}");
+                let _ = err.flush();
+                continue;
+            }
         }
         let what = match &call {
             Some(name) => format!("writing a call to {name}"),

@@ -3,8 +3,8 @@ official Python SDK (`mcp` from PyPI).
 
 Tools: `add` (read-only, idempotent), `write_note` (appends a line to the file NOTES_FILE
 names; destructive), `hang` (never answers until cancelled; writes "cancelled" to NOTES_FILE
-when it is), `crash` (the process exits during the call) and `picture` (text and an image,
-no annotations).
+when it is), `crash` (the process exits during the call), `slow_count` (reports progress
+every 0.3 s) and `picture` (text and an image, no annotations).
 When the file NOTES_V2 names exists at start, `add`'s description and schema are different: a
 server that changed a tool between two runs.
 """
@@ -13,7 +13,7 @@ import asyncio
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ImageContent, TextContent, ToolAnnotations
 
 NOTES_FILE = os.environ.get("NOTES_FILE")
@@ -76,6 +76,17 @@ async def hang() -> str:
 def crash() -> str:
     note("crashing")
     os._exit(1)
+
+
+@server.tool(
+    description="Counts slowly, reporting progress as it goes.",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
+async def slow_count(steps: int, ctx: Context) -> str:
+    for i in range(1, steps + 1):
+        await asyncio.sleep(0.3)
+        await ctx.report_progress(i, steps, f"step {i}")
+    return f"counted to {steps}"
 
 
 @server.tool(description="Returns a one-pixel picture.")

@@ -319,5 +319,6 @@ fn live_name(kind: LiveKind) -> &'static str {
         LiveKind::ToolCallStarted => "tool_call_started",
         LiveKind::ToolCallArgumentsDelta => "tool_call_arguments_delta",
         LiveKind::ModelRestarted => "model_restarted",
+        LiveKind::ToolProgress => "tool_progress",
     }
 }
