@@ -135,6 +135,11 @@ fn an_mcp_client_lists_and_calls_the_agents_tools() {
     assert!(said.contains("location"), "{said}");
 
     // A tool that is not offered is a protocol error.
+    let again = client.request(
+        "tools/call",
+        json!({"name": "get_weather", "arguments": {"location": "Bergen"}}),
+    );
+    assert_eq!(again["result"]["isError"], false, "{again}");
     let unknown = client.request("tools/call", json!({"name": "nope", "arguments": {}}));
     assert!(
         unknown["error"]["message"]
@@ -149,10 +154,28 @@ fn an_mcp_client_lists_and_calls_the_agents_tools() {
     let status = client.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 
-    // The call was journaled on a thread of its own.
+    // The session's calls were journaled on one thread, one after the other.
     let threads = common::toolhost(&["threads", "list", "--data", &data_dir, "--json"]);
     assert_eq!(threads.code, 0, "{}", threads.stderr);
-    assert!(threads.stdout.contains("scratch"), "{}", threads.stdout);
+    let threads: Value = serde_json::from_str(&threads.stdout).unwrap();
+    let threads = threads.as_array().unwrap();
+    assert_eq!(threads.len(), 1, "{threads:?}");
+    assert_eq!(threads[0]["tags"], json!(["scratch"]), "{threads:?}");
+    let id = threads[0]["id"].as_str().unwrap();
+    let shown = common::toolhost(&["threads", "show", id, "--data", &data_dir, "--json"]);
+    let record: Value = serde_json::from_str(&shown.stdout).unwrap();
+    let results: Vec<&str> = record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(results.len(), 2, "{record}");
+    assert!(
+        results[0].contains("Oslo") && results[1].contains("Bergen"),
+        "{results:?}"
+    );
 }
 
 #[test]
@@ -518,7 +541,8 @@ fn a_text_variable_is_asked_of_a_client_that_can_elicit_and_a_secret_never_is() 
         json!({"name": "locate", "arguments": {}}),
         |_| json!({"action": "decline"}),
     );
-    // Each call is a thread of its own: REGION given before is not this one's.
+    // `unlock` was left waiting on the session's thread, so this call starts another thread,
+    // where REGION was never given.
     assert_eq!(declined["result"]["isError"], true, "{declined}");
     assert!(declined["result"]["content"][0]["text"]
         .as_str()

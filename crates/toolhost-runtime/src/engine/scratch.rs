@@ -9,9 +9,11 @@ use super::live::new_call_id;
 use super::repair::fit_arguments;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
+use crate::project::AgentDef;
 use crate::variables::VariableValue;
 use toolhost_store::{
-    new_id, ArgumentRepair, MessageMeta, NewMessage, NewThread, Role, Thread, ToolCallRecord, Write,
+    new_id, ArgumentRepair, Message, MessageMeta, NewMessage, NewThread, Role, Thread,
+    ToolCallRecord, Write,
 };
 
 /// The tag of a thread made for a direct call of a tool.
@@ -43,40 +45,11 @@ impl Runtime {
     ) -> Result<ScratchCall, RuntimeError> {
         let def = self.startable_agent(agent)?;
         let redactor = self.redactor_of(&values);
-        let text = redactor.text(text);
-        let call_id = new_call_id();
-        let mut metadata = MessageMeta {
-            queued: true,
-            ..MessageMeta::default()
-        };
-        Position::from_history(def, &[]).mark(&mut metadata);
-        let arguments = match self.tools.get(tool).map(|t| fit_arguments(t, &text)) {
-            Some(Ok(fitted)) => match fitted.mended {
-                Some(value) => {
-                    metadata.repairs.push(ArgumentRepair {
-                        call_id: call_id.clone(),
-                        original: text.clone(),
-                        notes: fitted.notes,
-                    });
-                    value.to_string()
-                }
-                None => text,
-            },
-            _ => text,
-        };
+        let (message, call_id) = self.scratch_message(def, &[], tool, &redactor.text(text));
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;
-        writes.push(Write::AppendMessage(NewMessage {
-            role: Some(Role::Assistant),
-            tool_calls: vec![ToolCallRecord {
-                id: call_id.clone(),
-                name: tool.to_owned(),
-                arguments,
-            }],
-            metadata,
-            ..NewMessage::default()
-        }));
+        writes.push(Write::AppendMessage(message));
         let thread = self
             .db
             .create_thread(NewThread {
@@ -88,5 +61,74 @@ impl Runtime {
             })
             .await?;
         Ok(ScratchCall { thread, call_id })
+    }
+
+    /// Adds a call of `tool` with the argument `text` to the scratch thread `thread_id` (one a
+    /// [`Runtime::start_scratch_call`] made), taken as that method takes it; [`Runtime::run`]
+    /// then carries it out with the thread's variables. A caller that adds calls to one thread
+    /// runs each to its end before adding the next (an MCP session does), so that the thread
+    /// reads as one call after another.
+    pub async fn add_scratch_call(
+        &self,
+        thread_id: &str,
+        tool: &str,
+        text: &str,
+    ) -> Result<ScratchCall, RuntimeError> {
+        let thread = self.db.thread(thread_id).await?;
+        if !thread.tags.iter().any(|t| t == SCRATCH_TAG) {
+            return Err(RuntimeError::Store(toolhost_store::StoreError::Refused(format!(
+                "thread {thread_id} is not a scratch thread; only a direct call's thread takes more direct calls"
+            ))));
+        }
+        let def = self.startable_agent(&thread.agent)?;
+        let history = self.db.messages(thread_id).await?;
+        let redactor = self.thread_redactor(thread_id).await?;
+        let (message, call_id) = self.scratch_message(def, &history, tool, &redactor.text(text));
+        self.db
+            .apply(thread_id, vec![Write::AppendMessage(message)])
+            .await?;
+        Ok(ScratchCall { thread, call_id })
+    }
+
+    /// The message of a direct call: the runtime's assistant message holding it, marked queued
+    /// at the thread's position, its arguments mended where a repair makes them fit.
+    fn scratch_message(
+        &self,
+        def: &AgentDef,
+        history: &[Message],
+        tool: &str,
+        text: &str,
+    ) -> (NewMessage, String) {
+        let call_id = new_call_id();
+        let mut metadata = MessageMeta {
+            queued: true,
+            ..MessageMeta::default()
+        };
+        Position::from_history(def, history).mark(&mut metadata);
+        let arguments = match self.tools.get(tool).map(|t| fit_arguments(t, text)) {
+            Some(Ok(fitted)) => match fitted.mended {
+                Some(value) => {
+                    metadata.repairs.push(ArgumentRepair {
+                        call_id: call_id.clone(),
+                        original: text.to_owned(),
+                        notes: fitted.notes,
+                    });
+                    value.to_string()
+                }
+                None => text.to_owned(),
+            },
+            _ => text.to_owned(),
+        };
+        let message = NewMessage {
+            role: Some(Role::Assistant),
+            tool_calls: vec![ToolCallRecord {
+                id: call_id.clone(),
+                name: tool.to_owned(),
+                arguments,
+            }],
+            metadata,
+            ..NewMessage::default()
+        };
+        (message, call_id)
     }
 }

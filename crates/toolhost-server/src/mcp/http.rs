@@ -25,7 +25,7 @@ pub(crate) fn routes(
         config.allowed_hosts.extend(hosts);
     }
     let service = StreamableHttpService::new(
-        move || Ok(tools.clone()),
+        move || Ok(tools.for_new_session()),
         std::sync::Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -11,7 +11,9 @@
 //!   blueprint's `annotations`, a Rust tool's `hints`, an imported tool's server).
 //! - `tools/call` runs through the same path as a direct call of the HTTP API: arguments that do
 //!   not fit the schema are a result with `isError: true` listing what is wrong (nothing is
-//!   stored); otherwise the call is journaled on a thread of its own (tagged `scratch`), with
+//!   stored); otherwise the call is journaled on the session's thread (tagged `scratch`: one
+//!   per MCP session, made by its first call; a session's calls run one after another, and a
+//!   call left waiting keeps its thread to itself, the next call starting another), with
 //!   its idempotency key, approval, variables and redaction, and its result comes back as text
 //!   (`isError` when the tool failed), and for a tool with an output schema as
 //!   `structuredContent` too. A call that waits for an approval is put to the client's user
@@ -57,6 +59,9 @@ pub struct McpTools {
     agent: String,
     /// Where a person answers a call that waits.
     answering: Answering,
+    /// The thread the session's calls are journaled on, once the first call made it. Held
+    /// for the whole of a call: a session's calls run one after another.
+    session: Arc<tokio::sync::Mutex<Option<String>>>,
 }
 
 /// Where a person answers a call that waits for an approval or variables.
@@ -100,6 +105,15 @@ impl McpTools {
             runtime,
             agent: agent.to_owned(),
             answering,
+            session: Arc::default(),
+        }
+    }
+
+    /// The same tools for a new MCP session, whose calls go on a thread of its own.
+    pub fn for_new_session(&self) -> Self {
+        McpTools {
+            session: Arc::default(),
+            ..self.clone()
         }
     }
 
@@ -176,10 +190,15 @@ impl McpTools {
                 "the arguments do not fit tool \"{name}\": {e}"
             )));
         }
-        let started = self
-            .runtime
-            .start_scratch_call(&self.agent, name, &text, Vec::new())
-            .await;
+        let mut session = self.session.lock().await;
+        let started = match session.as_deref() {
+            Some(thread) => self.runtime.add_scratch_call(thread, name, &text).await,
+            None => {
+                self.runtime
+                    .start_scratch_call(&self.agent, name, &text, Vec::new())
+                    .await
+            }
+        };
         let ScratchCall { thread, call_id } = match started {
             Ok(call) => call,
             Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
@@ -190,7 +209,30 @@ impl McpTools {
         if let Some(relay) = relay {
             relay.finish().await;
         }
+        // The session's next call goes on the same thread once this one has its result; a call
+        // left waiting (or cancelled) keeps its thread to itself, and the next starts another.
+        *session = self
+            .result_of(&thread.id, &call_id)
+            .await
+            .ok()
+            .flatten()
+            .map(|_| thread.id.clone());
         answer
+    }
+
+    /// The stored result of call `call_id` in `thread_id`, if it has one.
+    async fn result_of(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+    ) -> Result<Option<toolhost_store::Message>, McpError> {
+        let messages = toolhost_store::AsyncStore::new(self.runtime.store().clone())
+            .messages(thread_id)
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(messages
+            .into_iter()
+            .find(|m| m.tool_call_id.as_deref() == Some(call_id)))
     }
 
     /// Runs a started call's thread to its end (asking the client's user what it waits for, when
@@ -266,14 +308,7 @@ impl McpTools {
                 )))
             }
             Ok(RunOutcome::Done(_)) => {
-                let messages = toolhost_store::AsyncStore::new(self.runtime.store().clone())
-                    .messages(&thread.id)
-                    .await
-                    .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-                let Some(result) = messages
-                    .into_iter()
-                    .find(|m| m.tool_call_id.as_deref() == Some(call_id))
-                else {
+                let Some(result) = self.result_of(&thread.id, call_id).await? else {
                     return Ok(Self::error(format!(
                         "the call's thread {} ended without a result",
                         thread.id
