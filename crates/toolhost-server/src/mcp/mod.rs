@@ -211,12 +211,12 @@ impl McpTools {
         }
         // The session's next call goes on the same thread once this one has its result; a call
         // left waiting (or cancelled) keeps its thread to itself, and the next starts another.
-        *session = self
-            .result_of(&thread.id, &call_id)
-            .await
-            .ok()
-            .flatten()
-            .map(|_| thread.id.clone());
+        let journal = toolhost_store::AsyncStore::new(self.runtime.store().clone());
+        let completed = matches!(
+            journal.call(&thread.id, &call_id).await,
+            Ok(Some(record)) if record.state == toolhost_store::CallState::Completed
+        );
+        *session = completed.then(|| thread.id.clone());
         answer
     }
 
