@@ -5,9 +5,11 @@
 //!
 //! - **direct**: the call as `/mcp` and the HTTP API make it: a scratch thread holding one call,
 //!   run by the runtime (validated, journaled, result stored) on SQLite on disk.
+//! - **direct, one thread**: the same calls added one after another to one scratch thread, as
+//!   an MCP session's calls are (the thread grows by two messages a call).
 //! - **served over stdio**: an MCP client (the official Rust SDK) calls the tool through a
-//!   `toolhost mcp` process over standard input and output: the direct call plus the protocol,
-//!   two pipes and JSON-RPC framing.
+//!   `toolhost mcp` process over standard input and output: the direct calls on one thread
+//!   plus the protocol, two pipes and JSON-RPC framing.
 //! - **imported over stdio**: a second project imports that `toolhost mcp` as its MCP server
 //!   and calls `serving.think` as a direct call of its own: two journaled calls (the importing
 //!   thread's and the serving one's) plus the protocol, so compare it with twice the direct one.
@@ -90,6 +92,25 @@ async fn direct_call(rt: &Runtime, tool: &str) -> Duration {
     took
 }
 
+/// One more call on the scratch thread `thread` (the first call makes it).
+async fn session_call(rt: &Runtime, thread: &mut Option<String>) -> Duration {
+    let started = Instant::now();
+    let call = match thread.as_deref() {
+        Some(id) => {
+            rt.add_scratch_call(id, "think", r#"{"thought": "x"}"#)
+                .await
+        }
+        None => {
+            rt.start_scratch_call("main", "think", r#"{"thought": "x"}"#, Vec::new())
+                .await
+        }
+    }
+    .unwrap();
+    rt.run(&call.thread.id).await.unwrap();
+    *thread = Some(call.thread.id);
+    started.elapsed()
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
@@ -131,6 +152,8 @@ fn main() {
     assert!(imported.problems().is_empty(), "{:?}", imported.problems());
 
     let (mut plain, mut served, mut via) = (Vec::new(), Vec::new(), Vec::new());
+    let mut session = Vec::new();
+    let mut session_thread = None;
     exec.block_on(async {
         let mut command = tokio::process::Command::new(toolhost);
         command
@@ -153,23 +176,26 @@ fn main() {
         };
         // Warm-up, then interleaved so all three see the same moments of the disk.
         direct_call(&direct, "think").await;
+        session_call(&direct, &mut session_thread).await;
         call_served().await;
         direct_call(&imported, "serving.think").await;
         for _ in 0..runs {
             plain.push(direct_call(&direct, "think").await);
+            session.push(session_call(&direct, &mut session_thread).await);
             served.push(call_served().await);
             via.push(direct_call(&imported, "serving.think").await);
         }
         let _ = client.cancel().await;
     });
-    for v in [&mut plain, &mut served, &mut via] {
+    for v in [&mut plain, &mut session, &mut served, &mut via] {
         v.sort();
     }
     let p50 = |v: &[Duration]| percentile(v, 0.5);
     println!("{runs} calls of each, on SQLite under {}", dir.display());
     println!("{:<34}{:>12}{:>12}", "", "p50 (µs)", "p90 (µs)");
     for (name, v) in [
-        ("direct (scratch thread)", &plain),
+        ("direct (a thread each)", &plain),
+        ("direct, one thread", &session),
         ("served by toolhost mcp (stdio)", &served),
         ("imported from toolhost mcp", &via),
     ] {
@@ -178,17 +204,18 @@ fn main() {
     let ratio =
         |a: Duration, b: Duration| (a.as_secs_f64() / b.as_secs_f64() * 1000.0).round() / 1000.0;
     println!(
-        "served / direct (p50): {:.2}x; imported / (2 x direct): {:.2}x",
-        ratio(p50(&served), p50(&plain)),
+        "served / direct on one thread (p50): {:.2}x; imported / (2 x direct): {:.2}x",
+        ratio(p50(&served), p50(&session)),
         ratio(p50(&via), p50(&plain) * 2)
     );
     println!(
         "{}",
         json!({
             "direct_p50_us": us(p50(&plain)),
+            "direct_one_thread_p50_us": us(p50(&session)),
             "served_stdio_p50_us": us(p50(&served)),
             "imported_stdio_p50_us": us(p50(&via)),
-            "served_over_direct": ratio(p50(&served), p50(&plain)),
+            "served_over_direct_one_thread": ratio(p50(&served), p50(&session)),
             "imported_over_two_direct": ratio(p50(&via), p50(&plain) * 2),
             "runs": runs,
         })
