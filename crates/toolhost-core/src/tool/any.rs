@@ -188,8 +188,10 @@ impl AnyTool {
         definition.parameters = arguments.schema().clone();
         definition.output_schema = output.as_ref().map(|o| o.schema().clone());
         let warnings: Vec<String> = name_warning(&definition.name).into_iter().collect();
+        // Kept on the tool for whoever shows them to a person (`toolhost tools list` does); a
+        // log line per tool on every load would drown an imported server's tools in noise.
         for w in &warnings {
-            tracing::warn!(tool = %definition.name, "{w}");
+            tracing::debug!(tool = %definition.name, "{w}");
         }
         Ok(AnyTool(Arc::new(Inner {
             name: Arc::from(definition.name.as_str()),

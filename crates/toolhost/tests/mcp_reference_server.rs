@@ -1,0 +1,180 @@
+//! toolhost's MCP client against the MCP project's reference server
+//! (`@modelcontextprotocol/server-everything`, run with Node 22; `./scripts/test` installs both
+//! and names them in `TOOLHOST_TEST_NODE22` and `TOOLHOST_TEST_EVERYTHING`): an independent
+//! implementation's tools are listed, imported and called by the real binary.
+
+mod common;
+
+use common::{write, TempProject};
+use serde_json::{json, Value};
+use std::process::Command;
+
+fn needed(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run the tests with ./scripts/test, which installs the MCP reference server and Node 22")
+    })
+}
+
+/// A project whose agent `a` offers `tools` of the reference server (trusted, so that its
+/// read-only tools need no approval) and plays `script`.
+fn project(tools: &[&str], timeouts: &str, script: &str) -> TempProject {
+    let p = TempProject::new();
+    write(
+        &p.root,
+        "agents/mcp/everything.json",
+        &format!(
+            r#"{{"command": [{:?}, {:?}, "stdio"], "trusted": true{timeouts}}}"#,
+            needed("TOOLHOST_TEST_NODE22"),
+            needed("TOOLHOST_TEST_EVERYTHING")
+        ),
+    );
+    write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "s.jsonl"}"#,
+    );
+    write(&p.root, "s.jsonl", script);
+    write(
+        &p.root,
+        "agents/prompts/p.json",
+        &json!({"toolDescription": "x", "prompt": "Work.", "model": "m", "includeChat": true,
+            "includePastTools": true, "tools": tools})
+        .to_string(),
+    );
+    write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p", "maxSteps": 8}}"#,
+    );
+    p
+}
+
+fn toolhost(p: &TempProject, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .current_dir(&p.root)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs agent `a` once with `--json`: the thread's record.
+fn run(p: &TempProject) -> Value {
+    let (code, stdout, stderr) = toolhost(
+        p,
+        &["run", ".", "--agent", "a", "--data", "data", "--json", "go"],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn tool_messages(record: &Value) -> Vec<&Value> {
+    record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect()
+}
+
+#[test]
+fn the_reference_servers_tools_are_listed_and_every_schema_is_taken() {
+    let p = project(&[], "", "{\"text\": \"hi\"}\n");
+    let (code, stdout, stderr) = toolhost(&p, &["mcp", "list", ".", "--json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    let server = &listed["servers"][0];
+    assert_eq!(server["state"], "connected", "{server}");
+    let tools = server["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for expected in [
+        "everything.echo",
+        "everything.get-sum",
+        "everything.get-structured-content",
+        "everything.trigger-long-running-operation",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    // Every schema the reference server declares is taken (none left out as a problem).
+    assert!(
+        listed["problems"].as_array().unwrap().is_empty(),
+        "{listed}"
+    );
+    // The names a provider refuses (dashes and the server's dot) are listed as they are; the
+    // model adapters map them on the wire.
+    let (code, stdout, _) = toolhost(&p, &["tools", "list", "."]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("everything.get-sum"), "{stdout}");
+}
+
+#[test]
+fn text_structured_content_images_and_resource_links_come_back_as_results() {
+    let p = project(
+        &[
+            "everything.echo",
+            "everything.get-sum",
+            "everything.get-structured-content",
+            "everything.get-tiny-image",
+            "everything.get-resource-links",
+        ],
+        "",
+        r#"{"toolCalls": [{"name": "everything.echo", "arguments": {"message": "hi"}}, {"name": "everything.get-sum", "arguments": {"a": 2, "b": 40}}]}
+{"toolCalls": [{"name": "everything.get-structured-content", "arguments": {"location": "New York"}}]}
+{"toolCalls": [{"name": "everything.get-tiny-image", "arguments": {}}, {"name": "everything.get-resource-links", "arguments": {"count": 2}}]}
+{"text": "done"}
+"#,
+    );
+    let record = run(&p);
+    let results = tool_messages(&record);
+    assert_eq!(results.len(), 5, "{record}");
+    let text = |i: usize| results[i]["content"].as_str().unwrap();
+    assert!(results.iter().all(|m| m["status"] == "success"), "{record}");
+    assert_eq!(text(0), "Echo: hi");
+    assert!(text(1).contains("42"), "{}", text(1));
+    let weather: Value =
+        serde_json::from_str(text(2)).unwrap_or_else(|e| panic!("{e}: {}", text(2)));
+    assert!(weather["temperature"].is_number(), "{weather}");
+    let image = &results[3]["metadata"]["result"]["content"];
+    assert!(
+        image
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["type"] == "image" && b["mimeType"] == "image/png"),
+        "{image}"
+    );
+    assert!(
+        text(4).contains("[resource: ") && text(4).contains("demo://resource/"),
+        "{}",
+        text(4)
+    );
+}
+
+#[test]
+fn a_long_operation_reporting_progress_outlives_the_call_timeout_and_an_endless_one_is_cut() {
+    // 4 steps in 2 s: each step arrives well within 1.5 s without an answer.
+    let p = project(
+        &["everything.trigger-long-running-operation"],
+        r#", "callTimeoutMs": 1500, "maxCallTimeoutMs": 4000"#,
+        r#"{"toolCalls": [{"name": "everything.trigger-long-running-operation", "arguments": {"duration": 2, "steps": 4}}]}
+{"toolCalls": [{"name": "everything.trigger-long-running-operation", "arguments": {"duration": 60, "steps": 60}}]}
+{"text": "done"}
+"#,
+    );
+    let record = run(&p);
+    let results = tool_messages(&record);
+    assert_eq!(results.len(), 2, "{record}");
+    assert_eq!(results[0]["status"], "success", "{record}");
+    assert!(results[0]["content"].as_str().unwrap().contains("Steps: 4"));
+    // One step a second keeps the soft timeout fed; the hard maximum ends it.
+    assert_eq!(results[1]["status"], "error", "{record}");
+    let said = results[1]["content"].as_str().unwrap();
+    assert!(
+        said.contains("did not answer within 4000 ms") && said.contains("asked to cancel"),
+        "{said}"
+    );
+}
