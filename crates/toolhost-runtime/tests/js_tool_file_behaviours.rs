@@ -304,3 +304,53 @@ async fn attachments_a_tool_file_returns_are_stored_in_the_threads_files() {
     let path = toolhost_store::path::normalize(&path).unwrap();
     assert_eq!(store.read_file(&thread.id, &path).unwrap(), b"tide map");
 }
+
+#[tokio::test]
+async fn a_tool_file_declares_its_annotations_and_reports_progress_live() {
+    let counts = format!(
+        "{HEAD}export default defineTool({{ description: 'Counts.', idempotent: true,
+            annotations: {{ readOnlyHint: true, openWorldHint: false }},
+            execute: async (state) => {{
+                for (const i of [1, 2]) await state.progress(i, 2, 'step ' + i);
+                return 'counted';
+            }} }});\n"
+    );
+    let wrong = format!(
+        "{HEAD}export default defineTool({{ description: 'x', annotations: {{ harmless: true }}, execute: async () => 'no' }});\n"
+    );
+    let p = one_agent_project(
+        &[("counts.js", &counts), ("wrong.js", &wrong)],
+        &[],
+        &["counts"],
+        &[json!({"name": "counts", "arguments": {}})],
+    );
+    let (rt, store) = runtime(&p.root);
+    let def = rt.tools().get("counts").unwrap().definition().clone();
+    assert!(def.idempotent);
+    assert_eq!(def.hints.read_only, Some(true));
+    assert_eq!(def.hints.open_world, Some(false));
+    assert_eq!(def.hints.destructive, None);
+    assert!(
+        problem(&p.root, "wrong").contains("/annotations/harmless"),
+        "{}",
+        problem(&p.root, "wrong")
+    );
+
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    let mut live = rt.subscribe_thread(&thread.id);
+    rt.run(&thread.id).await.unwrap();
+    assert_eq!(tool_texts(&store, &thread.id), ["counted"]);
+    let mut progress = Vec::new();
+    while let Ok(event) = live.try_recv() {
+        if event.kind == toolhost_runtime::engine::LiveKind::ToolProgress {
+            progress.push((
+                event.data["progress"].clone(),
+                event.data["message"].clone(),
+            ));
+        }
+    }
+    assert_eq!(
+        progress,
+        [(json!(1.0), json!("step 1")), (json!(2.0), json!("step 2"))]
+    );
+}

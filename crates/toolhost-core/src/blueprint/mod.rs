@@ -361,10 +361,14 @@ impl Blueprint {
             .get("executionProvider")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let idempotent = root
-            .get("idempotent")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let idempotent = match root.get("idempotent") {
+            None => false,
+            Some(Value::Bool(yes)) => *yes,
+            Some(_) => {
+                r.issue("/idempotent", "`idempotent` must be true or false");
+                false
+            }
+        };
         let hints = match root.get("annotations").map(hints_of) {
             None => ToolHints::default(),
             Some(Ok(hints)) => hints,
@@ -541,6 +545,11 @@ mod tests {
             assert_eq!(e.issues[0].pointer, pointer, "{e}");
             assert!(e.issues[0].reason.contains(says), "{e}");
         }
+        // `idempotent` beside them is a boolean too, not a word read as false.
+        raw.as_object_mut().unwrap().remove("annotations");
+        raw["idempotent"] = json!("yes");
+        let e = Blueprint::from_value("sentiment_analysis", &raw).unwrap_err();
+        assert_eq!(e.issues[0].pointer, "/idempotent", "{e}");
     }
 
     #[test]

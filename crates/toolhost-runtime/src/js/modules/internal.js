@@ -66,6 +66,8 @@ export function describeTool(tool) {
   if (tool.tenvs) blueprint.tenvs = tool.tenvs.toJSONSchema();
   if (tool.executionMode !== undefined) blueprint.executionMode = tool.executionMode;
   if (tool.executionProvider !== undefined) blueprint.executionProvider = tool.executionProvider;
+  if (tool.idempotent !== undefined) blueprint.idempotent = tool.idempotent;
+  if (tool.annotations !== undefined) blueprint.annotations = tool.annotations;
   return { blueprint, hasArgs: tool.args !== null };
 }
 
@@ -119,6 +121,10 @@ function makeState(info) {
     },
     emitThreadEvent: async (event, data) => {
       host('emitThreadEvent', { event, data: data === undefined ? null : data });
+    },
+    // How far the call is (live only; passed on to an MCP client that asked for progress).
+    progress: async (progress, total, message) => {
+      host('progress', { progress, total, message });
     },
     runCode: async (source, options) => host('runCode', Object.assign({ source }, options ?? {})),
   };

@@ -1,7 +1,12 @@
 // toolhost's `@standardagents/spec`: `defineTool` (spec 000 §2, §9), checked when the tool
-// file loads. A field the spec does not define is refused, never passed over.
+// file loads. A field the spec does not define is refused, never passed over; toolhost adds
+// `idempotent` and `annotations` (readOnlyHint, destructiveHint, openWorldHint), as a
+// blueprint's root may hold them, checked where the blueprint is.
 
-const FIELDS = ['description', 'args', 'execute', 'tenvs', 'executionMode', 'executionProvider'];
+const FIELDS = [
+  'description', 'args', 'execute', 'tenvs', 'executionMode', 'executionProvider',
+  'idempotent', 'annotations',
+];
 
 export class ToolDefinitionError extends Error {
   constructor(message) {
@@ -39,5 +44,7 @@ export function defineTool(options) {
     tenvs: options.tenvs ?? null,
     executionMode: options.executionMode,
     executionProvider: options.executionProvider,
+    idempotent: options.idempotent,
+    annotations: options.annotations,
   });
 }
