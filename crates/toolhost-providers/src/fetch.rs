@@ -1,6 +1,8 @@
-//! Plain HTTP requests for tools (a JavaScript tool's `fetch`): the [`Fetcher`] contract the
-//! runtime calls, and [`HttpFetcher`] (with the `http` feature), the same hyper client, TLS,
-//! proxies and timeouts the model adapters use, with a cap on the answer's body.
+//! Plain HTTP requests for tools (a JavaScript tool's `fetch`) and for MCP servers over HTTP:
+//! the [`Fetcher`] contract the runtime calls, and [`HttpFetcher`] (with the `http` feature),
+//! the same hyper client, TLS, proxies and timeouts the model adapters use, with a cap on an
+//! answer read whole. [`Fetcher::open`] hands the body over as it arrives (an MCP server's
+//! event stream).
 //!
 //! Which hosts a tool may reach is not decided here: the runtime checks its allowlist before it
 //! calls a fetcher.
@@ -37,10 +39,33 @@ pub struct FetchResponse {
 /// What a fetch returns: the answer, or why there is none, in one sentence.
 pub type FetchFuture<'a> = Pin<Box<dyn Future<Output = Result<FetchResponse, String>> + Send + 'a>>;
 
+/// One answer whose body arrives piece by piece.
+#[derive(Debug)]
+pub struct OpenResponse {
+    /// The status code.
+    pub status: u16,
+    /// Header names (lower case) and values, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body's pieces as they arrive; an `Err` says why it was cut, the channel's end is
+    /// the body's.
+    pub body: tokio::sync::mpsc::Receiver<Result<Vec<u8>, String>>,
+}
+
+/// What an open returns: the answer's head with its body to come, or why there is none.
+pub type OpenFuture<'a> = Pin<Box<dyn Future<Output = Result<OpenResponse, String>> + Send + 'a>>;
+
 /// Something that carries out HTTP requests.
 pub trait Fetcher: Send + Sync {
     /// Sends `request` and reads the whole answer.
     fn fetch(&self, request: FetchRequest) -> FetchFuture<'_>;
+
+    /// Sends `request` and returns once the answer's head is in; its body follows on the
+    /// returned channel, with no limit on its length or on the time between its pieces (the
+    /// caller decides). Not every fetcher can: the default says so.
+    fn open(&self, request: FetchRequest) -> OpenFuture<'_> {
+        let _ = request;
+        Box::pin(async { Err("this HTTP client cannot stream an answer".to_owned()) })
+    }
 }
 
 #[cfg(feature = "http")]
@@ -48,7 +73,7 @@ pub use http::HttpFetcher;
 
 #[cfg(feature = "http")]
 mod http {
-    use super::{FetchFuture, FetchRequest, FetchResponse, Fetcher};
+    use super::{FetchFuture, FetchRequest, FetchResponse, Fetcher, OpenFuture, OpenResponse};
     use crate::network::Network;
     use crate::transport::{read_body, Transport};
     use bytes::Bytes;
@@ -80,36 +105,83 @@ mod http {
         }
     }
 
+    impl HttpFetcher {
+        /// Sends `request` and waits (at most the fetcher's timeout) for the answer's head.
+        async fn head(
+            &self,
+            request: FetchRequest,
+        ) -> Result<hyper::Response<hyper::body::Incoming>, String> {
+            let method = hyper::Method::from_bytes(request.method.as_bytes())
+                .map_err(|_| format!("\"{}\" is not an HTTP method", request.method))?;
+            let mut headers = Vec::with_capacity(request.headers.len());
+            for (name, value) in &request.headers {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("\"{name}\" is not a header name"))?;
+                let value = HeaderValue::from_str(value)
+                    .map_err(|_| format!("the value of header {name} is not valid"))?;
+                headers.push((name, value));
+            }
+            let body = Bytes::from(request.body.unwrap_or_default());
+            self.transport
+                .send(method, &request.url, &headers, body, self.timeout)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    /// A response's headers, names in lower case.
+    fn header_list<B>(response: &hyper::Response<B>) -> Vec<(String, String)> {
+        response
+            .headers()
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect()
+    }
+
     impl Fetcher for HttpFetcher {
+        fn open(&self, request: FetchRequest) -> OpenFuture<'_> {
+            Box::pin(async move {
+                let response = self.head(request).await?;
+                let status = response.status().as_u16();
+                let headers = header_list(&response);
+                let mut body = response.into_body();
+                let (sender, receiver) = tokio::sync::mpsc::channel(16);
+                tokio::spawn(async move {
+                    use http_body_util::BodyExt;
+                    while let Some(frame) = body.frame().await {
+                        let piece = match frame {
+                            Ok(frame) => match frame.into_data() {
+                                Ok(data) => Ok(data.to_vec()),
+                                // Trailers carry no body.
+                                Err(_) => continue,
+                            },
+                            Err(e) => Err(format!("the body was cut: {e}")),
+                        };
+                        let failed = piece.is_err();
+                        // The reader went away: nobody wants the rest.
+                        if sender.send(piece).await.is_err() || failed {
+                            return;
+                        }
+                    }
+                });
+                Ok(OpenResponse {
+                    status,
+                    headers,
+                    body: receiver,
+                })
+            })
+        }
+
         fn fetch(&self, request: FetchRequest) -> FetchFuture<'_> {
             Box::pin(async move {
-                let method = hyper::Method::from_bytes(request.method.as_bytes())
-                    .map_err(|_| format!("\"{}\" is not an HTTP method", request.method))?;
-                let mut headers = Vec::with_capacity(request.headers.len());
-                for (name, value) in &request.headers {
-                    let name = HeaderName::from_bytes(name.as_bytes())
-                        .map_err(|_| format!("\"{name}\" is not a header name"))?;
-                    let value = HeaderValue::from_str(value)
-                        .map_err(|_| format!("the value of header {name} is not valid"))?;
-                    headers.push((name, value));
-                }
-                let body = Bytes::from(request.body.unwrap_or_default());
-                let response = self
-                    .transport
-                    .send(method, &request.url, &headers, body, self.timeout)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let response = self.head(request).await?;
                 let status = response.status();
-                let headers = response
-                    .headers()
-                    .iter()
-                    .map(|(n, v)| {
-                        (
-                            n.as_str().to_owned(),
-                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                        )
-                    })
-                    .collect();
+                let headers = header_list(&response);
                 let body = read_body(response.into_body(), self.timeout, self.max_body_bytes)
                     .await
                     .map_err(|e| e.to_string())?;

@@ -16,8 +16,13 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to standard error at the level `TOOLHOST_LOG` names (`error`, `warn`, `info`,
-/// `debug`, `trace`); warnings by default. Logs never carry arguments, results or secrets.
+/// `debug`, `trace`); warnings by default. Logs never carry arguments, results or secrets. The
+/// MCP SDK's own logs appear from `debug` on: what its failures mean is in toolhost's results
+/// and errors already, in toolhost's words.
 fn init_logs() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let level = match std::env::var("TOOLHOST_LOG").as_deref().map(str::trim) {
         Ok("error") => tracing::Level::ERROR,
         Ok("info") => tracing::Level::INFO,
@@ -25,9 +30,16 @@ fn init_logs() {
         Ok("trace") => tracing::Level::TRACE,
         _ => tracing::Level::WARN,
     };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
+    let sdk_too = level >= tracing::Level::DEBUG;
+    let filter = tracing_subscriber::filter::filter_fn(move |meta| {
+        *meta.level() <= level && (sdk_too || !meta.target().starts_with("rmcp"))
+    });
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .with_filter(filter),
+        )
         .try_init();
 }

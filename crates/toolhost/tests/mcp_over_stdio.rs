@@ -669,7 +669,13 @@ fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
         .filter(|n| n["method"] == "notifications/progress" && n["params"]["progressToken"] == 7)
         .map(|n| n["params"]["message"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(messages, ["step 1", "step 2", "step 3"], "{notes:?}");
+    // Steps are 0.3 s apart, so the first two always arrive while the call runs; the last one
+    // races the server's answer on the first hop (progress is best effort in MCP), and when it
+    // is passed on, it is passed on in order.
+    assert!(
+        messages == ["step 1", "step 2"] || messages == ["step 1", "step 2", "step 3"],
+        "{notes:?}"
+    );
     drop(client.input);
     assert!(client.child.wait().unwrap().success());
 }

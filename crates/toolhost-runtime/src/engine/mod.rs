@@ -178,10 +178,31 @@ impl Runtime {
         Self::load_models(root, store, Some(factory))
     }
 
+    /// Loads the project at `root` as [`Runtime::load_with`] does, and reaches the MCP servers
+    /// the project names by URL (`agents/mcp/`) through `http` (the command line passes the
+    /// providers' hyper client); without it such a server is a problem of its file.
+    pub fn load_networked(
+        root: &Path,
+        store: Arc<dyn Store>,
+        factory: &dyn ModelFactory,
+        http: Arc<dyn toolhost_providers::fetch::Fetcher>,
+    ) -> Result<Self, RuntimeError> {
+        Self::load_project(root, store, Some(factory), Some(http))
+    }
+
     fn load_models(
         root: &Path,
         store: Arc<dyn Store>,
         factory: Option<&dyn ModelFactory>,
+    ) -> Result<Self, RuntimeError> {
+        Self::load_project(root, store, factory, None)
+    }
+
+    fn load_project(
+        root: &Path,
+        store: Arc<dyn Store>,
+        factory: Option<&dyn ModelFactory>,
+        http: Option<Arc<dyn toolhost_providers::fetch::Fetcher>>,
     ) -> Result<Self, RuntimeError> {
         let defs = load_definitions(root);
         let activities = process_activities(&defs);
@@ -202,7 +223,7 @@ impl Runtime {
             .collect();
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
-        let mcp = crate::mcp::load_mcp(root);
+        let mcp = crate::mcp::load_mcp(root, http);
         problems.extend(mcp.problems);
         // Built-in tools come first, so a project file of the same name replaces them.
         // Their definitions are fixed and checked by their unit tests.

@@ -19,14 +19,18 @@
 //!   embedded resources a line naming them; `structuredContent` is the text when no text block
 //!   came; `isError` makes an error result.
 
-use super::hub::{CallError, McpHub};
+use super::hub::McpHub;
+use super::link::{CallError, OutgoingCall};
+use super::server_def::McpServerDef;
 use crate::engine::{canonical_hash, ThreadState};
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use toolhost_core::approval::Approval;
 use toolhost_core::result::ToolContent;
 use toolhost_core::tool::{DynamicTool, ToolContext, ToolError, ToolHints};
+use toolhost_core::variables::VariableDecl;
 use toolhost_core::{AnyTool, ToolResult};
 
 /// The prefix of the thread values that hold pinned definitions: one value per imported tool
@@ -75,20 +79,22 @@ pub fn needs_approval(trusted: bool, tool: &Tool) -> bool {
 /// Builds the tool `SERVER.TOOL` for one listed tool, or says why its definition is refused.
 pub(crate) fn import_tool(
     hub: &Arc<McpHub>,
-    server: &str,
-    trusted: bool,
+    def: &McpServerDef,
     tool: &Tool,
 ) -> Result<AnyTool, String> {
+    let (server, trusted) = (def.name.as_str(), def.trusted);
     let name = imported_name(server, &tool.name);
     let description = tool.description.as_deref().unwrap_or_default().to_owned();
     let pin = definition_pin(tool);
     let idempotent = tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true);
+    let header_variables = def.header_variables();
     let call = ImportedCall {
         hub: Arc::downgrade(hub),
         server: server.to_owned(),
         tool: tool.name.to_string(),
         name: name.clone(),
         loaded_pin: pin,
+        header_variables: header_variables.clone(),
     };
     let call = Arc::new(call);
     let hints = tool
@@ -107,6 +113,15 @@ pub(crate) fn import_tool(
             let call = call.clone();
             async move { Ok::<_, ToolError>(call.run(args, ctx).await) }
         });
+    // The variables the server's headers take: secrets of the thread when it has them (else
+    // toolhost's environment gives them), never shown to the model.
+    for variable in header_variables {
+        builder = builder.variable(VariableDecl {
+            required: false,
+            description: format!("sent to MCP server \"{server}\" in a request header"),
+            ..VariableDecl::secret(variable)
+        });
+    }
     if needs_approval(trusted, tool) {
         let why = if trusted {
             format!("{name} is a tool of MCP server \"{server}\" that does not say it only reads")
@@ -126,6 +141,8 @@ struct ImportedCall {
     name: String,
     /// The definition's pin as the server listed it when the project loaded.
     loaded_pin: Value,
+    /// The variables the server's headers take.
+    header_variables: Vec<String>,
 }
 
 impl ImportedCall {
@@ -181,17 +198,24 @@ impl ImportedCall {
                 },
             ) as super::hub::ProgressFn
         });
-        match hub
-            .call(
-                &self.server,
-                self.tool.clone(),
-                arguments,
-                meta,
-                abort,
-                on_progress,
-            )
-            .await
-        {
+        let variables: HashMap<String, String> = ctx
+            .get::<ThreadState>()
+            .map(|state| {
+                self.header_variables
+                    .iter()
+                    .filter_map(|name| Some((name.clone(), state.env(name)?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let call = OutgoingCall {
+            tool: self.tool.clone(),
+            arguments,
+            meta,
+            variables,
+            abort,
+            on_progress,
+        };
+        match hub.call(&self.server, call).await {
             Ok(result) => to_tool_result(&result),
             Err(e) => ToolResult::error(format!("{}: {}", self.name, describe(&e))),
         }

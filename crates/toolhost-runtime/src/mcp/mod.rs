@@ -14,8 +14,10 @@
 //!   [`hub::STDERR_LINES_KEPT`] lines per server, shown by `toolhost mcp list` and quoted when a
 //!   server fails). Only `PATH` and the variables a file names reach a server's environment.
 
+pub mod http;
 pub mod hub;
 pub mod imported;
+mod link;
 pub mod server_def;
 
 use crate::files::{read_text, MAX_FILE_BYTES};
@@ -26,6 +28,7 @@ pub use server_def::McpServerDef;
 use std::path::Path;
 use std::sync::Arc;
 use toolhost_core::AnyTool;
+use toolhost_providers::fetch::Fetcher;
 
 /// A server as it loaded: its tools, or why it has none.
 #[derive(Debug, Clone)]
@@ -53,8 +56,9 @@ pub struct McpImport {
 }
 
 /// Reads `agents/mcp/*.json` of the project at `root`, connects to each server and imports its
-/// tools. Blocks until every server answered or failed (each within its connect timeout).
-pub fn load_mcp(root: &Path) -> McpImport {
+/// tools; `http` carries the requests to servers at a URL (without it they are problems).
+/// Blocks until every server answered or failed (each within its connect timeout).
+pub fn load_mcp(root: &Path, http: Option<Arc<dyn Fetcher>>) -> McpImport {
     let dir = root.join("agents").join("mcp");
     let mut out = McpImport::default();
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -90,7 +94,7 @@ pub fn load_mcp(root: &Path) -> McpImport {
     if defs.is_empty() {
         return out;
     }
-    let hub = match McpHub::start(defs.clone()) {
+    let hub = match McpHub::start(defs.clone(), http) {
         Ok(hub) => Arc::new(hub),
         Err(e) => {
             for def in defs {
@@ -109,7 +113,7 @@ pub fn load_mcp(root: &Path) -> McpImport {
         match &listed {
             Ok(tools) => {
                 for tool in tools {
-                    match imported::import_tool(&hub, &name, def.trusted, tool) {
+                    match imported::import_tool(&hub, &def, tool) {
                         Ok(t) => out.tools.push(t),
                         Err(why) => out.problems.push(FileProblem::not_loaded(
                             def.path.clone(),

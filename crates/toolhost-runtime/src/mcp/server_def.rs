@@ -1,18 +1,23 @@
-//! A configured MCP server: `agents/mcp/NAME.json`.
+//! A configured MCP server: `agents/mcp/NAME.json`, run as a program or reached at a URL.
 //!
 //! ```json
 //! {"command": ["python3", "servers/notes.py"], "env": ["NOTES_DIR"], "cwd": ".",
 //!  "trusted": false, "connectTimeoutMs": 10000, "callTimeoutMs": 60000,
 //!  "maxCallTimeoutMs": 600000}
+//! {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
 //! ```
 //! As for process activities, `command` is the program and its arguments as a list (a bare name
 //! is looked up on `PATH`, a path with a separator is relative to the project), `env` names the
 //! variables of toolhost's own environment the server may see (it sees no others, except
-//! `PATH` so that interpreters are found), and `cwd` is a folder inside the project.
-//! `trusted` says whether the server's annotations may waive approval (see
+//! `PATH` so that interpreters are found), and `cwd` is a folder inside the project. A `url`
+//! (http or https, no credentials in it) is reached over MCP's streamable HTTP, with `headers`
+//! whose values may name variables as `${NAME}`: a call takes them from its thread's variables
+//! (secrets included) and else from toolhost's environment, the listing at load from toolhost's
+//! environment. `trusted` says whether the server's annotations may waive approval (see
 //! [`super::imported`]). A field this version does not know is an error naming it.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
@@ -31,6 +36,8 @@ struct Written {
     #[serde(default)]
     url: Option<String>,
     #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
     env: Vec<String>,
     #[serde(default)]
     cwd: Option<String>,
@@ -44,6 +51,29 @@ struct Written {
     max_call_timeout_ms: Option<u64>,
 }
 
+/// Where a server is: a program toolhost runs, or a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A child process speaking MCP over standard input and output.
+    Command {
+        /// The program (absolute, or a bare name looked up on `PATH`).
+        program: PathBuf,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Names of variables of toolhost's environment passed through.
+        env: Vec<String>,
+        /// The working folder (absolute).
+        cwd: PathBuf,
+    },
+    /// A server reached over MCP's streamable HTTP.
+    Url {
+        /// The server's MCP endpoint.
+        url: String,
+        /// Header names and values as written (`${NAME}` stands for a variable's value).
+        headers: Vec<(String, String)>,
+    },
+}
+
 /// A loaded, checked MCP server definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpServerDef {
@@ -51,14 +81,8 @@ pub struct McpServerDef {
     pub name: String,
     /// The file it came from.
     pub path: PathBuf,
-    /// The program (absolute, or a bare name looked up on `PATH`).
-    pub program: PathBuf,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Names of variables of toolhost's environment passed through.
-    pub env: Vec<String>,
-    /// The working folder (absolute).
-    pub cwd: PathBuf,
+    /// Where the server is.
+    pub endpoint: Endpoint,
     /// Whether the server's annotations may waive approval.
     pub trusted: bool,
     /// How long connecting may take.
@@ -69,48 +93,72 @@ pub struct McpServerDef {
     pub max_call_timeout: Duration,
 }
 
+/// The names `${NAME}` in a header value stands for, in order; an unclosed `${` or a name that
+/// is not one is an error.
+fn placeholders(value: &str) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        let after = &rest[at + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("{value:?} opens `${{` without closing it"))?;
+        let name = &after[..end];
+        let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("`${{{name}}}` does not name a variable"));
+        }
+        names.push(name.to_owned());
+        rest = &after[end + 1..];
+    }
+    Ok(names)
+}
+
+/// `value` (checked by [`McpServerDef::parse`]) with each `${NAME}` replaced by
+/// `lookup(NAME)`, or the first name that has no value.
+pub fn fill(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after.find('}').unwrap_or(after.len());
+        let name = &after[..end];
+        out.push_str(&lookup(name).ok_or_else(|| name.to_owned())?);
+        rest = after.get(end + 1..).unwrap_or("");
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 impl McpServerDef {
     /// Reads `agents/mcp/NAME.json` (its text); `project` is the root that `cwd` and relative
     /// program paths are resolved against. The error says what is wrong, without the path.
     pub fn parse(name: &str, path: &Path, text: &str, project: &Path) -> Result<Self, String> {
         let written: Written = serde_json::from_str(text)
             .map_err(|e| format!("not a valid MCP server definition: {e}"))?;
-        if written.url.is_some() {
-            return Err(
-                "`url`: MCP servers over HTTP are not supported by this version; give `command` to run the server over standard input and output".to_owned(),
-            );
-        }
-        let command = written.command.ok_or(
-            "`command` is missing: the program that runs the server, and its arguments, as a list",
-        )?;
-        let Some((program, args)) = command.split_first() else {
-            return Err("`command` must list the program and its arguments".to_owned());
-        };
-        if program.trim().is_empty() {
-            return Err("`command` starts with an empty program name".to_owned());
-        }
-        let cwd_rel = written.cwd.as_deref().unwrap_or(".");
-        let cwd_path = Path::new(cwd_rel);
-        if cwd_path.is_absolute()
-            || cwd_path
-                .components()
-                .any(|c| matches!(c, Component::ParentDir))
-        {
-            return Err(format!(
-                "`cwd` {cwd_rel:?} must be a folder inside the project"
-            ));
-        }
-        let project = std::path::absolute(project).map_err(|e| {
-            format!(
-                "the project folder {} has no absolute path: {e}",
-                project.display()
-            )
-        })?;
-        let program_path = Path::new(program);
-        let program = if program_path.components().count() > 1 && !program_path.is_absolute() {
-            project.join(program_path)
-        } else {
-            program_path.to_owned()
+        let endpoint = match (written.command, written.url) {
+            (Some(_), Some(_)) => {
+                return Err("give `command` (a program toolhost runs) or `url` (a server it reaches), not both".to_owned());
+            }
+            (None, None) => {
+                return Err("`command` or `url` is missing: the program that runs the server and its arguments as a list, or the URL of its MCP endpoint".to_owned());
+            }
+            (None, Some(url)) => {
+                if !written.env.is_empty() || written.cwd.is_some() {
+                    return Err("`env` and `cwd` are for a server toolhost runs (`command`); a server at a `url` gets `headers`".to_owned());
+                }
+                url_endpoint(url, written.headers)?
+            }
+            (Some(command), None) => {
+                if !written.headers.is_empty() {
+                    return Err(
+                        "`headers` are for a server at a `url`; a program gets `env`".to_owned(),
+                    );
+                }
+                command_endpoint(command, written.env, written.cwd.as_deref(), project)?
+            }
         };
         let millis = |field: &str, value: Option<u64>, default: u64| match value {
             Some(0) => Err(format!("`{field}` must be greater than 0")),
@@ -137,16 +185,108 @@ impl McpServerDef {
         Ok(Self {
             name: name.to_owned(),
             path: path.to_owned(),
-            program,
-            args: args.to_vec(),
-            env: written.env,
-            cwd: project.join(cwd_path),
+            endpoint,
             trusted: written.trusted,
             connect_timeout,
             call_timeout,
             max_call_timeout,
         })
     }
+
+    /// The variables the server's headers name, in order, each once.
+    pub fn header_variables(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        if let Endpoint::Url { headers, .. } = &self.endpoint {
+            for name in headers
+                .iter()
+                .flat_map(|(_, v)| placeholders(v).unwrap_or_default())
+            {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+}
+
+/// A program toolhost runs: its path made absolute against the project where it has one.
+fn command_endpoint(
+    command: Vec<String>,
+    env: Vec<String>,
+    cwd: Option<&str>,
+    project: &Path,
+) -> Result<Endpoint, String> {
+    let Some((program, args)) = command.split_first() else {
+        return Err("`command` must list the program and its arguments".to_owned());
+    };
+    if program.trim().is_empty() {
+        return Err("`command` starts with an empty program name".to_owned());
+    }
+    let cwd_rel = cwd.unwrap_or(".");
+    let cwd_path = Path::new(cwd_rel);
+    if cwd_path.is_absolute()
+        || cwd_path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir))
+    {
+        return Err(format!(
+            "`cwd` {cwd_rel:?} must be a folder inside the project"
+        ));
+    }
+    let project = std::path::absolute(project).map_err(|e| {
+        format!(
+            "the project folder {} has no absolute path: {e}",
+            project.display()
+        )
+    })?;
+    let program_path = Path::new(program);
+    let program = if program_path.components().count() > 1 && !program_path.is_absolute() {
+        project.join(program_path)
+    } else {
+        program_path.to_owned()
+    };
+    Ok(Endpoint::Command {
+        program,
+        args: args.to_vec(),
+        env,
+        cwd: project.join(cwd_path),
+    })
+}
+
+/// A server at a URL: http or https, no credentials in it, headers whose names are header names
+/// and whose `${NAME}`s name variables.
+fn url_endpoint(url: String, headers: BTreeMap<String, String>) -> Result<Endpoint, String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!(
+            "`url` {url:?} is not an absolute http or https URL"
+        ));
+    };
+    if !matches!(scheme, "http" | "https") {
+        return Err(format!("`url` {url:?}: only http and https are spoken"));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.is_empty() {
+        return Err(format!("`url` {url:?} names no host"));
+    }
+    if authority.contains('@') {
+        return Err(
+            "`url` holds credentials; give them in `headers`, from a variable (`${NAME}`)"
+                .to_owned(),
+        );
+    }
+    let mut checked = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("`headers`: {name:?} is not a header name"));
+        }
+        placeholders(&value).map_err(|e| format!("`headers.{name}`: {e}"))?;
+        checked.push((name, value));
+    }
+    Ok(Endpoint::Url {
+        url,
+        headers: checked,
+    })
 }
 
 #[cfg(test)]
@@ -165,13 +305,21 @@ mod tests {
     #[test]
     fn a_command_with_defaults_loads() {
         let def = parse(r#"{"command": ["python3", "servers/notes.py"]}"#).unwrap();
-        assert_eq!(def.program, PathBuf::from("python3"));
-        assert_eq!(def.args, ["servers/notes.py"]);
-        assert_eq!(def.cwd, PathBuf::from("/p/."));
+        assert_eq!(
+            def.endpoint,
+            Endpoint::Command {
+                program: PathBuf::from("python3"),
+                args: vec!["servers/notes.py".to_owned()],
+                env: vec![],
+                cwd: PathBuf::from("/p/."),
+            }
+        );
         assert!(!def.trusted);
         assert_eq!(def.call_timeout, Duration::from_secs(60));
         let local = parse(r#"{"command": ["bin/server"], "trusted": true}"#).unwrap();
-        assert_eq!(local.program, PathBuf::from("/p/bin/server"));
+        assert!(
+            matches!(&local.endpoint, Endpoint::Command { program, .. } if program == Path::new("/p/bin/server"))
+        );
         assert!(local.trusted);
     }
 
@@ -179,7 +327,7 @@ mod tests {
     fn what_cannot_be_run_is_refused_naming_the_field() {
         let cases = [
             (r#"{"command": []}"#, "`command`"),
-            (r#"{}"#, "`command` is missing"),
+            (r#"{}"#, "`command` or `url` is missing"),
             (r#"{"command": ["x"], "cwd": "../up"}"#, "`cwd`"),
             (
                 r#"{"command": ["x"], "shell": "sh"}"#,
@@ -193,11 +341,49 @@ mod tests {
                 r#"{"command": ["x"], "callTimeoutMs": 5000, "maxCallTimeoutMs": 10}"#,
                 "`maxCallTimeoutMs`",
             ),
-            (r#"{"url": "http://127.0.0.1:1/mcp"}"#, "`url`"),
+            (r#"{"url": "ftp://h/mcp"}"#, "only http and https"),
+            (r#"{"url": "https://me:pw@h/mcp"}"#, "credentials"),
+            (
+                r#"{"url": "https://h/mcp", "env": ["X"]}"#,
+                "`env` and `cwd`",
+            ),
+            (
+                r#"{"command": ["x"], "headers": {"A": "b"}}"#,
+                "`headers` are for",
+            ),
+            (r#"{"url": "https://h/mcp", "command": ["x"]}"#, "not both"),
+            (
+                r#"{"url": "https://h/mcp", "headers": {"A": "${B"}}"#,
+                "without closing",
+            ),
+            (
+                r#"{"url": "https://h/mcp", "headers": {"A": "${1B}"}}"#,
+                "does not name",
+            ),
+            (
+                r#"{"url": "https://h/mcp", "headers": {"A b": "c"}}"#,
+                "not a header name",
+            ),
         ];
         for (text, expected) in cases {
             let err = parse(text).unwrap_err();
             assert!(err.contains(expected), "{text}: {err}");
         }
     }
+}
+
+#[test]
+fn a_url_with_headers_names_the_variables_they_take() {
+    let def = McpServerDef::parse(
+        "docs",
+        Path::new("agents/mcp/docs.json"),
+        r#"{"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "${TEAM}-${TOKEN}"}}"#,
+        Path::new("/p"),
+    )
+    .unwrap();
+    assert_eq!(def.header_variables(), ["TOKEN", "TEAM"]);
+    let values = |name: &str| (name == "TOKEN").then(|| "t0k".to_owned());
+    assert_eq!(fill("Bearer ${TOKEN}", &values).unwrap(), "Bearer t0k");
+    assert_eq!(fill("${TEAM}-x", &values).unwrap_err(), "TEAM");
+    assert_eq!(fill("no vars $ here", &values).unwrap(), "no vars $ here");
 }

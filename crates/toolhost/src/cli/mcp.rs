@@ -12,7 +12,7 @@
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{block_on, check_agent_first, open_checked, open_store, DataArg};
+use super::run::{block_on, check_agent_first, mcp_http, open_checked, open_store, DataArg};
 use clap::{Args, Subcommand};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
@@ -87,7 +87,11 @@ pub fn mcp(args: McpArgs) -> ExitCode {
 }
 
 fn list(dir: &Path, as_json: bool) -> ExitCode {
-    let mcp = load_mcp(dir);
+    let http = match mcp_http() {
+        Ok(http) => http,
+        Err(code) => return code,
+    };
+    let mcp = load_mcp(dir, Some(http));
     let file_problems: Vec<_> = mcp
         .problems
         .iter()
@@ -197,7 +201,11 @@ fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
         );
         return output::exit(BAD_INPUT);
     };
-    let mcp = load_mcp(dir);
+    let http = match mcp_http() {
+        Ok(http) => http,
+        Err(code) => return code,
+    };
+    let mcp = load_mcp(dir, Some(http));
     let Some(status) = mcp.servers.iter().find(|s| s.def.name == server) else {
         output::error(
             &format!("the project has no MCP server named \"{server}\"."),

@@ -256,13 +256,7 @@ pub(super) fn check_agent_first(
         output::error("the in-memory store could not be created.", Some(&e));
         output::exit(INVALID)
     })?;
-    let mut runtime =
-        Runtime::load_with(dir, Arc::new(scratch), &toolhost_providers::model_from_env).map_err(
-            |e| {
-                output::error("the project could not be loaded.", Some(&e));
-                output::exit(BAD_INPUT)
-            },
-        )?;
+    let mut runtime = load_networked(dir, Arc::new(scratch))?;
     if let Some(model) = model {
         runtime.override_model(model).map_err(|e| {
             output::error(&format!("--model {model} cannot be used."), Some(&e));
@@ -323,14 +317,44 @@ pub(super) fn open_project(
 }
 
 fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
-    // HTTP models come from the providers' adapters, keys from the process environment.
-    match Runtime::load_with(dir, store, &toolhost_providers::model_from_env) {
-        Ok(runtime) => prepare_runtime(dir, data, runtime),
-        Err(e) => {
+    let runtime = load_networked(dir, store).ok()?;
+    prepare_runtime(dir, data, runtime)
+}
+
+/// The HTTP client that reaches MCP servers at a URL (the environment's proxies apply), or an
+/// error already said.
+pub(super) fn mcp_http() -> Result<Arc<dyn toolhost_providers::fetch::Fetcher>, ExitCode> {
+    toolhost_providers::Network::from_env()
+        .map_err(|e| e.to_string())
+        .and_then(|network| {
+            toolhost_providers::fetch::HttpFetcher::new(
+                &network,
+                MCP_HTTP_TIMEOUT,
+                MCP_HTTP_MAX_BODY,
+            )
+        })
+        .map(|http| Arc::new(http) as Arc<dyn toolhost_providers::fetch::Fetcher>)
+        .map_err(|e| {
+            output::error("the HTTP client cannot be set up.", Some(&e));
+            output::exit(BAD_INPUT)
+        })
+}
+
+/// How long an MCP server at a URL may take to send the head of an answer.
+const MCP_HTTP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// The largest JSON answer read from an MCP server at a URL.
+const MCP_HTTP_MAX_BODY: usize = 16 * 1024 * 1024;
+
+/// Loads the project on `store`: HTTP models from the providers' adapters (keys from the process
+/// environment), and MCP servers at a URL through the same HTTP client (the environment's
+/// proxies apply). Says why when it cannot.
+fn load_networked(dir: &Path, store: Arc<dyn Store>) -> Result<Runtime, ExitCode> {
+    Runtime::load_networked(dir, store, &toolhost_providers::model_from_env, mcp_http()?).map_err(
+        |e| {
             output::error("the project could not be loaded.", Some(&e));
-            None
-        }
-    }
+            output::exit(BAD_INPUT)
+        },
+    )
 }
 
 /// Gives a loaded runtime the data folder's secrets key, the lease length of

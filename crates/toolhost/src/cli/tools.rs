@@ -152,7 +152,11 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
         Err(code) => return code,
     };
     // Tools of the project's MCP servers, imported as SERVER.TOOL.
-    let mcp = toolhost_runtime::mcp::load_mcp(dir);
+    let http = match super::run::mcp_http() {
+        Ok(http) => http,
+        Err(code) => return code,
+    };
+    let mcp = toolhost_runtime::mcp::load_mcp(dir, Some(http));
     for problem in &mcp.problems {
         output::error(
             &format!("MCP server file {} was not loaded.", problem.path.display()),

@@ -4,7 +4,9 @@ official Python SDK (`mcp` from PyPI).
 Tools: `add` (read-only, idempotent), `write_note` (appends a line to the file NOTES_FILE
 names; destructive), `hang` (never answers until cancelled; writes "cancelled" to NOTES_FILE
 when it is), `crash` (the process exits during the call), `slow_count` (reports progress
-every 0.3 s) and `picture` (text and an image, no annotations).
+every 0.3 s), `picture` (text and an image, no annotations) and `whoami` (the first letter of
+the bearer token a request over HTTP came with). `notes_server.py http PORT` serves it over
+streamable HTTP on 127.0.0.1:PORT at /mcp, refusing a token not in NOTES_TOKENS.
 When the file NOTES_V2 names exists at start, `add`'s description and schema are different: a
 server that changed a tool between two runs.
 """
@@ -95,5 +97,40 @@ def picture() -> list:
     return [TextContent(type="text", text="one pixel"), ImageContent(type="image", data=pixel, mimeType="image/png")]
 
 
+@server.tool(
+    description="Says which bearer token the request came with: its first letter only.",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
+def whoami(ctx: Context) -> str:
+    auth = (ctx.headers or {}).get("authorization", "")
+    token = auth.removeprefix("Bearer ")
+    return f"token {token[:1] or '-'}"
+
+
+def serve_http(port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:port at /mcp; with NOTES_TOKENS set, only a request whose
+    `Authorization: Bearer TOKEN` names one of them (comma-separated) gets through."""
+    import uvicorn
+
+    app = server.streamable_http_app()
+    tokens = [t for t in os.environ.get("NOTES_TOKENS", "").split(",") if t]
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http" and tokens:
+            headers = dict(scope["headers"])
+            auth = headers.get(b"authorization", b"").decode()
+            if auth.removeprefix("Bearer ") not in tokens:
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": b"unknown token"})
+                return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+
+
 print("notes server starting", file=sys.stderr, flush=True)
-server.run()
+if len(sys.argv) == 3 and sys.argv[1] == "http":
+    serve_http(int(sys.argv[2]))
+else:
+    server.run()

@@ -1,0 +1,256 @@
+//! MCP's streamable HTTP transport on the HTTP client the embedding program gives.
+//!
+//! The protocol (sessions, their recovery, server-sent event streams and their resumption,
+//! `server/discover`) is the SDK's (`rmcp`'s streamable HTTP client transport); this module
+//! only carries its requests over a [`Fetcher`], so that the runtime links no HTTP client or
+//! TLS stack of its own. A JSON answer is read whole (within the fetcher's cap), an event
+//! stream piece by piece.
+
+use futures::stream::{BoxStream, StreamExt};
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
+use sse_stream::{Sse, SseStream};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+use toolhost_providers::fetch::{FetchRequest, Fetcher, OpenResponse};
+
+/// The header naming an MCP session.
+const SESSION_ID: &str = "mcp-session-id";
+/// The header resuming an event stream after the last event seen.
+const LAST_EVENT_ID: &str = "last-event-id";
+/// How much of an error answer is quoted.
+const QUOTED_BYTES: usize = 500;
+
+/// Why an HTTP exchange with an MCP server failed, in one sentence.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct HttpExchangeError(String);
+
+/// The SDK's HTTP client contract, carried out by a [`Fetcher`].
+#[derive(Clone)]
+pub struct FetcherClient(pub Arc<dyn Fetcher>);
+
+type Failure = StreamableHttpError<HttpExchangeError>;
+
+fn failed(why: String) -> Failure {
+    StreamableHttpError::Client(HttpExchangeError(why))
+}
+
+fn header<'a>(answer: &'a OpenResponse, name: &str) -> Option<&'a str> {
+    answer
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+fn is_media(content_type: Option<&str>, media: &str) -> bool {
+    content_type.is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case(media))
+    })
+}
+
+/// The whole body of an answer.
+async fn read_all(answer: &mut OpenResponse) -> Result<Vec<u8>, Failure> {
+    let mut body = Vec::new();
+    while let Some(piece) = answer.body.recv().await {
+        body.extend(piece.map_err(failed)?);
+    }
+    Ok(body)
+}
+
+/// The answer's body as a stream of server-sent events.
+fn events(answer: OpenResponse) -> BoxStream<'static, Result<Sse, SseError>> {
+    let pieces = futures::stream::unfold(answer.body, |mut body| async move {
+        let piece = body.recv().await?;
+        Some((
+            piece.map(bytes::Bytes::from).map_err(std::io::Error::other),
+            body,
+        ))
+    });
+    SseStream::from_bytes_stream(pieces).boxed()
+}
+
+impl FetcherClient {
+    /// A request to `uri` with the SDK's headers and the session's.
+    fn request(
+        method: &str,
+        uri: &str,
+        session: Option<&str>,
+        auth: Option<String>,
+        custom: HashMap<HeaderName, HeaderValue>,
+    ) -> FetchRequest {
+        let mut headers: Vec<(String, String)> = custom
+            .iter()
+            .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect();
+        if let Some(token) = auth {
+            headers.push(("authorization".to_owned(), format!("Bearer {token}")));
+        }
+        if let Some(session) = session {
+            headers.push((SESSION_ID.to_owned(), session.to_owned()));
+        }
+        FetchRequest {
+            method: method.to_owned(),
+            url: uri.to_owned(),
+            headers,
+            body: None,
+        }
+    }
+
+    /// Says what an answer that is not what the SDK expects was: its status and the start of
+    /// its body.
+    async fn unexpected(mut answer: OpenResponse) -> Failure {
+        let status = answer.status;
+        let body = read_all(&mut answer).await.unwrap_or_default();
+        let mut quoted = String::from_utf8_lossy(&body).into_owned();
+        if quoted.len() > QUOTED_BYTES {
+            let mut end = QUOTED_BYTES;
+            while !quoted.is_char_boundary(end) {
+                end -= 1;
+            }
+            quoted.truncate(end);
+            quoted.push('…');
+        }
+        StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
+            "HTTP {status}: {}",
+            quoted.trim()
+        )))
+    }
+}
+
+impl StreamableHttpClient for FetcherClient {
+    type Error = HttpExchangeError;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, Failure> {
+        let mut request = Self::request(
+            "POST",
+            &uri,
+            session_id.as_deref(),
+            auth_header,
+            custom_headers,
+        );
+        request
+            .headers
+            .push(("content-type".to_owned(), "application/json".to_owned()));
+        request.headers.push((
+            "accept".to_owned(),
+            "application/json, text/event-stream".to_owned(),
+        ));
+        request.body = Some(serde_json::to_vec(&message)?);
+        let mut answer = self.0.open(request).await.map_err(failed)?;
+        let status = answer.status;
+        if status == 202 || status == 204 {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == 404 && session_id.is_some() {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let session = header(&answer, SESSION_ID).map(str::to_owned);
+        let content_type = header(&answer, "content-type").map(str::to_owned);
+        if (200..300).contains(&status) && is_media(content_type.as_deref(), "text/event-stream") {
+            return Ok(StreamableHttpPostResponse::Sse(events(answer), session));
+        }
+        if is_media(content_type.as_deref(), "application/json") {
+            let body = read_all(&mut answer).await?;
+            // A failure may still be a JSON-RPC error the SDK reports as the server's.
+            return match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
+                Ok(message) => Ok(StreamableHttpPostResponse::Json(message, session)),
+                Err(_) if body.is_empty() && (200..300).contains(&status) => {
+                    Ok(StreamableHttpPostResponse::Accepted)
+                }
+                Err(e) if (200..300).contains(&status) => Err(e.into()),
+                Err(_) => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                    format!(
+                        "HTTP {status}: {}",
+                        String::from_utf8_lossy(&body[..body.len().min(QUOTED_BYTES)])
+                    ),
+                ))),
+            };
+        }
+        if (200..300).contains(&status) {
+            let body = read_all(&mut answer).await?;
+            if body.is_empty() {
+                return Ok(StreamableHttpPostResponse::Accepted);
+            }
+            return Err(StreamableHttpError::UnexpectedContentType(content_type));
+        }
+        Err(Self::unexpected(answer).await)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), Failure> {
+        let request = Self::request(
+            "DELETE",
+            &uri,
+            Some(&session_id),
+            auth_header,
+            custom_headers,
+        );
+        let answer = self.0.open(request).await.map_err(failed)?;
+        match answer.status {
+            405 => Err(StreamableHttpError::ServerDoesNotSupportDeleteSession),
+            // Gone already is what was asked.
+            200..=299 | 404 => Ok(()),
+            _ => Err(Self::unexpected(answer).await),
+        }
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failure> {
+        let mut request = Self::request(
+            "GET",
+            &uri,
+            session_id.as_deref(),
+            auth_header,
+            custom_headers,
+        );
+        request
+            .headers
+            .push(("accept".to_owned(), "text/event-stream".to_owned()));
+        if let Some(last) = last_event_id {
+            request.headers.push((LAST_EVENT_ID.to_owned(), last));
+        }
+        let answer = self.0.open(request).await.map_err(failed)?;
+        if answer.status == 405 {
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
+        if answer.status == 404 && session_id.is_some() {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let content_type = header(&answer, "content-type").map(str::to_owned);
+        if (200..300).contains(&answer.status)
+            && is_media(content_type.as_deref(), "text/event-stream")
+        {
+            return Ok(events(answer));
+        }
+        if (200..300).contains(&answer.status) {
+            return Err(StreamableHttpError::UnexpectedContentType(content_type));
+        }
+        Err(Self::unexpected(answer).await)
+    }
+}

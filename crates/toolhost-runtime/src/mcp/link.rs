@@ -1,0 +1,471 @@
+//! One configured MCP server: its connections, the tools it listed last, what it wrote to
+//! standard error, and one call's exchange with it.
+//!
+//! A program is one connection. A server at a URL has one connection per set of header values:
+//! a thread whose variables give other values (another token) talks to it over a connection of
+//! its own, so that no thread's calls carry another's credentials.
+
+use super::http::FetcherClient;
+use super::server_def::{fill, Endpoint, McpServerDef};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, JsonObject, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerResult, Tool,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use toolhost_core::tool::AbortSignal;
+use toolhost_providers::fetch::Fetcher;
+
+/// The most pages of `tools/list` read from one server: a cursor that never ends is cut here.
+pub const MAX_LIST_PAGES: usize = 50;
+/// The lines of a server's standard error kept (the newest), shown when it fails.
+pub const STDERR_LINES_KEPT: usize = 40;
+/// The most connections kept to one server at a URL (one per set of header values); the
+/// oldest is closed for a new one.
+pub const MAX_CONNECTIONS: usize = 8;
+/// The longest line of standard error kept, in bytes.
+const STDERR_LINE_BYTES: usize = 500;
+/// How often a call checks its thread's abort signal.
+const ABORT_POLL: Duration = Duration::from_millis(50);
+
+type Connection = RunningService<RoleClient, ClientSide>;
+
+/// Header names and the values they were given: which connection a call takes.
+type HeaderSet = Vec<(String, String)>;
+
+/// What a call does with the progress its server reports: `(progress, total, message)`.
+pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
+/// What toolhost answers as an MCP client: it passes progress on to the call it belongs to, and
+/// lists the tools again when the server says they changed.
+struct ClientSide {
+    link: std::sync::Weak<ServerLink>,
+}
+
+impl ClientHandler for ClientSide {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let Some(link) = self.link.upgrade() else {
+            return;
+        };
+        let report = lock(&link.progress).get(&params.progress_token).cloned();
+        if let Some(report) = report {
+            report(params.progress, params.total, params.message);
+        }
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        let Some(link) = self.link.upgrade() else {
+            return;
+        };
+        match list_tools(&context.peer).await {
+            Ok(tools) => *lock(&link.listed) = tools,
+            Err(e) => link.note(format!("listing the tools again failed: {e}")),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Why a call did not get the server's result.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// The call never reached the server (it could not be started, or the request not sent).
+    NotSent(String),
+    /// The server answered with an error instead of a result.
+    Failed(String),
+    /// No answer within the timeouts; the server was told to cancel the call.
+    TimedOut(Duration),
+    /// The thread was stopped; the server was told to cancel the call.
+    Cancelled,
+    /// The connection was lost while the call ran: its outcome is unknown.
+    Lost(String),
+}
+
+/// One `tools/call` to make: what to send and what the call brings with it.
+pub(crate) struct OutgoingCall {
+    /// The server's name of the tool.
+    pub tool: String,
+    /// The validated arguments.
+    pub arguments: JsonObject,
+    /// The request's `_meta` (the idempotency key).
+    pub meta: JsonObject,
+    /// The values of the variables the server's headers take, as the thread has them.
+    pub variables: HashMap<String, String>,
+    /// The run's abort signal.
+    pub abort: AbortSignal,
+    /// Where the server's progress goes.
+    pub on_progress: Option<ProgressFn>,
+}
+
+/// One configured server and what toolhost keeps of it.
+pub(crate) struct ServerLink {
+    pub(crate) def: McpServerDef,
+    /// Carries the requests to a server at a URL.
+    http: Option<Arc<dyn Fetcher>>,
+    connections: tokio::sync::Mutex<Vec<(HeaderSet, Connection)>>,
+    listed: Mutex<Vec<Tool>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Where the progress of each call under way goes, by its progress token.
+    progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
+}
+
+impl ServerLink {
+    pub(crate) fn new(def: McpServerDef, http: Option<Arc<dyn Fetcher>>) -> Self {
+        Self {
+            def,
+            http,
+            connections: tokio::sync::Mutex::new(Vec::new()),
+            listed: Mutex::new(Vec::new()),
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            progress: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Keeps a line in the server's log (toolhost's own notes about it are marked).
+    fn note(&self, line: String) {
+        push_line(&self.stderr, format!("[toolhost] {line}"));
+    }
+
+    /// The tool `name` as the server listed it last.
+    pub(crate) fn listed(&self, name: &str) -> Option<Tool> {
+        lock(&self.listed).iter().find(|t| t.name == name).cloned()
+    }
+
+    /// The last lines the server wrote to standard error, oldest first.
+    pub(crate) fn log_tail(&self) -> Vec<String> {
+        lock(&self.stderr).iter().cloned().collect()
+    }
+
+    /// " (its last words: …)" with the last lines of standard error, or nothing.
+    fn said(&self) -> String {
+        let tail = self.log_tail();
+        let last: Vec<&String> = tail.iter().rev().take(3).collect();
+        if last.is_empty() {
+            String::new()
+        } else {
+            let lines: Vec<&str> = last.into_iter().rev().map(String::as_str).collect();
+            format!(" (its last words: {})", lines.join(" | "))
+        }
+    }
+
+    /// The headers of a server at a URL with their variables' values from `lookup`, or the
+    /// first variable that has none (and the header that needs it).
+    fn headers(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<HeaderSet, (String, String)> {
+        let Endpoint::Url { headers, .. } = &self.def.endpoint else {
+            return Ok(Vec::new());
+        };
+        headers
+            .iter()
+            .map(|(name, value)| {
+                fill(value, lookup)
+                    .map(|filled| (name.clone(), filled))
+                    .map_err(|missing| (name.clone(), missing))
+            })
+            .collect()
+    }
+
+    /// Starts or reaches the server and completes the handshake, within the connect timeout.
+    async fn connect(self: &Arc<Self>, headers: &HeaderSet) -> Result<Connection, String> {
+        let handler = ClientSide {
+            link: Arc::downgrade(self),
+        };
+        let timeout = self.def.connect_timeout;
+        let serving = match &self.def.endpoint {
+            Endpoint::Command {
+                program,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut command = tokio::process::Command::new(program);
+                command
+                    .args(args)
+                    .current_dir(cwd)
+                    .env_clear()
+                    .kill_on_drop(true);
+                for name in std::iter::once("PATH").chain(env.iter().map(String::as_str)) {
+                    if let Some(value) = std::env::var_os(name) {
+                        command.env(name, value);
+                    }
+                }
+                let (transport, stderr) = TokioChildProcess::builder(command)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+                if let Some(stderr) = stderr {
+                    let kept = self.stderr.clone();
+                    tokio::spawn(async move {
+                        let mut lines = BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            push_line(&kept, line);
+                        }
+                    });
+                }
+                tokio::time::timeout(timeout, handler.serve(transport)).await
+            }
+            Endpoint::Url { url, .. } => {
+                let Some(http) = self.http.clone() else {
+                    return Err("this runtime was loaded without an HTTP client, so it cannot reach an MCP server at a URL (the command line gives it one)".to_owned());
+                };
+                let mut custom = HashMap::new();
+                for (name, value) in headers {
+                    let name = http::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|_| format!("{name:?} is not a header name"))?;
+                    // The value is never quoted: it may hold a secret.
+                    let value = http::HeaderValue::from_str(value).map_err(|_| {
+                        format!("the value of header {name} is not a valid header value")
+                    })?;
+                    custom.insert(name, value);
+                }
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let transport =
+                    StreamableHttpClientTransport::with_client(FetcherClient(http), config);
+                tokio::time::timeout(timeout, handler.serve(transport)).await
+            }
+        };
+        match serving {
+            Ok(Ok(connection)) => Ok(connection),
+            Ok(Err(e)) => Err(format!(
+                "the MCP handshake failed: {}{}",
+                innermost(&e),
+                self.said()
+            )),
+            Err(_) => Err(format!(
+                "the server did not complete the MCP handshake within {} ms{}",
+                timeout.as_millis(),
+                self.said()
+            )),
+        }
+    }
+
+    /// The peer of the open connection for `headers`, connecting (again) when there is none or
+    /// it closed. `restarting` notes why a program is started again.
+    async fn peer(self: &Arc<Self>, headers: &HeaderSet) -> Result<rmcp::Peer<RoleClient>, String> {
+        let mut connections = self.connections.lock().await;
+        if let Some(at) = connections.iter().position(|(h, _)| h == headers) {
+            if !connections[at].1.is_closed() {
+                return Ok(connections[at].1.peer().clone());
+            }
+            let (_, dead) = connections.remove(at);
+            if matches!(self.def.endpoint, Endpoint::Command { .. }) {
+                self.note("the server had exited; starting it again".to_owned());
+            }
+            let _ = dead.cancel().await;
+        }
+        let connection = self.connect(headers).await?;
+        let peer = connection.peer().clone();
+        if connections.len() == MAX_CONNECTIONS {
+            let (_, oldest) = connections.remove(0);
+            let _ = oldest.cancel().await;
+        }
+        connections.push((headers.clone(), connection));
+        Ok(peer)
+    }
+
+    /// Forgets the connection for `headers` (its transport closed under a request).
+    async fn drop_connection(&self, headers: &HeaderSet) {
+        let mut connections = self.connections.lock().await;
+        if let Some(at) = connections.iter().position(|(h, _)| h == headers) {
+            let (_, dead) = connections.remove(at);
+            let _ = dead.cancel().await;
+        }
+    }
+
+    /// Connects with the headers toolhost's environment gives and lists the server's tools.
+    pub(crate) async fn refresh(self: &Arc<Self>) -> Result<Vec<Tool>, String> {
+        let env = |name: &str| std::env::var(name).ok();
+        let headers = match self.headers(&env) {
+            Ok(headers) => headers,
+            Err((header, missing)) => {
+                return Err(format!(
+                    "header {header} needs the variable {missing}, which is not in toolhost's environment, so the server's tools cannot be listed"
+                ))
+            }
+        };
+        let peer = self.peer(&headers).await?;
+        let tools = tokio::time::timeout(self.def.call_timeout, list_tools(&peer))
+            .await
+            .map_err(|_| {
+                format!(
+                    "tools/list got no answer within {} ms",
+                    self.def.call_timeout.as_millis()
+                )
+            })??;
+        *lock(&self.listed) = tools.clone();
+        Ok(tools)
+    }
+
+    /// Sends one `tools/call` and waits for its answer, the timeouts or the abort signal. The
+    /// headers' variables come from `variables` (the thread's), else from toolhost's
+    /// environment.
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        call: OutgoingCall,
+    ) -> Result<CallToolResult, CallError> {
+        let OutgoingCall {
+            tool,
+            arguments,
+            meta,
+            variables,
+            abort,
+            on_progress,
+        } = call;
+        let lookup = |name: &str| {
+            variables
+                .get(name)
+                .cloned()
+                .or_else(|| std::env::var(name).ok())
+        };
+        let headers = self.headers(&lookup).map_err(|(header, missing)| {
+            CallError::NotSent(format!(
+                "header {header} needs the variable {missing}, which neither the thread nor toolhost's environment has; give it to the thread"
+            ))
+        })?;
+        let mut params = CallToolRequestParams::new(tool).with_arguments(arguments);
+        params.meta = Some(meta.into());
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // A server that exited may not be noticed as closed until a send fails: a request that
+        // could not be sent never reached it, so it is sent once more on a new connection.
+        let mut restarted = false;
+        let (peer, handle) = loop {
+            let peer = self.peer(&headers).await.map_err(CallError::NotSent)?;
+            let mut options = PeerRequestOptions::with_timeout(self.def.call_timeout)
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(self.def.max_call_timeout);
+            options.timeout = Some(self.def.call_timeout);
+            match peer
+                .send_request_with_option(request.clone(), options)
+                .await
+            {
+                Ok(handle) => break (peer, handle),
+                Err(rmcp::ServiceError::TransportClosed) if !restarted => {
+                    restarted = true;
+                    self.note("the connection had closed; connecting again".to_owned());
+                    self.drop_connection(&headers).await;
+                }
+                Err(e) => {
+                    return Err(CallError::NotSent(format!(
+                        "the request could not be sent: {e}"
+                    )))
+                }
+            }
+        };
+        let id = handle.id.clone();
+        // The server's progress reaches the call's thread while the call is under way.
+        let _progress = on_progress.map(|report| {
+            lock(&self.progress).insert(handle.progress_token.clone(), report);
+            Unregister(self.clone(), handle.progress_token.clone())
+        });
+        let answer = handle.await_response();
+        tokio::pin!(answer);
+        loop {
+            tokio::select! {
+                result = &mut answer => {
+                    return match result {
+                        Ok(ServerResult::CallToolResult(result)) => Ok(result),
+                        Ok(other) => Err(CallError::Failed(format!("the server answered tools/call with something else: {other:?}"))),
+                        Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!("the server refused the call: {} (code {})", e.message, e.code.0))),
+                        Err(rmcp::ServiceError::Timeout { timeout }) => Err(CallError::TimedOut(timeout)),
+                        Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(format!("the server exited while the call ran{}", self.said()))),
+                        Err(e) => Err(CallError::Lost(e.to_string())),
+                    };
+                }
+                _ = tokio::time::sleep(ABORT_POLL) => {
+                    if abort.is_aborted() {
+                        let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
+                            Some(id),
+                            Some("the thread was stopped".to_owned()),
+                        ));
+                        let _ = peer.send_notification(cancelled.into()).await;
+                        return Err(CallError::Cancelled);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Closes every connection (a program sees its standard input end).
+    pub(crate) async fn close(&self) {
+        for (_, connection) in self.connections.lock().await.drain(..) {
+            let _ = tokio::time::timeout(Duration::from_secs(2), connection.cancel()).await;
+        }
+    }
+}
+
+/// What went wrong at the bottom of an error's chain, without the SDK's own type names (its
+/// transport errors say "… Transport [its::type::Name<…>] error: what happened").
+fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut at = error;
+    while let Some(next) = at.source() {
+        at = next;
+    }
+    let text = at.to_string();
+    match text.rsplit_once("] error: ") {
+        Some((_, what)) => what.to_owned(),
+        None => text,
+    }
+}
+
+/// Takes a call's progress route away when the call ends, however it ends.
+struct Unregister(Arc<ServerLink>, ProgressToken);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        lock(&self.0.progress).remove(&self.1);
+    }
+}
+
+fn push_line(kept: &Mutex<VecDeque<String>>, mut line: String) {
+    if line.len() > STDERR_LINE_BYTES {
+        let mut end = STDERR_LINE_BYTES;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+        line.push('…');
+    }
+    let mut kept = lock(kept);
+    if kept.len() == STDERR_LINES_KEPT {
+        kept.pop_front();
+    }
+    kept.push_back(line);
+}
+
+/// Every page of `tools/list`, up to [`MAX_LIST_PAGES`].
+async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer
+            .list_tools(params)
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) if !next.is_empty() => cursor = Some(next),
+            _ => return Ok(tools),
+        }
+    }
+    Err(format!(
+        "tools/list returned more than {MAX_LIST_PAGES} pages; the server's cursor may never end"
+    ))
+}

@@ -1,0 +1,243 @@
+//! An MCP server at a URL (`agents/mcp/NAME.json` with `url` and `headers`): the real binary
+//! reaches a real server over MCP's streamable HTTP on loopback (the official Python SDK,
+//! `tests/mcp/notes_server.py http PORT`, which refuses a bearer token it does not know). A
+//! header's `${NAME}` comes from the thread's variables, else from toolhost's environment; no
+//! thread's calls carry another's token, and the token is stored nowhere in clear.
+
+mod common;
+
+use common::{write, TempProject};
+use serde_json::Value;
+use std::io::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The notes server over HTTP on a free port of 127.0.0.1, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start() -> Self {
+        let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+            panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+        });
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py");
+        let child = Command::new(python)
+            .arg(script)
+            .args(["http", &port.to_string()])
+            .env("NOTES_TOKENS", "alpha,beta")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the MCP server did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Server { child, port }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A project whose agent `a` offers tools of the server at `port`, named `remote`.
+fn project(port: u16, extra: &str, script: &str) -> TempProject {
+    let p = TempProject::new();
+    write(
+        &p.root,
+        "agents/mcp/remote.json",
+        &format!(
+            r#"{{"url": "http://127.0.0.1:{port}/mcp", "headers": {{"Authorization": "Bearer ${{REMOTE_TOKEN}}"}}, "trusted": true{extra}}}"#
+        ),
+    );
+    write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "s.jsonl"}"#,
+    );
+    write(&p.root, "s.jsonl", script);
+    write(
+        &p.root,
+        "agents/prompts/p.json",
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "includeChat": true,
+            "includePastTools": true, "tools": ["remote.add", "remote.whoami", "remote.slow_count"]}"#,
+    );
+    write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p", "maxSteps": 8}}"#,
+    );
+    p
+}
+
+/// Runs `toolhost` in the project with `REMOTE_TOKEN` set in its environment (or not) and
+/// `stdin` as its input.
+fn toolhost(
+    p: &TempProject,
+    env_token: Option<&str>,
+    args: &[&str],
+    stdin: &str,
+) -> (i32, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    command
+        .args(args)
+        .current_dir(&p.root)
+        .env_remove("REMOTE_TOKEN")
+        .env_remove("TOOLHOST_SECRET_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(token) = env_token {
+        command.env("REMOTE_TOKEN", token);
+    }
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The texts of the tool results of a `--json` record.
+fn results(stdout: &str) -> Vec<(String, String)> {
+    let record: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["status"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+const WHO: &str = r#"{"toolCalls": [{"name": "remote.add", "arguments": {"a": 2, "b": 3}}, {"name": "remote.whoami", "arguments": {}}]}
+{"text": "done"}
+"#;
+
+#[test]
+fn a_server_at_a_url_is_listed_with_the_headers_toolhosts_environment_fills() {
+    let server = Server::start();
+    let p = project(server.port, "", WHO);
+    let (code, stdout, stderr) = toolhost(&p, None, &["mcp", "list", "."], "");
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("header Authorization needs the variable REMOTE_TOKEN, which is not in toolhost's environment"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = toolhost(&p, Some("alpha"), &["mcp", "list", "."], "");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("connected") && stdout.contains("remote.whoami"),
+        "{stdout}"
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    // A token the server does not know: the listing fails, saying how.
+    let (code, stdout, _) = toolhost(&p, Some("gamma"), &["mcp", "list", "."], "");
+    assert_eq!(code, 2);
+    assert!(stdout.contains("HTTP 401: unknown token"), "{stdout}");
+}
+
+#[test]
+fn a_call_carries_its_threads_token_and_toolhosts_otherwise_and_the_token_is_stored_sealed() {
+    let server = Server::start();
+    let p = project(server.port, "", WHO);
+    let run = ["run", ".", "--agent", "a", "--data", "data", "--json", "go"];
+    let (code, stdout, stderr) = toolhost(&p, Some("alpha"), &run, "");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(
+        results(&stdout),
+        [
+            ("success".to_owned(), "5".to_owned()),
+            ("success".to_owned(), "token a".to_owned())
+        ]
+    );
+
+    // This thread has a token of its own: its calls carry it, not toolhost's.
+    let with_secret = [
+        "run",
+        ".",
+        "--agent",
+        "a",
+        "--data",
+        "data",
+        "--json",
+        "--secret",
+        "REMOTE_TOKEN",
+        "go",
+    ];
+    let (code, stdout, stderr) = toolhost(&p, Some("alpha"), &with_secret, "beta\n");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(results(&stdout)[1].1, "token b");
+    assert!(!stdout.contains("beta") && !stderr.contains("beta"));
+    for file in ["toolhost.db", "toolhost.db-wal"] {
+        let bytes = std::fs::read(p.root.join("data").join(file)).unwrap_or_default();
+        assert!(
+            !bytes.windows(4).any(|w| w == b"beta"),
+            "the token is in {file} in clear"
+        );
+    }
+
+    // A thread whose token the server refuses gets errors that say so; the thread goes on.
+    let (code, stdout, stderr) = toolhost(&p, Some("alpha"), &with_secret, "gamma\n");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let refused = results(&stdout);
+    assert!(
+        refused.iter().all(|(status, _)| status == "error"),
+        "{refused:?}"
+    );
+    assert!(
+        refused[0].1.contains("HTTP 401: unknown token"),
+        "{refused:?}"
+    );
+    assert!(!stderr.contains("rmcp"), "{stderr}");
+}
+
+#[test]
+fn progress_over_the_event_stream_keeps_a_call_alive_past_its_soft_timeout() {
+    let server = Server::start();
+    let p = project(
+        server.port,
+        r#", "callTimeoutMs": 1000"#,
+        r#"{"toolCalls": [{"name": "remote.slow_count", "arguments": {"steps": 6}}]}
+{"text": "done"}
+"#,
+    );
+    let (code, stdout, stderr) = toolhost(
+        &p,
+        Some("alpha"),
+        &["run", ".", "--agent", "a", "--data", "data", "--json", "go"],
+        "",
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(
+        results(&stdout),
+        [("success".to_owned(), "counted to 6".to_owned())]
+    );
+}
