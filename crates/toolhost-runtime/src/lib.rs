@@ -57,6 +57,12 @@
 //!   [`engine::ThreadState::run_code`], models through the built-in `run_code` tool (offered
 //!   where a prompt lists it; a project tool of that name replaces it, as for `think`). The
 //!   call's abort signal terminates a run, so a stop of the thread ends a runaway one.
+//! - Tools of MCP servers ([`mcp`], `agents/mcp/`) are imported as `SERVER.TOOL` when the
+//!   project loads and called like any tool: approval unless a trusted server says a tool only
+//!   reads, the definition pinned per thread, timeouts and cancellation at the server, a call
+//!   whose outcome is unknown never sent twice. A server at a URL is reached through the HTTP
+//!   client the embedding program gives [`engine::Runtime::load_networked`]: the runtime
+//!   carries MCP's streamable HTTP on it and links no HTTP client itself.
 //! - Every file it reads (definitions, tool files, model scripts, the secrets key) goes through
 //!   [`files`]: a regular file (or a link to one) under a size cap, or an error naming the file
 //!   and why; a FIFO or a device never blocks or floods a run.

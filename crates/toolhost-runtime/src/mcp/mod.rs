@@ -1,8 +1,10 @@
 //! Tools of MCP servers (`agents/mcp/NAME.json`), imported as `NAME.tool`.
 //!
 //! ## Contract
-//! - Each file names one server run as a child process over standard input and output
-//!   ([`server_def`]). When the project loads, every server is started and its tools listed
+//! - Each file names one server: a program run as a child process over standard input and
+//!   output, or a URL reached over MCP's streamable HTTP through the HTTP client the embedding
+//!   program gives ([`http`], [`crate::engine::Runtime::load_networked`]); see [`server_def`].
+//!   When the project loads, every server is started or reached and its tools listed
 //!   (all pages, up to [`hub::MAX_LIST_PAGES`]); a server that cannot be started, does not
 //!   complete the handshake in time or lists a tool whose schema cannot be taken is a
 //!   [`FileProblem`] of its file, naming what went wrong (and the server's last words on
@@ -13,6 +15,9 @@
 //! - What servers write to standard error is kept apart from toolhost's own output (the last
 //!   [`hub::STDERR_LINES_KEPT`] lines per server, shown by `toolhost mcp list` and quoted when a
 //!   server fails). Only `PATH` and the variables a file names reach a server's environment.
+//! - A server at a URL gets the headers its file gives, each `${NAME}` filled from the calling
+//!   thread's variables (else toolhost's environment): one connection per set of values, at
+//!   most [`hub::MAX_CONNECTIONS`], so no thread's calls carry another's credentials.
 
 pub mod http;
 pub mod hub;
