@@ -99,3 +99,84 @@ async fn mcp_needs_a_token_that_may_run_the_agent_and_a_local_host() {
     assert_eq!(answer.status, 200, "{}", answer.text);
     assert!(answer.text.contains("2025-11-25"), "{}", answer.text);
 }
+
+/// A call that needs a secret sends a client that can open a URL to the thread's page; the
+/// secret given there (never through the client) lets the call go on, and its result carries
+/// it only redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_is_given_on_the_threads_page_the_client_sends_its_user_to() {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    // A tool declaring the secret DOOR_CODE, run by a program that says it got it.
+    let project = temp_dir();
+    let files = [
+        (
+            "agents/tools/unlock.json",
+            r#"{"type": "object", "description": "Unlocks the door.",
+                "properties": {"_activity": {"const": "unlock"}},
+                "variables": [{"name": "DOOR_CODE", "type": "secret", "required": true, "description": "The door code"}]}"#,
+        ),
+        (
+            "agents/activities/unlock.json",
+            r#"{"command": ["python3", "unlock.py"], "env": ["PATH"], "timeoutMs": 10000}"#,
+        ),
+        (
+            "unlock.py",
+            "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'unlocked with ' + call['variables']['DOOR_CODE']}))\n",
+        ),
+        (
+            "agents/agents/keeper.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "keeper"}}"#,
+        ),
+        (
+            "agents/prompts/keeper.json",
+            r#"{"toolDescription": "x", "prompt": "Keep the door.", "model": "m", "tools": ["unlock"]}"#,
+        ),
+        (
+            "agents/models/m.json",
+            r#"{"provider": "test", "script": "m.jsonl"}"#,
+        ),
+        ("m.jsonl", "{\"text\": \"unused\"}\n"),
+    ];
+    for (file, text) in files {
+        let path = project.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let server = TestServer::start_with(&project, |config| {
+        config.mcp_agent = Some("keeper".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["keeper"]));
+    let url = format!("http://{}/mcp", server.addr);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client_secret.py");
+    let secret = "4417-0xdoor";
+    let out = tokio::process::Command::new(python)
+        .arg(script)
+        .args([&url, &token, "unlock", "DOOR_CODE", secret])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let seen: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let asked = seen["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{seen}");
+    assert_eq!(asked[0]["mode"], "url");
+    let page = asked[0]["url"].as_str().unwrap();
+    assert!(
+        page.starts_with(&format!("http://{}/#/t/", server.addr)),
+        "{page}"
+    );
+    assert!(asked[0]["message"].as_str().unwrap().contains("DOOR_CODE"));
+    assert_eq!(asked[0]["given"], 200, "{seen}");
+    assert_eq!(seen["isError"], false, "{seen}");
+    let text = seen["text"][0].as_str().unwrap();
+    assert!(text.starts_with("unlocked with "), "{text}");
+    assert!(
+        !text.contains(secret),
+        "the secret reached the client: {text}"
+    );
+}

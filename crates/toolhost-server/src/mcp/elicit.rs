@@ -106,3 +106,53 @@ pub(super) async fn ask_approval(
         _ => None,
     }
 }
+
+/// The web page of `thread_id` on the server this request came to, when it came over HTTP: where
+/// a person gives the thread's secrets.
+pub(super) fn thread_page(context: &RequestContext<RoleServer>, thread_id: &str) -> Option<String> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    let host = parts.headers.get("host")?.to_str().ok()?;
+    let scheme = parts
+        .headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| matches!(*s, "http" | "https"))
+        .unwrap_or("http");
+    Some(format!("{scheme}://{host}/#/t/{thread_id}"))
+}
+
+/// Sends the client's user to `page` to give the secrets `names` (URL-mode elicitation, for a
+/// client that declared it can open one); true when the user agreed to go. The values never
+/// pass through the client.
+pub(super) async fn send_to_page(
+    context: &RequestContext<RoleServer>,
+    tool: &str,
+    page: &str,
+    request_id: &str,
+    names: &[String],
+) -> bool {
+    let can_open = context.peer.peer_info().is_some_and(|info| {
+        info.capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.url.is_some())
+    });
+    if !can_open {
+        return false;
+    }
+    let Ok(params) = serde_json::from_value::<ElicitRequestParams>(json!({
+        "mode": "url",
+        "message": format!(
+            "The call of \"{tool}\" needs {}. Give the values on toolhost's page of the thread (sign in with your token): they never pass through this client.",
+            names.join(", ")
+        ),
+        "url": page,
+        "elicitationId": request_id,
+    })) else {
+        return false;
+    };
+    matches!(
+        context.peer.create_elicitation(params).await,
+        Ok(answer) if answer.action == ElicitationAction::Accept
+    )
+}

@@ -20,8 +20,10 @@
 //!   (form elicitation: approve, or deny with a message) when the client can elicit and the
 //!   protocol lets a server ask (2025-11-25), and so are the text variables it waits for (one
 //!   form, a field each). A secret is never asked through a client, which would see it in
-//!   clear: the call is then an error result saying what it waits for and where to give it, as
-//!   it is when the client cannot ask. A client's cancellation stops the call's thread. What
+//!   clear: over HTTP, a client that can open a URL (URL-mode elicitation) sends its user to the
+//!   thread's web page, and the call goes on once the secret is given there; otherwise the call
+//!   is an error result saying what it waits for and where to give it, as it is when the client
+//!   cannot ask. A client's cancellation stops the call's thread. What
 //!   the tool says of its progress ([`toolhost_runtime::engine::ThreadState::progress`]) is
 //!   sent as progress notifications when the request carries a `progressToken`.
 
@@ -44,13 +46,17 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use toolhost_runtime::engine::{
-    fit_arguments, RunOutcome, Runtime, ScratchCall, VariableToGive, Waiting,
+    fit_arguments, RunOutcome, Runtime, RuntimeError, ScratchCall, VariableToGive, Waiting,
 };
 
 /// `schema` when it describes an object.
 fn object_schema(schema: Option<&Value>) -> Option<&Value> {
     schema.filter(|s| s.get("type") == Some(&json!("object")))
 }
+
+/// How long a call waits for secrets a person gives on the thread's page after the client's
+/// user agreed to go there.
+pub const SECRETS_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The MCP handler of one agent's tools.
 #[derive(Clone)]
@@ -135,6 +141,45 @@ impl McpTools {
         names.sort();
         names.dedup();
         names
+    }
+
+    /// Sends the client's user to the thread's page for the secrets a call waits for (over
+    /// HTTP, to a client that can open a URL) and waits until they are given there (at most
+    /// [`SECRETS_WAIT`], and not past the client's cancellation); true once they are.
+    async fn secrets_given_on_page(
+        &self,
+        context: &RequestContext<RoleServer>,
+        tool: &str,
+        thread_id: &str,
+        request_id: &str,
+        names: &[String],
+    ) -> bool {
+        if !matches!(self.answering, Answering::Http) {
+            return false;
+        }
+        let Some(page) = elicit::thread_page(context, thread_id) else {
+            return false;
+        };
+        if !elicit::send_to_page(context, tool, &page, request_id, names).await {
+            return false;
+        }
+        let store = toolhost_store::AsyncStore::new(self.runtime.store().clone());
+        let deadline = tokio::time::Instant::now() + SECRETS_WAIT;
+        while tokio::time::Instant::now() < deadline && !context.ct.is_cancelled() {
+            let answered = store
+                .variable_requests(thread_id)
+                .await
+                .is_ok_and(|requests| {
+                    requests
+                        .iter()
+                        .any(|r| r.id == request_id && r.answered_at.is_some())
+                });
+            if answered {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+        false
     }
 
     /// What the agent declares of the variables `names` (a name it does not declare is taken
@@ -245,6 +290,7 @@ impl McpTools {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = tool.name();
+        let waiting_since = tokio::time::Instant::now();
         let outcome = loop {
             let outcome = tokio::select! {
                 outcome = self.runtime.run(&thread.id) => outcome,
@@ -253,10 +299,26 @@ impl McpTools {
                     return Err(McpError::internal_error("the call was cancelled", None));
                 }
             };
-            // A client that can ask its user gives the text variables the call waits for.
-            if let Ok(RunOutcome::Paused(Waiting::Variables { names, .. })) = &outcome {
+            // Another run owns the thread (the server resumes a thread whose variables were
+            // given on its page): the call's result comes from that run, so wait for it.
+            if let Err(RuntimeError::ThreadBusy { .. }) = &outcome {
+                if waiting_since.elapsed() < SECRETS_WAIT && !context.ct.is_cancelled() {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            }
+            // A client that can ask its user gives the text variables the call waits for, or
+            // sends the user to the thread's page for secrets.
+            if let Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) = &outcome {
                 let wanted = self.wanted(names);
-                if let Some(values) = ask_variables(context, name, &wanted).await {
+                if wanted.iter().any(|v| v.secret) {
+                    if self
+                        .secrets_given_on_page(context, name, &thread.id, request_id, names)
+                        .await
+                    {
+                        continue;
+                    }
+                } else if let Some(values) = ask_variables(context, name, &wanted).await {
                     if let Err(e) = self.runtime.set_variables(&thread.id, values).await {
                         return Ok(Self::error(format!("the values were not taken: {e}")));
                     }
