@@ -108,42 +108,7 @@ async fn a_secret_is_given_on_the_threads_page_the_client_sends_its_user_to() {
     let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
         panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
     });
-    // A tool declaring the secret DOOR_CODE, run by a program that says it got it.
-    let project = temp_dir();
-    let files = [
-        (
-            "agents/tools/unlock.json",
-            r#"{"type": "object", "description": "Unlocks the door.",
-                "properties": {"_activity": {"const": "unlock"}},
-                "variables": [{"name": "DOOR_CODE", "type": "secret", "required": true, "description": "The door code"}]}"#,
-        ),
-        (
-            "agents/activities/unlock.json",
-            r#"{"command": ["python3", "unlock.py"], "env": ["PATH"], "timeoutMs": 10000}"#,
-        ),
-        (
-            "unlock.py",
-            "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'unlocked with ' + call['variables']['DOOR_CODE']}))\n",
-        ),
-        (
-            "agents/agents/keeper.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "keeper"}}"#,
-        ),
-        (
-            "agents/prompts/keeper.json",
-            r#"{"toolDescription": "x", "prompt": "Keep the door.", "model": "m", "tools": ["unlock"]}"#,
-        ),
-        (
-            "agents/models/m.json",
-            r#"{"provider": "test", "script": "m.jsonl"}"#,
-        ),
-        ("m.jsonl", "{\"text\": \"unused\"}\n"),
-    ];
-    for (file, text) in files {
-        let path = project.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    let project = keeper_project();
     let server = TestServer::start_with(&project, |config| {
         config.mcp_agent = Some("keeper".to_owned());
     })
@@ -174,9 +139,112 @@ async fn a_secret_is_given_on_the_threads_page_the_client_sends_its_user_to() {
     assert_eq!(asked[0]["given"], 200, "{seen}");
     assert_eq!(seen["isError"], false, "{seen}");
     let text = seen["text"][0].as_str().unwrap();
-    assert!(text.starts_with("unlocked with "), "{text}");
+    assert!(text.starts_with("unlock with "), "{text}");
     assert!(
         !text.contains(secret),
         "the secret reached the client: {text}"
     );
+}
+
+/// A project whose agent `keeper` offers `unlock` (needs the secret DOOR_CODE), `locate` (the
+/// text variable REGION) and `pay` (needs approval); each says what it got.
+fn keeper_project() -> PathBuf {
+    let project = temp_dir();
+    let files = [
+        (
+            "agents/tools/unlock.json",
+            r#"{"type": "object", "description": "Unlocks the door.",
+                "properties": {"_activity": {"const": "unlock"}},
+                "variables": [{"name": "DOOR_CODE", "type": "secret", "required": true, "description": "The door code"}]}"#,
+        ),
+        (
+            "agents/activities/unlock.json",
+            r#"{"command": ["python3", "unlock.py"], "env": ["PATH"], "timeoutMs": 10000}"#,
+        ),
+        (
+            "unlock.py",
+            "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': call['tool'] + ' with ' + ','.join(call['variables'].values())}))\n",
+        ),
+        (
+            "agents/agents/keeper.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "keeper"}}"#,
+        ),
+        (
+            "agents/tools/locate.json",
+            r#"{"type": "object", "description": "Says where it is.",
+                "properties": {"_activity": {"const": "unlock"}},
+                "variables": [{"name": "REGION", "type": "text", "required": true, "description": "Which region"}]}"#,
+        ),
+        (
+            "agents/tools/pay.json",
+            r#"{"type": "object", "description": "Pays the keeper.",
+                "properties": {"_activity": {"const": "pay"}}}"#,
+        ),
+        (
+            "agents/activities/pay.json",
+            r#"{"command": ["python3", "unlock.py"], "env": ["PATH"], "timeoutMs": 10000, "approval": {"reason": "Moves money."}}"#,
+        ),
+        (
+            "agents/prompts/keeper.json",
+            r#"{"toolDescription": "x", "prompt": "Keep the door.", "model": "m", "tools": ["unlock", "locate", "pay"]}"#,
+        ),
+        (
+            "agents/models/m.json",
+            r#"{"provider": "test", "script": "m.jsonl"}"#,
+        ),
+        ("m.jsonl", "{\"text\": \"unused\"}\n"),
+    ];
+    for (file, text) in files {
+        let path = project.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    project
+}
+
+/// Under 2026-07-28 (the official Python client's choice) a call asks within itself: an
+/// approval and a text variable come back as forms in `input_required` results, a secret as the
+/// thread's page, and each retry goes on with the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_2026_07_28_a_call_asks_with_input_required_and_goes_on_with_the_retry() {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let project = keeper_project();
+    let server = TestServer::start_with(&project, |config| {
+        config.mcp_agent = Some("keeper".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["keeper"]));
+    let url = format!("http://{}/mcp", server.addr);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client_rounds.py");
+    let secret = "7731-0xgate";
+    let out = tokio::process::Command::new(python)
+        .arg(script)
+        .args([&url, &token, secret])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let seen: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(seen["protocol"], "2026-07-28", "{seen}");
+    let asked = seen["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 3, "{seen}");
+    assert_eq!(asked[0]["fields"], json!(["approve", "message"]), "{seen}");
+    assert!(asked[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Moves money."));
+    assert_eq!(asked[1]["fields"], json!(["REGION"]), "{seen}");
+    assert_eq!(asked[2]["mode"], "url", "{seen}");
+    let results = &seen["results"];
+    for tool in ["pay", "locate", "unlock"] {
+        assert_eq!(results[tool]["isError"], false, "{seen}");
+    }
+    assert_eq!(results["locate"]["text"][0], "locate with north");
+    let unlocked = results["unlock"]["text"][0].as_str().unwrap();
+    assert!(unlocked.starts_with("unlock with "), "{unlocked}");
+    assert!(!unlocked.contains(secret), "{unlocked}");
 }

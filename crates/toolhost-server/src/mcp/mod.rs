@@ -23,19 +23,21 @@
 //!   clear: over HTTP, a client that can open a URL (URL-mode elicitation) sends its user to the
 //!   thread's web page, and the call goes on once the secret is given there; otherwise the call
 //!   is an error result saying what it waits for and where to give it, as it is when the client
-//!   cannot ask. A client's cancellation stops the call's thread. What
+//!   cannot ask. Under 2026-07-28 the same requests travel in `input_required` results, and the
+//!   client's retry goes on with the call (`rounds`). A client's cancellation stops the call's thread. What
 //!   the tool says of its progress ([`toolhost_runtime::engine::ThreadState::progress`]) is
 //!   sent as progress notifications when the request carries a `progressToken`.
 
+mod call;
 mod elicit;
 mod http;
 mod pages;
 mod progress;
+mod rounds;
 
 pub(crate) use http::routes;
 pub use pages::TOOLS_PAGE_SIZE;
 
-use elicit::{ask_approval, ask_variables};
 use pages::page;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -45,9 +47,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use toolhost_runtime::engine::{
-    fit_arguments, RunOutcome, Runtime, RuntimeError, ScratchCall, VariableToGive, Waiting,
-};
+use toolhost_runtime::engine::{Runtime, VariableToGive};
 
 /// `schema` when it describes an object.
 fn object_schema(schema: Option<&Value>) -> Option<&Value> {
@@ -68,6 +68,8 @@ pub struct McpTools {
     /// The thread the session's calls are journaled on, once the first call made it. Held
     /// for the whole of a call: a session's calls run one after another.
     session: Arc<tokio::sync::Mutex<Option<String>>>,
+    /// Calls waiting for a 2026-07-28 client's retry, shared by every session.
+    rounds: Arc<rounds::Rounds>,
 }
 
 /// Where a person answers a call that waits for an approval or variables.
@@ -112,6 +114,7 @@ impl McpTools {
             agent: agent.to_owned(),
             answering,
             session: Arc::default(),
+            rounds: Arc::default(),
         }
     }
 
@@ -143,45 +146,6 @@ impl McpTools {
         names
     }
 
-    /// Sends the client's user to the thread's page for the secrets a call waits for (over
-    /// HTTP, to a client that can open a URL) and waits until they are given there (at most
-    /// [`SECRETS_WAIT`], and not past the client's cancellation); true once they are.
-    async fn secrets_given_on_page(
-        &self,
-        context: &RequestContext<RoleServer>,
-        tool: &str,
-        thread_id: &str,
-        request_id: &str,
-        names: &[String],
-    ) -> bool {
-        if !matches!(self.answering, Answering::Http) {
-            return false;
-        }
-        let Some(page) = elicit::thread_page(context, thread_id) else {
-            return false;
-        };
-        if !elicit::send_to_page(context, tool, &page, request_id, names).await {
-            return false;
-        }
-        let store = toolhost_store::AsyncStore::new(self.runtime.store().clone());
-        let deadline = tokio::time::Instant::now() + SECRETS_WAIT;
-        while tokio::time::Instant::now() < deadline && !context.ct.is_cancelled() {
-            let answered = store
-                .variable_requests(thread_id)
-                .await
-                .is_ok_and(|requests| {
-                    requests
-                        .iter()
-                        .any(|r| r.id == request_id && r.answered_at.is_some())
-                });
-            if answered {
-                return true;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        }
-        false
-    }
-
     /// What the agent declares of the variables `names` (a name it does not declare is taken
     /// as a secret, so that it is never asked in clear).
     fn wanted(&self, names: &[String]) -> Vec<VariableToGive> {
@@ -208,192 +172,6 @@ impl McpTools {
 
     fn error(text: String) -> CallToolResponse {
         CallToolResult::error(vec![ContentBlock::text(text)]).into()
-    }
-
-    /// Runs one call on a thread of its own, unless the client cancels it.
-    async fn call(
-        &self,
-        name: &str,
-        arguments: Value,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = self
-            .runtime
-            .tools()
-            .get(name)
-            .filter(|_| self.offered().iter().any(|n| n == name))
-        else {
-            return Err(McpError::invalid_params(
-                format!("tool \"{name}\" is not offered; see tools/list"),
-                None,
-            ));
-        };
-        let text = arguments.to_string();
-        // Arguments that do not fit are the caller's to fix, told as a tool result.
-        if let Err(e) = fit_arguments(tool, &text) {
-            return Ok(Self::error(format!(
-                "the arguments do not fit tool \"{name}\": {e}"
-            )));
-        }
-        let mut session = self.session.lock().await;
-        let started = match session.as_deref() {
-            Some(thread) => self.runtime.add_scratch_call(thread, name, &text).await,
-            None => {
-                self.runtime
-                    .start_scratch_call(&self.agent, name, &text, Vec::new())
-                    .await
-            }
-        };
-        let ScratchCall { thread, call_id } = match started {
-            Ok(call) => call,
-            Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
-        };
-        let relay = progress::relay(&self.runtime, context, &thread.id, &call_id);
-        let answer = self.carry_out(tool, &thread, &call_id, context).await;
-        // Every progress the call reported is sent before its answer.
-        if let Some(relay) = relay {
-            relay.finish().await;
-        }
-        // The session's next call goes on the same thread once this one has its result; a call
-        // left waiting (or cancelled) keeps its thread to itself, and the next starts another.
-        let journal = toolhost_store::AsyncStore::new(self.runtime.store().clone());
-        let completed = matches!(
-            journal.call(&thread.id, &call_id).await,
-            Ok(Some(record)) if record.state == toolhost_store::CallState::Completed
-        );
-        *session = completed.then(|| thread.id.clone());
-        answer
-    }
-
-    /// The stored result of call `call_id` in `thread_id`, if it has one.
-    async fn result_of(
-        &self,
-        thread_id: &str,
-        call_id: &str,
-    ) -> Result<Option<toolhost_store::Message>, McpError> {
-        let messages = toolhost_store::AsyncStore::new(self.runtime.store().clone())
-            .messages(thread_id)
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        Ok(messages
-            .into_iter()
-            .find(|m| m.tool_call_id.as_deref() == Some(call_id)))
-    }
-
-    /// Runs a started call's thread to its end (asking the client's user what it waits for, when
-    /// the client can be asked) and answers with its result, or with what it waits for.
-    async fn carry_out(
-        &self,
-        tool: &toolhost_core::AnyTool,
-        thread: &toolhost_store::Thread,
-        call_id: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let name = tool.name();
-        let waiting_since = tokio::time::Instant::now();
-        let outcome = loop {
-            let outcome = tokio::select! {
-                outcome = self.runtime.run(&thread.id) => outcome,
-                () = context.ct.cancelled() => {
-                    self.runtime.stop(&thread.id).await;
-                    return Err(McpError::internal_error("the call was cancelled", None));
-                }
-            };
-            // Another run owns the thread (the server resumes a thread whose variables were
-            // given on its page): the call's result comes from that run, so wait for it.
-            if let Err(RuntimeError::ThreadBusy { .. }) = &outcome {
-                if waiting_since.elapsed() < SECRETS_WAIT && !context.ct.is_cancelled() {
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    continue;
-                }
-            }
-            // A client that can ask its user gives the text variables the call waits for, or
-            // sends the user to the thread's page for secrets.
-            if let Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) = &outcome {
-                let wanted = self.wanted(names);
-                if wanted.iter().any(|v| v.secret) {
-                    if self
-                        .secrets_given_on_page(context, name, &thread.id, request_id, names)
-                        .await
-                    {
-                        continue;
-                    }
-                } else if let Some(values) = ask_variables(context, name, &wanted).await {
-                    if let Err(e) = self.runtime.set_variables(&thread.id, values).await {
-                        return Ok(Self::error(format!("the values were not taken: {e}")));
-                    }
-                    continue;
-                }
-            }
-            // A client that can ask its user decides the approval the call waits for.
-            if let Ok(RunOutcome::Paused(Waiting::Approval(request))) = &outcome {
-                if let Some(verdict) = ask_approval(context, request).await {
-                    if let Err(e) = self
-                        .runtime
-                        .decide(&thread.id, &request.call_id, verdict)
-                        .await
-                    {
-                        return Ok(Self::error(format!("the decision was not taken: {e}")));
-                    }
-                    continue;
-                }
-            }
-            break outcome;
-        };
-        match outcome {
-            Err(e) => Ok(Self::error(format!("the call failed: {e}"))),
-            Ok(RunOutcome::Paused(Waiting::Approval(request))) => Ok(Self::error(format!(
-                "the call of \"{}\" waits for a person's approval; {}",
-                request.tool,
-                self.answering.approval(&thread.id, &request.call_id)
-            ))),
-            Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) => {
-                let secrets: Vec<String> = self
-                    .wanted(&names)
-                    .into_iter()
-                    .filter(|v| v.secret)
-                    .map(|v| v.name)
-                    .collect();
-                let never = if secrets.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " ({} {} secret: a secret is never asked through an MCP client, which would see it in clear)",
-                        secrets.join(", "),
-                        if secrets.len() == 1 { "is a" } else { "are each a" }
-                    )
-                };
-                Ok(Self::error(format!(
-                    "the call waits for values of {}{never}; {}",
-                    names.join(", "),
-                    self.answering.variables(&thread.id, &request_id)
-                )))
-            }
-            Ok(RunOutcome::Done(_)) => {
-                let Some(result) = self.result_of(&thread.id, call_id).await? else {
-                    return Ok(Self::error(format!(
-                        "the call's thread {} ended without a result",
-                        thread.id
-                    )));
-                };
-                let text = result.content.unwrap_or_default();
-                let failed = result.status == Some(toolhost_store::ToolStatus::Error);
-                // A tool with an output schema also gives its result as structured content,
-                // beside the text copy.
-                let structured = object_schema(tool.definition().output_schema.as_ref())
-                    .filter(|_| !failed)
-                    .and_then(|_| serde_json::from_str::<Value>(&text).ok())
-                    .filter(Value::is_object);
-                let content = vec![ContentBlock::text(text)];
-                let mut answer = if failed {
-                    CallToolResult::error(content)
-                } else {
-                    CallToolResult::success(content)
-                };
-                answer.structured_content = structured;
-                Ok(answer.into())
-            }
-        }
     }
 }
 
@@ -445,6 +223,9 @@ impl ServerHandler for McpTools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Some(state) = request.request_state {
+            return self.retry(&state, request.input_responses, &context).await;
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         self.call(&request.name, arguments, &context).await
     }

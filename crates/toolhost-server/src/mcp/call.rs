@@ -1,0 +1,353 @@
+//! One `tools/call`: started on the session's thread, carried out by the runtime, and what it
+//! waits for asked of the client's user where the protocol and the client allow it (a request
+//! to the client under 2025-11-25, an `input_required` answer under 2026-07-28).
+
+use super::elicit::{
+    approval_form, ask, secrets_url, thread_page, values_of, variables_form, verdict_of,
+    went_to_page,
+};
+use super::rounds::{asks_within_call, Asked, INPUT_KEY};
+use super::{object_schema, progress, Answering, McpTools, SECRETS_WAIT};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputResponses};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ErrorData as McpError;
+use serde_json::Value;
+use toolhost_core::AnyTool;
+use toolhost_runtime::engine::{fit_arguments, RunOutcome, RuntimeError, ScratchCall, Waiting};
+
+impl McpTools {
+    /// Runs one call on the session's thread, unless the client cancels it.
+    pub(super) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let tool = self.offered_tool(name)?;
+        let text = arguments.to_string();
+        // Arguments that do not fit are the caller's to fix, told as a tool result.
+        if let Err(e) = fit_arguments(&tool, &text) {
+            return Ok(Self::error(format!(
+                "the arguments do not fit tool \"{name}\": {e}"
+            )));
+        }
+        let mut session = self.session.lock().await;
+        let started = match session.as_deref() {
+            Some(thread) => self.runtime.add_scratch_call(thread, name, &text).await,
+            None => {
+                self.runtime
+                    .start_scratch_call(&self.agent, name, &text, Vec::new())
+                    .await
+            }
+        };
+        let ScratchCall { thread, call_id } = match started {
+            Ok(call) => call,
+            Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
+        };
+        let answer = self.relayed(&tool, &thread.id, &call_id, context).await;
+        // The session's next call goes on the same thread once this one has its result; a call
+        // left waiting (or cancelled) keeps its thread to itself, and the next starts another.
+        let journal = toolhost_store::AsyncStore::new(self.runtime.store().clone());
+        let completed = matches!(
+            journal.call(&thread.id, &call_id).await,
+            Ok(Some(record)) if record.state == toolhost_store::CallState::Completed
+        );
+        *session = completed.then(|| thread.id.clone());
+        answer
+    }
+
+    /// A 2026-07-28 retry of a call that answered `input_required`: takes the answer the
+    /// client's user gave, then goes on with the call.
+    pub(super) async fn retry(
+        &self,
+        state: &str,
+        responses: Option<InputResponses>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(round) = self.rounds.take(state) else {
+            return Ok(Self::error(
+                "this server does not know the call this retry continues (it was answered already, it restarted, or the retry came too late); call the tool again".to_owned(),
+            ));
+        };
+        let tool = self.offered_tool(&round.tool)?;
+        let answer = responses
+            .and_then(|r| r.get(INPUT_KEY).cloned())
+            .unwrap_or(Value::Null);
+        let thread = round.thread_id.as_str();
+        let taken = match &round.asked {
+            Asked::Approval { call_id } => match verdict_of(&answer) {
+                Some(verdict) => self
+                    .runtime
+                    .decide(thread, call_id, verdict)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| format!("the decision was not taken: {e}")),
+                None => Err(format!(
+                    "the call waits for a person's approval; {}",
+                    self.answering.approval(thread, call_id)
+                )),
+            },
+            Asked::Variables { names } => match values_of(&answer, names) {
+                Some(values) => self
+                    .runtime
+                    .set_variables(thread, values)
+                    .await
+                    .map_err(|e| format!("the values were not taken: {e}")),
+                None => Err(format!("the call waits for values of {}", names.join(", "))),
+            },
+            Asked::Secrets { request_id } => {
+                if went_to_page(&answer) && self.given(thread, request_id, context).await {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the call waits for secrets; {}",
+                        self.answering.variables(thread, request_id)
+                    ))
+                }
+            }
+        };
+        if let Err(why) = taken {
+            return Ok(Self::error(why));
+        }
+        self.relayed(&tool, thread, &round.call_id, context).await
+    }
+
+    /// The tool `name` when the agent offers it; a protocol error otherwise.
+    fn offered_tool(&self, name: &str) -> Result<AnyTool, McpError> {
+        self.runtime
+            .tools()
+            .get(name)
+            .filter(|_| self.offered().iter().any(|n| n == name))
+            .cloned()
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("tool \"{name}\" is not offered; see tools/list"),
+                    None,
+                )
+            })
+    }
+
+    /// [`McpTools::carry_out`] with the call's progress passed on, all of it before the answer.
+    async fn relayed(
+        &self,
+        tool: &AnyTool,
+        thread_id: &str,
+        call_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let relay = progress::relay(&self.runtime, context, thread_id, call_id);
+        let answer = self.carry_out(tool, thread_id, call_id, context).await;
+        if let Some(relay) = relay {
+            relay.finish().await;
+        }
+        answer
+    }
+
+    /// Waits (at most [`SECRETS_WAIT`], and not past the client's cancellation) until the
+    /// variable request `request_id` of the thread is answered; true once it is.
+    async fn given(
+        &self,
+        thread_id: &str,
+        request_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> bool {
+        let store = toolhost_store::AsyncStore::new(self.runtime.store().clone());
+        let deadline = tokio::time::Instant::now() + SECRETS_WAIT;
+        while tokio::time::Instant::now() < deadline && !context.ct.is_cancelled() {
+            let answered = store
+                .variable_requests(thread_id)
+                .await
+                .is_ok_and(|requests| {
+                    requests
+                        .iter()
+                        .any(|r| r.id == request_id && r.answered_at.is_some())
+                });
+            if answered {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+        false
+    }
+
+    /// Runs a started call's thread to its end, asking the client's user what it waits for
+    /// where that can be done, and answers with its result or with what it waits for.
+    async fn carry_out(
+        &self,
+        tool: &AnyTool,
+        thread_id: &str,
+        call_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = tool.name();
+        let round = (thread_id, call_id, name);
+        let within_call = asks_within_call(context);
+        let waiting_since = tokio::time::Instant::now();
+        let outcome = loop {
+            let outcome = tokio::select! {
+                outcome = self.runtime.run(thread_id) => outcome,
+                () = context.ct.cancelled() => {
+                    self.runtime.stop(thread_id).await;
+                    return Err(McpError::internal_error("the call was cancelled", None));
+                }
+            };
+            // Another run owns the thread (the server resumes a thread whose variables were
+            // given on its page): the call's result comes from that run, so wait for it.
+            if let Err(RuntimeError::ThreadBusy { .. }) = &outcome {
+                if waiting_since.elapsed() < SECRETS_WAIT && !context.ct.is_cancelled() {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            }
+            match &outcome {
+                Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) => {
+                    let wanted = self.wanted(names);
+                    if wanted.iter().any(|v| v.secret) {
+                        // A secret only ever on the thread's page, never through the client.
+                        let page = match self.answering {
+                            Answering::Http => thread_page(context, thread_id),
+                            Answering::CommandLine { .. } => None,
+                        };
+                        if let Some(page) = page {
+                            let request = secrets_url(name, &page, request_id, names);
+                            if within_call {
+                                let asked = Asked::Secrets {
+                                    request_id: request_id.clone(),
+                                };
+                                return self.rounds.input_required(round, asked, request);
+                            }
+                            if let Some(answer) = ask(context, request).await {
+                                if went_to_page(&answer)
+                                    && self.given(thread_id, request_id, context).await
+                                {
+                                    continue;
+                                }
+                            }
+                        }
+                    } else {
+                        let request = variables_form(name, &wanted);
+                        if within_call {
+                            let asked = Asked::Variables {
+                                names: names.clone(),
+                            };
+                            return self.rounds.input_required(round, asked, request);
+                        }
+                        let values = ask(context, request)
+                            .await
+                            .and_then(|answer| values_of(&answer, names));
+                        if let Some(values) = values {
+                            if let Err(e) = self.runtime.set_variables(thread_id, values).await {
+                                return Ok(Self::error(format!("the values were not taken: {e}")));
+                            }
+                            continue;
+                        }
+                    }
+                }
+                Ok(RunOutcome::Paused(Waiting::Approval(request))) => {
+                    let form = approval_form(request);
+                    if within_call {
+                        let asked = Asked::Approval {
+                            call_id: request.call_id.clone(),
+                        };
+                        return self.rounds.input_required(round, asked, form);
+                    }
+                    let verdict = ask(context, form)
+                        .await
+                        .and_then(|answer| verdict_of(&answer));
+                    if let Some(verdict) = verdict {
+                        if let Err(e) = self
+                            .runtime
+                            .decide(thread_id, &request.call_id, verdict)
+                            .await
+                        {
+                            return Ok(Self::error(format!("the decision was not taken: {e}")));
+                        }
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            break outcome;
+        };
+        self.answer_of(tool, thread_id, call_id, outcome).await
+    }
+
+    /// What the client is answered once the call ran or stopped waiting: its result, or what
+    /// it waits for and where a person gives it.
+    async fn answer_of(
+        &self,
+        tool: &AnyTool,
+        thread_id: &str,
+        call_id: &str,
+        outcome: Result<RunOutcome, RuntimeError>,
+    ) -> Result<CallToolResponse, McpError> {
+        match outcome {
+            Err(e) => Ok(Self::error(format!("the call failed: {e}"))),
+            Ok(RunOutcome::Paused(Waiting::Approval(request))) => Ok(Self::error(format!(
+                "the call of \"{}\" waits for a person's approval; {}",
+                request.tool,
+                self.answering.approval(thread_id, &request.call_id)
+            ))),
+            Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) => {
+                let secrets: Vec<String> = self
+                    .wanted(&names)
+                    .into_iter()
+                    .filter(|v| v.secret)
+                    .map(|v| v.name)
+                    .collect();
+                let never = if secrets.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({} {} secret: a secret is never asked through an MCP client, which would see it in clear)",
+                        secrets.join(", "),
+                        if secrets.len() == 1 { "is a" } else { "are each a" }
+                    )
+                };
+                Ok(Self::error(format!(
+                    "the call waits for values of {}{never}; {}",
+                    names.join(", "),
+                    self.answering.variables(thread_id, &request_id)
+                )))
+            }
+            Ok(RunOutcome::Done(_)) => {
+                let Some(result) = self.result_of(thread_id, call_id).await? else {
+                    return Ok(Self::error(format!(
+                        "the call's thread {thread_id} ended without a result"
+                    )));
+                };
+                let text = result.content.unwrap_or_default();
+                let failed = result.status == Some(toolhost_store::ToolStatus::Error);
+                // A tool with an output schema also gives its result as structured content,
+                // beside the text copy.
+                let structured = object_schema(tool.definition().output_schema.as_ref())
+                    .filter(|_| !failed)
+                    .and_then(|_| serde_json::from_str::<Value>(&text).ok())
+                    .filter(Value::is_object);
+                let content = vec![ContentBlock::text(text)];
+                let mut answer = if failed {
+                    CallToolResult::error(content)
+                } else {
+                    CallToolResult::success(content)
+                };
+                answer.structured_content = structured;
+                Ok(answer.into())
+            }
+        }
+    }
+
+    /// The stored result of call `call_id` in `thread_id`, if it has one.
+    async fn result_of(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+    ) -> Result<Option<toolhost_store::Message>, McpError> {
+        let messages = toolhost_store::AsyncStore::new(self.runtime.store().clone())
+            .messages(thread_id)
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(messages
+            .into_iter()
+            .find(|m| m.tool_call_id.as_deref() == Some(call_id)))
+    }
+}
