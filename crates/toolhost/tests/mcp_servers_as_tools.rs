@@ -48,7 +48,7 @@ fn project(trusted: bool, extra: &str, script: &str) -> TempProject {
         root,
         "agents/prompts/main.json",
         r#"{"toolDescription": "Keeps notes.", "prompt": "You keep notes.", "model": "scripted", "includeChat": true, "includePastTools": true,
-            "tools": ["notes.add", "notes.write_note", "notes.hang", "notes.crash", "notes.slow_count", "notes.picture"]}"#,
+            "tools": ["notes.add", "notes.write_note", "notes.hang", "notes.crash", "notes.slow_count", "notes.picture", "notes.greet"]}"#,
     );
     write(
         root,
@@ -454,4 +454,55 @@ fn tools_list_and_mcp_list_show_imported_tools_and_a_broken_server_file_is_named
     // The agent still runs: it reaches only the notes server.
     let (run, _) = run_json(&project, "hello");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn a_tool_whose_property_key_anthropic_refuses_is_lowered_with_the_key_mapped_and_runs() {
+    let project = project(
+        true,
+        "",
+        r#"{"toolCalls": [{"name": "notes.greet", "arguments": {"person": {"user name": "Ada"}}}]}
+{"text": "Greeted."}
+"#,
+    );
+    // What the Anthropic adapter sends: the name and the key renamed, the $ref inlined.
+    let lowered = th(
+        &project,
+        &[
+            "tools",
+            "schema",
+            &dir(&project),
+            "--provider",
+            "anthropic",
+            "--tool",
+            "notes.greet",
+        ],
+    );
+    assert_eq!(lowered.code, 0, "{}\n{}", lowered.stdout, lowered.stderr);
+    let declarations: Value = serde_json::from_str(&lowered.stdout).unwrap();
+    let declaration = &declarations[0];
+    assert_eq!(declaration["name"], "notes_greet");
+    let person = &declaration["input_schema"]["properties"]["person"];
+    assert!(
+        person["properties"].get("user name").is_none(),
+        "{declaration}"
+    );
+    assert!(
+        person["properties"].get("user_name").is_some(),
+        "{declaration}"
+    );
+    let schema = declaration["input_schema"].to_string();
+    assert!(!schema.contains("$ref") && !schema.contains("$defs"), "{schema}");
+    assert!(
+        lowered.stderr.contains(r#"the property key "user name""#),
+        "{}",
+        lowered.stderr
+    );
+    // The call itself reaches the server with the server's own key.
+    let (run, record) = run_json(&project, "greet");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        results(&record),
+        [("notes.greet".into(), "success".into(), "hello Ada".into())]
+    );
 }

@@ -243,20 +243,39 @@ fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let selected: Vec<&LoadedTool> = match only {
-        Some(name) => match find(&project, dir, name) {
-            Ok(t) => vec![t],
+    // Tools of the project's MCP servers are lowered the same way.
+    let http = match super::run::mcp_http() {
+        Ok(http) => http,
+        Err(code) => return code,
+    };
+    let mcp = toolhost_runtime::mcp::load_mcp(dir, Some(http));
+    for problem in &mcp.problems {
+        output::error(
+            &format!("MCP server file {} was not loaded.", problem.path.display()),
+            Some(&problem.message),
+        );
+    }
+    let imported = mcp.tools.iter().find(|t| Some(t.name()) == only);
+    let selected: Vec<&toolhost::AnyTool> = match (only, imported) {
+        (Some(_), Some(tool)) => vec![tool],
+        (Some(name), None) => match find(&project, dir, name) {
+            Ok(t) => vec![&t.tool],
             Err(code) => return code,
         },
-        None => project.tools.iter().collect(),
+        (None, _) => project
+            .tools
+            .iter()
+            .map(|t| &t.tool)
+            .chain(&mcp.tools)
+            .collect(),
     };
-    let names = NameMap::new(provider, selected.iter().map(|t| t.tool.name()));
+    let names = NameMap::new(provider, selected.iter().map(|t| t.name()));
     for (name, wire) in names.renamed() {
         output::note("note", &format!("{provider} does not accept the name \"{name}\"; it is sent as \"{wire}\" and mapped back"));
     }
     let mut declarations = Vec::new();
     for t in selected {
-        let def = t.tool.definition();
+        let def = t.definition();
         let mut lowered = lower_tool(
             provider,
             names.wire_name(&def.name),
@@ -275,7 +294,11 @@ fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {
         declarations.push(lowered.declaration);
     }
     output::json(&Value::Array(declarations));
-    status(&project)
+    if mcp.problems.is_empty() {
+        status(&project)
+    } else {
+        output::exit(BAD_INPUT)
+    }
 }
 
 /// The loaded tool `name`, or an error (exit 2) that says why it is not there.

@@ -5,7 +5,8 @@ Tools: `add` (read-only, idempotent), `write_note` (appends a line to the file N
 names; destructive), `hang` (never answers until cancelled; writes "cancelled" to NOTES_FILE
 when it is), `crash` (the process exits during the call), `slow_count` (reports progress
 every 0.3 s), `picture` (text and an image, no annotations) and `whoami` (the first letter of
-the bearer token a request over HTTP came with). `notes_server.py http PORT` serves it over
+the bearer token a request over HTTP came with) and `greet` (a property key with a space, in a
+`$defs` entry). `notes_server.py http PORT` serves it over
 streamable HTTP on 127.0.0.1:PORT at /mcp, refusing a token not in NOTES_TOKENS.
 When the file NOTES_V2 names exists at start, `add`'s description and schema are different: a
 server that changed a tool between two runs.
@@ -16,6 +17,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, ConfigDict, Field
 from mcp_types import ImageContent, TextContent, ToolAnnotations
 
 NOTES_FILE = os.environ.get("NOTES_FILE")
@@ -105,6 +107,19 @@ def whoami(ctx: Context) -> str:
     auth = (ctx.headers or {}).get("authorization", "")
     token = auth.removeprefix("Bearer ")
     return f"token {token[:1] or '-'}"
+
+
+class Person(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    user_name: str = Field(alias="user name")
+
+
+@server.tool(
+    description="Greets a person; the schema names its field `user name` (a key Anthropic refuses) inside a $ref.",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
+def greet(person: Person) -> str:
+    return f"hello {person.user_name}"
 
 
 def serve_http(port: int) -> None:
