@@ -679,3 +679,68 @@ fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
     drop(client.input);
     assert!(client.child.wait().unwrap().success());
 }
+
+impl Client {
+    /// Reads lines until a notification with `method` arrives (there must be one within 20 s,
+    /// or the test's own timeout ends it).
+    fn wait_for_notification(&mut self, method: &str) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the server closed its output"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == method {
+                return message;
+            }
+        }
+    }
+}
+
+/// A tool file added (and offered) while `toolhost mcp` serves the project is loaded, the
+/// client is told with `notifications/tools/list_changed`, and the next list has it.
+#[test]
+fn a_tool_file_added_while_serving_is_announced_and_listed() {
+    let p = TempProject::new();
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    let prompt = |tools: &str| {
+        format!(r#"{{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": {tools}}}"#)
+    };
+    common::write(&p.root, "agents/prompts/p.json", &prompt(r#"["think"]"#));
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    let mut client = start_on(&p, json!({}));
+    let init_tools = client.request("tools/list", json!({}));
+    assert_eq!(init_tools["result"]["tools"].as_array().unwrap().len(), 1);
+
+    p.tool(
+        "recall.json",
+        r#"{"type": "object", "description": "Recalls a fact.",
+            "properties": {"topic": {"type": "string"}}, "required": ["topic"]}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        &prompt(r#"["think", "recall"]"#),
+    );
+    client.wait_for_notification("notifications/tools/list_changed");
+    let listed = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["recall", "think"], "{listed}");
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+}

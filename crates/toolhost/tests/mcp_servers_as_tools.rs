@@ -492,7 +492,10 @@ fn a_tool_whose_property_key_anthropic_refuses_is_lowered_with_the_key_mapped_an
         "{declaration}"
     );
     let schema = declaration["input_schema"].to_string();
-    assert!(!schema.contains("$ref") && !schema.contains("$defs"), "{schema}");
+    assert!(
+        !schema.contains("$ref") && !schema.contains("$defs"),
+        "{schema}"
+    );
     assert!(
         lowered.stderr.contains(r#"the property key "user name""#),
         "{}",

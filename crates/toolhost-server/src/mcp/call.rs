@@ -33,9 +33,9 @@ impl McpTools {
         }
         let mut session = self.session.lock().await;
         let started = match session.as_deref() {
-            Some(thread) => self.runtime.add_scratch_call(thread, name, &text).await,
+            Some(thread) => self.runtime().add_scratch_call(thread, name, &text).await,
             None => {
-                self.runtime
+                self.runtime()
                     .start_scratch_call(&self.agent, name, &text, Vec::new())
                     .await
             }
@@ -47,7 +47,7 @@ impl McpTools {
         let answer = self.relayed(&tool, &thread.id, &call_id, context).await;
         // The session's next call goes on the same thread once this one has its result; a call
         // left waiting (or cancelled) keeps its thread to itself, and the next starts another.
-        let journal = toolhost_store::AsyncStore::new(self.runtime.store().clone());
+        let journal = toolhost_store::AsyncStore::new(self.runtime().store().clone());
         let completed = matches!(
             journal.call(&thread.id, &call_id).await,
             Ok(Some(record)) if record.state == toolhost_store::CallState::Completed
@@ -77,7 +77,7 @@ impl McpTools {
         let taken = match &round.asked {
             Asked::Approval { call_id } => match verdict_of(&answer) {
                 Some(verdict) => self
-                    .runtime
+                    .runtime()
                     .decide(thread, call_id, verdict)
                     .await
                     .map(|_| ())
@@ -89,7 +89,7 @@ impl McpTools {
             },
             Asked::Variables { names } => match values_of(&answer, names) {
                 Some(values) => self
-                    .runtime
+                    .runtime()
                     .set_variables(thread, values)
                     .await
                     .map_err(|e| format!("the values were not taken: {e}")),
@@ -114,7 +114,7 @@ impl McpTools {
 
     /// The tool `name` when the agent offers it; a protocol error otherwise.
     fn offered_tool(&self, name: &str) -> Result<AnyTool, McpError> {
-        self.runtime
+        self.runtime()
             .tools()
             .get(name)
             .filter(|_| self.offered().iter().any(|n| n == name))
@@ -135,7 +135,7 @@ impl McpTools {
         call_id: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let relay = progress::relay(&self.runtime, context, thread_id, call_id);
+        let relay = progress::relay(&self.runtime(), context, thread_id, call_id);
         let answer = self.carry_out(tool, thread_id, call_id, context).await;
         if let Some(relay) = relay {
             relay.finish().await;
@@ -151,7 +151,7 @@ impl McpTools {
         request_id: &str,
         context: &RequestContext<RoleServer>,
     ) -> bool {
-        let store = toolhost_store::AsyncStore::new(self.runtime.store().clone());
+        let store = toolhost_store::AsyncStore::new(self.runtime().store().clone());
         let deadline = tokio::time::Instant::now() + SECRETS_WAIT;
         while tokio::time::Instant::now() < deadline && !context.ct.is_cancelled() {
             let answered = store
@@ -179,15 +179,17 @@ impl McpTools {
         call_id: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // The project as loaded when the call started, to its end.
+        let runtime = self.runtime();
         let name = tool.name();
         let round = (thread_id, call_id, name);
         let within_call = asks_within_call(context);
         let waiting_since = tokio::time::Instant::now();
         let outcome = loop {
             let outcome = tokio::select! {
-                outcome = self.runtime.run(thread_id) => outcome,
+                outcome = runtime.run(thread_id) => outcome,
                 () = context.ct.cancelled() => {
-                    self.runtime.stop(thread_id).await;
+                    runtime.stop(thread_id).await;
                     return Err(McpError::internal_error("the call was cancelled", None));
                 }
             };
@@ -236,7 +238,7 @@ impl McpTools {
                             .await
                             .and_then(|answer| values_of(&answer, names));
                         if let Some(values) = values {
-                            if let Err(e) = self.runtime.set_variables(thread_id, values).await {
+                            if let Err(e) = runtime.set_variables(thread_id, values).await {
                                 return Ok(Self::error(format!("the values were not taken: {e}")));
                             }
                             continue;
@@ -256,7 +258,7 @@ impl McpTools {
                         .and_then(|answer| verdict_of(&answer));
                     if let Some(verdict) = verdict {
                         if let Err(e) = self
-                            .runtime
+                            .runtime()
                             .decide(thread_id, &request.call_id, verdict)
                             .await
                         {
@@ -342,7 +344,7 @@ impl McpTools {
         thread_id: &str,
         call_id: &str,
     ) -> Result<Option<toolhost_store::Message>, McpError> {
-        let messages = toolhost_store::AsyncStore::new(self.runtime.store().clone())
+        let messages = toolhost_store::AsyncStore::new(self.runtime().store().clone())
             .messages(thread_id)
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;

@@ -33,6 +33,7 @@ mod elicit;
 mod http;
 mod pages;
 mod progress;
+mod reload;
 mod rounds;
 
 pub(crate) use http::routes;
@@ -54,6 +55,24 @@ fn object_schema(schema: Option<&Value>) -> Option<&Value> {
     schema.filter(|s| s.get("type") == Some(&json!("object")))
 }
 
+/// How a tool is listed: name, description, input schema as declared, object output schema,
+/// and the annotations its definition gives (`idempotentHint` always).
+fn listed_tool(def: &toolhost_core::ToolDefinition) -> Value {
+    let mut annotations = serde_json::to_value(def.hints).unwrap_or_else(|_| json!({}));
+    annotations["idempotentHint"] = json!(def.idempotent);
+    let mut listed = json!({
+        "name": def.name,
+        "description": def.description,
+        "inputSchema": def.parameters,
+        "annotations": annotations,
+    });
+    // MCP takes an object schema for output (its results are objects).
+    if let Some(output) = object_schema(def.output_schema.as_ref()) {
+        listed["outputSchema"] = output.clone();
+    }
+    listed
+}
+
 /// How long a call waits for secrets a person gives on the thread's page after the client's
 /// user agreed to go there.
 pub const SECRETS_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -61,7 +80,8 @@ pub const SECRETS_WAIT: std::time::Duration = std::time::Duration::from_secs(600
 /// The MCP handler of one agent's tools.
 #[derive(Clone)]
 pub struct McpTools {
-    runtime: Arc<Runtime>,
+    /// The project as loaded; replaced when its files change (see [`McpTools::reload_on_change`]).
+    runtime: Arc<std::sync::RwLock<Arc<Runtime>>>,
     agent: String,
     /// Where a person answers a call that waits.
     answering: Answering,
@@ -110,12 +130,20 @@ impl McpTools {
     /// The tools of `agent` on `runtime`; a call that waits says where a person answers it.
     pub fn new(runtime: Arc<Runtime>, agent: &str, answering: Answering) -> Self {
         McpTools {
-            runtime,
+            runtime: Arc::new(std::sync::RwLock::new(runtime)),
             agent: agent.to_owned(),
             answering,
             session: Arc::default(),
             rounds: Arc::default(),
         }
+    }
+
+    /// The project as loaded now; a call keeps the one it started with.
+    fn runtime(&self) -> Arc<Runtime> {
+        self.runtime
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The same tools for a new MCP session, whose calls go on a thread of its own.
@@ -128,7 +156,8 @@ impl McpTools {
 
     /// The names of the function tools the agent's first prompt offers, sorted.
     fn offered(&self) -> Vec<String> {
-        let defs = self.runtime.definitions();
+        let runtime = self.runtime();
+        let defs = runtime.definitions();
         let mut names: Vec<String> = defs
             .agents
             .get(&self.agent)
@@ -136,7 +165,7 @@ impl McpTools {
             .map(|p| {
                 p.tools
                     .iter()
-                    .filter(|t| self.runtime.tools().get(&t.name).is_some())
+                    .filter(|t| runtime.tools().get(&t.name).is_some())
                     .map(|t| t.name.clone())
                     .collect()
             })
@@ -150,7 +179,7 @@ impl McpTools {
     /// as a secret, so that it is never asked in clear).
     fn wanted(&self, names: &[String]) -> Vec<VariableToGive> {
         let declared = self
-            .runtime
+            .runtime()
             .variables_to_give(&self.agent)
             .unwrap_or_default();
         names
@@ -177,7 +206,12 @@ impl McpTools {
 
 impl ServerHandler for McpTools {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
     }
 
     async fn list_tools(
@@ -188,26 +222,11 @@ impl ServerHandler for McpTools {
         let offered = self.offered();
         let cursor = request.and_then(|r| r.cursor);
         let (names, next) = page(&offered, cursor.as_deref(), TOOLS_PAGE_SIZE)?;
+        let runtime = self.runtime();
         let tools: Vec<Value> = names
             .iter()
-            .filter_map(|name| self.runtime.tools().get(name))
-            .map(|tool| {
-                let def = tool.definition();
-                // The hints the definition gives, and whether a call may be repeated.
-                let mut annotations = serde_json::to_value(def.hints).unwrap_or_else(|_| json!({}));
-                annotations["idempotentHint"] = json!(def.idempotent);
-                let mut listed = json!({
-                    "name": def.name,
-                    "description": def.description,
-                    "inputSchema": def.parameters,
-                    "annotations": annotations,
-                });
-                // MCP takes an object schema for output (its results are objects).
-                if let Some(output) = object_schema(def.output_schema.as_ref()) {
-                    listed["outputSchema"] = output.clone();
-                }
-                listed
-            })
+            .filter_map(|name| runtime.tools().get(name))
+            .map(|tool| listed_tool(tool.definition()))
             .collect();
         // `resultType` is required on every result from protocol 2026-07-28 on.
         let mut listed = json!({ "tools": tools, "resultType": "complete" });

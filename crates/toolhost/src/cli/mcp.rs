@@ -12,7 +12,9 @@
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{block_on, check_agent_first, mcp_http, open_checked, open_store, DataArg};
+use super::run::{
+    block_on, check_agent_first, load_runtime, mcp_http, open_checked, open_store, DataArg,
+};
 use clap::{Args, Subcommand};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
@@ -22,6 +24,9 @@ use std::sync::Arc;
 use toolhost_runtime::mcp::{definition_pin, load_mcp, needs_approval, pin_key};
 use toolhost_server::mcp::{Answering, McpTools};
 use toolhost_store::Write;
+
+/// How often a served project's files are looked at for changes.
+const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `toolhost mcp`.
 #[derive(Debug, Args)]
@@ -271,7 +276,7 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
         Err(code) => return code,
     };
     let data = file.data_folder(dir, data);
-    let (_store, runtime) = match open_checked(dir, &data, checked) {
+    let (store, runtime) = match open_checked(dir, &data, checked) {
         Ok(opened) => opened,
         Err(code) => return code,
     };
@@ -280,8 +285,20 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
         data: data.display().to_string(),
     };
     let server = McpTools::new(Arc::new(runtime), agent, answering);
+    let watched = server.clone();
+    let (root, agent_name) = (dir.to_owned(), agent.to_owned());
+    // Tool files that change are loaded again (with the project's settings, on the same store)
+    // and announced to the client; a project that no longer runs the agent is not taken.
+    let reload = move || {
+        let runtime = load_runtime(&root, &data, store.clone())?;
+        runtime.check_agent(&agent_name).ok()?;
+        Some(runtime)
+    };
+    let project = dir.to_owned();
     let served = block_on(async move {
         let running = server.serve(rmcp::transport::stdio()).await?;
+        let _watch =
+            watched.reload_on_change(project, running.peer().clone(), RELOAD_EVERY, reload);
         running.waiting().await?;
         Ok::<(), Box<dyn std::error::Error>>(())
     });

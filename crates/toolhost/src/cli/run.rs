@@ -316,7 +316,8 @@ pub(super) fn open_project(
     Ok((store, runtime))
 }
 
-fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
+/// Loads and prepares the project on `store`, saying why when it cannot.
+pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
     let runtime = load_networked(dir, store).ok()?;
     prepare_runtime(dir, data, runtime)
 }
