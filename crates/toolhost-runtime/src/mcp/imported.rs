@@ -11,10 +11,15 @@
 //!   unknown after a crash is sent again, with the same idempotency key in `_meta`); otherwise
 //!   such a call is reported as of unknown outcome and not repeated.
 //! - **Pinning**: the first call of a tool in a thread stores a fingerprint of its definition
-//!   (description, input and output schema) on the thread; a later call from that thread with a
-//!   different definition (the server changed it, whether seen at load or by a
-//!   `list_changed` notification) is refused with an error naming what changed, until a person
-//!   accepts it ([`accept_definition`]).
+//!   (description, input and output schema) on the thread, under [`pin_key`]; a later call from
+//!   that thread with the definition the project loaded with now different is refused with an
+//!   error naming what changed, until a person accepts it (`toolhost mcp accept` stores the
+//!   server's current [`definition_pin`]). A change the server announces while the project is
+//!   loaded (`notifications/tools/list_changed`) refuses every call of the tool until the
+//!   project is loaded again.
+//! - **Headers**: the variables a server's headers name are declared on each of its tools as
+//!   optional secrets, so a thread's values reach the call (and toolhost's environment stands
+//!   in when the thread has none).
 //! - **Results**: text blocks become the text, images image blocks, resource links and
 //!   embedded resources a line naming them; `structuredContent` is the text when no text block
 //!   came; `isError` makes an error result.
@@ -41,6 +46,7 @@ pub const PIN_KEY_PREFIX: &str = "toolhost.mcp.pin.";
 pub fn pin_key(name: &str) -> String {
     format!("{PIN_KEY_PREFIX}{name}")
 }
+
 /// The `_meta` key that carries a call's idempotency key to the server.
 pub const IDEMPOTENCY_META: &str = "toolhost/idempotencyKey";
 
