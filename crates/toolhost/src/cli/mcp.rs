@@ -124,12 +124,16 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
                     ),
                     Err(why) => (json!({"failed": why}), Vec::new()),
                 };
+                let refused: Vec<Value> = refused(&mcp.problems, s)
+                    .map(|p| json!({"tool": p.tool, "problem": p.message}))
+                    .collect();
                 json!({
                     "name": s.def.name,
                     "file": s.def.path.display().to_string(),
                     "trusted": s.def.trusted,
                     "state": state,
                     "tools": tools,
+                    "refused": refused,
                     "log": s.log,
                 })
             })
@@ -177,6 +181,9 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
                     s.def.path.display()
                 ),
             }
+            for p in refused(&mcp.problems, s) {
+                outln!("  {}  [not imported]  {}", p.tool, p.message);
+            }
             if !s.log.is_empty() {
                 outln!("  last words on standard error:");
                 for line in &s.log {
@@ -196,6 +203,16 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
     } else {
         output::exit(BAD_INPUT)
     }
+}
+
+/// The problems of a usable server's tools that could not be imported.
+fn refused<'a>(
+    problems: &'a [toolhost_runtime::project::FileProblem],
+    server: &'a toolhost_runtime::mcp::ServerStatus,
+) -> impl Iterator<Item = &'a toolhost_runtime::project::FileProblem> {
+    problems
+        .iter()
+        .filter(move |p| p.path == server.def.path && p.tool != server.def.name)
 }
 
 fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
