@@ -744,3 +744,81 @@ fn a_tool_file_added_while_serving_is_announced_and_listed() {
     drop(client.input);
     assert!(client.child.wait().unwrap().success());
 }
+
+/// The notes server over streamable HTTP on `port` (the official Python SDK), once it listens.
+fn notes_over_http(python: &str, port: u16) -> Child {
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py");
+    let child = Command::new(python)
+        .arg(server)
+        .args(["http", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the MCP server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child
+}
+
+/// A server at a URL that restarts forgets toolhost's MCP session: the next call meets a 404,
+/// the session is set up again once, and the call goes through.
+#[test]
+fn an_expired_session_of_a_server_at_a_url_is_set_up_again_and_the_call_goes_on() {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = notes_over_http(&python, port);
+    let p = TempProject::new();
+    common::write(
+        &p.root,
+        "agents/mcp/remote.json",
+        &format!(r#"{{"url": "http://127.0.0.1:{port}/mcp", "trusted": true}}"#),
+    );
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["remote.add"]}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    let mut client = start_on(&p, json!({}));
+    let add = |client: &mut Client, a: i64| {
+        client.request(
+            "tools/call",
+            json!({"name": "remote.add", "arguments": {"a": a, "b": 1}}),
+        )
+    };
+    assert_eq!(add(&mut client, 1)["result"]["content"][0]["text"], "2");
+
+    // The server restarts on the same port: toolhost's session is unknown to it now.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let mut server = notes_over_http(&python, port);
+    let again = add(&mut client, 41);
+    assert_eq!(again["result"]["isError"], false, "{again}");
+    assert_eq!(again["result"]["content"][0]["text"], "42", "{again}");
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+    server.kill().unwrap();
+    let _ = server.wait();
+}
