@@ -14,6 +14,27 @@ fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")
 }
 
+/// Runs the official SDK's Python client `script` (under `tests/mcp/`) with `args`; what it
+/// printed, as JSON. `./scripts/test` installs the SDK and names its Python in
+/// `TOOLHOST_TEST_PYTHON`; without it this fails and says so, it never skips.
+async fn python_client(script: &str, args: &[&str]) -> Value {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(script);
+    let out = tokio::process::Command::new(python)
+        .arg(script)
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
+}
+
 async fn server() -> TestServer {
     TestServer::start_with(&example(), |config| {
         config.mcp_agent = Some("assistant".to_owned());
@@ -23,23 +44,10 @@ async fn server() -> TestServer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_client_lists_and_calls_over_http() {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
     let server = server().await;
     let token = server.token(&[Scope::Run], Some(vec!["assistant"]));
     let url = format!("http://{}/mcp", server.addr);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client.py");
-    let out = tokio::process::Command::new(python)
-        .arg(script)
-        .args([&url, &token])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let seen: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let seen = python_client("http_client.py", &[&url, &token]).await;
     assert_eq!(
         seen["tools"],
         json!([
@@ -105,9 +113,6 @@ async fn mcp_needs_a_token_that_may_run_the_agent_and_a_local_host() {
 /// it only redacted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_is_given_on_the_threads_page_the_client_sends_its_user_to() {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
     let project = keeper_project();
     let server = TestServer::start_with(&project, |config| {
         config.mcp_agent = Some("keeper".to_owned());
@@ -115,18 +120,12 @@ async fn a_secret_is_given_on_the_threads_page_the_client_sends_its_user_to() {
     .await;
     let token = server.token(&[Scope::Run], Some(vec!["keeper"]));
     let url = format!("http://{}/mcp", server.addr);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client_secret.py");
     let secret = "4417-0xdoor";
-    let out = tokio::process::Command::new(python)
-        .arg(script)
-        .args([&url, &token, "unlock", "DOOR_CODE", secret])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let seen: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let seen = python_client(
+        "http_client_secret.py",
+        &[&url, &token, "unlock", "DOOR_CODE", secret],
+    )
+    .await;
     let asked = seen["asked"].as_array().unwrap();
     assert_eq!(asked.len(), 1, "{seen}");
     assert_eq!(asked[0]["mode"], "url");
@@ -207,9 +206,6 @@ fn keeper_project() -> PathBuf {
 /// thread's page, and each retry goes on with the call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_2026_07_28_a_call_asks_with_input_required_and_goes_on_with_the_retry() {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
     let project = keeper_project();
     let server = TestServer::start_with(&project, |config| {
         config.mcp_agent = Some("keeper".to_owned());
@@ -217,18 +213,8 @@ async fn under_2026_07_28_a_call_asks_with_input_required_and_goes_on_with_the_r
     .await;
     let token = server.token(&[Scope::Run], Some(vec!["keeper"]));
     let url = format!("http://{}/mcp", server.addr);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client_rounds.py");
     let secret = "7731-0xgate";
-    let out = tokio::process::Command::new(python)
-        .arg(script)
-        .args([&url, &token, secret])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let seen: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let seen = python_client("http_client_rounds.py", &[&url, &token, secret]).await;
     assert_eq!(seen["protocol"], "2026-07-28", "{seen}");
     let asked = seen["asked"].as_array().unwrap();
     assert_eq!(asked.len(), 3, "{seen}");

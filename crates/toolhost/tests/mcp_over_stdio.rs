@@ -178,6 +178,29 @@ fn an_mcp_client_lists_and_calls_the_agents_tools() {
     );
 }
 
+/// Writes agent `a` of `p`, whose prompt offers `tools` (a JSON list) and whose scripted model is
+/// never asked (calls come from the MCP client).
+fn agent_offering(p: &TempProject, tools: &str) {
+    common::write(
+        &p.root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
+    );
+    common::write(
+        &p.root,
+        "agents/prompts/p.json",
+        &format!(
+            r#"{{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": {tools}}}"#
+        ),
+    );
+    common::write(
+        &p.root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "m.jsonl"}"#,
+    );
+    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+}
+
 #[test]
 fn a_tool_with_an_output_schema_gives_structured_content_and_annotations_are_listed() {
     let p = TempProject::new();
@@ -200,22 +223,7 @@ fn a_tool_with_an_output_schema_gives_structured_content_and_annotations_are_lis
         "measure.py",
         "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': json.dumps({'depth': 12.5})}))\n",
     );
-    common::write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["measure", "think"]}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "m.jsonl"}"#,
-    );
-    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    agent_offering(&p, r#"["measure", "think"]"#);
     let mut client = start_on(&p, json!({}));
     let listed = client.request("tools/list", json!({}));
     assert_eq!(
@@ -371,22 +379,7 @@ fn paying_project() -> TempProject {
         "pay.py",
         "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'paid %s' % call['arguments']['amount']}))\n",
     );
-    common::write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["pay"]}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "m.jsonl"}"#,
-    );
-    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    agent_offering(&p, r#"["pay"]"#);
     p
 }
 
@@ -473,22 +466,7 @@ fn project_with_variables() -> TempProject {
         "echo_vars.py",
         "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'got ' + ','.join(sorted(call['variables']))}))\n",
     );
-    common::write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["locate", "unlock"]}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "m.jsonl"}"#,
-    );
-    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    agent_offering(&p, r#"["locate", "unlock"]"#);
     p
 }
 
@@ -573,22 +551,7 @@ fn what_a_tool_says_of_its_progress_reaches_a_client_that_gave_a_progress_token(
         "count.py",
         "import json, sys\nfrom toolhost_state import ThreadState\njson.load(sys.stdin)\nstate = ThreadState()\nfor i in (1, 2, 3):\n    state.progress(i, 3, 'step %d' % i)\nprint(json.dumps({'status': 'success', 'result': 'counted'}))\n",
     );
-    common::write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["count"]}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "m.jsonl"}"#,
-    );
-    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    agent_offering(&p, r#"["count"]"#);
     let mut client = start_on(&p, json!({}));
     let (counted, notes) = client.request_with_notifications(
         "tools/call",
@@ -634,22 +597,7 @@ fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
         "agents/mcp/notes.json",
         &json!({"command": [python, server], "trusted": true}).to_string(),
     );
-    common::write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["notes.slow_count"]}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "m.jsonl"}"#,
-    );
-    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    agent_offering(&p, r#"["notes.slow_count"]"#);
     let mut client = start_on(&p, json!({}));
     let listed = client.request("tools/list", json!({}));
     assert_eq!(
@@ -703,21 +651,7 @@ impl Client {
 #[test]
 fn a_tool_file_added_while_serving_is_announced_and_listed() {
     let p = TempProject::new();
-    common::write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-    );
-    let prompt = |tools: &str| {
-        format!(r#"{{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": {tools}}}"#)
-    };
-    common::write(&p.root, "agents/prompts/p.json", &prompt(r#"["think"]"#));
-    common::write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "m.jsonl"}"#,
-    );
-    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    agent_offering(&p, r#"["think"]"#);
     let mut client = start_on(&p, json!({}));
     let init_tools = client.request("tools/list", json!({}));
     assert_eq!(init_tools["result"]["tools"].as_array().unwrap().len(), 1);
@@ -727,11 +661,7 @@ fn a_tool_file_added_while_serving_is_announced_and_listed() {
         r#"{"type": "object", "description": "Recalls a fact.",
             "properties": {"topic": {"type": "string"}}, "required": ["topic"]}"#,
     );
-    common::write(
-        &p.root,
-        "agents/prompts/p.json",
-        &prompt(r#"["think", "recall"]"#),
-    );
+    agent_offering(&p, r#"["think", "recall"]"#);
     client.wait_for_notification("notifications/tools/list_changed");
     let listed = client.request("tools/list", json!({}));
     let names: Vec<&str> = listed["result"]["tools"]
@@ -785,22 +715,7 @@ fn an_expired_session_of_a_server_at_a_url_is_set_up_again_and_the_call_goes_on(
         "agents/mcp/remote.json",
         &format!(r#"{{"url": "http://127.0.0.1:{port}/mcp", "trusted": true}}"#),
     );
-    common::write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p"}}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "tools": ["remote.add"]}"#,
-    );
-    common::write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "m.jsonl"}"#,
-    );
-    common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
+    agent_offering(&p, r#"["remote.add"]"#);
     let mut client = start_on(&p, json!({}));
     let add = |client: &mut Client, a: i64| {
         client.request(

@@ -105,6 +105,20 @@ fn load(dir: &Path) -> Result<ProjectTools, ExitCode> {
     Ok(project)
 }
 
+/// The tools of the project's MCP servers (`agents/mcp/`), with each file or server that did
+/// not load said on stderr.
+fn load_imported(dir: &Path) -> Result<toolhost_runtime::mcp::McpImport, ExitCode> {
+    let http = super::run::mcp_http()?;
+    let mcp = toolhost_runtime::mcp::load_mcp(dir, Some(http));
+    for problem in &mcp.problems {
+        output::error(
+            &format!("MCP server file {} was not loaded.", problem.path.display()),
+            Some(&problem.message),
+        );
+    }
+    Ok(mcp)
+}
+
 /// Exit 0 when every file loaded, 2 when some did not (the good ones were still printed).
 fn status(project: &ProjectTools) -> ExitCode {
     if project.problems.is_empty() {
@@ -152,17 +166,10 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
         Err(code) => return code,
     };
     // Tools of the project's MCP servers, imported as SERVER.TOOL.
-    let http = match super::run::mcp_http() {
-        Ok(http) => http,
+    let mcp = match load_imported(dir) {
+        Ok(mcp) => mcp,
         Err(code) => return code,
     };
-    let mcp = toolhost_runtime::mcp::load_mcp(dir, Some(http));
-    for problem in &mcp.problems {
-        output::error(
-            &format!("MCP server file {} was not loaded.", problem.path.display()),
-            Some(&problem.message),
-        );
-    }
     let imported: Vec<(&str, &toolhost::AnyTool)> = mcp
         .servers
         .iter()
@@ -244,17 +251,10 @@ fn schema(dir: &Path, provider: Provider, only: Option<&str>) -> ExitCode {
         Err(code) => return code,
     };
     // Tools of the project's MCP servers are lowered the same way.
-    let http = match super::run::mcp_http() {
-        Ok(http) => http,
+    let mcp = match load_imported(dir) {
+        Ok(mcp) => mcp,
         Err(code) => return code,
     };
-    let mcp = toolhost_runtime::mcp::load_mcp(dir, Some(http));
-    for problem in &mcp.problems {
-        output::error(
-            &format!("MCP server file {} was not loaded.", problem.path.display()),
-            Some(&problem.message),
-        );
-    }
     let imported = mcp.tools.iter().find(|t| Some(t.name()) == only);
     let selected: Vec<&toolhost::AnyTool> = match (only, imported) {
         (Some(_), Some(tool)) => vec![tool],
