@@ -1,7 +1,7 @@
 //! Activities that run outside the process: programs declared in `agents/activities/NAME.json`.
 
 pub mod channel;
-mod process;
+pub(crate) mod process;
 mod streams;
 
 pub use process::{ActivityInput, ApprovalRule, ProcessActivity, ProcessActivityError, STOP_GRACE};

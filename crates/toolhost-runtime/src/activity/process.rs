@@ -63,6 +63,67 @@ pub struct ApprovalRule {
     pub reject_message: Option<String>,
 }
 
+/// A program a project names (a process activity's, an MCP server's): where it is, its
+/// arguments and the folder it runs in, all made absolute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    /// The program: absolute, or a bare name looked up on `PATH`.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The folder it runs in, inside the project.
+    pub cwd: PathBuf,
+}
+
+impl Located {
+    /// Reads `command` (the program and its arguments as a list) and `cwd` (a folder inside the
+    /// project, `.` when absent) against `project`; says what is wrong in words naming the field.
+    pub(crate) fn of(
+        command: &[String],
+        cwd: Option<&str>,
+        project: &Path,
+    ) -> Result<Self, String> {
+        let Some((program, args)) = command.split_first() else {
+            return Err("`command` must list the program and its arguments".to_owned());
+        };
+        if program.trim().is_empty() {
+            return Err("`command` starts with an empty program name".to_owned());
+        }
+        let cwd_rel = cwd.unwrap_or(".");
+        let cwd_path = Path::new(cwd_rel);
+        if cwd_path.is_absolute()
+            || cwd_path
+                .components()
+                .any(|c| matches!(c, Component::ParentDir))
+        {
+            return Err(format!(
+                "`cwd` {cwd_rel:?} must be a folder inside the project"
+            ));
+        }
+        // The program runs in `cwd`, so a project given as a relative path (`p`) would be
+        // looked up again from inside it (`p/p/...`): every path is made absolute here, against
+        // the folder the project was named from, whatever form its name took.
+        let project = std::path::absolute(project).map_err(|e| {
+            format!(
+                "the project folder {} has no absolute path: {e}",
+                project.display()
+            )
+        })?;
+        let program_path = Path::new(program);
+        // A bare name is looked up on PATH; a path with a separator is relative to the project.
+        let program = if program_path.components().count() > 1 && !program_path.is_absolute() {
+            project.join(program_path)
+        } else {
+            program_path.to_owned()
+        };
+        Ok(Self {
+            program,
+            args: args.to_vec(),
+            cwd: project.join(cwd_path),
+        })
+    }
+}
+
 /// A loaded, checked process activity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessActivity {
@@ -135,53 +196,17 @@ impl ProcessActivity {
         };
         let def: Definition = serde_json::from_str(text)
             .map_err(|e| fail(format!("not a valid activity definition: {e}")))?;
-        let Some((program, args)) = def.command.split_first() else {
-            return Err(fail(
-                "`command` must list the program and its arguments".to_owned(),
-            ));
-        };
-        if program.trim().is_empty() {
-            return Err(fail(
-                "`command` starts with an empty program name".to_owned(),
-            ));
-        }
-        let cwd_rel = def.cwd.as_deref().unwrap_or(".");
-        let cwd_path = Path::new(cwd_rel);
-        if cwd_path.is_absolute()
-            || cwd_path
-                .components()
-                .any(|c| matches!(c, Component::ParentDir))
-        {
-            return Err(fail(format!(
-                "`cwd` {cwd_rel:?} must be a folder inside the project"
-            )));
-        }
-        // The program runs in `cwd`, so a project given as a relative path (`p`) would be
-        // looked up again from inside it (`p/p/...`): every path is made absolute here, against
-        // the folder the project was named from, whatever form its name took.
-        let project = std::path::absolute(project).map_err(|e| {
-            fail(format!(
-                "the project folder {} has no absolute path: {e}",
-                project.display()
-            ))
-        })?;
-        let program_path = Path::new(program);
-        // A bare name is looked up on PATH; a path with a separator is relative to the project.
-        let program = if program_path.components().count() > 1 && !program_path.is_absolute() {
-            project.join(program_path)
-        } else {
-            program_path.to_owned()
-        };
+        let located = Located::of(&def.command, def.cwd.as_deref(), project).map_err(fail)?;
         if def.timeout_ms == Some(0) {
             return Err(fail("`timeoutMs` must be greater than 0".to_owned()));
         }
         Ok(Self {
             name: name.to_owned(),
-            program,
-            args: args.to_vec(),
+            program: located.program,
+            args: located.args,
             timeout: Duration::from_millis(def.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
             env: def.env,
-            cwd: project.join(cwd_path),
+            cwd: located.cwd,
             max_output_bytes: def.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
             approval: def.approval,
         })

@@ -16,9 +16,10 @@
 //! environment. `trusted` says whether the server's annotations may waive approval (see
 //! [`super::imported`]). A field this version does not know is an error naming it.
 
+use crate::activity::process::Located;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long connecting (starting the program and the protocol's handshake) may take.
@@ -210,47 +211,19 @@ impl McpServerDef {
     }
 }
 
-/// A program toolhost runs: its path made absolute against the project where it has one.
+/// A program toolhost runs, found as a process activity's program is.
 fn command_endpoint(
     command: Vec<String>,
     env: Vec<String>,
     cwd: Option<&str>,
     project: &Path,
 ) -> Result<Endpoint, String> {
-    let Some((program, args)) = command.split_first() else {
-        return Err("`command` must list the program and its arguments".to_owned());
-    };
-    if program.trim().is_empty() {
-        return Err("`command` starts with an empty program name".to_owned());
-    }
-    let cwd_rel = cwd.unwrap_or(".");
-    let cwd_path = Path::new(cwd_rel);
-    if cwd_path.is_absolute()
-        || cwd_path
-            .components()
-            .any(|c| matches!(c, Component::ParentDir))
-    {
-        return Err(format!(
-            "`cwd` {cwd_rel:?} must be a folder inside the project"
-        ));
-    }
-    let project = std::path::absolute(project).map_err(|e| {
-        format!(
-            "the project folder {} has no absolute path: {e}",
-            project.display()
-        )
-    })?;
-    let program_path = Path::new(program);
-    let program = if program_path.components().count() > 1 && !program_path.is_absolute() {
-        project.join(program_path)
-    } else {
-        program_path.to_owned()
-    };
+    let located = Located::of(&command, cwd, project)?;
     Ok(Endpoint::Command {
-        program,
-        args: args.to_vec(),
+        program: located.program,
+        args: located.args,
         env,
-        cwd: project.join(cwd_path),
+        cwd: located.cwd,
     })
 }
 
