@@ -113,13 +113,7 @@ async fn mcp_needs_a_token_that_may_run_the_agent_and_a_local_host() {
 /// it only redacted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_is_given_on_the_threads_page_the_client_sends_its_user_to() {
-    let project = keeper_project();
-    let server = TestServer::start_with(&project, |config| {
-        config.mcp_agent = Some("keeper".to_owned());
-    })
-    .await;
-    let token = server.token(&[Scope::Run], Some(vec!["keeper"]));
-    let url = format!("http://{}/mcp", server.addr);
+    let (server, token, url) = keeper_server().await;
     let secret = "4417-0xdoor";
     let seen = python_client(
         "http_client_secret.py",
@@ -143,6 +137,19 @@ async fn a_secret_is_given_on_the_threads_page_the_client_sends_its_user_to() {
         !text.contains(secret),
         "the secret reached the client: {text}"
     );
+}
+
+/// A server of [`keeper_project`] with `/mcp` serving `keeper`, a token that may run it, and the
+/// URL of `/mcp`.
+async fn keeper_server() -> (TestServer, String, String) {
+    let project = keeper_project();
+    let server = TestServer::start_with(&project, |config| {
+        config.mcp_agent = Some("keeper".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["keeper"]));
+    let url = format!("http://{}/mcp", server.addr);
+    (server, token, url)
 }
 
 /// A project whose agent `keeper` offers `unlock` (needs the secret DOOR_CODE), `locate` (the
@@ -206,13 +213,7 @@ fn keeper_project() -> PathBuf {
 /// thread's page, and each retry goes on with the call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_2026_07_28_a_call_asks_with_input_required_and_goes_on_with_the_retry() {
-    let project = keeper_project();
-    let server = TestServer::start_with(&project, |config| {
-        config.mcp_agent = Some("keeper".to_owned());
-    })
-    .await;
-    let token = server.token(&[Scope::Run], Some(vec!["keeper"]));
-    let url = format!("http://{}/mcp", server.addr);
+    let (_server, token, url) = keeper_server().await;
     let secret = "7731-0xgate";
     let seen = python_client("http_client_rounds.py", &[&url, &token, secret]).await;
     assert_eq!(seen["protocol"], "2026-07-28", "{seen}");

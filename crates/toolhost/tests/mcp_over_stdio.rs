@@ -304,59 +304,58 @@ fn the_official_python_client_lists_and_calls_the_tools() {
 }
 
 impl Client {
-    /// Like [`Client::request`], answering each request the server sends meanwhile with
-    /// `answer` (its result), and returning the server's requests with the answer.
+    /// Sends a request and reads lines until its answer, answering each request the server
+    /// sends meanwhile with `answer` (its result); returns the answer, the server's requests and
+    /// its notifications, in the order they came.
+    fn exchange(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: impl Fn(&Value) -> Value,
+    ) -> (Value, Vec<Value>, Vec<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let (mut asked, mut notes) = (Vec::new(), Vec::new());
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the server closed its output"
+            );
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                return (message, asked, notes);
+            }
+            match (message.get("method"), message.get("id")) {
+                (Some(_), Some(_)) => {
+                    let result = answer(&message);
+                    self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}));
+                    asked.push(message);
+                }
+                (Some(_), None) => notes.push(message),
+                _ => {}
+            }
+        }
+    }
+
+    /// [`Client::exchange`] keeping the server's requests.
     fn request_answering(
         &mut self,
         method: &str,
         params: Value,
         answer: impl Fn(&Value) -> Value,
     ) -> (Value, Vec<Value>) {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut asked = Vec::new();
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "the server closed its output"
-            );
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) && message.get("method").is_none() {
-                return (message, asked);
-            }
-            if message.get("method").is_some() && message.get("id").is_some() {
-                let result = answer(&message);
-                self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}));
-                asked.push(message);
-            }
-        }
+        let (answer, asked, _) = self.exchange(method, params, answer);
+        (answer, asked)
     }
-}
 
-impl Client {
-    /// Sends a request and reads lines until its answer; returns it with the notifications the
-    /// server sent meanwhile.
+    /// [`Client::exchange`] keeping the notifications (a server request fails the test).
     fn request_with_notifications(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut notes = Vec::new();
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "the server closed its output"
-            );
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) && message.get("method").is_none() {
-                return (message, notes);
-            }
-            if message.get("id").is_none() {
-                notes.push(message);
-            }
-        }
+        let (answer, _, notes) = self.exchange(method, params, |asked| {
+            panic!("the server asked something unexpected: {asked}")
+        });
+        (answer, notes)
     }
 }
 
