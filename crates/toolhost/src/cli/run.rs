@@ -350,12 +350,17 @@ const MCP_HTTP_MAX_BODY: usize = 16 * 1024 * 1024;
 /// environment), and MCP servers at a URL through the same HTTP client (the environment's
 /// proxies apply). Says why when it cannot.
 fn load_networked(dir: &Path, store: Arc<dyn Store>) -> Result<Runtime, ExitCode> {
-    Runtime::load_networked(dir, store, &toolhost_providers::model_from_env, mcp_http()?).map_err(
-        |e| {
-            output::error("the project could not be loaded.", Some(&e));
-            output::exit(BAD_INPUT)
-        },
-    )
+    let factory = &toolhost_providers::model_from_env;
+    // Only a project with MCP servers needs the HTTP client set up for them.
+    let loaded = if dir.join("agents").join("mcp").is_dir() {
+        Runtime::load_networked(dir, store, factory, mcp_http()?)
+    } else {
+        Runtime::load_with(dir, store, factory)
+    };
+    loaded.map_err(|e| {
+        output::error("the project could not be loaded.", Some(&e));
+        output::exit(BAD_INPUT)
+    })
 }
 
 /// Gives a loaded runtime the data folder's secrets key, the lease length of
