@@ -108,6 +108,9 @@ fn load(dir: &Path) -> Result<ProjectTools, ExitCode> {
 /// The tools of the project's MCP servers (`agents/mcp/`), with each file or server that did
 /// not load said on stderr.
 fn load_imported(dir: &Path) -> Result<toolhost_runtime::mcp::McpImport, ExitCode> {
+    if !dir.join("agents").join("mcp").is_dir() {
+        return Ok(Default::default());
+    }
     let http = super::run::mcp_http()?;
     let mcp = toolhost_runtime::mcp::load_mcp(dir, Some(http));
     for problem in &mcp.problems {
