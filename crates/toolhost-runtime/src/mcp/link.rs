@@ -257,7 +257,7 @@ impl ServerLink {
     }
 
     /// The peer of the open connection for `headers`, connecting (again) when there is none or
-    /// it closed. `restarting` notes why a program is started again.
+    /// it closed (a program that exited is noted in its log and started again).
     async fn peer(self: &Arc<Self>, headers: &HeaderSet) -> Result<rmcp::Peer<RoleClient>, String> {
         let mut connections = self.connections.lock().await;
         if let Some(at) = connections.iter().position(|(h, _)| h == headers) {
