@@ -24,6 +24,9 @@ const SESSION_ID: &str = "mcp-session-id";
 const LAST_EVENT_ID: &str = "last-event-id";
 /// How much of an error answer is quoted.
 const QUOTED_BYTES: usize = 500;
+/// The largest JSON answer, and the largest event of an event stream, read from a server: a
+/// server cannot make toolhost hold more than this for one message.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why an HTTP exchange with an MCP server failed, in one sentence.
 #[derive(Debug, thiserror::Error)]
@@ -56,23 +59,52 @@ fn is_media(content_type: Option<&str>, media: &str) -> bool {
     })
 }
 
-/// The whole body of an answer.
+/// The whole body of an answer, at most [`MAX_MESSAGE_BYTES`].
 async fn read_all(answer: &mut OpenResponse) -> Result<Vec<u8>, Failure> {
     let mut body = Vec::new();
     while let Some(piece) = answer.body.recv().await {
         body.extend(piece.map_err(failed)?);
+        if body.len() > MAX_MESSAGE_BYTES {
+            return Err(failed(format!(
+                "the server's answer is larger than {MAX_MESSAGE_BYTES} bytes"
+            )));
+        }
     }
     Ok(body)
 }
 
-/// The answer's body as a stream of server-sent events.
+/// The answer's body as a stream of server-sent events; an event longer than
+/// [`MAX_MESSAGE_BYTES`] ends the stream with an error.
 fn events(answer: OpenResponse) -> BoxStream<'static, Result<Sse, SseError>> {
-    let pieces = futures::stream::unfold(answer.body, |mut body| async move {
-        let piece = body.recv().await?;
-        Some((
-            piece.map(bytes::Bytes::from).map_err(std::io::Error::other),
-            body,
-        ))
+    // The bytes since the last blank line (the end of an event), and whether the stream ended.
+    let state = (answer.body, 0usize, false);
+    let pieces = futures::stream::unfold(state, |(mut body, open, ended)| async move {
+        if ended {
+            return None;
+        }
+        let piece = match body.recv().await? {
+            Ok(piece) => piece,
+            Err(why) => return Some((Err(std::io::Error::other(why)), (body, open, true))),
+        };
+        // An event ends at a blank line, "\n\n" or "\r\n\r\n".
+        let lf = piece
+            .windows(2)
+            .rposition(|w| w == b"\n\n")
+            .map(|at| at + 2);
+        let crlf = piece
+            .windows(3)
+            .rposition(|w| w == b"\n\r\n")
+            .map(|at| at + 3);
+        let open = match lf.max(crlf) {
+            Some(end) => piece.len() - end,
+            None => open + piece.len(),
+        };
+        if open > MAX_MESSAGE_BYTES {
+            let why =
+                format!("an event of the server's stream is larger than {MAX_MESSAGE_BYTES} bytes");
+            return Some((Err(std::io::Error::other(why)), (body, open, true)));
+        }
+        Some((Ok(bytes::Bytes::from(piece)), (body, open, false)))
     });
     SseStream::from_bytes_stream(pieces).boxed()
 }
@@ -252,5 +284,51 @@ impl StreamableHttpClient for FetcherClient {
             return Err(StreamableHttpError::UnexpectedContentType(content_type));
         }
         Err(Self::unexpected(answer).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(pieces: Vec<Vec<u8>>) -> OpenResponse {
+        let (sender, receiver) = tokio::sync::mpsc::channel(pieces.len().max(1));
+        for piece in pieces {
+            sender.try_send(Ok(piece)).unwrap();
+        }
+        OpenResponse {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: receiver,
+        }
+    }
+
+    #[tokio::test]
+    async fn events_are_read_across_pieces_and_an_endless_one_is_cut() {
+        let mut stream = events(answer(vec![
+            b"data: {\"a\":".to_vec(),
+            b"1}\r\n\r\ndata: 2\n\n".to_vec(),
+        ]));
+        assert_eq!(
+            stream.next().await.unwrap().unwrap().data.as_deref(),
+            Some("{\"a\":1}")
+        );
+        assert_eq!(
+            stream.next().await.unwrap().unwrap().data.as_deref(),
+            Some("2")
+        );
+        assert!(stream.next().await.is_none());
+
+        let endless = vec![b'x'; MAX_MESSAGE_BYTES / 2 + 1];
+        let mut stream = events(answer(vec![b"data: ".to_vec(), endless.clone(), endless]));
+        assert!(stream.next().await.unwrap().is_err());
+    }
+
+    #[tokio::test]
+    async fn a_json_answer_larger_than_the_cap_is_refused() {
+        let mut big = answer(vec![vec![b' '; MAX_MESSAGE_BYTES], b"{}".to_vec()]);
+        assert!(read_all(&mut big).await.is_err());
+        let mut small = answer(vec![b"{}".to_vec()]);
+        assert_eq!(read_all(&mut small).await.unwrap(), b"{}");
     }
 }
