@@ -80,7 +80,13 @@ impl McpTools {
                 let Ok(Some(runtime)) = tokio::task::spawn_blocking(move || reload()).await else {
                     continue;
                 };
-                *tools.runtime.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(runtime);
+                let old = std::mem::replace(
+                    &mut *tools.runtime.write().unwrap_or_else(|e| e.into_inner()),
+                    Arc::new(runtime),
+                );
+                // The old project's MCP connections close when its last call is done; a drop
+                // that waits for them never holds the lock or an executor thread.
+                tokio::task::spawn_blocking(move || drop(old));
                 if tools.listing() != before && peer.notify_tool_list_changed().await.is_err() {
                     return;
                 }
