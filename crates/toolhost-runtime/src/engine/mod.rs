@@ -93,6 +93,7 @@ use crate::project::{
     load_definitions, load_tools, Definitions, FileProblem, LoadedTool, ProjectError,
 };
 use crate::variables::secrets::SecretKey;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -101,7 +102,7 @@ use toolhost_core::blueprint::{Activities, Binding};
 use toolhost_core::tool::ToolError;
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{Model, ScriptError, ScriptedModel};
-use toolhost_store::{AsyncStore, Store, Thread};
+use toolhost_store::{AsyncStore, Store, StoreError, Thread, Write};
 
 /// A loaded project, ready to run threads against a store.
 pub struct Runtime {
@@ -154,6 +155,8 @@ pub struct Runtime {
     mcp_hub: Option<Arc<crate::mcp::McpHub>>,
     /// The project's MCP servers as they loaded.
     mcp_servers: Vec<crate::mcp::ServerStatus>,
+    /// The pin of each imported tool's definition as it loaded.
+    mcp_pins: HashMap<String, Value>,
 }
 
 impl Runtime {
@@ -324,6 +327,7 @@ impl Runtime {
             requests: Default::default(),
             mcp_hub: mcp.hub,
             mcp_servers: mcp.servers,
+            mcp_pins: mcp.pins,
             defs,
         })
     }
@@ -337,6 +341,38 @@ impl Runtime {
     /// have none, and what they wrote to standard error.
     pub fn mcp_servers(&self) -> &[crate::mcp::ServerStatus] {
         &self.mcp_servers
+    }
+
+    /// The pin of the definition the imported tool `tool` loaded with; `None` for a tool that
+    /// is not one of the project's MCP servers'.
+    pub fn mcp_pin(&self, tool: &str) -> Option<&Value> {
+        self.mcp_pins.get(tool)
+    }
+
+    /// Accepts, for `thread_id`, the definition the MCP server gave the imported tool `tool`
+    /// when this runtime loaded: the thread's calls of it go through again after the server
+    /// changed it (see [`crate::mcp`]). One write, whoever owns the thread.
+    pub async fn accept_mcp_definition(
+        &self,
+        thread_id: &str,
+        tool: &str,
+    ) -> Result<(), RuntimeError> {
+        let pin = self.mcp_pin(tool).cloned().ok_or_else(|| {
+            RuntimeError::Store(StoreError::Refused(format!(
+                "\"{tool}\" is not a tool of this project's MCP servers"
+            )))
+        })?;
+        self.db.thread(thread_id).await?;
+        self.db
+            .apply(
+                thread_id,
+                vec![Write::SetValue {
+                    key: crate::mcp::pin_key(tool),
+                    value: Some(pin),
+                }],
+            )
+            .await?;
+        Ok(())
     }
 
     /// Every tool of the project (files, built-ins and tools registered in Rust), by name.

@@ -240,12 +240,12 @@ impl ImportedCall {
         match state.get_value(&key).await.map_err(store_failed)? {
             Some(pinned) if pinned == self.loaded_pin => Ok(()),
             Some(pinned) => Err(format!(
-                "{}: MCP server \"{}\" changed this tool ({}) since this thread first used it; the call was not sent. A person accepts the new definition with `toolhost mcp accept PROJECT {} {}`, or the thread goes on without it.",
+                "{}: MCP server \"{}\" changed this tool ({}) since this thread first used it; the call was not sent. A person accepts the new definition with `toolhost mcp accept PROJECT {thread} {tool}` (or POST /v1/threads/{thread}/mcp-definitions/{tool} on the server), or the thread goes on without it.",
                 self.name,
                 self.server,
                 changed_parts(&pinned, &self.loaded_pin).join(", "),
-                state.thread_id(),
-                self.name
+                thread = state.thread_id(),
+                tool = self.name
             )),
             None => state
                 .set_value(&key, Some(self.loaded_pin.clone()))

@@ -58,6 +58,9 @@ pub struct McpImport {
     pub servers: Vec<ServerStatus>,
     /// Files (and tools) that did not load.
     pub problems: Vec<FileProblem>,
+    /// The pin of each imported tool's definition as it loaded, by tool name: what a thread
+    /// that accepts the definition stores.
+    pub pins: std::collections::HashMap<String, serde_json::Value>,
 }
 
 /// Reads `agents/mcp/*.json` of the project at `root`, connects to each server and imports its
@@ -119,7 +122,10 @@ pub fn load_mcp(root: &Path, http: Option<Arc<dyn Fetcher>>) -> McpImport {
             Ok(tools) => {
                 for tool in tools {
                     match imported::import_tool(&hub, &def, tool) {
-                        Ok(t) => out.tools.push(t),
+                        Ok(t) => {
+                            out.pins.insert(t.name().to_owned(), definition_pin(tool));
+                            out.tools.push(t);
+                        }
                         Err(why) => out.problems.push(FileProblem::not_loaded(
                             def.path.clone(),
                             &imported_name(&name, &tool.name),

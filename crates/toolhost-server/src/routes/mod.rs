@@ -5,6 +5,7 @@ mod approvals;
 mod events;
 mod files;
 mod health;
+mod mcp_pins;
 mod messages;
 mod metrics;
 mod table;
@@ -44,6 +45,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .add::<messages::__path_send, _, _>(messages::send)
         .add::<approvals::__path_list, _, _>(approvals::list)
         .add::<approvals::__path_decide, _, _>(approvals::decide)
+        .add::<mcp_pins::__path_accept, _, _>(mcp_pins::accept)
         .add::<variables::__path_get, _, _>(variables::get)
         .add::<variables::__path_give, _, _>(variables::give)
         .add::<events::__path_thread, _, _>(events::thread)

@@ -1,0 +1,126 @@
+//! `POST /v1/threads/{id}/mcp-definitions/{tool}`: a person accepts, over the API, the
+//! definition an MCP server now gives a tool the thread pinned before. The thread's calls of the
+//! tool are refused while its pin differs, and go through once it is accepted. A real MCP server
+//! (the official Python SDK, `toolhost`'s test server) runs as the project's `notes`.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toolhost_server::auth::Scope;
+use toolhost_store::Write;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn notes_project() -> PathBuf {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolhost/tests/mcp/notes_server.py");
+    let mcp = json!({"command": [python, server], "trusted": true}).to_string();
+    write_project(&[
+        ("agents/mcp/notes.json", &mcp),
+        (
+            "agents/agents/main.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "main", "stopOnResponse": true}}"#,
+        ),
+        (
+            "agents/prompts/main.json",
+            r#"{"toolDescription": "x", "prompt": "Add.", "model": "m", "includeChat": true,
+                "includePastTools": true, "tools": ["notes.add"]}"#,
+        ),
+        ("agents/models/m.json", r#"{"provider": "test", "script": "m.jsonl"}"#),
+        (
+            "m.jsonl",
+            "{\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 1, \"b\": 1}}]}\n{\"text\": \"2.\"}\n\
+             {\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 2, \"b\": 2}}]}\n{\"text\": \"refused\"}\n\
+             {\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 3, \"b\": 3}}]}\n{\"text\": \"6.\"}\n",
+        ),
+    ])
+}
+
+/// The text and status of the thread's last tool result.
+fn last_result(server: &TestServer, thread: &str) -> (String, String) {
+    let messages = server.store.messages(thread).unwrap();
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == toolhost_store::Role::Tool)
+        .unwrap();
+    (
+        last.content.clone().unwrap_or_default(),
+        format!("{:?}", last.status),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_definition_is_accepted_over_the_api_and_the_calls_go_through_again() {
+    let project = notes_project();
+    let server = TestServer::start_on(&project).await;
+    let admin = server.admin();
+    let thread = server
+        .create(&admin, json!({"agent": "main", "message": "first"}))
+        .await;
+    let mut events = server.events(&thread, &admin, None).await;
+    events.until_ended("done", PATIENCE).await;
+    assert_eq!(last_result(&server, &thread).0, "2");
+
+    // The server described the tool differently since the thread pinned it.
+    let key = toolhost_runtime::mcp::pin_key("notes.add");
+    let stale = json!({"description": "0", "inputSchema": "0", "outputSchema": "0"});
+    server
+        .store
+        .apply(
+            &thread,
+            vec![Write::SetValue {
+                key,
+                value: Some(stale),
+            }],
+        )
+        .unwrap();
+    let sent = server
+        .post(
+            &format!("/v1/threads/{thread}/messages"),
+            Some(&admin),
+            &json!({"message": "second"}),
+        )
+        .await;
+    assert_eq!(sent.status, 202, "{}", sent.text);
+    events.until_ended("done", PATIENCE).await;
+    let (text, status) = last_result(&server, &thread);
+    assert!(status.contains("Error"), "{status}");
+    assert!(text.contains("changed this tool"), "{text}");
+
+    // Who may accept, and what.
+    let path = format!("/v1/threads/{thread}/mcp-definitions/notes.add");
+    let reader = server.token(&[Scope::Read], None);
+    server
+        .post(&path, Some(&reader), &Value::Null)
+        .await
+        .problem(403);
+    server
+        .post(
+            &format!("/v1/threads/{thread}/mcp-definitions/notes.nope"),
+            Some(&admin),
+            &Value::Null,
+        )
+        .await
+        .problem(404);
+    let accepted = server.post(&path, Some(&admin), &Value::Null).await;
+    assert_eq!(accepted.status, 204, "{}", accepted.text);
+
+    let sent = server
+        .post(
+            &format!("/v1/threads/{thread}/messages"),
+            Some(&admin),
+            &json!({"message": "third"}),
+        )
+        .await;
+    assert_eq!(sent.status, 202, "{}", sent.text);
+    events.until_ended("done", PATIENCE).await;
+    let (text, status) = last_result(&server, &thread);
+    assert_eq!((text.as_str(), status.contains("Success")), ("6", true));
+}
