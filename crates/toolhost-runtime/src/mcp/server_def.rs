@@ -343,20 +343,20 @@ mod tests {
             assert!(err.contains(expected), "{text}: {err}");
         }
     }
-}
 
-#[test]
-fn a_url_with_headers_names_the_variables_they_take() {
-    let def = McpServerDef::parse(
-        "docs",
-        Path::new("agents/mcp/docs.json"),
-        r#"{"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "${TEAM}-${TOKEN}"}}"#,
-        Path::new("/p"),
-    )
-    .unwrap();
-    assert_eq!(def.header_variables(), ["TOKEN", "TEAM"]);
-    let values = |name: &str| (name == "TOKEN").then(|| "t0k".to_owned());
-    assert_eq!(fill("Bearer ${TOKEN}", &values).unwrap(), "Bearer t0k");
-    assert_eq!(fill("${TEAM}-x", &values).unwrap_err(), "TEAM");
-    assert_eq!(fill("no vars $ here", &values).unwrap(), "no vars $ here");
+    #[test]
+    fn a_url_with_headers_names_the_variables_they_take() {
+        let def = McpServerDef::parse(
+            "docs",
+            Path::new("agents/mcp/docs.json"),
+            r#"{"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "${TEAM}-${TOKEN}"}}"#,
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(def.header_variables(), ["TOKEN", "TEAM"]);
+        let values = |name: &str| (name == "TOKEN").then(|| "t0k".to_owned());
+        assert_eq!(fill("Bearer ${TOKEN}", &values).unwrap(), "Bearer t0k");
+        assert_eq!(fill("${TEAM}-x", &values).unwrap_err(), "TEAM");
+        assert_eq!(fill("no vars $ here", &values).unwrap(), "no vars $ here");
+    }
 }
