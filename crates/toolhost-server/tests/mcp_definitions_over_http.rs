@@ -7,40 +7,11 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toolhost_server::auth::Scope;
 use toolhost_store::Write;
 
 const PATIENCE: Duration = Duration::from_secs(60);
-
-fn notes_project() -> PathBuf {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
-    let server =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolhost/tests/mcp/notes_server.py");
-    let mcp = json!({"command": [python, server], "trusted": true}).to_string();
-    write_project(&[
-        ("agents/mcp/notes.json", &mcp),
-        (
-            "agents/agents/main.json",
-            r#"{"type": "ai_human", "sideA": {"prompt": "main", "stopOnResponse": true}}"#,
-        ),
-        (
-            "agents/prompts/main.json",
-            r#"{"toolDescription": "x", "prompt": "Add.", "model": "m", "includeChat": true,
-                "includePastTools": true, "tools": ["notes.add"]}"#,
-        ),
-        ("agents/models/m.json", r#"{"provider": "test", "script": "m.jsonl"}"#),
-        (
-            "m.jsonl",
-            "{\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 1, \"b\": 1}}]}\n{\"text\": \"2.\"}\n\
-             {\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 2, \"b\": 2}}]}\n{\"text\": \"refused\"}\n\
-             {\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 3, \"b\": 3}}]}\n{\"text\": \"6.\"}\n",
-        ),
-    ])
-}
 
 /// The text and status of the thread's last tool result.
 fn last_result(server: &TestServer, thread: &str) -> (String, String) {

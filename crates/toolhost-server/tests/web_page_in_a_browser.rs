@@ -780,3 +780,60 @@ async fn the_next_message_goes_from_the_box_and_the_stop_button_stops_a_run() {
         .await;
     browser.screenshot("03-stopped").await;
 }
+
+/// A call of an MCP server's tool refused because the server changed it since the thread first
+/// used it offers, on the thread's page, to accept the new definition; accepted there, the
+/// thread's next call goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_mcp_definition_is_accepted_on_the_threads_page() {
+    let project = common::notes_project();
+    let server = TestServer::start_on(&project).await;
+    let token = server.admin();
+    let id = server
+        .create(&token, json!({"agent": "main", "message": "first"}))
+        .await;
+    let patience = Duration::from_secs(60);
+    let mut events = server.events(&id, &token, None).await;
+    events.until_ended("done", patience).await;
+    // The server described the tool differently since the thread pinned it.
+    let key = toolhost_runtime::mcp::pin_key("notes.add");
+    let stale = json!({"description": "0", "inputSchema": "0", "outputSchema": "0"});
+    server
+        .store
+        .apply(
+            &id,
+            vec![toolhost_store::Write::SetValue {
+                key: key.clone(),
+                value: Some(stale.clone()),
+            }],
+        )
+        .unwrap();
+    let sent = server
+        .post(
+            &format!("/v1/threads/{id}/messages"),
+            Some(&token),
+            &json!({"message": "second"}),
+        )
+        .await;
+    assert_eq!(sent.status, 202, "{}", sent.text);
+    events.until_ended("done", patience).await;
+
+    let browser = Browser::start("mcp-definition", 1200, 900).await;
+    browser.sign_in(&base(&server), &token).await;
+    browser.open(&format!("{}/#/t/{id}", base(&server))).await;
+    browser.find(".accept-definition button").await;
+    browser.screenshot("01-refused-call").await;
+    browser.click(".accept-definition button").await;
+    browser
+        .until_text(
+            "the accepted definition",
+            &["Accepted: the next call of notes.add in this thread goes through."],
+        )
+        .await;
+    browser.screenshot("02-accepted").await;
+    let pinned = server.store.value(&id, &key).unwrap().unwrap();
+    assert_ne!(
+        pinned, stale,
+        "the thread's pin is the loaded definition's now"
+    );
+}

@@ -1,7 +1,7 @@
 // A thread's transcript: stored messages in order, each tool call as a card that its result
 // fills in, and the answer being written shown live until its stored message replaces it.
 
-import { fileBlob } from './api.js';
+import { api, fileBlob } from './api.js';
 import { el, duration, pretty, showError, statusBadge } from './dom.js';
 
 export class Transcript {
@@ -98,12 +98,41 @@ export class Transcript {
     }
     const text = status === 'error' ? result.error || message.content : message.content;
     if (text) parts.body.append(el('pre', { class: `result result-${status}` }, pretty(text)));
+    // A call of an MCP server's tool refused because the server changed it since the thread
+    // first used it: a person may accept the new definition here.
+    if (status === 'error' && message.name && /since this thread first used it/.test(text || '')) {
+      parts.body.append(this.acceptDefinition(message.name));
+    }
     for (const block of result.content || []) {
       if (block.type === 'image' && /^image\/(png|jpeg|gif|webp)$/.test(block.mimeType)) {
         parts.body.append(el('img', { class: 'result-image', src: `data:${block.mimeType};base64,${block.data}`, alt: `Image from ${message.name}` }));
       }
     }
     for (const attachment of result.attachments || []) parts.body.append(this.attachment(attachment));
+  }
+
+  /** A button accepting, for this thread, the definition an MCP server now gives `tool`. */
+  acceptDefinition(tool) {
+    const row = el('div', { class: 'row accept-definition' });
+    const button = el(
+      'button',
+      {
+        type: 'button',
+        onclick: async () => {
+          button.disabled = true;
+          try {
+            await api('POST', `/v1/threads/${encodeURIComponent(this.threadId)}/mcp-definitions/${encodeURIComponent(tool)}`);
+            row.replaceChildren(el('p', { class: 'accepted' }, `Accepted: the next call of ${tool} in this thread goes through.`));
+          } catch (e) {
+            button.disabled = false;
+            showError(`The new definition of ${tool} was not accepted`, e);
+          }
+        },
+      },
+      `Accept the new definition of ${tool}`,
+    );
+    row.append(button);
+    return row;
   }
 
   /** An attachment: images shown inline, every one downloadable. */

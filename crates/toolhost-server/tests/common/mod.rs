@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -404,5 +404,37 @@ pub fn echo_project(script: &str) -> PathBuf {
             r#"{"provider": "test", "script": "scripts/echo.jsonl"}"#,
         ),
         ("scripts/echo.jsonl", script),
+    ])
+}
+
+/// An `ai_human` agent `main` offering `notes.add`, a tool of the MCP server `notes` (the
+/// official Python SDK's server of toolhost's own tests, trusted), whose scripted model calls it
+/// in each of three turns (1+1, 2+2, 3+3). `./scripts/test` names the Python with the SDK in
+/// `TOOLHOST_TEST_PYTHON`; without it this fails and says so, it never skips.
+pub fn notes_project() -> PathBuf {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolhost/tests/mcp/notes_server.py");
+    let mcp = json!({"command": [python, server], "trusted": true}).to_string();
+    write_project(&[
+        ("agents/mcp/notes.json", &mcp),
+        (
+            "agents/agents/main.json",
+            r#"{"type": "ai_human", "sideA": {"prompt": "main", "stopOnResponse": true}}"#,
+        ),
+        (
+            "agents/prompts/main.json",
+            r#"{"toolDescription": "x", "prompt": "Add.", "model": "m", "includeChat": true,
+                "includePastTools": true, "tools": ["notes.add"]}"#,
+        ),
+        ("agents/models/m.json", r#"{"provider": "test", "script": "m.jsonl"}"#),
+        (
+            "m.jsonl",
+            "{\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 1, \"b\": 1}}]}\n{\"text\": \"2.\"}\n\
+             {\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 2, \"b\": 2}}]}\n{\"text\": \"refused\"}\n\
+             {\"toolCalls\": [{\"name\": \"notes.add\", \"arguments\": {\"a\": 3, \"b\": 3}}]}\n{\"text\": \"6.\"}\n",
+        ),
     ])
 }
