@@ -1,6 +1,7 @@
 //! The web page in a real browser (headless Chromium over WebDriver) against a real server on
 //! loopback: starting a thread and watching its answer stream in, approving and denying calls,
-//! giving a secret through its form, an image result, and a reload in the middle of a run.
+//! giving a secret through its form, an image result, a reload in the middle of a run, and
+//! accepting the changed definition of an MCP server's tool.
 //! Every step writes a screenshot under the tests' output folder (`web-page/`).
 
 mod browser;
