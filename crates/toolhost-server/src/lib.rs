@@ -121,6 +121,11 @@ impl Server {
             let _ = closing.send(true);
             stopping.close_and_stop(&runtime).await;
         };
+        // Answers (an event stream's small frames most of all) leave at once, not after the
+        // client's delayed acknowledgement of the previous piece (Nagle's algorithm).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+            let _ = stream.set_nodelay(true);
+        });
         axum::serve(
             listener,
             app.into_make_service_with_connect_info::<SocketAddr>(),
