@@ -26,7 +26,7 @@ mod link;
 pub mod server_def;
 
 use crate::files::{read_text, MAX_FILE_BYTES};
-use crate::project::FileProblem;
+use crate::project::{json_files, FileProblem};
 pub use hub::McpHub;
 pub use imported::{definition_pin, imported_name, needs_approval, pin_key, PIN_KEY_PREFIX};
 pub use server_def::McpServerDef;
@@ -67,22 +67,9 @@ pub struct McpImport {
 /// tools; `http` carries the requests to servers at a URL (without it they are problems).
 /// Blocks until every server answered or failed (each within its connect timeout).
 pub fn load_mcp(root: &Path, http: Option<Arc<dyn Fetcher>>) -> McpImport {
-    let dir = root.join("agents").join("mcp");
     let mut out = McpImport::default();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return out;
-    };
-    let mut files: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| !p.is_dir() && p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
     let mut defs = Vec::new();
-    for path in files {
-        let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
-            continue;
-        };
+    for (name, path) in json_files(&root.join("agents").join("mcp")) {
         let loaded = read_text(&path, MAX_FILE_BYTES)
             .map_err(|e| e.reason())
             .and_then(|text| McpServerDef::parse(&name, &path, &text, root));

@@ -124,7 +124,7 @@ pub struct Definitions {
 }
 
 /// The `.json` files of a folder in name order, with their stems; a missing folder is empty.
-fn json_files(dir: &Path) -> Vec<(String, PathBuf)> {
+pub(crate) fn json_files(dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };

@@ -26,6 +26,7 @@ pub use agent_tools::{
     agent_tool, Immediate, ParentCommunication, ReceivingSide, Resumable, SubagentToolConfig,
     MAX_SUBAGENT_DEPTH, SUBAGENT_CREATE, SUBAGENT_MESSAGE,
 };
+pub(crate) use definitions::json_files;
 pub use definitions::{load_definitions, Definitions, ModelDef, DEFAULT_MAX_STEPS};
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
 pub use prompt::{PromptDef, PromptPart, ToolChoice, DEFAULT_RECENT_IMAGE_THRESHOLD};
