@@ -161,8 +161,7 @@ impl ImportedCall {
         };
         let current = hub
             .server(&self.server)
-            .and_then(|link| link.listed(&self.tool))
-            .map(|tool| definition_pin(&tool));
+            .and_then(|link| link.listed_pin(&self.tool));
         // The tool exists because the server listed it at load: absent now, it was removed.
         let Some(now) = current else {
             return ToolResult::error(format!(

@@ -6,6 +6,7 @@
 //! its own, so that no thread's calls carry another's credentials.
 
 use super::http::FetcherClient;
+use super::imported::definition_pin;
 use super::server_def::{fill, Endpoint, McpServerDef};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
@@ -16,6 +17,7 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, Running
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -70,7 +72,7 @@ impl ClientHandler for ClientSide {
             return;
         };
         match list_tools(&context.peer).await {
-            Ok(tools) => *lock(&link.listed) = tools,
+            Ok(tools) => link.keep_listed(&tools),
             Err(e) => link.note(format!("listing the tools again failed: {e}")),
         }
     }
@@ -117,7 +119,8 @@ pub(crate) struct ServerLink {
     /// Carries the requests to a server at a URL.
     http: Option<Arc<dyn Fetcher>>,
     connections: tokio::sync::Mutex<Vec<(HeaderSet, Connection)>>,
-    listed: Mutex<Vec<Tool>>,
+    /// The pin of each tool the server listed last, by its name.
+    listed: Mutex<HashMap<String, Value>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Where the progress of each call under way goes, by its progress token.
     progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
@@ -129,7 +132,7 @@ impl ServerLink {
             def,
             http,
             connections: tokio::sync::Mutex::new(Vec::new()),
-            listed: Mutex::new(Vec::new()),
+            listed: Mutex::new(HashMap::new()),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             progress: Mutex::new(HashMap::new()),
         }
@@ -140,9 +143,18 @@ impl ServerLink {
         push_line(&self.stderr, format!("[toolhost] {line}"));
     }
 
-    /// The tool `name` as the server listed it last.
-    pub(crate) fn listed(&self, name: &str) -> Option<Tool> {
-        lock(&self.listed).iter().find(|t| t.name == name).cloned()
+    /// The pin of the tool `name` as the server listed it last (see
+    /// [`super::imported::definition_pin`]); `None` once it no longer lists it.
+    pub(crate) fn listed_pin(&self, name: &str) -> Option<Value> {
+        lock(&self.listed).get(name).cloned()
+    }
+
+    /// Keeps what the server listed, as pins: computed once per listing, not per call.
+    fn keep_listed(&self, tools: &[Tool]) {
+        *lock(&self.listed) = tools
+            .iter()
+            .map(|t| (t.name.to_string(), definition_pin(t)))
+            .collect();
     }
 
     /// The last lines the server wrote to standard error, oldest first.
@@ -309,7 +321,7 @@ impl ServerLink {
                     self.def.call_timeout.as_millis()
                 )
             })??;
-        *lock(&self.listed) = tools.clone();
+        self.keep_listed(&tools);
         Ok(tools)
     }
 
