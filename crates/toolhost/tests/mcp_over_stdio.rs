@@ -264,9 +264,7 @@ fn a_tool_with_an_output_schema_gives_structured_content_and_annotations_are_lis
 /// `TOOLHOST_TEST_PYTHON`; without it this test fails and says so, it never skips.
 #[test]
 fn the_official_python_client_lists_and_calls_the_tools() {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
+    let python = common::test_python();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_client.py");
     let data = TempProject::new();
     let out = Command::new(python)
@@ -586,10 +584,8 @@ fn what_a_tool_says_of_its_progress_reaches_a_client_that_gave_a_progress_token(
 /// toolhost, which imported the tool, and toolhost serving that tool passes it on to its client.
 #[test]
 fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
-    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py");
+    let python = common::test_python();
+    let server = common::notes_server();
     let p = TempProject::new();
     common::write(
         &p.root,
@@ -676,7 +672,7 @@ fn a_tool_file_added_while_serving_is_announced_and_listed() {
 
 /// The notes server over streamable HTTP on `port` (the official Python SDK), once it listens.
 fn notes_over_http(python: &str, port: u16) -> Child {
-    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py");
+    let server = common::notes_server();
     let child = Command::new(python)
         .arg(server)
         .args(["http", &port.to_string()])
@@ -699,9 +695,7 @@ fn notes_over_http(python: &str, port: u16) -> Child {
 /// the session is set up again once, and the call goes through.
 #[test]
 fn an_expired_session_of_a_server_at_a_url_is_set_up_again_and_the_call_goes_on() {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
+    let python = common::test_python();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{write, TempProject};
-use serde_json::{json, Value};
-use std::process::Command;
+use common::{scripted_agent, toolhost_in, write, TempProject};
+use serde_json::Value;
 
 fn needed(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| {
@@ -28,38 +27,14 @@ fn project(tools: &[&str], timeouts: &str, script: &str) -> TempProject {
             needed("TOOLHOST_TEST_EVERYTHING")
         ),
     );
-    write(
-        &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "s.jsonl"}"#,
-    );
-    write(&p.root, "s.jsonl", script);
-    write(
-        &p.root,
-        "agents/prompts/p.json",
-        &json!({"toolDescription": "x", "prompt": "Work.", "model": "m", "includeChat": true,
-            "includePastTools": true, "tools": tools})
-        .to_string(),
-    );
-    write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p", "maxSteps": 8}}"#,
-    );
+    scripted_agent(&p.root, tools, script);
     p
 }
 
+/// `toolhost ARGS` in the project's folder: exit code, standard output and error.
 fn toolhost(p: &TempProject, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .current_dir(&p.root)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let run = toolhost_in(&p.root, args);
+    (run.code, run.stdout, run.stderr)
 }
 
 /// Runs agent `a` once with `--json`: the thread's record.

@@ -5,56 +5,35 @@
 
 mod common;
 
-use common::{toolhost, write, Run, TempProject};
+use common::{
+    notes_server, scripted_agent, test_python, tool_results, toolhost, write, Run, TempProject,
+};
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
-/// The Python with the `mcp` package the test server needs.
-fn python() -> String {
-    std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    })
-}
-
-fn server_script() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp/notes_server.py")
-        .display()
-        .to_string()
-}
-
-/// A project whose agent `main` offers every tool of the server `notes` (trusted or not, with
+/// A project whose agent `a` offers every tool of the server `notes` (trusted or not, with
 /// `extra` fields in its file) and runs on a scripted model answering with `script`.
 fn project(trusted: bool, extra: &str, script: &str) -> TempProject {
     let project = TempProject::new();
-    let root = &project.root;
     write(
-        root,
+        &project.root,
         "agents/mcp/notes.json",
         &format!(
             r#"{{"command": [{:?}, {:?}], "env": ["NOTES_FILE", "NOTES_V2"], "trusted": {trusted}{extra}}}"#,
-            python(),
-            server_script()
+            test_python(),
+            notes_server()
         ),
     );
-    write(
-        root,
-        "agents/models/scripted.json",
-        r#"{"provider": "test", "script": "scripts/main.jsonl"}"#,
-    );
-    write(root, "scripts/main.jsonl", script);
-    write(
-        root,
-        "agents/prompts/main.json",
-        r#"{"toolDescription": "Keeps notes.", "prompt": "You keep notes.", "model": "scripted", "includeChat": true, "includePastTools": true,
-            "tools": ["notes.add", "notes.write_note", "notes.hang", "notes.crash", "notes.slow_count", "notes.picture", "notes.greet"]}"#,
-    );
-    write(
-        root,
-        "agents/agents/main.json",
-        r#"{"type": "ai_human", "sideA": {"label": "main", "prompt": "main", "stopOnResponse": true, "maxSteps": 6}}"#,
-    );
+    let tools = [
+        "notes.add",
+        "notes.write_note",
+        "notes.hang",
+        "notes.crash",
+        "notes.slow_count",
+        "notes.picture",
+        "notes.greet",
+    ];
+    scripted_agent(&project.root, &tools, script);
     project
 }
 
@@ -81,7 +60,7 @@ fn data(project: &TempProject) -> String {
     project.root.join("data").display().to_string()
 }
 
-/// `toolhost run --json` for agent `main`: the thread's record.
+/// `toolhost run --json` for agent `a`: the thread's record.
 fn run_json(project: &TempProject, message: &str) -> (Run, Value) {
     let run = th(
         project,
@@ -89,7 +68,7 @@ fn run_json(project: &TempProject, message: &str) -> (Run, Value) {
             "run",
             &dir(project),
             "--agent",
-            "main",
+            "a",
             "--data",
             &data(project),
             "--json",
@@ -133,23 +112,6 @@ fn thread_id(record: &Value) -> String {
     record["thread"]["id"].as_str().unwrap().to_owned()
 }
 
-/// The tool messages of a record, as (tool, status, text).
-fn results(record: &Value) -> Vec<(String, String, String)> {
-    record["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["name"].as_str().unwrap_or_default().to_owned(),
-                m["status"].as_str().unwrap_or_default().to_owned(),
-                m["content"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
 fn pending_approvals(record: &Value) -> Vec<(String, String)> {
     record["pending"]["approvals"]
         .as_array()
@@ -191,7 +153,7 @@ fn an_untrusted_servers_tools_wait_for_approval_and_their_results_reach_the_thre
     let waiting = pending_approvals(&record);
     let (run, record) = resume_json(&project, &thread, &["--approve", &waiting[0].0]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let results = results(&record);
+    let results = tool_results(&record);
     assert_eq!(
         results,
         [
@@ -224,7 +186,7 @@ fn a_trusted_servers_read_only_tool_runs_at_once_and_a_destructive_one_waits() {
     let (run, record) = run_json(&project, "note it");
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
-        results(&record),
+        tool_results(&record),
         [("notes.add".into(), "success".into(), "42".into())],
         "the read-only tool ran before the run paused: {record}"
     );
@@ -237,7 +199,7 @@ fn a_trusted_servers_read_only_tool_runs_at_once_and_a_destructive_one_waits() {
     let (run, record) = resume_json(&project, &thread_id(&record), &["--approve", &waiting[0].0]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(notes(&project), "buy milk\n");
-    assert!(results(&record).contains(&(
+    assert!(tool_results(&record).contains(&(
         "notes.write_note".into(),
         "success".into(),
         "noted: buy milk".into()
@@ -265,7 +227,7 @@ fn a_changed_definition_is_refused_in_a_thread_that_pinned_it_until_a_person_acc
     std::fs::write(project.root.join("v2"), "").unwrap();
     let (run, record) = send_json(&project, &thread, "second");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let (tool, status, text) = results(&record).pop().unwrap();
+    let (tool, status, text) = tool_results(&record).pop().unwrap();
     assert_eq!((tool.as_str(), status.as_str()), ("notes.add", "error"));
     assert!(
         text.contains("changed this tool (description, inputSchema)")
@@ -277,7 +239,7 @@ fn a_changed_definition_is_refused_in_a_thread_that_pinned_it_until_a_person_acc
     let (run, fresh) = run_json(&project, "first");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
-        results(&fresh),
+        tool_results(&fresh),
         [("notes.add".into(), "success".into(), "2".into())]
     );
 
@@ -299,7 +261,7 @@ fn a_changed_definition_is_refused_in_a_thread_that_pinned_it_until_a_person_acc
     let (run, record) = send_json(&project, &thread, "third");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
-        results(&record).pop().unwrap(),
+        tool_results(&record).pop().unwrap(),
         ("notes.add".into(), "success".into(), "6".into())
     );
 }
@@ -315,7 +277,7 @@ fn a_call_the_server_never_answers_times_out_is_cancelled_and_the_thread_goes_on
     );
     let (run, record) = run_json(&project, "wait");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let (tool, status, text) = results(&record).pop().unwrap();
+    let (tool, status, text) = tool_results(&record).pop().unwrap();
     assert_eq!((tool.as_str(), status.as_str()), ("notes.hang", "error"));
     assert!(
         text.contains("did not answer within 1500 ms") && text.contains("asked to cancel"),
@@ -344,7 +306,7 @@ fn progress_from_the_server_keeps_a_long_call_alive_past_the_call_timeout() {
     let (run, record) = run_json(&project, "count");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
-        results(&record),
+        tool_results(&record),
         [(
             "notes.slow_count".into(),
             "success".into(),
@@ -365,7 +327,7 @@ fn a_server_that_exits_during_a_call_reports_an_unknown_outcome_and_is_started_a
     );
     let (run, record) = run_json(&project, "crash");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let results = results(&record);
+    let results = tool_results(&record);
     assert_eq!(results.len(), 2, "{record}");
     assert_eq!(results[0].1, "error");
     assert!(
@@ -505,7 +467,7 @@ fn a_tool_whose_property_key_anthropic_refuses_is_lowered_with_the_key_mapped_an
     let (run, record) = run_json(&project, "greet");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
-        results(&record),
+        tool_results(&record),
         [("notes.greet".into(), "success".into(), "hello Ada".into())]
     );
 }

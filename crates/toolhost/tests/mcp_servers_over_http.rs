@@ -6,11 +6,10 @@
 
 mod common;
 
-use common::{write, TempProject};
+use common::{notes_server, scripted_agent, test_python, tool_results, write, TempProject};
 use serde_json::Value;
 use std::io::Write as _;
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,17 +21,14 @@ struct Server {
 
 impl Server {
     fn start() -> Self {
-        let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-            panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-        });
+        let python = test_python();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py");
         let child = Command::new(python)
-            .arg(script)
+            .arg(notes_server())
             .args(["http", &port.to_string()])
             .env("NOTES_TOKENS", "alpha,beta")
             .stdout(Stdio::null())
@@ -65,22 +61,10 @@ fn project(port: u16, extra: &str, script: &str) -> TempProject {
             r#"{{"url": "http://127.0.0.1:{port}/mcp", "headers": {{"Authorization": "Bearer ${{REMOTE_TOKEN}}"}}, "trusted": true{extra}}}"#
         ),
     );
-    write(
+    scripted_agent(
         &p.root,
-        "agents/models/m.json",
-        r#"{"provider": "test", "script": "s.jsonl"}"#,
-    );
-    write(&p.root, "s.jsonl", script);
-    write(
-        &p.root,
-        "agents/prompts/p.json",
-        r#"{"toolDescription": "x", "prompt": "Work.", "model": "m", "includeChat": true,
-            "includePastTools": true, "tools": ["remote.add", "remote.whoami", "remote.slow_count"]}"#,
-    );
-    write(
-        &p.root,
-        "agents/agents/a.json",
-        r#"{"type": "ai_human", "sideA": {"prompt": "p", "maxSteps": 8}}"#,
+        &["remote.add", "remote.whoami", "remote.slow_count"],
+        script,
     );
     p
 }
@@ -120,20 +104,12 @@ fn toolhost(
     )
 }
 
-/// The texts of the tool results of a `--json` record.
+/// The status and text of each tool result of a `--json` record.
 fn results(stdout: &str) -> Vec<(String, String)> {
     let record: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    record["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["status"].as_str().unwrap().to_owned(),
-                m["content"].as_str().unwrap().to_owned(),
-            )
-        })
+    tool_results(&record)
+        .into_iter()
+        .map(|(_, status, text)| (status, text))
         .collect()
 }
 

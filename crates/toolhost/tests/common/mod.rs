@@ -236,3 +236,52 @@ pub fn run_with_random_kills(
         store: SqliteStore::open(&db).unwrap(),
     }
 }
+
+/// The Python with the official MCP SDK: `./scripts/test` installs it and names it in
+/// `TOOLHOST_TEST_PYTHON`; without it a test fails and says so, it never skips.
+pub fn test_python() -> String {
+    std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    })
+}
+
+/// The MCP server of these tests, built on the official Python SDK (`tests/mcp/notes_server.py`).
+pub fn notes_server() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py")
+}
+
+/// Writes agent `a` of the project at `root`: its prompt `p` offers `tools`, sees the whole
+/// conversation, and runs on a scripted model playing `script` (JSON Lines).
+pub fn scripted_agent(root: &Path, tools: &[&str], script: &str) {
+    write(
+        root,
+        "agents/models/m.json",
+        r#"{"provider": "test", "script": "s.jsonl"}"#,
+    );
+    write(root, "s.jsonl", script);
+    write(
+        root,
+        "agents/prompts/p.json",
+        &serde_json::json!({"toolDescription": "x", "prompt": "Work.", "model": "m",
+            "includeChat": true, "includePastTools": true, "tools": tools})
+        .to_string(),
+    );
+    write(
+        root,
+        "agents/agents/a.json",
+        r#"{"type": "ai_human", "sideA": {"prompt": "p", "maxSteps": 8}}"#,
+    );
+}
+
+/// The tool results of a thread's `--json` record, as (tool, status, text).
+pub fn tool_results(record: &serde_json::Value) -> Vec<(String, String, String)> {
+    let text =
+        |m: &serde_json::Value, field: &str| m[field].as_str().unwrap_or_default().to_owned();
+    record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (text(m, "name"), text(m, "status"), text(m, "content")))
+        .collect()
+}
