@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::Project;
+use common::{tool_texts, Project};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -104,16 +104,6 @@ async fn paused_at_pay(
         toolhost_store::ThreadStatus::Paused
     );
     (thread.id, request)
-}
-
-fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
-    store
-        .messages(thread)
-        .unwrap()
-        .iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.clone().unwrap_or_default())
-        .collect()
 }
 
 #[tokio::test]

@@ -6,12 +6,12 @@
 
 mod common;
 
-use common::Project;
+use common::{tool_texts, Project};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{Runtime, ThreadState};
-use toolhost_store::{Role, SqliteStore, Store};
+use toolhost_store::{SqliteStore, Store};
 
 /// `lead` saves a note, then calls `helper` with `files`; `helper`'s worker reads what it was
 /// given and reports it.
@@ -102,16 +102,6 @@ fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>) {
             .unwrap(),
     );
     (rt, store)
-}
-
-fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
-    store
-        .messages(thread)
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.unwrap_or_default())
-        .collect()
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::one_agent_project;
+use common::{one_agent_project, tool_texts};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
@@ -148,16 +148,6 @@ fn a_schema_deeper_than_seven_levels_is_refused_like_a_blueprint() {
     let root = &p.root;
     let said = problem(root, "deep");
     assert!(said.contains("levels deep"), "{said}");
-}
-
-fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
-    store
-        .messages(thread)
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.role == Role::Tool)
-        .map(|m| m.content.unwrap_or_default())
-        .collect()
 }
 
 #[tokio::test]

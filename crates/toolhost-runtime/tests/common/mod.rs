@@ -249,3 +249,14 @@ pub fn one_agent_project(
         .collect();
     Project::with_files(&files)
 }
+
+/// The text of every tool result of `thread`, in order.
+pub fn tool_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
+    store
+        .messages(thread)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == toolhost_store::Role::Tool)
+        .map(|m| m.content.unwrap_or_default())
+        .collect()
+}
