@@ -83,15 +83,16 @@ pub fn needs_approval(trusted: bool, tool: &Tool) -> bool {
 }
 
 /// Builds the tool `SERVER.TOOL` for one listed tool, or says why its definition is refused.
+/// `pin` is the tool's [`definition_pin`].
 pub(crate) fn import_tool(
     hub: &Arc<McpHub>,
     def: &McpServerDef,
     tool: &Tool,
+    pin: Value,
 ) -> Result<AnyTool, String> {
     let (server, trusted) = (def.name.as_str(), def.trusted);
     let name = imported_name(server, &tool.name);
     let description = tool.description.as_deref().unwrap_or_default().to_owned();
-    let pin = definition_pin(tool);
     let idempotent = tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true);
     let header_variables = def.header_variables();
     let call = ImportedCall {

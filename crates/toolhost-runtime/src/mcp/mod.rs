@@ -108,9 +108,11 @@ pub fn load_mcp(root: &Path, http: Option<Arc<dyn Fetcher>>) -> McpImport {
         match &listed {
             Ok(tools) => {
                 for tool in tools {
-                    match imported::import_tool(&hub, &def, tool) {
+                    // Pinned from this very definition (the listing may have moved on since).
+                    let pin = definition_pin(tool);
+                    match imported::import_tool(&hub, &def, tool, pin.clone()) {
                         Ok(t) => {
-                            out.pins.insert(t.name().to_owned(), definition_pin(tool));
+                            out.pins.insert(t.name().to_owned(), pin);
                             out.tools.push(t);
                         }
                         Err(why) => out.problems.push(FileProblem::not_loaded(
