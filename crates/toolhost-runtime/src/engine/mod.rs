@@ -150,7 +150,8 @@ pub struct Runtime {
     detached: std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>,
     /// The settings of the requests under way that brought some, by thread (see [`request`]).
     requests: std::sync::Mutex<HashMap<String, Arc<RunRequest>>>,
-    /// The connections to the project's MCP servers, which its imported tools call through.
+    /// The connections to the project's MCP servers. Never read: held so that they live as
+    /// long as the runtime (its imported tools hold them weakly) and close when it is dropped.
     #[allow(dead_code)]
     mcp_hub: Option<Arc<crate::mcp::McpHub>>,
     /// The project's MCP servers as they loaded.
