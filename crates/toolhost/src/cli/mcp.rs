@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use toolhost_runtime::mcp::{definition_pin, load_mcp, needs_approval, pin_key};
+use toolhost_runtime::mcp::{load_mcp, needs_approval, pin_key};
 use toolhost_server::mcp::{Answering, McpTools};
 use toolhost_store::Write;
 
@@ -238,19 +238,17 @@ fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
         );
         return output::exit(BAD_INPUT);
     };
-    let listed = match &status.listed {
-        Ok(tools) => tools,
-        Err(why) => {
-            output::error(
-                &format!("MCP server \"{server}\" cannot be reached, so its definition of {tool} is unknown."),
-                Some(why),
-            );
-            return output::exit(INVALID);
-        }
-    };
-    let Some(definition) = listed.iter().find(|t| t.name == name) else {
+    if let Err(why) = &status.listed {
         output::error(
-            &format!("MCP server \"{server}\" does not list a tool named \"{name}\"."),
+            &format!("MCP server \"{server}\" cannot be reached, so its definition of {tool} is unknown."),
+            Some(why),
+        );
+        return output::exit(INVALID);
+    }
+    // The pin of the definition as it loaded now, the one the thread's next call compares with.
+    let Some(pin) = mcp.pins.get(tool) else {
+        output::error(
+            &format!("MCP server \"{server}\" does not list a tool named \"{name}\" that could be imported."),
             None,
         );
         return output::exit(BAD_INPUT);
@@ -265,7 +263,7 @@ fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
     }
     let write = Write::SetValue {
         key: pin_key(tool),
-        value: Some(definition_pin(definition)),
+        value: Some(pin.clone()),
     };
     match store.apply(thread_id, vec![write]) {
         Ok(_) => {
