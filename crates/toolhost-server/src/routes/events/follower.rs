@@ -214,14 +214,15 @@ impl Follower {
         let (after_m, after_e) = (self.position.message, self.position.event);
         let (messages, events) = match &self.watched {
             Watched::One(id) => {
+                // Events are read before messages: every message stored before one of these
+                // events is then in the page, so a run's last message never comes after its
+                // `run_ended`.
+                let events = self.db.events(id, after_e).await?;
                 let thread = id.clone();
                 let messages = self
                     .db
                     .run_blocking(move |s| s.message_page(&thread, after_m, BATCH))
                     .await?;
-                let events = self.db.events(id, after_e).await?;
-                // A full page: more is waiting.
-                self.refill = messages.len() == BATCH;
                 let with = |id: &String| id.clone();
                 (
                     messages.into_iter().map(|m| (with(id), m)).collect(),
@@ -229,21 +230,22 @@ impl Follower {
                 )
             }
             Watched::All => {
-                let messages = self
-                    .db
-                    .run_blocking(move |s| s.messages_since(after_m, BATCH))
-                    .await?;
+                // Events first, as for one thread.
                 let events = self
                     .db
                     .run_blocking(move |s| s.events_since(after_e, BATCH))
                     .await?;
-                // A full batch: more is waiting.
-                self.refill = messages.len() == BATCH || events.len() == BATCH;
+                let messages = self
+                    .db
+                    .run_blocking(move |s| s.messages_since(after_m, BATCH))
+                    .await?;
+                self.refill = events.len() == BATCH;
                 (messages, events)
             }
         };
         let mut touched: Vec<String> = Vec::new();
         let items: Vec<(String, toolhost_store::Message)> = messages;
+        let messages_full = items.len() == BATCH;
         for (thread, message) in items {
             self.position.message = message.seq;
             if !self.follows(&thread).await {
@@ -253,7 +255,14 @@ impl Follower {
             self.push("message", &data, true);
             touched.push(thread);
         }
-        let events: Vec<(String, toolhost_store::Event)> = events;
+        // A full page of messages: more are waiting, some perhaps stored before these events,
+        // which wait for the next read so that they never overtake a message.
+        let events: Vec<(String, toolhost_store::Event)> = if messages_full {
+            self.refill = true;
+            Vec::new()
+        } else {
+            events
+        };
         for (thread, event) in events {
             self.position.event = event.seq;
             if !self.follows(&thread).await {
