@@ -85,6 +85,9 @@ struct Inner {
     /// The definition's name, shared with the context of every call.
     name: Arc<str>,
     arguments: CompiledSchema,
+    /// The argument schema as declared, when it is not the canonical one (`$defs` and `$ref`,
+    /// `$schema`): what an MCP client is shown, which takes any JSON Schema 2020-12.
+    declared: Option<Value>,
     output: Option<CompiledSchema>,
     approval: Option<Arc<dyn ApprovalPolicy>>,
     execute: Option<Arc<dyn Execute>>,
@@ -185,7 +188,8 @@ impl AnyTool {
         let output = output_schema
             .map(|raw| compile_schema(&definition.name, "output", &raw))
             .transpose()?;
-        definition.parameters = arguments.schema().clone();
+        let declared = std::mem::replace(&mut definition.parameters, arguments.schema().clone());
+        let declared = (declared != definition.parameters).then_some(declared);
         definition.output_schema = output.as_ref().map(|o| o.schema().clone());
         let warnings: Vec<String> = name_warning(&definition.name).into_iter().collect();
         // Kept on the tool for whoever shows them to a person (`toolhost tools list` does); a
@@ -197,6 +201,7 @@ impl AnyTool {
             name: Arc::from(definition.name.as_str()),
             definition,
             arguments,
+            declared,
             output,
             approval,
             execute,
@@ -212,6 +217,16 @@ impl AnyTool {
     /// What the model is shown (never the approval policy).
     pub fn definition(&self) -> &ToolDefinition {
         &self.0.definition
+    }
+
+    /// The argument schema as the tool declared it (with its `$schema`, `$defs` and `$ref`),
+    /// equivalent to the canonical [`ToolDefinition::parameters`] that calls are checked
+    /// against: what a client that takes any JSON Schema 2020-12 (MCP's) is shown.
+    pub fn declared_parameters(&self) -> &Value {
+        self.0
+            .declared
+            .as_ref()
+            .unwrap_or(&self.0.definition.parameters)
     }
 
     /// The compiled argument schema.
@@ -232,6 +247,7 @@ impl AnyTool {
             definition: inner.definition.clone(),
             name: inner.name.clone(),
             arguments: inner.arguments.clone(),
+            declared: inner.declared.clone(),
             output: inner.output.clone(),
             approval: Some(policy),
             execute: inner.execute.clone(),

@@ -2,13 +2,14 @@
 //! waits for asked of the client's user where the protocol and the client allow it (a request
 //! to the client under 2025-11-25, an `input_required` answer under 2026-07-28).
 
+use super::content::{blocks_of, FilesAt};
 use super::elicit::{
-    approval_form, ask, secrets_url, thread_page, values_of, variables_form, verdict_of,
+    approval_form, ask, origin, secrets_url, thread_page, values_of, variables_form, verdict_of,
     went_to_page,
 };
 use super::rounds::{asks_within_call, Asked, INPUT_KEY};
 use super::{object_schema, progress, Answering, McpTools, SECRETS_WAIT};
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputResponses};
+use rmcp::model::{CallToolResponse, CallToolResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData as McpError;
 use serde_json::Value;
@@ -271,7 +272,8 @@ impl McpTools {
             }
             break outcome;
         };
-        self.answer_of(tool, thread_id, call_id, outcome).await
+        self.answer_of(tool, thread_id, call_id, outcome, context)
+            .await
     }
 
     /// What the client is answered once the call ran or stopped waiting: its result, or what
@@ -282,6 +284,7 @@ impl McpTools {
         thread_id: &str,
         call_id: &str,
         outcome: Result<RunOutcome, RuntimeError>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         match outcome {
             Err(e) => Ok(Self::error(format!("the call failed: {e}"))),
@@ -318,7 +321,7 @@ impl McpTools {
                         "the call's thread {thread_id} ended without a result"
                     )));
                 };
-                let text = result.content.unwrap_or_default();
+                let text = result.content.clone().unwrap_or_default();
                 let failed = result.status == Some(toolhost_store::ToolStatus::Error);
                 // A tool with an output schema also gives its result as structured content,
                 // beside the text copy.
@@ -326,7 +329,12 @@ impl McpTools {
                     .filter(|_| !failed)
                     .and_then(|_| serde_json::from_str::<Value>(&text).ok())
                     .filter(Value::is_object);
-                let content = vec![ContentBlock::text(text)];
+                let files = match (&self.answering, origin(context)) {
+                    (Answering::Http, Some(origin)) => FilesAt::Api(origin),
+                    _ => FilesAt::Named,
+                };
+                let store = toolhost_store::AsyncStore::new(self.runtime().store().clone());
+                let content = blocks_of(&store, thread_id, &result, &files).await;
                 let mut answer = if failed {
                     CallToolResult::error(content)
                 } else {

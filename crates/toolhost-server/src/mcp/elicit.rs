@@ -144,6 +144,11 @@ pub(super) async fn ask(context: &RequestContext<RoleServer>, request: Value) ->
 /// The web page of `thread_id` on the server this request came to, when it came over HTTP: where
 /// a person gives the thread's secrets.
 pub(super) fn thread_page(context: &RequestContext<RoleServer>, thread_id: &str) -> Option<String> {
+    origin(context).map(|origin| format!("{origin}/#/t/{thread_id}"))
+}
+
+/// The origin (`scheme://host`) an HTTP request was sent to, as its client named it.
+pub(super) fn origin(context: &RequestContext<RoleServer>) -> Option<String> {
     let parts = context.extensions.get::<axum::http::request::Parts>()?;
     let host = parts.headers.get("host")?.to_str().ok()?;
     let scheme = parts
@@ -152,7 +157,7 @@ pub(super) fn thread_page(context: &RequestContext<RoleServer>, thread_id: &str)
         .and_then(|v| v.to_str().ok())
         .filter(|s| matches!(*s, "http" | "https"))
         .unwrap_or("http");
-    Some(format!("{scheme}://{host}/#/t/{thread_id}"))
+    Some(format!("{scheme}://{host}"))
 }
 
 #[cfg(test)]

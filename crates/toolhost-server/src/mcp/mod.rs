@@ -29,6 +29,7 @@
 //!   sent as progress notifications when the request carries a `progressToken`.
 
 mod call;
+mod content;
 mod elicit;
 mod http;
 mod pages;
@@ -57,13 +58,14 @@ fn object_schema(schema: Option<&Value>) -> Option<&Value> {
 
 /// How a tool is listed: name, description, input schema as declared, object output schema,
 /// and the annotations its definition gives (`idempotentHint` always).
-fn listed_tool(def: &toolhost_core::ToolDefinition) -> Value {
+fn listed_tool(tool: &toolhost_core::AnyTool) -> Value {
+    let def = tool.definition();
     let mut annotations = serde_json::to_value(def.hints).unwrap_or_else(|_| json!({}));
     annotations["idempotentHint"] = json!(def.idempotent);
     let mut listed = json!({
         "name": def.name,
         "description": def.description,
-        "inputSchema": def.parameters,
+        "inputSchema": tool.declared_parameters(),
         "annotations": annotations,
     });
     // MCP takes an object schema for output (its results are objects).
@@ -226,7 +228,7 @@ impl ServerHandler for McpTools {
         let tools: Vec<Value> = names
             .iter()
             .filter_map(|name| runtime.tools().get(name))
-            .map(|tool| listed_tool(tool.definition()))
+            .map(listed_tool)
             .collect();
         // `resultType` is required on every result from protocol 2026-07-28 on.
         let mut listed = json!({ "tools": tools, "resultType": "complete" });

@@ -47,7 +47,7 @@ impl McpTools {
         self.offered()
             .iter()
             .filter_map(|name| runtime.tools().get(name))
-            .map(|tool| listed_tool(tool.definition()))
+            .map(listed_tool)
             .collect()
     }
 

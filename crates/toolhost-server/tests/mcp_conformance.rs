@@ -1,0 +1,182 @@
+//! The MCP project's conformance suite (`@modelcontextprotocol/conformance`, pinned in
+//! `scripts/test-node/`) against `/mcp` of a real server on loopback, serving the example
+//! project `examples/mcp-conformance` (the fixture tools the scenarios call).
+//!
+//! The suite's client sends no token and `/mcp` takes none, so the test puts a loopback proxy in
+//! front that adds one, as any client configured with a bearer token would; it passes every
+//! other header on, so the suite's foreign `Host` and `Origin` still reach the server.
+//!
+//! Run: the scenarios about what toolhost serves (lifecycle, ping, tools, streams, DNS
+//! rebinding). Not run: those about resources, prompts, logging, completion, sampling and
+//! server-initiated elicitation from inside a tool, which toolhost does not offer. Every check
+//! of a run scenario must succeed, and the journal must hold each fixture's call (a scenario
+//! that only looks for text would pass on "tool not found").
+
+mod common;
+
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use toolhost_server::auth::Scope;
+use toolhost_store::CallState;
+
+/// The scenarios of the 2025-11-25 suite that concern what toolhost serves.
+const SCENARIOS_2025: [&str; 13] = [
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "json-schema-2020-12",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+];
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
+}
+
+/// A program the test needs, named by `scripts/test` in the environment variable `var`.
+fn installed(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run the tests with ./scripts/test, which installs the MCP conformance suite and Node 22")
+    })
+}
+
+/// Forwards every request to `target` with the bearer `token` added.
+async fn forward(
+    State((target, token)): State<(SocketAddr, String)>,
+    mut request: Request,
+) -> Response {
+    let stream = match tokio::net::TcpStream::connect(target).await {
+        Ok(s) => s,
+        Err(e) => return (axum::http::StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    };
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let (mut sender, connection) = match hyper::client::conn::http1::handshake(io).await {
+        Ok(pair) => pair,
+        Err(e) => return (axum::http::StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    };
+    tokio::spawn(connection);
+    let bearer = format!("Bearer {token}").parse().unwrap();
+    request
+        .headers_mut()
+        .insert(axum::http::header::AUTHORIZATION, bearer);
+    match sender.send_request(request).await {
+        Ok(answer) => answer.map(axum::body::Body::new),
+        Err(e) => (axum::http::StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    }
+}
+
+/// Serves the proxy on a loopback port; its address.
+async fn proxy(target: SocketAddr, token: String) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new()
+        .fallback(forward)
+        .with_state((target, token));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// Runs one scenario of the suite at `suite` against `url`; the checks it made.
+async fn scenario(suite: &str, url: &str, name: &str) -> Vec<Value> {
+    let out = temp_dir();
+    let ran = tokio::process::Command::new(installed("TOOLHOST_TEST_NODE22"))
+        .arg(suite)
+        .args(["server", "--url", url, "--scenario", name, "-o"])
+        .arg(&out)
+        .output()
+        .await
+        .unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let checks = checks_in(&out);
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(ran.status.success(), "scenario {name} failed:\n{printed}");
+    assert!(
+        !checks.is_empty(),
+        "scenario {name} saved no checks:\n{printed}"
+    );
+    for check in &checks {
+        let status = check["status"].as_str().unwrap_or_default();
+        assert!(
+            matches!(status, "SUCCESS" | "INFO"),
+            "scenario {name}: check {} is {status}: {check:#}",
+            check["id"]
+        );
+    }
+    checks
+}
+
+/// The checks saved under `dir` (one `checks.json` per scenario run).
+fn checks_in(dir: &Path) -> Vec<Value> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(checks_in(&path));
+        } else if path.file_name().is_some_and(|n| n == "checks.json") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let checks: Vec<Value> = serde_json::from_str(&text).unwrap();
+            found.extend(checks);
+        }
+    }
+    found
+}
+
+/// The tools whose calls completed on any thread of the server.
+fn completed_calls(server: &TestServer) -> BTreeSet<String> {
+    let mut tools = BTreeSet::new();
+    for thread in server.store.threads(None).unwrap() {
+        for call in server.store.calls(&thread.id).unwrap() {
+            if call.state == CallState::Completed {
+                tools.insert(call.tool);
+            }
+        }
+    }
+    tools
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conformance_suite_of_2025_11_25_passes_every_scenario_of_what_toolhost_serves() {
+    let suite = installed("TOOLHOST_TEST_CONFORMANCE_2025");
+    let server = TestServer::start_with(&example(), |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
+    let url = format!("http://{}/mcp", proxy(server.addr, token).await);
+    let mut checked = 0;
+    for name in SCENARIOS_2025 {
+        checked += scenario(&suite, &url, name).await.len();
+    }
+    assert!(checked >= SCENARIOS_2025.len(), "{checked} checks");
+    let called = completed_calls(&server);
+    for tool in [
+        "test_simple_text",
+        "test_image_content",
+        "test_audio_content",
+        "test_embedded_resource",
+        "test_multiple_content_types",
+        "test_error_handling",
+        "test_tool_with_progress",
+    ] {
+        assert!(called.contains(tool), "{tool} never ran: {called:?}");
+    }
+}
