@@ -670,6 +670,58 @@ fn a_tool_file_added_while_serving_is_announced_and_listed() {
     assert!(client.child.wait().unwrap().success());
 }
 
+/// Under 2026-07-28 (no `initialize`), a `subscriptions/listen` stream is acknowledged with what
+/// it may follow (the tool list, not prompts), then told when a tool file added while serving
+/// changes the list, the notification tagged with the stream's id.
+#[test]
+fn a_listen_stream_of_2026_07_28_is_told_when_the_tool_list_changes() {
+    let p = TempProject::new();
+    agent_offering(&p, r#"["think"]"#);
+    let mut client = Client::spawn(
+        &p.root.display().to_string(),
+        "a",
+        &p.root.join("data").display().to_string(),
+    );
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    client.send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": true, "promptsListChanged": true}}}));
+    let ack = client.wait_for_notification("notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "{ack}"
+    );
+    let listed = client.request("tools/list", json!({"_meta": meta}));
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        1,
+        "{listed}"
+    );
+
+    p.tool(
+        "recall.json",
+        r#"{"type": "object", "description": "Recalls a fact.",
+            "properties": {"topic": {"type": "string"}}, "required": ["topic"]}"#,
+    );
+    agent_offering(&p, r#"["think", "recall"]"#);
+    let changed = client.wait_for_notification("notifications/tools/list_changed");
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1",
+        "{changed}"
+    );
+    let listed = client.request("tools/list", json!({"_meta": meta}));
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        2,
+        "{listed}"
+    );
+    drop(client.input);
+    assert!(client.child.wait().unwrap().success());
+}
+
 /// The notes server over streamable HTTP on `port` (the official Python SDK), once it listens.
 fn notes_over_http(python: &str, port: u16) -> Child {
     let server = common::notes_server();

@@ -27,6 +27,10 @@
 //!   client's retry goes on with the call (`rounds`). A client's cancellation stops the call's thread. What
 //!   the tool says of its progress ([`toolhost_runtime::engine::ThreadState::progress`]) is
 //!   sent as progress notifications when the request carries a `progressToken`.
+//! - Changes of what the agent offers (`toolhost mcp` loads the project again when its files
+//!   change, see `reload`) are announced with `notifications/tools/list_changed`: to every
+//!   2025-11-25 session, and on every 2026-07-28 `subscriptions/listen` stream that asked for
+//!   them (acknowledged first, each notification tagged with the subscription's id).
 
 mod call;
 mod content;
@@ -43,9 +47,9 @@ pub use pages::TOOLS_PAGE_SIZE;
 use pages::page;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -92,6 +96,9 @@ pub struct McpTools {
     session: Arc<tokio::sync::Mutex<Option<String>>>,
     /// Calls waiting for a 2026-07-28 client's retry, shared by every session.
     rounds: Arc<rounds::Rounds>,
+    /// Counts the changes of what the agent offers, shared by every session: 2026-07-28
+    /// `subscriptions/listen` streams follow it.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// Where a person answers a call that waits for an approval or variables.
@@ -137,6 +144,7 @@ impl McpTools {
             answering,
             session: Arc::default(),
             rounds: Arc::default(),
+            changes: Arc::new(tokio::sync::watch::channel(0).0),
         }
     }
 
@@ -249,5 +257,22 @@ impl ServerHandler for McpTools {
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         self.call(&request.name, arguments, &context).await
+    }
+
+    /// A 2026-07-28 `subscriptions/listen` stream may follow the tool list, nothing else.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::builder();
+        if requested.tools_list_changed == Some(true) {
+            accepted = accepted.tools_list_changed();
+        }
+        Some(accepted.build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        self.follow_changes(subscription).await;
+        Ok(())
     }
 }

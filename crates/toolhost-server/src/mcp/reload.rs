@@ -2,7 +2,7 @@
 //! `notifications/tools/list_changed` when what they list changed.
 
 use super::{listed_tool, McpTools};
-use rmcp::service::RoleServer;
+use rmcp::service::{RoleServer, SubscriptionContext};
 use rmcp::Peer;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -87,10 +87,37 @@ impl McpTools {
                 // The old project's MCP connections close when its last call is done; a drop
                 // that waits for them never holds the lock or an executor thread.
                 tokio::task::spawn_blocking(move || drop(old));
-                if tools.listing() != before && peer.notify_tool_list_changed().await.is_err() {
+                if tools.listing() == before {
+                    continue;
+                }
+                tools.changes.send_modify(|n| *n += 1);
+                // A client that initialized speaks 2025-11-25 and is told directly; a 2026-07-28
+                // client is told only on the listen streams it opened.
+                if peer.peer_info().is_some() && peer.notify_tool_list_changed().await.is_err() {
                     return;
                 }
             }
         })
+    }
+
+    /// Sends `notifications/tools/list_changed` on a `subscriptions/listen` stream at each
+    /// change of what the agent offers (when the stream asked for them), until the client
+    /// closes it.
+    pub(super) async fn follow_changes(&self, subscription: SubscriptionContext) {
+        let mut changes = self.changes.subscribe();
+        let wanted = subscription.accepted().tools_list_changed == Some(true);
+        loop {
+            tokio::select! {
+                () = subscription.cancelled() => return,
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    if wanted && subscription.sink().notify_tool_list_changed().await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
     }
 }
