@@ -8,7 +8,7 @@ mod common;
 use common::{
     notes_server, scripted_agent, test_python, tool_results, toolhost, write, Run, TempProject,
 };
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::process::Command;
 
 /// A project whose agent `a` offers every tool of the server `notes` (trusted or not, with
@@ -32,6 +32,7 @@ fn project(trusted: bool, extra: &str, script: &str) -> TempProject {
         "notes.slow_count",
         "notes.picture",
         "notes.greet",
+        "notes.ship",
     ];
     scripted_agent(&project.root, &tools, script);
     project
@@ -469,5 +470,85 @@ fn a_tool_whose_property_key_anthropic_refuses_is_lowered_with_the_key_mapped_an
     assert_eq!(
         tool_results(&record),
         [("notes.greet".into(), "success".into(), "hello Ada".into())]
+    );
+}
+
+/// A server's schema beyond the spec's subset (`if`/`then`, `not`, `uniqueItems` in a `$defs`
+/// entry) is taken: validated locally with all of it (a call breaking `not` and `uniqueItems`
+/// never reaches the server), kept whole for Anthropic, and lowered for Gemini and OpenAI's strict mode with
+/// what they cannot take reported.
+#[test]
+fn a_tool_with_a_general_json_schema_is_validated_whole_and_lowered_with_reports() {
+    let project = project(
+        true,
+        "",
+        r#"{"toolCalls": [{"name": "notes.ship", "arguments": {"parcel": {"sizes": [2, 2], "cod": true}}}]}
+{"toolCalls": [{"name": "notes.ship", "arguments": {"parcel": {"express": true, "phone": "555", "sizes": [1, 2]}}}]}
+{"text": "Shipped."}
+"#,
+    );
+    let lowered = |provider: &str| {
+        let run = th(
+            &project,
+            &[
+                "tools",
+                "schema",
+                &dir(&project),
+                "--provider",
+                provider,
+                "--tool",
+                "notes.ship",
+            ],
+        );
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        let declarations: Value = serde_json::from_str(&run.stdout).unwrap();
+        (declarations[0].clone(), run.stderr)
+    };
+    let (anthropic, _) = lowered("anthropic");
+    let parcel = &anthropic["input_schema"]["properties"]["parcel"];
+    assert_eq!(
+        parcel["then"],
+        json!({"required": ["phone"]}),
+        "{anthropic}"
+    );
+    assert_eq!(parcel["not"], json!({"required": ["cod"]}), "{anthropic}");
+    assert_eq!(
+        parcel["properties"]["sizes"]["uniqueItems"], true,
+        "{anthropic}"
+    );
+    let (gemini, said) = lowered("gemini");
+    assert!(gemini.to_string().find("\"then\"").is_none(), "{gemini}");
+    assert!(
+        said.contains("then removed") && said.contains("uniqueItems removed"),
+        "{said}"
+    );
+    let (strict, said) = lowered("openai-strict");
+    assert_eq!(strict["function"]["strict"], false, "{strict}");
+    assert!(
+        said.contains("cannot be expressed in strict mode"),
+        "{said}"
+    );
+
+    let (run, record) = run_json(&project, "ship");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let results = tool_results(&record);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].1, "error", "{results:?}");
+    assert!(
+        results[0].2.contains("/parcel/sizes") && results[0].2.contains("/parcel"),
+        "{results:?}"
+    );
+    assert_eq!(
+        results[1],
+        (
+            "notes.ship".into(),
+            "success".into(),
+            "shipped express".into()
+        )
+    );
+    let notes = std::fs::read_to_string(project.root.join("notes.txt")).unwrap();
+    assert_eq!(
+        notes, "shipped express=True\n",
+        "only the valid call reached the server"
     );
 }

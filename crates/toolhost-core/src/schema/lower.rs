@@ -265,10 +265,31 @@ const STRICT_FORMATS: [&str; 9] = [
     "uuid",
 ];
 
+/// The subset's keywords strict mode takes as they are.
+const STRICT_KEPT: [&str; 13] = [
+    "type",
+    "description",
+    "title",
+    "const",
+    "enum",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
 /// Lowers a node for OpenAI strict mode, or says why the tool cannot be strict.
 fn strict_node(node: &Value, ptr: &str, dropped: &mut Vec<Dropped>) -> Result<Value, Dropped> {
     let Some(map) = node.as_object() else {
-        return Ok(node.clone());
+        // `true` or `false` (a general schema's): strict mode takes typed schemas only.
+        return Err(Dropped {
+            pointer: ptr.to_owned(),
+            what: format!("the schema `{node}` cannot be expressed in strict mode"),
+        });
     };
     let mut out = Map::new();
     for (key, value) in map {
@@ -307,8 +328,15 @@ fn strict_node(node: &Value, ptr: &str, dropped: &mut Vec<Dropped>) -> Result<Va
                 out.insert(key.clone(), strict_node(value, &at, dropped)?);
             }
             "properties" | "required" | "additionalProperties" => {}
-            _ => {
+            k if STRICT_KEPT.contains(&k) => {
                 out.insert(key.clone(), value.clone());
+            }
+            // A general schema's keyword (an MCP server's tool): strict mode has no room for it.
+            other => {
+                return Err(Dropped {
+                    pointer: ptr.to_owned(),
+                    what: format!("keyword `{other}` cannot be expressed in strict mode"),
+                })
             }
         }
     }
@@ -478,7 +506,9 @@ const GEMINI_FORMATS: [&str; 6] = ["enum", "date-time", "int32", "int64", "float
 /// Lowers a node to Gemini's OpenAPI subset.
 fn gemini_node(node: &Value, ptr: &str, dropped: &mut Vec<Dropped>) -> Value {
     let Some(map) = node.as_object() else {
-        return node.clone();
+        // `true` or `false` (a general schema's): Gemini takes typed schemas only.
+        note(dropped, ptr, format!("the schema `{node}` removed"));
+        return json!({});
     };
     let mut out = Map::new();
     // Types: one name plus `nullable`; several non-null types become a union.
@@ -711,5 +741,48 @@ mod tests {
         assert!(a.dropped.is_empty());
         let o = lower_tool(Provider::OpenAi, "t", "d", &canonical());
         assert_eq!(o.declaration["function"]["parameters"], canonical());
+    }
+
+    /// A general schema's keywords (an MCP server's tool), canonical already.
+    fn general() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": true, "uniqueItems": true}
+            },
+            "allOf": [{"required": ["tags"]}]
+        })
+    }
+
+    #[test]
+    fn a_general_schema_is_kept_whole_where_it_can_be_and_reported_where_not() {
+        let a = lower_tool(Provider::Anthropic, "t", "d", &general());
+        assert_eq!(a.declaration["input_schema"], general());
+        assert!(a.dropped.is_empty());
+        let strict = lower_tool(Provider::OpenAiStrict, "t", "d", &general());
+        assert!(!strict.strict);
+        assert_eq!(strict.declaration["function"]["parameters"], general());
+        assert!(
+            strict.dropped[0]
+                .what
+                .contains("cannot be expressed in strict mode"),
+            "{:?}",
+            strict.dropped
+        );
+        let g = lower_tool(Provider::Gemini, "t", "d", &general());
+        let said: Vec<String> = g.dropped.iter().map(ToString::to_string).collect();
+        assert!(said.contains(&"allOf removed at /".to_owned()), "{said:?}");
+        assert!(
+            said.contains(&"the schema `true` removed at /properties/tags/items".to_owned()),
+            "{said:?}"
+        );
+        assert!(
+            said.iter().any(|s| s.starts_with("uniqueItems removed")),
+            "{said:?}"
+        );
+        assert_eq!(
+            g.declaration["parameters"]["properties"]["tags"]["items"],
+            json!({})
+        );
     }
 }

@@ -14,7 +14,9 @@ mod validate;
 
 pub use budget::{MAX_SCHEMA_BYTES, MAX_SCHEMA_NESTING};
 pub use defaults::apply_defaults;
-pub use subset::{canonicalize, SchemaIssue, MAX_DEPTH};
+pub use subset::{
+    canonicalize, canonicalize_in, general_keywords, Dialect, SchemaIssue, MAX_DEPTH,
+};
 pub use validate::{no_arguments_schema, CompiledSchema, Violation, Violations};
 
 use serde_json::Value;
@@ -47,17 +49,27 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
-/// Canonicalizes and compiles a tool's schema in one step.
+/// Canonicalizes and compiles a tool's schema (of the spec's subset) in one step.
 pub fn compile_schema(
     tool: &str,
     part: &'static str,
     raw: &Value,
+) -> Result<CompiledSchema, SchemaError> {
+    compile_schema_in(tool, part, raw, Dialect::Subset)
+}
+
+/// [`compile_schema`] for a schema of `dialect`.
+pub fn compile_schema_in(
+    tool: &str,
+    part: &'static str,
+    raw: &Value,
+    dialect: Dialect,
 ) -> Result<CompiledSchema, SchemaError> {
     let refuse = |issues| SchemaError {
         tool: tool.to_owned(),
         part,
         issues,
     };
-    let canonical = canonicalize(raw, part == "arguments").map_err(refuse)?;
+    let canonical = canonicalize_in(raw, part == "arguments", dialect).map_err(refuse)?;
     CompiledSchema::compile(canonical).map_err(|issue| refuse(vec![issue]))
 }

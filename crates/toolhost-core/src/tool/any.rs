@@ -6,7 +6,7 @@ use super::{ExecutionMode, ToolContext, ToolDefinition};
 use crate::approval::ApprovalPolicy;
 use crate::names::name_warning;
 use crate::result::ToolResult;
-use crate::schema::{compile_schema, CompiledSchema, SchemaError, Violations};
+use crate::schema::{compile_schema_in, CompiledSchema, Dialect, SchemaError, Violations};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -148,6 +148,8 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
 /// The parts of a tool before registration; see [`AnyTool::register`].
 pub(crate) struct ToolParts {
     pub definition: ToolDefinition,
+    /// Which schemas the tool may have (the spec's subset unless it says otherwise).
+    pub dialect: Dialect,
     pub output_schema: Option<Value>,
     pub approval: Option<Arc<dyn ApprovalPolicy>>,
     pub execute: Option<Arc<dyn Execute>>,
@@ -170,6 +172,7 @@ impl AnyTool {
         };
         Self::register(ToolParts {
             definition,
+            dialect: Dialect::Subset,
             output_schema: <T::Output as IntoToolOutput>::output_schema(),
             approval: tool.approval(),
             execute: Some(Arc::new(TypedExecute(tool))),
@@ -180,13 +183,15 @@ impl AnyTool {
     pub(crate) fn register(parts: ToolParts) -> Result<Self, SchemaError> {
         let ToolParts {
             mut definition,
+            dialect,
             output_schema,
             approval,
             execute,
         } = parts;
-        let arguments = compile_schema(&definition.name, "arguments", &definition.parameters)?;
+        let name = &definition.name;
+        let arguments = compile_schema_in(name, "arguments", &definition.parameters, dialect)?;
         let output = output_schema
-            .map(|raw| compile_schema(&definition.name, "output", &raw))
+            .map(|raw| compile_schema_in(name, "output", &raw, dialect))
             .transpose()?;
         let declared = std::mem::replace(&mut definition.parameters, arguments.schema().clone());
         let declared = (declared != definition.parameters).then_some(declared);

@@ -4,7 +4,7 @@ use super::any::{BoxFuture, Execute, ToolParts};
 use super::typed::{IntoToolOutput, ToolError, ToolOutput};
 use super::{AnyTool, CallFailure, ExecutionMode, ToolContext, ToolDefinition, ToolHints};
 use crate::approval::ApprovalPolicy;
-use crate::schema::{no_arguments_schema, SchemaError};
+use crate::schema::{no_arguments_schema, Dialect, SchemaError};
 use crate::variables::VariableDecl;
 use serde_json::Value;
 use std::future::Future;
@@ -24,6 +24,7 @@ use std::sync::Arc;
 /// ```
 pub struct DynamicTool {
     definition: ToolDefinition,
+    dialect: Dialect,
     output_schema: Option<Value>,
     approval: Option<Arc<dyn ApprovalPolicy>>,
     execute: Option<Arc<dyn Execute>>,
@@ -66,6 +67,7 @@ impl DynamicTool {
                 idempotent: false,
                 hints: ToolHints::default(),
             },
+            dialect: Dialect::Subset,
             output_schema: None,
             approval: None,
             execute: None,
@@ -75,6 +77,13 @@ impl DynamicTool {
     /// The JSON Schema of the arguments (an object schema inside the subset).
     pub fn parameters(mut self, schema: Value) -> Self {
         self.definition.parameters = schema;
+        self
+    }
+
+    /// Takes any JSON Schema 2020-12 for the arguments and output, not only the spec's subset
+    /// (see [`Dialect::General`]): for tools defined elsewhere, such as an MCP server's.
+    pub fn general_schema(mut self) -> Self {
+        self.dialect = Dialect::General;
         self
     }
 
@@ -129,6 +138,7 @@ impl DynamicTool {
     /// Checks and compiles the schemas: the registration step.
     pub fn build(self) -> Result<AnyTool, SchemaError> {
         AnyTool::register(ToolParts {
+            dialect: self.dialect,
             definition: self.definition,
             output_schema: self.output_schema,
             approval: self.approval,

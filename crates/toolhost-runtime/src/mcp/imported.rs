@@ -1,8 +1,13 @@
 //! A tool of an MCP server, imported as `SERVER.TOOL` and called like any other tool.
 //!
-//! - **Schema**: the server's `inputSchema` is brought to the canonical form every tool has
-//!   (local `$ref`s inlined within the bounds, the same subset, the same reports per provider);
-//!   a schema outside it is refused at load naming the server's file, the tool and the place.
+//! - **Schema**: the server's `inputSchema` may be any JSON Schema 2020-12 (`allOf`, `not`,
+//!   `if`/`then`/`else`, `prefixItems`, `patternProperties`, ...): it is brought to the canonical
+//!   form every tool has (local `$ref`s inlined within the bounds), validated locally by the
+//!   same engine, and lowered per provider with the same reports (a provider that cannot take a
+//!   keyword has it dropped and reported; OpenAI's strict mode is then off for the tool). Only
+//!   what no provider could take (a remote or dynamic reference, recursion, a root that is not an
+//!   object) is refused at load, naming the server's file, the tool and the place. MCP clients
+//!   of toolhost are shown the schema as the server declared it.
 //! - **Approval**: annotations are hints a server gives about itself, so they are believed only
 //!   from a server whose file says `"trusted": true`. Every call of an imported tool needs
 //!   approval, unless the server is trusted and the tool says `readOnlyHint: true` or
@@ -112,7 +117,9 @@ pub(crate) fn import_tool(
             destructive: a.destructive_hint,
             open_world: a.open_world_hint,
         });
+    // A server's schema is any JSON Schema 2020-12, not only the spec's subset.
     let mut builder = DynamicTool::new(name.clone(), description)
+        .general_schema()
         .parameters(Value::Object((*tool.input_schema).clone()))
         .idempotent(idempotent)
         .hints(hints)

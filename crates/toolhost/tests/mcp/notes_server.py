@@ -5,8 +5,8 @@ Tools: `add` (read-only, idempotent), `write_note` (appends a line to the file N
 names; destructive), `hang` (never answers until cancelled; writes "cancelled" to NOTES_FILE
 when it is), `crash` (the process exits during the call), `slow_count` (reports progress
 every 0.3 s), `picture` (text and an image, no annotations) and `whoami` (the first letter of
-the bearer token a request over HTTP came with) and `greet` (a property key with a space, in a
-`$defs` entry). `notes_server.py http PORT` serves it over
+the bearer token a request over HTTP came with), `greet` (a property key with a space, in a
+`$defs` entry) and `ship` (a schema beyond the spec's subset: `if`/`then`, `not`, `uniqueItems`). `notes_server.py http PORT` serves it over
 streamable HTTP on 127.0.0.1:PORT at /mcp, refusing a token not in NOTES_TOKENS.
 When the file NOTES_V2 names exists at start, `add`'s description and schema are different: a
 server that changed a tool between two runs.
@@ -120,6 +120,30 @@ class Person(BaseModel):
 )
 def greet(person: Person) -> str:
     return f"hello {person.user_name}"
+
+
+class Parcel(BaseModel):
+    # JSON Schema 2020-12 beyond toolhost's own subset: an express parcel needs a phone number,
+    # "cod" is never allowed, and the sizes are all different.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"express": {"const": True}}, "required": ["express"]},
+            "then": {"required": ["phone"]},
+            "not": {"required": ["cod"]},
+        }
+    )
+    express: bool = False
+    phone: str = ""
+    sizes: list[int] = Field(default_factory=list, json_schema_extra={"uniqueItems": True})
+
+
+@server.tool(
+    description="Ships a parcel; its schema uses if/then, not and uniqueItems.",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
+def ship(parcel: Parcel) -> str:
+    note(f"shipped express={parcel.express}")
+    return "shipped express" if parcel.express else "shipped"
 
 
 def serve_http(port: int) -> None:

@@ -53,11 +53,78 @@ const DROPPED: [&str; 6] = [
     "writeOnly",
 ];
 
+/// Which schemas a tool may have.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// The spec's subset: what toolhost's own tools are written in.
+    #[default]
+    Subset,
+    /// Any JSON Schema 2020-12 (the tools of MCP servers): the keywords outside the subset
+    /// (`allOf`, `not`, `if`/`then`/`else`, `prefixItems`, `patternProperties`, `true` and
+    /// `false` schemas, ...) are kept, their subschemas canonicalized too; only what cannot be
+    /// resolved locally (a remote or dynamic reference, recursion) or is not JSON Schema is
+    /// refused. Provider lowering drops what a provider cannot take and reports it.
+    General,
+}
+
+/// Keywords of JSON Schema 2020-12 outside the subset whose value is one subschema.
+const GENERAL_SCHEMA: [&str; 9] = [
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contentSchema",
+    "propertyNames",
+];
+
+/// Keywords of JSON Schema 2020-12 outside the subset whose value is a list of subschemas.
+const GENERAL_SCHEMA_LISTS: [&str; 2] = ["allOf", "prefixItems"];
+
+/// Keywords of JSON Schema 2020-12 outside the subset whose value maps names to subschemas.
+const GENERAL_SCHEMA_MAPS: [&str; 2] = ["patternProperties", "dependentSchemas"];
+
+/// Keywords of JSON Schema 2020-12 outside the subset that constrain with a plain value.
+const GENERAL_VALUES: [&str; 8] = [
+    "uniqueItems",
+    "minContains",
+    "maxContains",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "contentEncoding",
+    "contentMediaType",
+];
+
+/// Reference keywords that only name places for `$ref`s, which are inlined.
+const GENERAL_DROPPED: [&str; 3] = ["$anchor", "$dynamicAnchor", "$vocabulary"];
+
+/// The keywords a general schema may have beyond the subset's; see [`Dialect::General`].
+pub fn general_keywords() -> impl Iterator<Item = &'static str> {
+    GENERAL_SCHEMA
+        .into_iter()
+        .chain(GENERAL_SCHEMA_LISTS)
+        .chain(GENERAL_SCHEMA_MAPS)
+        .chain(GENERAL_VALUES)
+}
+
 /// Checks `raw` against the subset and returns its canonical form, or every issue found.
 ///
 /// With `object_root`, the root must be an object schema (as tool arguments are).
 pub fn canonicalize(raw: &Value, object_root: bool) -> Result<Value, Vec<SchemaIssue>> {
+    canonicalize_in(raw, object_root, Dialect::Subset)
+}
+
+/// [`canonicalize`] for schemas of `dialect`.
+pub fn canonicalize_in(
+    raw: &Value,
+    object_root: bool,
+    dialect: Dialect,
+) -> Result<Value, Vec<SchemaIssue>> {
     let mut walk = Walk {
+        dialect,
         root: raw,
         issues: Vec::new(),
         ref_stack: Vec::new(),
@@ -73,6 +140,7 @@ pub fn canonicalize(raw: &Value, object_root: bool) -> Result<Value, Vec<SchemaI
 }
 
 struct Walk<'a> {
+    dialect: Dialect,
     root: &'a Value,
     issues: Vec<SchemaIssue>,
     /// The `$ref`s being inlined, outermost first: where each is used and what it names.
@@ -191,8 +259,10 @@ impl Walk<'_> {
         if !self.charge(ptr, 2) {
             return Value::Null;
         }
+        let general = self.dialect == Dialect::General;
         let map = match node {
             Value::Object(map) => map,
+            Value::Bool(_) if general && !is_root => return node.clone(),
             Value::Bool(true) => {
                 self.issue(
                     ptr,
@@ -225,7 +295,7 @@ impl Walk<'_> {
             || ["const", "enum", "anyOf", "oneOf"]
                 .iter()
                 .any(|k| map.contains_key(*k));
-        if !has_shape && !is_object && !is_array {
+        if !has_shape && !is_object && !is_array && !general {
             self.issue(
                 ptr,
                 "the schema names no type; add `type`, `const`, `enum` or `anyOf`",
@@ -299,6 +369,7 @@ impl Walk<'_> {
                         out.insert(key.clone(), canon);
                     }
                 },
+                k if general && self.general_keyword(map, k, value, &at, depth, &mut out) => {}
                 "propertyNames" => {
                     // A record's keys are strings already; only the trivial form is accepted.
                     if value.get("type") != Some(&Value::from("string"))
@@ -340,16 +411,91 @@ impl Walk<'_> {
                     &at,
                     "`nullable` is OpenAPI, not JSON Schema; write `\"type\": [T, \"null\"]`",
                 ),
+                // JSON Schema ignores keywords it does not know: they annotate, kept as they are.
+                _ if general => self.copy(&mut out, key, value, &at),
                 other => self.issue(
                     &at,
                     format!("keyword `{other}` is outside the supported subset (string, number, integer, boolean, null, const, enum, array, object, record, anyOf/oneOf, with their length, pattern and bound constraints)"),
                 ),
             }
         }
-        if is_object {
+        // In general, a required name may be declared elsewhere (`patternProperties`, `allOf`).
+        if is_object && !general {
             self.check_required(&out, ptr);
         }
         Value::Object(out)
+    }
+
+    /// Canonicalizes keyword `key` of `map` when it is one of a general schema's beyond the
+    /// subset's, into `out`; false when it is not (the subset's rules apply).
+    fn general_keyword(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        value: &Value,
+        at: &str,
+        depth: usize,
+        out: &mut Map<String, Value>,
+    ) -> bool {
+        match key {
+            k if GENERAL_DROPPED.contains(&k) => {}
+            "$dynamicRef" | "$recursiveRef" => self.issue(
+                at,
+                format!("`{key}` cannot be resolved into a self-contained schema; use `$ref` to a local definition"),
+            ),
+            k if GENERAL_SCHEMA.contains(&k) => {
+                let canon = self.node(value, at, depth, false);
+                out.insert(key.to_owned(), canon);
+            }
+            // Draft 7's tuple form: 2020-12 writes it `prefixItems`, and `additionalItems` is
+            // then `items`.
+            "items" if value.is_array() => self.schema_list("prefixItems", value, at, depth, out),
+            "additionalItems" => {
+                if map.get("items").is_some_and(Value::is_array) {
+                    let canon = self.node(value, at, depth + 1, false);
+                    out.insert("items".to_owned(), canon);
+                }
+            }
+            k if GENERAL_SCHEMA_LISTS.contains(&k) => {
+                self.schema_list(key, value, at, depth + usize::from(k == "prefixItems"), out);
+            }
+            k if GENERAL_SCHEMA_MAPS.contains(&k) => match value.as_object() {
+                Some(schemas) => {
+                    let mut canon = Map::new();
+                    for (name, schema) in schemas {
+                        let p = format!("{at}/{}", escape(name));
+                        canon.insert(name.clone(), self.node(schema, &p, depth + 1, false));
+                    }
+                    out.insert(key.to_owned(), Value::Object(canon));
+                }
+                None => self.issue(at, format!("`{key}` must be an object of schemas")),
+            },
+            k if GENERAL_VALUES.contains(&k) => self.copy(out, key, value, at),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Canonicalizes a list of subschemas under `key` into `out`.
+    fn schema_list(
+        &mut self,
+        key: &str,
+        value: &Value,
+        at: &str,
+        depth: usize,
+        out: &mut Map<String, Value>,
+    ) {
+        match value.as_array() {
+            Some(schemas) if !schemas.is_empty() => {
+                let canon = schemas
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| self.node(s, &format!("{at}/{i}"), depth, false))
+                    .collect();
+                out.insert(key.to_owned(), Value::Array(canon));
+            }
+            _ => self.issue(at, format!("`{key}` must be a non-empty array of schemas")),
+        }
     }
 
     /// Reads `type` and reports values outside the subset.

@@ -134,3 +134,104 @@ fn a_bad_definition_inlined_many_times_is_reported_once_and_the_list_is_bounded(
         "{issues:?}"
     );
 }
+
+/// A schema beyond the subset, as MCP servers write them.
+fn general() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "address": {"$ref": "#/$defs/address"},
+            "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}], "additionalItems": false},
+            "tags": {"type": "array", "items": true, "uniqueItems": true},
+            "x-vendor": {"type": "string", "x-ui": "hidden"}
+        },
+        "allOf": [{"if": {"required": ["address"]}, "then": {"required": ["pair"]}}],
+        "not": {"required": ["forbidden"]},
+        "patternProperties": {"^n_": {"$ref": "#/$defs/n"}},
+        "required": ["from_elsewhere"],
+        "$defs": {
+            "address": {"$anchor": "addr", "type": "object", "properties": {"city": {"type": "string"}}},
+            "n": {"type": "number"}
+        }
+    })
+}
+
+#[test]
+fn the_subset_refuses_what_a_general_schema_may_say() {
+    let issues = canonicalize(&general(), true).unwrap_err();
+    let said: Vec<&str> = issues.iter().map(|i| i.pointer.as_str()).collect();
+    for place in [
+        "/allOf",
+        "/not",
+        "/patternProperties",
+        "/properties/pair/items",
+    ] {
+        assert!(said.contains(&place), "{place}: {issues:?}");
+    }
+}
+
+#[test]
+fn a_general_schema_keeps_its_keywords_with_refs_inlined_and_tuples_in_2020_12_form() {
+    let canon = canonicalize_in(&general(), true, Dialect::General).unwrap();
+    assert_eq!(
+        canon["properties"]["address"],
+        json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        "$anchor is dropped with the $ref inlined"
+    );
+    assert_eq!(
+        canon["properties"]["pair"],
+        json!({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false})
+    );
+    assert_eq!(canon["properties"]["tags"]["items"], json!(true));
+    assert_eq!(canon["properties"]["tags"]["uniqueItems"], json!(true));
+    assert_eq!(
+        canon["properties"]["x-vendor"]["x-ui"], "hidden",
+        "unknown keywords annotate"
+    );
+    assert_eq!(canon["allOf"][0]["then"], json!({"required": ["pair"]}));
+    assert_eq!(canon["not"], json!({"required": ["forbidden"]}));
+    assert_eq!(canon["patternProperties"]["^n_"], json!({"type": "number"}));
+    assert!(canon.get("$defs").is_none() && canon.get("$schema").is_none());
+    // Every keyword is enforced by the compiled schema.
+    let compiled = crate::schema::CompiledSchema::compile(canon).unwrap();
+    assert!(compiled.is_valid(&json!({"from_elsewhere": 1, "pair": ["a", 1]})));
+    for bad in [
+        json!({"from_elsewhere": 1, "address": {}}),
+        json!({"from_elsewhere": 1, "pair": ["a", 1, 2]}),
+        json!({"from_elsewhere": 1, "tags": [1, 1]}),
+        json!({"from_elsewhere": 1, "forbidden": 0}),
+        json!({"from_elsewhere": 1, "n_x": "text"}),
+        json!({}),
+    ] {
+        assert!(!compiled.is_valid(&bad), "{bad}");
+    }
+}
+
+#[test]
+fn a_general_schema_is_refused_only_where_it_cannot_be_made_self_contained() {
+    let raw = json!({
+        "type": "object",
+        "properties": {
+            "a": {"$dynamicRef": "#meta"},
+            "b": {"$ref": "https://example.com/schema"},
+            "c": {"$ref": "#/$defs/c"},
+            "d": {"type": "string", "nullable": true}
+        },
+        "$defs": {"c": {"type": "object", "properties": {"again": {"$ref": "#/$defs/c"}}}}
+    });
+    let issues = canonicalize_in(&raw, true, Dialect::General).unwrap_err();
+    let said: Vec<&str> = issues.iter().map(|i| i.pointer.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "/properties/a/$dynamicRef",
+            "/properties/b/$ref",
+            "/$defs/c/properties/again/$ref",
+            "/properties/d/nullable"
+        ],
+        "{issues:?}"
+    );
+    let not_object = json!({"type": "array", "items": true});
+    assert!(canonicalize_in(&not_object, true, Dialect::General).is_err());
+}
