@@ -10,8 +10,9 @@ use super::imported::definition_pin;
 use super::server_def::{fill, Endpoint, McpServerDef};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, JsonObject, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerResult, Tool,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
+    JsonObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -53,6 +54,18 @@ struct ClientSide {
 }
 
 impl ClientHandler for ClientSide {
+    /// toolhost by name, offering in `initialize` the last protocol version that has it
+    /// (2025-11-25; the stateless 2026-07-28 has no `initialize`, so offering it there would
+    /// name a version the handshake cannot be).
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolhost", env!("CARGO_PKG_VERSION")),
+        );
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        info
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
