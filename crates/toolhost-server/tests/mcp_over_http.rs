@@ -235,3 +235,84 @@ async fn under_2026_07_28_a_call_asks_with_input_required_and_goes_on_with_the_r
     assert!(unlocked.starts_with("unlock with "), "{unlocked}");
     assert!(!unlocked.contains(secret), "{unlocked}");
 }
+
+/// The files a served call attached reach an MCP client: an image inline as image content, a
+/// PDF as a resource link whose URI is the file on the server, which the same token fetches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_a_call_attached_come_as_image_content_and_resource_links() {
+    let project = temp_dir();
+    let pdf = "%PDF-1.4 a report";
+    let files = [
+        (
+            "agents/agents/filer.json".to_owned(),
+            r#"{"type": "ai_human", "sideA": {"prompt": "filer"}}"#.to_owned(),
+        ),
+        (
+            "agents/prompts/filer.json".to_owned(),
+            r#"{"toolDescription": "x", "prompt": "File.", "model": "m", "tools": ["file_report"]}"#
+                .to_owned(),
+        ),
+        (
+            "agents/models/m.json".to_owned(),
+            r#"{"provider": "test", "script": "m.jsonl"}"#.to_owned(),
+        ),
+        ("m.jsonl".to_owned(), "{\"text\": \"unused\"}\n".to_owned()),
+        (
+            "agents/tools/file_report.js".to_owned(),
+            format!(
+                "import {{ defineTool }} from '@standardagents/spec';\n\
+                 export default defineTool({{\n\
+                   description: 'Files the report.',\n\
+                   execute: async () => ({{ status: 'success', result: 'filed', attachments: [\n\
+                     {{ name: 'q3 report.pdf', mimeType: 'application/pdf', data: '{}' }},\n\
+                     {{ name: 'dot.png', mimeType: 'image/png', data: '{PIXEL}' }},\n\
+                   ] }}),\n\
+                 }});\n",
+                base64_of(pdf.as_bytes())
+            ),
+        ),
+    ];
+    for (path, text) in files {
+        let path = project.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let server = TestServer::start_with(&project, |config| {
+        config.mcp_agent = Some("filer".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run, Scope::Read], Some(vec!["filer"]));
+    let url = format!("http://{}/mcp", server.addr);
+    let result = python_client("http_client_call.py", &[&url, &token, "file_report"]).await;
+    let content = result["content"].as_array().unwrap();
+    assert_eq!(
+        content[0],
+        json!({"type": "text", "text": "filed"}),
+        "{result}"
+    );
+    let link = &content[1];
+    assert_eq!(link["type"], "resource_link", "{result}");
+    assert_eq!(link["name"], "q3 report.pdf");
+    assert_eq!(link["mimeType"], "application/pdf");
+    assert_eq!(link["size"], pdf.len());
+    assert_eq!(content[2]["type"], "image", "{result}");
+    assert_eq!(content[2]["data"], PIXEL);
+    assert_eq!(content[2]["mimeType"], "image/png");
+    let uri = link["uri"].as_str().unwrap();
+    let origin = format!("http://{}", server.addr);
+    let path = uri.strip_prefix(&origin).unwrap_or_else(|| panic!("{uri}"));
+    assert!(path.ends_with("/q3%20report.pdf"), "{uri}");
+    let fetched = server.get(path, Some(&token)).await;
+    assert_eq!(fetched.status, 200, "{}", fetched.text);
+    assert_eq!(fetched.text, pdf);
+    let _ = std::fs::remove_dir_all(project);
+}
+
+/// A 1×1 PNG, as base64.
+const PIXEL: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

@@ -1,7 +1,8 @@
 //! What a served call answers with: its stored result as MCP content blocks. The tool's own
 //! blocks (text, images) come as they are; each file it attached comes as what a client can
 //! show of it: an image or audio file inline, a small text file as an embedded resource, any
-//! other file (or one too large to carry) as a resource link naming where the file is.
+//! other file (or one too large to carry, or past what one result carries inline in all) as a
+//! resource link naming where the file is.
 
 use base64::Engine;
 use rmcp::model::ContentBlock;
@@ -15,6 +16,10 @@ pub const INLINE_MEDIA_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The largest text file embedded in a result; a larger one is a resource link.
 pub const EMBEDDED_TEXT_BYTES: u64 = 1024 * 1024;
+
+/// The most bytes of files one result carries inline, all files together; the files after
+/// that are resource links.
+pub const INLINE_RESULT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Where the files of a served thread can be named.
 #[derive(Debug, Clone)]
@@ -49,9 +54,12 @@ pub(super) async fn blocks_of(
         Some(own) if result.is_some_and(|r| r.is_success()) => own.iter().map(tool_block).collect(),
         _ => vec![ContentBlock::text(text)],
     };
+    let mut inline_left = INLINE_RESULT_BYTES;
     for attachment in result.map(|r| r.attachments.as_slice()).unwrap_or_default() {
         let block = match attachment {
-            Attachment::Ref(file) => stored_file(store, thread, file, files).await,
+            Attachment::Ref(file) => {
+                stored_file(store, thread, file, files, &mut inline_left).await
+            }
             Attachment::New(file) => new_file(file),
         };
         blocks.push(block);
@@ -72,14 +80,19 @@ async fn stored_file(
     thread: &str,
     file: &AttachmentRef,
     files: &FilesAt,
+    inline_left: &mut u64,
 ) -> ContentBlock {
     let uri = files.uri(thread, &file.path);
     let kind = Kind::of(&file.mime_type);
-    let carried = match kind {
-        Kind::Image | Kind::Audio => file.size <= INLINE_MEDIA_BYTES,
-        Kind::Text => file.size <= EMBEDDED_TEXT_BYTES,
-        Kind::Other => false,
-    };
+    let carried = file.size <= *inline_left
+        && match kind {
+            Kind::Image | Kind::Audio => file.size <= INLINE_MEDIA_BYTES,
+            Kind::Text => file.size <= EMBEDDED_TEXT_BYTES,
+            Kind::Other => false,
+        };
+    if carried {
+        *inline_left -= file.size;
+    }
     let bytes = match normalize(&file.path) {
         Ok(path) if carried => store.read_file(thread, &path).await.ok(),
         _ => None,
