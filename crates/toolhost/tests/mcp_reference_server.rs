@@ -1,7 +1,8 @@
 //! toolhost's MCP client against the MCP project's reference server
 //! (`@modelcontextprotocol/server-everything`, run with Node 22; `./scripts/test` installs both
 //! and names them in `TOOLHOST_TEST_NODE22` and `TOOLHOST_TEST_EVERYTHING`): an independent
-//! implementation's tools are listed, imported and called by the real binary.
+//! implementation's tools are listed, imported and called by the real binary, over stdio and
+//! over streamable HTTP.
 
 mod common;
 
@@ -152,4 +153,85 @@ fn a_long_operation_reporting_progress_outlives_the_call_timeout_and_an_endless_
         said.contains("did not answer within 4000 ms") && said.contains("asked to cancel"),
         "{said}"
     );
+}
+
+/// The reference server over MCP's streamable HTTP (`streamableHttp`, on `PORT`), once it says it
+/// listens; killed when dropped.
+struct OverHttp {
+    child: std::process::Child,
+    url: String,
+}
+
+impl OverHttp {
+    fn start() -> Self {
+        use std::io::{BufRead, BufReader};
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = std::process::Command::new(needed("TOOLHOST_TEST_NODE22"))
+            .args([&needed("TOOLHOST_TEST_EVERYTHING"), "streamableHttp"])
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut said = BufReader::new(child.stderr.take().unwrap()).lines();
+        loop {
+            let line = said
+                .next()
+                .expect("the reference server ended before it listened")
+                .unwrap();
+            if line.contains("listening on port") {
+                break;
+            }
+        }
+        // Its later lines go nowhere rather than filling a pipe no one reads.
+        std::thread::spawn(move || said.for_each(drop));
+        OverHttp {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for OverHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn over_streamable_http_the_reference_servers_tools_are_listed_and_called() {
+    let server = OverHttp::start();
+    let p = TempProject::new();
+    write(
+        &p.root,
+        "agents/mcp/everything.json",
+        &format!(r#"{{"url": "{}", "trusted": true}}"#, server.url),
+    );
+    scripted_agent(
+        &p.root,
+        &["everything.echo", "everything.get-structured-content"],
+        r#"{"toolCalls": [{"name": "everything.echo", "arguments": {"message": "over http"}}, {"name": "everything.get-structured-content", "arguments": {"location": "Chicago"}}]}
+{"text": "done"}
+"#,
+    );
+    let (code, stdout, stderr) = toolhost(&p, &["mcp", "list", ".", "--json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed["servers"][0]["state"], "connected", "{listed}");
+    assert!(
+        listed["problems"].as_array().unwrap().is_empty(),
+        "{listed}"
+    );
+    let record = run(&p);
+    let results = tool_messages(&record);
+    assert_eq!(results.len(), 2, "{record}");
+    assert!(results.iter().all(|m| m["status"] == "success"), "{record}");
+    assert_eq!(results[0]["content"], "Echo: over http");
+    let weather: Value = serde_json::from_str(results[1]["content"].as_str().unwrap()).unwrap();
+    assert!(weather["temperature"].is_number(), "{weather}");
 }
