@@ -11,8 +11,9 @@
 //!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant
 //!   time; a revoked or expired token reaches nothing, an open event stream included (an
 //!   expired one is told when it expired, and only once its secret matched).
-//! - **Every error is `application/problem+json`** (RFC 9457) with a `detail` that says what is
-//!   wrong and, for a bad body, a JSON `pointer` to where; an internal error's details go to the
+//! - **Every error is `application/problem+json`** (RFC 9457; but for `/mcp`, whose errors are
+//!   JSON-RPC's) with a `detail` that says what is wrong and, for a bad body, a JSON `pointer`
+//!   to where; an internal error's details go to the
 //!   log under an id the answer gives. A request that is refused changes nothing that is stored.
 //! - **Bodies are bounded and strict**: at most [`ServerConfig::max_body_bytes`], a JSON object,
 //!   unknown fields refused, integers kept exactly or refused, nesting limited by the parser.
@@ -32,6 +33,10 @@
 //!   stop, it stops accepting, ends every event stream, asks the runs of this node to stop
 //!   after the operation under way, and returns once they have stored what they did and
 //!   released their threads.
+//! - **Reloads**: with [`Server::reload_on_change`], a change of the project's files loads it
+//!   again; the API and `/mcp` take the new load, what started on the old one finishes there
+//!   (its runs keep streaming live events and obeying stops), MCP clients are told when their
+//!   tool list changed, and a load that fails is passed over.
 //! - **Metrics** (`GET /metrics`, Prometheus text) count by route template, never by raw path.
 //! - **The web page** (`GET /`, `/ui/…`) is built into the binary and holds no data: it signs
 //!   in with a token and uses the API like any client. It is served without a token, under a
@@ -55,6 +60,7 @@ mod metrics;
 mod openapi;
 mod plain_errors;
 mod problem;
+mod reload;
 mod routes;
 mod runs;
 mod state;
@@ -94,6 +100,20 @@ impl Server {
         routes::router(self.state.clone())
     }
 
+    /// Loads the project at `root` again with `reload` when the files under its `agents/`
+    /// change (looked at every `every`; a load that fails, `None`, is passed over and the
+    /// previous one kept): the API and `/mcp` take the new load, what started on the previous
+    /// one finishes on it (its runs still stream their events and obey stops), and MCP clients
+    /// are told when what they list changed. Call it from within the Tokio runtime that serves.
+    pub fn reload_on_change(
+        &self,
+        root: std::path::PathBuf,
+        every: std::time::Duration,
+        reload: impl Fn() -> Option<Runtime> + Send + Sync + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        reload::reload_on_change(self.state.slot.clone(), root, every, reload)
+    }
+
     /// Serves on `listener` until `shutdown` resolves, then shuts down gracefully (see the
     /// crate page). A configuration that does not hold ([`ServerConfig::check`]) is refused
     /// before anything is served.
@@ -108,9 +128,9 @@ impl Server {
             .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
         recover(&self.state).await;
         let app = self.router();
-        let (runs, runtime, closing) = (
+        let (runs, slot, closing) = (
             self.state.runs.clone(),
-            self.state.runtime.clone(),
+            self.state.slot.clone(),
             self.closing,
         );
         let stopping = runs.clone();
@@ -119,7 +139,7 @@ impl Server {
         let begin = async move {
             shutdown.await;
             let _ = closing.send(true);
-            stopping.close_and_stop(&runtime).await;
+            stopping.close_and_stop(&slot.current()).await;
         };
         // Answers (an event stream's small frames most of all) leave at once, not after the
         // client's delayed acknowledgement of the previous piece (Nagle's algorithm).
@@ -152,6 +172,6 @@ async fn recover(state: &AppState) {
         }
     };
     for thread in threads {
-        state.runs.start(state.runtime.clone(), thread);
+        state.runs.start(state.runtime(), thread);
     }
 }

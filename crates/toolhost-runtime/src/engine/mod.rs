@@ -122,7 +122,7 @@ pub struct Runtime {
     /// Why a model definition that loaded cannot be used (its key is not set, for example).
     unavailable: HashMap<String, String>,
     /// The run of each thread that a run of this runtime owns: its owner id and abort signal.
-    running: std::sync::Mutex<HashMap<String, ownership::RunEntry>>,
+    running: Arc<std::sync::Mutex<HashMap<String, ownership::RunEntry>>>,
     /// How long a thread's lease lasts unless renewed.
     lease_ttl: std::time::Duration,
     /// Decides approval requests at once, when the embedding program installed one.
@@ -147,9 +147,9 @@ pub struct Runtime {
     fetch: Option<Arc<fetch::FetchPolicy>>,
     /// Where a call of a sub-agent that does not block hands its child to the run of the
     /// calling thread, by thread id (see [`subagent`]).
-    detached: std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>,
+    detached: Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>>,
     /// The settings of the requests under way that brought some, by thread (see [`request`]).
-    requests: std::sync::Mutex<HashMap<String, Arc<RunRequest>>>,
+    requests: Arc<std::sync::Mutex<HashMap<String, Arc<RunRequest>>>>,
     /// The connections to the project's MCP servers. Never read: held so that they live as
     /// long as the runtime (its imported tools hold them weakly) and close when it is dropped.
     #[allow(dead_code)]
@@ -331,6 +331,20 @@ impl Runtime {
             mcp_pins: mcp.pins,
             defs,
         })
+    }
+
+    /// Takes over what belongs to the process rather than to one load of the project from
+    /// `previous` (a load of the same project, on the same store, before its files changed):
+    /// its live events, the runs under way with their stop signals, the hand-offs of
+    /// sub-agents, the settings of requests under way and the `runCode` slots. A server that
+    /// loads its project again with this keeps streaming, stopping and limiting the runs the
+    /// previous load started, which finish on the project they started with.
+    pub fn carry_over_from(&mut self, previous: &Runtime) {
+        self.live = previous.live.clone();
+        self.running = previous.running.clone();
+        self.detached = previous.detached.clone();
+        self.requests = previous.requests.clone();
+        self.code = previous.code.clone();
     }
 
     /// The project's agents, prompts, models and activities as they loaded.

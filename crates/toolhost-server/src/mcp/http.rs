@@ -14,7 +14,7 @@ pub(crate) fn routes(
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
-    let tools = McpTools::new(state.runtime.clone(), agent, Answering::Http);
+    let tools = McpTools::on_slot(state.slot.clone(), agent, Answering::Http);
     let mut config = StreamableHttpServerConfig::default();
     if !state.config.allowed_origins.is_empty() {
         config.allowed_origins = state.config.allowed_origins.clone();

@@ -44,12 +44,13 @@ mod rounds;
 pub(crate) use http::routes;
 pub use pages::TOOLS_PAGE_SIZE;
 
+use crate::state::RuntimeSlot;
 use pages::page;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -86,8 +87,9 @@ pub const SECRETS_WAIT: std::time::Duration = std::time::Duration::from_secs(600
 /// The MCP handler of one agent's tools.
 #[derive(Clone)]
 pub struct McpTools {
-    /// The project as loaded; replaced when its files change (see [`McpTools::reload_on_change`]).
-    runtime: Arc<std::sync::RwLock<Arc<Runtime>>>,
+    /// The project as loaded; replaced when its files change (see [`McpTools::reload_on_change`]
+    /// and [`crate::Server::reload_on_change`]).
+    runtime: RuntimeSlot,
     agent: String,
     /// Where a person answers a call that waits.
     answering: Answering,
@@ -96,9 +98,6 @@ pub struct McpTools {
     session: Arc<tokio::sync::Mutex<Option<String>>>,
     /// Calls waiting for a 2026-07-28 client's retry, shared by every session.
     rounds: Arc<rounds::Rounds>,
-    /// Counts the changes of what the agent offers, shared by every session: 2026-07-28
-    /// `subscriptions/listen` streams follow it.
-    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// Where a person answers a call that waits for an approval or variables.
@@ -138,22 +137,23 @@ impl Answering {
 impl McpTools {
     /// The tools of `agent` on `runtime`; a call that waits says where a person answers it.
     pub fn new(runtime: Arc<Runtime>, agent: &str, answering: Answering) -> Self {
+        Self::on_slot(RuntimeSlot::new(runtime), agent, answering)
+    }
+
+    /// The tools of `agent` on the project `slot` holds (the server's own, over HTTP).
+    pub(crate) fn on_slot(runtime: RuntimeSlot, agent: &str, answering: Answering) -> Self {
         McpTools {
-            runtime: Arc::new(std::sync::RwLock::new(runtime)),
+            runtime,
             agent: agent.to_owned(),
             answering,
             session: Arc::default(),
             rounds: Arc::default(),
-            changes: Arc::new(tokio::sync::watch::channel(0).0),
         }
     }
 
     /// The project as loaded now; a call keeps the one it started with.
     fn runtime(&self) -> Arc<Runtime> {
-        self.runtime
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.runtime.current()
     }
 
     /// The same tools for a new MCP session, whose calls go on a thread of its own.
@@ -274,5 +274,9 @@ impl ServerHandler for McpTools {
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
         self.follow_changes(subscription).await;
         Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.follow_for_session(context.peer);
     }
 }

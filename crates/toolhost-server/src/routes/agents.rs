@@ -21,7 +21,8 @@ pub(super) async fn list(
     caller: Caller,
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Read)?;
-    let defs = state.runtime.definitions();
+    let runtime = state.runtime();
+    let defs = runtime.definitions();
     let agents: Vec<Value> = defs
         .agents
         .iter()
@@ -42,7 +43,7 @@ pub(super) async fn list(
                 "prompts": sides.map(|s| s.prompt.clone()).collect::<Vec<_>>(),
                 "title": agent.title,
                 "description": agent.description,
-                "variables": state.runtime.variables_to_give(name).unwrap_or_default(),
+                "variables": state.runtime().variables_to_give(name).unwrap_or_default(),
             })
         })
         .collect();

@@ -121,10 +121,10 @@ pub(super) async fn decide(
             }
         }
     };
-    let runtime = state.runtime.clone();
+    let runtime = state.runtime();
     let record = state
         .runs
-        .store_then_run(state.runtime.clone(), async move {
+        .store_then_run(state.runtime(), async move {
             let record = runtime.decide(&id, &call_id, verdict).await?;
             Ok((record, Some(id)))
         })

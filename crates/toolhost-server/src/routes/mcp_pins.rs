@@ -26,11 +26,11 @@ pub(super) async fn accept(
 ) -> Result<StatusCode, Problem> {
     caller.require(Scope::Approve)?;
     reachable_thread(&state, &caller, &id).await?;
-    if state.runtime.mcp_pin(&tool).is_none() {
+    if state.runtime().mcp_pin(&tool).is_none() {
         return Err(Problem::not_found(format!(
             "\"{tool}\" is not a tool of this project's MCP servers"
         )));
     }
-    state.runtime.accept_mcp_definition(&id, &tool).await?;
+    state.runtime().accept_mcp_definition(&id, &tool).await?;
     Ok(StatusCode::NO_CONTENT)
 }

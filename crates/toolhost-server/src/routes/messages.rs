@@ -97,10 +97,10 @@ pub(super) async fn send(
     if body.message.trim().is_empty() {
         return Err(Problem::invalid("the message is empty").at("/message"));
     }
-    let runtime = state.runtime.clone();
+    let runtime = state.runtime();
     state
         .runs
-        .store_then_run(state.runtime.clone(), async move {
+        .store_then_run(state.runtime(), async move {
             runtime.queue_message(&id, &body.message).await?;
             Ok(((), Some(id)))
         })

@@ -27,7 +27,7 @@ pub(super) async fn metrics(
         runs: state.runs.counts(),
         streams_open: state.metrics.streams_open(),
         // Counters kept in memory: reading them does not touch the database.
-        store: state.runtime.store().write_stats(),
+        store: state.runtime().store().write_stats(),
     });
     Ok(([(header::CONTENT_TYPE, CONTENT_TYPE)], text))
 }

@@ -54,11 +54,11 @@ pub(super) async fn create(
     if body.message.trim().is_empty() {
         return Err(Problem::invalid("the first message is empty").at("/message"));
     }
-    let values = variable_values(&state.runtime, body.variables, body.secrets)?;
-    let runtime = state.runtime.clone();
+    let values = variable_values(&state.runtime(), body.variables, body.secrets)?;
+    let runtime = state.runtime();
     let thread = state
         .runs
-        .store_then_run(state.runtime.clone(), async move {
+        .store_then_run(state.runtime(), async move {
             let thread = runtime
                 .start_thread_with(&body.agent, &body.message, values)
                 .await?;
@@ -252,7 +252,7 @@ pub(super) async fn run(
 ) -> Result<(StatusCode, Json<Value>), Problem> {
     caller.require(Scope::Run)?;
     reachable_thread(&state, &caller, &id).await?;
-    state.runs.start(state.runtime.clone(), id);
+    state.runs.start(state.runtime(), id);
     Ok((StatusCode::ACCEPTED, Json(json!({ "started": true }))))
 }
 
@@ -273,7 +273,7 @@ pub(super) async fn stop(
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Run)?;
     reachable_thread(&state, &caller, &id).await?;
-    let asked = state.runtime.stop(&id).await;
+    let asked = state.runtime().stop(&id).await;
     Ok(Json(json!({ "stop_requested": asked })))
 }
 

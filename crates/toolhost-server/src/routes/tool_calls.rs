@@ -59,7 +59,7 @@ pub(super) async fn call(
     JsonBody(body): JsonBody<CallBody>,
 ) -> Result<(StatusCode, Json<Value>), Problem> {
     caller.require(Scope::Run)?;
-    let runtime = &state.runtime;
+    let runtime = &state.runtime();
     let tool = visible_tool(runtime, &caller, &name)?;
     let offering = offering_agents(runtime, &name, true);
     if let Some(agent) = &body.agent {
@@ -109,7 +109,7 @@ pub(super) async fn call(
         ))
         .at(pointer));
     }
-    let values = variable_values(&state.runtime, body.variables, body.secrets)?;
+    let values = variable_values(&state.runtime(), body.variables, body.secrets)?;
     let ScratchCall { thread, call_id } = runtime
         .start_scratch_call(&agent, &name, &text, values)
         .await?;

@@ -119,7 +119,7 @@ pub(super) async fn list(
     caller: Caller,
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Read)?;
-    let runtime = &state.runtime;
+    let runtime = &state.runtime();
     let mut tools: Vec<&AnyTool> = runtime.tools().values().collect();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
     let listed: Vec<Value> = tools
@@ -220,7 +220,7 @@ pub(super) async fn validate(
     JsonBody(body): JsonBody<ValidateBody>,
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Read)?;
-    let tool = visible_tool(&state.runtime, &caller, &name)?;
+    let tool = visible_tool(&state.runtime(), &caller, &name)?;
     let (text, _) = argument_text(body.arguments, body.argument_text)?;
     Ok(Json(match fit_arguments(&tool, &text) {
         Ok(Fitted {

@@ -52,7 +52,7 @@ pub(super) async fn get(
     caller.require(Scope::Read)?;
     reachable_thread(&state, &caller, &id).await?;
     let request = request_of(&state, &id, &request_id).await?;
-    let secret = state.runtime.secret_names();
+    let secret = state.runtime().secret_names();
     let names: Vec<Value> = request
         .names
         .iter()
@@ -118,14 +118,14 @@ pub(super) async fn give(
             request.names.join(", ")
         )));
     }
-    let values = variable_values(&state.runtime, body.variables, body.secrets)?;
+    let values = variable_values(&state.runtime(), body.variables, body.secrets)?;
     // A request of a deferred sub-agent instance: the values go to the instance, and it is the
     // thread that starts (its result reaches this one as a message).
-    let deferred = state.runtime.deferred_child(&id, &request_id).await?;
-    let (runtime, db) = (state.runtime.clone(), state.db.clone());
+    let deferred = state.runtime().deferred_child(&id, &request_id).await?;
+    let (runtime, db) = (state.runtime(), state.db.clone());
     let answered = state
         .runs
-        .store_then_run(state.runtime.clone(), async move {
+        .store_then_run(state.runtime(), async move {
             runtime.set_variables(&id, values).await?;
             let answered = db
                 .variable_requests(&id)

@@ -63,13 +63,38 @@ impl TestServer {
         Self::serve(project, data, |_| {}).await
     }
 
+    /// Serves `project` with the test configuration changed by `change`, loading the project
+    /// again when its files change (looked at every 100 ms).
+    pub async fn start_watching(project: &Path, change: impl FnOnce(&mut ServerConfig)) -> Self {
+        Self::serve_with(project, temp_dir(), change, true).await
+    }
+
     async fn serve(project: &Path, data: PathBuf, change: impl FnOnce(&mut ServerConfig)) -> Self {
+        Self::serve_with(project, data, change, false).await
+    }
+
+    async fn serve_with(
+        project: &Path,
+        data: PathBuf,
+        change: impl FnOnce(&mut ServerConfig),
+        watching: bool,
+    ) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
         // Models as the binary builds them, so an HTTP model on loopback works as a real one.
-        let mut runtime =
-            Runtime::load_with(project, store.clone(), &toolhost_providers::model_from_env)
-                .unwrap();
-        runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
+        let load = {
+            let (project, store, data) = (project.to_owned(), store.clone(), data.clone());
+            move || {
+                let mut runtime = Runtime::load_with(
+                    &project,
+                    store.clone(),
+                    &toolhost_providers::model_from_env,
+                )
+                .ok()?;
+                runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
+                Some(runtime)
+            }
+        };
+        let runtime = load().unwrap();
         let mut config = ServerConfig {
             poll_interval: Duration::from_millis(50),
             max_body_bytes: 64 * 1024,
@@ -77,6 +102,9 @@ impl TestServer {
         };
         change(&mut config);
         let server = Server::new(Arc::new(runtime), config);
+        if watching {
+            server.reload_on_change(project.to_owned(), Duration::from_millis(100), load);
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();

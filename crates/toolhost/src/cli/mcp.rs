@@ -26,7 +26,7 @@ use toolhost_server::mcp::{Answering, McpTools};
 use toolhost_store::Write;
 
 /// How often a served project's files are looked at for changes.
-const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+pub(super) const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `toolhost mcp`.
 #[derive(Debug, Args)]
@@ -312,8 +312,7 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
     let project = dir.to_owned();
     let served = block_on(async move {
         let running = server.serve(rmcp::transport::stdio()).await?;
-        let _watch =
-            watched.reload_on_change(project, running.peer().clone(), RELOAD_EVERY, reload);
+        let _watch = watched.reload_on_change(project, RELOAD_EVERY, reload);
         running.waiting().await?;
         Ok::<(), Box<dyn std::error::Error>>(())
     });

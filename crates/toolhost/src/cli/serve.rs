@@ -1,8 +1,9 @@
 //! `toolhost serve DIR`: the HTTP API over a project, until Ctrl-C or SIGTERM.
 
+use super::mcp::RELOAD_EVERY;
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::open_project;
+use super::run::{load_runtime, open_project};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -97,6 +98,23 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             return output::exit(INVALID);
         }
     };
+    // The project is loaded again when its files change, as it was loaded now (`--model`
+    // applied); a load that no longer has the MCP agent is not taken.
+    let reload = {
+        let (root, data, model) = (args.dir.clone(), data.clone(), args.model.clone());
+        let (store, mcp_agent) = (store.clone(), config.mcp_agent.clone());
+        move || {
+            let mut runtime = load_runtime(&root, &data, store.clone())?;
+            if let Some(model) = &model {
+                runtime.override_model(model).ok()?;
+            }
+            if let Some(agent) = &mcp_agent {
+                runtime.definitions().agents.get(agent)?;
+            }
+            Some(runtime)
+        }
+    };
+    let root = args.dir.clone();
     let threads = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -130,6 +148,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             outln!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
         }
         let server = Server::new(Arc::new(runtime), config);
+        let _watch = server.reload_on_change(root, RELOAD_EVERY, reload);
         match server.run(listener, stop).await {
             Ok(()) => {
                 outln!("stopped: every run of this server stored its work and released its thread");

@@ -62,8 +62,8 @@ impl Follower {
     ) -> Self {
         // A thread's own channel: another thread's deltas never make this stream lag.
         let live = match &watched {
-            Watched::One(id) => state.runtime.subscribe_thread(id),
-            Watched::All => state.runtime.subscribe(),
+            Watched::One(id) => state.runtime().subscribe_thread(id),
+            Watched::All => state.runtime().subscribe(),
         };
         Self {
             watched,
