@@ -237,7 +237,8 @@ async fn under_2026_07_28_a_call_asks_with_input_required_and_goes_on_with_the_r
 }
 
 /// The files a served call attached reach an MCP client: an image inline as image content, a
-/// PDF as a resource link whose URI is the file on the server, which the same token fetches.
+/// PDF as a resource link the client reads with `resources/read` in the same session (and
+/// finds in `resources/list`); a file URI of another agent's thread is not found.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_a_call_attached_come_as_image_content_and_resource_links() {
     let project = temp_dir();
@@ -282,29 +283,52 @@ async fn files_a_call_attached_come_as_image_content_and_resource_links() {
     })
     .await;
     let token = server.token(&[Scope::Run, Scope::Read], Some(vec!["filer"]));
+    let other = server
+        .store
+        .create_thread(toolhost_store::NewThread {
+            agent: "somebody-else".into(),
+            ..toolhost_store::NewThread::default()
+        })
+        .unwrap()
+        .id;
+    let other_uri = format!("toolhost://threads/{other}/files/attachments/x.txt");
     let url = format!("http://{}/mcp", server.addr);
-    let result = python_client("http_client_call.py", &[&url, &token, "file_report"]).await;
-    let content = result["content"].as_array().unwrap();
+    let seen = python_client(
+        "http_client_call.py",
+        &[&url, &token, "file_report", &other_uri],
+    )
+    .await;
+    let content = seen["result"]["content"].as_array().unwrap();
     assert_eq!(
         content[0],
         json!({"type": "text", "text": "filed"}),
-        "{result}"
+        "{seen}"
     );
     let link = &content[1];
-    assert_eq!(link["type"], "resource_link", "{result}");
+    assert_eq!(link["type"], "resource_link", "{seen}");
     assert_eq!(link["name"], "q3 report.pdf");
     assert_eq!(link["mimeType"], "application/pdf");
     assert_eq!(link["size"], pdf.len());
-    assert_eq!(content[2]["type"], "image", "{result}");
+    assert_eq!(content[2]["type"], "image", "{seen}");
     assert_eq!(content[2]["data"], PIXEL);
     assert_eq!(content[2]["mimeType"], "image/png");
     let uri = link["uri"].as_str().unwrap();
-    let origin = format!("http://{}", server.addr);
-    let path = uri.strip_prefix(&origin).unwrap_or_else(|| panic!("{uri}"));
-    assert!(path.ends_with("/q3%20report.pdf"), "{uri}");
-    let fetched = server.get(path, Some(&token)).await;
-    assert_eq!(fetched.status, 200, "{}", fetched.text);
-    assert_eq!(fetched.text, pdf);
+    assert!(
+        uri.starts_with("toolhost://threads/") && uri.ends_with("/q3%20report.pdf"),
+        "{uri}"
+    );
+    let read = &seen["read"][uri]["contents"][0];
+    assert_eq!(read["mimeType"], "application/pdf", "{seen}");
+    assert_eq!(read["blob"], base64_of(pdf.as_bytes()), "{seen}");
+    let listed: Vec<&str> = seen["listed"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert!(listed.contains(&uri), "{listed:?}");
+    let refused = seen["other"].as_str().unwrap_or_default();
+    assert!(refused.contains("no file"), "{seen}");
     let _ = std::fs::remove_dir_all(project);
 }
 

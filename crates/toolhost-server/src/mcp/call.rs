@@ -2,9 +2,9 @@
 //! waits for asked of the client's user where the protocol and the client allow it (a request
 //! to the client under 2025-11-25, an `input_required` answer under 2026-07-28).
 
-use super::content::{blocks_of, FilesAt};
+use super::content::blocks_of;
 use super::elicit::{
-    approval_form, ask, origin, secrets_url, thread_page, values_of, variables_form, verdict_of,
+    approval_form, ask, secrets_url, thread_page, values_of, variables_form, verdict_of,
     went_to_page,
 };
 use super::rounds::{asks_within_call, Asked, INPUT_KEY};
@@ -272,8 +272,7 @@ impl McpTools {
             }
             break outcome;
         };
-        self.answer_of(tool, thread_id, call_id, outcome, context)
-            .await
+        self.answer_of(tool, thread_id, call_id, outcome).await
     }
 
     /// What the client is answered once the call ran or stopped waiting: its result, or what
@@ -284,7 +283,6 @@ impl McpTools {
         thread_id: &str,
         call_id: &str,
         outcome: Result<RunOutcome, RuntimeError>,
-        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         match outcome {
             Err(e) => Ok(Self::error(format!("the call failed: {e}"))),
@@ -329,12 +327,8 @@ impl McpTools {
                     .filter(|_| !failed)
                     .and_then(|_| serde_json::from_str::<Value>(&text).ok())
                     .filter(Value::is_object);
-                let files = match (&self.answering, origin(context)) {
-                    (Answering::Http, Some(origin)) => FilesAt::Api(origin),
-                    _ => FilesAt::Named,
-                };
                 let store = toolhost_store::AsyncStore::new(self.runtime().store().clone());
-                let content = blocks_of(&store, thread_id, &result, &files).await;
+                let content = blocks_of(&store, thread_id, &result).await;
                 let mut answer = if failed {
                     CallToolResult::error(content)
                 } else {

@@ -2,8 +2,10 @@
 //! blocks (text, images) come as they are; each file it attached comes as what a client can
 //! show of it: an image or audio file inline, a small text file as an embedded resource, any
 //! other file (or one too large to carry, or past what one result carries inline in all) as a
-//! resource link naming where the file is.
+//! resource link naming the file (`toolhost://threads/THREAD/files/PATH`, which `resources/read`
+//! reads, see `resources`).
 
+use super::resources::file_uri;
 use base64::Engine;
 use rmcp::model::ContentBlock;
 use serde_json::{json, Value};
@@ -21,32 +23,11 @@ pub const EMBEDDED_TEXT_BYTES: u64 = 1024 * 1024;
 /// that are resource links.
 pub const INLINE_RESULT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Where the files of a served thread can be named.
-#[derive(Debug, Clone)]
-pub(super) enum FilesAt {
-    /// The server's file endpoints, at this origin (`http://host:port`).
-    Api(String),
-    /// No server: a `toolhost:` URI names the thread and the path.
-    Named,
-}
-
-impl FilesAt {
-    /// The URI of the file at `path` of `thread`.
-    fn uri(&self, thread: &str, path: &str) -> String {
-        let path = encoded_path(path);
-        match self {
-            FilesAt::Api(origin) => format!("{origin}/v1/threads/{thread}/files{path}"),
-            FilesAt::Named => format!("toolhost://threads/{thread}/files{path}"),
-        }
-    }
-}
-
 /// The content blocks of the stored result `message` of a call on `thread`.
 pub(super) async fn blocks_of(
     store: &AsyncStore,
     thread: &str,
     message: &Message,
-    files: &FilesAt,
 ) -> Vec<ContentBlock> {
     let text = message.content.clone().unwrap_or_default();
     let result = message.metadata.result.as_ref();
@@ -57,9 +38,7 @@ pub(super) async fn blocks_of(
     let mut inline_left = INLINE_RESULT_BYTES;
     for attachment in result.map(|r| r.attachments.as_slice()).unwrap_or_default() {
         let block = match attachment {
-            Attachment::Ref(file) => {
-                stored_file(store, thread, file, files, &mut inline_left).await
-            }
+            Attachment::Ref(file) => stored_file(store, thread, file, &mut inline_left).await,
             Attachment::New(file) => new_file(file),
         };
         blocks.push(block);
@@ -79,10 +58,9 @@ async fn stored_file(
     store: &AsyncStore,
     thread: &str,
     file: &AttachmentRef,
-    files: &FilesAt,
     inline_left: &mut u64,
 ) -> ContentBlock {
-    let uri = files.uri(thread, &file.path);
+    let uri = file_uri(thread, &file.path);
     let kind = Kind::of(&file.mime_type);
     let carried = file.size <= *inline_left
         && match kind {
@@ -118,7 +96,7 @@ fn new_file(file: &NewAttachment) -> ContentBlock {
         Kind::Image => ContentBlock::image(file.data.clone(), &file.mime_type),
         Kind::Audio => ContentBlock::audio(file.data.clone(), &file.mime_type),
         Kind::Text | Kind::Other => embedded(json!({
-            "uri": format!("attachment:{}", encoded_path(&file.name)),
+            "uri": format!("attachment:{}", file.name.replace(|c: char| !c.is_ascii_alphanumeric() && !".-_".contains(c), "_")),
             "mimeType": file.mime_type,
             "blob": file.data,
         })),
@@ -152,13 +130,13 @@ fn block(mut head: Value, body: Value) -> ContentBlock {
     })
 }
 
-fn base64_of(bytes: &[u8]) -> String {
+pub(super) fn base64_of(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// How a file is given, by its MIME type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Image,
     Audio,
     Text,
@@ -166,7 +144,7 @@ enum Kind {
 }
 
 impl Kind {
-    fn of(mime_type: &str) -> Kind {
+    pub(super) fn of(mime_type: &str) -> Kind {
         let essence = mime_type
             .split(';')
             .next()
@@ -190,19 +168,6 @@ impl Kind {
     }
 }
 
-/// `path` with every byte outside a URI path's unreserved characters percent-encoded.
-fn encoded_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for byte in path.bytes() {
-        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,19 +181,6 @@ mod tests {
         assert_eq!(Kind::of("application/ld+json"), Kind::Text);
         assert_eq!(Kind::of("application/pdf"), Kind::Other);
         assert_eq!(Kind::of("nonsense"), Kind::Other);
-    }
-
-    #[test]
-    fn file_uris_name_the_thread_and_an_encoded_path() {
-        let api = FilesAt::Api("http://127.0.0.1:8080".into());
-        assert_eq!(
-            api.uri("t1", "/attachments/a report#1.txt"),
-            "http://127.0.0.1:8080/v1/threads/t1/files/attachments/a%20report%231.txt"
-        );
-        assert_eq!(
-            FilesAt::Named.uri("t1", "/attachments/é.txt"),
-            "toolhost://threads/t1/files/attachments/%C3%A9.txt"
-        );
     }
 
     #[test]

@@ -148,7 +148,7 @@ pub(super) fn thread_page(context: &RequestContext<RoleServer>, thread_id: &str)
 }
 
 /// The origin (`scheme://host`) an HTTP request was sent to, as its client named it.
-pub(super) fn origin(context: &RequestContext<RoleServer>) -> Option<String> {
+fn origin(context: &RequestContext<RoleServer>) -> Option<String> {
     let parts = context.extensions.get::<axum::http::request::Parts>()?;
     let host = parts.headers.get("host")?.to_str().ok()?;
     let scheme = parts

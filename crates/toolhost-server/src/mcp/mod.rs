@@ -27,6 +27,8 @@
 //!   client's retry goes on with the call (`rounds`). A client's cancellation stops the call's thread. What
 //!   the tool says of its progress ([`toolhost_runtime::engine::ThreadState::progress`]) is
 //!   sent as progress notifications when the request carries a `progressToken`.
+//! - Results carry the tool's image blocks and the files it attached (`content`); a file sent as
+//!   a resource link is read with `resources/read` (`resources`).
 //! - Changes of what the agent offers (`toolhost mcp` loads the project again when its files
 //!   change, see `reload`) are announced with `notifications/tools/list_changed`: to every
 //!   2025-11-25 session, and on every 2026-07-28 `subscriptions/listen` stream that asked for
@@ -39,6 +41,7 @@ mod http;
 mod pages;
 mod progress;
 mod reload;
+mod resources;
 mod rounds;
 
 pub(crate) use http::routes;
@@ -47,8 +50,9 @@ pub use pages::TOOLS_PAGE_SIZE;
 use crate::state::RuntimeSlot;
 use pages::page;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -220,6 +224,7 @@ impl ServerHandler for McpTools {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
                 .build(),
         )
     }
@@ -257,6 +262,22 @@ impl ServerHandler for McpTools {
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         self.call(&request.name, arguments, &context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.list_files().await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.read_file(&request.uri).await
     }
 
     /// A 2026-07-28 `subscriptions/listen` stream may follow the tool list, nothing else.
