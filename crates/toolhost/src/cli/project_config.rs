@@ -10,6 +10,7 @@
 //! request_timeout_ms = 30000
 //! max_body_bytes = 1048576
 //! mcp_agent = "assistant"             # /mcp serves this agent's tools to MCP clients
+//! reload = true                       # load the project again when agents/ files change
 //!
 //! [tokens]                            # read by `toolhost tokens create`
 //! default_expires_in = "90d"          # a token made without --expires-in lives this long
@@ -179,6 +180,8 @@ pub struct ServerSection {
     pub max_body_bytes: Option<usize>,
     /// The agent whose tools `/mcp` serves to MCP clients; no `/mcp` without one.
     pub mcp_agent: Option<String>,
+    /// Whether the project is loaded again when its `agents/` files change (the default).
+    pub reload: Option<bool>,
 }
 
 /// Reads `dir/toolhost.toml`; no file is the same as an empty one.

@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// toolhost.toml).
     #[arg(long = "mcp-agent")]
     mcp_agent: Option<String>,
+    /// Keep the project as it loaded at start, even when its `agents/` files change (by
+    /// default it is loaded again; `server.reload = false` in toolhost.toml does the same).
+    #[arg(long = "no-reload")]
+    no_reload: bool,
 }
 
 /// Loads the project and serves it until asked to stop, then stops gracefully.
@@ -115,6 +119,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     let root = args.dir.clone();
+    let reloading = !args.no_reload && file.server.reload.unwrap_or(true);
     let threads = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -148,7 +153,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             outln!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
         }
         let server = Server::new(Arc::new(runtime), config);
-        let _watch = server.reload_on_change(root, RELOAD_EVERY, reload);
+        let _watch = reloading.then(|| server.reload_on_change(root, RELOAD_EVERY, reload));
         match server.run(listener, stop).await {
             Ok(()) => {
                 outln!("stopped: every run of this server stored its work and released its thread");

@@ -1,0 +1,105 @@
+//! `toolhost serve` as a real process loads its project again when a tool file is added and the
+//! prompt offers it (the API lists it); with `--no-reload` it keeps the project as it started.
+
+mod common;
+
+use common::{scripted_agent, toolhost, write, TempProject};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A JavaScript tool `name` that answers with its own name.
+fn tool(p: &TempProject, name: &str) {
+    write(
+        &p.root,
+        &format!("agents/tools/{name}.js"),
+        &format!(
+            "import {{ defineTool }} from '@standardagents/spec';\n\
+             export default defineTool({{ description: 'Says {name}.', execute: async () => '{name}' }});\n"
+        ),
+    );
+}
+
+/// `toolhost serve` of `p` on a port of its own with `extra` arguments: the process and its
+/// address, once it listens.
+fn serve(p: &TempProject, data: &str, extra: &[&str]) -> (Child, String) {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &p.root.display().to_string(), "--data", data])
+        .args(["--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_owned();
+    (server, addr)
+}
+
+/// The names `GET /v1/tools` lists.
+fn tools(addr: &str, token: &str) -> Vec<String> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET /v1/tools HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+    let listed: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_tool_added_while_serving_is_taken_unless_reloading_is_off() {
+    let p = TempProject::new();
+    tool(&p, "first");
+    scripted_agent(&p.root, &["first"], "{\"text\": \"hi\"}\n");
+    let data = p.root.join("data").display().to_string();
+    let created = toolhost(&[
+        "tokens", "create", "t", "--scope", "read", "--data", &data, "--json",
+    ]);
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let created: Value = serde_json::from_str(&created.stdout).unwrap();
+    let token = created["token"].as_str().unwrap().to_owned();
+    let (mut reloading, at) = serve(&p, &data, &[]);
+    let (mut fixed, fixed_at) = serve(&p, &data, &["--no-reload"]);
+    assert!(!tools(&at, &token).contains(&"second".to_owned()));
+
+    tool(&p, "second");
+    scripted_agent(&p.root, &["first", "second"], "{\"text\": \"hi\"}\n");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !tools(&at, &token).contains(&"second".to_owned()) {
+        assert!(
+            Instant::now() < deadline,
+            "the server never took the new tool"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The reloading server took it; the other had as many chances (it looks every second) and
+    // more, and keeps the project it started with.
+    std::thread::sleep(Duration::from_millis(2500));
+    let kept = tools(&fixed_at, &token);
+    assert!(kept.contains(&"first".to_owned()), "{kept:?}");
+    assert!(!kept.contains(&"second".to_owned()), "{kept:?}");
+    for server in [&mut reloading, &mut fixed] {
+        let _ = server.kill();
+        let _ = server.wait();
+    }
+}
