@@ -5,7 +5,9 @@
 //!
 //! ## Contract
 //! - **Registration refuses bad definitions.** A tool's argument schema must be an object schema
-//!   inside the spec's subset and at most [`schema::MAX_DEPTH`] levels deep; otherwise
+//!   inside the spec's subset (a tool defined elsewhere, such as an MCP server's, may use any
+//!   JSON Schema 2020-12 that can be made self-contained: [`schema::Dialect::General`]) and at
+//!   most [`schema::MAX_DEPTH`] levels deep; otherwise
 //!   registration fails with a [`SchemaError`] naming the tool, the JSON pointer and the reason.
 //!   Inlining `$ref`s and nesting are bounded ([`schema::MAX_SCHEMA_BYTES`],
 //!   [`schema::MAX_SCHEMA_NESTING`]), so no definition can exhaust memory or the stack.

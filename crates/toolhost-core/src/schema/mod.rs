@@ -2,7 +2,8 @@
 //!
 //! A schema enters as JSON (written by hand, emitted by [`builder`], or derived from a Rust type
 //! by `schemars`), is checked against the subset and brought to canonical form by
-//! [`canonicalize`], then compiled once into a [`CompiledSchema`]. [`lower`] turns the canonical
+//! [`canonicalize`] (a tool defined elsewhere may use any JSON Schema 2020-12 instead, see
+//! [`Dialect::General`] and [`canonicalize_in`]), then compiled once into a [`CompiledSchema`]. [`lower`] turns the canonical
 //! form into what each provider accepts and lists the guarantees that provider cannot carry.
 
 mod budget;
