@@ -22,9 +22,16 @@ fn tool(p: &TempProject, name: &str) {
     );
 }
 
+/// A `toolhost serve` process and its standard output, kept open: a server whose output was
+/// closed ends at its next line, as a command-line program should.
+struct Served {
+    child: Child,
+    _output: BufReader<std::process::ChildStdout>,
+}
+
 /// `toolhost serve` of `p` on a port of its own with `extra` arguments: the process and its
 /// address, once it listens.
-fn serve(p: &TempProject, data: &str, extra: &[&str]) -> (Child, String) {
+fn serve(p: &TempProject, data: &str, extra: &[&str]) -> (Served, String) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["serve", &p.root.display().to_string(), "--data", data])
         .args(["--listen", "127.0.0.1:0"])
@@ -33,17 +40,20 @@ fn serve(p: &TempProject, data: &str, extra: &[&str]) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut output = BufReader::new(server.stdout.take().unwrap());
     let mut first = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    output.read_line(&mut first).unwrap();
     let addr = first
         .split("http://")
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no address in {first:?}"))
         .to_owned();
-    (server, addr)
+    let served = Served {
+        child: server,
+        _output: output,
+    };
+    (served, addr)
 }
 
 /// The names `GET /v1/tools` lists.
@@ -99,7 +109,7 @@ fn a_tool_added_while_serving_is_taken_unless_reloading_is_off() {
     assert!(kept.contains(&"first".to_owned()), "{kept:?}");
     assert!(!kept.contains(&"second".to_owned()), "{kept:?}");
     for server in [&mut reloading, &mut fixed] {
-        let _ = server.kill();
-        let _ = server.wait();
+        let _ = server.child.kill();
+        let _ = server.child.wait();
     }
 }
