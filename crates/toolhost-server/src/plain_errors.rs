@@ -1,15 +1,12 @@
 //! Every error answer is a problem: what axum answers by itself (a method a route does not take,
-//! a path segment that does not decode) is turned into `application/problem+json` too. `/mcp`
-//! is left as it answers: its errors are JSON-RPC errors (with their codes) that MCP clients read.
+//! a path segment that does not decode) is turned into `application/problem+json` too. It wraps
+//! the API and the web page only: `/mcp` answers in JSON-RPC (see `routes`).
 
 use crate::problem::Problem;
 use axum::extract::Request;
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-
-/// Where MCP is served; see the module's page.
-const MCP_PATH: &str = "/mcp";
 
 /// The most of a plain error's text kept as the problem's detail.
 const DETAIL_BYTES: usize = 4096;
@@ -18,9 +15,6 @@ const DETAIL_BYTES: usize = 4096;
 pub(crate) async fn as_problem(request: Request, next: Next) -> Response {
     let (method, path) = (request.method().clone(), request.uri().path().to_owned());
     let response = next.run(request).await;
-    if path == MCP_PATH {
-        return response;
-    }
     let status = response.status();
     let is_problem = response
         .headers()

@@ -55,19 +55,21 @@ pub(crate) fn router(state: AppState) -> Router {
         .add::<tool_calls::__path_call, _, _>(tool_calls::call)
         .add::<metrics::__path_metrics, _, _>(metrics::metrics);
     let document = crate::openapi::Document::of(table.paths);
-    let mut router = table
+    let api = table
         .router
         // The web page's files: outside the API and its document.
-        .merge(crate::web::routes());
-    // MCP: a protocol of its own, outside the API's document.
-    if let Some(agent) = &state.config.mcp_agent {
-        router = router.merge(crate::mcp::routes(&state, agent));
-    }
-    let router = router
+        .merge(crate::web::routes())
         .fallback(not_found)
         .layer(Extension(document))
+        .layer(middleware::from_fn(crate::plain_errors::as_problem));
+    // MCP: a protocol of its own, outside the API's document and its problem documents (its
+    // errors are JSON-RPC's, with their codes).
+    let router = match &state.config.mcp_agent {
+        Some(agent) => api.merge(crate::mcp::routes(&state, agent)),
+        None => api,
+    };
+    let router = router
         .layer(DefaultBodyLimit::max(limit))
-        .layer(middleware::from_fn(crate::plain_errors::as_problem))
         .layer(middleware::from_fn_with_state(
             state.config.request_timeout,
             crate::limits::time_limit,
