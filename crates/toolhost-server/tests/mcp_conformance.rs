@@ -13,21 +13,20 @@
 //! that only looks for text would pass on "tool not found").
 
 mod common;
+mod conformance;
 
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use common::*;
-use serde_json::Value;
+use conformance::{checks_in, failures, installed, printed};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use toolhost_server::auth::Scope;
 use toolhost_store::CallState;
 
-/// The scenarios of the 2025-11-25 suite that concern what toolhost serves.
-const SCENARIOS_2025: [&str; 13] = [
-    "server-initialize",
-    "ping",
+/// The tool scenarios, the same in both suites.
+const TOOL_SCENARIOS: [&str; 9] = [
     "tools-list",
     "tools-call-simple-text",
     "tools-call-image",
@@ -36,10 +35,18 @@ const SCENARIOS_2025: [&str; 13] = [
     "tools-call-mixed-content",
     "tools-call-error",
     "tools-call-with-progress",
-    "json-schema-2020-12",
     "server-sse-multiple-streams",
-    "dns-rebinding-protection",
 ];
+
+/// The scenarios of the 2025-11-25 suite that concern what toolhost serves.
+fn scenarios_2025() -> Vec<&'static str> {
+    [
+        &["server-initialize", "ping"][..],
+        &TOOL_SCENARIOS,
+        &["json-schema-2020-12", "dns-rebinding-protection"],
+    ]
+    .concat()
+}
 
 /// The scenarios of the 2026-07-28 suite (stateless) that concern what toolhost serves. Not
 /// run besides those named in the module's page: `server-stateless`, `caching` and the
@@ -48,29 +55,16 @@ const SCENARIOS_2025: [&str; 13] = [
 /// (`x-mcp-header` annotations, not offered); `json-schema-2020-12`, whose 2026 fixture uses
 /// `allOf`, `if`/`then`/`else` and `$anchor`, outside the spec's subset that toolhost's own tools
 /// are written in.
-const SCENARIOS_2026: [&str; 11] = [
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "server-sse-multiple-streams",
-    "dns-rebinding-protection",
-    "http-header-validation",
-];
+fn scenarios_2026() -> Vec<&'static str> {
+    [
+        &TOOL_SCENARIOS[..],
+        &["dns-rebinding-protection", "http-header-validation"],
+    ]
+    .concat()
+}
 
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
-}
-
-/// A program the test needs, named by `scripts/test` in the environment variable `var`.
-fn installed(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run the tests with ./scripts/test, which installs the MCP conformance suite and Node 22")
-    })
 }
 
 /// Forwards every request to `target` with the bearer `token` added.
@@ -120,26 +114,13 @@ async fn scenario(suite: &str, version: &str, url: &str, name: &str) -> Result<(
         .output()
         .await
         .unwrap();
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&ran.stdout),
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    let printed = printed(&ran);
     let checks = checks_in(&out);
     let _ = std::fs::remove_dir_all(&out);
     if checks.is_empty() {
         return Err(format!("scenario {name} saved no checks:\n{printed}"));
     }
-    let failed: Vec<String> = checks
-        .iter()
-        .filter(|c| !matches!(c["status"].as_str(), Some("SUCCESS" | "INFO")))
-        .map(|c| {
-            format!(
-                "{name}: {} is {}: {}",
-                c["id"], c["status"], c["errorMessage"]
-            )
-        })
-        .collect();
+    let failed = failures(name, &checks);
     if !failed.is_empty() {
         return Err(failed.join("\n"));
     }
@@ -147,25 +128,6 @@ async fn scenario(suite: &str, version: &str, url: &str, name: &str) -> Result<(
         return Err(format!("scenario {name} failed:\n{printed}"));
     }
     Ok(())
-}
-
-/// The checks saved under `dir` (one `checks.json` per scenario run).
-fn checks_in(dir: &Path) -> Vec<Value> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(checks_in(&path));
-        } else if path.file_name().is_some_and(|n| n == "checks.json") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let checks: Vec<Value> = serde_json::from_str(&text).unwrap();
-            found.extend(checks);
-        }
-    }
-    found
 }
 
 /// The tools whose calls completed on any thread of the server.
@@ -206,7 +168,7 @@ async fn the_conformance_suite_of_2025_11_25_passes_every_scenario_of_what_toolh
     let server = conformance(
         "TOOLHOST_TEST_CONFORMANCE_2025",
         "2025-11-25",
-        &SCENARIOS_2025,
+        &scenarios_2025(),
     )
     .await;
     let called = completed_calls(&server);
@@ -228,7 +190,7 @@ async fn the_conformance_suite_of_2026_07_28_passes_every_scenario_of_what_toolh
     let server = conformance(
         "TOOLHOST_TEST_CONFORMANCE_2026",
         "2026-07-28",
-        &SCENARIOS_2026,
+        &scenarios_2026(),
     )
     .await;
     let called = completed_calls(&server);

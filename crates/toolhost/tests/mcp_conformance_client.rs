@@ -9,33 +9,14 @@
 //! `elicitation-sep1034-client-defaults` (toolhost does not answer a server's elicitation).
 
 mod common;
+#[path = "../../toolhost-server/tests/conformance/mod.rs"]
+mod conformance;
 
 use common::{scripted_agent, test_python, TempProject};
+use conformance::{checks_in, failures, installed, printed};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-
-/// A program the test needs, named by `scripts/test` in the environment variable `var`.
-fn installed(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run the tests with ./scripts/test, which installs the MCP conformance suite and Node 22")
-    })
-}
-
-/// The checks saved under `dir` (a `checks.json` per scenario run).
-fn checks_in(dir: &Path) -> Vec<Value> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(checks_in(&path));
-        } else if path.file_name().is_some_and(|n| n == "checks.json") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            found.extend(serde_json::from_str::<Vec<Value>>(&text).unwrap());
-        }
-    }
-    found
-}
 
 /// Runs client scenario `name` with toolhost running an agent whose prompt offers `tools` of the
 /// scenario's server and whose scripted model says `script`: the checks the suite made, once
@@ -60,18 +41,10 @@ fn scenario(name: &str, tools: &[&str], script: &str) -> Vec<Value> {
         .arg(&out)
         .output()
         .unwrap();
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&ran.stdout),
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    let printed = printed(&ran);
     let checks = checks_in(&out);
     assert!(!checks.is_empty(), "{name} saved no checks:\n{printed}");
-    let failed: Vec<String> = checks
-        .iter()
-        .filter(|c| !matches!(c["status"].as_str(), Some("SUCCESS" | "INFO")))
-        .map(|c| format!("{} is {}: {}", c["id"], c["status"], c["errorMessage"]))
-        .collect();
+    let failed = failures(name, &checks);
     assert!(
         failed.is_empty(),
         "{name}:\n{}\n{printed}",
