@@ -380,13 +380,18 @@ fn paying_project() -> TempProject {
     p
 }
 
-/// `toolhost mcp` on `project` as agent `a`, initialized with `capabilities`.
-fn start_on(project: &TempProject, capabilities: Value) -> Client {
-    let mut client = Client::spawn(
+/// `toolhost mcp` on `project` as agent `a`, not yet initialized.
+fn spawn_on(project: &TempProject) -> Client {
+    Client::spawn(
         &project.root.display().to_string(),
         "a",
         &project.root.join("data").display().to_string(),
-    );
+    )
+}
+
+/// `toolhost mcp` on `project` as agent `a`, initialized with `capabilities`.
+fn start_on(project: &TempProject, capabilities: Value) -> Client {
+    let mut client = spawn_on(project);
     client.initialize(capabilities);
     client
 }
@@ -677,11 +682,7 @@ fn a_tool_file_added_while_serving_is_announced_and_listed() {
 fn a_listen_stream_of_2026_07_28_is_told_when_the_tool_list_changes() {
     let p = TempProject::new();
     agent_offering(&p, r#"["think"]"#);
-    let mut client = Client::spawn(
-        &p.root.display().to_string(),
-        "a",
-        &p.root.join("data").display().to_string(),
-    );
+    let mut client = spawn_on(&p);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},

@@ -5,26 +5,10 @@
 
 mod common;
 
-use common::{quickstart, toolhost, TempProject};
+use common::{http_get, quickstart, served_address, toolhost, TempProject};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
-
-/// A plain HTTP/1.0 GET; returns the status and the body.
-fn get(addr: &str, path: &str, token: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let status = answer[9..12].parse().unwrap();
-    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
-    (status, body)
-}
 
 #[test]
 fn a_token_made_on_the_command_line_opens_the_server_until_it_is_revoked() {
@@ -77,23 +61,18 @@ fn a_token_made_on_the_command_line_opens_the_server_until_it_is_revoked() {
     let mut out = BufReader::new(server.stdout.take().unwrap());
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_owned();
+    let addr = served_address(&first);
     let mut second = String::new();
     out.read_line(&mut second).unwrap();
     assert!(second.contains("1 active tokens"), "{second}");
 
-    let (status, body) = get(&addr, "/v1/agents", &token);
+    let (status, body) = http_get(&addr, "/v1/agents", &token);
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("\"assistant\""), "{body}");
 
     let revoked = toolhost(&["tokens", "revoke", &id, "--data", &data_dir]);
     assert_eq!(revoked.code, 0, "{}", revoked.stderr);
-    let (status, body) = get(&addr, "/v1/agents", &token);
+    let (status, body) = http_get(&addr, "/v1/agents", &token);
     assert_eq!(status, 401, "{body}");
     let again = toolhost(&["tokens", "revoke", &id, "--data", &data_dir]);
     assert_eq!(again.code, 2);
@@ -235,13 +214,8 @@ fn a_token_made_for_a_project_opens_the_server_of_that_project() {
     out.read_line(&mut first).unwrap();
     out.read_line(&mut second).unwrap();
     assert!(second.contains("(1 active tokens;"), "{first}{second}");
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_owned();
-    let (status, body) = get(&addr, "/v1/agents", &token);
+    let addr = served_address(&first);
+    let (status, body) = http_get(&addr, "/v1/agents", &token);
     assert_eq!(status, 200, "{body}");
     let sent = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])

@@ -3,10 +3,9 @@
 
 mod common;
 
-use common::{scripted_agent, toolhost, write, TempProject};
+use common::{http_get, scripted_agent, served_address, toolhost, write, TempProject};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write as _};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -43,12 +42,7 @@ fn serve(p: &TempProject, data: &str, extra: &[&str]) -> (Served, String) {
     let mut output = BufReader::new(server.stdout.take().unwrap());
     let mut first = String::new();
     output.read_line(&mut first).unwrap();
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_owned();
+    let addr = served_address(&first);
     let served = Served {
         child: server,
         _output: output,
@@ -58,16 +52,9 @@ fn serve(p: &TempProject, data: &str, extra: &[&str]) -> (Served, String) {
 
 /// The names `GET /v1/tools` lists.
 fn tools(addr: &str, token: &str) -> Vec<String> {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET /v1/tools HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
-    let listed: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    let (status, body) = http_get(addr, "/v1/tools", token);
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
     listed["tools"]
         .as_array()
         .unwrap()

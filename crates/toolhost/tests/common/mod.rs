@@ -285,3 +285,29 @@ pub fn tool_results(record: &serde_json::Value) -> Vec<(String, String, String)>
         .map(|m| (text(m, "name"), text(m, "status"), text(m, "content")))
         .collect()
 }
+
+/// The address `toolhost serve` printed in its first line ("... at http://ADDR ...").
+pub fn served_address(first_line: &str) -> String {
+    first_line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first_line:?}"))
+        .to_owned()
+}
+
+/// A plain HTTP/1.0 `GET path` to `addr` with a bearer `token`: the status and the body.
+pub fn http_get(addr: &str, path: &str, token: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer[9..12].parse().unwrap();
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    (status, body)
+}
