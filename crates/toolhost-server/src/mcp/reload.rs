@@ -8,6 +8,7 @@ use rmcp::Peer;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
+use tokio::sync::watch;
 use toolhost_runtime::engine::Runtime;
 
 /// How often a session's follower looks whether its client is gone, when nothing changes.
@@ -36,6 +37,21 @@ impl McpTools {
         crate::reload::reload_on_change(self.runtime.clone(), root, every, reload)
     }
 
+    /// Waits until a new load changes what the agent offers from `seen` (updated); false once
+    /// no load can come any more. Cancel-safe: a change is only taken once it is reported.
+    async fn offer_changed(&self, loads: &mut watch::Receiver<u64>, seen: &mut Vec<Value>) -> bool {
+        loop {
+            if loads.changed().await.is_err() {
+                return false;
+            }
+            let now = self.listing();
+            if now != *seen {
+                *seen = now;
+                return true;
+            }
+        }
+    }
+
     /// Tells an initialized (2025-11-25) session's client with `notifications/tools/list_changed`
     /// each time a new load changes what the agent offers, until the client is gone.
     pub(super) fn follow_for_session(&self, peer: Peer<RoleServer>) {
@@ -45,14 +61,8 @@ impl McpTools {
             let mut seen = tools.listing();
             loop {
                 tokio::select! {
-                    loaded = loads.changed() => {
-                        if loaded.is_err() {
-                            return;
-                        }
-                        let now = tools.listing();
-                        if now != std::mem::replace(&mut seen, now.clone())
-                            && peer.notify_tool_list_changed().await.is_err()
-                        {
+                    changed = tools.offer_changed(&mut loads, &mut seen) => {
+                        if !changed || peer.notify_tool_list_changed().await.is_err() {
                             return;
                         }
                     }
@@ -76,14 +86,9 @@ impl McpTools {
         loop {
             tokio::select! {
                 () = subscription.cancelled() => return,
-                loaded = loads.changed() => {
-                    if loaded.is_err() {
-                        return;
-                    }
-                    let now = self.listing();
-                    if now != std::mem::replace(&mut seen, now.clone())
-                        && wanted
-                        && subscription.sink().notify_tool_list_changed().await.is_err()
+                changed = self.offer_changed(&mut loads, &mut seen) => {
+                    if !changed
+                        || (wanted && subscription.sink().notify_tool_list_changed().await.is_err())
                     {
                         return;
                     }
