@@ -126,6 +126,16 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The holder of a valid OAuth access token (see [`crate::oauth`]): known by its subject,
+    /// with the toolhost scopes it was granted, for every agent.
+    pub(crate) fn from_oauth(subject: &str, scopes: Vec<Scope>) -> Self {
+        Caller {
+            token_id: format!("oauth:{subject}"),
+            scopes,
+            agents: None,
+        }
+    }
+
     /// Refuses with 403 unless the token has `scope` (or `admin`).
     pub fn require(&self, scope: Scope) -> Result<(), Problem> {
         if self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin) {

@@ -23,6 +23,9 @@ pub struct ServerConfig {
     /// The agent whose tools `/mcp` serves to MCP clients (see [`crate::mcp`]); without one
     /// there is no `/mcp`.
     pub mcp_agent: Option<String>,
+    /// OAuth access tokens of an authorization server, taken at `/mcp` besides toolhost's own
+    /// (see [`crate::oauth`]); none by default.
+    pub oauth: Option<crate::OAuthSettings>,
 }
 
 impl Default for ServerConfig {
@@ -35,6 +38,7 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             allowed_origins: Vec::new(),
             mcp_agent: None,
+            oauth: None,
         }
     }
 }
@@ -56,6 +60,14 @@ impl ServerConfig {
         }
         if self.keep_alive.is_zero() {
             return Err("keep_alive must be more than 0".to_owned());
+        }
+        if let Some(oauth) = &self.oauth {
+            if self.mcp_agent.is_none() {
+                return Err(
+                    "oauth applies to /mcp only, which needs an MCP agent (mcp_agent)".to_owned(),
+                );
+            }
+            oauth.check()?;
         }
         if self.max_page == 0 {
             return Err("max_page must be more than 0".to_owned());

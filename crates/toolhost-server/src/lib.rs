@@ -49,7 +49,10 @@
 //!   so a route cannot be served undocumented (see the `openapi` module).
 //! - **MCP** (`/mcp`, when [`ServerConfig::mcp_agent`] names an agent): that agent's tools over
 //!   MCP's streamable HTTP ([`mcp`]), a protocol of its own outside the OpenAPI document, behind
-//!   the same tokens (the `run` scope and the agent).
+//!   the same tokens (the `run` scope and the agent), or with [`ServerConfig::oauth`] also the
+//!   access tokens of an OAuth authorization server ([`oauth`]: RFC 9728 metadata, challenges,
+//!   JWT access tokens checked against the server's keys). A session belongs to the token that
+//!   opened it: another token's requests with its id are answered as for an unknown session.
 
 pub mod auth;
 mod body;
@@ -57,6 +60,7 @@ mod config;
 mod cors;
 mod limits;
 mod metrics;
+pub mod oauth;
 mod openapi;
 mod plain_errors;
 mod problem;
@@ -67,6 +71,7 @@ mod state;
 mod web;
 
 pub use config::ServerConfig;
+pub use oauth::OAuthSettings;
 
 pub mod mcp;
 pub use problem::Problem;

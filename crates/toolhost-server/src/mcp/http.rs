@@ -1,15 +1,27 @@
-//! `/mcp` on the server: the MCP handler over streamable HTTP, behind the API's tokens.
+//! `/mcp` on the server: the MCP handler over streamable HTTP, behind the API's tokens or an
+//! OAuth authorization server's (see [`crate::oauth`]), each session kept to the token that
+//! opened it.
 
 use super::{Answering, McpTools};
+use crate::auth::{Caller, Scope};
+use crate::oauth::{challenge, OAuthSettings, Refusal, Verifier};
+use crate::state::AppState;
+use crate::Problem;
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
-/// `/mcp`: the handler of the configured agent over streamable HTTP, behind the API's bearer
-/// tokens (the `run` scope, and the agent among the token's), with the transport's own checks
-/// of `Host` (this machine's names unless origins are configured) and `Origin` (the configured
-/// origins) against DNS rebinding.
-pub(crate) fn routes(
-    state: &crate::state::AppState,
-    agent: &str,
-) -> axum::Router<crate::state::AppState> {
+/// The header that carries a 2025-11-25 session's id.
+const SESSION: &str = "mcp-session-id";
+
+/// `/mcp`: the handler of the configured agent over streamable HTTP, behind bearer tokens (the
+/// `run` scope, and the agent among the token's), with the transport's own checks of `Host`
+/// (this machine's names unless origins are configured) and `Origin` (the configured origins)
+/// against DNS rebinding; with OAuth configured, the protected resource's metadata too.
+pub(crate) fn routes(state: &AppState, agent: &str) -> axum::Router<AppState> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -26,38 +38,172 @@ pub(crate) fn routes(
     }
     let service = StreamableHttpService::new(
         move || Ok(tools.for_new_session()),
-        std::sync::Arc::new(LocalSessionManager::default()),
+        Arc::new(LocalSessionManager::default()),
         config,
     );
-    let agent = agent.to_owned();
-    axum::Router::new()
+    let gate = Gate {
+        state: state.clone(),
+        agent: agent.to_owned(),
+        oauth: state.config.oauth.clone().map(|s| Arc::new(Verifier::new(s))),
+        owners: Arc::new(Mutex::new(Owners::default())),
+    };
+    let mut router = axum::Router::new()
         .route_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(
-            (state.clone(), agent),
-            require_caller,
-        ))
+        .layer(axum::middleware::from_fn_with_state(gate, require_caller));
+    if let Some(oauth) = &state.config.oauth {
+        let metadata = oauth.metadata();
+        for path in oauth.metadata_paths() {
+            let metadata = metadata.clone();
+            router = router.route(
+                &path,
+                axum::routing::get(move || async move { axum::Json(metadata) }),
+            );
+        }
+    }
+    router
 }
 
-/// Lets a request to `/mcp` through when its token may run the agent's tools.
-async fn require_caller(
-    axum::extract::State((state, agent)): axum::extract::State<(crate::state::AppState, String)>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::extract::FromRequestParts;
-    use axum::response::IntoResponse;
-    let (mut parts, body) = request.into_parts();
-    let allowed = match crate::auth::Caller::from_request_parts(&mut parts, &state).await {
-        Ok(caller) => caller
-            .require(crate::auth::Scope::Run)
-            .and_then(|()| caller.require_agent(&agent)),
-        Err(problem) => Err(problem),
-    };
-    match allowed {
-        Ok(()) => {
-            next.run(axum::extract::Request::from_parts(parts, body))
-                .await
+#[derive(Clone)]
+struct Gate {
+    state: AppState,
+    agent: String,
+    oauth: Option<Arc<Verifier>>,
+    owners: Arc<Mutex<Owners>>,
+}
+
+/// Which token opened which session, for the newest [`Owners::MAX`] sessions.
+#[derive(Default)]
+struct Owners {
+    by_session: HashMap<String, String>,
+    order: VecDeque<String>,
+}
+
+impl Owners {
+    /// Sessions remembered; the oldest is forgotten past this (its client starts a new one).
+    const MAX: usize = 100_000;
+
+    fn record(&mut self, session: &str, owner: &str) {
+        if self
+            .by_session
+            .insert(session.to_owned(), owner.to_owned())
+            .is_none()
+        {
+            self.order.push_back(session.to_owned());
         }
-        Err(problem) => problem.into_response(),
+        while self.order.len() > Self::MAX {
+            if let Some(old) = self.order.pop_front() {
+                self.by_session.remove(&old);
+            }
+        }
+    }
+
+    fn forget(&mut self, session: &str) {
+        if self.by_session.remove(session).is_some() {
+            self.order.retain(|s| s != session);
+        }
+    }
+}
+
+/// Lets a request to `/mcp` through when its token may run the agent's tools and, naming a
+/// session, when that session is its own.
+async fn require_caller(State(gate): State<Gate>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let caller = match identify(&gate, &parts).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    if let Err(problem) = caller
+        .require(Scope::Run)
+        .and_then(|()| caller.require_agent(&gate.agent))
+    {
+        return match &gate.oauth {
+            Some(oauth) => challenge(oauth.settings(), problem, Some("insufficient_scope")),
+            None => problem.into_response(),
+        };
+    }
+    let session = parts
+        .headers
+        .get(SESSION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(id) = &session {
+        let owners = gate.owners.lock().unwrap_or_else(|e| e.into_inner());
+        if owners.by_session.get(id) != Some(&caller.token_id) {
+            return Problem::not_found(format!("there is no MCP session {id} of this token"))
+                .into_response();
+        }
+    }
+    let closing = parts.method == Method::DELETE;
+    let response = next.run(Request::from_parts(parts, body)).await;
+    let mut owners = gate.owners.lock().unwrap_or_else(|e| e.into_inner());
+    match session {
+        None => {
+            if let Some(opened) = response.headers().get(SESSION).and_then(|v| v.to_str().ok()) {
+                owners.record(opened, &caller.token_id);
+            }
+        }
+        Some(id) if closing && response.status().is_success() => owners.forget(&id),
+        Some(_) => {}
+    }
+    response
+}
+
+/// The caller of a request: a toolhost token's holder, or with OAuth configured an access
+/// token's; a refusal carries the challenge that tells the client where to get a token.
+async fn identify(gate: &Gate, parts: &axum::http::request::Parts) -> Result<Caller, Response> {
+    let given = match parts.headers.get(header::AUTHORIZATION).map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(value)) => Some(value),
+        Some(Err(_)) => {
+            let problem = Problem::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the Authorization header is not plain text",
+            );
+            return Err(refuse(gate.oauth.as_deref().map(Verifier::settings), problem, true));
+        }
+    };
+    let Some(oauth) = &gate.oauth else {
+        return crate::auth::authenticate(&gate.state, given)
+            .await
+            .map_err(IntoResponse::into_response);
+    };
+    let bearer = given.and_then(|v| {
+        v.split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
+    });
+    match bearer {
+        Some(token) if !token.starts_with("thk_") => match oauth.check(token).await {
+            Ok(grant) => Ok(Caller::from_oauth(
+                &grant.subject,
+                oauth.settings().scopes_of(&grant),
+            )),
+            Err(Refusal::Invalid(why)) => {
+                let problem = Problem::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    format!("the access token is not valid: {why}"),
+                );
+                Err(refuse(Some(oauth.settings()), problem, true))
+            }
+            Err(Refusal::Unavailable(why)) => Err(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                why,
+            )
+            .into_response()),
+        },
+        _ => crate::auth::authenticate(&gate.state, given)
+            .await
+            .map_err(|problem| refuse(Some(oauth.settings()), problem, given.is_some())),
+    }
+}
+
+/// A refusal: with OAuth, a challenge (`invalid_token` when a token was given).
+fn refuse(oauth: Option<&OAuthSettings>, problem: Problem, token_given: bool) -> Response {
+    match oauth {
+        Some(settings) => challenge(settings, problem, token_given.then_some("invalid_token")),
+        None => problem.into_response(),
     }
 }

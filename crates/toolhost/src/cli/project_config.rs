@@ -12,6 +12,13 @@
 //! mcp_agent = "assistant"             # /mcp serves this agent's tools to MCP clients
 //! reload = true                       # load the project again when agents/ files change
 //!
+//! [server.oauth]                      # /mcp also takes this authorization server's tokens
+//! issuer = "https://auth.example.com"
+//! resource = "https://tools.example.com/mcp"   # /mcp as clients reach it: tokens' audience
+//! jwks_uri = "https://auth.example.com/jwks"   # else found through the issuer's metadata
+//! scope_prefix = "toolhost:"          # tokens then grant `toolhost:run`, not `run`
+//! leeway_s = 60                       # how far the two servers' clocks may differ
+//!
 //! [tokens]                            # read by `toolhost tokens create`
 //! default_expires_in = "90d"          # a token made without --expires-in lives this long
 //! max_expires_in = "365d"             # no token may live longer (nor forever)
@@ -182,6 +189,24 @@ pub struct ServerSection {
     pub mcp_agent: Option<String>,
     /// Whether the project is loaded again when its `agents/` files change (the default).
     pub reload: Option<bool>,
+    /// An OAuth authorization server whose access tokens `/mcp` takes.
+    pub oauth: Option<OAuthSection>,
+}
+
+/// The `[server.oauth]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSection {
+    /// The authorization server's issuer identifier.
+    pub issuer: String,
+    /// `/mcp` as clients reach it: the audience tokens must name.
+    pub resource: String,
+    /// Where the server's keys are; found through its metadata when absent.
+    pub jwks_uri: Option<String>,
+    /// Put before toolhost's scope names in tokens.
+    pub scope_prefix: Option<String>,
+    /// How far the two servers' clocks may differ, in seconds.
+    pub leeway_s: Option<u64>,
 }
 
 /// Reads `dir/toolhost.toml`; no file is the same as an empty one.

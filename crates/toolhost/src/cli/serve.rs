@@ -72,6 +72,15 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         args.allowed_origins
     };
     config.mcp_agent = args.mcp_agent.or(file.server.mcp_agent);
+    if let Some(oauth) = &file.server.oauth {
+        match oauth_settings(oauth) {
+            Ok(settings) => config.oauth = Some(settings),
+            Err(why) => {
+                output::error("the [server.oauth] table cannot be used.", Some(&why));
+                return output::exit(BAD_INPUT);
+            }
+        }
+    }
     if let Err(why) = config.check() {
         output::error("the server settings cannot be used.", Some(&why));
         return output::exit(BAD_INPUT);
@@ -152,6 +161,14 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         } else {
             outln!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
         }
+        if let Some(oauth) = &config.oauth {
+            outln!(
+                "/mcp also takes access tokens of {} for {} (metadata at {})",
+                oauth.issuer,
+                oauth.resource,
+                oauth.metadata_url()
+            );
+        }
         let server = Server::new(Arc::new(runtime), config);
         let _watch = reloading.then(|| server.reload_on_change(root, RELOAD_EVERY, reload));
         match server.run(listener, stop).await {
@@ -165,6 +182,24 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             }
         }
     })
+}
+
+/// The OAuth settings of `[server.oauth]`, with an HTTP client for the authorization server's
+/// keys (the environment's proxies apply; 10 s per answer, at most 1 MiB).
+fn oauth_settings(
+    table: &super::project_config::OAuthSection,
+) -> Result<toolhost_server::OAuthSettings, String> {
+    let network = toolhost_providers::Network::from_env().map_err(|e| e.to_string())?;
+    let fetcher =
+        toolhost_providers::fetch::HttpFetcher::new(&network, Duration::from_secs(10), 1 << 20)?;
+    let mut settings =
+        toolhost_server::OAuthSettings::new(&table.issuer, &table.resource, Arc::new(fetcher));
+    settings.jwks_uri = table.jwks_uri.clone();
+    settings.scope_prefix = table.scope_prefix.clone().unwrap_or_default();
+    if let Some(seconds) = table.leeway_s {
+        settings.leeway = Duration::from_secs(seconds);
+    }
+    Ok(settings)
 }
 
 /// A future that resolves on Ctrl-C or SIGTERM. The handlers are installed here, before the
