@@ -14,27 +14,6 @@ fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")
 }
 
-/// Runs the official SDK's Python client `script` (under `tests/mcp/`) with `args`; what it
-/// printed, as JSON. `./scripts/test` installs the SDK and names its Python in
-/// `TOOLHOST_TEST_PYTHON`; without it this fails and says so, it never skips.
-async fn python_client(script: &str, args: &[&str]) -> Value {
-    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
-        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
-    });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp")
-        .join(script);
-    let out = tokio::process::Command::new(python)
-        .arg(script)
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
-}
-
 async fn server() -> TestServer {
     TestServer::start_with(&example(), |config| {
         config.mcp_agent = Some("assistant".to_owned());

@@ -224,3 +224,69 @@ fn a_token_made_for_a_project_opens_the_server_of_that_project() {
     assert!(sent.success());
     assert_eq!(server.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn server_oauth_in_toolhost_toml_serves_the_resource_metadata_and_a_bad_table_is_an_error() {
+    let project = TempProject::new();
+    common::scripted_agent(&project.root, &["think"], "");
+    let dir = project.root.display().to_string();
+    let table = |oauth: &str| {
+        common::write(
+            &project.root,
+            "toolhost.toml",
+            &format!(
+                "[server]\nlisten = \"127.0.0.1:0\"\nmcp_agent = \"a\"\n\n[server.oauth]\n{oauth}"
+            ),
+        );
+    };
+    table("issuer = \"http://auth.example\"\nresource = \"https://tools.example/mcp\"\n");
+    let bad = toolhost(&["serve", &dir]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains("oauth.issuer (http://auth.example) must be an https URL"),
+        "{}",
+        bad.stderr
+    );
+    table("issuer = \"https://auth.example\"\nresource = \"https://tools.example/mcp\"\naudience = \"x\"\n");
+    let unknown = toolhost(&["serve", &dir]);
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("unknown field `audience`"),
+        "{}",
+        unknown.stderr
+    );
+
+    table("issuer = \"https://auth.example\"\nresource = \"https://tools.example/mcp\"\nscope_prefix = \"toolhost:\"\n");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &dir])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    for _ in 0..3 {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        lines.push(line);
+    }
+    let addr = served_address(&lines[0]);
+    assert!(
+        lines[2].contains("/mcp also takes access tokens of https://auth.example")
+            && lines[2].contains("https://tools.example/.well-known/oauth-protected-resource/mcp"),
+        "{lines:?}"
+    );
+    let (status, body) = http_get(&addr, "/.well-known/oauth-protected-resource/mcp", "none");
+    assert_eq!(status, 200, "{body}");
+    let metadata: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(metadata["authorization_servers"][0], "https://auth.example");
+    assert_eq!(metadata["resource"], "https://tools.example/mcp");
+    assert_eq!(metadata["scopes_supported"][0], "toolhost:run");
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+}

@@ -44,7 +44,11 @@ pub(crate) fn routes(state: &AppState, agent: &str) -> axum::Router<AppState> {
     let gate = Gate {
         state: state.clone(),
         agent: agent.to_owned(),
-        oauth: state.config.oauth.clone().map(|s| Arc::new(Verifier::new(s))),
+        oauth: state
+            .config
+            .oauth
+            .clone()
+            .map(|s| Arc::new(Verifier::new(s))),
         owners: Arc::new(Mutex::new(Owners::default())),
     };
     let mut router = axum::Router::new()
@@ -138,7 +142,11 @@ async fn require_caller(State(gate): State<Gate>, request: Request, next: Next) 
     let mut owners = gate.owners.lock().unwrap_or_else(|e| e.into_inner());
     match session {
         None => {
-            if let Some(opened) = response.headers().get(SESSION).and_then(|v| v.to_str().ok()) {
+            if let Some(opened) = response
+                .headers()
+                .get(SESSION)
+                .and_then(|v| v.to_str().ok())
+            {
                 owners.record(opened, &caller.token_id);
             }
         }
@@ -160,7 +168,11 @@ async fn identify(gate: &Gate, parts: &axum::http::request::Parts) -> Result<Cal
                 "unauthorized",
                 "the Authorization header is not plain text",
             );
-            return Err(refuse(gate.oauth.as_deref().map(Verifier::settings), problem, true));
+            return Err(refuse(
+                gate.oauth.as_deref().map(Verifier::settings),
+                problem,
+                true,
+            ));
         }
     };
     let Some(oauth) = &gate.oauth else {
@@ -187,12 +199,12 @@ async fn identify(gate: &Gate, parts: &axum::http::request::Parts) -> Result<Cal
                 );
                 Err(refuse(Some(oauth.settings()), problem, true))
             }
-            Err(Refusal::Unavailable(why)) => Err(Problem::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
-                why,
-            )
-            .into_response()),
+            Err(Refusal::Unavailable(why)) => {
+                Err(
+                    Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why)
+                        .into_response(),
+                )
+            }
         },
         _ => crate::auth::authenticate(&gate.state, given)
             .await

@@ -28,9 +28,15 @@ pub(crate) struct Jwk {
 
 #[derive(Debug, Clone)]
 enum Material {
-    Rsa { n: Vec<u8>, e: Vec<u8> },
+    Rsa {
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
     /// An uncompressed point (`04 || x || y`) on P-256 or P-384.
-    Ec { curve: Curve, point: Vec<u8> },
+    Ec {
+        curve: Curve,
+        point: Vec<u8>,
+    },
     Ed25519(Vec<u8>),
     /// A key that cannot check signatures here, and why.
     Unusable(String),
@@ -67,7 +73,10 @@ fn parse_key(key: &Value) -> Result<Jwk, String> {
             .map_err(|_| format!("\"{name}\" is not base64url"))
     };
     let material = if text("use").is_some_and(|u| u != "sig") {
-        Material::Unusable(format!("it is for \"{}\", not signatures", text("use").unwrap_or("")))
+        Material::Unusable(format!(
+            "it is for \"{}\", not signatures",
+            text("use").unwrap_or("")
+        ))
     } else {
         match text("kty") {
             Some("RSA") => {
@@ -136,7 +145,8 @@ impl Jwk {
         match &self.material {
             Material::Rsa { .. } => alg.starts_with("RS") || alg.starts_with("PS"),
             Material::Ec { curve, .. } => {
-                (*curve == Curve::P256 && alg == "ES256") || (*curve == Curve::P384 && alg == "ES384")
+                (*curve == Curve::P256 && alg == "ES256")
+                    || (*curve == Curve::P384 && alg == "ES384")
             }
             Material::Ed25519(_) => alg == "EdDSA",
             Material::Unusable(_) => false,
@@ -209,15 +219,17 @@ mod tests {
         let e = parse_set(&json!({"keys": [{"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"}]}))
             .unwrap_err();
         assert!(e.starts_with("key 0 of the key set"), "{e}");
-        let e = parse_set(&json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "!!"}]})).unwrap_err();
+        let e =
+            parse_set(&json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "!!"}]})).unwrap_err();
         assert!(e.contains("\"x\" is not base64url"), "{e}");
         assert!(parse_set(&json!({"key": []})).is_err());
     }
 
     #[test]
     fn a_key_limited_to_one_algorithm_fits_no_other() {
-        let set = parse_set(&json!({"keys": [{"kty": "RSA", "alg": "PS256", "n": "AQAB", "e": "AQAB"}]}))
-            .unwrap();
+        let set =
+            parse_set(&json!({"keys": [{"kty": "RSA", "alg": "PS256", "n": "AQAB", "e": "AQAB"}]}))
+                .unwrap();
         assert!(set[0].fits("PS256"));
         assert!(!set[0].fits("RS256"));
     }

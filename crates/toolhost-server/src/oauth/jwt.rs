@@ -94,11 +94,18 @@ pub(crate) fn header(token: &str) -> Result<Header, String> {
 pub(crate) fn candidates<'k>(header: &Header, keys: &'k [Jwk]) -> Result<Vec<&'k Jwk>, String> {
     match &header.kid {
         Some(kid) => {
-            let named: Vec<&Jwk> = keys.iter().filter(|k| k.kid.as_ref() == Some(kid)).collect();
+            let named: Vec<&Jwk> = keys
+                .iter()
+                .filter(|k| k.kid.as_ref() == Some(kid))
+                .collect();
             if named.is_empty() {
                 return Ok(named);
             }
-            let fit: Vec<&Jwk> = named.iter().copied().filter(|k| k.fits(&header.alg)).collect();
+            let fit: Vec<&Jwk> = named
+                .iter()
+                .copied()
+                .filter(|k| k.fits(&header.alg))
+                .collect();
             match fit.is_empty() {
                 true => Err(format!(
                     "its key {kid:?} cannot be used: {}",
@@ -168,7 +175,10 @@ fn claims(claims: &Map<String, Value>, expected: &Expected<'_>) -> Result<Grant,
     }
     if let Some(not_before) = time("nbf")? {
         if not_before - expected.leeway > expected.now {
-            return Err(format!("it is not valid for another {} s", not_before - expected.now));
+            return Err(format!(
+                "it is not valid for another {} s",
+                not_before - expected.now
+            ));
         }
     }
     let subject = text("sub")
@@ -260,13 +270,18 @@ mod tests {
     #[test]
     fn headers_toolhost_must_not_trust_are_refused() {
         let token = |h: Value| format!("{}.{}.sig", encode(&h), encode(&json!({})));
-        assert!(header(&token(json!({"alg": "none"}))).unwrap_err().contains("\"none\""));
+        assert!(header(&token(json!({"alg": "none"})))
+            .unwrap_err()
+            .contains("\"none\""));
         assert!(header(&token(json!({"alg": "HS256"}))).is_err());
         assert!(header(&token(json!({"alg": "RS256", "crit": ["b64"]}))).is_err());
         assert!(header(&token(json!({"alg": "RS256", "typ": "dpop+jwt"}))).is_err());
         assert!(header("a.b.c.d.e").unwrap_err().contains("encrypted"));
         assert!(header("thk_x").unwrap_err().contains("not a JWT"));
-        let ok = header(&token(json!({"alg": "ES256", "kid": "k1", "typ": "at+jwt"}))).unwrap();
+        let ok = header(&token(
+            json!({"alg": "ES256", "kid": "k1", "typ": "at+jwt"}),
+        ))
+        .unwrap();
         assert_eq!(ok.kid.as_deref(), Some("k1"));
     }
 }

@@ -295,7 +295,10 @@ impl Verifier {
         let (origin, path) = split_url(issuer);
         let places = [
             format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/')),
+            format!(
+                "{}/.well-known/openid-configuration",
+                issuer.trim_end_matches('/')
+            ),
         ];
         let mut failures = Vec::new();
         for place in places {
@@ -356,11 +359,16 @@ pub(crate) fn challenge(
         value.push_str(&format!(", scope=\"{}\"", clean(&settings.needed_scope())));
     }
     if error.is_some() {
-        value.push_str(&format!(", error_description=\"{}\"", clean(&problem.detail)));
+        value.push_str(&format!(
+            ", error_description=\"{}\"",
+            clean(&problem.detail)
+        ));
     }
     let mut response = problem.into_response();
     if let Ok(value) = HeaderValue::from_str(&value) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
     }
     response
 }

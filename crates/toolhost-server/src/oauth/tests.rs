@@ -32,7 +32,10 @@ fn the_metadata_is_found_under_the_resource_path() {
         root.metadata_url(),
         "https://tools.example:8443/.well-known/oauth-protected-resource"
     );
-    assert_eq!(root.metadata()["authorization_servers"][0], "https://as.example/tenant");
+    assert_eq!(
+        root.metadata()["authorization_servers"][0],
+        "https://as.example/tenant"
+    );
 }
 
 #[test]
@@ -41,7 +44,10 @@ fn urls_must_be_https_but_to_this_machine() {
     assert!(settings("http://127.0.0.1:7878/mcp").check().is_ok());
     assert!(settings("http://localhost/mcp").check().is_ok());
     let e = settings("http://tools.example/mcp").check().unwrap_err();
-    assert!(e.starts_with("oauth.resource (http://tools.example/mcp) must be an https URL"), "{e}");
+    assert!(
+        e.starts_with("oauth.resource (http://tools.example/mcp) must be an https URL"),
+        "{e}"
+    );
     assert!(settings("https://tools.example/mcp#x").check().is_err());
     assert!(settings("ftp://tools.example/mcp").check().is_err());
     assert!(settings("https:///mcp").check().is_err());
@@ -72,7 +78,9 @@ fn a_challenge_names_the_metadata_and_never_breaks_its_quotes() {
     let problem = crate::Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", "a \"bad\" token");
     let response = challenge(&s, problem, Some("invalid_token"));
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    let value = response.headers()[header::WWW_AUTHENTICATE].to_str().unwrap();
+    let value = response.headers()[header::WWW_AUTHENTICATE]
+        .to_str()
+        .unwrap();
     assert_eq!(
         value,
         "Bearer resource_metadata=\"https://tools.example/.well-known/oauth-protected-resource/mcp\", \
@@ -92,7 +100,10 @@ async fn without_reachable_keys_a_token_is_answered_unavailable() {
     match verifier.check(&token).await {
         Err(Refusal::Unavailable(why)) => {
             assert!(why.contains("no network for https://as.example/.well-known/oauth-authorization-server/tenant"), "{why}");
-            assert!(why.contains("https://as.example/tenant/.well-known/openid-configuration"), "{why}");
+            assert!(
+                why.contains("https://as.example/tenant/.well-known/openid-configuration"),
+                "{why}"
+            );
         }
         other => panic!("{other:?}"),
     }

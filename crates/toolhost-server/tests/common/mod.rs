@@ -27,6 +27,27 @@ pub fn quickstart() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart")
 }
 
+/// Runs the official SDK's Python client `script` (under `tests/mcp/`) with `args`; what it
+/// printed, as JSON. `./scripts/test` installs the SDK and names its Python in
+/// `TOOLHOST_TEST_PYTHON`; without it this fails and says so, it never skips.
+pub async fn python_client(script: &str, args: &[&str]) -> Value {
+    let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
+        panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(script);
+    let out = tokio::process::Command::new(python)
+        .arg(script)
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
+}
+
 pub fn temp_dir() -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -58,6 +79,15 @@ impl TestServer {
         Self::serve(project, temp_dir(), change).await
     }
 
+    /// Serves `project` with the configuration changed by `change`, which is told the address
+    /// the server will listen at (for settings that name the server's own URL).
+    pub async fn start_at(
+        project: &Path,
+        change: impl FnOnce(&mut ServerConfig, SocketAddr),
+    ) -> Self {
+        Self::serve_with(project, temp_dir(), change, false).await
+    }
+
     /// Serves `project` on the data folder `data` (kept from an earlier server).
     pub async fn restart(project: &Path, data: PathBuf) -> Self {
         Self::serve(project, data, |_| {}).await
@@ -66,19 +96,21 @@ impl TestServer {
     /// Serves `project` with the test configuration changed by `change`, loading the project
     /// again when its files change (looked at every 100 ms).
     pub async fn start_watching(project: &Path, change: impl FnOnce(&mut ServerConfig)) -> Self {
-        Self::serve_with(project, temp_dir(), change, true).await
+        Self::serve_with(project, temp_dir(), |c, _| change(c), true).await
     }
 
     async fn serve(project: &Path, data: PathBuf, change: impl FnOnce(&mut ServerConfig)) -> Self {
-        Self::serve_with(project, data, change, false).await
+        Self::serve_with(project, data, |c, _| change(c), false).await
     }
 
     async fn serve_with(
         project: &Path,
         data: PathBuf,
-        change: impl FnOnce(&mut ServerConfig),
+        change: impl FnOnce(&mut ServerConfig, SocketAddr),
         watching: bool,
     ) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
         // Models as the binary builds them, so an HTTP model on loopback works as a real one.
         let load = {
@@ -100,13 +132,11 @@ impl TestServer {
             max_body_bytes: 64 * 1024,
             ..ServerConfig::default()
         };
-        change(&mut config);
+        change(&mut config, addr);
         let server = Server::new(Arc::new(runtime), config);
         if watching {
             server.reload_on_change(project.to_owned(), Duration::from_millis(100), load);
         }
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
         let served = tokio::spawn(server.run(listener, async {
             let _ = stopped.await;
@@ -207,10 +237,12 @@ impl TestServer {
         };
         let content_type = header("content-type").unwrap_or_default();
         let allow_origin = header("access-control-allow-origin");
+        let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Answer {
             status,
+            headers,
             content_type,
             allow_origin,
             text: String::from_utf8_lossy(&bytes).into_owned(),
@@ -297,6 +329,7 @@ impl Drop for TestServer {
 #[derive(Debug)]
 pub struct Answer {
     pub status: u16,
+    pub headers: hyper::HeaderMap,
     pub content_type: String,
     pub allow_origin: Option<String>,
     pub text: String,
@@ -304,6 +337,11 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The value of the header `name`, as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
     /// Asserts a problem+json answer with `status`, and returns its detail.
     pub fn problem(&self, status: u16) -> String {
         assert_eq!(self.status, status, "{}", self.text);
