@@ -225,6 +225,15 @@ impl Store for TimedStore {
     fn revoke_token(&self, id: &str) -> StoreResult<bool> {
         self.inner.revoke_token(id)
     }
+    fn credential(&self, name: &str) -> StoreResult<Option<toolhost_store::Credential>> {
+        self.inner.credential(name)
+    }
+    fn put_credential(&self, name: &str, value: &str, expected: Option<i64>) -> StoreResult<bool> {
+        self.inner.put_credential(name, value, expected)
+    }
+    fn delete_credential(&self, name: &str) -> StoreResult<bool> {
+        self.inner.delete_credential(name)
+    }
     fn thread(&self, id: &str) -> StoreResult<Thread> {
         self.timed(Kind::Read, || self.inner.thread(id))
     }

@@ -51,7 +51,7 @@ pub use meta::{
 pub use model::*;
 pub use page::ThreadQuery;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
-pub use token::ApiToken;
+pub use token::{ApiToken, Credential};
 
 /// Files larger than this many bytes are stored in chunks of this size (1.75 MB).
 pub const CHUNK_SIZE: usize = 1_750_000;
@@ -131,6 +131,17 @@ pub trait Store: Send + Sync {
 
     /// Revokes a token; `false` when there is none with this id or it was revoked before.
     fn revoke_token(&self, id: &str) -> StoreResult<bool>;
+
+    /// The project's credential `name` (its value as its writer sealed it, and its version),
+    /// if one is stored.
+    fn credential(&self, name: &str) -> StoreResult<Option<Credential>>;
+
+    /// Stores `value` as credential `name` if its stored version is still `expected` (`None`:
+    /// none is stored); `false`, changing nothing, when another write came first.
+    fn put_credential(&self, name: &str, value: &str, expected: Option<i64>) -> StoreResult<bool>;
+
+    /// Removes credential `name`; `false` when there was none.
+    fn delete_credential(&self, name: &str) -> StoreResult<bool>;
 
     /// The thread's messages in order.
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>>;

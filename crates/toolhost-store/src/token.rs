@@ -37,3 +37,13 @@ impl ApiToken {
         self.expires_at.is_some_and(|at| at <= now)
     }
 }
+
+/// A credential of the project, as stored: a value its writer sealed, and how many times it was
+/// written (for compare-and-set).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credential {
+    /// The sealed value.
+    pub value: String,
+    /// The number of writes so far (1 after the first).
+    pub version: i64,
+}

@@ -116,6 +116,7 @@ macro_rules! store_conformance_tests {
             tokens_are_stored_found_and_unique,
             tokens_are_revoked_once,
             tokens_keep_their_expiry,
+            credentials_are_written_by_compare_and_set,
             every_threads_messages_and_events_follow_in_store_order,
             lists_come_a_page_at_a_time,
             threads_with_work_are_found_in_one_read,

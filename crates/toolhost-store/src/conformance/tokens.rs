@@ -92,3 +92,38 @@ pub fn tokens_keep_their_expiry(store: &dyn Store) {
     assert!(revoked.revoked_at.is_some());
     assert_eq!(revoked.expires_at, lapsed.expires_at);
 }
+
+/// A credential is written by compare-and-set: the first write only where none is, each later
+/// one only on the version read, so of two writers holding one version exactly one wins.
+pub fn credentials_are_written_by_compare_and_set(store: &dyn Store) {
+    assert_eq!(store.credential("mcp/a").unwrap(), None);
+    assert!(store.put_credential("mcp/a", "one", None).unwrap());
+    assert!(
+        !store.put_credential("mcp/a", "other", None).unwrap(),
+        "a second first write won"
+    );
+    let first = store.credential("mcp/a").unwrap().unwrap();
+    assert_eq!(
+        first,
+        Credential {
+            value: "one".into(),
+            version: 1
+        }
+    );
+    assert!(store.put_credential("mcp/a", "two", Some(1)).unwrap());
+    assert!(
+        !store.put_credential("mcp/a", "late", Some(1)).unwrap(),
+        "a stale write won"
+    );
+    assert_eq!(
+        store.credential("mcp/a").unwrap(),
+        Some(Credential {
+            value: "two".into(),
+            version: 2
+        })
+    );
+    assert_eq!(store.credential("mcp/b").unwrap(), None);
+    assert!(store.delete_credential("mcp/a").unwrap());
+    assert!(!store.delete_credential("mcp/a").unwrap());
+    assert_eq!(store.credential("mcp/a").unwrap(), None);
+}

@@ -7,7 +7,7 @@ use crate::lease::{Lease, LeaseClaim};
 use crate::model::*;
 use crate::page::ThreadQuery;
 use crate::path::FsPath;
-use crate::token::ApiToken;
+use crate::token::{ApiToken, Credential};
 use crate::Store;
 use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
@@ -77,6 +77,20 @@ impl Store for SqliteStore {
     fn revoke_token(&self, id: &str) -> StoreResult<bool> {
         let id = id.to_owned();
         self.write(move |tx| super::tokens::revoke(tx, &id))
+    }
+
+    fn credential(&self, name: &str) -> StoreResult<Option<Credential>> {
+        super::tokens::credential(&self.lock(), name)
+    }
+
+    fn put_credential(&self, name: &str, value: &str, expected: Option<i64>) -> StoreResult<bool> {
+        let (name, value) = (name.to_owned(), value.to_owned());
+        self.write(move |tx| super::tokens::put_credential(tx, &name, &value, expected))
+    }
+
+    fn delete_credential(&self, name: &str) -> StoreResult<bool> {
+        let name = name.to_owned();
+        self.write(move |tx| super::tokens::delete_credential(tx, &name))
     }
 
     fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {

@@ -159,6 +159,16 @@ CREATE TABLE queue_keys (
     PRIMARY KEY (thread, key)
 );
 "#,
+    r#"
+-- Credentials of the project (an MCP server's OAuth grant), sealed by their writer; `version`
+-- counts the writes, so that two processes renewing one grant cannot both win.
+CREATE TABLE credentials (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+"#,
 ];
 
 #[cfg(test)]

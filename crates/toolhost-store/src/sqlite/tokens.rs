@@ -1,9 +1,10 @@
 //! API tokens: created, found by id, listed and revoked. The secret's hash is all that is kept.
+//! And the project's credentials, written by compare-and-set.
 
 use super::{db, exec};
 use crate::error::{StoreError, StoreResult};
 use crate::model::now_millis;
-use crate::token::ApiToken;
+use crate::token::{ApiToken, Credential};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, name, secret_hash, scopes, agents, created_at, revoked_at, expires_at";
@@ -124,5 +125,52 @@ pub(super) fn revoke(tx: &Connection, id: &str) -> StoreResult<bool> {
         params![id, now_millis()],
     )
     .map_err(db)?;
+    Ok(changed == 1)
+}
+
+/// The credential `name`, if stored.
+pub(super) fn credential(conn: &Connection, name: &str) -> StoreResult<Option<Credential>> {
+    conn.query_row(
+        "SELECT value, version FROM credentials WHERE name = ?1",
+        [name],
+        |r| {
+            Ok(Credential {
+                value: r.get(0)?,
+                version: r.get(1)?,
+            })
+        },
+    )
+    .optional()
+    .map_err(db)
+}
+
+/// Writes credential `name` if its version is still `expected`.
+pub(super) fn put_credential(
+    tx: &Connection,
+    name: &str,
+    value: &str,
+    expected: Option<i64>,
+) -> StoreResult<bool> {
+    let changed = match expected {
+        None => exec(
+            tx,
+            "INSERT INTO credentials (name, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
+             ON CONFLICT (name) DO NOTHING",
+            params![name, value, now_millis()],
+        ),
+        Some(version) => exec(
+            tx,
+            "UPDATE credentials SET value = ?2, version = version + 1, updated_at = ?4
+             WHERE name = ?1 AND version = ?3",
+            params![name, value, version, now_millis()],
+        ),
+    }
+    .map_err(db)?;
+    Ok(changed == 1)
+}
+
+/// Removes credential `name`.
+pub(super) fn delete_credential(tx: &Connection, name: &str) -> StoreResult<bool> {
+    let changed = exec(tx, "DELETE FROM credentials WHERE name = ?1", params![name]).map_err(db)?;
     Ok(changed == 1)
 }
