@@ -239,6 +239,7 @@ fn main() {
         store("data-importing-http"),
         factory,
         http_client(),
+        None,
     )
     .unwrap();
     for rt in [&mut imported, &mut imported_http] {
@@ -258,7 +259,7 @@ fn main() {
         let over_stdio = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
         let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header(token);
         let transport =
-            StreamableHttpClientTransport::with_client(FetcherClient(http_client()), config);
+            StreamableHttpClientTransport::with_client(FetcherClient::new(http_client()), config);
         let over_http = ().serve(transport).await.unwrap();
         // Warm-up, then interleaved so all of them see the same moments of the disk.
         direct_call(&direct, "think").await;

@@ -93,6 +93,12 @@ use crate::project::{
     load_definitions, load_tools, Definitions, FileProblem, LoadedTool, ProjectError,
 };
 use crate::variables::secrets::SecretKey;
+
+/// How MCP servers at a URL are reached: the HTTP client, and where their OAuth grants are kept.
+type McpNetwork = (
+    Arc<dyn toolhost_providers::fetch::Fetcher>,
+    Option<Arc<crate::mcp::Vault>>,
+);
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -184,14 +190,16 @@ impl Runtime {
 
     /// Loads the project at `root` as [`Runtime::load_with`] does, and reaches the MCP servers
     /// the project names by URL (`agents/mcp/`) through `http` (the command line passes the
-    /// providers' hyper client); without it such a server is a problem of its file.
+    /// providers' hyper client); without it such a server is a problem of its file. `vault`
+    /// keeps the servers' OAuth grants (see [`crate::mcp::oauth`]).
     pub fn load_networked(
         root: &Path,
         store: Arc<dyn Store>,
         factory: &dyn ModelFactory,
         http: Arc<dyn toolhost_providers::fetch::Fetcher>,
+        vault: Option<Arc<crate::mcp::Vault>>,
     ) -> Result<Self, RuntimeError> {
-        Self::load_project(root, store, Some(factory), Some(http))
+        Self::load_project(root, store, Some(factory), Some((http, vault)))
     }
 
     fn load_models(
@@ -206,7 +214,7 @@ impl Runtime {
         root: &Path,
         store: Arc<dyn Store>,
         factory: Option<&dyn ModelFactory>,
-        http: Option<Arc<dyn toolhost_providers::fetch::Fetcher>>,
+        network: Option<McpNetwork>,
     ) -> Result<Self, RuntimeError> {
         let defs = load_definitions(root);
         let activities = process_activities(&defs);
@@ -227,7 +235,8 @@ impl Runtime {
             .collect();
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
-        let mcp = crate::mcp::load_mcp(root, http);
+        let (http, vault) = network.unzip();
+        let mcp = crate::mcp::load_mcp(root, http, vault.flatten());
         problems.extend(mcp.problems);
         // Built-in tools come first, so a project file of the same name replaces them.
         // Their definitions are fixed and checked by their unit tests.

@@ -6,6 +6,7 @@
 //! TLS stack of its own. A JSON answer is read whole (within the fetcher's cap), an event
 //! stream piece by piece.
 
+use super::oauth::Authorizer;
 use futures::stream::{BoxStream, StreamExt};
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -33,9 +34,13 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 #[error("{0}")]
 pub struct HttpExchangeError(String);
 
-/// The SDK's HTTP client contract, carried out by a [`Fetcher`].
+/// The SDK's HTTP client contract, carried out by a [`Fetcher`], with the server's OAuth
+/// tokens when it has them.
 #[derive(Clone)]
-pub struct FetcherClient(pub Arc<dyn Fetcher>);
+pub struct FetcherClient {
+    http: Arc<dyn Fetcher>,
+    authorizer: Option<Arc<Authorizer>>,
+}
 
 type Failure = StreamableHttpError<HttpExchangeError>;
 
@@ -110,6 +115,55 @@ fn events(answer: OpenResponse) -> BoxStream<'static, Result<Sse, SseError>> {
 }
 
 impl FetcherClient {
+    /// Carries requests over `http`.
+    pub fn new(http: Arc<dyn Fetcher>) -> Self {
+        FetcherClient {
+            http,
+            authorizer: None,
+        }
+    }
+
+    /// The same client, sending the bearer tokens of `authorizer` if given.
+    pub(crate) fn with_oauth(mut self, authorizer: Option<Arc<Authorizer>>) -> Self {
+        self.authorizer = authorizer;
+        self
+    }
+
+    /// Sends `request`; with OAuth, with the current token, and once more with a renewed one
+    /// when the server refuses it (401, or 403 asking for more scope).
+    async fn send(&self, request: FetchRequest) -> Result<OpenResponse, Failure> {
+        let Some(authorizer) = &self.authorizer else {
+            return self.http.open(request).await.map_err(failed);
+        };
+        let mut renewed = false;
+        loop {
+            let token = authorizer.bearer().await;
+            let mut attempt = request.clone();
+            if let Some(token) = &token {
+                attempt
+                    .headers
+                    .retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
+                attempt
+                    .headers
+                    .push(("authorization".to_owned(), format!("Bearer {token}")));
+            }
+            let answer = self.http.open(attempt).await.map_err(failed)?;
+            let challenge = header(&answer, "www-authenticate").map(str::to_owned);
+            let wants_scope = answer.status == 403
+                && challenge
+                    .as_deref()
+                    .is_some_and(|c| c.contains("insufficient_scope"));
+            if renewed || !(answer.status == 401 || wants_scope) {
+                return Ok(answer);
+            }
+            authorizer
+                .recover(answer.status, challenge.as_deref(), token.as_deref())
+                .await
+                .map_err(failed)?;
+            renewed = true;
+        }
+    }
+
     /// A request to `uri` with the SDK's headers and the session's.
     fn request(
         method: &str,
@@ -183,7 +237,7 @@ impl StreamableHttpClient for FetcherClient {
             "application/json, text/event-stream".to_owned(),
         ));
         request.body = Some(serde_json::to_vec(&message)?);
-        let mut answer = self.0.open(request).await.map_err(failed)?;
+        let mut answer = self.send(request).await?;
         let status = answer.status;
         if status == 202 || status == 204 {
             return Ok(StreamableHttpPostResponse::Accepted);
@@ -237,7 +291,7 @@ impl StreamableHttpClient for FetcherClient {
             auth_header,
             custom_headers,
         );
-        let answer = self.0.open(request).await.map_err(failed)?;
+        let answer = self.send(request).await?;
         match answer.status {
             405 => Err(StreamableHttpError::ServerDoesNotSupportDeleteSession),
             // Gone already is what was asked.
@@ -267,7 +321,7 @@ impl StreamableHttpClient for FetcherClient {
         if let Some(last) = last_event_id {
             request.headers.push((LAST_EVENT_ID.to_owned(), last));
         }
-        let answer = self.0.open(request).await.map_err(failed)?;
+        let answer = self.send(request).await?;
         if answer.status == 405 {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }

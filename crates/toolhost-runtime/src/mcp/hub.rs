@@ -36,12 +36,16 @@ impl std::fmt::Debug for McpHub {
 
 impl McpHub {
     /// Starts the connection thread for these servers (nothing is connected yet); `http`
-    /// carries the requests to servers at a URL.
-    pub fn start(defs: Vec<McpServerDef>, http: Option<Arc<dyn Fetcher>>) -> std::io::Result<Self> {
+    /// carries the requests to servers at a URL, `vault` keeps their OAuth grants.
+    pub fn start(
+        defs: Vec<McpServerDef>,
+        http: Option<Arc<dyn Fetcher>>,
+        vault: Option<Arc<super::oauth::Vault>>,
+    ) -> std::io::Result<Self> {
         let servers: BTreeMap<String, Arc<ServerLink>> = defs
             .into_iter()
             .map(|def| {
-                let link = ServerLink::new(def, http.clone());
+                let link = ServerLink::new(def, http.clone(), vault.clone());
                 (link.def.name.clone(), Arc::new(link))
             })
             .collect();

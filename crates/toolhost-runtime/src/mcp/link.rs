@@ -7,6 +7,7 @@
 
 use super::http::FetcherClient;
 use super::imported::definition_pin;
+use super::oauth::{Authorizer, Vault};
 use super::server_def::{fill, Endpoint, McpServerDef};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
@@ -137,13 +138,26 @@ pub(crate) struct ServerLink {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Where the progress of each call under way goes, by its progress token.
     progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
+    /// The server's OAuth tokens, when its file has `oauth`.
+    authorizer: Option<Arc<Authorizer>>,
 }
 
 impl ServerLink {
-    pub(crate) fn new(def: McpServerDef, http: Option<Arc<dyn Fetcher>>) -> Self {
+    pub(crate) fn new(
+        def: McpServerDef,
+        http: Option<Arc<dyn Fetcher>>,
+        vault: Option<Arc<Vault>>,
+    ) -> Self {
+        let authorizer = match (&def.endpoint, &def.oauth, &http) {
+            (Endpoint::Url { url, .. }, Some(oauth), Some(http)) => Some(Arc::new(
+                Authorizer::new(&def.name, url, oauth.clone(), http.clone(), vault),
+            )),
+            _ => None,
+        };
         Self {
             def,
             http,
+            authorizer,
             connections: tokio::sync::Mutex::new(Vec::new()),
             listed: Mutex::new(HashMap::new()),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
@@ -261,8 +275,8 @@ impl ServerLink {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let transport =
-                    StreamableHttpClientTransport::with_client(FetcherClient(http), config);
+                let client = FetcherClient::new(http).with_oauth(self.authorizer.clone());
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 tokio::time::timeout(timeout, handler.serve(transport)).await
             }
         };

@@ -18,17 +18,21 @@
 //! - A server at a URL gets the headers its file gives, each `${NAME}` filled from the calling
 //!   thread's variables (else toolhost's environment): one connection per set of values, at
 //!   most [`hub::MAX_CONNECTIONS`], so no thread's calls carry another's credentials.
+//! - A server at a URL whose file has `oauth` gets OAuth tokens ([`oauth`]): discovered from
+//!   its 401, kept sealed in the store, renewed before they expire and when refused.
 
 pub mod http;
 pub mod hub;
 pub mod imported;
 mod link;
+pub mod oauth;
 pub mod server_def;
 
 use crate::files::{read_text, MAX_FILE_BYTES};
 use crate::project::{json_files, FileProblem};
 pub use hub::McpHub;
 pub use imported::{definition_pin, imported_name, needs_approval, pin_key, PIN_KEY_PREFIX};
+pub use oauth::Vault;
 pub use server_def::McpServerDef;
 use std::path::Path;
 use std::sync::Arc;
@@ -64,9 +68,14 @@ pub struct McpImport {
 }
 
 /// Reads `agents/mcp/*.json` of the project at `root`, connects to each server and imports its
-/// tools; `http` carries the requests to servers at a URL (without it they are problems).
+/// tools; `http` carries the requests to servers at a URL (without it they are problems), and
+/// `vault` keeps their OAuth grants (without it a grant lasts as long as the process).
 /// Blocks until every server answered or failed (each within its connect timeout).
-pub fn load_mcp(root: &Path, http: Option<Arc<dyn Fetcher>>) -> McpImport {
+pub fn load_mcp(
+    root: &Path,
+    http: Option<Arc<dyn Fetcher>>,
+    vault: Option<Arc<Vault>>,
+) -> McpImport {
     let mut out = McpImport::default();
     let mut defs = Vec::new();
     for (name, path) in json_files(&root.join("agents").join("mcp")) {
@@ -89,7 +98,7 @@ pub fn load_mcp(root: &Path, http: Option<Arc<dyn Fetcher>>) -> McpImport {
     if defs.is_empty() {
         return out;
     }
-    let hub = match McpHub::start(defs.clone(), http) {
+    let hub = match McpHub::start(defs.clone(), http, vault) {
         Ok(hub) => Arc::new(hub),
         Err(e) => {
             for def in defs {

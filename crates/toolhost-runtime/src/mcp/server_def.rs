@@ -5,6 +5,9 @@
 //!  "trusted": false, "connectTimeoutMs": 10000, "callTimeoutMs": 60000,
 //!  "maxCallTimeoutMs": 600000}
 //! {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+//! {"url": "https://mcp.example.com/mcp", "oauth": {"scope": "docs:read"}}
+//! {"url": "https://mcp.example.com/mcp", "oauth": {"grant": "client_credentials",
+//!  "clientId": "toolhost-ci", "clientSecret": "${DOCS_CLIENT_SECRET}"}}
 //! ```
 //! As for process activities, `command` is the program and its arguments as a list (a bare name
 //! is looked up on `PATH`, a path with a separator is relative to the project), `env` names the
@@ -13,9 +16,14 @@
 //! (http or https, no credentials in it) is reached over MCP's streamable HTTP, with `headers`
 //! whose values may name variables as `${NAME}`: a call takes them from its thread's variables
 //! (secrets included) and else from toolhost's environment, the listing at load from toolhost's
-//! environment. `trusted` says whether the server's annotations may waive approval (see
-//! [`super::imported`]). A field this version does not know is an error naming it.
+//! environment. `oauth` has toolhost get OAuth tokens for a server at a URL (see
+//! [`super::oauth`]): `grant` (`authorization_code`, the default, or `client_credentials`),
+//! `clientId` and `clientSecret` (`${NAME}` of toolhost's environment) of a client registered
+//! beforehand, `clientMetadataUrl` (a client ID metadata document), `scope`. `trusted` says
+//! whether the server's annotations may waive approval (see [`super::imported`]). A field this
+//! version does not know is an error naming it.
 
+use super::oauth::{GrantType, OAuthDef};
 use crate::activity::process::Located;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -50,6 +58,23 @@ struct Written {
     call_timeout_ms: Option<u64>,
     #[serde(default)]
     max_call_timeout_ms: Option<u64>,
+    #[serde(default)]
+    oauth: Option<WrittenOAuth>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WrittenOAuth {
+    #[serde(default)]
+    grant: Option<GrantType>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    client_metadata_url: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
 }
 
 /// Where a server is: a program toolhost runs, or a URL.
@@ -92,6 +117,8 @@ pub struct McpServerDef {
     pub call_timeout: Duration,
     /// How long a call may take at most.
     pub max_call_timeout: Duration,
+    /// How toolhost gets OAuth tokens for a server at a URL, if it does.
+    pub oauth: Option<OAuthDef>,
 }
 
 /// The names `${NAME}` in a header value stands for, in order; an unclosed `${` or a name that
@@ -183,10 +210,18 @@ impl McpServerDef {
         if max_call_timeout < call_timeout {
             return Err("`maxCallTimeoutMs` must not be shorter than `callTimeoutMs`".to_owned());
         }
+        let oauth = match written.oauth {
+            None => None,
+            Some(_) if matches!(endpoint, Endpoint::Command { .. }) => {
+                return Err("`oauth` is for a server at a `url`".to_owned())
+            }
+            Some(o) => Some(oauth_def(o)?),
+        };
         Ok(Self {
             name: name.to_owned(),
             path: path.to_owned(),
             endpoint,
+            oauth,
             trusted: written.trusted,
             connect_timeout,
             call_timeout,
@@ -209,6 +244,41 @@ impl McpServerDef {
         }
         names
     }
+}
+
+/// The `oauth` table, checked: a secret only with a client id and only from a variable, a
+/// client ID metadata document at an https URL, client credentials only with a client id.
+fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
+    let grant = written.grant.unwrap_or(GrantType::AuthorizationCode);
+    if let Some(secret) = &written.client_secret {
+        if written.client_id.is_none() {
+            return Err("`oauth.clientSecret` needs `oauth.clientId`".to_owned());
+        }
+        let names = placeholders(secret).map_err(|e| format!("`oauth.clientSecret`: {e}"))?;
+        if names.is_empty() {
+            return Err("`oauth.clientSecret` must name a variable of toolhost's environment (`${NAME}`), never hold the secret itself".to_owned());
+        }
+    }
+    if let Some(url) = &written.client_metadata_url {
+        if !url.starts_with("https://") || url.len() <= "https://".len() {
+            return Err(format!(
+                "`oauth.clientMetadataUrl` {url:?} must be an https URL"
+            ));
+        }
+    }
+    if grant == GrantType::ClientCredentials && written.client_id.is_none() {
+        return Err(
+            "`oauth.grant` \"client_credentials\" needs `oauth.clientId` and `oauth.clientSecret`"
+                .to_owned(),
+        );
+    }
+    Ok(OAuthDef {
+        grant,
+        client_id: written.client_id,
+        client_secret: written.client_secret,
+        client_metadata_url: written.client_metadata_url,
+        scope: written.scope,
+    })
 }
 
 /// A program toolhost runs, found as a process activity's program is.

@@ -7,13 +7,16 @@
 //!   command that answers it.
 //! - `toolhost mcp list DIR`: the MCP servers the project uses (`agents/mcp/`), their state,
 //!   their tools and their last words on standard error.
+//! - `toolhost mcp login DIR SERVER` / `logout`: OAuth for a server at a URL (see
+//!   `mcp_login`).
 //! - `toolhost mcp accept DIR THREAD TOOL`: a person accepts the definition an MCP server now
 //!   gives a tool that a thread pinned before (see `toolhost_runtime::mcp`).
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
 use super::run::{
-    block_on, check_agent_first, load_runtime, mcp_http, open_checked, open_store, DataArg,
+    block_on, check_agent_first, load_runtime, mcp_http, mcp_vault, open_checked, open_store,
+    DataArg,
 };
 use clap::{Args, Subcommand};
 use rmcp::ServiceExt;
@@ -55,6 +58,28 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Authorize toolhost for an MCP server that asks for OAuth (its file has `oauth`): prints
+    /// the address a person opens, waits for the answer, keeps the grant for later runs.
+    Login {
+        /// The project folder.
+        dir: PathBuf,
+        /// The server (a file of agents/mcp/).
+        server: String,
+        #[command(flatten)]
+        data: DataArg,
+        /// Print the address to open and the result as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget the authorization kept for an MCP server.
+    Logout {
+        /// The project folder.
+        dir: PathBuf,
+        /// The server (a file of agents/mcp/).
+        server: String,
+        #[command(flatten)]
+        data: DataArg,
+    },
     /// Accept the definition an MCP server now gives a tool a thread pinned before.
     Accept {
         /// The project folder.
@@ -72,6 +97,15 @@ pub enum McpCommand {
 pub fn mcp(args: McpArgs) -> ExitCode {
     match args.command {
         Some(McpCommand::List { dir, json }) => list(&dir, json),
+        Some(McpCommand::Login {
+            dir,
+            server,
+            data,
+            json,
+        }) => super::mcp_login::login_command(&dir, &server, &data.data, json),
+        Some(McpCommand::Logout { dir, server, data }) => {
+            super::mcp_login::logout_command(&dir, &server, &data.data)
+        }
         Some(McpCommand::Accept {
             dir,
             thread_id,
@@ -96,7 +130,7 @@ fn list(dir: &Path, as_json: bool) -> ExitCode {
         Ok(http) => http,
         Err(code) => return code,
     };
-    let mcp = load_mcp(dir, Some(http));
+    let mcp = load_mcp(dir, Some(http), project_vault(dir));
     let file_problems: Vec<_> = mcp
         .problems
         .iter()
@@ -227,7 +261,7 @@ fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
         Ok(http) => http,
         Err(code) => return code,
     };
-    let mcp = load_mcp(dir, Some(http));
+    let mcp = load_mcp(dir, Some(http), mcp_vault(data));
     let Some(status) = mcp.servers.iter().find(|s| s.def.name == server) else {
         output::error(
             &format!("the project has no MCP server named \"{server}\"."),
@@ -286,11 +320,11 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     };
-    let checked = match check_agent_first(dir, agent, None) {
+    let data = file.data_folder(dir, data);
+    let checked = match check_agent_first(dir, &data, agent, None) {
         Ok(checked) => checked,
         Err(code) => return code,
     };
-    let data = file.data_folder(dir, data);
     let (store, runtime) = match open_checked(dir, &data, checked) {
         Ok(opened) => opened,
         Err(code) => return code,
@@ -323,4 +357,11 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
             output::exit(BAD_INPUT)
         }
     }
+}
+
+/// The kept OAuth grants of the project in `dir`, in the data folder its toolhost.toml names
+/// (or the default one), when that folder is in use.
+pub(super) fn project_vault(dir: &Path) -> Option<std::sync::Arc<toolhost_runtime::mcp::Vault>> {
+    let file = project_config::load(dir).ok()?;
+    mcp_vault(&file.data_folder(dir, None))
 }

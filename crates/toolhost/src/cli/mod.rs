@@ -11,6 +11,7 @@ mod chat;
 mod lifetime;
 mod lines;
 mod mcp;
+mod mcp_login;
 mod output;
 mod progress;
 mod project_config;

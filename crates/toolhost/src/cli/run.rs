@@ -13,6 +13,7 @@ use std::sync::Arc;
 use toolhost_runtime::engine::{
     describe_owner, RunOutcome, Runtime, RuntimeError, SessionEnd, StopReason, Verdict, Waiting,
 };
+use toolhost_runtime::mcp::Vault;
 use toolhost_runtime::variables::secrets::SecretKey;
 use toolhost_store::{SqliteStore, Store};
 
@@ -131,7 +132,12 @@ pub(super) fn open_store(data: &Path) -> Result<Arc<dyn Store>, ExitCode> {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
-    let checked = match check_agent_first(&args.dir, &args.agent, args.model.as_deref()) {
+    let checked = match check_agent_first(
+        &args.dir,
+        &args.data.data,
+        &args.agent,
+        args.model.as_deref(),
+    ) {
         Ok(checked) => checked,
         Err(code) => return code,
     };
@@ -249,6 +255,7 @@ fn decide(runtime: &Runtime, args: &ResumeArgs) -> Result<(), ExitCode> {
 /// the MCP servers it starts, load once.
 pub(super) fn check_agent_first(
     dir: &Path,
+    data: &Path,
     agent: &str,
     model: Option<&str>,
 ) -> Result<Runtime, ExitCode> {
@@ -256,7 +263,7 @@ pub(super) fn check_agent_first(
         output::error("the in-memory store could not be created.", Some(&e));
         output::exit(INVALID)
     })?;
-    let mut runtime = load_networked(dir, Arc::new(scratch))?;
+    let mut runtime = load_networked(dir, Arc::new(scratch), mcp_vault(data))?;
     if let Some(model) = model {
         runtime.override_model(model).map_err(|e| {
             output::error(&format!("--model {model} cannot be used."), Some(&e));
@@ -318,7 +325,7 @@ pub(super) fn open_project(
 
 /// Loads and prepares the project on `store`, saying why when it cannot.
 pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
-    let runtime = load_networked(dir, store).ok()?;
+    let runtime = load_networked(dir, store, mcp_vault(data)).ok()?;
     prepare_runtime(dir, data, runtime)
 }
 
@@ -341,6 +348,30 @@ pub(super) fn mcp_http() -> Result<Arc<dyn toolhost_providers::fetch::Fetcher>, 
         })
 }
 
+/// Where MCP servers' OAuth grants are kept: the data folder's store, sealed with its secrets
+/// key, when the folder is in use (nothing is created for it); none for an ephemeral store.
+pub(super) fn mcp_vault(data: &Path) -> Option<Arc<Vault>> {
+    if is_ephemeral(data) || !data.join("toolhost.db").is_file() {
+        return None;
+    }
+    let opened = SqliteStore::open(&data.join("toolhost.db"))
+        .map_err(|e| e.to_string())
+        .and_then(|store| {
+            let key = SecretKey::load_or_create(data).map_err(|e| e.to_string())?;
+            Ok(Vault::new(Arc::new(store), key))
+        });
+    match opened {
+        Ok(vault) => Some(Arc::new(vault)),
+        Err(e) => {
+            output::note(
+                "warning",
+                &format!("MCP servers' kept authorizations cannot be read ({e}); servers that need OAuth will ask for a login"),
+            );
+            None
+        }
+    }
+}
+
 /// How long an MCP server at a URL may take to send the head of an answer.
 const MCP_HTTP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// The largest JSON answer read from an MCP server at a URL.
@@ -349,11 +380,15 @@ const MCP_HTTP_MAX_BODY: usize = 16 * 1024 * 1024;
 /// Loads the project on `store`: HTTP models from the providers' adapters (keys from the process
 /// environment), and MCP servers at a URL through the same HTTP client (the environment's
 /// proxies apply). Says why when it cannot.
-fn load_networked(dir: &Path, store: Arc<dyn Store>) -> Result<Runtime, ExitCode> {
+fn load_networked(
+    dir: &Path,
+    store: Arc<dyn Store>,
+    vault: Option<Arc<Vault>>,
+) -> Result<Runtime, ExitCode> {
     let factory = &toolhost_providers::model_from_env;
     // Only a project with MCP servers needs the HTTP client set up for them.
     let loaded = if dir.join("agents").join("mcp").is_dir() {
-        Runtime::load_networked(dir, store, factory, mcp_http()?)
+        Runtime::load_networked(dir, store, factory, mcp_http()?, vault)
     } else {
         Runtime::load_with(dir, store, factory)
     };

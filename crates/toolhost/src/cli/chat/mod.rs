@@ -46,8 +46,12 @@ pub struct ChatArgs {
 
 /// Checks the project, agent and thread, then talks until the person leaves.
 pub fn chat(args: ChatArgs) -> ExitCode {
-    let checked = match super::run::check_agent_first(&args.dir, &args.agent, args.model.as_deref())
-    {
+    let checked = match super::run::check_agent_first(
+        &args.dir,
+        &args.data.data,
+        &args.agent,
+        args.model.as_deref(),
+    ) {
         Ok(checked) => checked,
         Err(code) => return code,
     };

@@ -1,0 +1,252 @@
+//! A person authorizes toolhost for one MCP server, once: the authorization code grant with
+//! PKCE, answered on a loopback redirect (RFC 8252). The client credentials grant needs no
+//! person and is done here too when asked, so `toolhost mcp login` works for both.
+
+use super::authorizer::configured_client;
+use super::discovery::{chosen_scope, discover, parse_challenge};
+use super::token::{self, decode, Asked, Pkce};
+use super::vault::Vault;
+use super::{Grant, GrantType};
+use crate::mcp::server_def::{fill, Endpoint, McpServerDef};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolhost_providers::fetch::{FetchRequest, Fetcher};
+
+/// The path of the loopback redirect.
+const CALLBACK: &str = "/callback";
+/// The most bytes of a request to the loopback redirect read.
+const MAX_REQUEST_HEAD: usize = 16 * 1024;
+
+/// Gets `def`'s server a grant and keeps it in `vault`: asks the server, finds its
+/// authorization server, and for the authorization code grant calls `open` with the URL a
+/// person must open, then waits (at most `patience`) for the answer on a loopback port.
+pub async fn login(
+    def: &McpServerDef,
+    http: Arc<dyn Fetcher>,
+    vault: &Vault,
+    open: &mut (dyn FnMut(&str) + Send),
+    patience: Duration,
+) -> Result<Grant, String> {
+    let Endpoint::Url { url, headers } = &def.endpoint else {
+        return Err(format!(
+            "MCP server \"{}\" is a program, not a server at a URL: it needs no login",
+            def.name
+        ));
+    };
+    let oauth = def.oauth.clone().ok_or_else(|| {
+        format!(
+            "the file of MCP server \"{}\" has no `oauth`: add `\"oauth\": {{}}` to log in",
+            def.name
+        )
+    })?;
+    let challenge = probe(&*http, url, headers, &def.name).await?;
+    let found = discover(&*http, url, &challenge).await?;
+    let scope = chosen_scope(oauth.scope.as_deref(), &challenge, &found);
+    if oauth.grant == GrantType::ClientCredentials {
+        let client = configured_client(&oauth, &found)?
+            .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret`)")?;
+        let asked = Asked::ClientCredentials {
+            scope: scope.as_deref(),
+        };
+        let tokens = token::request(
+            &*http,
+            &found.token_endpoint,
+            &client,
+            &found.resource,
+            asked,
+        )
+        .await?;
+        let grant = token::grant_of(GrantType::ClientCredentials, &found, client, tokens, scope);
+        vault.replace(&def.name, &grant)?;
+        return Ok(grant);
+    }
+    if !found
+        .pkce_methods
+        .as_ref()
+        .is_some_and(|m| m.iter().any(|m| m == "S256"))
+    {
+        return Err(format!(
+            "the authorization server {} does not say it supports PKCE with S256, which the authorization code grant needs",
+            found.issuer
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("no loopback port to take the answer on: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK}");
+    let client = match configured_client(&oauth, &found)? {
+        Some(client) => client,
+        None => token::register(&*http, &found, &redirect_uri, scope.as_deref()).await?,
+    };
+    let pkce = Pkce::new()?;
+    let state = token::state()?;
+    let authorize = token::authorization_url(
+        &found,
+        &client,
+        &redirect_uri,
+        &pkce,
+        &state,
+        scope.as_deref(),
+    )?;
+    open(&authorize);
+    let code = tokio::time::timeout(patience, answer(&listener, &state, &def.name))
+        .await
+        .map_err(|_| format!("nobody authorized toolhost within {} s", patience.as_secs()))??;
+    let asked = Asked::Code {
+        code: &code,
+        verifier: &pkce.verifier,
+        redirect_uri: &redirect_uri,
+    };
+    let tokens = token::request(
+        &*http,
+        &found.token_endpoint,
+        &client,
+        &found.resource,
+        asked,
+    )
+    .await?;
+    let grant = token::grant_of(GrantType::AuthorizationCode, &found, client, tokens, scope);
+    vault.replace(&def.name, &grant)?;
+    Ok(grant)
+}
+
+/// Asks the server to start a session without a token; its refusal's challenge says where
+/// to authorize.
+async fn probe(
+    http: &dyn Fetcher,
+    url: &str,
+    headers: &[(String, String)],
+    name: &str,
+) -> Result<super::discovery::Challenge, String> {
+    let mut sent = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        (
+            "accept".to_owned(),
+            "application/json, text/event-stream".to_owned(),
+        ),
+    ];
+    for (header, value) in headers {
+        // A header whose variable is missing is left out: it is likely the token to be had.
+        if let Ok(value) = fill(value, &|n| std::env::var(n).ok()) {
+            sent.push((header.clone(), value));
+        }
+    }
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}});
+    let answer = http
+        .fetch(FetchRequest {
+            method: "POST".to_owned(),
+            url: url.to_owned(),
+            headers: sent,
+            body: Some(initialize.to_string().into_bytes()),
+        })
+        .await
+        .map_err(|why| format!("MCP server \"{name}\" cannot be reached: {why}"))?;
+    let challenge = answer
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("www-authenticate"))
+        .map(|(_, v)| parse_challenge(v));
+    match answer.status {
+        200..=299 => Err(format!(
+            "MCP server \"{name}\" let toolhost in without a token: it needs no login"
+        )),
+        401 | 403 => Ok(challenge.unwrap_or_default()),
+        status => Err(format!(
+            "MCP server \"{name}\" answered HTTP {status} instead of asking for authorization"
+        )),
+    }
+}
+
+/// Waits on the loopback port for the authorization server's redirect with `state`: the code,
+/// or why there is none. Requests for other paths are answered 404 and passed over.
+async fn answer(
+    listener: &tokio::net::TcpListener,
+    state: &str,
+    name: &str,
+) -> Result<String, String> {
+    loop {
+        let (mut stream, _) = listener
+            .accept()
+            .await
+            .map_err(|e| format!("the loopback port failed: {e}"))?;
+        let mut head = Vec::new();
+        let mut buffer = [0u8; 2048];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&buffer[..n]),
+            }
+        }
+        let head = String::from_utf8_lossy(&head);
+        let target = head
+            .lines()
+            .next()
+            .and_then(|line| line.split_whitespace().nth(1))
+            .unwrap_or("");
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        if path != CALLBACK {
+            let _ = respond(&mut stream, 404, "Not here.").await;
+            continue;
+        }
+        let param = |wanted: &str| {
+            query.split('&').find_map(|pair| {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                (decode(k) == wanted).then(|| decode(v))
+            })
+        };
+        if param("state").as_deref() != Some(state) {
+            let _ = respond(
+                &mut stream,
+                400,
+                "This answer is not for the authorization toolhost asked for.",
+            )
+            .await;
+            return Err("the answer on the loopback port was not for this authorization (its state differs)".to_owned());
+        }
+        if let Some(error) = param("error") {
+            let description = param("error_description")
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
+            let _ = respond(&mut stream, 200, "toolhost was not authorized.").await;
+            return Err(format!(
+                "the authorization was refused: {error}{description}"
+            ));
+        }
+        let Some(code) = param("code") else {
+            let _ = respond(&mut stream, 400, "The answer holds no code.").await;
+            return Err("the authorization server's answer holds no code".to_owned());
+        };
+        let said =
+            format!("toolhost is authorized for MCP server \"{name}\". You can close this page.");
+        let _ = respond(&mut stream, 200, &said).await;
+        return Ok(code);
+    }
+}
+
+async fn respond(
+    stream: &mut tokio::net::TcpStream,
+    status: u16,
+    text: &str,
+) -> std::io::Result<()> {
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let body =
+        format!("<!doctype html><meta charset=\"utf-8\"><title>toolhost</title><p>{escaped}</p>\n");
+    let reason = match status {
+        200 => "OK",
+        404 => "Not Found",
+        _ => "Bad Request",
+    };
+    let answer = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(answer.as_bytes()).await?;
+    stream.shutdown().await
+}

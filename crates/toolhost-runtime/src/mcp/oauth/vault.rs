@@ -1,0 +1,101 @@
+//! Where a project keeps its MCP servers' grants: the store's credentials, sealed with the
+//! data folder's secrets key, so that nothing in the database reads as a token.
+
+use super::Grant;
+use crate::variables::secrets::SecretKey;
+use std::sync::Arc;
+use toolhost_store::Store;
+
+/// The sealed grants of one project's MCP servers.
+pub struct Vault {
+    store: Arc<dyn Store>,
+    key: SecretKey,
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vault").finish_non_exhaustive()
+    }
+}
+
+/// A grant as read, with the version a write must name.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The grant.
+    pub grant: Grant,
+    /// The stored version it was read at.
+    pub version: i64,
+}
+
+/// The sealing context of every grant (the secrets key seals per thread and name).
+const CONTEXT: &str = "project";
+
+fn credential(server: &str) -> String {
+    format!("mcp-oauth/{server}")
+}
+
+impl Vault {
+    /// Grants kept in `store`, sealed with `key`.
+    pub fn new(store: Arc<dyn Store>, key: SecretKey) -> Self {
+        Vault { store, key }
+    }
+
+    /// The grant of `server`, if one is kept; an unreadable one is an error that says so.
+    pub fn load(&self, server: &str) -> Result<Option<Kept>, String> {
+        let name = credential(server);
+        let Some(stored) = self.store.credential(&name).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let text = self
+            .key
+            .open(CONTEXT, &name, &stored.value)
+            .map_err(|_| format!("the kept authorization of MCP server \"{server}\" cannot be opened with this data folder's key; log in again"))?;
+        let grant: Grant = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "the kept authorization of MCP server \"{server}\" is damaged ({e}); log in again"
+            )
+        })?;
+        Ok(Some(Kept {
+            grant,
+            version: stored.version,
+        }))
+    }
+
+    /// Keeps `grant` for `server` if the kept one is still at `expected` (`None`: none was);
+    /// `false` when another process wrote first.
+    pub fn save(&self, server: &str, grant: &Grant, expected: Option<i64>) -> Result<bool, String> {
+        let name = credential(server);
+        let text = serde_json::to_string(grant).map_err(|e| e.to_string())?;
+        let sealed = self
+            .key
+            .seal(CONTEXT, &name, &text)
+            .map_err(|e| e.to_string())?;
+        self.store
+            .put_credential(&name, &sealed, expected)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Keeps `grant` for `server` whatever was kept before (a person just logged in).
+    pub fn replace(&self, server: &str, grant: &Grant) -> Result<(), String> {
+        for _ in 0..8 {
+            let expected = self
+                .store
+                .credential(&credential(server))
+                .map_err(|e| e.to_string())?
+                .map(|stored| stored.version);
+            if self.save(server, grant, expected)? {
+                return Ok(());
+            }
+        }
+        Err(format!(
+            "the authorization of MCP server \"{server}\" kept changing under the write"
+        ))
+    }
+
+    /// Forgets the grant of `server`; `false` when there was none.
+    pub fn forget(&self, server: &str) -> Result<bool, String> {
+        self.store
+            .delete_credential(&credential(server))
+            .map_err(|e| e.to_string())
+    }
+}
