@@ -4,9 +4,13 @@
 //! a project's `agents/mcp/` and runs the project's agent with `toolhost run` (approving its
 //! calls as a person would). Every check the suite makes must succeed.
 //!
-//! Run: `initialize`, `tools_call`, `sse-retry`. Not run: the `auth/*` scenarios (toolhost does
-//! not do OAuth for MCP servers; a token is a header variable) and
-//! `elicitation-sep1034-client-defaults` (toolhost does not answer a server's elicitation).
+//! Run: `initialize`, `tools_call`, `sse-retry`, and every `auth/*` scenario of the 2025-11-25
+//! and 2025-03-26 revisions plus the client credentials extension with a secret (the script
+//! logs in with `toolhost mcp login`, playing the person's browser). Not run:
+//! `auth/client-credentials-jwt` (toolhost's client proves itself with a secret, not a signed
+//! assertion), `auth/cross-app-access-complete-flow` (an extension for enterprise identity
+//! providers), the draft-revision scenarios, and `elicitation-sep1034-client-defaults`
+//! (toolhost does not answer a server's elicitation).
 
 mod common;
 #[path = "../../toolhost-server/tests/conformance/mod.rs"]
@@ -87,3 +91,50 @@ fn toolhost_reconnects_to_a_stream_the_server_closed_and_gets_the_answer() {
         "{\"toolCalls\": [{\"name\": \"conformance.test_reconnection\", \"arguments\": {}}]}\n{\"text\": \"done\"}\n",
     );
 }
+
+/// The authorization scenarios: toolhost finds the authorization server from the server's
+/// 401, logs in (the script plays the person's browser) or uses client credentials, and then
+/// lists the server's tools with the token.
+#[test]
+fn toolhost_gets_authorized_as_each_auth_scenario_asks() {
+    let mut failed = Vec::new();
+    for name in AUTH_SCENARIOS {
+        // Step-up asks for more scope on a call only: the agent calls the server's tool.
+        let (tools, script): (&[&str], &str) = match name {
+            "auth/scope-step-up" => (
+                &["conformance.test-tool"],
+                "{\"toolCalls\": [{\"name\": \"conformance.test-tool\", \"arguments\": {}}]}\n{\"text\": \"done\"}\n",
+            ),
+            _ => (&[], "{\"text\": \"hello\"}\n"),
+        };
+        let outcome = std::panic::catch_unwind(|| scenario(name, tools, script));
+        if let Err(why) = outcome {
+            let why = why
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_else(|| "a panic".to_owned());
+            failed.push(why);
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+const AUTH_SCENARIOS: [&str; 17] = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/client-credentials-basic",
+];

@@ -5,32 +5,101 @@ URL of the server it started): names that server in the project's `agents/mcp/co
 runs the project's agent `a` with `toolhost run`, and approves each call it waits for with
 `toolhost resume --approve`, as a person would (the scenario server's tools say nothing of
 themselves, so their calls need approval). Exits non-zero when toolhost fails.
+
+For an `auth/*` scenario the server's file asks for OAuth: the client credentials the suite
+gives (`MCP_CONFORMANCE_CONTEXT`) as a pre-registered client, else a client ID metadata
+document's URL (used where the authorization server takes them, else toolhost registers
+itself). For the authorization code grant a person logs in first with `toolhost mcp login`:
+this script plays the person's browser, opening the address toolhost prints, which the suite's
+authorization server answers at once by redirecting to toolhost's loopback port.
 """
 
 import json
+import os
 import subprocess
 import sys
+import urllib.request
 
 toolhost, project, data, url = sys.argv[1:5]
+context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))
+scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO") or context.get("name", "")
 
+server = {"url": url}
+client_credentials = scenario.startswith("auth/client-credentials")
+if scenario.startswith("auth/"):
+    oauth = {}
+    if "client_id" in context:
+        oauth["clientId"] = context["client_id"]
+    if "client_secret" in context:
+        os.environ["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+        oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
+    if client_credentials:
+        oauth["grant"] = "client_credentials"
+    else:
+        oauth["clientMetadataUrl"] = "https://conformance-test.local/client-metadata.json"
+    server["oauth"] = oauth
 with open(f"{project}/agents/mcp/conformance.json", "w", encoding="utf-8") as f:
-    json.dump({"url": url}, f)
+    json.dump(server, f)
 
 
-def toolhost_json(*args: str) -> dict:
+def login() -> None:
+    """`toolhost mcp login`, with this script as the person's browser."""
+    child = subprocess.Popen(
+        [toolhost, "mcp", "login", project, "conformance", "--data", data, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    first = child.stdout.readline()
+    if not first:
+        child.wait()
+        sys.exit(f"toolhost mcp login printed no address: {child.stderr.read()}")
+    address = json.loads(first)["authorize"]
+    # The authorization server answers at once with a redirect to toolhost's loopback port;
+    # following it is what a browser does.
+    with urllib.request.urlopen(address, timeout=30) as page:
+        page.read()
+    out, err = child.communicate(timeout=60)
+    sys.stderr.write(err)
+    if child.returncode != 0:
+        sys.exit(f"toolhost mcp login exited with {child.returncode}: {out}")
+
+
+def toolhost_json(*args: str) -> tuple[dict, str]:
+    """Runs toolhost with `--json`: what it printed as JSON, and all it said (both streams)."""
     done = subprocess.run([toolhost, *args, "--data", data, "--json"], capture_output=True, text=True)
     sys.stderr.write(done.stderr)
     if done.returncode not in (0, 3):
         sys.exit(f"toolhost {args[0]} exited with {done.returncode}: {done.stdout}")
-    return json.loads(done.stdout)
+    return json.loads(done.stdout), done.stdout + done.stderr
 
 
-record = toolhost_json("run", project, "--agent", "a", "go")
-for _ in range(10):
-    waiting = record["pending"]["approvals"]
-    if not waiting:
-        break
-    thread = record["thread"]["id"]
-    approvals = [arg for call in waiting for arg in ("--approve", call["call_id"])]
-    record = toolhost_json("resume", project, thread, *approvals)
+def run_agent() -> tuple[dict, str]:
+    """Runs the agent, approving its calls; the last record and all toolhost said."""
+    record, said = toolhost_json("run", project, "--agent", "a", "go")
+    for _ in range(10):
+        waiting = record["pending"]["approvals"]
+        if not waiting:
+            break
+        thread = record["thread"]["id"]
+        approvals = [arg for call in waiting for arg in ("--approve", call["call_id"])]
+        record, more = toolhost_json("resume", project, thread, *approvals)
+        said += more
+    return record, said
+
+
+# A person logs in before the first run and again when toolhost says a server needs it (more
+# scope), three times at most.
+logins = 0
+needs_person = scenario.startswith("auth/") and not client_credentials
+if needs_person:
+    login()
+    logins = 1
+while True:
+    record, said = run_agent()
+    if needs_person and "toolhost mcp login" in said and logins < 3:
+        login()
+        logins += 1
+        continue
+    break
 print(json.dumps(record["thread"]["status"]))

@@ -160,7 +160,15 @@ impl Authorizer {
         }
         let wants_scope = status == 403 || challenge.error.as_deref() == Some("insufficient_scope");
         if wants_scope && self.def.grant == GrantType::AuthorizationCode {
-            let scope = challenge.scope.as_deref().unwrap_or("more");
+            let scope = challenge.scope.clone().unwrap_or_else(|| "more".to_owned());
+            // The next login asks for it.
+            if let Some(grant) = held.grant.as_mut() {
+                grant.wanted_scope = super::union(grant.wanted_scope.as_deref(), Some(&scope));
+                let grant = grant.clone();
+                if let Err(why) = self.keep(&mut held, grant) {
+                    tracing::warn!(server = %self.server, %why, "the scope an MCP server asked for could not be kept");
+                }
+            }
             return Err(self.needs_login(&format!(" with scope \"{scope}\"")));
         }
         self.renew(&mut held, &challenge).await

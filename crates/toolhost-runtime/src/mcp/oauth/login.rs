@@ -6,7 +6,7 @@ use super::authorizer::configured_client;
 use super::discovery::{chosen_scope, discover, parse_challenge};
 use super::token::{self, decode, Asked, Pkce};
 use super::vault::Vault;
-use super::{Grant, GrantType};
+use super::{union, Grant, GrantType};
 use crate::mcp::server_def::{fill, Endpoint, McpServerDef};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +42,16 @@ pub async fn login(
     })?;
     let challenge = probe(&*http, url, headers, &def.name).await?;
     let found = discover(&*http, url, &challenge).await?;
-    let scope = chosen_scope(oauth.scope.as_deref(), &challenge, &found);
+    // What the server asked for since the last login, too.
+    let wanted = vault
+        .load(&def.name)
+        .ok()
+        .flatten()
+        .and_then(|kept| kept.grant.wanted_scope);
+    let scope = union(
+        chosen_scope(oauth.scope.as_deref(), &challenge, &found).as_deref(),
+        wanted.as_deref(),
+    );
     if oauth.grant == GrantType::ClientCredentials {
         let client = configured_client(&oauth, &found)?
             .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret`)")?;
@@ -112,8 +121,8 @@ pub async fn login(
     Ok(grant)
 }
 
-/// Asks the server to start a session without a token; its refusal's challenge says where
-/// to authorize.
+/// Asks the server to start a session and list its tools without a token; its refusal's
+/// challenge says where to authorize (a server may let anyone start a session).
 async fn probe(
     http: &dyn Fetcher,
     url: &str,
@@ -136,29 +145,44 @@ async fn probe(
     let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}});
-    let answer = http
-        .fetch(FetchRequest {
-            method: "POST".to_owned(),
-            url: url.to_owned(),
-            headers: sent,
-            body: Some(initialize.to_string().into_bytes()),
-        })
-        .await
-        .map_err(|why| format!("MCP server \"{name}\" cannot be reached: {why}"))?;
-    let challenge = answer
-        .headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("www-authenticate"))
-        .map(|(_, v)| parse_challenge(v));
-    match answer.status {
-        200..=299 => Err(format!(
-            "MCP server \"{name}\" let toolhost in without a token: it needs no login"
-        )),
-        401 | 403 => Ok(challenge.unwrap_or_default()),
-        status => Err(format!(
-            "MCP server \"{name}\" answered HTTP {status} instead of asking for authorization"
-        )),
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    for message in [initialize, list] {
+        let answer = http
+            .fetch(FetchRequest {
+                method: "POST".to_owned(),
+                url: url.to_owned(),
+                headers: sent.clone(),
+                body: Some(message.to_string().into_bytes()),
+            })
+            .await
+            .map_err(|why| format!("MCP server \"{name}\" cannot be reached: {why}"))?;
+        let header = |wanted: &str| {
+            answer
+                .headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(wanted))
+                .map(|(_, v)| v.clone())
+        };
+        match answer.status {
+            200..=299 => {
+                if let Some(session) = header("mcp-session-id") {
+                    sent.push(("mcp-session-id".to_owned(), session));
+                    sent.push(("mcp-protocol-version".to_owned(), "2025-11-25".to_owned()));
+                }
+            }
+            401 | 403 => {
+                return Ok(header("www-authenticate")
+                    .map(|v| parse_challenge(&v))
+                    .unwrap_or_default())
+            }
+            status => return Err(format!(
+                "MCP server \"{name}\" answered HTTP {status} instead of asking for authorization"
+            )),
+        }
     }
+    Err(format!(
+        "MCP server \"{name}\" let toolhost in and list its tools without a token: it needs no login"
+    ))
 }
 
 /// Waits on the loopback port for the authorization server's redirect with `state`: the code,

@@ -101,6 +101,10 @@ pub struct Grant {
     pub expires_at: Option<i64>,
     /// The scope granted (or asked for, when the server did not say).
     pub scope: Option<String>,
+    /// The scope the server asked for since (`403 insufficient_scope`), which the next login
+    /// asks for too.
+    #[serde(default)]
+    pub wanted_scope: Option<String>,
 }
 
 impl std::fmt::Debug for Grant {
@@ -113,6 +117,7 @@ impl std::fmt::Debug for Grant {
             .field("client_id", &self.client.id)
             .field("expires_at", &self.expires_at)
             .field("scope", &self.scope)
+            .field("wanted_scope", &self.wanted_scope)
             .finish_non_exhaustive()
     }
 }
@@ -124,6 +129,17 @@ impl std::fmt::Debug for Client {
             .field("auth_method", &self.auth_method)
             .finish_non_exhaustive()
     }
+}
+
+/// Every scope of `a` and then those of `b` not in `a` (space-separated lists).
+pub(crate) fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    let mut scopes: Vec<&str> = Vec::new();
+    for scope in a.into_iter().chain(b).flat_map(str::split_whitespace) {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    (!scopes.is_empty()).then(|| scopes.join(" "))
 }
 
 /// Milliseconds since the epoch, now.

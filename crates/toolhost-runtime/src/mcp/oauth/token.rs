@@ -346,5 +346,6 @@ pub(crate) fn grant_of(
         refresh_token: tokens.refresh_token,
         expires_at: tokens.expires_at,
         scope: tokens.scope.or(asked_scope),
+        wanted_scope: None,
     }
 }
