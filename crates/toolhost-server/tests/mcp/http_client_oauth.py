@@ -45,7 +45,7 @@ async def main() -> None:
         storage=storage,
         client_id=client_id,
         client_secret=client_secret,
-        token_endpoint_auth_method="client_secret_post",
+        token_endpoint_auth_method="client_secret_basic",
         scope="run",
         issuer=issuer,
     )

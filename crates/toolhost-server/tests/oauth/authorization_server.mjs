@@ -24,7 +24,7 @@ const provider = new Provider(issuer, {
     grant_types: ['client_credentials'],
     redirect_uris: [],
     response_types: [],
-    token_endpoint_auth_method: 'client_secret_post',
+    token_endpoint_auth_method: 'client_secret_basic',
   }],
   scopes: ['run', 'read'],
   jwks: { keys: [signing] },

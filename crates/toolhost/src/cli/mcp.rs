@@ -57,6 +57,10 @@ pub enum McpCommand {
         /// Print the servers as JSON.
         #[arg(long)]
         json: bool,
+        /// The data folder whose kept OAuth grants the servers get (default: `data` of
+        /// toolhost.toml, else `.toolhost`).
+        #[arg(long)]
+        data: Option<PathBuf>,
     },
     /// Authorize toolhost for an MCP server that asks for OAuth (its file has `oauth`): prints
     /// the address a person opens, waits for the answer, keeps the grant for later runs.
@@ -96,7 +100,7 @@ pub enum McpCommand {
 /// `toolhost mcp ...`.
 pub fn mcp(args: McpArgs) -> ExitCode {
     match args.command {
-        Some(McpCommand::List { dir, json }) => list(&dir, json),
+        Some(McpCommand::List { dir, json, data }) => list(&dir, json, data),
         Some(McpCommand::Login {
             dir,
             server,
@@ -125,12 +129,12 @@ pub fn mcp(args: McpArgs) -> ExitCode {
     }
 }
 
-fn list(dir: &Path, as_json: bool) -> ExitCode {
+fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
     let http = match mcp_http() {
         Ok(http) => http,
         Err(code) => return code,
     };
-    let mcp = load_mcp(dir, Some(http), project_vault(dir));
+    let mcp = load_mcp(dir, Some(http), project_vault(dir, data));
     let file_problems: Vec<_> = mcp
         .problems
         .iter()
@@ -359,9 +363,12 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
     }
 }
 
-/// The kept OAuth grants of the project in `dir`, in the data folder its toolhost.toml names
-/// (or the default one), when that folder is in use.
-pub(super) fn project_vault(dir: &Path) -> Option<std::sync::Arc<toolhost_runtime::mcp::Vault>> {
+/// The kept OAuth grants of the project in `dir`, in the data folder `data`, else the one its
+/// toolhost.toml names (or the default one), when that folder is in use.
+pub(super) fn project_vault(
+    dir: &Path,
+    data: Option<PathBuf>,
+) -> Option<std::sync::Arc<toolhost_runtime::mcp::Vault>> {
     let file = project_config::load(dir).ok()?;
-    mcp_vault(&file.data_folder(dir, None))
+    mcp_vault(&file.data_folder(dir, data))
 }

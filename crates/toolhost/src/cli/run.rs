@@ -270,10 +270,12 @@ pub(super) fn check_agent_first(
             output::exit(BAD_INPUT)
         })?;
     }
-    runtime.check_agent(agent).map_err(|e| {
+    if let Err(e) = runtime.check_agent(agent) {
+        // What did not load is often why (an MCP server that could not be reached).
+        print_problems(&runtime);
         output::error("the thread could not be started.", Some(&e));
-        output::exit(BAD_INPUT)
-    })?;
+        return Err(output::exit(BAD_INPUT));
+    }
     Ok(runtime)
 }
 
@@ -349,27 +351,21 @@ pub(super) fn mcp_http() -> Result<Arc<dyn toolhost_providers::fetch::Fetcher>, 
 }
 
 /// Where MCP servers' OAuth grants are kept: the data folder's store, sealed with its secrets
-/// key, when the folder is in use (nothing is created for it); none for an ephemeral store.
+/// key; nothing is opened or created until a grant is kept (a run refused before it starts
+/// leaves no folder); none for an ephemeral store.
 pub(super) fn mcp_vault(data: &Path) -> Option<Arc<Vault>> {
-    if is_ephemeral(data) || !data.join("toolhost.db").is_file() {
+    if is_ephemeral(data) {
         return None;
     }
-    let opened = SqliteStore::open(&data.join("toolhost.db"))
-        .map_err(|e| e.to_string())
-        .and_then(|store| {
-            let key = SecretKey::load_or_create(data).map_err(|e| e.to_string())?;
-            Ok(Vault::new(Arc::new(store), key))
-        });
-    match opened {
-        Ok(vault) => Some(Arc::new(vault)),
-        Err(e) => {
-            output::note(
-                "warning",
-                &format!("MCP servers' kept authorizations cannot be read ({e}); servers that need OAuth will ask for a login"),
-            );
-            None
-        }
-    }
+    let (folder, db) = (data.to_owned(), data.join("toolhost.db"));
+    let exists = db.clone();
+    let open = move || {
+        std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        let store = SqliteStore::open(&db).map_err(|e| e.to_string())?;
+        let key = SecretKey::load_or_create(&folder).map_err(|e| e.to_string())?;
+        Ok((Arc::new(store) as Arc<dyn Store>, key))
+    };
+    Some(Arc::new(Vault::deferred(open, move || exists.is_file())))
 }
 
 /// How long an MCP server at a URL may take to send the head of an answer.
@@ -434,6 +430,12 @@ fn prepare_runtime(dir: &Path, data: &Path, mut runtime: Runtime) -> Option<Runt
     if !apply_project_settings(dir, &mut runtime) {
         return None;
     }
+    print_problems(&runtime);
+    Some(runtime)
+}
+
+/// Says on stderr what of the project did not load, file by file.
+fn print_problems(runtime: &Runtime) {
     for problem in runtime.problems() {
         if problem.loaded {
             output::note("warning", &problem.to_string());
@@ -441,7 +443,6 @@ fn prepare_runtime(dir: &Path, data: &Path, mut runtime: Runtime) -> Option<Runt
             output::note("warning", &format!("{problem} (the file was not loaded)"));
         }
     }
-    Some(runtime)
 }
 
 /// Applies the `[code]` and `[fetch]` tables of the project's toolhost.toml, if any; says why

@@ -175,9 +175,11 @@ async fn probe(
                     .map(|v| parse_challenge(&v))
                     .unwrap_or_default())
             }
-            status => return Err(format!(
+            status => {
+                return Err(format!(
                 "MCP server \"{name}\" answered HTTP {status} instead of asking for authorization"
-            )),
+            ))
+            }
         }
     }
     Err(format!(

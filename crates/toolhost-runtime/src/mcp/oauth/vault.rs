@@ -8,9 +8,13 @@ use toolhost_store::Store;
 
 /// The sealed grants of one project's MCP servers.
 pub struct Vault {
-    store: Arc<dyn Store>,
-    key: SecretKey,
+    opened: std::sync::OnceLock<(Arc<dyn Store>, SecretKey)>,
+    open: Box<Opener>,
+    exists: Box<dyn Fn() -> bool + Send + Sync>,
 }
+
+/// Opens the store and the key a deferred vault keeps grants in.
+type Opener = dyn Fn() -> Result<(Arc<dyn Store>, SecretKey), String> + Send + Sync;
 
 impl std::fmt::Debug for Vault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -37,17 +41,49 @@ fn credential(server: &str) -> String {
 impl Vault {
     /// Grants kept in `store`, sealed with `key`.
     pub fn new(store: Arc<dyn Store>, key: SecretKey) -> Self {
-        Vault { store, key }
+        let opened = std::sync::OnceLock::new();
+        let _ = opened.set((store, key));
+        Vault {
+            opened,
+            open: Box::new(|| Err("the vault is open".to_owned())),
+            exists: Box::new(|| true),
+        }
+    }
+
+    /// Grants kept where `open` opens them (a data folder that may not exist yet): nothing is
+    /// opened, or created, until a grant is kept; until `exists` says the place exists, no
+    /// grant is read from it.
+    pub fn deferred(
+        open: impl Fn() -> Result<(Arc<dyn Store>, SecretKey), String> + Send + Sync + 'static,
+        exists: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Vault {
+            opened: std::sync::OnceLock::new(),
+            open: Box::new(open),
+            exists: Box::new(exists),
+        }
+    }
+
+    /// The store and key, opened (and created) now if need be.
+    fn opened(&self) -> Result<&(Arc<dyn Store>, SecretKey), String> {
+        if let Some(opened) = self.opened.get() {
+            return Ok(opened);
+        }
+        let opened = (self.open)()?;
+        Ok(self.opened.get_or_init(|| opened))
     }
 
     /// The grant of `server`, if one is kept; an unreadable one is an error that says so.
     pub fn load(&self, server: &str) -> Result<Option<Kept>, String> {
+        if self.opened.get().is_none() && !(self.exists)() {
+            return Ok(None);
+        }
+        let (store, key) = self.opened()?;
         let name = credential(server);
-        let Some(stored) = self.store.credential(&name).map_err(|e| e.to_string())? else {
+        let Some(stored) = store.credential(&name).map_err(|e| e.to_string())? else {
             return Ok(None);
         };
-        let text = self
-            .key
+        let text = key
             .open(CONTEXT, &name, &stored.value)
             .map_err(|_| format!("the kept authorization of MCP server \"{server}\" cannot be opened with this data folder's key; log in again"))?;
         let grant: Grant = serde_json::from_str(&text).map_err(|e| {
@@ -64,13 +100,11 @@ impl Vault {
     /// Keeps `grant` for `server` if the kept one is still at `expected` (`None`: none was);
     /// `false` when another process wrote first.
     pub fn save(&self, server: &str, grant: &Grant, expected: Option<i64>) -> Result<bool, String> {
+        let (store, key) = self.opened()?;
         let name = credential(server);
         let text = serde_json::to_string(grant).map_err(|e| e.to_string())?;
-        let sealed = self
-            .key
-            .seal(CONTEXT, &name, &text)
-            .map_err(|e| e.to_string())?;
-        self.store
+        let sealed = key.seal(CONTEXT, &name, &text).map_err(|e| e.to_string())?;
+        store
             .put_credential(&name, &sealed, expected)
             .map_err(|e| e.to_string())
     }
@@ -79,7 +113,8 @@ impl Vault {
     pub fn replace(&self, server: &str, grant: &Grant) -> Result<(), String> {
         for _ in 0..8 {
             let expected = self
-                .store
+                .opened()?
+                .0
                 .credential(&credential(server))
                 .map_err(|e| e.to_string())?
                 .map(|stored| stored.version);
@@ -94,7 +129,8 @@ impl Vault {
 
     /// Forgets the grant of `server`; `false` when there was none.
     pub fn forget(&self, server: &str) -> Result<bool, String> {
-        self.store
+        self.opened()?
+            .0
             .delete_credential(&credential(server))
             .map_err(|e| e.to_string())
     }

@@ -1,0 +1,192 @@
+//! OAuth both ways, all real processes on loopback: a real authorization server (oidc-provider
+//! from npm, RS256 JWT access tokens), `toolhost serve` taking its tokens at `/mcp`
+//! (`[server.oauth]`), and another project's `toolhost run` using that server's tools with the
+//! client credentials grant (`"oauth"` in its `agents/mcp/` file): it finds the authorization
+//! server from the 401, gets a token for the resource, keeps it sealed in its store and calls.
+
+mod common;
+
+use common::{scripted_agent, served_address, write, TempProject};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+const CLIENT_ID: &str = "toolhost-test";
+const CLIENT_SECRET: &str = "a-client-secret-only-the-test-knows";
+
+fn installed(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the tests with ./scripts/test, which installs what it names")
+    })
+}
+
+/// Ends a child process when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the authorization server; its issuer URL.
+fn authorization_server() -> (Running, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../toolhost-server/tests/oauth/authorization_server.mjs");
+    let mut child = Command::new(installed("TOOLHOST_TEST_NODE22"))
+        .arg(script)
+        .args([
+            &installed("TOOLHOST_TEST_OIDC_PROVIDER"),
+            CLIENT_ID,
+            CLIENT_SECRET,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let started: Value = serde_json::from_str(&first)
+        .unwrap_or_else(|e| panic!("the authorization server said {first:?}: {e}"));
+    (
+        Running(child),
+        started["issuer"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// A port free a moment ago (the served project must name its own URL before it listens).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Serves a project whose agent offers `think` at `/mcp`, taking the issuer's tokens.
+fn served(issuer: &str) -> (TempProject, Running, String) {
+    let project = TempProject::new();
+    scripted_agent(&project.root, &["think"], "{\"text\": \"unused\"}\n");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    write(
+        &project.root,
+        "toolhost.toml",
+        &format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nmcp_agent = \"a\"\n\n[server.oauth]\nissuer = \"{issuer}\"\nresource = \"{url}\"\n"
+        ),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &project.root.display().to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut first).unwrap();
+    assert_eq!(served_address(&first), format!("127.0.0.1:{port}"));
+    // The rest of what it prints is read away, so that it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in out.lines() {});
+    (project, Running(child), url)
+}
+
+/// A project whose agent calls `remote.think` of the server at `url`, with client credentials.
+fn client_project(url: &str) -> TempProject {
+    let project = TempProject::new();
+    scripted_agent(
+        &project.root,
+        &["remote.think"],
+        "{\"toolCalls\": [{\"name\": \"remote.think\", \"arguments\": {\"thought\": \"over OAuth\"}}]}\n{\"text\": \"done\"}\n",
+    );
+    write(
+        &project.root,
+        "agents/mcp/remote.json",
+        &serde_json::json!({"url": url, "trusted": true, "oauth": {
+            "grant": "client_credentials", "clientId": CLIENT_ID,
+            "clientSecret": "${REMOTE_CLIENT_SECRET}", "scope": "run"}})
+        .to_string(),
+    );
+    project
+}
+
+fn toolhost_with_secret(secret: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env("REMOTE_CLIENT_SECRET", secret)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_toolhost_client_uses_a_toolhost_servers_tools_with_tokens_of_a_real_authorization_server() {
+    let (_issuer_process, issuer) = authorization_server();
+    let (_served_project, _server, url) = served(&issuer);
+    let client = client_project(&url);
+    let dir = client.root.display().to_string();
+    let data: PathBuf = client.root.join("data");
+    let data_arg = data.display().to_string();
+
+    let (code, stdout, stderr) = toolhost_with_secret(
+        CLIENT_SECRET,
+        &[
+            "run", &dir, "--agent", "a", "go", "--data", &data_arg, "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let record: Value = serde_json::from_str(&stdout).unwrap();
+    let results = common::tool_results(&record);
+    assert_eq!(results.len(), 1, "{stdout}");
+    assert_eq!(results[0].0, "remote.think");
+    assert_eq!(results[0].1, "success", "{results:?}");
+    assert!(results[0].2.contains("over OAuth"), "{results:?}");
+    assert!(!stdout.contains(CLIENT_SECRET) && !stderr.contains(CLIENT_SECRET));
+
+    // The grant is kept sealed: nothing of it reads as a token in the database.
+    let db = std::fs::read(data.join("toolhost.db")).unwrap();
+    let wal = std::fs::read(data.join("toolhost.db-wal")).unwrap_or_default();
+    for bytes in [&db, &wal] {
+        for plain in ["access_token", "eyJ", CLIENT_SECRET] {
+            assert!(
+                !bytes.windows(plain.len()).any(|w| w == plain.as_bytes()),
+                "{plain} is in the database in plain text"
+            );
+        }
+    }
+
+    // Listing again reuses the kept token: the wrong secret does not matter now.
+    let (code, stdout, stderr) = toolhost_with_secret(
+        "wrong",
+        &["mcp", "list", &dir, "--json", "--data", &data_arg],
+    );
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    assert!(stdout.contains("\"remote.think\""), "{stdout}");
+
+    // A client whose secret is wrong, with no kept grant, is told what the server said.
+    let other = client_project(&url);
+    let (code, stdout, stderr) = toolhost_with_secret(
+        "wrong",
+        &[
+            "run",
+            &other.root.display().to_string(),
+            "--agent",
+            "a",
+            "go",
+            "--json",
+            "--data",
+            &other.root.join("data").display().to_string(),
+        ],
+    );
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("invalid_client"), "{code}: {said}");
+    assert!(!said.contains(CLIENT_SECRET));
+}
