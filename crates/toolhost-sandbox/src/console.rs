@@ -1,11 +1,18 @@
 //! The sandbox's `console`: `log`, `debug`, `info`, `warn` and `error` append to a bounded
-//! [`LogBuffer`] and nowhere else.
+//! [`LogBuffer`]; in a hosted run (a tool file's call) each entry kept is also handed to the
+//! host as it is written (op `log`), so that its thread can show it live. `runCode` runs have
+//! no host: their logs go nowhere else.
 
+use crate::host::Host;
 use crate::result::{LogEntry, LogLevel};
 use rquickjs::function::Rest;
 use rquickjs::{Coerced, Ctx, FromJs, Function, Object, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
+
+/// The host a hosted run's entries are handed to, once its call has one.
+pub(crate) type Relay = Rc<RefCell<Option<Arc<dyn Host>>>>;
 
 /// What each entry costs beyond its message's bytes, so that empty entries are bounded too.
 pub(crate) const ENTRY_OVERHEAD: usize = 8;
@@ -13,13 +20,24 @@ pub(crate) const ENTRY_OVERHEAD: usize = 8;
 /// Logs of one run, capped at a number of bytes: each entry costs its message's UTF-8 bytes plus
 /// [`ENTRY_OVERHEAD`]. The entry that crosses the cap keeps the part that fits; later entries are
 /// counted and dropped, and [`LogBuffer::finish`] appends one `warn` entry that says so.
-#[derive(Debug)]
 pub(crate) struct LogBuffer {
     cap: usize,
     used: usize,
     entries: Vec<LogEntry>,
     cut_entries: usize,
     cut_bytes: usize,
+    relay: Option<Relay>,
+}
+
+impl std::fmt::Debug for LogBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogBuffer")
+            .field("cap", &self.cap)
+            .field("used", &self.used)
+            .field("entries", &self.entries.len())
+            .field("relayed", &self.relay.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl LogBuffer {
@@ -30,7 +48,13 @@ impl LogBuffer {
             entries: Vec::new(),
             cut_entries: 0,
             cut_bytes: 0,
+            relay: None,
         }
+    }
+
+    /// Hands each entry kept from now on to the host in `relay` too.
+    pub(crate) fn relay_to(&mut self, relay: Relay) {
+        self.relay = Some(relay);
     }
 
     /// Whether anything more would be kept: once full, the console skips formatting.
@@ -109,7 +133,20 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, logs: &Rc<RefCell<LogBuffer>>) -> rqu
                     }
                     message.push_str(&format_value(&ctx, arg)?);
                 }
-                logs.borrow_mut().push(level, message);
+                let kept = {
+                    let mut logs = logs.borrow_mut();
+                    let before = logs.entries.len();
+                    logs.push(level, message);
+                    let host = logs.relay.as_ref().and_then(|r| r.borrow().clone());
+                    host.filter(|_| logs.entries.len() > before)
+                        .zip(logs.entries.last().map(|e| e.message.clone()))
+                };
+                // The buffer is not borrowed while the host works; what it says is no concern
+                // of the code's (a host that shows no logs refuses the op).
+                if let Some((host, message)) = kept {
+                    let entry = serde_json::json!({"level": level_name(level), "message": message});
+                    let _ = host.call("log", &entry.to_string());
+                }
                 Ok(())
             },
         )?;
@@ -117,6 +154,16 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, logs: &Rc<RefCell<LogBuffer>>) -> rqu
         console.set(name, function)?;
     }
     ctx.globals().set("console", console)
+}
+
+fn level_name(level: LogLevel) -> &'static str {
+    match level {
+        LogLevel::Log => "log",
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Warn => "warn",
+        LogLevel::Error => "error",
+    }
 }
 
 /// A string as itself; an error as `String(error)` (`Name: message`); another object as its JSON

@@ -171,6 +171,7 @@ fn execute(
     let slot: HostSlot = Rc::default();
     let hosted = matches!(start, Start::Now(Some(_)) | Start::Later(_));
     if hosted {
+        logs.borrow_mut().relay_to(Rc::clone(&slot));
         let installed = context.with(|ctx| crate::host::install(&ctx, Rc::clone(&slot)));
         if installed.is_err() {
             let e = RunError::new(

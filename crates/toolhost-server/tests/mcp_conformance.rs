@@ -6,8 +6,8 @@
 //! front that adds one, as any client configured with a bearer token would; it passes every
 //! other header on, so the suite's foreign `Host` and `Origin` still reach the server.
 //!
-//! Run: the scenarios about what toolhost serves (lifecycle, ping, tools, streams, DNS
-//! rebinding). Not run: those about resources, prompts, logging, completion, sampling and
+//! Run: the scenarios about what toolhost serves (lifecycle, ping, tools, logging, streams, DNS
+//! rebinding). Not run: those about resources, prompts, completion, sampling and
 //! server-initiated elicitation from inside a tool, which toolhost does not offer. Every check
 //! of a run scenario must succeed, and the journal must hold each fixture's call (a scenario
 //! that only looks for text would pass on "tool not found").
@@ -41,9 +41,13 @@ const TOOL_SCENARIOS: [&str; 9] = [
 /// The scenarios of the 2025-11-25 suite that concern what toolhost serves.
 fn scenarios_2025() -> Vec<&'static str> {
     [
-        &["server-initialize", "ping"][..],
+        &["server-initialize", "ping", "logging-set-level"][..],
         &TOOL_SCENARIOS,
-        &["json-schema-2020-12", "dns-rebinding-protection"],
+        &[
+            "tools-call-with-logging",
+            "json-schema-2020-12",
+            "dns-rebinding-protection",
+        ],
     ]
     .concat()
 }
@@ -180,6 +184,7 @@ async fn the_conformance_suite_of_2025_11_25_passes_every_scenario_of_what_toolh
         "test_multiple_content_types",
         "test_error_handling",
         "test_tool_with_progress",
+        "test_tool_with_logging",
     ] {
         assert!(called.contains(tool), "{tool} never ran: {called:?}");
     }

@@ -66,6 +66,8 @@ pub enum LiveKind {
     ModelRestarted,
     /// A running call says how far it is.
     ToolProgress,
+    /// A running call wrote to its console.
+    ToolLog,
 }
 
 /// The runtime's call id for each wire id of the answer in progress, assigned when the call's

@@ -438,6 +438,21 @@ impl ThreadState {
         live.publish(&self.thread_id, super::live::LiveKind::ToolProgress, data);
     }
 
+    /// Says what the call wrote to its console (`level`: `log`, `debug`, `info`, `warn` or
+    /// `error`), as it writes it: a live `tool_log` event of the thread (and passed on as MCP
+    /// log messages to a client of a served call); never stored. Secrets are redacted.
+    pub fn log(&self, level: &str, message: &str) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        if !live.is_followed(&self.thread_id) {
+            return;
+        }
+        let data = serde_json::json!({"callId": &*self.call_id, "level": level,
+            "message": self.redactor.text(message)});
+        live.publish(&self.thread_id, super::live::LiveKind::ToolLog, data);
+    }
+
     /// The same thread with the runtime's fetch policy.
     pub(crate) fn with_fetch(mut self, fetch: Option<Arc<super::fetch::FetchPolicy>>) -> Self {
         self.fetch = fetch;

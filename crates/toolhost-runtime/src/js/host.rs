@@ -6,8 +6,9 @@
 //! Ops: those of a process activity's state channel (`getValue`, `setValue`, `readFile`,
 //! `writeFile`, `readdir`, `stat`, `emitThreadEvent`, `queueTool`; see
 //! [`crate::activity::channel`]), plus `readText` and `writeText` (UTF-8 text), `aborted` (the
-//! call's abort signal), `runCode` (the sandbox of `state.runCode`) and `fetch` (through the
-//! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host).
+//! call's abort signal), `runCode` (the sandbox of `state.runCode`), `fetch` (through the
+//! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host) and `log` (each
+//! `console` entry as it is written, published live).
 
 use crate::activity::channel::{perform, text};
 use crate::engine::ThreadState;
@@ -116,6 +117,10 @@ async fn answer(
             Value::String(written.as_str().to_owned())
         }
         "fetch" => fetch(state, args).await?,
+        "log" => {
+            state.log(text(&args, "level")?, text(&args, "message")?);
+            Value::Null
+        }
         "runCode" => {
             let code: RunCode = serde_json::from_value(args)
                 .map_err(|e| format!("runCode(source, options): {e}"))?;

@@ -7,6 +7,7 @@ use super::elicit::{
     approval_form, ask, secrets_url, thread_page, values_of, variables_form, verdict_of,
     went_to_page,
 };
+use super::progress::LOG_LEVEL_META;
 use super::rounds::{asks_within_call, Asked, INPUT_KEY};
 use super::{object_schema, progress, Answering, McpTools, SECRETS_WAIT};
 use rmcp::model::{CallToolResponse, CallToolResult, InputResponses};
@@ -128,7 +129,8 @@ impl McpTools {
             })
     }
 
-    /// [`McpTools::carry_out`] with the call's progress passed on, all of it before the answer.
+    /// [`McpTools::carry_out`] with the call's progress and log messages passed on, all of them
+    /// before the answer.
     async fn relayed(
         &self,
         tool: &AnyTool,
@@ -136,7 +138,28 @@ impl McpTools {
         call_id: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let relay = progress::relay(&self.runtime(), context, thread_id, call_id);
+        // A 2025-11-25 session's level; from 2026-07-28 on (where logging is deprecated,
+        // SEP-2577) only a request that opts in through its `_meta` gets log messages.
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= "2026-07-28");
+        let logs_from = if modern {
+            context
+                .meta
+                .get(LOG_LEVEL_META)
+                .cloned()
+                .and_then(|level| serde_json::from_value(level).ok())
+        } else {
+            Some(*self.log_level.lock().unwrap_or_else(|e| e.into_inner()))
+        };
+        let relay = progress::relay(
+            &self.runtime(),
+            context,
+            thread_id,
+            (call_id, tool.name()),
+            logs_from,
+        );
         let answer = self.carry_out(tool, thread_id, call_id, context).await;
         if let Some(relay) = relay {
             relay.finish().await;

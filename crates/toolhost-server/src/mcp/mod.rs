@@ -84,6 +84,11 @@ fn listed_tool(tool: &toolhost_core::AnyTool) -> Value {
     listed
 }
 
+/// The least level of log messages a session gets until its client sets one: a tool's
+/// `console.debug` is sent only to a client that asked for debug.
+#[allow(deprecated)]
+const DEFAULT_LOG_LEVEL: rmcp::model::LoggingLevel = rmcp::model::LoggingLevel::Info;
+
 /// How long a call waits for secrets a person gives on the thread's page after the client's
 /// user agreed to go there.
 pub const SECRETS_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -102,6 +107,10 @@ pub struct McpTools {
     session: Arc<tokio::sync::Mutex<Option<String>>>,
     /// Calls waiting for a 2026-07-28 client's retry, shared by every session.
     rounds: Arc<rounds::Rounds>,
+    /// The least level of the log messages the session's calls send (`logging/setLevel`);
+    /// `info` until the client sets one.
+    #[allow(deprecated)]
+    log_level: Arc<std::sync::Mutex<rmcp::model::LoggingLevel>>,
 }
 
 /// Where a person answers a call that waits for an approval or variables.
@@ -152,6 +161,7 @@ impl McpTools {
             answering,
             session: Arc::default(),
             rounds: Arc::default(),
+            log_level: Arc::new(std::sync::Mutex::new(DEFAULT_LOG_LEVEL)),
         }
     }
 
@@ -164,6 +174,7 @@ impl McpTools {
     pub fn for_new_session(&self) -> Self {
         McpTools {
             session: Arc::default(),
+            log_level: Arc::new(std::sync::Mutex::new(DEFAULT_LOG_LEVEL)),
             ..self.clone()
         }
     }
@@ -219,14 +230,28 @@ impl McpTools {
 }
 
 impl ServerHandler for McpTools {
+    // Logging is 2025-11-25's (deprecated from 2026-07-28 on, SEP-2577); see `progress`.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
+                .enable_logging()
                 .build(),
         )
+    }
+
+    /// Keeps the least level of the log messages the session's calls send.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = request.level;
+        Ok(())
     }
 
     async fn list_tools(

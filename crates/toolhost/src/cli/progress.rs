@@ -43,6 +43,13 @@ pub async fn show(mut events: Receiver<LiveEvent>) {
                 written = 0;
                 call = None;
             }
+            LiveKind::ToolLog => {
+                let said = event.data["message"].as_str().unwrap_or_default();
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[K… a tool logs: {said}");
+                let _ = err.flush();
+                continue;
+            }
             LiveKind::ToolProgress => {
                 let done = event.data["progress"].as_f64().unwrap_or(0.0);
                 let of = match event.data["total"].as_f64() {

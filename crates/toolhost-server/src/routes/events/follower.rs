@@ -329,5 +329,6 @@ fn live_name(kind: LiveKind) -> &'static str {
         LiveKind::ToolCallArgumentsDelta => "tool_call_arguments_delta",
         LiveKind::ModelRestarted => "model_restarted",
         LiveKind::ToolProgress => "tool_progress",
+        LiveKind::ToolLog => "tool_log",
     }
 }
