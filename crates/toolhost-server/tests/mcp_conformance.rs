@@ -62,7 +62,11 @@ fn scenarios_2025() -> Vec<&'static str> {
 fn scenarios_2026() -> Vec<&'static str> {
     [
         &TOOL_SCENARIOS[..],
-        &["dns-rebinding-protection", "http-header-validation"],
+        &[
+            "dns-rebinding-protection",
+            "http-header-validation",
+            "sep-2164-resource-not-found",
+        ],
     ]
     .concat()
 }

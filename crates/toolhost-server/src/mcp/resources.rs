@@ -42,13 +42,15 @@ fn parse(uri: &str) -> Option<(String, FsPath)> {
 impl McpTools {
     /// `resources/read` of a file URI.
     pub(super) async fn read_file(&self, uri: &str) -> Result<ReadResourceResponse, McpError> {
+        // Each error names the URI in its data too, as SEP-2164 asks.
+        let named = || Some(serde_json::json!({ "uri": uri }));
         let Some((thread, path)) = parse(uri) else {
             return Err(McpError::invalid_params(
                 format!("{uri} is not a file of this server (they read toolhost://threads/THREAD/files/PATH)"),
-                None,
+                named(),
             ));
         };
-        let missing = || McpError::resource_not_found(format!("no file {uri}"), None);
+        let missing = || McpError::resource_not_found(format!("no file {uri}"), named());
         let store = AsyncStore::new(self.runtime().store().clone());
         if !self.serves_thread(&store, &thread).await {
             return Err(missing());
