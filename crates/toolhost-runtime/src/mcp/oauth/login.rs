@@ -146,6 +146,10 @@ async fn probe(
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}});
     let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let mut session = None;
+    let mut outcome = Err(format!(
+        "MCP server \"{name}\" let toolhost in and list its tools without a token: it needs no login"
+    ));
     for message in [initialize, list] {
         let answer = http
             .fetch(FetchRequest {
@@ -165,26 +169,38 @@ async fn probe(
         };
         match answer.status {
             200..=299 => {
-                if let Some(session) = header("mcp-session-id") {
-                    sent.push(("mcp-session-id".to_owned(), session));
+                if let Some(id) = header("mcp-session-id") {
+                    sent.push(("mcp-session-id".to_owned(), id.clone()));
                     sent.push(("mcp-protocol-version".to_owned(), "2025-11-25".to_owned()));
+                    session = Some(id);
                 }
+                continue;
             }
             401 | 403 => {
-                return Ok(header("www-authenticate")
+                outcome = Ok(header("www-authenticate")
                     .map(|v| parse_challenge(&v))
-                    .unwrap_or_default())
+                    .unwrap_or_default());
             }
             status => {
-                return Err(format!(
-                "MCP server \"{name}\" answered HTTP {status} instead of asking for authorization"
-            ))
+                outcome = Err(format!(
+                    "MCP server \"{name}\" answered HTTP {status} instead of asking for authorization"
+                ));
             }
         }
+        break;
     }
-    Err(format!(
-        "MCP server \"{name}\" let toolhost in and list its tools without a token: it needs no login"
-    ))
+    // A session the probe opened is closed again (a server that keeps none says so; either way).
+    if session.is_some() {
+        let _ = http
+            .fetch(FetchRequest {
+                method: "DELETE".to_owned(),
+                url: url.to_owned(),
+                headers: sent,
+                body: None,
+            })
+            .await;
+    }
+    outcome
 }
 
 /// Waits on the loopback port for the authorization server's redirect with `state`: the code,

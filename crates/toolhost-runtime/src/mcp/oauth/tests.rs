@@ -136,3 +136,19 @@ fn query_values_decode_as_they_were_encoded() {
     }
     assert_eq!(decode("a+b%20c%zz%4"), "a b c%zz%4");
 }
+
+#[test]
+fn a_lifetime_is_read_as_seconds_and_bounded() {
+    use super::token::expires_at;
+    use serde_json::json;
+    let now = super::now_ms();
+    let in_an_hour = expires_at(&json!(3600)).unwrap();
+    assert!((in_an_hour - now - 3_600_000).abs() < 5_000);
+    let as_text = expires_at(&json!("3600")).unwrap();
+    assert!((as_text - in_an_hour).abs() < 5_000);
+    // A hostile lifetime neither overflows nor lasts forever.
+    let huge = expires_at(&json!(i64::MAX)).unwrap();
+    assert!(huge - now <= 10 * 365 * 24 * 3600 * 1000 + 5_000);
+    assert!(expires_at(&json!(-5)).unwrap() <= super::now_ms());
+    assert_eq!(expires_at(&json!(null)), None);
+}

@@ -321,11 +321,20 @@ pub(crate) async fn request(
             Asked::Refresh { refresh_token } => Some(refresh_token.to_owned()),
             _ => None,
         }),
-        expires_at: body["expires_in"]
-            .as_i64()
-            .map(|seconds| now_ms() + seconds * 1000),
+        expires_at: expires_at(&body["expires_in"]),
         scope: body["scope"].as_str().map(str::to_owned),
     })
+}
+
+/// When a token given now with `expires_in` (seconds: a number, or a number as text as some
+/// servers write it) expires; a lifetime beyond ten years is taken as ten years.
+pub(crate) fn expires_at(expires_in: &Value) -> Option<i64> {
+    const TEN_YEARS_S: i64 = 10 * 365 * 24 * 3600;
+    let seconds = expires_in
+        .as_i64()
+        .or_else(|| expires_in.as_f64().map(|f| f as i64))
+        .or_else(|| expires_in.as_str().and_then(|t| t.trim().parse().ok()))?;
+    Some(now_ms() + seconds.clamp(0, TEN_YEARS_S) * 1000)
 }
 
 /// A grant made of `tokens` from `found`, for `client`.
