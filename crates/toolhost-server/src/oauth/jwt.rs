@@ -170,15 +170,15 @@ fn claims(claims: &Map<String, Value>, expected: &Expected<'_>) -> Result<Grant,
         ));
     }
     let expires_at = time("exp")?.ok_or("it has no expiry (\"exp\")")?;
-    if expires_at + expected.leeway <= expected.now {
-        return Err(format!("it expired {} s ago", expected.now - expires_at));
+    // Saturating: a token's numbers are the sender's, and none may overflow the arithmetic.
+    if expires_at.saturating_add(expected.leeway) <= expected.now {
+        let ago = expected.now.saturating_sub(expires_at);
+        return Err(format!("it expired {ago} s ago"));
     }
     if let Some(not_before) = time("nbf")? {
-        if not_before - expected.leeway > expected.now {
-            return Err(format!(
-                "it is not valid for another {} s",
-                not_before - expected.now
-            ));
+        if not_before.saturating_sub(expected.leeway) > expected.now {
+            let wait = not_before.saturating_sub(expected.now);
+            return Err(format!("it is not valid for another {wait} s"));
         }
     }
     let subject = text("sub")
@@ -249,6 +249,21 @@ mod tests {
         let mut c = good();
         c.as_object_mut().unwrap().remove("sub");
         assert!(claims_of(c).unwrap_err().contains("no subject"));
+    }
+
+    #[test]
+    fn extreme_times_neither_overflow_nor_pass() {
+        let mut c = good();
+        c["exp"] = json!(i64::MIN);
+        assert!(claims_of(c).unwrap_err().contains("expired"));
+        let mut c = good();
+        c["exp"] = json!(i64::MAX);
+        c["nbf"] = json!(i64::MAX);
+        assert!(claims_of(c).unwrap_err().contains("not valid for another"));
+        let mut c = good();
+        c["exp"] = json!(1e300);
+        c["nbf"] = json!(-1e300);
+        assert!(claims_of(c).is_ok());
     }
 
     #[test]
