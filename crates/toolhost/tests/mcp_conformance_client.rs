@@ -6,7 +6,8 @@
 //!
 //! Run: `initialize`, `tools_call`, `sse-retry`, and every `auth/*` scenario of the 2025-11-25
 //! and 2025-03-26 revisions plus the client credentials extension with a secret (the script
-//! logs in with `toolhost mcp login`, playing the person's browser). Not run:
+//! logs in with `toolhost mcp login`, playing the person's browser); and the `auth/*` scenarios
+//! of the 0.2 suite for 2026-07-28, with `auth/resource-mismatch`. Not run:
 //! `auth/client-credentials-jwt` (toolhost's client proves itself with a secret, not a signed
 //! assertion), `auth/cross-app-access-complete-flow` (an extension for enterprise identity
 //! providers), the draft-revision scenarios, and `elicitation-sep1034-client-defaults`
@@ -26,6 +27,11 @@ use std::process::Command;
 /// scenario's server and whose scripted model says `script`: the checks the suite made, once
 /// every one succeeded.
 fn scenario(name: &str, tools: &[&str], script: &str) -> Vec<Value> {
+    scenario_of("TOOLHOST_TEST_CONFORMANCE_2025", name, tools, script)
+}
+
+/// [`scenario`] with the suite that `suite_var` names.
+fn scenario_of(suite_var: &str, name: &str, tools: &[&str], script: &str) -> Vec<Value> {
     let project = TempProject::new();
     scripted_agent(&project.root, tools, script);
     std::fs::create_dir_all(project.root.join("agents/mcp")).unwrap();
@@ -40,7 +46,7 @@ fn scenario(name: &str, tools: &[&str], script: &str) -> Vec<Value> {
         project.root.join("data").display()
     );
     let ran = Command::new(installed("TOOLHOST_TEST_NODE22"))
-        .arg(installed("TOOLHOST_TEST_CONFORMANCE_2025"))
+        .arg(installed(suite_var))
         .args(["client", "--scenario", name, "--command", &command, "-o"])
         .arg(&out)
         .output()
@@ -97,17 +103,35 @@ fn toolhost_reconnects_to_a_stream_the_server_closed_and_gets_the_answer() {
 /// lists the server's tools with the token.
 #[test]
 fn toolhost_gets_authorized_as_each_auth_scenario_asks() {
+    authorized_as("TOOLHOST_TEST_CONFORMANCE_2025", &AUTH_SCENARIOS);
+}
+
+/// The same under the 2026-07-28 suite, which adds a server whose resource metadata names
+/// another resource (toolhost must not get a token for it).
+#[test]
+fn toolhost_gets_authorized_as_each_auth_scenario_of_2026_asks() {
+    let mut names: Vec<&str> = AUTH_SCENARIOS
+        .iter()
+        .copied()
+        .filter(|n| !n.contains("2025-03-26") && !n.contains("client-credentials"))
+        .collect();
+    names.push("auth/resource-mismatch");
+    authorized_as("TOOLHOST_TEST_CONFORMANCE_2026", &names);
+}
+
+/// Runs each authorization scenario `names` of the suite `suite_var` names; every one must pass.
+fn authorized_as(suite_var: &str, names: &[&str]) {
     let mut failed = Vec::new();
-    for name in AUTH_SCENARIOS {
+    for name in names {
         // Step-up asks for more scope on a call only: the agent calls the server's tool.
-        let (tools, script): (&[&str], &str) = match name {
+        let (tools, script): (&[&str], &str) = match *name {
             "auth/scope-step-up" => (
                 &["conformance.test-tool"],
                 "{\"toolCalls\": [{\"name\": \"conformance.test-tool\", \"arguments\": {}}]}\n{\"text\": \"done\"}\n",
             ),
             _ => (&[], "{\"text\": \"hello\"}\n"),
         };
-        let outcome = std::panic::catch_unwind(|| scenario(name, tools, script));
+        let outcome = std::panic::catch_unwind(|| scenario_of(suite_var, name, tools, script));
         if let Err(why) = outcome {
             let why = why
                 .downcast_ref::<String>()
