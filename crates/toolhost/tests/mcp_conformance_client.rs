@@ -8,8 +8,7 @@
 //! and 2025-03-26 revisions plus the client credentials extension with a secret (the script
 //! logs in with `toolhost mcp login`, playing the person's browser); and the `auth/*` scenarios
 //! of the 0.2 suite for 2026-07-28, with `auth/resource-mismatch`. Not run:
-//! `auth/client-credentials-jwt` (toolhost's client proves itself with a secret, not a signed
-//! assertion), `auth/cross-app-access-complete-flow` (an extension for enterprise identity
+//! `auth/cross-app-access-complete-flow` (an extension for enterprise identity
 //! providers), the draft-revision scenarios, and `elicitation-sep1034-client-defaults`
 //! (toolhost does not answer a server's elicitation).
 
@@ -143,7 +142,7 @@ fn authorized_as(suite_var: &str, names: &[&str]) {
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
-const AUTH_SCENARIOS: [&str; 17] = [
+const AUTH_SCENARIOS: [&str; 18] = [
     "auth/metadata-default",
     "auth/metadata-var1",
     "auth/metadata-var2",
@@ -161,4 +160,5 @@ const AUTH_SCENARIOS: [&str; 17] = [
     "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 ];

@@ -18,8 +18,8 @@
 //! (secrets included) and else from toolhost's environment, the listing at load from toolhost's
 //! environment. `oauth` has toolhost get OAuth tokens for a server at a URL (see
 //! [`super::oauth`]): `grant` (`authorization_code`, the default, or `client_credentials`),
-//! `clientId` and `clientSecret` (`${NAME}` of toolhost's environment) of a client registered
-//! beforehand, `clientMetadataUrl` (a client ID metadata document), `scope`. `trusted` says
+//! `clientId` and `clientSecret` or `privateKey` (`${NAME}` of toolhost's environment; a PKCS#8
+//! PEM key signs a JWT instead of sending a secret) of a client registered beforehand, `clientMetadataUrl` (a client ID metadata document), `scope`. `trusted` says
 //! whether the server's annotations may waive approval (see [`super::imported`]). A field this
 //! version does not know is an error naming it.
 
@@ -71,6 +71,8 @@ struct WrittenOAuth {
     client_id: Option<String>,
     #[serde(default)]
     client_secret: Option<String>,
+    #[serde(default)]
+    private_key: Option<String>,
     #[serde(default)]
     client_metadata_url: Option<String>,
     #[serde(default)]
@@ -259,6 +261,18 @@ fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
             return Err("`oauth.clientSecret` must name a variable of toolhost's environment (`${NAME}`), never hold the secret itself".to_owned());
         }
     }
+    if let Some(key) = &written.private_key {
+        if written.client_id.is_none() || written.client_secret.is_some() {
+            return Err(
+                "`oauth.privateKey` needs `oauth.clientId`, and no `clientSecret` with it"
+                    .to_owned(),
+            );
+        }
+        let names = placeholders(key).map_err(|e| format!("`oauth.privateKey`: {e}"))?;
+        if names.is_empty() {
+            return Err("`oauth.privateKey` must name a variable of toolhost's environment (`${NAME}`) that holds the PEM key, never hold the key itself".to_owned());
+        }
+    }
     if let Some(url) = &written.client_metadata_url {
         if !url.starts_with("https://") || url.len() <= "https://".len() {
             return Err(format!(
@@ -268,7 +282,7 @@ fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
     }
     if grant == GrantType::ClientCredentials && written.client_id.is_none() {
         return Err(
-            "`oauth.grant` \"client_credentials\" needs `oauth.clientId` and `oauth.clientSecret`"
+            "`oauth.grant` \"client_credentials\" needs `oauth.clientId`, and `oauth.clientSecret` or `oauth.privateKey`"
                 .to_owned(),
         );
     }
@@ -276,6 +290,7 @@ fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
         grant,
         client_id: written.client_id,
         client_secret: written.client_secret,
+        private_key: written.private_key,
         client_metadata_url: written.client_metadata_url,
         scope: written.scope,
     })
@@ -428,5 +443,51 @@ mod tests {
         assert_eq!(fill("Bearer ${TOKEN}", &values).unwrap(), "Bearer t0k");
         assert_eq!(fill("${TEAM}-x", &values).unwrap_err(), "TEAM");
         assert_eq!(fill("no vars $ here", &values).unwrap(), "no vars $ here");
+    }
+
+    #[test]
+    fn oauth_is_checked_and_secrets_come_only_from_variables() {
+        let url = |oauth: &str| format!(r#"{{"url": "https://a.example/mcp", "oauth": {oauth}}}"#);
+        let plain = parse(&url("{}")).unwrap();
+        assert_eq!(plain.oauth.unwrap().grant, GrantType::AuthorizationCode);
+        let cc = parse(&url(
+            r#"{"grant": "client_credentials", "clientId": "ci", "privateKey": "${KEY_PEM}"}"#,
+        ))
+        .unwrap()
+        .oauth
+        .unwrap();
+        assert_eq!(cc.grant, GrantType::ClientCredentials);
+        assert_eq!(cc.private_key.as_deref(), Some("${KEY_PEM}"));
+        let refused = [
+            (r#"{"clientSecret": "${S}"}"#, "needs `oauth.clientId`"),
+            (
+                r#"{"clientId": "ci", "clientSecret": "hunter2"}"#,
+                "never hold the secret",
+            ),
+            (
+                r#"{"clientId": "ci", "privateKey": "-----BEGIN"}"#,
+                "never hold the key",
+            ),
+            (
+                r#"{"clientId": "ci", "clientSecret": "${S}", "privateKey": "${K}"}"#,
+                "no `clientSecret` with it",
+            ),
+            (
+                r#"{"grant": "client_credentials"}"#,
+                "needs `oauth.clientId`",
+            ),
+            (
+                r#"{"clientMetadataUrl": "http://a.example/c.json"}"#,
+                "https URL",
+            ),
+            (r#"{"grant": "implicit"}"#, "unknown variant"),
+            (r#"{"scopes": "a"}"#, "unknown field `scopes`"),
+        ];
+        for (oauth, why) in refused {
+            let e = parse(&url(oauth)).unwrap_err();
+            assert!(e.contains(why), "{oauth}: {e}");
+        }
+        let e = parse(r#"{"command": ["x"], "oauth": {}}"#).unwrap_err();
+        assert!(e.contains("`oauth` is for a server at a `url`"), "{e}");
     }
 }

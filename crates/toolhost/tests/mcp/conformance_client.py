@@ -7,7 +7,7 @@ runs the project's agent `a` with `toolhost run`, and approves each call it wait
 themselves, so their calls need approval). Exits non-zero when toolhost fails.
 
 For an `auth/*` scenario the server's file asks for OAuth: the client credentials the suite
-gives (`MCP_CONFORMANCE_CONTEXT`) as a pre-registered client, else a client ID metadata
+gives (`MCP_CONFORMANCE_CONTEXT`: a secret or a private key) as a pre-registered client, else a client ID metadata
 document's URL (used where the authorization server takes them, else toolhost registers
 itself). For the authorization code grant a person logs in first with `toolhost mcp login`:
 this script plays the person's browser, opening the address toolhost prints, which the suite's
@@ -33,6 +33,9 @@ if scenario.startswith("auth/"):
     if "client_secret" in context:
         os.environ["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
         oauth["clientSecret"] = "${CONFORMANCE_CLIENT_SECRET}"
+    if "private_key_pem" in context:
+        os.environ["CONFORMANCE_PRIVATE_KEY"] = context["private_key_pem"]
+        oauth["privateKey"] = "${CONFORMANCE_PRIVATE_KEY}"
     if client_credentials:
         oauth["grant"] = "client_credentials"
     else:

@@ -48,20 +48,28 @@ pub(crate) fn configured_client(
     def: &OAuthDef,
     found: &Discovered,
 ) -> Result<Option<Client>, String> {
+    let from_env = |field: &str, written: &Option<String>| -> Result<Option<String>, String> {
+        written
+            .as_deref()
+            .map(|w| {
+                fill(w, &|name| std::env::var(name).ok()).map_err(|missing| {
+                    format!("`oauth.{field}` needs the variable {missing}, which is not in toolhost's environment")
+                })
+            })
+            .transpose()
+    };
     if let Some(id) = &def.client_id {
-        let secret = match &def.client_secret {
-            Some(written) => Some(fill(written, &|name| std::env::var(name).ok()).map_err(
-                |missing| {
-                    format!("`oauth.clientSecret` needs the variable {missing}, which is not in toolhost's environment")
-                },
-            )?),
-            None => None,
+        let secret = from_env("clientSecret", &def.client_secret)?;
+        let private_key = from_env("privateKey", &def.private_key)?;
+        let auth_method = match private_key {
+            Some(_) => "private_key_jwt".to_owned(),
+            None => token::auth_method(&found.auth_methods, secret.is_some()),
         };
-        let auth_method = token::auth_method(&found.auth_methods, secret.is_some());
         return Ok(Some(Client {
             id: id.clone(),
             secret,
             auth_method,
+            private_key,
         }));
     }
     match &def.client_metadata_url {
@@ -69,6 +77,7 @@ pub(crate) fn configured_client(
             id: url.clone(),
             secret: None,
             auth_method: "none".to_owned(),
+            private_key: None,
         })),
         _ => Ok(None),
     }
@@ -189,7 +198,7 @@ impl Authorizer {
                 };
                 let tokens = token::request(
                     &*self.http,
-                    &grant.token_endpoint,
+                    (&grant.token_endpoint, &grant.issuer),
                     &grant.client,
                     &grant.resource,
                     asked,
@@ -218,7 +227,7 @@ impl Authorizer {
     async fn client_credentials(&self, challenge: &Challenge) -> Result<Grant, String> {
         let found = discover(&*self.http, &self.url, challenge).await?;
         let client = configured_client(&self.def, &found)?
-            .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret`)")?;
+            .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret` or `privateKey`)")?;
         // A server asking for more scope is given what it asks.
         let scope = match &challenge.scope {
             Some(asked) => Some(asked.clone()),
@@ -226,7 +235,7 @@ impl Authorizer {
         };
         let tokens = token::request(
             &*self.http,
-            &found.token_endpoint,
+            (&found.token_endpoint, &found.issuer),
             &client,
             &found.resource,
             Asked::ClientCredentials {

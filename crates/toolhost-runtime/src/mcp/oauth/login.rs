@@ -54,13 +54,13 @@ pub async fn login(
     );
     if oauth.grant == GrantType::ClientCredentials {
         let client = configured_client(&oauth, &found)?
-            .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret`)")?;
+            .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret` or `privateKey`)")?;
         let asked = Asked::ClientCredentials {
             scope: scope.as_deref(),
         };
         let tokens = token::request(
             &*http,
-            &found.token_endpoint,
+            (&found.token_endpoint, &found.issuer),
             &client,
             &found.resource,
             asked,
@@ -110,7 +110,7 @@ pub async fn login(
     };
     let tokens = token::request(
         &*http,
-        &found.token_endpoint,
+        (&found.token_endpoint, &found.issuer),
         &client,
         &found.resource,
         asked,

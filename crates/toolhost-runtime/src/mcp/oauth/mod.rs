@@ -17,7 +17,9 @@
 //!   authorization URL and takes the answer on a loopback redirect (RFC 8252). The client is the
 //!   file's `clientId` (pre-registered), else a client ID metadata document's URL
 //!   (`clientMetadataUrl`, when the server supports them), else one registered dynamically
-//!   (RFC 7591). Every token request names the resource (RFC 8707). The scope asked for is
+//!   (RFC 7591). A client proves itself with its secret (HTTP Basic, or the form), with a
+//!   signed JWT (`private_key_jwt`, [`assertion`]), or not at all (a public client with PKCE).
+//!   Every token request names the resource (RFC 8707). The scope asked for is
 //!   the file's, else the challenge's, else the resource's `scopes_supported`, else none.
 //! - **Tokens** are kept in the store as the project's credential `mcp-oauth/NAME`, sealed with
 //!   the data folder's secrets key, so every process of the project (and every node of a
@@ -30,6 +32,7 @@
 //! - Tokens and client secrets never reach a log, an error, a result or a model: errors quote
 //!   the authorization server's `error` and `error_description` only.
 
+mod assertion;
 mod authorizer;
 pub mod discovery;
 pub mod login;
@@ -51,6 +54,9 @@ pub struct OAuthDef {
     pub client_id: Option<String>,
     /// The client secret as written (`${NAME}` stands for a variable of toolhost's environment).
     pub client_secret: Option<String>,
+    /// A PKCS#8 PEM private key as written (`${NAME}`), for a client that proves itself with a
+    /// signed JWT (`private_key_jwt`) instead of a secret.
+    pub private_key: Option<String>,
     /// The URL of a client ID metadata document, used as the client id where the server takes
     /// them.
     pub client_metadata_url: Option<String>,
@@ -76,8 +82,12 @@ pub struct Client {
     /// The client secret, for a confidential client.
     pub secret: Option<String>,
     /// How the client proves itself at the token endpoint: `client_secret_basic`,
-    /// `client_secret_post` or `none`.
+    /// `client_secret_post`, `private_key_jwt` or `none`.
     pub auth_method: String,
+    /// The private key of `private_key_jwt`, read from toolhost's environment when needed and
+    /// never kept with a grant.
+    #[serde(skip)]
+    pub private_key: Option<String>,
 }
 
 /// What toolhost holds of a server's authorization: where to renew it and the tokens.

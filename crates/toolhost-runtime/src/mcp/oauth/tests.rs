@@ -103,6 +103,7 @@ fn the_authorization_url_carries_pkce_state_and_the_resource() {
         id: "https://app.example/client.json".into(),
         secret: None,
         auth_method: "none".into(),
+        private_key: None,
     };
     let url = authorization_url(
         &found(&[]),

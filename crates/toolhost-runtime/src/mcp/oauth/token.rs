@@ -196,6 +196,7 @@ pub(crate) async fn register(
         id: id.to_owned(),
         secret,
         auth_method: method,
+        private_key: None,
     })
 }
 
@@ -233,10 +234,11 @@ pub(crate) struct Tokens {
     pub scope: Option<String>,
 }
 
-/// Asks `endpoint` for tokens for `resource`, with `client`'s credentials.
+/// Asks `endpoint` (of the authorization server `issuer`) for tokens for `resource`, with
+/// `client`'s credentials.
 pub(crate) async fn request(
     http: &dyn Fetcher,
-    endpoint: &str,
+    (endpoint, issuer): (&str, &str),
     client: &Client,
     resource: &str,
     asked: Asked<'_>,
@@ -283,6 +285,18 @@ pub(crate) async fn request(
         ("client_secret_post", Some(secret)) => {
             pairs.push(("client_id", client.id.clone()));
             pairs.push(("client_secret", secret.clone()));
+        }
+        ("private_key_jwt", _) => {
+            let key = client.private_key.as_deref().ok_or(
+                "the client proves itself with a private key, which is not at hand (it is read from toolhost's environment)",
+            )?;
+            let signed = super::assertion::client_assertion(key, &client.id, issuer)?;
+            pairs.push(("client_id", client.id.clone()));
+            pairs.push((
+                "client_assertion_type",
+                super::assertion::ASSERTION_TYPE.to_owned(),
+            ));
+            pairs.push(("client_assertion", signed));
         }
         _ => pairs.push(("client_id", client.id.clone())),
     }
