@@ -228,7 +228,12 @@ impl Store for TimedStore {
     fn credential(&self, name: &str) -> StoreResult<Option<toolhost_store::Credential>> {
         self.inner.credential(name)
     }
-    fn put_credential(&self, name: &str, value: &str, expected: Option<i64>) -> StoreResult<bool> {
+    fn put_credential(
+        &self,
+        name: &str,
+        value: &str,
+        expected: Option<i64>,
+    ) -> StoreResult<Option<i64>> {
         self.inner.put_credential(name, value, expected)
     }
     fn delete_credential(&self, name: &str) -> StoreResult<bool> {

@@ -137,10 +137,17 @@ pub trait Store: Send + Sync {
     fn credential(&self, name: &str) -> StoreResult<Option<Credential>>;
 
     /// Stores `value` as credential `name` if its stored version is still `expected` (`None`:
-    /// none is stored); `false`, changing nothing, when another write came first.
-    fn put_credential(&self, name: &str, value: &str, expected: Option<i64>) -> StoreResult<bool>;
+    /// none is stored); the new version, or `None`, changing nothing, when another write came
+    /// first. Versions only grow, a removal included: a writer that read a credential before
+    /// it was removed (and perhaps stored again) can never write over it.
+    fn put_credential(
+        &self,
+        name: &str,
+        value: &str,
+        expected: Option<i64>,
+    ) -> StoreResult<Option<i64>>;
 
-    /// Removes credential `name`; `false` when there was none.
+    /// Removes credential `name` (its version still grows); `false` when there was none.
     fn delete_credential(&self, name: &str) -> StoreResult<bool>;
 
     /// The thread's messages in order.

@@ -95,8 +95,9 @@ fn served(issuer: &str) -> (TempProject, Running, String) {
     (project, Running(child), url)
 }
 
-/// A project whose agent calls `remote.think` of the server at `url`, with client credentials.
-fn client_project(url: &str) -> TempProject {
+/// A project whose agent calls `remote.think` of the server at `url`, with client credentials
+/// registered with `issuer`.
+fn client_project(url: &str, issuer: &str) -> TempProject {
     let project = TempProject::new();
     scripted_agent(
         &project.root,
@@ -107,7 +108,7 @@ fn client_project(url: &str) -> TempProject {
         &project.root,
         "agents/mcp/remote.json",
         &serde_json::json!({"url": url, "trusted": true, "oauth": {
-            "grant": "client_credentials", "clientId": CLIENT_ID,
+            "grant": "client_credentials", "clientId": CLIENT_ID, "issuer": issuer,
             "clientSecret": "${REMOTE_CLIENT_SECRET}", "scope": "run"}})
         .to_string(),
     );
@@ -131,7 +132,7 @@ fn toolhost_with_secret(secret: &str, args: &[&str]) -> (i32, String, String) {
 fn a_toolhost_client_uses_a_toolhost_servers_tools_with_tokens_of_a_real_authorization_server() {
     let (_issuer_process, issuer) = authorization_server();
     let (_served_project, _server, url) = served(&issuer);
-    let client = client_project(&url);
+    let client = client_project(&url, &issuer);
     let dir = client.root.display().to_string();
     let data: PathBuf = client.root.join("data");
     let data_arg = data.display().to_string();
@@ -172,7 +173,7 @@ fn a_toolhost_client_uses_a_toolhost_servers_tools_with_tokens_of_a_real_authori
     assert!(stdout.contains("\"remote.think\""), "{stdout}");
 
     // A client whose secret is wrong, with no kept grant, is told what the server said.
-    let other = client_project(&url);
+    let other = client_project(&url, &issuer);
     let (code, stdout, stderr) = toolhost_with_secret(
         "wrong",
         &[

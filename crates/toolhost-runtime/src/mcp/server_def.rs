@@ -77,6 +77,8 @@ struct WrittenOAuth {
     client_metadata_url: Option<String>,
     #[serde(default)]
     scope: Option<String>,
+    #[serde(default)]
+    issuer: Option<String>,
 }
 
 /// Where a server is: a program toolhost runs, or a URL.
@@ -217,7 +219,13 @@ impl McpServerDef {
             Some(_) if matches!(endpoint, Endpoint::Command { .. }) => {
                 return Err("`oauth` is for a server at a `url`".to_owned())
             }
-            Some(o) => Some(oauth_def(o)?),
+            Some(o) => {
+                if let Endpoint::Url { url, .. } = &endpoint {
+                    super::oauth::discovery::secure("`url`", url)
+                        .map_err(|e| format!("{e}: with `oauth`, tokens would travel in clear"))?;
+                }
+                Some(oauth_def(o)?)
+            }
         };
         Ok(Self {
             name: name.to_owned(),
@@ -248,6 +256,11 @@ impl McpServerDef {
     }
 }
 
+/// Whether `value` is one `${NAME}` and nothing else.
+fn only_a_variable(value: &str) -> bool {
+    matches!(placeholders(value).as_deref(), Ok([name]) if value == format!("${{{name}}}"))
+}
+
 /// The `oauth` table, checked: a secret only with a client id and only from a variable, a
 /// client ID metadata document at an https URL, client credentials only with a client id.
 fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
@@ -256,9 +269,8 @@ fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
         if written.client_id.is_none() {
             return Err("`oauth.clientSecret` needs `oauth.clientId`".to_owned());
         }
-        let names = placeholders(secret).map_err(|e| format!("`oauth.clientSecret`: {e}"))?;
-        if names.is_empty() {
-            return Err("`oauth.clientSecret` must name a variable of toolhost's environment (`${NAME}`), never hold the secret itself".to_owned());
+        if !only_a_variable(secret) {
+            return Err("`oauth.clientSecret` must be a variable of toolhost's environment (`${NAME}`) and nothing else, never hold the secret or part of it".to_owned());
         }
     }
     if let Some(key) = &written.private_key {
@@ -268,9 +280,8 @@ fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
                     .to_owned(),
             );
         }
-        let names = placeholders(key).map_err(|e| format!("`oauth.privateKey`: {e}"))?;
-        if names.is_empty() {
-            return Err("`oauth.privateKey` must name a variable of toolhost's environment (`${NAME}`) that holds the PEM key, never hold the key itself".to_owned());
+        if !only_a_variable(key) {
+            return Err("`oauth.privateKey` must be a variable of toolhost's environment (`${NAME}`) that holds the PEM key, never hold the key itself".to_owned());
         }
     }
     if let Some(url) = &written.client_metadata_url {
@@ -279,6 +290,14 @@ fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
                 "`oauth.clientMetadataUrl` {url:?} must be an https URL"
             ));
         }
+    }
+    let confidential = written.client_secret.is_some() || written.private_key.is_some();
+    match &written.issuer {
+        Some(issuer) => super::oauth::discovery::secure("`oauth.issuer`", issuer)?,
+        None if confidential => {
+            return Err("`oauth.issuer` must name the authorization server the client is registered with: its secret or key goes nowhere else".to_owned())
+        }
+        None => {}
     }
     if grant == GrantType::ClientCredentials && written.client_id.is_none() {
         return Err(
@@ -293,6 +312,7 @@ fn oauth_def(written: WrittenOAuth) -> Result<OAuthDef, String> {
         private_key: written.private_key,
         client_metadata_url: written.client_metadata_url,
         scope: written.scope,
+        issuer: written.issuer,
     })
 }
 
@@ -451,7 +471,7 @@ mod tests {
         let plain = parse(&url("{}")).unwrap();
         assert_eq!(plain.oauth.unwrap().grant, GrantType::AuthorizationCode);
         let cc = parse(&url(
-            r#"{"grant": "client_credentials", "clientId": "ci", "privateKey": "${KEY_PEM}"}"#,
+            r#"{"grant": "client_credentials", "clientId": "ci", "privateKey": "${KEY_PEM}", "issuer": "https://as.example"}"#,
         ))
         .unwrap()
         .oauth
@@ -469,7 +489,7 @@ mod tests {
                 "never hold the key",
             ),
             (
-                r#"{"clientId": "ci", "clientSecret": "${S}", "privateKey": "${K}"}"#,
+                r#"{"clientId": "ci", "clientSecret": "${S}", "privateKey": "${K}", "issuer": "https://as.example"}"#,
                 "no `clientSecret` with it",
             ),
             (
@@ -489,5 +509,8 @@ mod tests {
         }
         let e = parse(r#"{"command": ["x"], "oauth": {}}"#).unwrap_err();
         assert!(e.contains("`oauth` is for a server at a `url`"), "{e}");
+        let e = parse(r#"{"url": "http://a.example/mcp", "oauth": {}}"#).unwrap_err();
+        assert!(e.contains("tokens would travel in clear"), "{e}");
+        assert!(parse(r#"{"url": "http://127.0.0.1:9/mcp", "oauth": {}}"#).is_ok());
     }
 }

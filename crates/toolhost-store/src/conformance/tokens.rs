@@ -94,12 +94,15 @@ pub fn tokens_keep_their_expiry(store: &dyn Store) {
 }
 
 /// A credential is written by compare-and-set: the first write only where none is, each later
-/// one only on the version read, so of two writers holding one version exactly one wins.
+/// one only on the version read, so of two writers holding one version exactly one wins; and
+/// versions never go back, so a writer that read a credential before it was removed (and
+/// stored again) cannot write over what came after.
 pub fn credentials_are_written_by_compare_and_set(store: &dyn Store) {
     assert_eq!(store.credential("mcp/a").unwrap(), None);
-    assert!(store.put_credential("mcp/a", "one", None).unwrap());
-    assert!(
-        !store.put_credential("mcp/a", "other", None).unwrap(),
+    assert_eq!(store.put_credential("mcp/a", "one", None).unwrap(), Some(1));
+    assert_eq!(
+        store.put_credential("mcp/a", "other", None).unwrap(),
+        None,
         "a second first write won"
     );
     let first = store.credential("mcp/a").unwrap().unwrap();
@@ -110,9 +113,13 @@ pub fn credentials_are_written_by_compare_and_set(store: &dyn Store) {
             version: 1
         }
     );
-    assert!(store.put_credential("mcp/a", "two", Some(1)).unwrap());
-    assert!(
-        !store.put_credential("mcp/a", "late", Some(1)).unwrap(),
+    assert_eq!(
+        store.put_credential("mcp/a", "two", Some(1)).unwrap(),
+        Some(2)
+    );
+    assert_eq!(
+        store.put_credential("mcp/a", "late", Some(1)).unwrap(),
+        None,
         "a stale write won"
     );
     assert_eq!(
@@ -126,4 +133,20 @@ pub fn credentials_are_written_by_compare_and_set(store: &dyn Store) {
     assert!(store.delete_credential("mcp/a").unwrap());
     assert!(!store.delete_credential("mcp/a").unwrap());
     assert_eq!(store.credential("mcp/a").unwrap(), None);
+    // A writer holding version 2 from before the removal cannot bring it back.
+    assert_eq!(
+        store.put_credential("mcp/a", "revived", Some(2)).unwrap(),
+        None
+    );
+    // A new first write goes on counting, so the old version never matches again.
+    let again = store
+        .put_credential("mcp/a", "three", None)
+        .unwrap()
+        .unwrap();
+    assert!(again > 2, "{again}");
+    assert_eq!(
+        store.put_credential("mcp/a", "stale", Some(2)).unwrap(),
+        None
+    );
+    assert_eq!(store.credential("mcp/a").unwrap().unwrap().value, "three");
 }

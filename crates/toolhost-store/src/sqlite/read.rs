@@ -83,7 +83,12 @@ impl Store for SqliteStore {
         super::tokens::credential(&self.lock(), name)
     }
 
-    fn put_credential(&self, name: &str, value: &str, expected: Option<i64>) -> StoreResult<bool> {
+    fn put_credential(
+        &self,
+        name: &str,
+        value: &str,
+        expected: Option<i64>,
+    ) -> StoreResult<Option<i64>> {
         let (name, value) = (name.to_owned(), value.to_owned());
         self.write(move |tx| super::tokens::put_credential(tx, &name, &value, expected))
     }

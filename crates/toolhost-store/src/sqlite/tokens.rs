@@ -128,10 +128,11 @@ pub(super) fn revoke(tx: &Connection, id: &str) -> StoreResult<bool> {
     Ok(changed == 1)
 }
 
-/// The credential `name`, if stored.
+/// The credential `name`, if stored (a removed one is kept as an empty value, so that its
+/// version goes on growing).
 pub(super) fn credential(conn: &Connection, name: &str) -> StoreResult<Option<Credential>> {
     conn.query_row(
-        "SELECT value, version FROM credentials WHERE name = ?1",
+        "SELECT value, version FROM credentials WHERE name = ?1 AND value != ''",
         [name],
         |r| {
             Ok(Credential {
@@ -144,33 +145,54 @@ pub(super) fn credential(conn: &Connection, name: &str) -> StoreResult<Option<Cr
     .map_err(db)
 }
 
-/// Writes credential `name` if its version is still `expected`.
+/// Writes credential `name` if its version is still `expected` (`None`: none is stored, or
+/// it was removed); the new version.
 pub(super) fn put_credential(
     tx: &Connection,
     name: &str,
     value: &str,
     expected: Option<i64>,
-) -> StoreResult<bool> {
-    let changed = match expected {
-        None => exec(
-            tx,
-            "INSERT INTO credentials (name, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
-             ON CONFLICT (name) DO NOTHING",
-            params![name, value, now_millis()],
-        ),
-        Some(version) => exec(
-            tx,
-            "UPDATE credentials SET value = ?2, version = version + 1, updated_at = ?4
-             WHERE name = ?1 AND version = ?3",
-            params![name, value, version, now_millis()],
-        ),
+) -> StoreResult<Option<i64>> {
+    if value.is_empty() {
+        return Err(StoreError::Backend(
+            "a credential's value may not be empty".into(),
+        ));
+    }
+    let written: Option<i64> = match expected {
+        None => tx
+            .query_row(
+                "INSERT INTO credentials (name, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
+                 ON CONFLICT (name) DO UPDATE
+                   SET value = excluded.value, version = credentials.version + 1,
+                       updated_at = excluded.updated_at
+                   WHERE credentials.value = ''
+                 RETURNING version",
+                params![name, value, now_millis()],
+                |r| r.get(0),
+            )
+            .optional(),
+        Some(version) => tx
+            .query_row(
+                "UPDATE credentials SET value = ?2, version = version + 1, updated_at = ?4
+                 WHERE name = ?1 AND version = ?3 AND value != ''
+                 RETURNING version",
+                params![name, value, version, now_millis()],
+                |r| r.get(0),
+            )
+            .optional(),
     }
     .map_err(db)?;
-    Ok(changed == 1)
+    Ok(written)
 }
 
-/// Removes credential `name`.
+/// Removes credential `name`, keeping its version growing.
 pub(super) fn delete_credential(tx: &Connection, name: &str) -> StoreResult<bool> {
-    let changed = exec(tx, "DELETE FROM credentials WHERE name = ?1", params![name]).map_err(db)?;
+    let changed = exec(
+        tx,
+        "UPDATE credentials SET value = '', version = version + 1, updated_at = ?2
+         WHERE name = ?1 AND value != ''",
+        params![name, now_millis()],
+    )
+    .map_err(db)?;
     Ok(changed == 1)
 }

@@ -24,6 +24,22 @@ toolhost, project, data, url = sys.argv[1:5]
 context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))
 scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO") or context.get("name", "")
 
+
+
+def issuer_of(server_url: str) -> str:
+    """The authorization server the MCP server names, as a person configuring a registered
+    client looks it up (its protected resource metadata)."""
+    origin = "/".join(server_url.split("/")[:3])
+    path = "/" + "/".join(server_url.split("/")[3:])
+    for place in (f"{origin}/.well-known/oauth-protected-resource{path}", f"{origin}/.well-known/oauth-protected-resource"):
+        try:
+            with urllib.request.urlopen(place, timeout=10) as page:
+                return json.load(page)["authorization_servers"][0]
+        except Exception:
+            continue
+    return origin
+
+
 server = {"url": url}
 client_credentials = scenario.startswith("auth/client-credentials")
 if scenario.startswith("auth/"):
@@ -36,6 +52,9 @@ if scenario.startswith("auth/"):
     if "private_key_pem" in context:
         os.environ["CONFORMANCE_PRIVATE_KEY"] = context["private_key_pem"]
         oauth["privateKey"] = "${CONFORMANCE_PRIVATE_KEY}"
+    if "client_secret" in context or "private_key_pem" in context:
+        # A registered client's secret or key goes only to the authorization server it pins.
+        oauth["issuer"] = issuer_of(url)
     if client_credentials:
         oauth["grant"] = "client_credentials"
     else:

@@ -108,35 +108,58 @@ impl Authorizer {
         )
     }
 
-    /// The kept grant, read from the vault the first time (one for another URL is not this
-    /// server's).
-    fn load(&self, held: &mut Held) {
-        if held.loaded {
-            return;
-        }
-        held.loaded = true;
-        if let Some(vault) = &self.vault {
-            match vault.load(&self.server) {
-                Ok(Some(kept)) if covers(&kept.grant.resource, &self.url) => held.take(kept),
-                Ok(_) => {}
-                Err(why) => {
-                    tracing::warn!(server = %self.server, %why, "a kept MCP authorization cannot be read")
-                }
+    /// The grant the vault keeps for this server, if it is for this server's URL (a file whose
+    /// URL changed, or another project on the same data folder, must not get it) and from the
+    /// authorization server the file pins, if it pins one.
+    fn kept(&self) -> Option<Kept> {
+        let vault = self.vault.as_ref()?;
+        match vault.load(&self.server) {
+            Ok(Some(kept)) if self.is_mine(&kept.grant) => Some(kept),
+            Ok(_) => None,
+            Err(why) => {
+                tracing::warn!(server = %self.server, %why, "a kept MCP authorization cannot be read");
+                None
             }
         }
     }
 
-    /// The access token to send, renewed first when it is about to expire.
+    fn is_mine(&self, grant: &Grant) -> bool {
+        covers(&grant.resource, &self.url)
+            && self
+                .def
+                .issuer
+                .as_deref()
+                .is_none_or(|pinned| same_issuer(pinned, &grant.issuer))
+    }
+
+    /// The kept grant, read from the vault the first time.
+    fn load(&self, held: &mut Held) {
+        if !held.loaded {
+            held.loaded = true;
+            if let Some(kept) = self.kept() {
+                held.take(kept);
+            }
+        }
+    }
+
+    /// The access token to send, renewed first when it is about to expire (unless another
+    /// process renewed it meanwhile).
     pub(crate) async fn bearer(&self) -> Option<String> {
         let mut held = self.held.lock().await;
         self.load(&mut held);
-        let expiring = held
-            .grant
-            .as_ref()
-            .and_then(|g| g.expires_at)
-            .is_some_and(|at| at - RENEW_BEFORE_MS <= now_ms());
-        if expiring {
-            if let Err(why) = self.renew(&mut held, &Challenge::default()).await {
+        let expiring = |held: &Held| {
+            held.grant
+                .as_ref()
+                .and_then(|g| g.expires_at)
+                .is_some_and(|at| at - RENEW_BEFORE_MS <= now_ms())
+        };
+        if expiring(&held) {
+            if let Some(kept) = self.kept().filter(|k| Some(k.version) != held.version) {
+                held.take(kept);
+            }
+        }
+        if expiring(&held) {
+            if let Err(why) = self.renew(&mut held, &Challenge::default(), false).await {
                 tracing::warn!(server = %self.server, %why, "an MCP server's token could not be renewed before it expired");
             }
         }
@@ -159,17 +182,17 @@ impl Authorizer {
         if held.token().is_some() && held.token() != sent {
             return Ok(());
         }
-        if let Some(vault) = &self.vault {
-            if let Ok(Some(kept)) = vault.load(&self.server) {
-                if Some(kept.grant.access_token.as_str()) != sent {
-                    held.take(kept);
-                    return Ok(());
-                }
+        if let Some(kept) = self.kept() {
+            if Some(kept.grant.access_token.as_str()) != sent {
+                held.take(kept);
+                return Ok(());
             }
         }
         let wants_scope = status == 403 || challenge.error.as_deref() == Some("insufficient_scope");
         if wants_scope && self.def.grant == GrantType::AuthorizationCode {
-            let scope = challenge.scope.clone().unwrap_or_else(|| "more".to_owned());
+            let Some(scope) = challenge.scope.clone() else {
+                return Err(self.needs_login(" with more scope (the server does not say which)"));
+            };
             // The next login asks for it.
             if let Some(grant) = held.grant.as_mut() {
                 grant.wanted_scope = super::union(grant.wanted_scope.as_deref(), Some(&scope));
@@ -180,16 +203,21 @@ impl Authorizer {
             }
             return Err(self.needs_login(&format!(" with scope \"{scope}\"")));
         }
-        self.renew(&mut held, &challenge).await
+        self.renew(&mut held, &challenge, wants_scope).await
     }
 
     /// A new token: a refresh where there is a refresh token (and no more scope is asked),
     /// else new client credentials; the authorization code grant needs a person then.
-    async fn renew(&self, held: &mut Held, challenge: &Challenge) -> Result<(), String> {
+    async fn renew(
+        &self,
+        held: &mut Held,
+        challenge: &Challenge,
+        wants_scope: bool,
+    ) -> Result<(), String> {
         let refreshable = held
             .grant
             .as_ref()
-            .filter(|g| g.refresh_token.is_some() && challenge.scope.is_none());
+            .filter(|g| g.refresh_token.is_some() && !wants_scope);
         let renewed = match (refreshable, self.def.grant) {
             (Some(grant), _) => {
                 let mut grant = grant.clone();
@@ -215,23 +243,52 @@ impl Authorizer {
                     Err(why) if self.def.grant == GrantType::AuthorizationCode => {
                         return Err(self.needs_login(&format!(" again ({why})")))
                     }
-                    Err(_) => self.client_credentials(challenge).await?,
+                    Err(_) => self.client_credentials(challenge, wants_scope).await?,
                 }
             }
-            (None, GrantType::ClientCredentials) => self.client_credentials(challenge).await?,
+            (None, GrantType::ClientCredentials) => {
+                self.client_credentials(challenge, wants_scope).await?
+            }
             (None, GrantType::AuthorizationCode) => return Err(self.needs_login("")),
         };
         self.keep(held, renewed)
     }
 
-    async fn client_credentials(&self, challenge: &Challenge) -> Result<Grant, String> {
+    async fn client_credentials(
+        &self,
+        challenge: &Challenge,
+        wants_scope: bool,
+    ) -> Result<Grant, String> {
         let found = discover(&*self.http, &self.url, challenge).await?;
-        let client = configured_client(&self.def, &found)?
-            .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret` or `privateKey`)")?;
-        // A server asking for more scope is given what it asks.
-        let scope = match &challenge.scope {
-            Some(asked) => Some(asked.clone()),
-            None => chosen_scope(self.def.scope.as_deref(), challenge, &found),
+        check_pinned(&self.def, &found)?;
+        let client = configured_client(&self.def, &found)?.ok_or(
+            "the client credentials grant needs `oauth.clientId` (and `clientSecret` or `privateKey`)",
+        )?;
+        let scope = if wants_scope {
+            // More scope only within what the file or the resource names: a server must not
+            // be able to have toolhost ask for a token good for other APIs.
+            let asked = challenge.scope.as_deref().unwrap_or_default();
+            let allowed: Vec<&str> = self
+                .def
+                .scope
+                .iter()
+                .flat_map(|s| s.split_whitespace())
+                .chain(found.resource_scopes.iter().map(String::as_str))
+                .collect();
+            let beyond: Vec<&str> = asked
+                .split_whitespace()
+                .filter(|s| !allowed.contains(s))
+                .collect();
+            if !beyond.is_empty() {
+                return Err(format!(
+                    "MCP server \"{}\" asks for scope \"{}\", beyond the file's `oauth.scope` and the scopes the resource lists; add it to `oauth.scope` to allow it",
+                    self.server,
+                    beyond.join(" ")
+                ));
+            }
+            super::union(self.def.scope.as_deref(), Some(asked))
+        } else {
+            chosen_scope(self.def.scope.as_deref(), challenge, &found)
         };
         let tokens = token::request(
             &*self.http,
@@ -252,19 +309,50 @@ impl Authorizer {
         ))
     }
 
-    /// Holds `grant` and keeps it in the vault; if another process kept one first, that one is
-    /// taken instead (both are fresh).
+    /// Holds `grant` and keeps it in the vault. If another process wrote first, its grant is
+    /// taken instead (both are fresh); if the grant was removed meanwhile (a logout), none is
+    /// held.
     fn keep(&self, held: &mut Held, grant: Grant) -> Result<(), String> {
-        if let Some(vault) = &self.vault {
-            if !vault.save(&self.server, &grant, held.version)? {
-                if let Some(theirs) = vault.load(&self.server)? {
-                    held.take(theirs);
-                    return Ok(());
-                }
-            }
-            held.version = vault.load(&self.server)?.map(|k| k.version);
+        let Some(vault) = &self.vault else {
+            held.grant = Some(grant);
+            return Ok(());
+        };
+        if let Some(version) = vault.save(&self.server, &grant, held.version)? {
+            held.grant = Some(grant);
+            held.version = Some(version);
+            return Ok(());
         }
-        held.grant = Some(grant);
-        Ok(())
+        match self.kept() {
+            Some(theirs) => {
+                held.take(theirs);
+                Ok(())
+            }
+            None => {
+                held.grant = None;
+                held.version = None;
+                Err(format!(
+                    "the authorization of MCP server \"{}\" was removed meanwhile (toolhost mcp logout)",
+                    self.server
+                ))
+            }
+        }
+    }
+}
+
+/// Whether two issuer identifiers are the same (RFC 8414 asks for identical strings; a
+/// trailing `/` is forgiven, as servers differ on it).
+pub(crate) fn same_issuer(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// Refuses an authorization server other than the one the file pins: a client's secret or key
+/// goes only where it was registered.
+pub(crate) fn check_pinned(def: &OAuthDef, found: &Discovered) -> Result<(), String> {
+    match &def.issuer {
+        Some(pinned) if !same_issuer(pinned, &found.issuer) => Err(format!(
+            "the server names the authorization server {:?}, not {pinned:?} that its file pins (`oauth.issuer`); toolhost sends its credentials nowhere else",
+            found.issuer
+        )),
+        _ => Ok(()),
     }
 }

@@ -19,7 +19,17 @@ pub struct Challenge {
 /// Reads the parameters of a Bearer challenge (`Bearer k="v", k2=v2`); other schemes' and
 /// unknown parameters are passed over.
 pub fn parse_challenge(header: &str) -> Challenge {
-    let Some(at) = header.to_ascii_lowercase().find("bearer") else {
+    // The scheme's name starts the header or follows another challenge's comma.
+    let lower = header.to_ascii_lowercase();
+    let at = lower.match_indices("bearer").map(|(i, _)| i).find(|&i| {
+        let before = lower[..i].trim_end();
+        (before.is_empty() || before.ends_with(','))
+            && lower[i + "bearer".len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| c == ' ' || c == ',')
+    });
+    let Some(at) = at else {
         return Challenge::default();
     };
     let mut rest = header[at + "bearer".len()..].trim_start();
@@ -116,6 +126,28 @@ pub(crate) fn covers(resource: &str, server: &str) -> bool {
                 .is_some_and(|rest| rest.starts_with('/')))
 }
 
+/// Refuses a URL toolhost would send OAuth requests to unless it is https, or http to this
+/// machine: a token, code or secret never travels in clear, and a server cannot point toolhost
+/// at plain-text hosts of a network.
+pub(crate) fn secure(what: &str, url: &str) -> Result<(), String> {
+    if url.starts_with("https://") && url.len() > "https://".len() {
+        return Ok(());
+    }
+    if let Some(rest) = url.strip_prefix("http://") {
+        let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+            _ => host,
+        };
+        if ["localhost", "127.0.0.1", "[::1]"].contains(&name) {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "{what} {url:?} is not an https URL (http only to this machine), so toolhost does not use it"
+    ))
+}
+
 /// Fetches `url` as JSON: `Ok(None)` when it is not there (any status but 200, or no JSON
 /// object), `Err` when it could not be fetched at all.
 pub(crate) async fn fetch_json(http: &dyn Fetcher, url: &str) -> Result<Option<Value>, String> {
@@ -192,11 +224,23 @@ pub async fn discover(
     }
     places.push(format!("{origin}/.well-known/oauth-protected-resource"));
     let mut resource_metadata = None;
+    let mut unreachable = Vec::new();
     for place in &places {
-        if let Some(found) = fetch_json(http, place).await? {
-            resource_metadata = Some((place.clone(), found));
-            break;
+        if secure("the resource metadata", place).is_err() {
+            continue;
         }
+        // A place that cannot be reached is passed over for the next, as a missing one is.
+        match fetch_json(http, place).await {
+            Ok(Some(found)) => {
+                resource_metadata = Some((place.clone(), found));
+                break;
+            }
+            Ok(None) => {}
+            Err(why) => unreachable.push(why),
+        }
+    }
+    if resource_metadata.is_none() && !unreachable.is_empty() {
+        return Err(unreachable.join("; "));
     }
     let (resource, resource_scopes, issuer, legacy) = match resource_metadata {
         Some((place, metadata)) => {
@@ -213,6 +257,7 @@ pub async fn discover(
                 .ok_or_else(|| {
                     format!("the resource metadata at {place} names no authorization server")
                 })?;
+            secure("the authorization server", &issuer)?;
             (
                 resource,
                 strings(&metadata, "scopes_supported"),
@@ -255,6 +300,15 @@ pub async fn discover(
     };
     let token_endpoint = text(&metadata, "token_endpoint")
         .ok_or_else(|| format!("the authorization server {issuer} names no token endpoint"))?;
+    secure("the token endpoint", &token_endpoint)?;
+    for (what, field) in [
+        ("the authorization endpoint", "authorization_endpoint"),
+        ("the registration endpoint", "registration_endpoint"),
+    ] {
+        if let Some(url) = text(&metadata, field) {
+            secure(what, &url)?;
+        }
+    }
     Ok(Discovered {
         resource,
         resource_scopes,

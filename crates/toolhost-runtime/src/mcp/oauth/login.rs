@@ -2,7 +2,7 @@
 //! PKCE, answered on a loopback redirect (RFC 8252). The client credentials grant needs no
 //! person and is done here too when asked, so `toolhost mcp login` works for both.
 
-use super::authorizer::configured_client;
+use super::authorizer::{check_pinned, configured_client};
 use super::discovery::{chosen_scope, discover, parse_challenge};
 use super::token::{self, decode, Asked, Pkce};
 use super::vault::Vault;
@@ -42,6 +42,7 @@ pub async fn login(
     })?;
     let challenge = probe(&*http, url, headers, &def.name).await?;
     let found = discover(&*http, url, &challenge).await?;
+    check_pinned(&oauth, &found)?;
     // What the server asked for since the last login, too.
     let wanted = vault
         .load(&def.name)

@@ -62,6 +62,9 @@ pub struct OAuthDef {
     pub client_metadata_url: Option<String>,
     /// The scope to ask for, instead of the one the server suggests.
     pub scope: Option<String>,
+    /// The authorization server the client is registered with: tokens are had from it only
+    /// (required with a secret or key, which go nowhere else).
+    pub issuer: Option<String>,
 }
 
 /// Which OAuth grant gets a server's tokens.

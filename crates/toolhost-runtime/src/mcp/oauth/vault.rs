@@ -31,8 +31,9 @@ pub struct Kept {
     pub version: i64,
 }
 
-/// The sealing context of every grant (the secrets key seals per thread and name).
-const CONTEXT: &str = "project";
+/// The sealing context of every grant (the secrets key seals per thread and name): no thread
+/// id looks like it, so a grant can never be opened as a thread's secret or the other way.
+const CONTEXT: &str = "toolhost:project-credentials";
 
 fn credential(server: &str) -> String {
     format!("mcp-oauth/{server}")
@@ -98,8 +99,13 @@ impl Vault {
     }
 
     /// Keeps `grant` for `server` if the kept one is still at `expected` (`None`: none was);
-    /// `false` when another process wrote first.
-    pub fn save(&self, server: &str, grant: &Grant, expected: Option<i64>) -> Result<bool, String> {
+    /// the version it is kept at, or `None` when another process wrote (or removed) first.
+    pub fn save(
+        &self,
+        server: &str,
+        grant: &Grant,
+        expected: Option<i64>,
+    ) -> Result<Option<i64>, String> {
         let (store, key) = self.opened()?;
         let name = credential(server);
         let text = serde_json::to_string(grant).map_err(|e| e.to_string())?;
@@ -118,7 +124,7 @@ impl Vault {
                 .credential(&credential(server))
                 .map_err(|e| e.to_string())?
                 .map(|stored| stored.version);
-            if self.save(server, grant, expected)? {
+            if self.save(server, grant, expected)?.is_some() {
                 return Ok(());
             }
         }
