@@ -204,70 +204,96 @@ async fn probe(
     outcome
 }
 
+/// How long one connection to the loopback port may take to send its request.
+const READ_PATIENCE: Duration = Duration::from_secs(10);
+
 /// Waits on the loopback port for the authorization server's redirect with `state`: the code,
-/// or why there is none. Requests for other paths are answered 404 and passed over.
+/// or why there is none. Each connection is read on its own, within [`READ_PATIENCE`], so one
+/// that sends nothing blocks nobody; a request for another path, or with another `state`
+/// (not this authorization's: a stray page or another program), is answered and passed over.
 async fn answer(
     listener: &tokio::net::TcpListener,
     state: &str,
     name: &str,
 ) -> Result<String, String> {
+    let (outcome, mut outcomes) = tokio::sync::mpsc::channel::<Result<String, String>>(1);
     loop {
-        let (mut stream, _) = listener
-            .accept()
-            .await
-            .map_err(|e| format!("the loopback port failed: {e}"))?;
-        let mut head = Vec::new();
-        let mut buffer = [0u8; 2048];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
-            match stream.read(&mut buffer).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => head.extend_from_slice(&buffer[..n]),
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = accepted.map_err(|e| format!("the loopback port failed: {e}"))?;
+                let (outcome, state, name) = (outcome.clone(), state.to_owned(), name.to_owned());
+                tokio::spawn(async move {
+                    let read = tokio::time::timeout(READ_PATIENCE, one_request(stream, &state, &name));
+                    if let Ok(Some(result)) = read.await {
+                        let _ = outcome.send(result).await;
+                    }
+                });
             }
+            Some(result) = outcomes.recv() => return result,
         }
-        let head = String::from_utf8_lossy(&head);
-        let target = head
-            .lines()
-            .next()
-            .and_then(|line| line.split_whitespace().nth(1))
-            .unwrap_or("");
-        let (path, query) = target.split_once('?').unwrap_or((target, ""));
-        if path != CALLBACK {
-            let _ = respond(&mut stream, 404, "Not here.").await;
-            continue;
-        }
-        let param = |wanted: &str| {
-            query.split('&').find_map(|pair| {
-                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                (decode(k) == wanted).then(|| decode(v))
-            })
-        };
-        if param("state").as_deref() != Some(state) {
-            let _ = respond(
-                &mut stream,
-                400,
-                "This answer is not for the authorization toolhost asked for.",
-            )
-            .await;
-            return Err("the answer on the loopback port was not for this authorization (its state differs)".to_owned());
-        }
-        if let Some(error) = param("error") {
-            let description = param("error_description")
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default();
-            let _ = respond(&mut stream, 200, "toolhost was not authorized.").await;
-            return Err(format!(
-                "the authorization was refused: {error}{description}"
-            ));
-        }
-        let Some(code) = param("code") else {
-            let _ = respond(&mut stream, 400, "The answer holds no code.").await;
-            return Err("the authorization server's answer holds no code".to_owned());
-        };
-        let said =
-            format!("toolhost is authorized for MCP server \"{name}\". You can close this page.");
-        let _ = respond(&mut stream, 200, &said).await;
-        return Ok(code);
     }
+}
+
+/// Reads and answers one request to the loopback port: the code or the refusal it carries for
+/// this authorization, `None` when it is not the answer.
+async fn one_request(
+    mut stream: tokio::net::TcpStream,
+    state: &str,
+    name: &str,
+) -> Option<Result<String, String>> {
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 2048];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&buffer[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let target = head
+        .lines()
+        .next()
+        .and_then(|line| line.split_whitespace().nth(1))
+        .unwrap_or("");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    if path != CALLBACK {
+        let _ = respond(&mut stream, 404, "Not here.").await;
+        return None;
+    }
+    let param = |wanted: &str| {
+        query.split('&').find_map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(k) == wanted).then(|| decode(v))
+        })
+    };
+    if param("state").as_deref() != Some(state) {
+        let _ = respond(
+            &mut stream,
+            400,
+            "This answer is not for the authorization toolhost asked for.",
+        )
+        .await;
+        return None;
+    }
+    if let Some(error) = param("error") {
+        let description = param("error_description")
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        let _ = respond(&mut stream, 200, "toolhost was not authorized.").await;
+        return Some(Err(format!(
+            "the authorization was refused: {error}{description}"
+        )));
+    }
+    let Some(code) = param("code") else {
+        let _ = respond(&mut stream, 400, "The answer holds no code.").await;
+        return Some(Err(
+            "the authorization server's answer holds no code".to_owned()
+        ));
+    };
+    let said =
+        format!("toolhost is authorized for MCP server \"{name}\". You can close this page.");
+    let _ = respond(&mut stream, 200, &said).await;
+    Some(Ok(code))
 }
 
 async fn respond(
@@ -292,4 +318,58 @@ async fn respond(
     );
     stream.write_all(answer.as_bytes()).await?;
     stream.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn get(port: u16, target: &str) -> String {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let request = format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        answer
+    }
+
+    #[tokio::test]
+    async fn the_loopback_port_waits_for_its_own_answer_whatever_else_comes() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(async move { answer(&listener, "st4te", "docs").await });
+        // A connection that never sends anything blocks nobody.
+        let _silent = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        assert!(get(port, "/favicon.ico").await.starts_with("HTTP/1.1 404"));
+        let stray = get(port, "/callback?code=evil&state=other").await;
+        assert!(stray.starts_with("HTTP/1.1 400"), "{stray}");
+        assert!(!waiting.is_finished(), "a stray answer ended the login");
+        let good = get(port, "/callback?code=a%2Fb&state=st4te").await;
+        assert!(
+            good.starts_with("HTTP/1.1 200") && good.contains("authorized"),
+            "{good}"
+        );
+        assert_eq!(waiting.await.unwrap().unwrap(), "a/b");
+    }
+
+    #[tokio::test]
+    async fn a_refusal_for_this_authorization_ends_it_saying_why() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(async move { answer(&listener, "s", "docs").await });
+        get(
+            port,
+            "/callback?error=access_denied&error_description=no+thanks&state=s",
+        )
+        .await;
+        let why = waiting.await.unwrap().unwrap_err();
+        assert_eq!(
+            why,
+            "the authorization was refused: access_denied (no thanks)"
+        );
+    }
 }
