@@ -126,11 +126,12 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// The holder of a valid OAuth access token (see [`crate::oauth`]): known by its subject,
-    /// with the toolhost scopes it was granted, for every agent.
-    pub(crate) fn from_oauth(subject: &str, scopes: Vec<Scope>) -> Self {
+    /// The holder of a valid OAuth access token (see [`crate::oauth`]): known by its subject
+    /// and the client it was given to (a session one client opened is not another's, even for
+    /// the same person), with the toolhost scopes it was granted, for every agent.
+    pub(crate) fn from_oauth(subject: &str, client: Option<&str>, scopes: Vec<Scope>) -> Self {
         Caller {
-            token_id: format!("oauth:{subject}"),
+            token_id: format!("oauth:{subject}|{}", client.unwrap_or("")),
             scopes,
             agents: None,
         }

@@ -416,6 +416,12 @@ async fn a_session_belongs_to_the_token_that_opened_it() {
     };
     let stolen = post_mcp(&server, Some(&bob), Some(&session), list()).await;
     assert_eq!(stolen.status, 404, "{}", stolen.text);
+    // The same person through another client is another caller.
+    let mut other_app = claims(&keys.issuer, &resource, "ada", "run");
+    other_app["client_id"] = json!("other-app");
+    let other_app = signer.sign("k", &other_app);
+    let borrowed = post_mcp(&server, Some(&other_app), Some(&session), list()).await;
+    assert_eq!(borrowed.status, 404, "{}", borrowed.text);
     let own = server.token(&[Scope::Run], None);
     assert_eq!(
         post_mcp(&server, Some(&own), Some(&session), list())

@@ -189,6 +189,7 @@ async fn identify(gate: &Gate, parts: &axum::http::request::Parts) -> Result<Cal
         Some(token) if !token.starts_with("thk_") => match oauth.check(token).await {
             Ok(grant) => Ok(Caller::from_oauth(
                 &grant.subject,
+                grant.client.as_deref(),
                 oauth.settings().scopes_of(&grant),
             )),
             Err(Refusal::Invalid(why)) => {

@@ -32,8 +32,11 @@ pub(crate) struct Expected<'a> {
 /// A valid token's grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Grant {
-    /// Who it was given to: `sub`, else `client_id`.
+    /// Who it was given to, kind and all: `sub:…` (its `sub`), else `client:…` (its
+    /// `client_id`), so that the two can never be taken for each other.
     pub subject: String,
+    /// The client it was given to (`client_id`, else `azp`), when it says.
+    pub client: Option<String>,
     /// The scopes of `scope` (space-separated) or `scp` (a list or a string).
     pub scopes: Vec<String>,
     /// `exp`, in seconds since the epoch.
@@ -61,9 +64,10 @@ fn parts(token: &str) -> Result<[&str; 3], String> {
 }
 
 /// Reads the header: the algorithm must be one toolhost accepts, no `crit` extension may be
-/// asked for, and a `typ`, when given, must name a JWT (`at+jwt` per RFC 9068, or plain `JWT`
-/// as many servers still write).
-pub(crate) fn header(token: &str) -> Result<Header, String> {
+/// asked for, and `typ` must say an access token (`at+jwt`, RFC 9068 §4), so that another JWT
+/// of the same issuer (an ID token) is never taken for one; with `plain_jwt`, a `typ` of `JWT`
+/// or none is taken too, for servers that do not mark their access tokens.
+pub(crate) fn header(token: &str, plain_jwt: bool) -> Result<Header, String> {
     let [head, _, _] = parts(token)?;
     let head = decode_json(head, "header")?;
     let alg = head.get("alg").and_then(Value::as_str).unwrap_or("");
@@ -76,11 +80,17 @@ pub(crate) fn header(token: &str) -> Result<Header, String> {
     if head.contains_key("crit") {
         return Err("its header asks for extensions (\"crit\") toolhost does not know".to_owned());
     }
-    if let Some(typ) = head.get("typ") {
-        let typ = typ.as_str().unwrap_or("").to_ascii_lowercase();
-        if !["at+jwt", "application/at+jwt", "jwt"].contains(&typ.as_str()) {
-            return Err(format!("its type {typ:?} is not an access token's"));
-        }
+    let typ = head
+        .get("typ")
+        .map(|t| t.as_str().unwrap_or("").to_ascii_lowercase());
+    let access_token = matches!(typ.as_deref(), Some("at+jwt" | "application/at+jwt"));
+    let plain = matches!(typ.as_deref(), None | Some("jwt"));
+    if !access_token && !(plain && plain_jwt) {
+        return Err(match typ {
+            Some(typ) if plain => format!("its type {typ:?} does not mark an access token (`at+jwt`); set `accept_plain_jwt` if the authorization server marks none"),
+            None => "its header has no type; an access token's is `at+jwt` (set `accept_plain_jwt` if the authorization server marks none)".to_owned(),
+            Some(typ) => format!("its type {typ:?} is not an access token's"),
+        });
     }
     Ok(Header {
         alg: alg.to_owned(),
@@ -181,10 +191,16 @@ fn claims(claims: &Map<String, Value>, expected: &Expected<'_>) -> Result<Grant,
             return Err(format!("it is not valid for another {wait} s"));
         }
     }
-    let subject = text("sub")
-        .or_else(|| text("client_id"))
-        .filter(|s| !s.is_empty())
-        .ok_or("it names no subject (\"sub\" or \"client_id\")")?;
+    let client = text("client_id")
+        .or_else(|| text("azp"))
+        .filter(|c| !c.is_empty());
+    let subject = match text("sub").filter(|s| !s.is_empty()) {
+        Some(sub) => format!("sub:{sub}"),
+        None => format!(
+            "client:{}",
+            client.ok_or("it names no subject (\"sub\" or \"client_id\")")?
+        ),
+    };
     let scopes = match (claims.get("scope"), claims.get("scp")) {
         (Some(Value::String(s)), _) | (None, Some(Value::String(s))) => {
             s.split_whitespace().map(str::to_owned).collect()
@@ -197,7 +213,8 @@ fn claims(claims: &Map<String, Value>, expected: &Expected<'_>) -> Result<Grant,
         _ => Vec::new(),
     };
     Ok(Grant {
-        subject: subject.to_owned(),
+        subject,
+        client: client.map(str::to_owned),
         scopes,
         expires_at,
     })
@@ -231,7 +248,7 @@ mod tests {
     #[test]
     fn the_claims_a_resource_server_must_check_are_checked() {
         let grant = claims_of(good()).unwrap();
-        assert_eq!(grant.subject, "ada");
+        assert_eq!(grant.subject, "sub:ada");
         assert_eq!(grant.scopes, ["run", "read"]);
         let with = |key: &str, value: Value| {
             let mut c = good();
@@ -285,18 +302,34 @@ mod tests {
     #[test]
     fn headers_toolhost_must_not_trust_are_refused() {
         let token = |h: Value| format!("{}.{}.sig", encode(&h), encode(&json!({})));
-        assert!(header(&token(json!({"alg": "none"})))
+        let strict = |h: Value| header(&token(h), false);
+        assert!(strict(json!({"alg": "none", "typ": "at+jwt"}))
             .unwrap_err()
             .contains("\"none\""));
-        assert!(header(&token(json!({"alg": "HS256"}))).is_err());
-        assert!(header(&token(json!({"alg": "RS256", "crit": ["b64"]}))).is_err());
-        assert!(header(&token(json!({"alg": "RS256", "typ": "dpop+jwt"}))).is_err());
-        assert!(header("a.b.c.d.e").unwrap_err().contains("encrypted"));
-        assert!(header("thk_x").unwrap_err().contains("not a JWT"));
-        let ok = header(&token(
-            json!({"alg": "ES256", "kid": "k1", "typ": "at+jwt"}),
-        ))
-        .unwrap();
+        assert!(strict(json!({"alg": "HS256", "typ": "at+jwt"})).is_err());
+        assert!(strict(json!({"alg": "RS256", "typ": "at+jwt", "crit": ["b64"]})).is_err());
+        assert!(strict(json!({"alg": "RS256", "typ": "dpop+jwt"})).is_err());
+        assert!(header("a.b.c.d.e", true).unwrap_err().contains("encrypted"));
+        assert!(header("thk_x", true).unwrap_err().contains("not a JWT"));
+        let ok = strict(json!({"alg": "ES256", "kid": "k1", "typ": "at+jwt"})).unwrap();
         assert_eq!(ok.kid.as_deref(), Some("k1"));
+    }
+
+    #[test]
+    fn an_unmarked_jwt_is_an_access_token_only_where_the_server_marks_none() {
+        let token = |h: Value| format!("{}.{}.sig", encode(&h), encode(&json!({})));
+        for unmarked in [
+            json!({"alg": "RS256"}),
+            json!({"alg": "RS256", "typ": "JWT"}),
+        ] {
+            let e = header(&token(unmarked.clone()), false).unwrap_err();
+            assert!(e.contains("accept_plain_jwt"), "{e}");
+            assert!(header(&token(unmarked), true).is_ok());
+        }
+        assert!(header(
+            &token(json!({"alg": "RS256", "typ": "application/at+jwt"})),
+            false
+        )
+        .is_ok());
     }
 }

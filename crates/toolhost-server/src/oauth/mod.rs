@@ -49,8 +49,12 @@ pub struct OAuthSettings {
     pub scope_prefix: String,
     /// How far the authorization server's clock may be from this one's.
     pub leeway: Duration,
-    /// The least time between two fetches of the keys when tokens name keys the set lacks.
+    /// The least time between two fetches of the keys when tokens name keys the set lacks, and
+    /// after a fetch failed.
     pub refresh_floor: Duration,
+    /// Whether a JWT whose `typ` is `JWT` or missing is taken as an access token, for
+    /// authorization servers that do not mark theirs `at+jwt` (off: RFC 9068 asks for it).
+    pub accept_plain_jwt: bool,
     /// The HTTP client that fetches the metadata and the keys.
     pub fetcher: Arc<dyn Fetcher>,
 }
@@ -62,12 +66,16 @@ impl std::fmt::Debug for OAuthSettings {
             .field("resource", &self.resource)
             .field("jwks_uri", &self.jwks_uri)
             .field("scope_prefix", &self.scope_prefix)
+            .field("accept_plain_jwt", &self.accept_plain_jwt)
             .finish_non_exhaustive()
     }
 }
 
 /// The scope `/mcp` needs, as toolhost names it.
 const NEEDED: crate::auth::Scope = crate::auth::Scope::Run;
+
+/// The most two clocks may be apart.
+const MAX_LEEWAY: Duration = Duration::from_secs(300);
 
 /// How long a fetched key set is used before it is fetched again.
 const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
@@ -82,6 +90,7 @@ impl OAuthSettings {
             scope_prefix: String::new(),
             leeway: Duration::from_secs(60),
             refresh_floor: Duration::from_secs(30),
+            accept_plain_jwt: false,
             fetcher,
         }
     }
@@ -96,6 +105,12 @@ impl OAuthSettings {
         checked_url("oauth.resource", &self.resource)?;
         if let Some(uri) = &self.jwks_uri {
             checked_url("oauth.jwks_uri", uri)?;
+        }
+        if self.leeway > MAX_LEEWAY {
+            return Err(format!(
+                "oauth.leeway_s must be at most {} s: clocks further apart let expired tokens in",
+                MAX_LEEWAY.as_secs()
+            ));
         }
         Ok(())
     }
@@ -196,8 +211,11 @@ pub(crate) enum Refusal {
 /// The fetched keys.
 struct Keys {
     set: Arc<Vec<Jwk>>,
+    /// When the keys were last fetched, or a fetch last failed.
     fetched: Option<Instant>,
     jwks_uri: Option<String>,
+    /// Why the last fetch failed, while no keys were had at all.
+    failed: Option<String>,
 }
 
 /// Checks OAuth access tokens for `/mcp` against the authorization server's keys.
@@ -215,6 +233,7 @@ impl Verifier {
                 set: Arc::new(Vec::new()),
                 fetched: None,
                 jwks_uri,
+                failed: None,
             }),
         }
     }
@@ -225,7 +244,8 @@ impl Verifier {
 
     /// Checks `token`: its signature by one of the authorization server's keys, then its claims.
     pub(crate) async fn check(&self, token: &str) -> Result<Grant, Refusal> {
-        let header = jwt::header(token).map_err(Refusal::Invalid)?;
+        let header =
+            jwt::header(token, self.settings.accept_plain_jwt).map_err(Refusal::Invalid)?;
         let keys = self.keys_for(&header).await?;
         let fitting = jwt::candidates(&header, &keys).map_err(Refusal::Invalid)?;
         if fitting.is_empty() {
@@ -252,27 +272,30 @@ impl Verifier {
         let mut keys = self.keys.lock().await;
         let stale = keys.fetched.is_none_or(|at| at.elapsed() > KEYS_MAX_AGE);
         let lacking = || matches!(jwt::candidates(header, &keys.set), Ok(k) if k.is_empty());
+        // A failed fetch is not tried again before the floor either: tokens cannot make this
+        // server hammer an authorization server that is down.
         let may_refresh = keys
             .fetched
             .is_none_or(|at| at.elapsed() >= self.settings.refresh_floor);
-        if stale || (lacking() && may_refresh) {
+        if (stale || lacking()) && may_refresh {
             match self.fetch_keys(&mut keys.jwks_uri).await {
                 Ok(set) => {
                     keys.set = Arc::new(set);
-                    keys.fetched = Some(Instant::now());
+                    keys.failed = None;
                 }
-                Err(why) if keys.set.is_empty() => {
-                    return Err(Refusal::Unavailable(format!(
-                        "the authorization server's keys could not be fetched: {why}"
-                    )))
-                }
+                Err(why) if keys.set.is_empty() => keys.failed = Some(why),
                 Err(why) => {
                     tracing::warn!(%why, "the authorization server's keys could not be fetched again; the old ones are used");
-                    keys.fetched = Some(Instant::now());
                 }
             }
+            keys.fetched = Some(Instant::now());
         }
-        Ok(keys.set.clone())
+        match &keys.failed {
+            Some(why) if keys.set.is_empty() => Err(Refusal::Unavailable(format!(
+                "the authorization server's keys could not be fetched: {why}"
+            ))),
+            _ => Ok(keys.set.clone()),
+        }
     }
 
     async fn fetch_keys(&self, jwks_uri: &mut Option<String>) -> Result<Vec<Jwk>, String> {
@@ -364,8 +387,10 @@ pub(crate) fn challenge(
             clean(&problem.detail)
         ));
     }
+    let fallback = format!("Bearer resource_metadata=\"{}\"", settings.metadata_url());
     let mut response = problem.into_response();
-    if let Ok(value) = HeaderValue::from_str(&value) {
+    // A description with bytes a header cannot hold is left out, never the whole challenge.
+    if let Ok(value) = HeaderValue::from_str(&value).or_else(|_| HeaderValue::from_str(&fallback)) {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);

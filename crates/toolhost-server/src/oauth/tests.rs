@@ -64,7 +64,8 @@ fn scopes_are_read_behind_the_prefix() {
     let mut s = settings("https://tools.example/mcp");
     s.scope_prefix = "toolhost:".to_owned();
     let grant = Grant {
-        subject: "ada".to_owned(),
+        subject: "sub:ada".to_owned(),
+        client: None,
         scopes: vec!["toolhost:run".into(), "run".into(), "toolhost:nope".into()],
         expires_at: 0,
     };
@@ -91,7 +92,7 @@ fn a_challenge_names_the_metadata_and_never_breaks_its_quotes() {
 #[tokio::test]
 async fn without_reachable_keys_a_token_is_answered_unavailable() {
     let verifier = Verifier::new(settings("https://tools.example/mcp"));
-    let header = r#"{"alg":"ES256","kid":"k"}"#;
+    let header = r#"{"alg":"ES256","kid":"k","typ":"at+jwt"}"#;
     let token = format!(
         "{}.e30.c2ln",
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(header)
@@ -107,4 +108,58 @@ async fn without_reachable_keys_a_token_is_answered_unavailable() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn clocks_may_not_be_said_to_differ_by_more_than_five_minutes() {
+    let mut s = settings("https://tools.example/mcp");
+    s.leeway = Duration::from_secs(301);
+    assert!(s.check().unwrap_err().contains("at most 300 s"));
+}
+
+#[test]
+fn a_description_a_header_cannot_hold_leaves_the_challenge_whole() {
+    let s = settings("https://tools.example/mcp");
+    let problem = crate::Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", "key \u{1}\n");
+    let response = challenge(&s, problem, Some("invalid_token"));
+    let value = response.headers()[header::WWW_AUTHENTICATE]
+        .to_str()
+        .unwrap();
+    assert_eq!(
+        value,
+        "Bearer resource_metadata=\"https://tools.example/.well-known/oauth-protected-resource/mcp\""
+    );
+}
+
+#[tokio::test]
+async fn a_failed_fetch_of_the_keys_is_not_tried_again_before_the_floor() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Counting(AtomicUsize);
+    impl Fetcher for Counting {
+        fn fetch(&self, request: FetchRequest) -> FetchFuture<'_> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move { Err(format!("down: {}", request.url)) })
+        }
+    }
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let mut s = OAuthSettings::new(
+        "https://as.example",
+        "https://tools.example/mcp",
+        counting.clone(),
+    );
+    s.jwks_uri = Some("https://as.example/jwks".to_owned());
+    let verifier = Verifier::new(s);
+    let header = r#"{"alg":"ES256","kid":"k","typ":"at+jwt"}"#;
+    use base64::Engine;
+    let token = format!(
+        "{}.e30.c2ln",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(header)
+    );
+    for _ in 0..5 {
+        assert!(matches!(
+            verifier.check(&token).await,
+            Err(Refusal::Unavailable(_))
+        ));
+    }
+    assert_eq!(counting.0.load(Ordering::SeqCst), 1);
 }

@@ -17,7 +17,8 @@
 //! resource = "https://tools.example.com/mcp"   # /mcp as clients reach it: tokens' audience
 //! jwks_uri = "https://auth.example.com/jwks"   # else found through the issuer's metadata
 //! scope_prefix = "toolhost:"          # tokens then grant `toolhost:run`, not `run`
-//! leeway_s = 60                       # how far the two servers' clocks may differ
+//! leeway_s = 60                       # how far the two servers' clocks may differ (≤ 300)
+//! accept_plain_jwt = false            # take tokens whose `typ` is `JWT` or missing too
 //!
 //! [tokens]                            # read by `toolhost tokens create`
 //! default_expires_in = "90d"          # a token made without --expires-in lives this long
@@ -207,6 +208,8 @@ pub struct OAuthSection {
     pub scope_prefix: Option<String>,
     /// How far the two servers' clocks may differ, in seconds.
     pub leeway_s: Option<u64>,
+    /// Whether JWTs not marked `at+jwt` are taken as access tokens.
+    pub accept_plain_jwt: Option<bool>,
 }
 
 /// Reads `dir/toolhost.toml`; no file is the same as an empty one.

@@ -199,6 +199,7 @@ fn oauth_settings(
     if let Some(seconds) = table.leeway_s {
         settings.leeway = Duration::from_secs(seconds);
     }
+    settings.accept_plain_jwt = table.accept_plain_jwt.unwrap_or(false);
     Ok(settings)
 }
 
