@@ -85,7 +85,8 @@ pub(crate) fn header(token: &str, plain_jwt: bool) -> Result<Header, String> {
         .map(|t| t.as_str().unwrap_or("").to_ascii_lowercase());
     let access_token = matches!(typ.as_deref(), Some("at+jwt" | "application/at+jwt"));
     let plain = matches!(typ.as_deref(), None | Some("jwt"));
-    if !access_token && !(plain && plain_jwt) {
+    let taken = access_token || (plain && plain_jwt);
+    if !taken {
         return Err(match typ {
             Some(typ) if plain => format!("its type {typ:?} does not mark an access token (`at+jwt`); set `accept_plain_jwt` if the authorization server marks none"),
             None => "its header has no type; an access token's is `at+jwt` (set `accept_plain_jwt` if the authorization server marks none)".to_owned(),
