@@ -356,3 +356,102 @@ pub(crate) fn check_pinned(def: &OAuthDef, found: &Discovered) -> Result<(), Str
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variables::secrets::SecretKey;
+    use toolhost_providers::fetch::{FetchFuture, FetchRequest};
+
+    struct NoNetwork;
+
+    impl Fetcher for NoNetwork {
+        fn fetch(&self, request: FetchRequest) -> FetchFuture<'_> {
+            Box::pin(async move { Err(format!("no network for {}", request.url)) })
+        }
+    }
+
+    fn grant(resource: &str, issuer: &str) -> Grant {
+        Grant {
+            grant: GrantType::AuthorizationCode,
+            issuer: issuer.to_owned(),
+            token_endpoint: format!("{issuer}/token"),
+            resource: resource.to_owned(),
+            client: Client {
+                id: "c".to_owned(),
+                secret: None,
+                auth_method: "none".to_owned(),
+                private_key: None,
+            },
+            access_token: "at".to_owned(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+            wanted_scope: None,
+        }
+    }
+
+    fn authorizer(url: &str, issuer: Option<&str>, vault: &Arc<Vault>) -> Authorizer {
+        let def = OAuthDef {
+            grant: GrantType::AuthorizationCode,
+            client_id: None,
+            client_secret: None,
+            private_key: None,
+            client_metadata_url: None,
+            scope: None,
+            issuer: issuer.map(str::to_owned),
+        };
+        Authorizer::new("docs", url, def, Arc::new(NoNetwork), Some(vault.clone()))
+    }
+
+    #[test]
+    fn a_kept_grant_serves_only_the_url_and_issuer_it_was_made_for() {
+        let store: Arc<dyn toolhost_store::Store> =
+            Arc::new(toolhost_store::SqliteStore::in_memory().unwrap());
+        let vault = Arc::new(Vault::new(store, SecretKey::generate().unwrap()));
+        let kept = grant("https://docs.corp/mcp", "https://as.corp");
+        vault.replace("docs", &kept).unwrap();
+        assert!(authorizer("https://docs.corp/mcp", None, &vault)
+            .kept()
+            .is_some());
+        // The file's URL changed (or another project shares the data folder): not this one's.
+        assert!(authorizer("https://evil.example/mcp", None, &vault)
+            .kept()
+            .is_none());
+        assert!(authorizer("https://docs.corp/other", None, &vault)
+            .kept()
+            .is_none());
+        // A pinned issuer must be the grant's.
+        assert!(
+            authorizer("https://docs.corp/mcp", Some("https://as.corp/"), &vault)
+                .kept()
+                .is_some()
+        );
+        assert!(
+            authorizer("https://docs.corp/mcp", Some("https://as.evil"), &vault)
+                .kept()
+                .is_none()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_logout_is_not_undone_by_a_process_that_held_the_grant() {
+        let store: Arc<dyn toolhost_store::Store> =
+            Arc::new(toolhost_store::SqliteStore::in_memory().unwrap());
+        let vault = Arc::new(Vault::new(store, SecretKey::generate().unwrap()));
+        vault
+            .replace("docs", &grant("https://docs.corp/mcp", "https://as.corp"))
+            .unwrap();
+        let running = authorizer("https://docs.corp/mcp", None, &vault);
+        assert_eq!(running.bearer().await.as_deref(), Some("at"));
+        assert!(vault.forget("docs").unwrap());
+        // The running process renews and tries to keep its grant: it is told, and holds none.
+        let mut held = running.held.lock().await;
+        let renewed = grant("https://docs.corp/mcp", "https://as.corp");
+        let why = running.keep(&mut held, renewed).unwrap_err();
+        assert!(why.contains("removed meanwhile"), "{why}");
+        assert!(held.grant.is_none());
+        drop(held);
+        assert!(vault.load("docs").unwrap().is_none());
+    }
+}
