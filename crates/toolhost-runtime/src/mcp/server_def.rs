@@ -7,7 +7,8 @@
 //! {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
 //! {"url": "https://mcp.example.com/mcp", "oauth": {"scope": "docs:read"}}
 //! {"url": "https://mcp.example.com/mcp", "oauth": {"grant": "client_credentials",
-//!  "clientId": "toolhost-ci", "clientSecret": "${DOCS_CLIENT_SECRET}"}}
+//!  "clientId": "toolhost-ci", "clientSecret": "${DOCS_CLIENT_SECRET}",
+//!  "issuer": "https://auth.example.com"}}
 //! ```
 //! As for process activities, `command` is the program and its arguments as a list (a bare name
 //! is looked up on `PATH`, a path with a separator is relative to the project), `env` names the
@@ -19,9 +20,11 @@
 //! environment. `oauth` has toolhost get OAuth tokens for a server at a URL (see
 //! [`super::oauth`]): `grant` (`authorization_code`, the default, or `client_credentials`),
 //! `clientId` and `clientSecret` or `privateKey` (`${NAME}` of toolhost's environment; a PKCS#8
-//! PEM key signs a JWT instead of sending a secret) of a client registered beforehand, `clientMetadataUrl` (a client ID metadata document), `scope`. `trusted` says
-//! whether the server's annotations may waive approval (see [`super::imported`]). A field this
-//! version does not know is an error naming it.
+//! PEM key signs a JWT instead of sending a secret) of a client registered beforehand with
+//! `issuer` (required with a secret or key, which go to that authorization server only),
+//! `clientMetadataUrl` (a client ID metadata document), `scope`. `trusted` says whether the
+//! server's annotations may waive approval (see [`super::imported`]). A field this version does
+//! not know is an error naming it.
 
 use super::oauth::{GrantType, OAuthDef};
 use crate::activity::process::Located;
