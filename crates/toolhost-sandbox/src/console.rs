@@ -135,11 +135,16 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, logs: &Rc<RefCell<LogBuffer>>) -> rqu
                 }
                 let kept = {
                     let mut logs = logs.borrow_mut();
-                    let before = logs.entries.len();
+                    let (before, whole) = (logs.entries.len(), message.len());
                     logs.push(level, message);
                     let host = logs.relay.as_ref().and_then(|r| r.borrow().clone());
-                    host.filter(|_| logs.entries.len() > before)
-                        .zip(logs.entries.last().map(|e| e.message.clone()))
+                    // Only an entry kept whole is handed on: one cut at the cap could end in
+                    // part of a secret, which the host's redaction would no longer recognise.
+                    let added = logs
+                        .entries
+                        .last()
+                        .filter(|e| logs.entries.len() > before && e.message.len() == whole);
+                    host.zip(added.map(|e| e.message.clone()))
                 };
                 // The buffer is not borrowed while the host works; what it says is no concern
                 // of the code's (a host that shows no logs refuses the op).
