@@ -23,12 +23,18 @@
 //!   the file's, else the challenge's, else the resource's `scopes_supported`, else none.
 //! - **Tokens** are kept in the store as the project's credential `mcp-oauth/NAME`, sealed with
 //!   the data folder's secrets key, so every process of the project (and every node of a
-//!   shared store) uses them, and written by compare-and-set, so two processes renewing one
-//!   token cannot lose a rotated refresh token. A token is renewed before it expires, and when
+//!   shared store) uses them, and written by compare-and-set with versions that never go back,
+//!   so two processes renewing one token cannot lose a rotated refresh token and a logout
+//!   cannot be undone by a process that held the grant. A token is renewed before it expires
+//!   (unless another process did), and when
 //!   the server refuses it (a refresh token, or a new client credentials grant); a server that
 //!   asks for more scope (`403 insufficient_scope`) gets it for client credentials, and is
 //!   otherwise an error that says to log in again. A request is retried once after a renewal:
 //!   a server that refuses every token cannot make toolhost loop.
+//! - **Where requests go**: every URL (the server's, discovery's, the endpoints) is https, or
+//!   http to this machine; a registered client's secret or key goes only to the `issuer` its
+//!   file pins; a kept grant serves only the URL (and pinned issuer) it was made for; more
+//!   scope under client credentials only within the file's `scope` or the resource's list.
 //! - Tokens and client secrets never reach a log, an error, a result or a model: errors quote
 //!   the authorization server's `error` and `error_description` only.
 
