@@ -153,7 +153,12 @@ impl FetcherClient {
                 && challenge
                     .as_deref()
                     .is_some_and(|c| c.contains("insufficient_scope"));
-            if renewed || !(answer.status == 401 || wants_scope) {
+            if !(answer.status == 401 || wants_scope) {
+                // Let through: an earlier refusal no longer stands.
+                authorizer.take_refusal();
+                return Ok(answer);
+            }
+            if renewed {
                 return Ok(answer);
             }
             authorizer

@@ -165,6 +165,17 @@ impl ServerLink {
         }
     }
 
+    /// Why the server's last refusal of toolhost's authorization stands, if it does.
+    fn refusal(&self) -> Option<String> {
+        self.authorizer.as_ref().and_then(|a| a.take_refusal())
+    }
+
+    /// Whether the server refused toolhost's authorization just now (the refusal stays to be
+    /// taken by [`ServerLink::refusal`]).
+    fn refused_now(&self) -> bool {
+        self.authorizer.as_ref().is_some_and(|a| a.has_refusal())
+    }
+
     /// Keeps a line in the server's log (toolhost's own notes about it are marked).
     fn note(&self, line: String) {
         push_line(&self.stderr, format!("[toolhost] {line}"));
@@ -282,11 +293,10 @@ impl ServerLink {
         };
         match serving {
             Ok(Ok(connection)) => Ok(connection),
-            Ok(Err(e)) => Err(format!(
-                "the MCP handshake failed: {}{}",
-                innermost(&e),
-                self.said()
-            )),
+            Ok(Err(e)) => Err(match self.refusal() {
+                Some(why) => why,
+                None => format!("the MCP handshake failed: {}{}", innermost(&e), self.said()),
+            }),
             Err(_) => Err(format!(
                 "the server did not complete the MCP handshake within {} ms{}",
                 timeout.as_millis(),
@@ -421,6 +431,8 @@ impl ServerLink {
                     return match result {
                         Ok(ServerResult::CallToolResult(result)) => Ok(result),
                         Ok(other) => Err(CallError::Failed(format!("the server answered tools/call with something else: {other:?}"))),
+                        // Refused for want of authorization: the server ran nothing.
+                        Err(_) if self.refused_now() => Err(CallError::NotSent(self.refusal().unwrap_or_default())),
                         Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!("the server refused the call: {} (code {})", e.message, e.code.0))),
                         Err(rmcp::ServiceError::Timeout { timeout }) => Err(CallError::TimedOut(timeout)),
                         Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(format!("the server exited while the call ran{}", self.said()))),

@@ -20,6 +20,9 @@ pub(crate) struct Authorizer {
     http: Arc<dyn Fetcher>,
     vault: Option<Arc<Vault>>,
     held: tokio::sync::Mutex<Held>,
+    /// Why the last refusal could not be recovered from, until a request is let through: what
+    /// a failed handshake or call says instead of the transport's words.
+    refused: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Default)]
@@ -98,7 +101,24 @@ impl Authorizer {
             http,
             vault,
             held: tokio::sync::Mutex::new(Held::default()),
+            refused: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Whether a refusal could not be recovered from and was not taken yet.
+    pub(crate) fn has_refusal(&self) -> bool {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Why the server's last refusal could not be recovered from, if it could not (taken once).
+    pub(crate) fn take_refusal(&self) -> Option<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     fn needs_login(&self, why: &str) -> String {
@@ -170,6 +190,17 @@ impl Authorizer {
     /// its `WWW-Authenticate` challenge: gets a token worth another try, or says why there is
     /// none.
     pub(crate) async fn recover(
+        &self,
+        status: u16,
+        challenge: Option<&str>,
+        sent: Option<&str>,
+    ) -> Result<(), String> {
+        let outcome = self.try_recover(status, challenge, sent).await;
+        *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = outcome.clone().err();
+        outcome
+    }
+
+    async fn try_recover(
         &self,
         status: u16,
         challenge: Option<&str>,
