@@ -171,6 +171,12 @@ fn a_toolhost_client_uses_a_toolhost_servers_tools_with_tokens_of_a_real_authori
     );
     assert_eq!(code, 0, "{stderr}\n{stdout}");
     assert!(stdout.contains("\"remote.think\""), "{stdout}");
+    let listed: Value = serde_json::from_str(&stdout).unwrap();
+    let oauth = &listed["servers"][0]["oauth"];
+    assert_eq!(oauth["authorized"], true, "{listed}");
+    assert_eq!(oauth["grant"], "client_credentials");
+    assert_eq!(oauth["issuer"], issuer.as_str());
+    assert_eq!(oauth["scope"], "run");
 
     // A client whose secret is wrong, with no kept grant, is told what the server said.
     let other = client_project(&url, &issuer);
@@ -190,4 +196,57 @@ fn a_toolhost_client_uses_a_toolhost_servers_tools_with_tokens_of_a_real_authori
     let said = format!("{stdout}{stderr}");
     assert!(said.contains("invalid_client"), "{code}: {said}");
     assert!(!said.contains(CLIENT_SECRET));
+}
+
+#[test]
+fn login_and_logout_say_clearly_what_cannot_be_done() {
+    let project = TempProject::new();
+    let dir = project.root.display().to_string();
+    let data = project.root.join("data").display().to_string();
+    write(
+        &project.root,
+        "agents/mcp/plain.json",
+        r#"{"url": "https://mcp.example/mcp"}"#,
+    );
+    write(
+        &project.root,
+        "agents/mcp/local.json",
+        r#"{"command": ["python3", "x.py"]}"#,
+    );
+    let run = |args: &[&str]| toolhost_with_secret("unused", args);
+
+    let (code, _, stderr) = run(&["mcp", "login", &dir, "nope", "--data", &data]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no MCP server named \"nope\""), "{stderr}");
+
+    let (code, _, stderr) = run(&["mcp", "login", &dir, "plain", "--data", &data]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("has no `oauth`"), "{stderr}");
+
+    let (code, _, stderr) = run(&["mcp", "login", &dir, "local", "--data", &data]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("is a program, not a server at a URL"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = run(&["mcp", "logout", &dir, "plain", "--data", &data]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("no authorization of MCP server \"plain\" is kept"),
+        "{stderr}"
+    );
+
+    write(
+        &project.root,
+        "agents/mcp/plain.json",
+        r#"{"url": "https://mcp.example/mcp", "oauth": {"clientId": "ci", "clientSecret": "written-in"}}"#,
+    );
+    let (code, _, stderr) = run(&["mcp", "login", &dir, "plain", "--data", &data]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("never hold the secret"), "{stderr}");
+    assert!(
+        !stderr.contains("written-in"),
+        "the secret was quoted: {stderr}"
+    );
 }

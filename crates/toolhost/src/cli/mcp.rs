@@ -134,7 +134,8 @@ fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
         Ok(http) => http,
         Err(code) => return code,
     };
-    let mcp = load_mcp(dir, Some(http), project_vault(dir, data));
+    let vault = project_vault(dir, data);
+    let mcp = load_mcp(dir, Some(http), vault.clone());
     let file_problems: Vec<_> = mcp
         .problems
         .iter()
@@ -169,6 +170,7 @@ fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
                     "name": s.def.name,
                     "file": s.def.path.display().to_string(),
                     "trusted": s.def.trusted,
+                    "oauth": oauth_state(vault.as_deref(), &s.def).map(|o| o.json),
                     "state": state,
                     "tools": tools,
                     "refused": refused,
@@ -218,6 +220,9 @@ fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
                     s.def.name,
                     s.def.path.display()
                 ),
+            }
+            if let Some(oauth) = oauth_state(vault.as_deref(), &s.def) {
+                outln!("  OAuth: {}", oauth.said);
             }
             for p in refused(&mcp.problems, s) {
                 outln!("  {}  [not imported]  {}", p.tool, p.message);
@@ -371,4 +376,56 @@ pub(super) fn project_vault(
 ) -> Option<std::sync::Arc<toolhost_runtime::mcp::Vault>> {
     let file = project_config::load(dir).ok()?;
     mcp_vault(&file.data_folder(dir, data))
+}
+
+/// What `mcp list` says of a server's OAuth: as JSON, and in a sentence.
+struct OAuthState {
+    json: Value,
+    said: String,
+}
+
+/// The OAuth state of a server whose file has `oauth`: the grant kept for its URL, if any.
+fn oauth_state(
+    vault: Option<&toolhost_runtime::mcp::Vault>,
+    def: &toolhost_runtime::mcp::McpServerDef,
+) -> Option<OAuthState> {
+    use toolhost_runtime::mcp::server_def::Endpoint;
+    let oauth = def.oauth.as_ref()?;
+    let Endpoint::Url { url, .. } = &def.endpoint else {
+        return None;
+    };
+    let grant = vault
+        .and_then(|v| v.load(&def.name).ok().flatten())
+        .map(|kept| kept.grant)
+        .filter(|g| g.is_for(url));
+    let kind = serde_json::to_value(oauth.grant).unwrap_or(Value::Null);
+    Some(match grant {
+        Some(g) => OAuthState {
+            said: format!(
+                "authorized by {} (scope {}{})",
+                g.issuer,
+                g.scope.as_deref().unwrap_or("none named"),
+                if g.refresh_token.is_some() {
+                    ", renewable"
+                } else {
+                    ""
+                }
+            ),
+            json: json!({"grant": kind, "authorized": true, "issuer": g.issuer,
+                         "scope": g.scope, "expires_at": g.expires_at,
+                         "renewable": g.refresh_token.is_some()}),
+        },
+        None => OAuthState {
+            said: match oauth.grant {
+                toolhost_runtime::mcp::oauth::GrantType::ClientCredentials => {
+                    "no token kept yet (toolhost gets one with its client credentials)".to_owned()
+                }
+                toolhost_runtime::mcp::oauth::GrantType::AuthorizationCode => format!(
+                    "not authorized: run `toolhost mcp login` with the project and \"{}\"",
+                    def.name
+                ),
+            },
+            json: json!({"grant": kind, "authorized": false}),
+        },
+    })
 }

@@ -126,6 +126,13 @@ pub struct Grant {
     pub wanted_scope: Option<String>,
 }
 
+impl Grant {
+    /// Whether this grant is for the server at `url` (its resource is the URL or a parent).
+    pub fn is_for(&self, url: &str) -> bool {
+        discovery::covers(&self.resource, url)
+    }
+}
+
 impl std::fmt::Debug for Grant {
     /// Names where the grant is from, never its tokens or secrets.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
