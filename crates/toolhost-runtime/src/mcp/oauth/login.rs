@@ -18,16 +18,55 @@ const CALLBACK: &str = "/callback";
 /// The most bytes of a request to the loopback redirect read.
 const MAX_REQUEST_HEAD: usize = 16 * 1024;
 
-/// Gets `def`'s server a grant and keeps it in `vault`: asks the server, finds its
-/// authorization server, and for the authorization code grant calls `open` with the URL a
-/// person must open, then waits (at most `patience`) for the answer on a loopback port.
-pub async fn login(
+/// An authorization a person was sent to make, waiting for its answer.
+pub struct Pending {
+    server: String,
+    found: super::discovery::Discovered,
+    client: super::Client,
+    verifier: String,
+    redirect_uri: String,
+    scope: Option<String>,
+    /// The address the person opens.
+    pub authorize_url: String,
+    /// The `state` the answer must carry.
+    pub state: String,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("server", &self.server)
+            .field("issuer", &self.found.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pending {
+    /// The MCP server this authorization is for.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+}
+
+/// What starting a login gave.
+#[derive(Debug)]
+pub enum Started {
+    /// A grant at once, kept already (client credentials need no person).
+    Granted(Grant),
+    /// An authorization a person must make at [`Pending::authorize_url`]; its answer comes to
+    /// `redirect_uri` and goes to [`finish`].
+    Pending(Box<Pending>),
+}
+
+/// Starts getting `def`'s server a grant: asks the server, finds its authorization server, and
+/// gets a client credentials grant at once (kept in `vault`), or prepares the authorization a
+/// person makes, answered at `redirect_uri`.
+pub async fn start(
     def: &McpServerDef,
-    http: Arc<dyn Fetcher>,
+    http: &dyn Fetcher,
     vault: &Vault,
-    open: &mut (dyn FnMut(&str) + Send),
-    patience: Duration,
-) -> Result<Grant, String> {
+    redirect_uri: &str,
+) -> Result<Started, String> {
     let Endpoint::Url { url, headers } = &def.endpoint else {
         return Err(format!(
             "MCP server \"{}\" is a program, not a server at a URL: it needs no login",
@@ -40,8 +79,8 @@ pub async fn login(
             def.name
         )
     })?;
-    let challenge = probe(&*http, url, headers, &def.name).await?;
-    let found = discover(&*http, url, &challenge).await?;
+    let challenge = probe(http, url, headers, &def.name).await?;
+    let found = discover(http, url, &challenge).await?;
     check_pinned(&oauth, &found)?;
     // What the server asked for since the last login, too.
     let wanted = vault
@@ -60,7 +99,7 @@ pub async fn login(
             scope: scope.as_deref(),
         };
         let tokens = token::request(
-            &*http,
+            http,
             (&found.token_endpoint, &found.issuer),
             &client,
             &found.resource,
@@ -69,7 +108,7 @@ pub async fn login(
         .await?;
         let grant = token::grant_of(GrantType::ClientCredentials, &found, client, tokens, scope);
         vault.replace(&def.name, &grant)?;
-        return Ok(grant);
+        return Ok(Started::Granted(grant));
     }
     if !found
         .pkce_methods
@@ -81,45 +120,88 @@ pub async fn login(
             found.issuer
         ));
     }
+    let client = match configured_client(&oauth, &found)? {
+        Some(client) => client,
+        None => token::register(http, &found, redirect_uri, scope.as_deref()).await?,
+    };
+    let pkce = Pkce::new()?;
+    let state = token::state()?;
+    let authorize_url = token::authorization_url(
+        &found,
+        &client,
+        redirect_uri,
+        &pkce,
+        &state,
+        scope.as_deref(),
+    )?;
+    Ok(Started::Pending(Box::new(Pending {
+        server: def.name.clone(),
+        found,
+        client,
+        verifier: pkce.verifier,
+        redirect_uri: redirect_uri.to_owned(),
+        scope,
+        authorize_url,
+        state,
+    })))
+}
+
+/// Ends an authorization with the `code` its answer carried: gets the tokens and keeps them.
+pub async fn finish(
+    pending: Pending,
+    code: &str,
+    http: &dyn Fetcher,
+    vault: &Vault,
+) -> Result<Grant, String> {
+    let asked = Asked::Code {
+        code,
+        verifier: &pending.verifier,
+        redirect_uri: &pending.redirect_uri,
+    };
+    let found = &pending.found;
+    let tokens = token::request(
+        http,
+        (&found.token_endpoint, &found.issuer),
+        &pending.client,
+        &found.resource,
+        asked,
+    )
+    .await?;
+    let grant = token::grant_of(
+        GrantType::AuthorizationCode,
+        found,
+        pending.client,
+        tokens,
+        pending.scope,
+    );
+    vault.replace(&pending.server, &grant)?;
+    Ok(grant)
+}
+
+/// Gets `def`'s server a grant and keeps it in `vault`: for the authorization code grant calls
+/// `open` with the URL a person must open, then waits (at most `patience`) for the answer on a
+/// loopback port.
+pub async fn login(
+    def: &McpServerDef,
+    http: Arc<dyn Fetcher>,
+    vault: &Vault,
+    open: &mut (dyn FnMut(&str) + Send),
+    patience: Duration,
+) -> Result<Grant, String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("no loopback port to take the answer on: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK}");
-    let client = match configured_client(&oauth, &found)? {
-        Some(client) => client,
-        None => token::register(&*http, &found, &redirect_uri, scope.as_deref()).await?,
+    let pending = match start(def, &*http, vault, &redirect_uri).await? {
+        Started::Granted(grant) => return Ok(grant),
+        Started::Pending(pending) => pending,
     };
-    let pkce = Pkce::new()?;
-    let state = token::state()?;
-    let authorize = token::authorization_url(
-        &found,
-        &client,
-        &redirect_uri,
-        &pkce,
-        &state,
-        scope.as_deref(),
-    )?;
-    open(&authorize);
-    let code = tokio::time::timeout(patience, answer(&listener, &state, &def.name))
+    open(&pending.authorize_url);
+    let code = tokio::time::timeout(patience, answer(&listener, &pending.state, &def.name))
         .await
         .map_err(|_| format!("nobody authorized toolhost within {} s", patience.as_secs()))??;
-    let asked = Asked::Code {
-        code: &code,
-        verifier: &pkce.verifier,
-        redirect_uri: &redirect_uri,
-    };
-    let tokens = token::request(
-        &*http,
-        (&found.token_endpoint, &found.issuer),
-        &client,
-        &found.resource,
-        asked,
-    )
-    .await?;
-    let grant = token::grant_of(GrantType::AuthorizationCode, &found, client, tokens, scope);
-    vault.replace(&def.name, &grant)?;
-    Ok(grant)
+    finish(*pending, &code, &*http, vault).await
 }
 
 /// Asks the server to start a session and list its tools without a token; its refusal's
