@@ -4,8 +4,10 @@
 //! events, behind bearer tokens. The binary assembles it as `toolhost serve`.
 //!
 //! ## Contract
-//! - **Every endpoint but `/health`, `/ready`, `/v1/openapi.json` and the web page's files
-//!   needs a token** (`Authorization: Bearer …`).
+//! - **Every endpoint but `/health`, `/ready`, `/v1/openapi.json`, the web page's files, the
+//!   OAuth protected resource metadata and the MCP login callback page needs a token**
+//!   (`Authorization: Bearer …`). The callback (`/mcp/oauth/callback`) acts only on the answer
+//!   to a login an admin started here (`POST /v1/mcp/servers/{name}/login`), within 10 minutes.
 //!   A token carries scopes (`read`, `run`, `approve`, `admin`; admin implies the others) and may
 //!   be limited to some agents: a thread of another agent is answered as if it did not exist.
 //!   Tokens are stored as the SHA-256 of their secret ([`auth::mint`]) and compared in constant

@@ -59,6 +59,8 @@ pub(crate) struct AppState {
     pub metrics: Arc<Metrics>,
     /// Turns true when the server begins to shut down: event streams end then.
     pub closing: watch::Receiver<bool>,
+    /// MCP logins waiting for their person (see `routes::mcp_login`).
+    pub logins: Arc<crate::routes::mcp_login::Logins>,
 }
 
 impl AppState {
@@ -74,6 +76,7 @@ impl AppState {
             runs: Runs::default(),
             config: Arc::new(config),
             metrics: Arc::default(),
+            logins: Arc::default(),
         }
     }
 

@@ -498,3 +498,47 @@ async fn the_official_client_gets_a_token_from_a_real_authorization_server_on_it
     let threads = server.store.threads(None).unwrap();
     assert_eq!(threads.len(), 1, "{threads:?}");
 }
+
+/// The login of an MCP server through this server: an admin starts it; the callback page does
+/// nothing for an answer to no login it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_through_the_server_needs_an_admin_and_a_callback_needs_its_login() {
+    let server = TestServer::start_with(&example(), |_| {}).await;
+    let reader = server.token(&[Scope::Read], None);
+    let answer = server
+        .raw(
+            "POST",
+            "/v1/mcp/servers/docs/login",
+            Some(&reader),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    let admin = server.admin();
+    let answer = server
+        .raw(
+            "POST",
+            "/v1/mcp/servers/docs/login",
+            Some(&admin),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    let detail = answer.problem(404);
+    assert!(detail.contains("no MCP server \"docs\""), "{detail}");
+    let stray = server
+        .get("/mcp/oauth/callback?state=made-up&code=stolen", None)
+        .await;
+    assert_eq!(stray.status, 400, "{}", stray.text);
+    assert!(
+        stray.content_type.starts_with("text/html"),
+        "{}",
+        stray.content_type
+    );
+    assert!(
+        stray.text.contains("no login toolhost is waiting for"),
+        "{}",
+        stray.text
+    );
+}

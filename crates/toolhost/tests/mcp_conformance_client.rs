@@ -31,13 +31,24 @@ fn scenario(name: &str, tools: &[&str], script: &str) -> Vec<Value> {
 
 /// [`scenario`] with the suite that `suite_var` names.
 fn scenario_of(suite_var: &str, name: &str, tools: &[&str], script: &str) -> Vec<Value> {
+    scenario_run(suite_var, name, tools, script, "")
+}
+
+/// [`scenario_of`] with `prefix` before the client's command (an environment setting).
+fn scenario_run(
+    suite_var: &str,
+    name: &str,
+    tools: &[&str],
+    script: &str,
+    prefix: &str,
+) -> Vec<Value> {
     let project = TempProject::new();
     scripted_agent(&project.root, tools, script);
     std::fs::create_dir_all(project.root.join("agents/mcp")).unwrap();
     let out = project.root.join("results");
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/conformance_client.py");
     let command = format!(
-        "{} {} {} {} {}",
+        "{prefix}{} {} {} {} {}",
         test_python(),
         client.display(),
         env!("CARGO_BIN_EXE_toolhost"),
@@ -103,6 +114,38 @@ fn toolhost_reconnects_to_a_stream_the_server_closed_and_gets_the_answer() {
 #[test]
 fn toolhost_gets_authorized_as_each_auth_scenario_asks() {
     authorized_as("TOOLHOST_TEST_CONFORMANCE_2025", &AUTH_SCENARIOS);
+}
+
+/// A login through `toolhost serve` instead of a terminal: its API answers the address to
+/// open and the authorization server sends the browser back to the server's callback page; the
+/// grant kept there is the one `toolhost run` then uses.
+#[test]
+fn toolhost_serve_logs_in_through_its_own_callback_page() {
+    for name in [
+        "auth/metadata-default",
+        "auth/basic-cimd",
+        "auth/pre-registration",
+    ] {
+        let checks = scenario_run(
+            "TOOLHOST_TEST_CONFORMANCE_2025",
+            name,
+            &[],
+            "{\"text\": \"hello\"}\n",
+            "TOOLHOST_LOGIN_VIA=serve ",
+        );
+        // The person was sent back to the server's page, not to a loopback port.
+        let redirected_to = checks
+            .iter()
+            .filter_map(|c| c["details"]["query"]["redirect_uri"].as_str())
+            .collect::<Vec<_>>();
+        assert!(
+            !redirected_to.is_empty()
+                && redirected_to
+                    .iter()
+                    .all(|uri| uri.ends_with("/mcp/oauth/callback")),
+            "{name}: {redirected_to:?}"
+        );
+    }
 }
 
 /// The same under the 2026-07-28 suite, which adds a server whose resource metadata names

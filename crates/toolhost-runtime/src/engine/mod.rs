@@ -361,6 +361,20 @@ impl Runtime {
         &self.defs
     }
 
+    /// What a login for MCP server `name` needs (see [`crate::mcp::oauth::login`]): its
+    /// definition, the HTTP client and the vault its grants are kept in; `None` unless the
+    /// server is at a URL with `oauth` and this runtime keeps grants.
+    pub fn mcp_login_parts(
+        &self,
+        name: &str,
+    ) -> Option<(
+        crate::mcp::McpServerDef,
+        Arc<dyn toolhost_providers::fetch::Fetcher>,
+        Arc<crate::mcp::Vault>,
+    )> {
+        self.mcp_hub.as_ref()?.login_parts(name)
+    }
+
     /// The project's MCP servers (`agents/mcp/`) as they loaded: their tools, or why they
     /// have none, and what they wrote to standard error.
     pub fn mcp_servers(&self) -> &[crate::mcp::ServerStatus] {

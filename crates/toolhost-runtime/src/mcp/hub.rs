@@ -126,6 +126,17 @@ impl McpHub {
             .unwrap_or_else(|e| Err(CallError::Lost(format!("the call's task failed: {e}"))))
     }
 
+    /// What a login for server `name` needs: its definition, the HTTP client and the vault its
+    /// grants are kept in; `None` unless it is at a URL, has `oauth` and grants can be kept.
+    pub fn login_parts(
+        &self,
+        name: &str,
+    ) -> Option<(McpServerDef, Arc<dyn Fetcher>, Arc<super::oauth::Vault>)> {
+        let link = self.servers.get(name)?;
+        let (http, vault) = link.login_parts()?;
+        Some((link.def.clone(), http, vault))
+    }
+
     /// The server named `name`.
     pub(crate) fn server(&self, name: &str) -> Option<&Arc<ServerLink>> {
         self.servers.get(name)

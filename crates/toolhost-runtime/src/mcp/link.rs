@@ -165,6 +165,13 @@ impl ServerLink {
         }
     }
 
+    /// The HTTP client and the vault a login for this server uses, when it is at a URL with
+    /// `oauth` and grants can be kept.
+    pub(crate) fn login_parts(&self) -> Option<(Arc<dyn Fetcher>, Arc<Vault>)> {
+        let vault = self.authorizer.as_ref()?.vault()?.clone();
+        Some((self.http.clone()?, vault))
+    }
+
     /// Why the server's last refusal of toolhost's authorization stands, if it does.
     fn refusal(&self) -> Option<String> {
         self.authorizer.as_ref().and_then(|a| a.take_refusal())

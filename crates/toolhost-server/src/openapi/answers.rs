@@ -95,6 +95,19 @@ pub(crate) struct RunStarted {
     started: bool,
 }
 
+/// `POST /v1/mcp/servers/{name}/login`.
+#[derive(ToSchema)]
+pub(crate) struct McpLoginStarted {
+    /// The MCP server.
+    server: String,
+    /// Whether a grant is kept already (client credentials need no person).
+    authorized: bool,
+    /// The address the person opens to authorize toolhost, when one must.
+    authorize_url: Option<String>,
+    /// How long the login waits for the person, in seconds.
+    expires_in_s: Option<u64>,
+}
+
 /// `POST /v1/threads/{id}/stop`.
 #[derive(ToSchema)]
 pub(crate) struct StopAsked {

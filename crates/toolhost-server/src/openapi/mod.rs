@@ -61,6 +61,7 @@ pub(crate) const BEARER: &str = "bearer";
         answers::ThreadView,
         answers::RunStarted,
         answers::StopAsked,
+        answers::McpLoginStarted,
         answers::MessagePage,
         answers::Queued,
         answers::ApprovalList,

@@ -5,6 +5,7 @@ mod approvals;
 mod events;
 mod files;
 mod health;
+pub(crate) mod mcp_login;
 mod mcp_pins;
 mod messages;
 mod metrics;
@@ -46,6 +47,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .add::<approvals::__path_list, _, _>(approvals::list)
         .add::<approvals::__path_decide, _, _>(approvals::decide)
         .add::<mcp_pins::__path_accept, _, _>(mcp_pins::accept)
+        .add::<mcp_login::__path_login, _, _>(mcp_login::login)
         .add::<variables::__path_get, _, _>(variables::get)
         .add::<variables::__path_give, _, _>(variables::give)
         .add::<events::__path_thread, _, _>(events::thread)
@@ -68,6 +70,9 @@ pub(crate) fn router(state: AppState) -> Router {
         Some(agent) => api.merge(crate::mcp::routes(&state, agent)),
         None => api,
     };
+    // Where an authorization server sends a person back after an MCP login: a page for a
+    // browser, outside the API and its problem documents.
+    let router = router.route(mcp_login::CALLBACK, axum::routing::get(mcp_login::callback));
     let router = router
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(

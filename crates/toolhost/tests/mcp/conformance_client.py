@@ -87,6 +87,46 @@ def login() -> None:
         sys.exit(f"toolhost mcp login exited with {child.returncode}: {out}")
 
 
+def login_through_serve() -> None:
+    """The same login through `toolhost serve`: its API answers the address to open, and the
+    authorization server sends the browser back to the server's own callback page."""
+    made = subprocess.run(
+        [toolhost, "tokens", "create", "login", "--scope", "admin", "--data", data, "--json"],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        sys.exit(f"toolhost tokens create failed: {made.stderr}")
+    token = json.loads(made.stdout)["token"]
+    server = subprocess.Popen(
+        [toolhost, "serve", project, "--data", data, "--listen", "127.0.0.1:0", "--no-reload"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        first = server.stdout.readline()
+        address = first.split("http://")[1].split()[0]
+        request = urllib.request.Request(
+            f"http://{address}/v1/mcp/servers/conformance/login",
+            method="POST",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            started = json.load(answer)
+        if started.get("authorized"):
+            return
+        # The browser: the authorization server answers at once with a redirect to the
+        # server's callback page, which ends the login.
+        with urllib.request.urlopen(started["authorize_url"], timeout=30) as page:
+            said = page.read().decode()
+        if "is authorized" not in said:
+            sys.exit(f"the callback page said: {said}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def toolhost_json(*args: str) -> tuple[dict, str]:
     """Runs toolhost with `--json`: what it printed as JSON, and all it said (both streams)."""
     done = subprocess.run([toolhost, *args, "--data", data, "--json"], capture_output=True, text=True)
@@ -115,7 +155,10 @@ def run_agent() -> tuple[dict, str]:
 logins = 0
 needs_person = scenario.startswith("auth/") and not client_credentials
 if needs_person:
-    login()
+    if os.environ.get("TOOLHOST_LOGIN_VIA") == "serve":
+        login_through_serve()
+    else:
+        login()
     logins = 1
 while True:
     record, said = run_agent()

@@ -105,6 +105,11 @@ impl Authorizer {
         }
     }
 
+    /// Where this server's grants are kept, if anywhere.
+    pub(crate) fn vault(&self) -> Option<&Arc<Vault>> {
+        self.vault.as_ref()
+    }
+
     /// Whether a refusal could not be recovered from and was not taken yet.
     pub(crate) fn has_refusal(&self) -> bool {
         self.refused

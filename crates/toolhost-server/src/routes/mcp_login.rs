@@ -1,0 +1,182 @@
+//! A person authorizes toolhost for an MCP server that asks for OAuth, through the server
+//! instead of a terminal: `POST /v1/mcp/servers/{name}/login` answers the address to open, and
+//! the authorization server sends the person back to `/mcp/oauth/callback` on this server,
+//! which ends the login (see `toolhost_runtime::mcp::oauth::login`). The grant is kept in the
+//! store, for every process of the project.
+
+use crate::auth::{Caller, Scope};
+use crate::problem::Problem;
+use crate::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use toolhost_runtime::mcp::oauth::login::{finish, start, Pending, Started};
+
+/// The path the authorization server sends the person back to.
+pub(crate) const CALLBACK: &str = "/mcp/oauth/callback";
+/// How long a login waits for its person.
+const PATIENCE: Duration = Duration::from_secs(600);
+/// The most logins waiting at once; the oldest is dropped for a new one.
+const MAX_WAITING: usize = 64;
+
+/// Logins waiting for their person, by `state`.
+#[derive(Default)]
+pub(crate) struct Logins(Mutex<HashMap<String, (Instant, Pending)>>);
+
+impl Logins {
+    fn keep(&self, pending: Pending) {
+        let mut waiting = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        waiting.retain(|_, (at, _)| at.elapsed() < PATIENCE);
+        if waiting.len() >= MAX_WAITING {
+            let oldest = waiting
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(state, _)| state.clone());
+            if let Some(oldest) = oldest {
+                waiting.remove(&oldest);
+            }
+        }
+        waiting.insert(pending.state.clone(), (Instant::now(), pending));
+    }
+
+    fn take(&self, state: &str) -> Option<Pending> {
+        let mut waiting = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, pending) = waiting.remove(state)?;
+        (at.elapsed() < PATIENCE).then_some(pending)
+    }
+}
+
+/// The origin (`scheme://host`) the request was sent to, as its client named it.
+fn origin(headers: &HeaderMap) -> Option<String> {
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| matches!(*s, "http" | "https"))
+        .unwrap_or("http");
+    Some(format!("{scheme}://{host}"))
+}
+
+#[utoipa::path(
+    post, path = "/v1/mcp/servers/{name}/login", operation_id = "loginMcpServer", tag = "mcp",
+    summary = "Authorize toolhost for an MCP server that asks for OAuth",
+    description = "Finds the server's authorization server from its refusal and, for the authorization code grant, answers the address a person opens; the authorization server sends the person back to this server (`/mcp/oauth/callback` on the host this request was sent to), which keeps the grant. A client credentials grant is got at once.",
+    params(("name" = String, Path, description = "The MCP server (a file of agents/mcp/).")),
+    responses(
+        (status = 200, description = "The address to open, or the grant got at once.", body = crate::openapi::answers::McpLoginStarted),
+        (status = 404, description = "The project has no MCP server of that name at a URL with `oauth`, or keeps no grants."),
+        (status = 502, description = "The MCP server or its authorization server refused or could not be reached; the detail says which and why."),
+    ),
+    security(("bearer" = ["admin"])),
+)]
+pub(super) async fn login(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Admin)?;
+    let Some((def, http, vault)) = state.runtime().mcp_login_parts(&name) else {
+        return Err(Problem::not_found(format!(
+            "the project has no MCP server \"{name}\" at a URL with `oauth` whose grants this server keeps"
+        )));
+    };
+    let origin = origin(&headers).ok_or_else(|| {
+        Problem::bad_request("the request names no Host to send the person back to")
+    })?;
+    let redirect_uri = format!("{origin}{CALLBACK}");
+    let started = start(&def, &*http, &vault, &redirect_uri)
+        .await
+        .map_err(|why| Problem::new(StatusCode::BAD_GATEWAY, "bad-gateway", why))?;
+    Ok(Json(match started {
+        Started::Granted(_) => json!({"server": name, "authorized": true}),
+        Started::Pending(pending) => {
+            let url = pending.authorize_url.clone();
+            state.logins.keep(*pending);
+            json!({"server": name, "authorized": false, "authorize_url": url,
+                   "expires_in_s": PATIENCE.as_secs()})
+        }
+    }))
+}
+
+/// What the authorization server sends the person back with.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Answer {
+    state: Option<String>,
+    code: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// A small page for the person's browser.
+fn page(status: StatusCode, text: &str) -> Response {
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let body =
+        format!("<!doctype html><meta charset=\"utf-8\"><title>toolhost</title><p>{escaped}</p>\n");
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `GET /mcp/oauth/callback`: ends the login whose `state` the answer carries. Needs no token
+/// (it is the person's browser): only an answer to a login this server started, within its
+/// time, does anything.
+pub(crate) async fn callback(
+    State(state): State<AppState>,
+    Query(answer): Query<Answer>,
+) -> Response {
+    let Some(pending) = answer.state.as_deref().and_then(|s| state.logins.take(s)) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "This answer is for no login toolhost is waiting for (it ended, or it was never started here).",
+        );
+    };
+    let server = pending.server().to_owned();
+    if let Some(error) = answer.error {
+        let described = answer
+            .error_description
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        return page(
+            StatusCode::OK,
+            &format!(
+                "toolhost was not authorized for MCP server \"{server}\": {error}{described}."
+            ),
+        );
+    }
+    let Some(code) = answer.code else {
+        return page(StatusCode::BAD_REQUEST, "The answer holds no code.");
+    };
+    let Some((_, http, vault)) = state.runtime().mcp_login_parts(&server) else {
+        return page(
+            StatusCode::NOT_FOUND,
+            &format!("The project no longer has MCP server \"{server}\"."),
+        );
+    };
+    match finish(pending, &code, &*http, &vault).await {
+        Ok(_) => page(
+            StatusCode::OK,
+            &format!(
+                "toolhost is authorized for MCP server \"{server}\". You can close this page."
+            ),
+        ),
+        Err(why) => page(
+            StatusCode::BAD_GATEWAY,
+            &format!("toolhost could not be authorized for MCP server \"{server}\": {why}"),
+        ),
+    }
+}
