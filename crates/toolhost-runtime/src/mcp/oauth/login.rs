@@ -52,7 +52,7 @@ impl Pending {
 #[derive(Debug)]
 pub enum Started {
     /// A grant at once, kept already (client credentials need no person).
-    Granted(Grant),
+    Granted(Box<Grant>),
     /// An authorization a person must make at [`Pending::authorize_url`]; its answer comes to
     /// `redirect_uri` and goes to [`finish`].
     Pending(Box<Pending>),
@@ -108,7 +108,7 @@ pub async fn start(
         .await?;
         let grant = token::grant_of(GrantType::ClientCredentials, &found, client, tokens, scope);
         vault.replace(&def.name, &grant)?;
-        return Ok(Started::Granted(grant));
+        return Ok(Started::Granted(Box::new(grant)));
     }
     if !found
         .pkce_methods
@@ -194,7 +194,7 @@ pub async fn login(
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK}");
     let pending = match start(def, &*http, vault, &redirect_uri).await? {
-        Started::Granted(grant) => return Ok(grant),
+        Started::Granted(grant) => return Ok(*grant),
         Started::Pending(pending) => pending,
     };
     open(&pending.authorize_url);
