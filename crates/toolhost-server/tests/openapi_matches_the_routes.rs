@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use toolhost_server::auth::Scope;
 
 /// Every route of the API, as the README's table lists them.
-const KNOWN: [(&str, &str); 26] = [
+const KNOWN: [(&str, &str); 27] = [
     ("GET", "/health"),
     ("GET", "/ready"),
     ("GET", "/v1/openapi.json"),
@@ -28,6 +28,7 @@ const KNOWN: [(&str, &str); 26] = [
     ("POST", "/v1/threads/{id}/approvals/{call_id}"),
     ("POST", "/v1/threads/{id}/mcp-definitions/{tool}"),
     ("POST", "/v1/mcp/servers/{name}/login"),
+    ("GET", "/v1/mcp/servers"),
     ("GET", "/v1/threads/{id}/variables/{request_id}"),
     ("POST", "/v1/threads/{id}/variables/{request_id}"),
     ("GET", "/v1/threads/{id}/events"),

@@ -95,6 +95,29 @@ pub(crate) struct RunStarted {
     started: bool,
 }
 
+/// `GET /v1/mcp/servers`.
+#[derive(ToSchema)]
+pub(crate) struct McpServerList {
+    servers: Vec<McpServer>,
+}
+
+/// An MCP server of the project, as it loaded.
+#[derive(ToSchema)]
+pub(crate) struct McpServer {
+    /// Its file's name in agents/mcp/.
+    name: String,
+    /// Whether it was reached and its tools listed.
+    usable: bool,
+    /// Why it is not usable.
+    problem: Option<String>,
+    /// Its tools, as the project offers them (SERVER.TOOL).
+    tools: Vec<String>,
+    /// For a server whose file has `oauth`: `grant` (`authorization_code` or
+    /// `client_credentials`), `authorized`, and with a grant its `issuer`, `scope`,
+    /// `expires_at` (milliseconds) and whether it is `renewable`; null for the others.
+    oauth: Option<Value>,
+}
+
 /// `POST /v1/mcp/servers/{name}/login`.
 #[derive(ToSchema)]
 pub(crate) struct McpLoginStarted {

@@ -62,6 +62,8 @@ pub(crate) const BEARER: &str = "bearer";
         answers::RunStarted,
         answers::StopAsked,
         answers::McpLoginStarted,
+        answers::McpServerList,
+        answers::McpServer,
         answers::MessagePage,
         answers::Queued,
         answers::ApprovalList,

@@ -7,6 +7,7 @@ mod files;
 mod health;
 pub(crate) mod mcp_login;
 mod mcp_pins;
+mod mcp_servers;
 mod messages;
 mod metrics;
 mod table;
@@ -47,6 +48,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .add::<approvals::__path_list, _, _>(approvals::list)
         .add::<approvals::__path_decide, _, _>(approvals::decide)
         .add::<mcp_pins::__path_accept, _, _>(mcp_pins::accept)
+        .add::<mcp_servers::__path_list, _, _>(mcp_servers::list)
         .add::<mcp_login::__path_login, _, _>(mcp_login::login)
         .add::<variables::__path_get, _, _>(variables::get)
         .add::<variables::__path_give, _, _>(variables::give)

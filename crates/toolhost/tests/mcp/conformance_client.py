@@ -122,6 +122,15 @@ def login_through_serve() -> None:
             said = page.read().decode()
         if "is authorized" not in said:
             sys.exit(f"the callback page said: {said}")
+        # The server says so too.
+        listing = urllib.request.Request(
+            f"http://{address}/v1/mcp/servers",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        with urllib.request.urlopen(listing, timeout=30) as answer:
+            servers = {s["name"]: s for s in json.load(answer)["servers"]}
+        if not servers["conformance"]["oauth"]["authorized"]:
+            sys.exit(f"the server lists no grant after the login: {servers}")
     finally:
         server.terminate()
         server.wait(timeout=30)
