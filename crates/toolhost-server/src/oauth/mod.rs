@@ -31,6 +31,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolhost_providers::fetch::{FetchRequest, Fetcher};
+use toolhost_runtime::mcp::oauth::discovery::{is_loopback_http, metadata_places, split_url};
 
 pub(crate) use jwt::Grant;
 
@@ -159,29 +160,11 @@ impl OAuthSettings {
     }
 }
 
-/// `scheme://authority` and the path (no trailing `/`, empty for the root) of a checked URL.
-fn split_url(url: &str) -> (&str, &str) {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let end = url.find(['?', '#']).unwrap_or(url.len());
-    match url[after_scheme..end].find('/') {
-        Some(i) => (
-            &url[..after_scheme + i],
-            url[after_scheme + i..end].trim_end_matches('/'),
-        ),
-        None => (&url[..end], ""),
-    }
-}
-
 fn checked_url(name: &str, url: &str) -> Result<(), String> {
     let host = if let Some(rest) = url.strip_prefix("https://") {
         rest
     } else if let Some(rest) = url.strip_prefix("http://") {
-        let host = rest.split(['/', '?']).next().unwrap_or("");
-        let name_only = host
-            .rsplit_once(':')
-            .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
-            .map_or(host, |(h, _)| h);
-        if !["localhost", "127.0.0.1", "[::1]"].contains(&name_only) {
+        if !is_loopback_http(url) {
             return Err(format!(
                 "{name} ({url}) must be an https URL (http only to this machine)"
             ));
@@ -311,20 +294,12 @@ impl Verifier {
         jwk::parse_set(&document).map_err(|why| format!("{uri}: {why}"))
     }
 
-    /// The `jwks_uri` of the issuer's metadata: RFC 8414's well-known path, else OpenID
-    /// discovery's.
+    /// The `jwks_uri` of the issuer's metadata, at the places MCP's clients look too (RFC 8414's
+    /// well-known path, then OpenID discovery's).
     async fn discover(&self) -> Result<String, String> {
         let issuer = &self.settings.issuer;
-        let (origin, path) = split_url(issuer);
-        let places = [
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!(
-                "{}/.well-known/openid-configuration",
-                issuer.trim_end_matches('/')
-            ),
-        ];
         let mut failures = Vec::new();
-        for place in places {
+        for place in metadata_places(issuer) {
             match self.fetch_json(&place).await {
                 Ok(metadata) => {
                     let named = metadata.get("issuer").and_then(Value::as_str);

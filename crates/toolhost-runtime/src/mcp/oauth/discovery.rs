@@ -96,12 +96,10 @@ pub struct Discovered {
     pub client_id_documents: bool,
     /// The PKCE methods the server lists; `None` when it lists none.
     pub pkce_methods: Option<Vec<String>>,
-    /// The grant types the server lists; empty when it lists none.
-    pub grant_types: Vec<String>,
 }
 
 /// `scheme://authority` and the path (no trailing `/`; empty for the root) of `url`.
-pub(crate) fn split_url(url: &str) -> (&str, &str) {
+pub fn split_url(url: &str) -> (&str, &str) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     let end = url.find(['?', '#']).unwrap_or(url.len());
     match url[after_scheme..end].find('/') {
@@ -130,22 +128,25 @@ pub(crate) fn covers(resource: &str, server: &str) -> bool {
 /// machine: a token, code or secret never travels in clear, and a server cannot point toolhost
 /// at plain-text hosts of a network.
 pub(crate) fn secure(what: &str, url: &str) -> Result<(), String> {
-    if url.starts_with("https://") && url.len() > "https://".len() {
+    if (url.starts_with("https://") && url.len() > "https://".len()) || is_loopback_http(url) {
         return Ok(());
-    }
-    if let Some(rest) = url.strip_prefix("http://") {
-        let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-        let name = match host.rsplit_once(':') {
-            Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
-            _ => host,
-        };
-        if ["localhost", "127.0.0.1", "[::1]"].contains(&name) {
-            return Ok(());
-        }
     }
     Err(format!(
         "{what} {url:?} is not an https URL (http only to this machine), so toolhost does not use it"
     ))
+}
+
+/// Whether `url` is plain http to this machine (`localhost`, `127.0.0.1`, `[::1]`, any port).
+pub fn is_loopback_http(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    };
+    ["localhost", "127.0.0.1", "[::1]"].contains(&name)
 }
 
 /// Fetches `url` as JSON: `Ok(None)` when it is not there (any status but 200, or no JSON
@@ -190,7 +191,7 @@ fn text(value: &Value, field: &str) -> Option<String> {
 
 /// Where the authorization server `issuer` may publish its metadata, in the order MCP asks
 /// clients to try.
-fn metadata_places(issuer: &str) -> Vec<String> {
+pub fn metadata_places(issuer: &str) -> Vec<String> {
     let (origin, path) = split_url(issuer);
     if path.is_empty() {
         vec![
@@ -324,7 +325,6 @@ pub async fn discover(
         pkce_methods: metadata
             .get("code_challenge_methods_supported")
             .map(|_| strings(&metadata, "code_challenge_methods_supported")),
-        grant_types: strings(&metadata, "grant_types_supported"),
     })
 }
 

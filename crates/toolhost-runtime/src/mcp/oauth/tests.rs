@@ -47,7 +47,6 @@ fn found(scopes: &[&str]) -> Discovered {
         auth_methods: vec![],
         client_id_documents: false,
         pkce_methods: Some(vec!["S256".into()]),
-        grant_types: vec![],
     }
 }
 
