@@ -1,4 +1,5 @@
-//! Cross-origin requests from web pages: refused unless their origin is configured.
+//! Origins: cross-origin requests from web pages, refused unless their origin is configured;
+//! and the origin a request was sent to, where this server's pages are.
 
 use axum::http::{header, HeaderValue, Method};
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -36,4 +37,16 @@ pub(crate) fn layer(origins: &[String]) -> Option<CorsLayer> {
             ])
             .max_age(std::time::Duration::from_secs(600)),
     )
+}
+
+/// The origin (`scheme://host`) a request with `headers` was sent to, as its client named it
+/// (`X-Forwarded-Proto` names the scheme behind a proxy): where a page of this server is.
+pub(crate) fn request_origin(headers: &axum::http::HeaderMap) -> Option<String> {
+    let host = headers.get("host")?.to_str().ok()?;
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| matches!(*s, "http" | "https"))
+        .unwrap_or("http");
+    Some(format!("{scheme}://{host}"))
 }

@@ -12,8 +12,7 @@ use toolhost_server::auth::Scope;
 /// A project whose agent `talker` offers `chatty`, a tool file that writes one line at each
 /// console level.
 fn talker_project() -> PathBuf {
-    let project = temp_dir();
-    let files = [
+    write_project(&[
         (
             "agents/tools/chatty.js",
             "import { defineTool } from '@standardagents/spec';\n\
@@ -38,13 +37,7 @@ fn talker_project() -> PathBuf {
             r#"{"provider": "test", "script": "m.jsonl"}"#,
         ),
         ("m.jsonl", "{\"text\": \"unused\"}\n"),
-    ];
-    for (file, text) in files {
-        let path = project.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    project
+    ])
 }
 
 /// The levels of the log messages one call sent, checking each names the tool.

@@ -77,11 +77,7 @@ fn a_token_made_on_the_command_line_opens_the_server_until_it_is_revoked() {
     let again = toolhost(&["tokens", "revoke", &id, "--data", &data_dir]);
     assert_eq!(again.code, 2);
 
-    let sent = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    terminate(&server);
     let status = server.wait().unwrap();
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
@@ -128,11 +124,7 @@ fn toolhost_toml_sets_what_serve_uses_and_an_unknown_key_is_an_error() {
     assert!(first.contains("http://127.0.0.1:"), "{first}");
     assert!(first.contains("from-toml)"), "{first}");
     assert!(project.root.join("from-toml/toolhost.db").exists());
-    let sent = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    terminate(&server);
     assert_eq!(server.wait().unwrap().code(), Some(0));
 }
 
@@ -166,11 +158,7 @@ fn serve_counts_only_the_tokens_that_still_open_it() {
     out.read_line(&mut first).unwrap();
     out.read_line(&mut second).unwrap();
     assert!(second.contains("(1 active tokens;"), "{first}{second}");
-    let sent = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    terminate(&server);
     assert_eq!(server.wait().unwrap().code(), Some(0));
 }
 
@@ -217,11 +205,7 @@ fn a_token_made_for_a_project_opens_the_server_of_that_project() {
     let addr = served_address(&first);
     let (status, body) = http_get(&addr, "/v1/agents", &token);
     assert_eq!(status, 200, "{body}");
-    let sent = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    terminate(&server);
     assert_eq!(server.wait().unwrap().code(), Some(0));
 }
 
@@ -283,10 +267,15 @@ fn server_oauth_in_toolhost_toml_serves_the_resource_metadata_and_a_bad_table_is
     assert_eq!(metadata["authorization_servers"][0], "https://auth.example");
     assert_eq!(metadata["resource"], "https://tools.example/mcp");
     assert_eq!(metadata["scopes_supported"][0], "toolhost:run");
+    terminate(&server);
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+}
+
+/// Asks a served process to stop, as a service manager does (SIGTERM).
+fn terminate(server: &std::process::Child) {
     let sent = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
-    assert_eq!(server.wait().unwrap().code(), Some(0));
 }

@@ -150,14 +150,7 @@ pub(super) fn thread_page(context: &RequestContext<RoleServer>, thread_id: &str)
 /// The origin (`scheme://host`) an HTTP request was sent to, as its client named it.
 fn origin(context: &RequestContext<RoleServer>) -> Option<String> {
     let parts = context.extensions.get::<axum::http::request::Parts>()?;
-    let host = parts.headers.get("host")?.to_str().ok()?;
-    let scheme = parts
-        .headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .filter(|s| matches!(*s, "http" | "https"))
-        .unwrap_or("http");
-    Some(format!("{scheme}://{host}"))
+    crate::cors::request_origin(&parts.headers)
 }
 
 #[cfg(test)]

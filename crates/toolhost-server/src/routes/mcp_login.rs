@@ -52,17 +52,6 @@ impl Logins {
     }
 }
 
-/// The origin (`scheme://host`) the request was sent to, as its client named it.
-fn origin(headers: &HeaderMap) -> Option<String> {
-    let host = headers.get(header::HOST)?.to_str().ok()?;
-    let scheme = headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .filter(|s| matches!(*s, "http" | "https"))
-        .unwrap_or("http");
-    Some(format!("{scheme}://{host}"))
-}
-
 #[utoipa::path(
     post, path = "/v1/mcp/servers/{name}/login", operation_id = "loginMcpServer", tag = "mcp",
     summary = "Authorize toolhost for an MCP server that asks for OAuth",
@@ -87,7 +76,7 @@ pub(super) async fn login(
             "the project has no MCP server \"{name}\" at a URL with `oauth` whose grants this server keeps"
         )));
     };
-    let origin = origin(&headers).ok_or_else(|| {
+    let origin = crate::cors::request_origin(&headers).ok_or_else(|| {
         Problem::bad_request("the request names no Host to send the person back to")
     })?;
     let redirect_uri = format!("{origin}{CALLBACK}");
