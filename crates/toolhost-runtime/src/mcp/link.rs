@@ -177,12 +177,6 @@ impl ServerLink {
         self.authorizer.as_ref().and_then(|a| a.take_refusal())
     }
 
-    /// Whether the server refused toolhost's authorization just now (the refusal stays to be
-    /// taken by [`ServerLink::refusal`]).
-    fn refused_now(&self) -> bool {
-        self.authorizer.as_ref().is_some_and(|a| a.has_refusal())
-    }
-
     /// Keeps a line in the server's log (toolhost's own notes about it are marked).
     fn note(&self, line: String) {
         push_line(&self.stderr, format!("[toolhost] {line}"));
@@ -435,11 +429,13 @@ impl ServerLink {
         loop {
             tokio::select! {
                 result = &mut answer => {
+                    // Refused for want of authorization: the server ran nothing.
+                    if let (Err(_), Some(why)) = (&result, self.refusal()) {
+                        return Err(CallError::NotSent(why));
+                    }
                     return match result {
                         Ok(ServerResult::CallToolResult(result)) => Ok(result),
                         Ok(other) => Err(CallError::Failed(format!("the server answered tools/call with something else: {other:?}"))),
-                        // Refused for want of authorization: the server ran nothing.
-                        Err(_) if self.refused_now() => Err(CallError::NotSent(self.refusal().unwrap_or_default())),
                         Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!("the server refused the call: {} (code {})", e.message, e.code.0))),
                         Err(rmcp::ServiceError::Timeout { timeout }) => Err(CallError::TimedOut(timeout)),
                         Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(format!("the server exited while the call ran{}", self.said()))),

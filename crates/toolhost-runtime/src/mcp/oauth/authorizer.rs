@@ -110,14 +110,6 @@ impl Authorizer {
         self.vault.as_ref()
     }
 
-    /// Whether a refusal could not be recovered from and was not taken yet.
-    pub(crate) fn has_refusal(&self) -> bool {
-        self.refused
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
-    }
-
     /// Why the server's last refusal could not be recovered from, if it could not (taken once).
     pub(crate) fn take_refusal(&self) -> Option<String> {
         self.refused
