@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use toolhost_runtime::mcp::oauth::login::{finish, start, Pending, Started};
+use toolhost_runtime::mcp::oauth::login::{finish, page_html, start, Pending, Started};
 
 /// The path the authorization server sends the person back to.
 pub(crate) const CALLBACK: &str = "/mcp/oauth/callback";
@@ -105,13 +105,7 @@ pub(crate) struct Answer {
 
 /// A small page for the person's browser.
 fn page(status: StatusCode, text: &str) -> Response {
-    let escaped = text
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-    let body =
-        format!("<!doctype html><meta charset=\"utf-8\"><title>toolhost</title><p>{escaped}</p>\n");
-    let mut response = (status, body).into_response();
+    let mut response = (status, page_html(text)).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

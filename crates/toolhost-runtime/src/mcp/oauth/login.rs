@@ -378,17 +378,21 @@ async fn one_request(
     Some(Ok(code))
 }
 
+/// The page a person's browser is shown at the end of a login: `text`, escaped.
+pub fn page_html(text: &str) -> String {
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    format!("<!doctype html><meta charset=\"utf-8\"><title>toolhost</title><p>{escaped}</p>\n")
+}
+
 async fn respond(
     stream: &mut tokio::net::TcpStream,
     status: u16,
     text: &str,
 ) -> std::io::Result<()> {
-    let escaped = text
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-    let body =
-        format!("<!doctype html><meta charset=\"utf-8\"><title>toolhost</title><p>{escaped}</p>\n");
+    let body = page_html(text);
     let reason = match status {
         200 => "OK",
         404 => "Not Found",
