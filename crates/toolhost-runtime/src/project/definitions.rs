@@ -3,6 +3,7 @@
 use super::agent::{AgentDef, AgentKind};
 use super::agent_tools::check_agent_tools;
 use super::includes::resolve_includes;
+use super::mcp_catalog::{load_mcp_catalog, McpCatalog};
 use super::prompt::PromptDef;
 use super::prompt_tools::check_prompt_tools;
 use super::tools::FileProblem;
@@ -119,6 +120,8 @@ pub struct Definitions {
     pub models: BTreeMap<String, ModelDef>,
     /// Process activities by name.
     pub activities: BTreeMap<String, ProcessActivity>,
+    /// The prompts and resources served to MCP clients.
+    pub mcp: McpCatalog,
     /// Files that did not load, and files that name a prompt that does not exist.
     pub problems: Vec<FileProblem>,
 }
@@ -220,6 +223,9 @@ pub fn load_definitions(root: &Path) -> Definitions {
             Err(m) => defs.problems.push(problem(&path, &name, m)),
         }
     }
+    let (mcp, problems) = load_mcp_catalog(root);
+    defs.mcp = mcp;
+    defs.problems.extend(problems);
     check_references(&mut defs, &agents_dir);
     defs
 }

@@ -6,6 +6,8 @@
 //! agents/prompts/      prompt definitions (*.json, the spec's camelCase field names)
 //! agents/agents/       agent definitions (*.json: ai_human or dual_ai)
 //! agents/models/       model definitions (*.json)
+//! agents/mcp-prompts/  prompts served to MCP clients (*.json, see `mcp_catalog`)
+//! agents/mcp-resources/ resources served to MCP clients (*.json, see `mcp_catalog`)
 //! ```
 //! Every file's stem is its name. A file that cannot be read becomes a [`FileProblem`] naming
 //! the file and what is wrong; the other files still load. A file that loads but names
@@ -17,6 +19,7 @@ mod agent;
 mod agent_tools;
 mod definitions;
 mod includes;
+mod mcp_catalog;
 mod prompt;
 mod prompt_tools;
 mod tools;
@@ -29,6 +32,11 @@ pub use agent_tools::{
 pub(crate) use definitions::json_files;
 pub use definitions::{load_definitions, Definitions, ModelDef, DEFAULT_MAX_STEPS};
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
+pub use mcp_catalog::{
+    load_mcp_catalog, media_type, McpCatalog, McpPromptDef, McpResourceDef, MessageContent,
+    PromptArgument, PromptMessage, ResourceSource, Role, TextPart, UriTemplate,
+    MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
+};
 pub use prompt::{PromptDef, PromptPart, ToolChoice, DEFAULT_RECENT_IMAGE_THRESHOLD};
 pub use prompt_tools::{
     prompt_tool, prompt_tool_schema, SubpromptConfig, ToolOffer, DEFAULT_MESSAGE_PROPERTY,

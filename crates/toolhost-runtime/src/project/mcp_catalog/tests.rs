@@ -1,0 +1,182 @@
+use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A new project folder with `files` (path, content) written in it.
+fn project(files: &[(&str, &str)]) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let root = std::env::temp_dir().join(format!(
+        "toolhost-catalog-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&root);
+    for (path, content) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    std::fs::create_dir_all(&root).unwrap();
+    root
+}
+
+/// The one problem loading `files` gives.
+fn refusal(files: &[(&str, &str)]) -> String {
+    let root = project(files);
+    let (_, problems) = load_mcp_catalog(&root);
+    let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    problems[0].message.clone()
+}
+
+#[test]
+fn prompts_and_resources_load_with_their_parts() {
+    let root = project(&[
+        (
+            "agents/mcp-prompts/review.json",
+            r#"{"description": "Reviews a file.",
+                "arguments": [{"name": "file", "required": true, "values": ["a.rs", "b.rs"]}],
+                "messages": [
+                  {"role": "user", "text": ["Review ", {"argument": "file"}, "."]},
+                  {"role": "user", "image": "logo.png"},
+                  {"role": "assistant", "resource": "docs://guide"}
+                ]}"#,
+        ),
+        ("agents/mcp-prompts/logo.png", "not really a png"),
+        (
+            "agents/mcp-resources/guide.json",
+            r#"{"uri": "docs://guide", "description": "The guide.", "text": "Read me."}"#,
+        ),
+        (
+            "agents/mcp-resources/user.json",
+            r#"{"uriTemplate": "db://users/{id}", "description": "A user.", "tool": "lookup_user", "mimeType": "application/json"}"#,
+        ),
+    ]);
+    let (catalog, problems) = load_mcp_catalog(&root);
+    assert!(problems.is_empty(), "{problems:?}");
+    let review = &catalog.prompts["review"];
+    assert_eq!(review.arguments[0].values, ["a.rs", "b.rs"]);
+    assert_eq!(
+        review.messages[0].content,
+        MessageContent::Text(vec![
+            TextPart::Literal("Review ".into()),
+            TextPart::Argument("file".into()),
+            TextPart::Literal(".".into()),
+        ])
+    );
+    assert!(matches!(
+        &review.messages[1].content,
+        MessageContent::Image { mime_type, .. } if mime_type == "image/png"
+    ));
+    assert_eq!(review.messages[2].role, Role::Assistant);
+    assert_eq!(
+        catalog.resource("docs://guide").map(|r| &r.source),
+        Some(&ResourceSource::Text("Read me.".into()))
+    );
+    let (user, values) = catalog.templated("db://users/a%20b").unwrap();
+    assert_eq!(user.mime_type, "application/json");
+    assert_eq!(values["id"], "a b");
+    assert!(catalog.templated("db://users/a/b").is_none());
+    assert!(catalog.resource("db://users/{id}").is_none());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn each_refusal_names_the_field() {
+    let prompt = |body: &str| refusal(&[("agents/mcp-prompts/p.json", body)]);
+    assert!(prompt(
+        r#"{"description": "d", "messages": [{"role": "user", "text": "x"}], "extra": 1}"#
+    )
+    .contains("field `extra`"));
+    assert!(prompt(r#"{"messages": [{"role": "user", "text": "x"}]}"#).contains("`description`"));
+    assert!(prompt(r#"{"description": "d", "messages": []}"#).contains("`messages` is empty"));
+    let undeclared = prompt(
+        r#"{"description": "d", "messages": [{"role": "user", "text": [{"argument": "who"}]}]}"#,
+    );
+    assert!(
+        undeclared.contains("`messages/0`/text") && undeclared.contains("\"who\""),
+        "{undeclared}"
+    );
+    assert!(
+        prompt(r#"{"description": "d", "messages": [{"role": "system", "text": "x"}]}"#)
+            .contains("`messages/0`/role")
+    );
+    assert!(prompt(
+        r#"{"description": "d", "messages": [{"role": "user", "text": "x", "image": "a.png"}]}"#
+    )
+    .contains("exactly one"));
+    assert!(prompt(r#"{"description": "d", "arguments": [{"name": "a"}, {"name": "a"}], "messages": [{"role": "user", "text": "x"}]}"#)
+        .contains("declared twice"));
+    let escape = prompt(
+        r#"{"description": "d", "messages": [{"role": "user", "image": "../../secret.png"}]}"#,
+    );
+    assert!(
+        escape.contains("/image") && escape.contains("no `..`"),
+        "{escape}"
+    );
+
+    let resource = |body: &str| refusal(&[("agents/mcp-resources/r.json", body)]);
+    assert!(resource(r#"{"description": "d", "text": "x"}"#).contains("`uri`"));
+    assert!(resource(r#"{"uri": "plain", "description": "d", "text": "x"}"#).contains("no scheme"));
+    assert!(resource(
+        r#"{"uri": "toolhost://threads/t/files/a", "description": "d", "text": "x"}"#
+    )
+    .contains("toolhost's own"));
+    assert!(
+        resource(r#"{"uri": "a://b", "description": "d", "text": "x", "file": "f"}"#)
+            .contains("exactly one")
+    );
+    assert!(
+        resource(r#"{"uriTemplate": "a://{x}{y}", "description": "d", "tool": "t"}"#)
+            .contains("follow each other")
+    );
+    assert!(
+        resource(r#"{"uriTemplate": "a://fixed", "description": "d", "tool": "t"}"#)
+            .contains("at least one")
+    );
+    assert!(
+        resource(r#"{"uriTemplate": "a://{x}", "description": "d", "text": "t"}"#)
+            .contains("read by a `tool`")
+    );
+    assert!(
+        resource(r#"{"uri": "a://b", "description": "d", "file": "data.bin"}"#)
+            .contains("cannot be read")
+    );
+}
+
+#[test]
+fn two_resources_may_not_claim_one_uri() {
+    let message = refusal(&[
+        (
+            "agents/mcp-resources/a.json",
+            r#"{"uri": "docs://x", "description": "d", "text": "1"}"#,
+        ),
+        (
+            "agents/mcp-resources/b.json",
+            r#"{"uri": "docs://x", "description": "d", "text": "2"}"#,
+        ),
+    ]);
+    assert!(message.contains("served by a.json already"), "{message}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_out_of_the_project_is_refused() {
+    let outside = project(&[("secret.txt", "do not serve")]);
+    let root = project(&[(
+        "agents/mcp-resources/r.json",
+        r#"{"uri": "docs://x", "description": "d", "file": "link.txt"}"#,
+    )]);
+    std::os::unix::fs::symlink(
+        outside.join("secret.txt"),
+        root.join("agents/mcp-resources/link.txt"),
+    )
+    .unwrap();
+    let (catalog, problems) = load_mcp_catalog(&root);
+    assert!(catalog.resources.is_empty());
+    assert!(
+        problems[0].message.contains("leads out of the project"),
+        "{problems:?}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&outside);
+}
