@@ -38,12 +38,30 @@ const TOOL_SCENARIOS: [&str; 9] = [
     "server-sse-multiple-streams",
 ];
 
+/// The scenarios of the project's prompts and resources (`agents/mcp-prompts/`,
+/// `agents/mcp-resources/`), the same in both suites.
+const CATALOG_SCENARIOS: [&str; 10] = [
+    "completion-complete",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+];
+
 /// The scenarios of the 2025-11-25 suite that concern what toolhost serves.
 fn scenarios_2025() -> Vec<&'static str> {
     [
         &["server-initialize", "ping", "logging-set-level"][..],
         &TOOL_SCENARIOS,
+        &CATALOG_SCENARIOS,
         &[
+            "resources-subscribe",
+            "resources-unsubscribe",
             "tools-call-with-logging",
             "json-schema-2020-12",
             "dns-rebinding-protection",
@@ -62,6 +80,7 @@ fn scenarios_2025() -> Vec<&'static str> {
 fn scenarios_2026() -> Vec<&'static str> {
     [
         &TOOL_SCENARIOS[..],
+        &CATALOG_SCENARIOS,
         &[
             "dns-rebinding-protection",
             "http-header-validation",
@@ -189,6 +208,7 @@ async fn the_conformance_suite_of_2025_11_25_passes_every_scenario_of_what_toolh
         "test_error_handling",
         "test_tool_with_progress",
         "test_tool_with_logging",
+        "test_template_data",
     ] {
         assert!(called.contains(tool), "{tool} never ran: {called:?}");
     }
@@ -207,6 +227,7 @@ async fn the_conformance_suite_of_2026_07_28_passes_every_scenario_of_what_toolh
         "test_simple_text",
         "test_image_content",
         "test_tool_with_progress",
+        "test_template_data",
     ] {
         assert!(called.contains(tool), "{tool} never ran: {called:?}");
     }

@@ -115,7 +115,7 @@ impl McpTools {
     }
 
     /// The tool `name` when the agent offers it; a protocol error otherwise.
-    fn offered_tool(&self, name: &str) -> Result<AnyTool, McpError> {
+    pub(super) fn offered_tool(&self, name: &str) -> Result<AnyTool, McpError> {
         self.runtime()
             .tools()
             .get(name)

@@ -40,9 +40,11 @@ mod elicit;
 mod http;
 mod pages;
 mod progress;
+mod prompts;
 mod reload;
 mod resources;
 mod rounds;
+mod served;
 
 pub(crate) use http::routes;
 pub use pages::TOOLS_PAGE_SIZE;
@@ -50,9 +52,11 @@ pub use pages::TOOLS_PAGE_SIZE;
 use crate::state::RuntimeSlot;
 use pages::page;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -111,6 +115,9 @@ pub struct McpTools {
     /// `info` until the client sets one.
     #[allow(deprecated)]
     log_level: Arc<std::sync::Mutex<rmcp::model::LoggingLevel>>,
+    /// The project's resources the session follows (`resources/subscribe`), with what each
+    /// was when last looked at.
+    subscribed: Arc<std::sync::Mutex<std::collections::BTreeMap<String, served::Version>>>,
 }
 
 /// Where a person answers a call that waits for an approval or variables.
@@ -162,6 +169,7 @@ impl McpTools {
             session: Arc::default(),
             rounds: Arc::default(),
             log_level: Arc::new(std::sync::Mutex::new(DEFAULT_LOG_LEVEL)),
+            subscribed: Arc::default(),
         }
     }
 
@@ -175,6 +183,7 @@ impl McpTools {
         McpTools {
             session: Arc::default(),
             log_level: Arc::new(std::sync::Mutex::new(DEFAULT_LOG_LEVEL)),
+            subscribed: Arc::default(),
             ..self.clone()
         }
     }
@@ -224,6 +233,19 @@ impl McpTools {
             .collect()
     }
 
+    /// `resources/read` of `uri`: a thread file, or a resource of the project.
+    async fn read_any(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if uri.starts_with(resources::PREFIX) {
+            self.read_file(uri).await
+        } else {
+            self.read_served(uri, context).await
+        }
+    }
+
     fn error(text: String) -> CallToolResponse {
         CallToolResult::error(vec![ContentBlock::text(text)]).into()
     }
@@ -238,6 +260,11 @@ impl ServerHandler for McpTools {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_completions()
                 .enable_logging()
                 .build(),
         )
@@ -289,32 +316,83 @@ impl ServerHandler for McpTools {
         self.call(&request.name, arguments, &context).await
     }
 
+    /// The project's fixed resources, then the files of the session's thread.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.list_files().await
+        let mut resources = self.served_resources();
+        resources.extend(self.list_files().await?);
+        serde_json::from_value(json!({"resources": resources, "resultType": "complete"})).map_err(
+            |e| McpError::internal_error(format!("the resources could not be listed: {e}"), None),
+        )
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.served_templates()
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.read_file(&request.uri).await
+        self.read_any(&request.uri, &context).await
     }
 
-    /// A 2026-07-28 `subscriptions/listen` stream may follow the tool list, nothing else.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribe_to(&request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.unsubscribe_from(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.list_served_prompts(request)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.get_served_prompt(request, &context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.complete_served(request)
+    }
+
+    /// A 2026-07-28 `subscriptions/listen` stream may follow the tool, prompt and resource
+    /// lists and the project's fixed resources.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let mut accepted = SubscriptionFilter::builder();
-        if requested.tools_list_changed == Some(true) {
-            accepted = accepted.tools_list_changed();
-        }
-        Some(accepted.build())
+        Some(self.accepted_filter(requested))
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {

@@ -6,14 +6,14 @@
 
 use super::content::{base64_of, Kind};
 use super::McpTools;
-use rmcp::model::{ListResourcesResult, ReadResourceResponse};
+use rmcp::model::ReadResourceResponse;
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
 use toolhost_store::path::{normalize, FsPath};
 use toolhost_store::AsyncStore;
 
 /// Where every file URI starts.
-const PREFIX: &str = "toolhost://threads/";
+pub(super) const PREFIX: &str = "toolhost://threads/";
 
 /// The largest file `resources/read` gives; a larger one is for the HTTP API's byte ranges.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
@@ -76,17 +76,12 @@ impl McpTools {
         let mime = stat
             .mime_type
             .unwrap_or_else(|| "application/octet-stream".to_owned());
-        let mut contents = json!({"uri": uri, "mimeType": mime});
-        match String::from_utf8(bytes) {
-            Ok(text) if Kind::of(&mime) == Kind::Text => contents["text"] = json!(text),
-            Ok(text) => contents["blob"] = json!(base64_of(text.as_bytes())),
-            Err(e) => contents["blob"] = json!(base64_of(e.as_bytes())),
-        }
+        let contents = file_contents(uri, &mime, bytes);
         read_result(json!({"contents": [contents], "resultType": "complete"}))
     }
 
-    /// `resources/list`: the files of the session's thread, once a call made it.
-    pub(super) async fn list_files(&self) -> Result<ListResourcesResult, McpError> {
+    /// The files of the session's thread as `resources/list` gives them, once a call made it.
+    pub(super) async fn list_files(&self) -> Result<Vec<Value>, McpError> {
         // The session's thread is held by a call under way (it may wait long for a person):
         // the list is asked for again once the call answered, never waited for.
         let thread = match self.session.try_lock() {
@@ -129,9 +124,7 @@ impl McpTools {
                 }
             }
         }
-        serde_json::from_value(json!({"resources": resources, "resultType": "complete"})).map_err(
-            |e| McpError::internal_error(format!("the files could not be listed: {e}"), None),
-        )
+        Ok(resources)
     }
 
     /// Whether `thread` is one of the served agent's.
@@ -140,7 +133,18 @@ impl McpTools {
     }
 }
 
-fn read_result(value: Value) -> Result<ReadResourceResponse, McpError> {
+/// The contents of a file read whole: text for a text type that is UTF-8, else base64.
+pub(super) fn file_contents(uri: &str, mime_type: &str, bytes: Vec<u8>) -> Value {
+    let mut contents = json!({"uri": uri, "mimeType": mime_type});
+    match String::from_utf8(bytes) {
+        Ok(text) if Kind::of(mime_type) == Kind::Text => contents["text"] = json!(text),
+        Ok(text) => contents["blob"] = json!(base64_of(text.as_bytes())),
+        Err(e) => contents["blob"] = json!(base64_of(e.as_bytes())),
+    }
+    contents
+}
+
+pub(super) fn read_result(value: Value) -> Result<ReadResourceResponse, McpError> {
     serde_json::from_value::<rmcp::model::ReadResourceResult>(value)
         .map(Into::into)
         .map_err(|e| McpError::internal_error(format!("the file could not be given: {e}"), None))

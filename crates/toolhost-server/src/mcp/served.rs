@@ -1,0 +1,231 @@
+//! The resources a project serves (`agents/mcp-resources/`, see
+//! [`toolhost_runtime::project::McpCatalog`]): listed by `resources/list` before the session's
+//! thread files, templates by `resources/templates/list`, read by `resources/read`, followed by
+//! `resources/subscribe`.
+//!
+//! A fixed resource is its definition's text or its file, read at each read. A templated one is
+//! read by running its tool through the same path as `tools/call` (journaled on the session's
+//! thread, approvals and all), with the template's values as arguments: the tool must be one the
+//! served agent offers and must declare `readOnlyHint: true`, since a client may read without
+//! anyone asking; a read that would wait for a person is refused with what to do instead.
+
+use super::resources::{file_contents, read_result, MAX_READ_BYTES};
+use super::McpTools;
+use rmcp::model::{CallToolResponse, ListResourceTemplatesResult, ReadResourceResponse};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ErrorData as McpError;
+use serde_json::{json, Value};
+use std::time::SystemTime;
+use toolhost_runtime::files::read_bytes;
+use toolhost_runtime::project::{McpResourceDef, ResourceSource};
+
+/// What a subscribed resource is now: its definition and, for a file, the file's size and
+/// modification time. A change of it is a `notifications/resources/updated`.
+pub(super) type Version = Option<(String, u64, Option<SystemTime>)>;
+
+/// How a resource is listed.
+fn listed(resource: &McpResourceDef) -> Value {
+    let mut listed = json!({
+        "uri": resource.uri,
+        "name": resource.name,
+        "description": resource.description,
+        "mimeType": resource.mime_type,
+    });
+    if let Some(title) = &resource.title {
+        listed["title"] = json!(title);
+    }
+    listed
+}
+
+impl McpTools {
+    /// The project's fixed resources as `resources/list` gives them.
+    pub(super) fn served_resources(&self) -> Vec<Value> {
+        self.runtime()
+            .definitions()
+            .mcp
+            .resources
+            .values()
+            .filter(|r| !matches!(r.source, ResourceSource::Tool { .. }))
+            .map(listed)
+            .collect()
+    }
+
+    /// `resources/templates/list`: the project's templated resources.
+    pub(super) fn served_templates(&self) -> Result<ListResourceTemplatesResult, McpError> {
+        let templates: Vec<Value> = self
+            .runtime()
+            .definitions()
+            .mcp
+            .resources
+            .values()
+            .filter(|r| matches!(r.source, ResourceSource::Tool { .. }))
+            .map(|r| {
+                let mut listed = listed(r);
+                let uri = listed["uri"].take();
+                listed["uriTemplate"] = uri;
+                if let Some(fields) = listed.as_object_mut() {
+                    fields.remove("uri");
+                }
+                listed
+            })
+            .collect();
+        serde_json::from_value(json!({"resourceTemplates": templates, "resultType": "complete"}))
+            .map_err(|e| McpError::internal_error(format!("the templates could not be listed: {e}"), None))
+    }
+
+    /// `resources/read` of a URI that is not a thread file: a fixed resource, or one a template
+    /// matches.
+    pub(super) async fn read_served(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let runtime = self.runtime();
+        let catalog = &runtime.definitions().mcp;
+        if let Some(resource) = catalog.resource(uri) {
+            let contents = match &resource.source {
+                ResourceSource::Text(text) => {
+                    json!({"uri": uri, "mimeType": resource.mime_type, "text": text})
+                }
+                ResourceSource::File(path) => {
+                    let bytes = read_bytes(path, MAX_READ_BYTES).map_err(|e| {
+                        McpError::internal_error(
+                            format!("resource {uri} could not be read: {}", e.reason()),
+                            Some(json!({"uri": uri})),
+                        )
+                    })?;
+                    file_contents(uri, &resource.mime_type, bytes)
+                }
+                ResourceSource::Tool { .. } => unreachable!("a fixed resource has no template"),
+            };
+            return read_result(json!({"contents": [contents], "resultType": "complete"}));
+        }
+        let Some((resource, values)) = catalog.templated(uri) else {
+            // SEP-2164: an unknown resource is -32002 with the URI in the error's data.
+            return Err(McpError::resource_not_found(
+                format!("no resource {uri} (see resources/list and resources/templates/list)"),
+                Some(json!({"uri": uri})),
+            ));
+        };
+        let ResourceSource::Tool { tool, .. } = &resource.source else {
+            unreachable!("a template is read by a tool");
+        };
+        let offered = self.offered_tool(tool).map_err(|_| {
+            McpError::internal_error(
+                format!(
+                    "resource {} is read by tool \"{tool}\", which agent \"{}\" does not offer",
+                    resource.name, self.agent
+                ),
+                Some(json!({"uri": uri})),
+            )
+        })?;
+        if offered.definition().hints.read_only != Some(true) {
+            return Err(McpError::internal_error(
+                format!(
+                    "resource {} is read by tool \"{tool}\", which does not declare readOnlyHint: true; a read must change nothing",
+                    resource.name
+                ),
+                Some(json!({"uri": uri})),
+            ));
+        }
+        let arguments = serde_json::to_value(values).unwrap_or_default();
+        let text = match self.call(tool, arguments, context).await? {
+            CallToolResponse::Complete(result) if result.is_error != Some(true) => {
+                text_of(&serde_json::to_value(&result.content).unwrap_or_default())
+            }
+            CallToolResponse::Complete(result) => {
+                return Err(McpError::internal_error(
+                    format!(
+                        "resource {uri} could not be read: tool \"{tool}\" failed: {}",
+                        text_of(&serde_json::to_value(&result.content).unwrap_or_default())
+                    ),
+                    Some(json!({"uri": uri})),
+                ))
+            }
+            _ => {
+                return Err(McpError::internal_error(
+                    format!("resource {uri} could not be read: tool \"{tool}\" waits for a person's answer; call it with tools/call instead"),
+                    Some(json!({"uri": uri})),
+                ))
+            }
+        };
+        read_result(json!({
+            "contents": [{"uri": uri, "mimeType": resource.mime_type, "text": text}],
+            "resultType": "complete",
+        }))
+    }
+
+    /// `resources/subscribe`: the session follows a fixed resource of the project.
+    pub(super) fn subscribe_to(&self, uri: &str) -> Result<(), McpError> {
+        if self.runtime().definitions().mcp.resource(uri).is_none() {
+            return Err(McpError::resource_not_found(
+                format!("no resource {uri} to follow; the fixed resources of resources/list can be followed"),
+                Some(json!({"uri": uri})),
+            ));
+        }
+        let version = self.version_of(uri);
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uri.to_owned(), version);
+        Ok(())
+    }
+
+    /// `resources/unsubscribe`: the session no longer follows `uri` (one it never followed is
+    /// fine, as the protocol asks nothing else).
+    pub(super) fn unsubscribe_from(&self, uri: &str) {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(uri);
+    }
+
+    /// What the fixed resource `uri` is now; `None` once it is gone.
+    pub(super) fn version_of(&self, uri: &str) -> Version {
+        let runtime = self.runtime();
+        let resource = runtime.definitions().mcp.resource(uri)?;
+        let definition = format!("{:?}{}", resource.source, resource.mime_type);
+        let (size, modified) = match &resource.source {
+            ResourceSource::File(path) => std::fs::metadata(path)
+                .map(|m| (m.len(), m.modified().ok()))
+                .unwrap_or((0, None)),
+            _ => (0, None),
+        };
+        Some((definition, size, modified))
+    }
+
+    /// The followed resources that changed since last looked at (remembering them as seen).
+    pub(super) fn updated_resources(&self) -> Vec<String> {
+        let followed: Vec<(String, Version)> = self
+            .subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(uri, seen)| (uri.clone(), seen.clone()))
+            .collect();
+        let mut updated = Vec::new();
+        for (uri, seen) in followed {
+            let now = self.version_of(&uri);
+            if now != seen {
+                self.subscribed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(uri.clone())
+                    .and_modify(|v| *v = now);
+                updated.push(uri);
+            }
+        }
+        updated
+    }
+}
+
+/// The text blocks of a result's content, joined.
+fn text_of(content: &Value) -> String {
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
