@@ -52,8 +52,8 @@ pub use pages::TOOLS_PAGE_SIZE;
 use crate::state::RuntimeSlot;
 use pages::page;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,

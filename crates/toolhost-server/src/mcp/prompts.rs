@@ -91,8 +91,9 @@ impl McpTools {
         if let Some(next) = next {
             result["nextCursor"] = json!(next);
         }
-        serde_json::from_value(result)
-            .map_err(|e| McpError::internal_error(format!("the prompts could not be listed: {e}"), None))
+        serde_json::from_value(result).map_err(|e| {
+            McpError::internal_error(format!("the prompts could not be listed: {e}"), None)
+        })
     }
 
     /// The served prompt `name`, or an error that says why there is none.
@@ -134,10 +135,7 @@ impl McpTools {
                 }
                 MessageContent::Image { path, mime_type } => {
                     let bytes = read_bytes(path, MAX_READ_BYTES).map_err(|e| {
-                        McpError::internal_error(
-                            format!("prompt \"{}\": {e}", prompt.name),
-                            None,
-                        )
+                        McpError::internal_error(format!("prompt \"{}\": {e}", prompt.name), None)
                     })?;
                     json!({
                         "type": "image",
@@ -163,7 +161,9 @@ impl McpTools {
         });
         serde_json::from_value::<rmcp::model::GetPromptResult>(result)
             .map(Into::into)
-            .map_err(|e| McpError::internal_error(format!("the prompt could not be given: {e}"), None))
+            .map_err(|e| {
+                McpError::internal_error(format!("the prompt could not be given: {e}"), None)
+            })
     }
 
     /// The contents of the resource at `uri`, as a prompt embeds it.
@@ -211,12 +211,17 @@ impl McpTools {
             _ => {
                 let uri = reference["uri"].as_str().unwrap_or_default();
                 let runtime = self.runtime();
-                let template = runtime.definitions().mcp.resources.values().find_map(|r| {
-                    match &r.source {
-                        ResourceSource::Tool { template, .. } if r.uri == uri => Some(template.clone()),
+                let template = runtime
+                    .definitions()
+                    .mcp
+                    .resources
+                    .values()
+                    .find_map(|r| match &r.source {
+                        ResourceSource::Tool { template, .. } if r.uri == uri => {
+                            Some(template.clone())
+                        }
                         _ => None,
-                    }
-                });
+                    });
                 match template {
                     Some(t) if t.variables().contains(&argument.as_str()) => Vec::new(),
                     Some(_) => {
@@ -244,7 +249,9 @@ impl McpTools {
             "completion": {"values": values, "total": total, "hasMore": total > MAX_COMPLETIONS},
             "resultType": "complete",
         }))
-        .map_err(|e| McpError::internal_error(format!("the completion could not be given: {e}"), None))
+        .map_err(|e| {
+            McpError::internal_error(format!("the completion could not be given: {e}"), None)
+        })
     }
 }
 
@@ -258,14 +265,21 @@ fn check_arguments(prompt: &McpPromptDef, values: &Map<String, Value>) -> Result
                 format!(
                     "prompt \"{}\" takes no argument \"{name}\" (it takes: {})",
                     prompt.name,
-                    if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+                    if declared.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        declared.join(", ")
+                    }
                 ),
                 None,
             ));
         }
         if !value.is_string() {
             return Err(McpError::invalid_params(
-                format!("argument \"{name}\" of prompt \"{}\" must be a string", prompt.name),
+                format!(
+                    "argument \"{name}\" of prompt \"{}\" must be a string",
+                    prompt.name
+                ),
                 None,
             ));
         }

@@ -140,7 +140,10 @@ impl McpTools {
         if let Some(uris) = &requested.resource_subscriptions {
             let runtime = self.runtime();
             let catalog = &runtime.definitions().mcp;
-            let served: Vec<&String> = uris.iter().filter(|u| catalog.resource(u).is_some()).collect();
+            let served: Vec<&String> = uris
+                .iter()
+                .filter(|u| catalog.resource(u).is_some())
+                .collect();
             accepted = accepted.resource_subscriptions(served);
         }
         accepted.build()

@@ -70,7 +70,9 @@ impl McpTools {
             })
             .collect();
         serde_json::from_value(json!({"resourceTemplates": templates, "resultType": "complete"}))
-            .map_err(|e| McpError::internal_error(format!("the templates could not be listed: {e}"), None))
+            .map_err(|e| {
+                McpError::internal_error(format!("the templates could not be listed: {e}"), None)
+            })
     }
 
     /// `resources/read` of a URI that is not a thread file: a fixed resource, or one a template

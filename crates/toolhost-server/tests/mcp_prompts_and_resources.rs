@@ -1,0 +1,265 @@
+//! The project's prompts (`agents/mcp-prompts/`) and resources (`agents/mcp-resources/`) at
+//! `/mcp`, used by the official MCP SDK's Python client on a copy of the conformance example:
+//! arguments put in and refused, completion, an image and an embedded resource, fixed and
+//! templated reads (the template's read-only tool journaled like any call), unknown URIs, and
+//! the notifications a client gets when the files change while it is connected.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use toolhost_server::auth::Scope;
+use toolhost_store::CallState;
+
+/// A 1×1 PNG, as base64 (the example's `red-pixel.png`).
+const PIXEL: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+/// Copies the folder `from` into `to`.
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn example_copy() -> PathBuf {
+    let root = temp_dir();
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance"),
+        &root,
+    );
+    root
+}
+
+/// The text of the first message of a `prompts/get` result.
+fn first_text(result: &Value) -> &str {
+    result["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_and_resources_of_the_project_reach_the_official_client() {
+    let root = example_copy();
+    let server = TestServer::start_watching(&root, |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
+    let url = format!("http://{}/mcp", server.addr);
+    let root_text = root.to_string_lossy().into_owned();
+    let seen = python_client("http_client_catalog.py", &[&url, &token, &root_text]).await;
+
+    let names: Vec<&str> = seen["prompts"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "test_prompt_with_arguments",
+            "test_prompt_with_embedded_resource",
+            "test_prompt_with_image",
+            "test_simple_prompt"
+        ]
+    );
+    let listed = &seen["prompts"]["prompts"][0];
+    assert_eq!(listed["arguments"][0]["name"], "arg1", "{listed}");
+    assert_eq!(listed["arguments"][0]["required"], true, "{listed}");
+
+    assert_eq!(
+        first_text(&seen["with_args"]),
+        "Prompt with arguments: arg1='hello', arg2='world'"
+    );
+    let missing = seen["missing_arg"]["error"].as_str().unwrap_or_default();
+    assert!(missing.contains("needs argument \"arg2\""), "{seen}");
+    let unknown = seen["unknown_arg"]["error"].as_str().unwrap_or_default();
+    assert!(unknown.contains("takes no argument \"surprise\""), "{seen}");
+    let none = seen["no_prompt"]["error"].as_str().unwrap_or_default();
+    assert!(none.contains("no prompt \"nothing_of_the_kind\""), "{seen}");
+
+    // The embedded resource came from the template, whose tool ran.
+    let embedded = &seen["embedded_template"]["messages"][0]["content"];
+    assert_eq!(embedded["type"], "resource", "{seen}");
+    assert_eq!(embedded["resource"]["uri"], "test://template/7/data");
+    let data: Value = serde_json::from_str(embedded["resource"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        data,
+        json!({"id": "7", "templateTest": true, "data": "Data for ID: 7"})
+    );
+    let image = &seen["image"]["messages"][0]["content"];
+    assert_eq!(
+        (
+            image["type"].as_str(),
+            image["mimeType"].as_str(),
+            image["data"].as_str()
+        ),
+        (Some("image"), Some("image/png"), Some(PIXEL)),
+        "{seen}"
+    );
+
+    // Completion offers the declared values that start with what was typed, ignoring case.
+    assert_eq!(
+        seen["completed"]["completion"]["values"],
+        json!(["paris", "park", "party"]),
+        "{seen}"
+    );
+    assert_eq!(seen["completed"]["completion"]["total"], 3);
+
+    let uris: Vec<&str> = seen["resources"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "test://example-resource",
+            "test://static-binary",
+            "test://static-text",
+            "test://watched-resource"
+        ]
+    );
+    assert_eq!(
+        seen["templates"]["resourceTemplates"][0]["uriTemplate"], "test://template/{id}/data",
+        "{seen}"
+    );
+    let binary = &seen["binary"]["contents"][0];
+    assert_eq!(binary["blob"], PIXEL, "{seen}");
+    assert_eq!(binary["mimeType"], "image/png");
+    let templated = &seen["templated"]["contents"][0];
+    assert_eq!(templated["mimeType"], "application/json", "{seen}");
+    assert!(
+        templated["text"]
+            .as_str()
+            .unwrap()
+            .contains("Data for ID: a b"),
+        "the template's value is percent-decoded: {seen}"
+    );
+    // SEP-2164: an unknown resource is -32002, for reads and subscriptions alike.
+    assert_eq!(seen["unknown"]["code"], -32002, "{seen}");
+    assert_eq!(seen["subscribe_unknown"]["code"], -32002, "{seen}");
+
+    // The file changed under the subscription: the client was told, and reads the new bytes.
+    assert_eq!(seen["told_updated"], json!(["test://static-binary"]));
+    assert_eq!(
+        seen["binary_after"]["contents"][0]["blob"],
+        base64_of(b"\x89PNG changed"),
+        "{seen}"
+    );
+    let after: Vec<&str> = seen["prompts_after"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(after[0], "added", "{seen}");
+
+    // Each templated read ran the template's tool as a journaled call.
+    let mut reads = Vec::new();
+    for thread in server.store.threads(None).unwrap() {
+        for call in server.store.calls(&thread.id).unwrap() {
+            if call.tool == "test_template_data" && call.state == CallState::Completed {
+                reads.push(call.arguments);
+            }
+        }
+    }
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_whose_tool_is_not_read_only_is_refused_and_runs_nothing() {
+    let root = example_copy();
+    // The same tool without `readOnlyHint`.
+    let tool = root.join("agents/tools/test_template_data.js");
+    let text = std::fs::read_to_string(&tool).unwrap();
+    std::fs::write(
+        &tool,
+        text.replace("annotations: { readOnlyHint: true },", ""),
+    )
+    .unwrap();
+    let server = TestServer::start_with(&root, |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
+    let answer = mcp_request(
+        &server,
+        &token,
+        "resources/read",
+        "test://template/1/data",
+        json!({"uri": "test://template/1/data"}),
+    )
+    .await;
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("does not declare readOnlyHint: true"),
+        "{answer}"
+    );
+    for thread in server.store.threads(None).unwrap() {
+        assert!(server.store.calls(&thread.id).unwrap().is_empty());
+    }
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// One stateless (2026-07-28) request to `/mcp` about `name` (its `Mcp-Name`): its JSON-RPC
+/// answer.
+async fn mcp_request(
+    server: &TestServer,
+    token: &str,
+    method: &str,
+    name: &str,
+    params: Value,
+) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name),
+    ];
+    let answer = server
+        .raw(
+            "POST",
+            "/mcp",
+            Some(token),
+            &headers,
+            body.to_string().into_bytes(),
+        )
+        .await;
+    let text = answer.text.trim();
+    // An SSE answer carries the JSON in its `data:` line.
+    let json_text = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("data:")
+                .map(str::trim)
+                .filter(|d| d.starts_with('{'))
+        })
+        .unwrap_or(text);
+    serde_json::from_str(json_text).unwrap_or_else(|e| panic!("{e}: {}", answer.text))
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
