@@ -7,7 +7,7 @@
 //! other header on, so the suite's foreign `Host` and `Origin` still reach the server.
 //!
 //! Run: the scenarios about what toolhost serves (lifecycle, ping, tools, logging, streams, DNS
-//! rebinding). Not run: those about resources, prompts, completion, sampling and
+//! rebinding, and the example's own prompts, resources and completion). Not run: sampling and
 //! server-initiated elicitation from inside a tool, which toolhost does not offer. Every check
 //! of a run scenario must succeed, and the journal must hold each fixture's call (a scenario
 //! that only looks for text would pass on "tool not found").

@@ -29,10 +29,14 @@
 //!   sent as progress notifications when the request carries a `progressToken`.
 //! - Results carry the tool's image blocks and the files it attached (`content`); a file sent as
 //!   a resource link is read with `resources/read` (`resources`).
+//! - The project's own prompts (`prompts`: `prompts/list`, `prompts/get`,
+//!   `completion/complete`) and resources (`served`: fixed ones, and templates read by a
+//!   read-only tool; `resources/subscribe` follows a fixed one).
 //! - Changes of what the agent offers (`toolhost mcp` loads the project again when its files
-//!   change, see `reload`) are announced with `notifications/tools/list_changed`: to every
-//!   2025-11-25 session, and on every 2026-07-28 `subscriptions/listen` stream that asked for
-//!   them (acknowledged first, each notification tagged with the subscription's id).
+//!   change, see `reload`) are announced with `notifications/tools/list_changed`, and changes
+//!   of the prompts and resources with their own: to every 2025-11-25 session, and on every
+//!   2026-07-28 `subscriptions/listen` stream that asked for them (acknowledged first, each
+//!   notification tagged with the subscription's id).
 
 mod call;
 mod content;
