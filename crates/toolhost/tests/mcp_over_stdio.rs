@@ -676,7 +676,7 @@ fn a_tool_file_added_while_serving_is_announced_and_listed() {
 }
 
 /// Under 2026-07-28 (no `initialize`), a `subscriptions/listen` stream is acknowledged with what
-/// it may follow (the tool list, not prompts), then told when a tool file added while serving
+/// it may follow (the tool and prompt lists, not a resource the project does not serve), then told when a tool file added while serving
 /// changes the list, the notification tagged with the stream's id.
 #[test]
 fn a_listen_stream_of_2026_07_28_is_told_when_the_tool_list_changes() {
@@ -688,11 +688,12 @@ fn a_listen_stream_of_2026_07_28_is_told_when_the_tool_list_changes() {
         "io.modelcontextprotocol/clientCapabilities": {},
     });
     client.send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
-        "params": {"_meta": meta, "notifications": {"toolsListChanged": true, "promptsListChanged": true}}}));
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": true, "promptsListChanged": true,
+            "resourceSubscriptions": ["docs://not-served"]}}}));
     let ack = client.wait_for_notification("notifications/subscriptions/acknowledged");
     assert_eq!(
         ack["params"]["notifications"],
-        json!({"toolsListChanged": true}),
+        json!({"toolsListChanged": true, "promptsListChanged": true}),
         "{ack}"
     );
     let listed = client.request("tools/list", json!({"_meta": meta}));

@@ -144,7 +144,10 @@ impl McpTools {
                 .iter()
                 .filter(|u| catalog.resource(u).is_some())
                 .collect();
-            accepted = accepted.resource_subscriptions(served);
+            // One the project does not serve is left out of the acknowledgement, not followed.
+            if !served.is_empty() {
+                accepted = accepted.resource_subscriptions(served);
+            }
         }
         accepted.build()
     }
