@@ -235,8 +235,9 @@ impl UriTemplate {
     }
 }
 
-/// `text` with `%XX` escapes decoded, if it is UTF-8 afterwards.
-fn percent_decoded(text: &str) -> Option<String> {
+/// `text` with `%XX` escapes decoded; `None` when an escape is broken or the bytes are not
+/// UTF-8 afterwards.
+pub fn percent_decoded(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -9,6 +9,7 @@ use super::McpTools;
 use rmcp::model::ReadResourceResponse;
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
+use toolhost_runtime::project::percent_decoded;
 use toolhost_store::path::{normalize, FsPath};
 use toolhost_store::AsyncStore;
 
@@ -33,7 +34,7 @@ fn parse(uri: &str) -> Option<(String, FsPath)> {
     if thread.is_empty() || thread.contains('/') {
         return None;
     }
-    let path = decoded(path)?;
+    let path = percent_decoded(path)?;
     normalize(&format!("/{path}"))
         .ok()
         .map(|p| (thread.to_owned(), p))
@@ -161,25 +162,6 @@ fn encoded_path(path: &str) -> String {
         }
     }
     out
-}
-
-/// `text` with its percent-escapes decoded; `None` when one is broken or the bytes are not
-/// UTF-8.
-fn decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
