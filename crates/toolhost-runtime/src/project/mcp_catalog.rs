@@ -5,9 +5,11 @@
 //!
 //! Both are checked when the project loads, each refusal naming the file and the field: a
 //! prompt's messages may only put in the arguments it declares, a file a definition names must
-//! lie beside it (a plain relative path, no `..`, not a link out of the project), a URI must
-//! have a scheme and not be one of toolhost's own (`toolhost://`), and no two resources may
-//! claim one URI. What a client asks for is served by `toolhost-server`'s MCP handler.
+//! lie under the definition's folder (a plain relative path, no `..`, not a link out of it; see
+//! [`DefinitionFile`], checked again at each read), a URI must have a scheme and not be one of
+//! toolhost's own (`toolhost://`), and no two resources may claim one URI. A template's tool is
+//! checked when a client reads it (tools may be registered after loading). What a client asks
+//! for is served by `toolhost-server`'s MCP handler.
 
 use super::definitions::json_files;
 use super::tools::FileProblem;
@@ -22,7 +24,7 @@ pub const PROMPTS_DIR: &str = "mcp-prompts";
 /// The folder of served resources, under `agents/`.
 pub const RESOURCES_DIR: &str = "mcp-resources";
 /// URIs of this scheme name thread files; a project may not claim them.
-const OWN_SCHEME: &str = "toolhost:";
+const OWN_SCHEME: &str = "toolhost";
 /// The most values an argument may list for completion.
 pub const MAX_COMPLETION_VALUES: usize = 1000;
 
@@ -57,7 +59,7 @@ pub enum MessageContent {
     /// An image file beside the definition, sent inline (base64).
     Image {
         /// The file.
-        path: PathBuf,
+        file: DefinitionFile,
         /// Its media type, from its extension.
         mime_type: String,
     },
@@ -115,7 +117,7 @@ pub enum ResourceSource {
     /// Fixed text, written in the definition.
     Text(String),
     /// A file beside the definition, read at each read.
-    File(PathBuf),
+    File(DefinitionFile),
     /// A URI template (RFC 6570, simple `{name}` expressions): a read of a URI it matches runs
     /// this tool, which must be offered by the served agent and declare `readOnlyHint: true`,
     /// with the template's values as arguments; the tool's text is the resource.
@@ -163,6 +165,9 @@ impl UriTemplate {
         let mut parts = Vec::new();
         let mut rest = text;
         while let Some(open) = rest.find('{') {
+            if rest[..open].contains('}') {
+                return Err("a `}` closes no expression".to_owned());
+            }
             if open > 0 {
                 parts.push(TemplatePart::Literal(rest[..open].to_owned()));
             } else if matches!(parts.last(), Some(TemplatePart::Variable(_))) {
@@ -209,29 +214,41 @@ impl UriTemplate {
             .collect()
     }
 
-    /// The values of its expressions if `uri` matches it (percent-decoded), else `None`.
+    /// The values of its expressions if `uri` matches it (percent-decoded), else `None`. A
+    /// value is one path segment: it holds no `/`, `?` or `#`, escaped or not.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut values = BTreeMap::new();
-        let mut rest = uri;
-        for (i, part) in self.parts.iter().enumerate() {
-            match part {
-                TemplatePart::Literal(text) => rest = rest.strip_prefix(text.as_str())?,
-                TemplatePart::Variable(name) => {
-                    // The value runs to the next literal (or the end) and never spans a `/`.
-                    let end = match self.parts.get(i + 1) {
-                        Some(TemplatePart::Literal(next)) => rest.find(next.as_str())?,
-                        _ => rest.len(),
-                    };
-                    let raw = &rest[..end];
-                    if raw.is_empty() || raw.contains('/') {
-                        return None;
-                    }
-                    values.insert(name.clone(), percent_decoded(raw)?);
-                    rest = &rest[end..];
+        matched(&self.parts, uri, &mut values).then_some(values)
+    }
+}
+
+/// Whether `uri` matches `parts`, putting the values of their expressions in `values`. A value
+/// runs to an occurrence of the literal after it; each occurrence is tried in turn.
+fn matched(parts: &[TemplatePart], uri: &str, values: &mut BTreeMap<String, String>) -> bool {
+    match parts {
+        [] => uri.is_empty(),
+        [TemplatePart::Literal(text), rest @ ..] => uri
+            .strip_prefix(text.as_str())
+            .is_some_and(|uri| matched(rest, uri, values)),
+        [TemplatePart::Variable(name), rest @ ..] => {
+            let ends: Vec<usize> = match rest.first() {
+                Some(TemplatePart::Literal(next)) => {
+                    uri.match_indices(next.as_str()).map(|(i, _)| i).collect()
                 }
-            }
+                _ => vec![uri.len()],
+            };
+            ends.into_iter().any(|end| {
+                let raw = &uri[..end];
+                let Some(value) = percent_decoded(raw) else {
+                    return false;
+                };
+                if value.is_empty() || value.contains(['/', '?', '#']) || raw.contains(['?', '#']) {
+                    return false;
+                }
+                values.insert(name.clone(), value);
+                matched(rest, &uri[end..], values)
+            })
         }
-        rest.is_empty().then_some(values)
     }
 }
 
@@ -243,7 +260,10 @@ pub fn percent_decoded(text: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
+            // Two hex digits exactly (`from_str_radix` alone would take `+F`).
+            let hex = text
+                .get(i + 1..i + 3)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
             out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
         } else {
@@ -424,7 +444,7 @@ fn prompt_of(
     let messages = listed
         .into_iter()
         .enumerate()
-        .map(|(i, m)| message_of(m, &names, root, folder).map_err(|e| format!("`messages/{i}`{e}")))
+        .map(|(i, m)| message_of(m, &names, folder).map_err(|e| format!("`messages/{i}`{e}")))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(McpPromptDef {
         name: stem.to_owned(),
@@ -439,7 +459,6 @@ fn prompt_of(
 fn message_of(
     value: Value,
     arguments: &BTreeSet<&str>,
-    root: &Path,
     folder: &Path,
 ) -> Result<PromptMessage, String> {
     let Value::Object(fields) = value else {
@@ -465,19 +484,25 @@ fn message_of(
             MessageContent::Text(text_of(text, arguments).map_err(|e| format!("/text: {e}"))?)
         }
         (None, Some(image), None) => {
-            let path = beside(root, folder, &image).map_err(|e| format!("/image: {e}"))?;
-            let mime_type = media_type(&path)
+            let file =
+                DefinitionFile::beside(folder, &image).map_err(|e| format!("/image: {e}"))?;
+            let mime_type = media_type(&file.path)
                 .filter(|m| m.starts_with("image/"))
                 .ok_or_else(|| {
                     format!("/image: {image} is not a .png, .jpg, .gif or .webp file")
                 })?;
             MessageContent::Image {
-                path,
+                file,
                 mime_type: mime_type.to_owned(),
             }
         }
         (None, None, Some(uri)) => MessageContent::Resource(
-            text_of(uri, arguments).map_err(|e| format!("/resource: {e}"))?,
+            text_of(uri, arguments)
+                .and_then(|parts| match parts.as_slice() {
+                    [TextPart::Literal(uri)] => check_uri(uri).map(|()| parts),
+                    _ => Ok(parts),
+                })
+                .map_err(|e| format!("/resource: {e}"))?,
         ),
         _ => {
             return Err(
@@ -523,34 +548,68 @@ fn text_of(value: Value, arguments: &BTreeSet<&str>) -> Result<Text, String> {
         .collect()
 }
 
-/// The file `relative` names beside a definition in `folder`: a plain relative path (no `..`,
-/// not absolute) of a regular file that stays inside the project at `root` once links are
-/// followed.
-fn beside(root: &Path, folder: &Path, relative: &str) -> Result<PathBuf, String> {
-    let given = Path::new(relative);
-    if relative.is_empty()
-        || !given
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)))
-    {
-        return Err(format!(
-            "{relative:?} must be a plain path relative to the definition's folder (no `..`, not absolute)"
-        ));
+/// A file a definition names, beside it: a plain relative path (no `..`, not absolute) under
+/// the definition's folder. The folder is checked again at each read, links followed, so a file
+/// swapped for a link out of it after the project loaded is refused, not served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefinitionFile {
+    /// The path as written, joined to the definition's folder.
+    pub path: PathBuf,
+    /// The definition's folder, links resolved.
+    folder: PathBuf,
+}
+
+impl DefinitionFile {
+    /// The file `relative` names beside a definition in `folder`, if it is a regular file there.
+    fn beside(folder: &Path, relative: &str) -> Result<Self, String> {
+        let given = Path::new(relative);
+        if relative.is_empty()
+            || !given
+                .components()
+                .all(|c| matches!(c, Component::Normal(_)))
+        {
+            return Err(format!(
+                "{relative:?} must be a plain path relative to the definition's folder (no `..`, not absolute)"
+            ));
+        }
+        let folder = folder
+            .canonicalize()
+            .map_err(|e| format!("the definition's folder cannot be read: {e}"))?;
+        let file = Self {
+            path: folder.join(given),
+            folder,
+        };
+        file.resolved().map_err(|e| format!("{relative} {e}"))?;
+        Ok(file)
     }
-    let path = folder.join(given);
-    let real = path
-        .canonicalize()
-        .map_err(|e| format!("{relative} cannot be read: {e}"))?;
-    let project = root
-        .canonicalize()
-        .map_err(|e| format!("the project folder cannot be read: {e}"))?;
-    if !real.starts_with(&project) {
-        return Err(format!("{relative} leads out of the project folder"));
+
+    /// Where the file is now, links followed, if that is a regular file in the folder.
+    fn resolved(&self) -> Result<PathBuf, String> {
+        let real = self
+            .path
+            .canonicalize()
+            .map_err(|e| format!("cannot be read: {e}"))?;
+        if !real.starts_with(&self.folder) {
+            return Err("leads out of the definition's folder".to_owned());
+        }
+        if !real.is_file() {
+            return Err("is not a regular file".to_owned());
+        }
+        Ok(real)
     }
-    if !real.is_file() {
-        return Err(format!("{relative} is not a regular file"));
+
+    /// The file's bytes, at most `limit` of them; an error says why not, without the path (it
+    /// may reach a client).
+    pub fn read(&self, limit: u64) -> Result<Vec<u8>, String> {
+        let real = self.resolved()?;
+        crate::files::read_bytes(&real, limit).map_err(|e| e.reason())
     }
-    Ok(path)
+
+    /// The file's size and modification time, when it can be resolved.
+    pub fn version(&self) -> Option<(u64, Option<std::time::SystemTime>)> {
+        let meta = std::fs::metadata(self.resolved().ok()?).ok()?;
+        Some((meta.len(), meta.modified().ok()))
+    }
 }
 
 /// The media type of a file, from its extension.
@@ -613,10 +672,11 @@ fn resource_of(
                     mime_type.unwrap_or_else(|| "text/plain".into()),
                 ),
                 (None, Some(file), None) => {
-                    let file = beside(root, folder, &file).map_err(|e| format!("`file`: {e}"))?;
+                    let file = DefinitionFile::beside(folder, &file)
+                        .map_err(|e| format!("`file`: {e}"))?;
                     let mime_type = match mime_type {
                         Some(m) => m,
-                        None => media_type(&file)
+                        None => media_type(&file.path)
                             .ok_or("`mimeType` is required: the file's extension does not say its media type")?
                             .to_owned(),
                     };
@@ -678,7 +738,7 @@ fn check_uri(uri: &str) -> Result<(), String> {
     if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!("{uri:?} holds a space or a control character"));
     }
-    if uri.starts_with(OWN_SCHEME) {
+    if scheme.eq_ignore_ascii_case(OWN_SCHEME) {
         return Err(format!(
             "{uri:?} is of toolhost's own scheme, which names thread files"
         ));

@@ -320,14 +320,17 @@ impl ServerHandler for McpTools {
         self.call(&request.name, arguments, &context).await
     }
 
-    /// The project's fixed resources, then the files of the session's thread.
+    /// The project's fixed resources, then the files of the session's thread (left out while
+    /// a call of the session is under way).
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let mut resources = self.served_resources();
-        resources.extend(self.list_files().await?);
+        // While a call of the session is under way its thread's files are not listed, the
+        // project's resources still are.
+        resources.extend(self.list_files().await);
         serde_json::from_value(json!({"resources": resources, "resultType": "complete"})).map_err(
             |e| McpError::internal_error(format!("the resources could not be listed: {e}"), None),
         )

@@ -5,8 +5,8 @@
 //!
 //! `prompts/get` refuses an argument the prompt does not declare, a required one left out and
 //! one that is not a string, each naming the argument. An image is read from its file at each
-//! get; an embedded resource is read as `resources/read` would read it (so a templated one runs
-//! its read-only tool).
+//! get; an embedded resource is one of the project's, read as `resources/read` would read it (so
+//! a templated one runs its read-only tool).
 
 use super::pages::page;
 use super::resources::MAX_READ_BYTES;
@@ -18,7 +18,6 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Map, Value};
-use toolhost_runtime::files::read_bytes;
 use toolhost_runtime::project::{
     McpPromptDef, MessageContent, ResourceSource, Role, TextPart, PROMPTS_DIR,
 };
@@ -111,7 +110,11 @@ impl McpTools {
             .find(|p| p.path.ends_with(&file));
         Err(McpError::invalid_params(
             match broken {
-                Some(problem) => format!("prompt \"{name}\" did not load: {problem}"),
+                Some(problem) => format!(
+                    "prompt \"{name}\" did not load: {} ({})",
+                    problem.message,
+                    file.display()
+                ),
                 None => format!("no prompt \"{name}\"; see prompts/list"),
             },
             None,
@@ -133,9 +136,12 @@ impl McpTools {
                 MessageContent::Text(parts) => {
                     json!({"type": "text", "text": rendered(parts, &values)})
                 }
-                MessageContent::Image { path, mime_type } => {
-                    let bytes = read_bytes(path, MAX_READ_BYTES).map_err(|e| {
-                        McpError::internal_error(format!("prompt \"{}\": {e}", prompt.name), None)
+                MessageContent::Image { file, mime_type } => {
+                    let bytes = file.read(MAX_READ_BYTES).map_err(|why| {
+                        McpError::internal_error(
+                            format!("prompt \"{}\": its image {why}", prompt.name),
+                            None,
+                        )
                     })?;
                     json!({
                         "type": "image",
@@ -166,13 +172,14 @@ impl McpTools {
             })
     }
 
-    /// The contents of the resource at `uri`, as a prompt embeds it.
+    /// The contents of the project's resource at `uri`, as a prompt embeds it (a thread's file
+    /// is not embedded: a prompt is the same for every session).
     async fn embedded(
         &self,
         uri: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<Value, McpError> {
-        let read = match self.read_any(uri, context).await? {
+        let read = match self.read_served(uri, context).await? {
             ReadResourceResponse::Complete(read) => read,
             _ => {
                 return Err(McpError::internal_error(

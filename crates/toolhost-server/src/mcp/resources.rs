@@ -81,18 +81,14 @@ impl McpTools {
         read_result(json!({"contents": [contents], "resultType": "complete"}))
     }
 
-    /// The files of the session's thread as `resources/list` gives them, once a call made it.
-    pub(super) async fn list_files(&self) -> Result<Vec<Value>, McpError> {
+    /// The files of the session's thread as `resources/list` gives them, once a call made it;
+    /// none while a call of the session is under way.
+    pub(super) async fn list_files(&self) -> Vec<Value> {
         // The session's thread is held by a call under way (it may wait long for a person):
-        // the list is asked for again once the call answered, never waited for.
+        // its files are listed again once the call answered, never waited for.
         let thread = match self.session.try_lock() {
             Ok(session) => session.clone(),
-            Err(_) => {
-                return Err(McpError::invalid_request(
-                    "a call of this session is under way; list the files once it has answered",
-                    None,
-                ))
-            }
+            Err(_) => return Vec::new(),
         };
         let mut resources = Vec::new();
         if let Some(thread) = thread {
@@ -125,7 +121,7 @@ impl McpTools {
                 }
             }
         }
-        Ok(resources)
+        resources
     }
 
     /// Whether `thread` is one of the served agent's.

@@ -7,7 +7,10 @@
 //! read by running its tool through the same path as `tools/call` (journaled on the session's
 //! thread, approvals and all), with the template's values as arguments: the tool must be one the
 //! served agent offers and must declare `readOnlyHint: true`, since a client may read without
-//! anyone asking; a read that would wait for a person is refused with what to do instead.
+//! anyone asking. A tool that waits for an approval or variables is asked for as a call is under
+//! 2025-11-25; under 2026-07-28, whose `input_required` answer a read cannot carry on with here,
+//! the read is refused and the call waits on its thread like any call left waiting. The
+//! resource is the text of the tool's result (its other content is not part of it).
 
 use super::resources::{file_contents, read_result, MAX_READ_BYTES};
 use super::McpTools;
@@ -16,7 +19,6 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
 use std::time::SystemTime;
-use toolhost_runtime::files::read_bytes;
 use toolhost_runtime::project::{McpResourceDef, ResourceSource};
 
 /// What a subscribed resource is now: its definition and, for a file, the file's size and
@@ -89,10 +91,10 @@ impl McpTools {
                 ResourceSource::Text(text) => {
                     json!({"uri": uri, "mimeType": resource.mime_type, "text": text})
                 }
-                ResourceSource::File(path) => {
-                    let bytes = read_bytes(path, MAX_READ_BYTES).map_err(|e| {
+                ResourceSource::File(file) => {
+                    let bytes = file.read(MAX_READ_BYTES).map_err(|why| {
                         McpError::internal_error(
-                            format!("resource {uri} could not be read: {}", e.reason()),
+                            format!("resource {uri} could not be read: its file {why}"),
                             Some(json!({"uri": uri})),
                         )
                     })?;
@@ -127,6 +129,14 @@ impl McpTools {
                     "resource {} is read by tool \"{tool}\", which does not declare readOnlyHint: true; a read must change nothing",
                     resource.name
                 ),
+                Some(json!({"uri": uri})),
+            ));
+        }
+        // A call of the session may wait long for a person; a read is refused, never queued
+        // behind it (as `resources/list` does).
+        if self.session.try_lock().is_err() {
+            return Err(McpError::invalid_request(
+                format!("a call of this session is under way; read {uri} once it has answered"),
                 Some(json!({"uri": uri})),
             ));
         }
@@ -188,9 +198,7 @@ impl McpTools {
         let resource = runtime.definitions().mcp.resource(uri)?;
         let definition = format!("{:?}{}", resource.source, resource.mime_type);
         let (size, modified) = match &resource.source {
-            ResourceSource::File(path) => std::fs::metadata(path)
-                .map(|m| (m.len(), m.modified().ok()))
-                .unwrap_or((0, None)),
+            ResourceSource::File(file) => file.version().unwrap_or((0, None)),
             _ => (0, None),
         };
         Some((definition, size, modified))

@@ -160,7 +160,7 @@ fn two_resources_may_not_claim_one_uri() {
 
 #[cfg(unix)]
 #[test]
-fn a_link_out_of_the_project_is_refused() {
+fn a_link_out_of_the_definitions_folder_is_refused() {
     let outside = project(&[("secret.txt", "do not serve")]);
     let root = project(&[(
         "agents/mcp-resources/r.json",
@@ -174,9 +174,95 @@ fn a_link_out_of_the_project_is_refused() {
     let (catalog, problems) = load_mcp_catalog(&root);
     assert!(catalog.resources.is_empty());
     assert!(
-        problems[0].message.contains("leads out of the project"),
+        problems[0]
+            .message
+            .contains("leads out of the definition's folder"),
         "{problems:?}"
     );
     let _ = std::fs::remove_dir_all(&root);
     let _ = std::fs::remove_dir_all(&outside);
+}
+
+#[test]
+fn a_template_value_is_one_segment_and_each_occurrence_of_the_next_literal_is_tried() {
+    let template = UriTemplate::parse("docs://{name}.md").unwrap();
+    assert_eq!(template.matches("docs://a.md.md").unwrap()["name"], "a.md");
+    assert_eq!(template.matches("docs://a%20b.md").unwrap()["name"], "a b");
+    for refused in [
+        "docs://a/b.md",
+        "docs://a%2Fb.md",
+        "docs://a%2fb.md",
+        "docs://a?x.md",
+        "docs://a%3Fx.md",
+        "docs://a%+Fb.md",
+        "docs://.md",
+        "docs://a.txt",
+    ] {
+        assert!(template.matches(refused).is_none(), "{refused}");
+    }
+    let two = UriTemplate::parse("db://{table}/{id}").unwrap();
+    let values = two.matches("db://users/7").unwrap();
+    assert_eq!(
+        (values["table"].as_str(), values["id"].as_str()),
+        ("users", "7")
+    );
+    assert!(UriTemplate::parse("docs://a}b/{x}").is_err());
+    assert!(UriTemplate::parse("docs://{x}/a}").is_err());
+    assert!(UriTemplate::parse("docs://{x").is_err());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_swapped_for_a_link_after_loading_is_not_read() {
+    let outside = project(&[("secret.txt", "do not serve")]);
+    let root = project(&[
+        (
+            "agents/mcp-resources/r.json",
+            r#"{"uri": "docs://x", "description": "d", "file": "notes.txt"}"#,
+        ),
+        ("agents/mcp-resources/notes.txt", "notes"),
+    ]);
+    let (catalog, problems) = load_mcp_catalog(&root);
+    assert!(problems.is_empty(), "{problems:?}");
+    let ResourceSource::File(file) = &catalog.resources["r"].source else {
+        panic!("a file resource");
+    };
+    assert_eq!(file.read(100).unwrap(), b"notes");
+    let notes = root.join("agents/mcp-resources/notes.txt");
+    std::fs::remove_file(&notes).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), &notes).unwrap();
+    let refused = file.read(100).unwrap_err();
+    assert!(
+        refused.contains("leads out of the definition's folder"),
+        "{refused}"
+    );
+    assert!(
+        !refused.contains("secret"),
+        "the reason names no path: {refused}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+#[test]
+fn a_file_elsewhere_in_the_project_is_not_beside_the_definition() {
+    let message = refusal(&[
+        (
+            "agents/mcp-resources/r.json",
+            r#"{"uri": "docs://x", "description": "d", "file": "data/../../../toolhost.toml"}"#,
+        ),
+        ("toolhost.toml", "[server]"),
+    ]);
+    assert!(
+        message.contains("`file`") && message.contains("no `..`"),
+        "{message}"
+    );
+    let literal = refusal(&[(
+        "agents/mcp-prompts/p.json",
+        r#"{"description": "d", "messages": [{"role": "user", "resource": "no scheme"}]}"#,
+    )]);
+    assert!(
+        literal.contains("`messages/0`/resource") && literal.contains("no scheme"),
+        "{literal}"
+    );
 }
