@@ -62,6 +62,10 @@ fn scenarios_2025() -> Vec<&'static str> {
         &[
             "resources-subscribe",
             "resources-unsubscribe",
+            "tools-call-elicitation",
+            "elicitation-sep1034-defaults",
+            "elicitation-sep1330-enums",
+            "tools-call-sampling",
             "tools-call-with-logging",
             "json-schema-2020-12",
             "dns-rebinding-protection",
@@ -209,6 +213,10 @@ async fn the_conformance_suite_of_2025_11_25_passes_every_scenario_of_what_toolh
         "test_tool_with_progress",
         "test_tool_with_logging",
         "test_template_data",
+        "test_elicitation",
+        "test_elicitation_sep1034_defaults",
+        "test_elicitation_sep1330_enums",
+        "test_sampling",
     ] {
         assert!(called.contains(tool), "{tool} never ran: {called:?}");
     }

@@ -138,5 +138,6 @@ impl Runtime {
             .with_code(self.code.clone())
             .with_fetch(self.fetch.clone())
             .with_live(self.live.clone())
+            .with_answerers(self.answerers.clone())
     }
 }

@@ -14,6 +14,7 @@
 mod answer;
 mod approvals;
 mod as_tool;
+mod ask;
 mod attachments;
 mod calls;
 mod code;
@@ -63,6 +64,7 @@ pub use approvals::{
     CHANGED_WHILE_WAITING,
 };
 pub use as_tool::{AsToolOptions, AS_TOOL_TAG};
+pub use ask::{Answerer, AnswererGuard, Answering, AskKind};
 pub use calls::PARALLEL_CAP;
 pub use code::{DEFAULT_MAX_RUNS_IN_FLIGHT, DEFAULT_WARM_RUNTIMES};
 pub use content::MAX_IMAGE_BASE64;
@@ -141,6 +143,8 @@ pub struct Runtime {
     hooks: Vec<Arc<dyn ToolHooks>>,
     /// Live events (streamed answers) of every thread this runtime runs.
     live: live::LiveHub,
+    /// Who answers what the calls of served threads ask while they run.
+    answerers: ask::Answerers,
     /// The process activity each project tool is bound to, by tool name (for approvals).
     bound: HashMap<String, String>,
     /// The tool of each prompt another prompt offers, by name (see [`subprompt`]).
@@ -328,6 +332,7 @@ impl Runtime {
             middleware: Vec::new(),
             hooks: Vec::new(),
             live: live::LiveHub::new(),
+            answerers: ask::Answerers::default(),
             bound,
             prompt_tools: subprompt::offered_prompt_tools(&defs),
             agent_tools: subagent::offered_agent_tools(&defs),
@@ -350,6 +355,7 @@ impl Runtime {
     /// previous load started, which finish on the project they started with.
     pub fn carry_over_from(&mut self, previous: &Runtime) {
         self.live = previous.live.clone();
+        self.answerers = previous.answerers.clone();
         self.running = previous.running.clone();
         self.detached = previous.detached.clone();
         self.requests = previous.requests.clone();

@@ -55,6 +55,8 @@ pub struct ThreadState {
     fetch: Option<Arc<super::fetch::FetchPolicy>>,
     /// Where live events of the thread go (a call's progress).
     live: Option<super::live::LiveHub>,
+    /// Who answers what the thread's calls ask while they run (see `ask`).
+    pub(super) answerers: Option<super::ask::Answerers>,
 }
 
 /// The spec's `state.execution`: where the run is, present only inside tools and hooks.
@@ -112,6 +114,7 @@ impl ThreadState {
             control: Arc::default(),
             fetch: None,
             live: None,
+            answerers: None,
         }
     }
 
@@ -409,6 +412,17 @@ impl ThreadState {
     /// The runtime's sandbox and its settings.
     pub(crate) fn code_runner(&self) -> &CodeRunner {
         &self.code
+    }
+
+    /// The run's abort signal.
+    pub(super) fn abort_signal(&self) -> &AbortSignal {
+        &self.abort
+    }
+
+    /// The same thread with `answerers` answering what its calls ask.
+    pub(crate) fn with_answerers(mut self, answerers: super::ask::Answerers) -> Self {
+        self.answerers = Some(answerers);
+        self
     }
 
     /// The same thread publishing its live events to `live`.

@@ -7,8 +7,9 @@
 //! `writeFile`, `readdir`, `stat`, `emitThreadEvent`, `queueTool`; see
 //! [`crate::activity::channel`]), plus `readText` and `writeText` (UTF-8 text), `aborted` (the
 //! call's abort signal), `runCode` (the sandbox of `state.runCode`), `fetch` (through the
-//! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host) and `log` (each
-//! `console` entry as it is written, published live).
+//! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host), `log` (each
+//! `console` entry as it is written, published live), and `elicit` and `sample` (asking whoever
+//! made the call, see [`crate::engine::Answerer`]).
 
 use crate::activity::channel::{perform, text};
 use crate::engine::ThreadState;
@@ -121,6 +122,11 @@ async fn answer(
             state.log(text(&args, "level")?, text(&args, "message")?);
             Value::Null
         }
+        "elicit" => {
+            let schema = args.get("requestedSchema").cloned().unwrap_or(Value::Null);
+            state.elicit(text(&args, "message")?, schema).await?
+        }
+        "sample" => state.sample(args).await?,
         "runCode" => {
             let code: RunCode = serde_json::from_value(args)
                 .map_err(|e| format!("runCode(source, options): {e}"))?;

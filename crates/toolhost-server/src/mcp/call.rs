@@ -2,6 +2,7 @@
 //! waits for asked of the client's user where the protocol and the client allow it (a request
 //! to the client under 2025-11-25, an `input_required` answer under 2026-07-28).
 
+use super::asks::ClientAnswerer;
 use super::content::blocks_of;
 use super::elicit::{
     approval_form, ask, secrets_url, thread_page, values_of, variables_form, verdict_of,
@@ -160,6 +161,14 @@ impl McpTools {
             (call_id, tool.name()),
             logs_from,
         );
+        // What the tool asks while it runs goes to this call's client.
+        let asks = ClientAnswerer {
+            peer: context.peer.clone(),
+            modern,
+        };
+        let _answering = self
+            .runtime()
+            .answer_asks(thread_id, std::sync::Arc::new(asks));
         let answer = self.carry_out(tool, thread_id, call_id, context).await;
         if let Some(relay) = relay {
             relay.finish().await;

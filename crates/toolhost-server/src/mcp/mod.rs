@@ -38,6 +38,7 @@
 //!   2026-07-28 `subscriptions/listen` stream that asked for them (acknowledged first, each
 //!   notification tagged with the subscription's id).
 
+mod asks;
 mod call;
 mod content;
 mod elicit;

@@ -127,6 +127,16 @@ function makeState(info) {
       host('progress', { progress, total, message });
     },
     runCode: async (source, options) => host('runCode', Object.assign({ source }, options ?? {})),
+    // Asks the person who made the call to fill in a form (MCP elicitation), or the model on
+    // their side for a completion (MCP sampling); throws when nobody can be asked.
+    elicit: async (message, requestedSchema) => {
+      if (typeof message !== 'string') throw new TypeError('elicit(message, requestedSchema): message is a string');
+      return host('elicit', { message, requestedSchema: requestedSchema ?? { type: 'object', properties: {} } });
+    },
+    sample: async (request) => {
+      if (request === null || typeof request !== 'object') throw new TypeError('sample(request): request is an object with messages and maxTokens');
+      return host('sample', request);
+    },
   };
   state.rootState = state;
   return state;

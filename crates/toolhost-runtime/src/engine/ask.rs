@@ -1,0 +1,135 @@
+//! A running tool asking whoever made its call: the person (MCP elicitation, a form) or the
+//! model on their side (MCP sampling).
+//!
+//! Whoever serves a call registers an [`Answerer`] for the thread while the call runs
+//! ([`Runtime::answer_asks`]: the MCP handler does, for a client that can answer); a tool asks
+//! through [`ThreadState::elicit`] and [`ThreadState::sample`] (`state.elicit` and
+//! `state.sample` in a tool file). Without an answerer (a call a model made, or a client that
+//! cannot answer) the tool is told so in one sentence and may go on without.
+//!
+//! What is asked is redacted of the thread's secrets before it leaves. Neither the question nor
+//! the answer is stored: the tool's result, which is, says what came of them; a call cut short
+//! by a crash while it waits is like any call cut short.
+
+use super::{Runtime, ThreadState};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What a tool asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskKind {
+    /// A form for the person (`elicitation/create` params: `message`, `requestedSchema`).
+    Elicit,
+    /// A completion from the caller's model (`sampling/createMessage` params: `messages`,
+    /// `maxTokens`, ...).
+    Sample,
+}
+
+impl AskKind {
+    fn who(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "no person can be asked while this call runs: a tool asks a person only in a call an MCP client made, whose client can answer elicitation",
+            AskKind::Sample => "no model can be asked while this call runs: a tool asks for a completion only in a call an MCP client made, whose client can answer sampling",
+        }
+    }
+}
+
+/// The answer to come: the answer as JSON, or why there is none (one sentence).
+pub type Answering = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+
+/// Who answers what the tools of a thread ask while they run.
+pub trait Answerer: Send + Sync {
+    /// Puts `params` (of the protocol request `kind` names) to whoever made the call.
+    fn ask(&self, kind: AskKind, params: Value) -> Answering;
+}
+
+/// The answerers of threads whose calls are served now.
+#[derive(Clone, Default)]
+pub(crate) struct Answerers(Arc<Mutex<HashMap<String, Arc<dyn Answerer>>>>);
+
+impl Answerers {
+    fn of(&self, thread_id: &str) -> Option<Arc<dyn Answerer>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(thread_id)
+            .cloned()
+    }
+}
+
+/// Keeps an answerer registered; dropping it takes it away.
+pub struct AnswererGuard {
+    answerers: Answerers,
+    thread_id: String,
+}
+
+impl Drop for AnswererGuard {
+    fn drop(&mut self) {
+        self.answerers
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.thread_id);
+    }
+}
+
+impl Runtime {
+    /// Has `answerer` answer what the tools of `thread_id` ask until the guard is dropped (a
+    /// thread runs one call after another, so one answerer at a time).
+    pub fn answer_asks(&self, thread_id: &str, answerer: Arc<dyn Answerer>) -> AnswererGuard {
+        self.answerers
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(thread_id.to_owned(), answerer);
+        AnswererGuard {
+            answerers: self.answerers.clone(),
+            thread_id: thread_id.to_owned(),
+        }
+    }
+}
+
+/// How often a waiting question looks whether the call was stopped.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+impl ThreadState {
+    /// Asks the person who made the call to fill in a form: `message` and `requested_schema`
+    /// (MCP's flat object of strings, numbers, booleans and enums). The answer is
+    /// `{action: "accept" | "decline" | "cancel", content?}`.
+    pub async fn elicit(&self, message: &str, requested_schema: Value) -> Result<Value, String> {
+        let params = serde_json::json!({
+            "mode": "form",
+            "message": self.redactor().text(message),
+            "requestedSchema": self.redactor().json(requested_schema),
+        });
+        self.ask(AskKind::Elicit, params).await
+    }
+
+    /// Asks the model on the caller's side for a completion (`params` as MCP's
+    /// `sampling/createMessage` takes them); the answer is `{role, content, model, stopReason}`.
+    pub async fn sample(&self, params: Value) -> Result<Value, String> {
+        let params = self.redactor().json(params);
+        self.ask(AskKind::Sample, params).await
+    }
+
+    async fn ask(&self, kind: AskKind, params: Value) -> Result<Value, String> {
+        let Some(answerer) = self.answerers.as_ref().and_then(|a| a.of(self.thread_id())) else {
+            return Err(kind.who().to_owned());
+        };
+        let answer = answerer.ask(kind, params);
+        let abort = self.abort_signal().clone();
+        let stopped = async {
+            while !abort.is_aborted() {
+                tokio::time::sleep(STOP_POLL).await;
+            }
+        };
+        tokio::select! {
+            answer = answer => answer,
+            () = stopped => Err("the call was stopped while it waited for the answer".to_owned()),
+        }
+    }
+}

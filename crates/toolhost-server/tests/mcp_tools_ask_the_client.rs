@@ -1,0 +1,67 @@
+//! A tool that asks while it runs (`state.elicit`, `state.sample` in a tool file) over `/mcp`:
+//! the official MCP SDK's Python client gets the form and the sampling request and its answers
+//! reach the tool; a client that declared neither capability, and a 2026-07-28 client (whose
+//! server may not send requests), leave the tool with one sentence saying why, which the
+//! conformance example's tools let fail the call.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use toolhost_server::auth::Scope;
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
+}
+
+/// What the client saw calling the asking tools in `mode` (see `http_client_asks.py`).
+async fn asked(mode: &str) -> Value {
+    let server = TestServer::start_with(&example(), |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
+    let url = format!("http://{}/mcp", server.addr);
+    python_client("http_client_asks.py", &[&url, &token, mode]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_answers_gets_the_form_and_the_request_and_the_tool_its_answers() {
+    let seen = asked("answering").await;
+    assert_eq!(seen["elicit"]["isError"], false, "{seen}");
+    assert_eq!(
+        seen["elicit"]["text"],
+        r#"User response: action=accept, content={"username":"ada","email":"ada@example.com"}"#
+    );
+    assert_eq!(seen["forms"][0]["message"], "Who are you?");
+    assert_eq!(
+        seen["forms"][0]["schema"]["required"],
+        json!(["username", "email"])
+    );
+    assert_eq!(seen["sample"]["text"], "LLM response: forty-two", "{seen}");
+    assert_eq!(
+        seen["samples"][0][0]["content"]["text"],
+        "What is six times seven?"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_cannot_answer_leaves_the_tool_with_why() {
+    let seen = asked("silent").await;
+    assert_eq!(seen["elicit"]["isError"], true, "{seen}");
+    let why = seen["elicit"]["text"].as_str().unwrap();
+    assert!(why.contains("cannot answer elicitation"), "{seen}");
+    let why = seen["sample"]["text"].as_str().unwrap();
+    assert!(why.contains("cannot answer sampling"), "{seen}");
+    assert_eq!(seen["forms"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_2026_07_28_the_tool_is_told_its_question_cannot_be_sent() {
+    let seen = asked("modern").await;
+    assert_eq!(seen["elicit"]["isError"], true, "{seen}");
+    let why = seen["elicit"]["text"].as_str().unwrap();
+    assert!(why.contains("2026-07-28"), "{seen}");
+    assert_eq!(seen["forms"], json!([]), "{seen}");
+}
