@@ -29,6 +29,9 @@
 //!   sent as progress notifications when the request carries a `progressToken`.
 //! - Results carry the tool's image blocks and the files it attached (`content`); a file sent as
 //!   a resource link is read with `resources/read` (`resources`).
+//! - What a tool asks while a call runs (`state.elicit`, `state.sample`) goes to the call's
+//!   client as `elicitation/create` or `sampling/createMessage` when it declared it can
+//!   (`asks`).
 //! - The project's own prompts (`prompts`: `prompts/list`, `prompts/get`,
 //!   `completion/complete`) and resources (`served`: fixed ones, and templates read by a
 //!   read-only tool; `resources/subscribe` follows a fixed one).
