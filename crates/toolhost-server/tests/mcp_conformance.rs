@@ -76,12 +76,12 @@ fn scenarios_2025() -> Vec<&'static str> {
 }
 
 /// The scenarios of the 2026-07-28 suite (stateless) that concern what toolhost serves. Not
-/// run besides those named in the module's page: `server-stateless`, `caching` and the
-/// `input-required-result-*` scenarios, which need diagnostic tools that sample, log, mutate the
-/// tool list on demand or elicit fixed forms; `http-custom-header-server-validation`
-/// (`x-mcp-header` annotations, not offered); `json-schema-2020-12`, whose 2026 fixture uses
-/// `allOf`, `if`/`then`/`else` and `$anchor`, outside the spec's subset that toolhost's own tools
-/// are written in.
+/// run besides those named in the module's page: `server-stateless` and `caching`, which need
+/// diagnostic tools that sample, log or mutate the tool list on demand;
+/// `input-required-result-non-tool-request` (a prompt that asks; served prompts are fixed);
+/// `http-custom-header-server-validation` (`x-mcp-header` annotations, not offered);
+/// `json-schema-2020-12`, whose 2026 fixture uses `allOf`, `if`/`then`/`else` and `$anchor`,
+/// outside the spec's subset that toolhost's own tools are written in.
 fn scenarios_2026() -> Vec<&'static str> {
     [
         &TOOL_SCENARIOS[..],
@@ -90,6 +90,19 @@ fn scenarios_2026() -> Vec<&'static str> {
             "dns-rebinding-protection",
             "http-header-validation",
             "sep-2164-resource-not-found",
+            "input-required-result-basic-elicitation",
+            "input-required-result-basic-sampling",
+            "input-required-result-basic-list-roots",
+            "input-required-result-request-state",
+            "input-required-result-multiple-input-requests",
+            "input-required-result-multi-round",
+            "input-required-result-missing-input-response",
+            "input-required-result-result-type",
+            "input-required-result-unsupported-methods",
+            "input-required-result-tampered-state",
+            "input-required-result-capability-check",
+            "input-required-result-ignore-extra-params",
+            "input-required-result-validate-input",
         ],
     ]
     .concat()

@@ -1,7 +1,8 @@
-//! A tool that asks while it runs (`state.elicit`, `state.sample` in a tool file) over `/mcp`:
-//! the official MCP SDK's Python client gets the form and the sampling request and its answers
-//! reach the tool; a client that declared neither capability, and a 2026-07-28 client (whose
-//! server may not send requests), leave the tool with one sentence saying why, which the
+//! A tool that asks while it runs (`state.elicit`, `state.sample` in a tool file) over `/mcp`,
+//! with the official MCP SDK's Python client: under 2025-11-25 it gets the form and the sampling
+//! request and its answers reach the tool; under 2026-07-28 it gets them in an `input_required`
+//! answer and its retry runs the call again with the answers (each round journaled); a client
+//! that declared neither capability leaves the tool with one sentence saying why, which the
 //! conformance example's tools let fail the call.
 
 mod common;
@@ -15,20 +16,21 @@ fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
 }
 
-/// What the client saw calling the asking tools in `mode` (see `http_client_asks.py`).
-async fn asked(mode: &str) -> Value {
+/// What the client saw calling the asking tools in `mode` (see `http_client_asks.py`), and the
+/// server.
+async fn asked(mode: &str) -> (Value, TestServer) {
     let server = TestServer::start_with(&example(), |config| {
         config.mcp_agent = Some("fixtures".to_owned());
     })
     .await;
     let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
     let url = format!("http://{}/mcp", server.addr);
-    python_client("http_client_asks.py", &[&url, &token, mode]).await
+    let seen = python_client("http_client_asks.py", &[&url, &token, mode]).await;
+    (seen, server)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_that_answers_gets_the_form_and_the_request_and_the_tool_its_answers() {
-    let seen = asked("answering").await;
+/// What the client was asked and what the tools made of its answers, as in either protocol.
+fn answered_as_asked(seen: &Value) {
     assert_eq!(seen["elicit"]["isError"], false, "{seen}");
     assert_eq!(
         seen["elicit"]["text"],
@@ -47,8 +49,14 @@ async fn a_client_that_answers_gets_the_form_and_the_request_and_the_tool_its_an
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_answers_gets_the_form_and_the_request_and_the_tool_its_answers() {
+    let (seen, _server) = asked("answering").await;
+    answered_as_asked(&seen);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_cannot_answer_leaves_the_tool_with_why() {
-    let seen = asked("silent").await;
+    let (seen, _server) = asked("silent").await;
     assert_eq!(seen["elicit"]["isError"], true, "{seen}");
     let why = seen["elicit"]["text"].as_str().unwrap();
     assert!(why.contains("cannot answer elicitation"), "{seen}");
@@ -58,10 +66,16 @@ async fn a_client_that_cannot_answer_leaves_the_tool_with_why() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn under_2026_07_28_the_tool_is_told_its_question_cannot_be_sent() {
-    let seen = asked("modern").await;
-    assert_eq!(seen["elicit"]["isError"], true, "{seen}");
-    let why = seen["elicit"]["text"].as_str().unwrap();
-    assert!(why.contains("2026-07-28"), "{seen}");
-    assert_eq!(seen["forms"], json!([]), "{seen}");
+async fn under_2026_07_28_the_answers_come_in_the_retry_and_the_call_runs_again() {
+    let (seen, server) = asked("modern").await;
+    answered_as_asked(&seen);
+    // Each call ran twice: once to the question, once again with the answer.
+    let mut rounds = std::collections::BTreeMap::<String, usize>::new();
+    for thread in server.store.threads(None).unwrap() {
+        for call in server.store.calls(&thread.id).unwrap() {
+            *rounds.entry(call.tool).or_default() += 1;
+        }
+    }
+    assert_eq!(rounds.get("test_elicitation"), Some(&2), "{rounds:?}");
+    assert_eq!(rounds.get("test_sampling"), Some(&2), "{rounds:?}");
 }

@@ -27,13 +27,34 @@ pub enum AskKind {
     /// A completion from the caller's model (`sampling/createMessage` params: `messages`,
     /// `maxTokens`, ...).
     Sample,
+    /// The caller's roots: the folders or places it works in (`roots/list`).
+    Roots,
 }
 
 impl AskKind {
+    /// The protocol method that asks it.
+    pub fn method(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "elicitation/create",
+            AskKind::Sample => "sampling/createMessage",
+            AskKind::Roots => "roots/list",
+        }
+    }
+
+    /// The short name a question's key starts with when the tool names none.
+    pub fn short(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "elicit",
+            AskKind::Sample => "sample",
+            AskKind::Roots => "roots",
+        }
+    }
+
     fn who(self) -> &'static str {
         match self {
             AskKind::Elicit => "no person can be asked while this call runs: a tool asks a person only in a call an MCP client made, whose client can answer elicitation",
             AskKind::Sample => "no model can be asked while this call runs: a tool asks for a completion only in a call an MCP client made, whose client can answer sampling",
+            AskKind::Roots => "no caller's roots can be asked for while this call runs: a tool asks for them only in a call an MCP client made, whose client declared roots",
         }
     }
 }
@@ -43,8 +64,10 @@ pub type Answering = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>
 
 /// Who answers what the tools of a thread ask while they run.
 pub trait Answerer: Send + Sync {
-    /// Puts `params` (of the protocol request `kind` names) to whoever made the call.
-    fn ask(&self, kind: AskKind, params: Value) -> Answering;
+    /// Puts `params` (of the protocol request `kind` names) to whoever made the call; `key`
+    /// names the question when the tool named it (a protocol that carries answers in a retry
+    /// matches them by key).
+    fn ask(&self, kind: AskKind, key: Option<String>, params: Value) -> Answering;
 }
 
 /// The answerers of threads whose calls are served now.
@@ -100,27 +123,42 @@ impl ThreadState {
     /// Asks the person who made the call to fill in a form: `message` and `requested_schema`
     /// (MCP's flat object of strings, numbers, booleans and enums). The answer is
     /// `{action: "accept" | "decline" | "cancel", content?}`.
-    pub async fn elicit(&self, message: &str, requested_schema: Value) -> Result<Value, String> {
+    pub async fn elicit(
+        &self,
+        message: &str,
+        requested_schema: Value,
+        key: Option<String>,
+    ) -> Result<Value, String> {
         let params = serde_json::json!({
             "mode": "form",
             "message": self.redactor().text(message),
             "requestedSchema": self.redactor().json(requested_schema),
         });
-        self.ask(AskKind::Elicit, params).await
+        self.ask(AskKind::Elicit, key, params).await
     }
 
     /// Asks the model on the caller's side for a completion (`params` as MCP's
     /// `sampling/createMessage` takes them); the answer is `{role, content, model, stopReason}`.
-    pub async fn sample(&self, params: Value) -> Result<Value, String> {
+    pub async fn sample(&self, params: Value, key: Option<String>) -> Result<Value, String> {
         let params = self.redactor().json(params);
-        self.ask(AskKind::Sample, params).await
+        self.ask(AskKind::Sample, key, params).await
     }
 
-    async fn ask(&self, kind: AskKind, params: Value) -> Result<Value, String> {
+    /// Asks the caller for its roots; the answer is `{roots: [{uri, name?}]}`.
+    pub async fn roots(&self, key: Option<String>) -> Result<Value, String> {
+        self.ask(AskKind::Roots, key, serde_json::json!({})).await
+    }
+
+    async fn ask(
+        &self,
+        kind: AskKind,
+        key: Option<String>,
+        params: Value,
+    ) -> Result<Value, String> {
         let Some(answerer) = self.answerers.as_ref().and_then(|a| a.of(self.thread_id())) else {
             return Err(kind.who().to_owned());
         };
-        let answer = answerer.ask(kind, params);
+        let answer = answerer.ask(kind, key, params);
         let abort = self.abort_signal().clone();
         let stopped = async {
             while !abort.is_aborted() {

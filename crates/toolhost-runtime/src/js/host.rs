@@ -8,8 +8,8 @@
 //! [`crate::activity::channel`]), plus `readText` and `writeText` (UTF-8 text), `aborted` (the
 //! call's abort signal), `runCode` (the sandbox of `state.runCode`), `fetch` (through the
 //! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host), `log` (each
-//! `console` entry as it is written, published live), and `elicit` and `sample` (asking whoever
-//! made the call, see [`crate::engine::Answerer`]).
+//! `console` entry as it is written, published live), and `elicit`, `sample` and `roots` (asking
+//! whoever made the call, see [`crate::engine::Answerer`]).
 
 use crate::activity::channel::{perform, text};
 use crate::engine::ThreadState;
@@ -124,9 +124,15 @@ async fn answer(
         }
         "elicit" => {
             let schema = args.get("requestedSchema").cloned().unwrap_or(Value::Null);
-            state.elicit(text(&args, "message")?, schema).await?
+            state
+                .elicit(text(&args, "message")?, schema, key_of(&args))
+                .await?
         }
-        "sample" => state.sample(args).await?,
+        "sample" => {
+            let request = args.get("request").cloned().unwrap_or(Value::Null);
+            state.sample(request, key_of(&args)).await?
+        }
+        "roots" => state.roots(key_of(&args)).await?,
         "runCode" => {
             let code: RunCode = serde_json::from_value(args)
                 .map_err(|e| format!("runCode(source, options): {e}"))?;
@@ -141,6 +147,11 @@ async fn answer(
         }
     };
     Ok(value.to_string())
+}
+
+/// The key a tool named its question by, if it named one.
+fn key_of(args: &Value) -> Option<String> {
+    args.get("key").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// A tool's `fetch`: `{url, method, headers: [[name, value]], body?: base64}` through the

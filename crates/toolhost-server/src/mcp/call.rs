@@ -2,7 +2,7 @@
 //! waits for asked of the client's user where the protocol and the client allow it (a request
 //! to the client under 2025-11-25, an `input_required` answer under 2026-07-28).
 
-use super::asks::ClientAnswerer;
+use super::asks::{ClientAnswerer, Way};
 use super::content::blocks_of;
 use super::elicit::{
     approval_form, ask, secrets_url, thread_page, values_of, variables_form, verdict_of,
@@ -15,16 +15,20 @@ use rmcp::model::{CallToolResponse, CallToolResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData as McpError;
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use toolhost_core::AnyTool;
 use toolhost_runtime::engine::{fit_arguments, RunOutcome, RuntimeError, ScratchCall, Waiting};
 
 impl McpTools {
-    /// Runs one call on the session's thread, unless the client cancels it.
+    /// Runs one call on the session's thread, unless the client cancels it. `given` are the
+    /// answers a 2026-07-28 request carries for what the tool asks (see `asks`).
     pub(super) async fn call(
         &self,
         name: &str,
         arguments: Value,
         context: &RequestContext<RoleServer>,
+        given: BTreeMap<String, Value>,
     ) -> Result<CallToolResponse, McpError> {
         let tool = self.offered_tool(name)?;
         let text = arguments.to_string();
@@ -47,7 +51,10 @@ impl McpTools {
             Ok(call) => call,
             Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
         };
-        let answer = self.relayed(&tool, &thread.id, &call_id, context).await;
+        let way = Arc::new(Way::of(context, given));
+        let answer = self
+            .relayed(&tool, &thread.id, &call_id, context, way.clone())
+            .await;
         // The session's next call goes on the same thread once this one has its result; a call
         // left waiting (or cancelled) keeps its thread to itself, and the next starts another.
         let journal = toolhost_store::AsyncStore::new(self.runtime().store().clone());
@@ -56,7 +63,10 @@ impl McpTools {
             Ok(Some(record)) if record.state == toolhost_store::CallState::Completed
         );
         *session = completed.then(|| thread.id.clone());
-        answer
+        match self.asked_again(&way, name, &arguments)? {
+            Some(input_required) => Ok(input_required),
+            None => answer,
+        }
     }
 
     /// A 2026-07-28 retry of a call that answered `input_required`: takes the answer the
@@ -112,7 +122,11 @@ impl McpTools {
         if let Err(why) = taken {
             return Ok(Self::error(why));
         }
-        self.relayed(&tool, thread, &round.call_id, context).await
+        let way = Arc::new(Way::Unanswerable(
+            "this call goes on from a retry that answered its approval or values; a question the tool asks now cannot be carried too: call the tool again",
+        ));
+        self.relayed(&tool, thread, &round.call_id, context, way)
+            .await
     }
 
     /// The tool `name` when the agent offers it; a protocol error otherwise.
@@ -138,6 +152,7 @@ impl McpTools {
         thread_id: &str,
         call_id: &str,
         context: &RequestContext<RoleServer>,
+        way: Arc<Way>,
     ) -> Result<CallToolResponse, McpError> {
         // A 2025-11-25 session's level; from 2026-07-28 on (where logging is deprecated,
         // SEP-2577) only a request that opts in through its `_meta` gets log messages.
@@ -162,13 +177,8 @@ impl McpTools {
             logs_from,
         );
         // What the tool asks while it runs goes to this call's client.
-        let asks = ClientAnswerer {
-            peer: context.peer.clone(),
-            modern,
-        };
-        let _answering = self
-            .runtime()
-            .answer_asks(thread_id, std::sync::Arc::new(asks));
+        let asks = ClientAnswerer::new(context.peer.clone(), way);
+        let _answering = self.runtime().answer_asks(thread_id, Arc::new(asks));
         let answer = self.carry_out(tool, thread_id, call_id, context).await;
         if let Some(relay) = relay {
             relay.finish().await;

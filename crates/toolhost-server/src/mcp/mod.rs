@@ -29,9 +29,10 @@
 //!   sent as progress notifications when the request carries a `progressToken`.
 //! - Results carry the tool's image blocks and the files it attached (`content`); a file sent as
 //!   a resource link is read with `resources/read` (`resources`).
-//! - What a tool asks while a call runs (`state.elicit`, `state.sample`) goes to the call's
-//!   client as `elicitation/create` or `sampling/createMessage` when it declared it can
-//!   (`asks`).
+//! - What a tool asks while a call runs (`state.elicit`, `state.sample`, `state.roots`) goes to
+//!   the call's client when it declared it can (`asks`): as requests under 2025-11-25, and under
+//!   2026-07-28 in an `input_required` answer whose retry runs the call again with the answers
+//!   (their earlier rounds in a sealed request state, `sealed_state`).
 //! - The project's own prompts (`prompts`: `prompts/list`, `prompts/get`,
 //!   `completion/complete`) and resources (`served`: fixed ones, and templates read by a
 //!   read-only tool; `resources/subscribe` follows a fixed one).
@@ -52,6 +53,7 @@ mod prompts;
 mod reload;
 mod resources;
 mod rounds;
+mod sealed_state;
 mod served;
 
 pub(crate) use http::routes;
@@ -126,6 +128,9 @@ pub struct McpTools {
     /// The project's resources the session follows (`resources/subscribe`), with what each
     /// was when last looked at.
     subscribed: Arc<std::sync::Mutex<std::collections::BTreeMap<String, served::Version>>>,
+    /// What seals the request state of a call whose tool asked (2026-07-28), shared by every
+    /// session.
+    state_key: Arc<sealed_state::StateKey>,
 }
 
 /// Where a person answers a call that waits for an approval or variables.
@@ -178,6 +183,7 @@ impl McpTools {
             rounds: Arc::default(),
             log_level: Arc::new(std::sync::Mutex::new(DEFAULT_LOG_LEVEL)),
             subscribed: Arc::default(),
+            state_key: Arc::default(),
         }
     }
 
@@ -317,11 +323,20 @@ impl ServerHandler for McpTools {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if let Some(state) = request.request_state {
-            return self.retry(&state, request.input_responses, &context).await;
-        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        self.call(&request.name, arguments, &context).await
+        // A remembered round (an approval or values asked) goes on; a sealed state carries what
+        // the tool was answered before, and the call runs again with it.
+        let state = request.request_state;
+        if let Some(state) = state.as_deref().filter(|s| !sealed_state::is_sealed(s)) {
+            return self.retry(state, request.input_responses, &context).await;
+        }
+        let given = self.answers_given(
+            &request.name,
+            &arguments,
+            state.as_deref(),
+            request.input_responses,
+        )?;
+        self.call(&request.name, arguments, &context, given).await
     }
 
     /// The project's fixed resources, then the files of the session's thread (left out while

@@ -141,7 +141,8 @@ impl McpTools {
             ));
         }
         let arguments = serde_json::to_value(values).unwrap_or_default();
-        let text = match self.call(tool, arguments, context).await? {
+        let given = std::collections::BTreeMap::new();
+        let text = match self.call(tool, arguments, context, given).await? {
             CallToolResponse::Complete(result) if result.is_error != Some(true) => {
                 text_of(&serde_json::to_value(&result.content).unwrap_or_default())
             }

@@ -127,16 +127,18 @@ function makeState(info) {
       host('progress', { progress, total, message });
     },
     runCode: async (source, options) => host('runCode', Object.assign({ source }, options ?? {})),
-    // Asks the person who made the call to fill in a form (MCP elicitation), or the model on
-    // their side for a completion (MCP sampling); throws when nobody can be asked.
-    elicit: async (message, requestedSchema) => {
-      if (typeof message !== 'string') throw new TypeError('elicit(message, requestedSchema): message is a string');
-      return host('elicit', { message, requestedSchema: requestedSchema ?? { type: 'object', properties: {} } });
+    // Asks the person who made the call to fill in a form (MCP elicitation), the model on
+    // their side for a completion (MCP sampling), or for their roots; throws when nobody can
+    // answer. `options.key` names the question (a 2026-07-28 client's retry answers by key).
+    elicit: async (message, requestedSchema, options) => {
+      if (typeof message !== 'string') throw new TypeError('elicit(message, requestedSchema, options?): message is a string');
+      return host('elicit', { message, requestedSchema: requestedSchema ?? { type: 'object', properties: {} }, key: options?.key });
     },
-    sample: async (request) => {
-      if (request === null || typeof request !== 'object') throw new TypeError('sample(request): request is an object with messages and maxTokens');
-      return host('sample', request);
+    sample: async (request, options) => {
+      if (request === null || typeof request !== 'object') throw new TypeError('sample(request, options?): request is an object with messages and maxTokens');
+      return host('sample', { request, key: options?.key });
     },
+    roots: async (options) => host('roots', { key: options?.key }),
   };
   state.rootState = state;
   return state;

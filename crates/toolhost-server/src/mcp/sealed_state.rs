@@ -1,0 +1,159 @@
+//! The request state of a call whose tool asked its client in an `input_required` result
+//! (2026-07-28): the answers the client gave in earlier rounds, bound to the tool and the
+//! arguments they were given for, sealed with this server's key (HMAC-SHA256) and good for
+//! [`STATE_TTL`]. The client keeps it and echoes it; the server remembers nothing, so a retry
+//! may come to any process that holds the key.
+//!
+//! A state that was changed, that is for another tool or other arguments (answers given to
+//! "delete this?" must not answer it for another thing), or that is too old, is refused.
+
+use ring::hmac;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a sealed state is taken.
+pub const STATE_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// What every sealed state starts with (a remembered round's state is a bare id).
+const PREFIX: &str = "sealed.v1.";
+
+/// The key states are sealed with: random, made when the server starts.
+pub(super) struct StateKey(hmac::Key);
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+impl Default for StateKey {
+    fn default() -> Self {
+        let rng = ring::rand::SystemRandom::new();
+        let key = hmac::Key::generate(hmac::HMAC_SHA256, &rng)
+            .expect("the system's random number generator works");
+        Self(key)
+    }
+}
+
+/// Whether `state` is one this module seals (rather than a remembered round's id).
+pub(super) fn is_sealed(state: &str) -> bool {
+    state.starts_with(PREFIX)
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `value` as text with every object's keys in order, so the same arguments always read the
+/// same whatever order a client sends them in.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(fields) => {
+            let sorted: BTreeMap<&String, String> =
+                fields.iter().map(|(k, v)| (k, canonical(v))).collect();
+            let inner: Vec<String> = sorted
+                .iter()
+                .map(|(k, v)| format!("{}:{v}", Value::String((*k).clone())))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn encoded(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn decoded(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+}
+
+impl StateKey {
+    /// The state carrying `answers`, for a call of `tool` with `arguments`.
+    pub(super) fn seal(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        answers: &BTreeMap<String, Value>,
+    ) -> String {
+        let payload = json!({
+            "tool": tool,
+            "arguments": canonical(arguments),
+            "answers": answers,
+            "expires": now() + STATE_TTL.as_secs(),
+        })
+        .to_string();
+        let tag = hmac::sign(&self.0, payload.as_bytes());
+        format!(
+            "{PREFIX}{}.{}",
+            encoded(payload.as_bytes()),
+            encoded(tag.as_ref())
+        )
+    }
+
+    /// The answers `state` carries, if this server sealed it for a call of `tool` with
+    /// `arguments` and it is not too old; otherwise why not.
+    pub(super) fn open(
+        &self,
+        state: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<BTreeMap<String, Value>, &'static str> {
+        const FORGED: &str = "the request state was not given by this server, or was changed";
+        let rest = state.strip_prefix(PREFIX).ok_or(FORGED)?;
+        let (payload, tag) = rest.split_once('.').ok_or(FORGED)?;
+        let payload = decoded(payload).ok_or(FORGED)?;
+        let tag = decoded(tag).ok_or(FORGED)?;
+        hmac::verify(&self.0, &payload, &tag).map_err(|_| FORGED)?;
+        let payload: Value = serde_json::from_slice(&payload).map_err(|_| FORGED)?;
+        if payload["expires"].as_u64().unwrap_or(0) < now() {
+            return Err("the request state is too old; call the tool again");
+        }
+        if payload["tool"] != tool || payload["arguments"] != canonical(arguments).as_str() {
+            return Err(
+                "the request state was given for another call (another tool or other arguments)",
+            );
+        }
+        serde_json::from_value(payload["answers"].clone()).map_err(|_| FORGED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_state_opens_only_unchanged_and_for_its_own_call() {
+        let key = StateKey::default();
+        let answers = BTreeMap::from([("name".to_owned(), json!({"action": "accept"}))]);
+        let args = json!({"b": 1, "a": [1, {"y": 2, "x": 1}]});
+        let state = key.seal("greet", &args, &answers);
+        assert!(is_sealed(&state));
+        // The same arguments in another order are the same call.
+        let reordered = json!({"a": [1, {"x": 1, "y": 2}], "b": 1});
+        assert_eq!(key.open(&state, "greet", &reordered).unwrap(), answers);
+        assert!(key.open(&state, "other", &args).is_err());
+        assert!(key.open(&state, "greet", &json!({"b": 2})).is_err());
+        // One character changed anywhere, or another server's key, and it does not open.
+        let mut changed = state.clone().into_bytes();
+        let at = PREFIX.len() + 5;
+        changed[at] = if changed[at] == b'A' { b'B' } else { b'A' };
+        let changed = String::from_utf8(changed).unwrap();
+        assert!(key.open(&changed, "greet", &args).is_err());
+        assert!(StateKey::default().open(&state, "greet", &args).is_err());
+        assert!(key.open("sealed.v1.nonsense", "greet", &args).is_err());
+        assert!(!is_sealed("a-remembered-round-id"));
+    }
+}
