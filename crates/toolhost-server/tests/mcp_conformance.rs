@@ -76,8 +76,8 @@ fn scenarios_2025() -> Vec<&'static str> {
 }
 
 /// The scenarios of the 2026-07-28 suite (stateless) that concern what toolhost serves. Not
-/// run besides those named in the module's page: `server-stateless` and `caching`, which need
-/// diagnostic tools that sample, log or mutate the tool list on demand;
+/// run besides those named in the module's page: `server-stateless`, which needs diagnostic
+/// tools that sample, log or mutate the tool list on demand;
 /// `input-required-result-non-tool-request` (a prompt that asks; served prompts are fixed);
 /// `http-custom-header-server-validation` (`x-mcp-header` annotations, not offered);
 /// `json-schema-2020-12`, whose 2026 fixture uses `allOf`, `if`/`then`/`else` and `$anchor`,
@@ -90,6 +90,7 @@ fn scenarios_2026() -> Vec<&'static str> {
             "dns-rebinding-protection",
             "http-header-validation",
             "sep-2164-resource-not-found",
+            "caching",
             "input-required-result-basic-elicitation",
             "input-required-result-basic-sampling",
             "input-required-result-basic-list-roots",

@@ -98,6 +98,19 @@ fn listed_tool(tool: &toolhost_core::AnyTool) -> Value {
     listed
 }
 
+/// How long a client may keep a list (`tools/list`, `prompts/list`, `resources/list`,
+/// `resources/templates/list`) or a fixed text resource before asking again (SEP-2549's
+/// `ttlMs`): short, since the project may be loaded again any second; a client that follows
+/// the list changes hears of a change sooner.
+pub const LIST_TTL_MS: u64 = 5_000;
+
+/// Puts caching hints on a result (2026-07-28, SEP-2549): `ttl_ms`, and `private` scope, since
+/// what a server lists and reads depends on the token's agent and the session's thread.
+fn cache_hints(result: &mut Value, ttl_ms: u64) {
+    result["ttlMs"] = json!(ttl_ms);
+    result["cacheScope"] = json!("private");
+}
+
 /// The least level of log messages a session gets until its client sets one: a tool's
 /// `console.debug` is sent only to a client that asked for debug.
 #[allow(deprecated)]
@@ -311,6 +324,7 @@ impl ServerHandler for McpTools {
             .collect();
         // `resultType` is required on every result from protocol 2026-07-28 on.
         let mut listed = json!({ "tools": tools, "resultType": "complete" });
+        cache_hints(&mut listed, LIST_TTL_MS);
         if let Some(next) = next {
             listed["nextCursor"] = json!(next);
         }
@@ -350,9 +364,11 @@ impl ServerHandler for McpTools {
         // While a call of the session is under way its thread's files are not listed, the
         // project's resources still are.
         resources.extend(self.list_files().await);
-        serde_json::from_value(json!({"resources": resources, "resultType": "complete"})).map_err(
-            |e| McpError::internal_error(format!("the resources could not be listed: {e}"), None),
-        )
+        let mut listed = json!({"resources": resources, "resultType": "complete"});
+        cache_hints(&mut listed, LIST_TTL_MS);
+        serde_json::from_value(listed).map_err(|e| {
+            McpError::internal_error(format!("the resources could not be listed: {e}"), None)
+        })
     }
 
     async fn list_resource_templates(

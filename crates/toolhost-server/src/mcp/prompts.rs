@@ -87,6 +87,7 @@ impl McpTools {
         let (names, next) = page(&names, cursor.as_deref(), TOOLS_PAGE_SIZE)?;
         let listed: Vec<Value> = names.iter().map(|n| listed(&prompts[n])).collect();
         let mut result = json!({"prompts": listed, "resultType": "complete"});
+        super::cache_hints(&mut result, super::LIST_TTL_MS);
         if let Some(next) = next {
             result["nextCursor"] = json!(next);
         }
@@ -137,7 +138,11 @@ impl McpTools {
                     json!({"type": "text", "text": rendered(parts, &values)})
                 }
                 MessageContent::Image { file, mime_type } => {
-                    let bytes = file.read(MAX_READ_BYTES).map_err(|why| {
+                    let file = file.clone();
+                    let read = tokio::task::spawn_blocking(move || file.read(MAX_READ_BYTES))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("could not be read: {e}")));
+                    let bytes = read.map_err(|why| {
                         McpError::internal_error(
                             format!("prompt \"{}\": its image {why}", prompt.name),
                             None,

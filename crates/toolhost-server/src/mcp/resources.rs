@@ -78,7 +78,10 @@ impl McpTools {
             .mime_type
             .unwrap_or_else(|| "application/octet-stream".to_owned());
         let contents = file_contents(uri, &mime, bytes);
-        read_result(json!({"contents": [contents], "resultType": "complete"}))
+        // A thread's file may be written again any time: not to be kept.
+        let mut read = json!({"contents": [contents], "resultType": "complete"});
+        super::cache_hints(&mut read, 0);
+        read_result(read)
     }
 
     /// The files of the session's thread as `resources/list` gives them, once a call made it;

@@ -71,10 +71,11 @@ impl McpTools {
                 listed
             })
             .collect();
-        serde_json::from_value(json!({"resourceTemplates": templates, "resultType": "complete"}))
-            .map_err(|e| {
-                McpError::internal_error(format!("the templates could not be listed: {e}"), None)
-            })
+        let mut listed = json!({"resourceTemplates": templates, "resultType": "complete"});
+        super::cache_hints(&mut listed, super::LIST_TTL_MS);
+        serde_json::from_value(listed).map_err(|e| {
+            McpError::internal_error(format!("the templates could not be listed: {e}"), None)
+        })
     }
 
     /// `resources/read` of a URI that is not a thread file: a fixed resource, or one a template
@@ -92,7 +93,12 @@ impl McpTools {
                     json!({"uri": uri, "mimeType": resource.mime_type, "text": text})
                 }
                 ResourceSource::File(file) => {
-                    let bytes = file.read(MAX_READ_BYTES).map_err(|why| {
+                    // Up to 16 MiB from disk: off the executor.
+                    let file = file.clone();
+                    let read = tokio::task::spawn_blocking(move || file.read(MAX_READ_BYTES))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("could not be read: {e}")));
+                    let bytes = read.map_err(|why| {
                         McpError::internal_error(
                             format!("resource {uri} could not be read: its file {why}"),
                             Some(json!({"uri": uri})),
@@ -102,7 +108,14 @@ impl McpTools {
                 }
                 ResourceSource::Tool { .. } => unreachable!("a fixed resource has no template"),
             };
-            return read_result(json!({"contents": [contents], "resultType": "complete"}));
+            // Fixed text lasts like a list; a file may change on disk any time.
+            let ttl = match resource.source {
+                ResourceSource::Text(_) => super::LIST_TTL_MS,
+                _ => 0,
+            };
+            let mut read = json!({"contents": [contents], "resultType": "complete"});
+            super::cache_hints(&mut read, ttl);
+            return read_result(read);
         }
         let Some((resource, values)) = catalog.templated(uri) else {
             // SEP-2164: an unknown resource is -32002 with the URI in the error's data.
@@ -162,10 +175,13 @@ impl McpTools {
                 ))
             }
         };
-        read_result(json!({
+        // Made by a tool at each read: not to be kept.
+        let mut read = json!({
             "contents": [{"uri": uri, "mimeType": resource.mime_type, "text": text}],
             "resultType": "complete",
-        }))
+        });
+        super::cache_hints(&mut read, 0);
+        read_result(read)
     }
 
     /// `resources/subscribe`: the session follows a fixed resource of the project.
