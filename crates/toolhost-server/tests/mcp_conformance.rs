@@ -79,7 +79,6 @@ fn scenarios_2025() -> Vec<&'static str> {
 /// run besides those named in the module's page: `server-stateless`, which needs diagnostic
 /// tools that sample, log or mutate the tool list on demand;
 /// `input-required-result-non-tool-request` (a prompt that asks; served prompts are fixed);
-/// `http-custom-header-server-validation` (`x-mcp-header` annotations, not offered);
 /// `json-schema-2020-12`, whose 2026 fixture uses `allOf`, `if`/`then`/`else` and `$anchor`,
 /// outside the spec's subset that toolhost's own tools are written in.
 fn scenarios_2026() -> Vec<&'static str> {
@@ -91,6 +90,7 @@ fn scenarios_2026() -> Vec<&'static str> {
             "http-header-validation",
             "sep-2164-resource-not-found",
             "caching",
+            "http-custom-header-server-validation",
             "input-required-result-basic-elicitation",
             "input-required-result-basic-sampling",
             "input-required-result-basic-list-roots",

@@ -319,3 +319,65 @@ fn base64_of(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
+
+/// A tool whose argument is marked `x-mcp-header` (SEP-2243): a call must carry the argument in
+/// its `Mcp-Param-*` header too, the same value (plain, or base64 in `=?base64?…?=`); a call
+/// whose header is missing or says otherwise is refused before the tool runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_marked_argument_must_match_its_header() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance");
+    let server = TestServer::start_with(&project, |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
+    let call = |header: Option<&'static str>| {
+        let server = &server;
+        let token = token.clone();
+        async move {
+            let headers: Vec<(&str, &str)> = header
+                .map(|h| vec![("mcp-param-region", h)])
+                .unwrap_or_default();
+            mcp_request(
+                server,
+                &token,
+                &headers,
+                "tools/call",
+                "test_header_region",
+                json!({"name": "test_header_region", "arguments": {"region": "north"}}),
+            )
+            .await
+        }
+    };
+    let listed = mcp_request(&server, &token, &[], "tools/list", "", json!({})).await;
+    let tool = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "test_header_region")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        tool["inputSchema"]["properties"]["region"]["x-mcp-header"],
+        "Region"
+    );
+    let plain = call(Some("north")).await;
+    assert!(
+        plain["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("north")),
+        "{plain}"
+    );
+    // "north" in base64.
+    let encoded = call(Some("=?base64?bm9ydGg=?=")).await;
+    assert!(encoded.get("result").is_some(), "{encoded}");
+    for refused in [call(None).await, call(Some("south")).await] {
+        assert!(refused.get("error").is_some(), "{refused}");
+    }
+    let journal = server.store.threads(None).unwrap();
+    let runs: usize = journal
+        .iter()
+        .map(|t| server.store.calls(&t.id).unwrap().len())
+        .sum();
+    assert_eq!(runs, 2, "the refused calls never ran");
+}

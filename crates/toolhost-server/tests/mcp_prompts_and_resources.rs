@@ -198,6 +198,7 @@ async fn a_template_whose_tool_is_not_read_only_is_refused_and_runs_nothing() {
     let answer = mcp_request(
         &server,
         &token,
+        &[],
         "resources/read",
         "test://template/1/data",
         json!({"uri": "test://template/1/data"}),
@@ -212,51 +213,6 @@ async fn a_template_whose_tool_is_not_read_only_is_refused_and_runs_nothing() {
         assert!(server.store.calls(&thread.id).unwrap().is_empty());
     }
     let _ = std::fs::remove_dir_all(root);
-}
-
-/// One stateless (2026-07-28) request to `/mcp` about `name` (its `Mcp-Name`): its JSON-RPC
-/// answer.
-async fn mcp_request(
-    server: &TestServer,
-    token: &str,
-    method: &str,
-    name: &str,
-    params: Value,
-) -> Value {
-    let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", method),
-        ("mcp-name", name),
-    ];
-    let answer = server
-        .raw(
-            "POST",
-            "/mcp",
-            Some(token),
-            &headers,
-            body.to_string().into_bytes(),
-        )
-        .await;
-    let text = answer.text.trim();
-    // An SSE answer carries the JSON in its `data:` line.
-    let json_text = text
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("data:")
-                .map(str::trim)
-                .filter(|d| d.starts_with('{'))
-        })
-        .unwrap_or(text);
-    serde_json::from_str(json_text).unwrap_or_else(|e| panic!("{e}: {}", answer.text))
 }
 
 fn base64_of(bytes: &[u8]) -> String {

@@ -13,6 +13,7 @@
 //! [`LoweredTool::lift_arguments`] before validation: a `null` the provider forced for an absent
 //! optional property is removed again.
 
+use super::subset::TRANSPORT_HEADER;
 use serde_json::{json, Map, Value};
 use std::fmt;
 use std::str::FromStr;
@@ -191,12 +192,13 @@ fn openai(name: &str, description: &str, parameters: Value, strict: Option<bool>
     json!({"type": "function", "function": function})
 }
 
-/// Removes keywords that only annotate for people (`$comment`) from a schema sent as is.
+/// Removes keywords that only annotate for people (`$comment`) or for the transport
+/// (`x-mcp-header`) from a schema sent as is.
 fn strip_meta(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, _)| k.as_str() != "$comment")
+                .filter(|(k, _)| !matches!(k.as_str(), "$comment" | TRANSPORT_HEADER))
                 .map(|(k, v)| {
                     let v = match k.as_str() {
                         "properties" => Value::Object(
@@ -296,7 +298,7 @@ fn strict_node(node: &Value, ptr: &str, dropped: &mut Vec<Dropped>) -> Result<Va
         let at = format!("{ptr}/{key}");
         match key.as_str() {
             "minLength" | "maxLength" | "default" => note(dropped, ptr, format!("{key} removed")),
-            "examples" | "$comment" | "deprecated" => {}
+            "examples" | "$comment" | "deprecated" | TRANSPORT_HEADER => {}
             "format" => {
                 if value.as_str().is_some_and(|f| STRICT_FORMATS.contains(&f)) {
                     out.insert(key.clone(), value.clone());
@@ -554,7 +556,7 @@ fn gemini_node(node: &Value, ptr: &str, dropped: &mut Vec<Dropped>) -> Value {
             "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
                 note(dropped, ptr, format!("{key} removed"));
             }
-            "examples" | "$comment" | "deprecated" => {}
+            "examples" | "$comment" | "deprecated" | TRANSPORT_HEADER => {}
             "const" => match value {
                 Value::String(_) => {
                     out.insert("type".into(), "string".into());
@@ -690,6 +692,23 @@ mod tests {
             .any(|d| d.to_string() == "minLength removed at /properties/zip"));
         let lifted = l.lift_arguments(json!({"zip": "12345", "limit": null, "tags": null}));
         assert_eq!(lifted, json!({"zip": "12345"}));
+    }
+
+    #[test]
+    fn a_header_annotation_never_reaches_a_model() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}, "required": ["region"],
+            "additionalProperties": false});
+        for provider in Provider::ALL {
+            let l = lower_tool(provider, "t", "d", &schema);
+            let sent = l.parameters().unwrap().to_string();
+            assert!(!sent.contains("x-mcp-header"), "{provider}: {sent}");
+            assert!(
+                !l.dropped.iter().any(|d| d.pointer.contains("region")),
+                "{provider}: the annotation relaxes nothing: {:?}",
+                l.dropped
+            );
+        }
     }
 
     #[test]

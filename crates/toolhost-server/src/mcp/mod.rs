@@ -332,6 +332,17 @@ impl ServerHandler for McpTools {
             .map_err(|e| McpError::internal_error(format!("a tool could not be listed: {e}"), None))
     }
 
+    /// The offered tool `name` as listed: the transport checks the `Mcp-Param-*` headers of a
+    /// call against its `x-mcp-header` annotations (SEP-2243).
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let runtime = self.runtime();
+        let tool = runtime.tools().get(name)?;
+        if !self.offered().iter().any(|n| n == name) {
+            return None;
+        }
+        serde_json::from_value(listed_tool(tool)).ok()
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,

@@ -504,3 +504,50 @@ pub fn notes_project() -> PathBuf {
         ),
     ])
 }
+
+/// One stateless (2026-07-28) request to `/mcp` about `name` (its `Mcp-Name`), with
+/// `extra_headers`: its JSON-RPC answer.
+pub async fn mcp_request(
+    server: &TestServer,
+    token: &str,
+    extra_headers: &[(&str, &str)],
+    method: &str,
+    name: &str,
+    params: Value,
+) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name),
+    ];
+    headers.extend_from_slice(extra_headers);
+    let answer = server
+        .raw(
+            "POST",
+            "/mcp",
+            Some(token),
+            &headers,
+            body.to_string().into_bytes(),
+        )
+        .await;
+    let text = answer.text.trim();
+    // An SSE answer carries the JSON in its `data:` line.
+    let json_text = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("data:")
+                .map(str::trim)
+                .filter(|d| d.starts_with('{'))
+        })
+        .unwrap_or(text);
+    serde_json::from_str(json_text).unwrap_or_else(|e| panic!("{e}: {}", answer.text))
+}

@@ -43,6 +43,33 @@ const ANNOTATIONS: [&str; 6] = [
     "deprecated",
 ];
 
+/// The keyword that names the HTTP header mirroring a property's value (MCP's SEP-2243), for
+/// gateways that route on headers: kept, never sent to a model.
+pub const TRANSPORT_HEADER: &str = "x-mcp-header";
+
+/// What is wrong with `x-mcp-header: value` on the schema `map`, if anything: it names a
+/// header (an RFC 9110 token) and marks a string, integer or boolean property, whose value
+/// fits in a header.
+fn header_annotation_problem(map: &Map<String, Value>, value: &Value) -> Option<String> {
+    let token = value.as_str().filter(|t| {
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+    });
+    if token.is_none() {
+        return Some(format!(
+            "`{TRANSPORT_HEADER}` must name an HTTP header (letters, digits and !#$%&'*+-.^_`|~)"
+        ));
+    }
+    let primitive = map
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| matches!(t, "string" | "integer" | "boolean"));
+    (!primitive).then(|| {
+        format!("`{TRANSPORT_HEADER}` marks a property of type string, integer or boolean, whose value fits in a header")
+    })
+}
+
 /// Keywords dropped from the canonical form because they carry nothing a validator needs.
 const DROPPED: [&str; 6] = [
     "$schema",
@@ -317,6 +344,12 @@ impl Walk<'_> {
             }
             match key.as_str() {
                 k if DROPPED.contains(&k) => {}
+                TRANSPORT_HEADER => {
+                    if let Some(why) = header_annotation_problem(map, value) {
+                        self.issue(&at, why);
+                    }
+                    self.copy(&mut out, key, value, &at);
+                }
                 "type" | "format" => self.copy(&mut out, key, value, &at),
                 k if ANNOTATIONS.contains(&k) => self.copy(&mut out, key, value, &at),
                 "const" => self.copy(&mut out, key, value, &at),

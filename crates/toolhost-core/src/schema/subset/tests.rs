@@ -235,3 +235,40 @@ fn a_general_schema_is_refused_only_where_it_cannot_be_made_self_contained() {
     let not_object = json!({"type": "array", "items": true});
     assert!(canonicalize_in(&not_object, true, Dialect::General).is_err());
 }
+
+#[test]
+fn a_header_annotation_marks_a_primitive_property_with_a_header_name() {
+    let schema = |prop: Value| json!({"type": "object", "properties": {"p": prop}});
+    let kept = canonicalize(
+        &schema(json!({"type": "string", "x-mcp-header": "Region"})),
+        true,
+    )
+    .unwrap();
+    assert_eq!(kept["properties"]["p"]["x-mcp-header"], "Region");
+    for (prop, said) in [
+        (
+            json!({"type": "object", "x-mcp-header": "Region"}),
+            "string, integer or boolean",
+        ),
+        (
+            json!({"type": "string", "x-mcp-header": "Two words"}),
+            "must name an HTTP header",
+        ),
+        (
+            json!({"type": "string", "x-mcp-header": ""}),
+            "must name an HTTP header",
+        ),
+        (
+            json!({"type": "integer", "x-mcp-header": 7}),
+            "must name an HTTP header",
+        ),
+    ] {
+        let issues = canonicalize(&schema(prop.clone()), true).unwrap_err();
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.pointer == "/properties/p/x-mcp-header" && i.reason.contains(said)),
+            "{prop}: {issues:?}"
+        );
+    }
+}
