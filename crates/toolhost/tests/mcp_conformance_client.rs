@@ -149,7 +149,10 @@ fn toolhost_serve_logs_in_through_its_own_callback_page() {
 }
 
 /// The same under the 2026-07-28 suite, which adds a server whose resource metadata names
-/// another resource (toolhost must not get a token for it).
+/// another resource (toolhost must not get a token for it), authorization answers that name
+/// their issuer or not, rightly or wrongly (RFC 9207), an issuer whose metadata names another,
+/// `offline_access` asked for only where it is offered, and an authorization server replaced
+/// by another (toolhost registers itself again there, reusing nothing of the first).
 #[test]
 fn toolhost_gets_authorized_as_each_auth_scenario_of_2026_asks() {
     let mut names: Vec<&str> = AUTH_SCENARIOS
@@ -157,7 +160,19 @@ fn toolhost_gets_authorized_as_each_auth_scenario_of_2026_asks() {
         .copied()
         .filter(|n| !n.contains("2025-03-26") && !n.contains("client-credentials"))
         .collect();
-    names.push("auth/resource-mismatch");
+    names.extend([
+        "auth/resource-mismatch",
+        "auth/iss-supported",
+        "auth/iss-not-advertised",
+        "auth/iss-supported-missing",
+        "auth/iss-wrong-issuer",
+        "auth/iss-unexpected",
+        "auth/iss-normalized",
+        "auth/metadata-issuer-mismatch",
+        "auth/offline-access-scope",
+        "auth/offline-access-not-supported",
+        "auth/authorization-server-migration",
+    ]);
     authorized_as("TOOLHOST_TEST_CONFORMANCE_2026", &names);
 }
 
@@ -165,9 +180,10 @@ fn toolhost_gets_authorized_as_each_auth_scenario_of_2026_asks() {
 fn authorized_as(suite_var: &str, names: &[&str]) {
     let mut failed = Vec::new();
     for name in names {
-        // Step-up asks for more scope on a call only: the agent calls the server's tool.
+        // Step-up asks for more scope on a call only, and the authorization server changes
+        // after the first request: the agent calls the server's tool.
         let (tools, script): (&[&str], &str) = match *name {
-            "auth/scope-step-up" => (
+            "auth/scope-step-up" | "auth/authorization-server-migration" => (
                 &["conformance.test-tool"],
                 "{\"toolCalls\": [{\"name\": \"conformance.test-tool\", \"arguments\": {}}]}\n{\"text\": \"done\"}\n",
             ),

@@ -18,6 +18,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -50,6 +51,7 @@ pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync
 
 /// What toolhost answers as an MCP client: it passes progress on to the call it belongs to, and
 /// lists the tools again when the server says they changed.
+#[derive(Clone)]
 struct ClientSide {
     link: std::sync::Weak<ServerLink>,
 }
@@ -287,9 +289,35 @@ impl ServerLink {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let client = FetcherClient::new(http).with_oauth(self.authorizer.clone());
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                tokio::time::timeout(timeout, handler.serve(transport)).await
+                let transport = || {
+                    let client =
+                        FetcherClient::new(http.clone()).with_oauth(self.authorizer.clone());
+                    StreamableHttpClientTransport::with_client(client, config.clone())
+                };
+                // The stateless 2026-07-28 protocol where the server speaks it (`server/discover`;
+                // a server of 2025-11-25 answers that it knows no such method), else the
+                // 2025-11-25 session. A server whose answer to the discovery is neither is
+                // asked again with `initialize`, unless it refused toolhost (authorization).
+                let lifecycle = ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    legacy_version: Some(ProtocolVersion::V_2025_11_25),
+                };
+                let started = tokio::time::Instant::now();
+                let discovered = tokio::time::timeout(
+                    timeout,
+                    handler.clone().serve_with_lifecycle(transport(), lifecycle),
+                )
+                .await;
+                match discovered {
+                    Ok(Err(_)) => {
+                        if let Some(why) = self.refusal() {
+                            return Err(why);
+                        }
+                        let left = timeout.saturating_sub(started.elapsed());
+                        tokio::time::timeout(left, handler.serve(transport())).await
+                    }
+                    other => other,
+                }
             }
         };
         match serving {
@@ -351,14 +379,16 @@ impl ServerLink {
             }
         };
         let peer = self.peer(&headers).await?;
-        let tools = tokio::time::timeout(self.def.call_timeout, list_tools(&peer))
+        let listed = tokio::time::timeout(self.def.call_timeout, list_tools(&peer))
             .await
             .map_err(|_| {
                 format!(
                     "tools/list got no answer within {} ms",
                     self.def.call_timeout.as_millis()
                 )
-            })??;
+            })?;
+        // A list refused for want of authorization says so, and what a person does about it.
+        let tools = listed.map_err(|failed| self.refusal().unwrap_or(failed))?;
         self.keep_listed(&tools);
         Ok(tools)
     }

@@ -99,6 +99,8 @@ pub(super) async fn login(
 pub(crate) struct Answer {
     state: Option<String>,
     code: Option<String>,
+    /// The issuer the answer names (RFC 9207).
+    iss: Option<String>,
     error: Option<String>,
     error_description: Option<String>,
 }
@@ -150,7 +152,7 @@ pub(crate) async fn callback(
             &format!("The project no longer has MCP server \"{server}\"."),
         );
     };
-    match finish(pending, &code, &*http, &vault).await {
+    match finish(pending, &code, answer.iss.as_deref(), &*http, &vault).await {
         Ok(_) => page(
             StatusCode::OK,
             &format!(

@@ -96,6 +96,9 @@ pub struct Discovered {
     pub client_id_documents: bool,
     /// The PKCE methods the server lists; `None` when it lists none.
     pub pkce_methods: Option<Vec<String>>,
+    /// Whether the server puts its issuer in each authorization answer (RFC 9207's
+    /// `authorization_response_iss_parameter_supported`): then an answer without it is refused.
+    pub iss_in_answers: bool,
 }
 
 /// `scheme://authority` and the path (no trailing `/`; empty for the root) of `url`.
@@ -325,6 +328,10 @@ pub async fn discover(
         pkce_methods: metadata
             .get("code_challenge_methods_supported")
             .map(|_| strings(&metadata, "code_challenge_methods_supported")),
+        iss_in_answers: metadata
+            .get("authorization_response_iss_parameter_supported")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     })
 }
 

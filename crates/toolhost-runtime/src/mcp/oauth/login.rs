@@ -146,13 +146,32 @@ pub async fn start(
     })))
 }
 
-/// Ends an authorization with the `code` its answer carried: gets the tokens and keeps them.
+/// Ends an authorization with the `code` its answer carried (and the `iss` it named, if any):
+/// gets the tokens and keeps them. An answer that names another issuer than the one asked, or
+/// none when the issuer says it always names itself (RFC 9207), is refused before any token is
+/// asked for: it may come from another authorization server (a mix-up attack).
 pub async fn finish(
     pending: Pending,
     code: &str,
+    iss: Option<&str>,
     http: &dyn Fetcher,
     vault: &Vault,
 ) -> Result<Grant, String> {
+    let issuer = &pending.found.issuer;
+    match iss {
+        // Compared as given, never normalized (RFC 9207 section 2.4).
+        Some(iss) if iss != issuer => {
+            return Err(format!(
+                "the authorization answer names issuer {iss}, not {issuer}, which toolhost asked; it is refused"
+            ))
+        }
+        None if pending.found.iss_in_answers => {
+            return Err(format!(
+                "the authorization answer does not name its issuer, though {issuer} says it always does; it is refused"
+            ))
+        }
+        _ => {}
+    }
     let asked = Asked::Code {
         code,
         verifier: &pending.verifier,
@@ -198,10 +217,11 @@ pub async fn login(
         Started::Pending(pending) => pending,
     };
     open(&pending.authorize_url);
-    let code = tokio::time::timeout(patience, answer(&listener, &pending.state, &def.name))
-        .await
-        .map_err(|_| format!("nobody authorized toolhost within {} s", patience.as_secs()))??;
-    finish(*pending, &code, &*http, vault).await
+    let (code, iss) =
+        tokio::time::timeout(patience, answer(&listener, &pending.state, &def.name))
+            .await
+            .map_err(|_| format!("nobody authorized toolhost within {} s", patience.as_secs()))??;
+    finish(*pending, &code, iss.as_deref(), &*http, vault).await
 }
 
 /// Asks the server to start a session and list its tools without a token; its refusal's
@@ -229,16 +249,30 @@ async fn probe(
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}});
     let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    // A server of the stateless 2026-07-28 protocol knows no `initialize`: the same list the
+    // way it takes it, versions and capabilities in `_meta`.
+    let stateless_list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {},
+                             "io.modelcontextprotocol/clientInfo":
+                                 {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}}});
     let mut session = None;
     let mut outcome = Err(format!(
         "MCP server \"{name}\" let toolhost in and list its tools without a token: it needs no login"
     ));
-    for message in [initialize, list] {
+    let mut messages = vec![initialize, list].into_iter();
+    while let Some(message) = messages.next() {
+        let stateless = message["id"] == 2;
+        let mut headers = sent.clone();
+        if stateless {
+            headers.push(("mcp-protocol-version".to_owned(), "2026-07-28".to_owned()));
+            headers.push(("mcp-method".to_owned(), "tools/list".to_owned()));
+        }
         let answer = http
             .fetch(FetchRequest {
                 method: "POST".to_owned(),
                 url: url.to_owned(),
-                headers: sent.clone(),
+                headers,
                 body: Some(message.to_string().into_bytes()),
             })
             .await
@@ -263,6 +297,11 @@ async fn probe(
                 outcome = Ok(header("www-authenticate")
                     .map(|v| parse_challenge(&v))
                     .unwrap_or_default());
+            }
+            // `initialize` refused as such: perhaps a stateless server; ask it its way.
+            400 | 404 if session.is_none() && message["method"] == "initialize" => {
+                messages = vec![stateless_list.clone()].into_iter();
+                continue;
             }
             status => {
                 outcome = Err(format!(
@@ -297,8 +336,8 @@ async fn answer(
     listener: &tokio::net::TcpListener,
     state: &str,
     name: &str,
-) -> Result<String, String> {
-    let (outcome, mut outcomes) = tokio::sync::mpsc::channel::<Result<String, String>>(1);
+) -> Result<(String, Option<String>), String> {
+    let (outcome, mut outcomes) = tokio::sync::mpsc::channel::<Answered>(1);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -316,13 +355,16 @@ async fn answer(
     }
 }
 
-/// Reads and answers one request to the loopback port: the code or the refusal it carries for
-/// this authorization, `None` when it is not the answer.
+/// An authorization answer: its code and the issuer it names, or the refusal it carries.
+type Answered = Result<(String, Option<String>), String>;
+
+/// Reads and answers one request to the loopback port: the code (and issuer) or the refusal it
+/// carries for this authorization, `None` when it is not the answer.
 async fn one_request(
     mut stream: tokio::net::TcpStream,
     state: &str,
     name: &str,
-) -> Option<Result<String, String>> {
+) -> Option<Answered> {
     let mut head = Vec::new();
     let mut buffer = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
@@ -375,7 +417,7 @@ async fn one_request(
     let said =
         format!("toolhost is authorized for MCP server \"{name}\". You can close this page.");
     let _ = respond(&mut stream, 200, &said).await;
-    Some(Ok(code))
+    Some(Ok((code, param("iss"))))
 }
 
 /// The page a person's browser is shown at the end of a login: `text`, escaped.

@@ -154,8 +154,14 @@ pub(crate) async fn register(
     } else {
         &auth_method(&found.auth_methods, true)
     };
+    // SEP-837: a client answered on this machine's loopback is a native application; one
+    // answered at a server's own page, a web one.
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+        .iter()
+        .any(|origin| redirect_uri.starts_with(origin));
     let mut body = json!({
         "client_name": "toolhost",
+        "application_type": if loopback { "native" } else { "web" },
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
