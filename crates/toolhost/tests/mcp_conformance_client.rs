@@ -42,6 +42,19 @@ fn scenario_run(
     script: &str,
     prefix: &str,
 ) -> Vec<Value> {
+    scenario_skipping(suite_var, name, tools, script, prefix, &[])
+}
+
+/// [`scenario_run`] where the checks `may_skip` may be SKIPPED (they test what toolhost does not
+/// declare), and must be nothing else but SUCCESS.
+fn scenario_skipping(
+    suite_var: &str,
+    name: &str,
+    tools: &[&str],
+    script: &str,
+    prefix: &str,
+    may_skip: &[&str],
+) -> Vec<Value> {
     let project = TempProject::new();
     scripted_agent(&project.root, tools, script);
     std::fs::create_dir_all(project.root.join("agents/mcp")).unwrap();
@@ -64,7 +77,12 @@ fn scenario_run(
     let printed = printed(&ran);
     let checks = checks_in(&out);
     assert!(!checks.is_empty(), "{name} saved no checks:\n{printed}");
-    let failed = failures(name, &checks);
+    let counted: Vec<Value> = checks
+        .iter()
+        .filter(|c| !(c["status"] == "SKIPPED" && may_skip.iter().any(|id| c["id"] == *id)))
+        .cloned()
+        .collect();
+    let failed = failures(name, &counted);
     assert!(
         failed.is_empty(),
         "{name}:\n{}\n{printed}",
@@ -97,6 +115,51 @@ fn toolhost_calls_the_suites_tool_with_the_arguments_its_model_gave() {
         .find(|c| c["id"] == "tool-add-numbers")
         .expect("the tool was called");
     assert_eq!(added["details"]["result"], 5, "{added}");
+}
+
+/// Under 2026-07-28 toolhost finds the server stateless (`server/discover`) and calls its tool
+/// with the versions and capabilities in each request.
+#[test]
+fn toolhost_calls_the_tool_of_a_stateless_server() {
+    let checks = scenario_of(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "tools_call",
+        &["conformance.add_numbers"],
+        "{\"toolCalls\": [{\"name\": \"conformance.add_numbers\", \"arguments\": {\"a\": 2, \"b\": 3}}]}\n{\"text\": \"5\"}\n",
+    );
+    let added = checks
+        .iter()
+        .find(|c| c["id"] == "tool-add-numbers")
+        .expect("the tool was called");
+    assert_eq!(added["details"]["result"], 5, "{added}");
+}
+
+/// Every request of a 2026-07-28 client carries the version header and `_meta` (version,
+/// capabilities, client info), and toolhost retries with a version the server takes when it
+/// refuses the first. The checks of the roots, sampling and elicitation capabilities are
+/// skipped: toolhost declares none of them as a client, which the checks show.
+#[test]
+fn toolhost_sends_the_request_metadata_of_a_stateless_client() {
+    let may_skip = [
+        "sep-2575-client-declares-roots-capability",
+        "sep-2575-client-declares-sampling-capability",
+        "sep-2575-client-declares-elicitation-capability",
+    ];
+    let checks = scenario_skipping(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "request-metadata",
+        &[],
+        "{\"text\": \"hello\"}\n",
+        "",
+        &may_skip,
+    );
+    for id in may_skip {
+        let check = checks.iter().find(|c| c["id"] == id).unwrap();
+        assert!(check["details"]["capabilityValue"].is_null(), "{check}");
+    }
+    assert!(checks
+        .iter()
+        .any(|c| c["id"] == "sep-2575-client-retry-supported-version" && c["status"] == "SUCCESS"));
 }
 
 #[test]
