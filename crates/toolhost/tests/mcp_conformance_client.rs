@@ -6,11 +6,14 @@
 //!
 //! Run: `initialize`, `tools_call`, `sse-retry`, and every `auth/*` scenario of the 2025-11-25
 //! and 2025-03-26 revisions plus the client credentials extension with a secret (the script
-//! logs in with `toolhost mcp login`, playing the person's browser); and the `auth/*` scenarios
-//! of the 0.2 suite for 2026-07-28, with `auth/resource-mismatch`. Not run:
-//! `auth/cross-app-access-complete-flow` (an extension for enterprise identity
-//! providers), the draft-revision scenarios, and `elicitation-sep1034-client-defaults`
-//! (toolhost does not answer a server's elicitation).
+//! logs in with `toolhost mcp login`, playing the person's browser); and of the 0.2 suite for
+//! 2026-07-28 the `auth/*` scenarios with `resource-mismatch`, the issuer checks of
+//! authorization answers (RFC 9207), `offline_access` and a server that moves to another
+//! authorization server, and `tools_call` and `request-metadata` with toolhost as a stateless
+//! client. Not run (the README says why): the enterprise extensions, the draft-revision
+//! scenarios, and those about what toolhost does not do as a client (answering a server's
+//! elicitation or `input_required`, `resources/*` and `prompts/*` of servers, mirroring
+//! `x-mcp-header` arguments).
 
 mod common;
 #[path = "../../toolhost-server/tests/conformance/mod.rs"]

@@ -15,10 +15,10 @@ use rmcp::model::{
     JsonObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     ServerResult, Tool,
 };
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};

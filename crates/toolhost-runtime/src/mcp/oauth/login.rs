@@ -217,10 +217,9 @@ pub async fn login(
         Started::Pending(pending) => pending,
     };
     open(&pending.authorize_url);
-    let (code, iss) =
-        tokio::time::timeout(patience, answer(&listener, &pending.state, &def.name))
-            .await
-            .map_err(|_| format!("nobody authorized toolhost within {} s", patience.as_secs()))??;
+    let (code, iss) = tokio::time::timeout(patience, answer(&listener, &pending.state, &def.name))
+        .await
+        .map_err(|_| format!("nobody authorized toolhost within {} s", patience.as_secs()))??;
     finish(*pending, &code, iss.as_deref(), &*http, vault).await
 }
 
