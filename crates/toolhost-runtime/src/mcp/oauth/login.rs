@@ -475,12 +475,22 @@ mod tests {
         let stray = get(port, "/callback?code=evil&state=other").await;
         assert!(stray.starts_with("HTTP/1.1 400"), "{stray}");
         assert!(!waiting.is_finished(), "a stray answer ended the login");
-        let good = get(port, "/callback?code=a%2Fb&state=st4te").await;
+        let good = get(
+            port,
+            "/callback?code=a%2Fb&state=st4te&iss=https%3A%2F%2Fauth.example.com",
+        )
+        .await;
         assert!(
             good.starts_with("HTTP/1.1 200") && good.contains("authorized"),
             "{good}"
         );
-        assert_eq!(waiting.await.unwrap().unwrap(), "a/b");
+        assert_eq!(
+            waiting.await.unwrap().unwrap(),
+            (
+                "a/b".to_owned(),
+                Some("https://auth.example.com".to_owned())
+            )
+        );
     }
 
     #[tokio::test]
