@@ -169,10 +169,14 @@ fn execute(
         Err(e) => return wait_then(start, reply, began, Err(e)),
     };
     let slot: HostSlot = Rc::default();
+    // The deadline counts from the start of the preparation, then again from the call.
+    let deadline: Rc<Cell<Option<Instant>>> =
+        Rc::new(Cell::new(limits.deadline.map(|d| began.get() + d)));
     let hosted = matches!(start, Start::Now(Some(_)) | Start::Later(_));
     if hosted {
         logs.borrow_mut().relay_to(Rc::clone(&slot));
-        let installed = context.with(|ctx| crate::host::install(&ctx, Rc::clone(&slot)));
+        let installed =
+            context.with(|ctx| crate::host::install(&ctx, Rc::clone(&slot), Rc::clone(&deadline)));
         if installed.is_err() {
             let e = RunError::new(
                 RunError::MEMORY,
@@ -182,9 +186,6 @@ fn execute(
         }
     }
     let stop = Rc::new(Cell::new(None));
-    // The deadline counts from the start of the preparation, then again from the call.
-    let deadline: Rc<Cell<Option<Instant>>> =
-        Rc::new(Cell::new(limits.deadline.map(|d| began.get() + d)));
     let seen = Rc::clone(&stop);
     let until = Rc::clone(&deadline);
     rt.set_interrupt_handler(Some(Box::new(move || {

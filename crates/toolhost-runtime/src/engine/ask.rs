@@ -1,11 +1,11 @@
 //! A running tool asking whoever made its call: the person (MCP elicitation, a form) or the
 //! model on their side (MCP sampling).
 //!
-//! Whoever serves a call registers an [`Answerer`] for the thread while the call runs
-//! ([`Runtime::answer_asks`]: the MCP handler does, for a client that can answer); a tool asks
-//! through [`ThreadState::elicit`] and [`ThreadState::sample`] (`state.elicit` and
-//! `state.sample` in a tool file). Without an answerer (a call a model made, or a client that
-//! cannot answer) the tool is told so in one sentence and may go on without.
+//! Whoever serves a call registers an [`Answerer`] for that call while it runs
+//! ([`Runtime::answer_asks`]: the MCP handler does); a tool asks through [`ThreadState::elicit`],
+//! [`ThreadState::sample`] and [`ThreadState::roots`] (`state.elicit`, `state.sample` and
+//! `state.roots` in a tool file). Without an answerer (a call a model made, a sub-prompt's call
+//! on the served thread) the tool is told so in one sentence and may go on without.
 //!
 //! What is asked is redacted of the thread's secrets before it leaves. Neither the question nor
 //! the answer is stored: the tool's result, which is, says what came of them; a call cut short
@@ -70,16 +70,19 @@ pub trait Answerer: Send + Sync {
     fn ask(&self, kind: AskKind, key: Option<String>, params: Value) -> Answering;
 }
 
-/// The answerers of threads whose calls are served now.
+/// A served call: its thread and its id.
+type CallKey = (String, String);
+
+/// The answerers of the calls served now.
 #[derive(Clone, Default)]
-pub(crate) struct Answerers(Arc<Mutex<HashMap<String, Arc<dyn Answerer>>>>);
+pub(crate) struct Answerers(Arc<Mutex<HashMap<CallKey, Arc<dyn Answerer>>>>);
 
 impl Answerers {
-    fn of(&self, thread_id: &str) -> Option<Arc<dyn Answerer>> {
+    fn of(&self, thread_id: &str, call_id: &str) -> Option<Arc<dyn Answerer>> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(thread_id)
+            .get(&(thread_id.to_owned(), call_id.to_owned()))
             .cloned()
     }
 }
@@ -87,31 +90,43 @@ impl Answerers {
 /// Keeps an answerer registered; dropping it takes it away.
 pub struct AnswererGuard {
     answerers: Answerers,
-    thread_id: String,
+    key: CallKey,
+    answerer: Arc<dyn Answerer>,
 }
 
 impl Drop for AnswererGuard {
     fn drop(&mut self) {
-        self.answerers
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.thread_id);
+        let mut answerers = self.answerers.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Only its own: the same call served again meanwhile keeps its new answerer.
+        if answerers
+            .get(&self.key)
+            .is_some_and(|a| Arc::ptr_eq(a, &self.answerer))
+        {
+            answerers.remove(&self.key);
+        }
     }
 }
 
 impl Runtime {
-    /// Has `answerer` answer what the tools of `thread_id` ask until the guard is dropped (a
-    /// thread runs one call after another, so one answerer at a time).
-    pub fn answer_asks(&self, thread_id: &str, answerer: Arc<dyn Answerer>) -> AnswererGuard {
+    /// Has `answerer` answer what the call `call_id` of `thread_id` asks until the guard is
+    /// dropped. Only that call's own tool may ask: calls a sub-prompt's model makes on the same
+    /// thread find no answerer (their questions are not the served call's).
+    pub fn answer_asks(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        answerer: Arc<dyn Answerer>,
+    ) -> AnswererGuard {
+        let key = (thread_id.to_owned(), call_id.to_owned());
         self.answerers
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(thread_id.to_owned(), answerer);
+            .insert(key.clone(), answerer.clone());
         AnswererGuard {
             answerers: self.answerers.clone(),
-            thread_id: thread_id.to_owned(),
+            key,
+            answerer,
         }
     }
 }
@@ -155,7 +170,11 @@ impl ThreadState {
         key: Option<String>,
         params: Value,
     ) -> Result<Value, String> {
-        let Some(answerer) = self.answerers.as_ref().and_then(|a| a.of(self.thread_id())) else {
+        let answerer = self
+            .answerers
+            .as_ref()
+            .and_then(|a| a.of(self.thread_id(), self.call_id()));
+        let Some(answerer) = answerer else {
             return Err(kind.who().to_owned());
         };
         let answer = answerer.ask(kind, key, params);

@@ -51,6 +51,11 @@ impl Host for Door {
             .blocking_recv()
             .map_err(|_| "the tool's call has ended".to_owned())?
     }
+
+    /// A person's form, a model's completion or a client's roots: the time they take is theirs.
+    fn waits_for_someone(&self, op: &str) -> bool {
+        matches!(op, "elicit" | "sample" | "roots")
+    }
 }
 
 /// A door for one run, and where its requests arrive.

@@ -309,12 +309,26 @@ impl ServerLink {
                 )
                 .await;
                 match discovered {
-                    Ok(Err(_)) => {
+                    Ok(Err(first)) => {
                         if let Some(why) = self.refusal() {
                             return Err(why);
                         }
                         let left = timeout.saturating_sub(started.elapsed());
-                        tokio::time::timeout(left, handler.serve(transport())).await
+                        match tokio::time::timeout(left, handler.serve(transport())).await {
+                            // Both ways failed: both reasons, the first often the telling one.
+                            Ok(Err(second)) => {
+                                return Err(match self.refusal() {
+                                    Some(why) => why,
+                                    None => format!(
+                                        "the MCP handshake failed: server/discover: {}; initialize: {}{}",
+                                        innermost(&first),
+                                        innermost(&second),
+                                        self.said()
+                                    ),
+                                })
+                            }
+                            other => other,
+                        }
                     }
                     other => other,
                 }

@@ -33,9 +33,9 @@ pub(crate) use definitions::json_files;
 pub use definitions::{load_definitions, Definitions, ModelDef, DEFAULT_MAX_STEPS};
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
 pub use mcp_catalog::{
-    load_mcp_catalog, media_type, percent_decoded, McpCatalog, McpPromptDef, McpResourceDef,
-    MessageContent, PromptArgument, PromptMessage, ResourceSource, Role, TextPart, UriTemplate,
-    MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
+    load_mcp_catalog, media_type, percent_decoded, DefinitionFile, McpCatalog, McpPromptDef,
+    McpResourceDef, MessageContent, PromptArgument, PromptMessage, ResourceSource, Role, TextPart,
+    UriTemplate, MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
 };
 pub use prompt::{PromptDef, PromptPart, ToolChoice, DEFAULT_RECENT_IMAGE_THRESHOLD};
 pub use prompt_tools::{

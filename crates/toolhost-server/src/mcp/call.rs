@@ -9,26 +9,26 @@ use super::elicit::{
     went_to_page,
 };
 use super::progress::LOG_LEVEL_META;
+use super::question_rounds::Round;
 use super::rounds::{asks_within_call, Asked, INPUT_KEY};
 use super::{object_schema, progress, Answering, McpTools, SECRETS_WAIT};
 use rmcp::model::{CallToolResponse, CallToolResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData as McpError;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use toolhost_core::AnyTool;
 use toolhost_runtime::engine::{fit_arguments, RunOutcome, RuntimeError, ScratchCall, Waiting};
 
 impl McpTools {
-    /// Runs one call on the session's thread, unless the client cancels it. `given` are the
-    /// answers a 2026-07-28 request carries for what the tool asks (see `asks`).
+    /// Runs one call on the session's thread, unless the client cancels it. `round` is what a
+    /// 2026-07-28 request carries for what the tool asks (see `question_rounds`).
     pub(super) async fn call(
         &self,
         name: &str,
         arguments: Value,
         context: &RequestContext<RoleServer>,
-        given: BTreeMap<String, Value>,
+        round: Option<Round>,
     ) -> Result<CallToolResponse, McpError> {
         let tool = self.offered_tool(name)?;
         let text = arguments.to_string();
@@ -51,7 +51,7 @@ impl McpTools {
             Ok(call) => call,
             Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
         };
-        let way = Arc::new(Way::of(context, given));
+        let way = Arc::new(Way::of(context, round));
         let answer = self
             .relayed(&tool, &thread.id, &call_id, context, way.clone())
             .await;
@@ -63,10 +63,13 @@ impl McpTools {
             Ok(Some(record)) if record.state == toolhost_store::CallState::Completed
         );
         *session = completed.then(|| thread.id.clone());
-        match self.asked_again(&way, name, &arguments)? {
-            Some(input_required) => Ok(input_required),
-            None => answer,
+        // The tool asked what the request did not answer: its result is not the call's.
+        if let (Way::Retry(round), Ok(CallToolResponse::Complete(_))) = (&*way, &answer) {
+            if let Some(input_required) = self.asked_again(round, name, &arguments)? {
+                return Ok(input_required);
+            }
         }
+        answer
     }
 
     /// A 2026-07-28 retry of a call that answered `input_required`: takes the answer the
@@ -156,11 +159,7 @@ impl McpTools {
     ) -> Result<CallToolResponse, McpError> {
         // A 2025-11-25 session's level; from 2026-07-28 on (where logging is deprecated,
         // SEP-2577) only a request that opts in through its `_meta` gets log messages.
-        let modern = context
-            .meta
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= "2026-07-28");
-        let logs_from = if modern {
+        let logs_from = if super::is_stateless(context) {
             context
                 .meta
                 .get(LOG_LEVEL_META)
@@ -177,8 +176,10 @@ impl McpTools {
             logs_from,
         );
         // What the tool asks while it runs goes to this call's client.
-        let asks = ClientAnswerer::new(context.peer.clone(), way);
-        let _answering = self.runtime().answer_asks(thread_id, Arc::new(asks));
+        let asks = ClientAnswerer::new(context, way);
+        let _answering = self
+            .runtime()
+            .answer_asks(thread_id, call_id, Arc::new(asks));
         let answer = self.carry_out(tool, thread_id, call_id, context).await;
         if let Some(relay) = relay {
             relay.finish().await;

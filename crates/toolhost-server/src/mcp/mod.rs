@@ -50,6 +50,7 @@ mod http;
 mod pages;
 mod progress;
 mod prompts;
+mod question_rounds;
 mod reload;
 mod resources;
 mod rounds;
@@ -96,6 +97,14 @@ fn listed_tool(tool: &toolhost_core::AnyTool) -> Value {
         listed["outputSchema"] = output.clone();
     }
     listed
+}
+
+/// Whether the request `context` is of the stateless protocol (2026-07-28 or later).
+pub(super) fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .meta
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= "2026-07-28")
 }
 
 /// How long a client may keep a list (`tools/list`, `prompts/list`, `resources/list`,
@@ -335,12 +344,8 @@ impl ServerHandler for McpTools {
     /// The offered tool `name` as listed: the transport checks the `Mcp-Param-*` headers of a
     /// call against its `x-mcp-header` annotations (SEP-2243).
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        let runtime = self.runtime();
-        let tool = runtime.tools().get(name)?;
-        if !self.offered().iter().any(|n| n == name) {
-            return None;
-        }
-        serde_json::from_value(listed_tool(tool)).ok()
+        let tool = self.offered_tool(name).ok()?;
+        serde_json::from_value(listed_tool(&tool)).ok()
     }
 
     async fn call_tool(
@@ -355,13 +360,18 @@ impl ServerHandler for McpTools {
         if let Some(state) = state.as_deref().filter(|s| !sealed_state::is_sealed(s)) {
             return self.retry(state, request.input_responses, &context).await;
         }
-        let given = self.answers_given(
-            &request.name,
-            &arguments,
-            state.as_deref(),
-            request.input_responses,
-        )?;
-        self.call(&request.name, arguments, &context, given).await
+        let round = if is_stateless(&context) {
+            Some(self.round_of(
+                &request.name,
+                &arguments,
+                state.as_deref(),
+                request.input_responses,
+                context.meta.client_capabilities(),
+            )?)
+        } else {
+            None
+        };
+        self.call(&request.name, arguments, &context, round).await
     }
 
     /// The project's fixed resources, then the files of the session's thread (left out while

@@ -9,7 +9,7 @@
 //! a templated one runs its read-only tool).
 
 use super::pages::page;
-use super::resources::MAX_READ_BYTES;
+use super::resources::definition_file;
 use super::{McpTools, TOOLS_PAGE_SIZE};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
@@ -138,11 +138,7 @@ impl McpTools {
                     json!({"type": "text", "text": rendered(parts, &values)})
                 }
                 MessageContent::Image { file, mime_type } => {
-                    let file = file.clone();
-                    let read = tokio::task::spawn_blocking(move || file.read(MAX_READ_BYTES))
-                        .await
-                        .unwrap_or_else(|e| Err(format!("could not be read: {e}")));
-                    let bytes = read.map_err(|why| {
+                    let bytes = definition_file(file).await.map_err(|why| {
                         McpError::internal_error(
                             format!("prompt \"{}\": its image {why}", prompt.name),
                             None,

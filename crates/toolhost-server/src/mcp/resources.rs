@@ -133,6 +133,17 @@ impl McpTools {
     }
 }
 
+/// The bytes of a file a definition names (at most [`MAX_READ_BYTES`]), read off the executor;
+/// an error says why not, without the file's path.
+pub(super) async fn definition_file(
+    file: &toolhost_runtime::project::DefinitionFile,
+) -> Result<Vec<u8>, String> {
+    let file = file.clone();
+    tokio::task::spawn_blocking(move || file.read(MAX_READ_BYTES))
+        .await
+        .unwrap_or_else(|e| Err(format!("could not be read: {e}")))
+}
+
 /// The contents of a file read whole: text for a text type that is UTF-8, else base64.
 pub(super) fn file_contents(uri: &str, mime_type: &str, bytes: Vec<u8>) -> Value {
     let mut contents = json!({"uri": uri, "mimeType": mime_type});

@@ -96,11 +96,7 @@ impl Rounds {
 /// Whether this request's client asks within a call (2026-07-28 and later, with elicitation
 /// among the capabilities its request declares).
 pub(super) fn asks_within_call(context: &RequestContext<RoleServer>) -> bool {
-    let modern = context
-        .meta
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= "2026-07-28");
-    modern
+    super::is_stateless(context)
         && context
             .meta
             .client_capabilities()

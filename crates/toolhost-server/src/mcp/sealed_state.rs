@@ -1,14 +1,18 @@
 //! The request state of a call whose tool asked its client in an `input_required` result
-//! (2026-07-28): the answers the client gave in earlier rounds, bound to the tool and the
-//! arguments they were given for, sealed with this server's key (HMAC-SHA256) and good for
-//! [`STATE_TTL`]. The client keeps it and echoes it; the server remembers nothing, so a retry
-//! may come to any process that holds the key.
+//! (2026-07-28): the answers the client gave in earlier rounds and what each was given to, what
+//! the last round asked, and the round's number ([`Sealed`]), bound to the tool and the
+//! arguments of the call, sealed with this server's key (HMAC-SHA256) and good for
+//! [`STATE_TTL`]. The client keeps it and echoes it; the server remembers nothing of it, but the
+//! key is made when the server starts, so a retry must come back to the same process.
 //!
-//! A state that was changed, that is for another tool or other arguments (answers given to
-//! "delete this?" must not answer it for another thing), or that is too old, is refused.
+//! A state that was changed, that is for another tool or other arguments, or that is too old,
+//! is refused. The state is signed, not encrypted: the answers in it are readable by whoever
+//! sees the request (the client gave them).
 
 use ring::hmac;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -34,6 +38,26 @@ impl Default for StateKey {
             .expect("the system's random number generator works");
         Self(key)
     }
+}
+
+/// What a sealed state carries.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Sealed {
+    /// The answers taken so far, by key: the fingerprint of the question each answered, and the
+    /// answer.
+    pub taken: BTreeMap<String, (String, Value)>,
+    /// What the last round asked, by key: the question's fingerprint.
+    pub asked: BTreeMap<String, String>,
+    /// How many rounds the call went.
+    pub round: u32,
+}
+
+/// A question's fingerprint: the SHA-256 of its canonical text, in hex.
+pub(super) fn fingerprint(question: &Value) -> String {
+    Sha256::digest(canonical(question).as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Whether `state` is one this module seals (rather than a remembered round's id).
@@ -81,17 +105,12 @@ fn decoded(text: &str) -> Option<Vec<u8>> {
 }
 
 impl StateKey {
-    /// The state carrying `answers`, for a call of `tool` with `arguments`.
-    pub(super) fn seal(
-        &self,
-        tool: &str,
-        arguments: &Value,
-        answers: &BTreeMap<String, Value>,
-    ) -> String {
+    /// The state carrying `sealed`, for a call of `tool` with `arguments`.
+    pub(super) fn seal(&self, tool: &str, arguments: &Value, sealed: &Sealed) -> String {
         let payload = json!({
             "tool": tool,
             "arguments": canonical(arguments),
-            "answers": answers,
+            "sealed": sealed,
             "expires": now() + STATE_TTL.as_secs(),
         })
         .to_string();
@@ -103,14 +122,14 @@ impl StateKey {
         )
     }
 
-    /// The answers `state` carries, if this server sealed it for a call of `tool` with
-    /// `arguments` and it is not too old; otherwise why not.
+    /// What `state` carries, if this server sealed it for a call of `tool` with `arguments`
+    /// and it is not too old; otherwise why not.
     pub(super) fn open(
         &self,
         state: &str,
         tool: &str,
         arguments: &Value,
-    ) -> Result<BTreeMap<String, Value>, &'static str> {
+    ) -> Result<Sealed, &'static str> {
         const FORGED: &str = "the request state was not given by this server, or was changed";
         let rest = state.strip_prefix(PREFIX).ok_or(FORGED)?;
         let (payload, tag) = rest.split_once('.').ok_or(FORGED)?;
@@ -126,7 +145,7 @@ impl StateKey {
                 "the request state was given for another call (another tool or other arguments)",
             );
         }
-        serde_json::from_value(payload["answers"].clone()).map_err(|_| FORGED)
+        serde_json::from_value(payload["sealed"].clone()).map_err(|_| FORGED)
     }
 }
 
@@ -137,7 +156,14 @@ mod tests {
     #[test]
     fn a_sealed_state_opens_only_unchanged_and_for_its_own_call() {
         let key = StateKey::default();
-        let answers = BTreeMap::from([("name".to_owned(), json!({"action": "accept"}))]);
+        let answers = Sealed {
+            taken: BTreeMap::from([(
+                "name".to_owned(),
+                ("f1".to_owned(), json!({"action": "accept"})),
+            )]),
+            asked: BTreeMap::from([("mail".to_owned(), "f2".to_owned())]),
+            round: 2,
+        };
         let args = json!({"b": 1, "a": [1, {"y": 2, "x": 1}]});
         let state = key.seal("greet", &args, &answers);
         assert!(is_sealed(&state));

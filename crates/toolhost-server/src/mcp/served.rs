@@ -12,7 +12,7 @@
 //! the read is refused and the call waits on its thread like any call left waiting. The
 //! resource is the text of the tool's result (its other content is not part of it).
 
-use super::resources::{file_contents, read_result, MAX_READ_BYTES};
+use super::resources::{definition_file, file_contents, read_result};
 use super::McpTools;
 use rmcp::model::{CallToolResponse, ListResourceTemplatesResult, ReadResourceResponse};
 use rmcp::service::{RequestContext, RoleServer};
@@ -93,12 +93,7 @@ impl McpTools {
                     json!({"uri": uri, "mimeType": resource.mime_type, "text": text})
                 }
                 ResourceSource::File(file) => {
-                    // Up to 16 MiB from disk: off the executor.
-                    let file = file.clone();
-                    let read = tokio::task::spawn_blocking(move || file.read(MAX_READ_BYTES))
-                        .await
-                        .unwrap_or_else(|e| Err(format!("could not be read: {e}")));
-                    let bytes = read.map_err(|why| {
+                    let bytes = definition_file(file).await.map_err(|why| {
                         McpError::internal_error(
                             format!("resource {uri} could not be read: its file {why}"),
                             Some(json!({"uri": uri})),
@@ -154,8 +149,7 @@ impl McpTools {
             ));
         }
         let arguments = serde_json::to_value(values).unwrap_or_default();
-        let given = std::collections::BTreeMap::new();
-        let text = match self.call(tool, arguments, context, given).await? {
+        let text = match self.call(tool, arguments, context, None).await? {
             CallToolResponse::Complete(result) if result.is_error != Some(true) => {
                 text_of(&serde_json::to_value(&result.content).unwrap_or_default())
             }

@@ -9,6 +9,18 @@ const host = (op, args) => {
   return text === '' ? undefined : JSON.parse(text);
 };
 
+// A question to whoever made the call. A question that waits for the client's next round
+// (MCP 2026-07-28) throws an `InputRequired` error: the tool should let it through, since the
+// round's result is thrown away and the call runs again with the answer.
+const ask = (op, args) => {
+  try {
+    return host(op, args);
+  } catch (e) {
+    if (e instanceof Error && e.message.startsWith('input required:')) e.name = 'InputRequired';
+    throw e;
+  }
+};
+
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 const toBase64 = (bytes) => {
@@ -132,13 +144,13 @@ function makeState(info) {
     // answer. `options.key` names the question (a 2026-07-28 client's retry answers by key).
     elicit: async (message, requestedSchema, options) => {
       if (typeof message !== 'string') throw new TypeError('elicit(message, requestedSchema, options?): message is a string');
-      return host('elicit', { message, requestedSchema: requestedSchema ?? { type: 'object', properties: {} }, key: options?.key });
+      return ask('elicit', { message, requestedSchema: requestedSchema ?? { type: 'object', properties: {} }, key: options?.key });
     },
     sample: async (request, options) => {
       if (request === null || typeof request !== 'object') throw new TypeError('sample(request, options?): request is an object with messages and maxTokens');
-      return host('sample', { request, key: options?.key });
+      return ask('sample', { request, key: options?.key });
     },
-    roots: async (options) => host('roots', { key: options?.key }),
+    roots: async (options) => ask('roots', { key: options?.key }),
   };
   state.rootState = state;
   return state;

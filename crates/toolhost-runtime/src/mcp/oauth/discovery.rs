@@ -96,6 +96,9 @@ pub struct Discovered {
     pub client_id_documents: bool,
     /// The PKCE methods the server lists; `None` when it lists none.
     pub pkce_methods: Option<Vec<String>>,
+    /// The issuer as the authorization server's metadata writes it (what an answer's `iss` is
+    /// compared with, exactly), when it published metadata.
+    pub metadata_issuer: Option<String>,
     /// Whether the server puts its issuer in each authorization answer (RFC 9207's
     /// `authorization_response_iss_parameter_supported`): then an answer without it is refused.
     pub iss_in_answers: bool,
@@ -328,6 +331,7 @@ pub async fn discover(
         pkce_methods: metadata
             .get("code_challenge_methods_supported")
             .map(|_| strings(&metadata, "code_challenge_methods_supported")),
+        metadata_issuer: text(&metadata, "issuer"),
         iss_in_answers: metadata
             .get("authorization_response_iss_parameter_supported")
             .and_then(Value::as_bool)

@@ -157,7 +157,9 @@ pub async fn finish(
     http: &dyn Fetcher,
     vault: &Vault,
 ) -> Result<Grant, String> {
-    let issuer = &pending.found.issuer;
+    // RFC 9207 compares with the issuer of the authorization server's metadata.
+    let found = &pending.found;
+    let issuer = found.metadata_issuer.as_ref().unwrap_or(&found.issuer);
     match iss {
         // Compared as given, never normalized (RFC 9207 section 2.4).
         Some(iss) if iss != issuer => {
@@ -284,6 +286,16 @@ async fn probe(
                 .map(|(_, v)| v.clone())
         };
         match answer.status {
+            // A stateless server may refuse `initialize` with a JSON-RPC error in a 200 answer.
+            200..=299
+                if session.is_none()
+                    && message["method"] == "initialize"
+                    && serde_json::from_slice::<serde_json::Value>(&answer.body)
+                        .is_ok_and(|b| b.get("error").is_some()) =>
+            {
+                messages = vec![stateless_list.clone()].into_iter();
+                continue;
+            }
             200..=299 => {
                 if let Some(id) = header("mcp-session-id") {
                     sent.push(("mcp-session-id".to_owned(), id.clone()));
@@ -413,8 +425,10 @@ async fn one_request(
             "the authorization server's answer holds no code".to_owned()
         ));
     };
-    let said =
-        format!("toolhost is authorized for MCP server \"{name}\". You can close this page.");
+    // The answer is checked and traded for tokens after this page: the terminal says how it went.
+    let said = format!(
+        "toolhost got the answer for MCP server \"{name}\"; the terminal says whether it is authorized. You can close this page."
+    );
     let _ = respond(&mut stream, 200, &said).await;
     Some(Ok((code, param("iss"))))
 }

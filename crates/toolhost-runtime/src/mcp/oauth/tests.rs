@@ -39,6 +39,7 @@ fn a_resource_covers_its_own_url_and_those_below_it_only() {
 fn found(scopes: &[&str]) -> Discovered {
     Discovered {
         iss_in_answers: false,
+        metadata_issuer: None,
         resource: "https://a.example/mcp".into(),
         resource_scopes: scopes.iter().map(|s| s.to_string()).collect(),
         issuer: "https://as.example".into(),

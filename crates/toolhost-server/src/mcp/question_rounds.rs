@@ -1,0 +1,170 @@
+//! The rounds of a call whose tool asks its client under 2026-07-28, where a server may not send
+//! requests: each round runs the call from its start with the answers the request carries, and
+//! a question without an answer is noted and sent back in an `input_required` result, with a
+//! request state sealed by this server ([`super::sealed_state`]) that carries the answers taken
+//! so far and, for each question, what exactly was asked.
+//!
+//! An answer is taken for a question only if it was given for that key and, when a state says
+//! what was asked under that key, for that same question (its method and parameters): a
+//! question that changed between rounds (the tool's data changed) is asked again, never answered
+//! with an answer given to another. A round asks at most [`MAX_QUESTIONS`] questions, each key
+//! once, and a call goes at most [`MAX_ROUNDS`] rounds.
+
+use super::sealed_state::{fingerprint, Sealed};
+use super::McpTools;
+use rmcp::model::{CallToolResponse, ClientCapabilities, InputRequiredResult, InputResponses};
+use rmcp::ErrorData as McpError;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use toolhost_runtime::engine::AskKind;
+
+/// The most questions one round asks.
+pub const MAX_QUESTIONS: usize = 16;
+/// The most rounds one call goes.
+pub const MAX_ROUNDS: u32 = 32;
+
+/// One answer the request carries: the fingerprint of the question it was given for, when a
+/// state says so, and the answer.
+type Given = (Option<String>, Value);
+
+/// The answers a 2026-07-28 call carries, and the questions it had no answer for.
+#[derive(Default)]
+pub(super) struct Round {
+    /// What the client's request declared it can answer.
+    pub(super) capabilities: Option<ClientCapabilities>,
+    /// Which round this is (1 for a call without a state).
+    number: u32,
+    /// Answers by key: the sealed state's, then the request's `inputResponses`.
+    given: BTreeMap<String, Given>,
+    /// What this round asked and took, by key.
+    noted: Mutex<Noted>,
+}
+
+#[derive(Default)]
+struct Noted {
+    /// The answers the tool took: the question's fingerprint and the answer.
+    taken: BTreeMap<String, (String, Value)>,
+    /// The questions without an answer: `{method, params}` and the fingerprint.
+    asked: BTreeMap<String, (Value, String)>,
+}
+
+impl Round {
+    /// Takes the answer to question `key` (`kind` with `params`) if the round carries one for
+    /// it; otherwise notes the question. An error is for the tool: the key was asked already,
+    /// or the round asks too much.
+    pub(super) fn answer(
+        &self,
+        kind: AskKind,
+        key: &str,
+        params: &Value,
+        fits: impl Fn(&Value) -> bool,
+    ) -> Result<Option<Value>, String> {
+        let question = json!({"method": kind.method(), "params": params});
+        let print = fingerprint(&question);
+        let mut noted = self.noted.lock().unwrap_or_else(|e| e.into_inner());
+        if noted.taken.contains_key(key) || noted.asked.contains_key(key) {
+            return Err(format!(
+                "the tool asks \"{key}\" twice in one call; give each question a key of its own"
+            ));
+        }
+        let answer = self.given.get(key).filter(|(asked, answer)| {
+            asked.as_ref().is_none_or(|asked| *asked == print) && fits(answer)
+        });
+        if let Some((_, answer)) = answer {
+            noted.taken.insert(key.to_owned(), (print, answer.clone()));
+            return Ok(Some(answer.clone()));
+        }
+        if noted.asked.len() >= MAX_QUESTIONS {
+            return Err(format!(
+                "the tool asks more than {MAX_QUESTIONS} questions at once"
+            ));
+        }
+        noted.asked.insert(key.to_owned(), (question, print));
+        Ok(None)
+    }
+}
+
+impl McpTools {
+    /// The round a 2026-07-28 `tools/call` is: the answers of its sealed request state (refused
+    /// when this server did not seal it for this call, or after [`MAX_ROUNDS`]), then its
+    /// `inputResponses`, each of which must be an object (the answer to the request of its key).
+    pub(super) fn round_of(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        state: Option<&str>,
+        responses: Option<InputResponses>,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Result<Round, McpError> {
+        let sealed = match state {
+            Some(state) => self
+                .state_key
+                .open(state, tool, arguments)
+                .map_err(|why| McpError::invalid_params(why, None))?,
+            None => Sealed::default(),
+        };
+        if sealed.round >= MAX_ROUNDS {
+            return Err(McpError::invalid_params(
+                format!("the call went {MAX_ROUNDS} rounds of questions; call the tool again"),
+                None,
+            ));
+        }
+        let mut given: BTreeMap<String, Given> = sealed
+            .taken
+            .into_iter()
+            .map(|(key, (print, answer))| (key, (Some(print), answer)))
+            .collect();
+        for (key, answer) in responses.unwrap_or_default() {
+            if !answer.is_object() {
+                return Err(McpError::invalid_params(
+                    format!("inputResponses[\"{key}\"] must be an object: the answer to the request of that key"),
+                    None,
+                ));
+            }
+            let asked = sealed.asked.get(&key).cloned();
+            given.insert(key, (asked, answer));
+        }
+        Ok(Round {
+            capabilities,
+            number: sealed.round + 1,
+            given,
+            noted: Mutex::default(),
+        })
+    }
+
+    /// The `input_required` answer of a round whose tool asked what the request did not answer:
+    /// every such question, and a sealed state carrying the answers taken and what was asked.
+    pub(super) fn asked_again(
+        &self,
+        round: &Round,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Option<CallToolResponse>, McpError> {
+        let noted = std::mem::take(&mut *round.noted.lock().unwrap_or_else(|e| e.into_inner()));
+        if noted.asked.is_empty() {
+            return Ok(None);
+        }
+        let sealed = Sealed {
+            taken: noted.taken,
+            asked: noted
+                .asked
+                .iter()
+                .map(|(key, (_, print))| (key.clone(), print.clone()))
+                .collect(),
+            round: round.number,
+        };
+        let requests: BTreeMap<String, Value> = noted
+            .asked
+            .into_iter()
+            .map(|(key, (question, _))| (key, question))
+            .collect();
+        let result: InputRequiredResult = serde_json::from_value(json!({
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": self.state_key.seal(tool, arguments, &sealed),
+        }))
+        .map_err(|e| McpError::internal_error(format!("input_required: {e}"), None))?;
+        Ok(Some(CallToolResponse::InputRequired(result)))
+    }
+}
