@@ -7,9 +7,10 @@
 //! other header on, so the suite's foreign `Host` and `Origin` still reach the server.
 //!
 //! Run: the scenarios about what toolhost serves (lifecycle, ping, tools, logging, streams, DNS
-//! rebinding, the example's own prompts, resources and completion, and tools that ask the
-//! client through elicitation and sampling). Not run: what the README lists, which toolhost
-//! does not offer (a tool's own questions in 2026-07-28 `input_required` results). Every check
+//! rebinding, the example's own prompts, resources and completion, tools that ask the client
+//! through elicitation, sampling and roots, in requests under 2025-11-25 and `input_required`
+//! results under 2026-07-28, caching hints and header-marked arguments). Not run: what the
+//! README lists, which needs what toolhost does not offer. Every check
 //! of a run scenario must succeed, and the journal must hold each fixture's call (a scenario
 //! that only looks for text would pass on "tool not found").
 

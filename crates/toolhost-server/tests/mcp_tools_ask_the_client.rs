@@ -79,3 +79,61 @@ async fn under_2026_07_28_the_answers_come_in_the_retry_and_the_call_runs_again(
     assert_eq!(rounds.get("test_elicitation"), Some(&2), "{rounds:?}");
     assert_eq!(rounds.get("test_sampling"), Some(&2), "{rounds:?}");
 }
+
+/// Under 2026-07-28 the request state an `input_required` answer gives is good only for the call
+/// it was given for: with it and the answer, that call completes; for another tool it is refused
+/// as a protocol error, before anything runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_state_is_good_only_for_its_own_call() {
+    let project = example();
+    let server = TestServer::start_with(&project, |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let call = |tool: &'static str, extra: Value| {
+        let (server, token, meta) = (&server, token.clone(), meta.clone());
+        async move {
+            let mut params = json!({"name": tool, "arguments": {}, "_meta": meta});
+            if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+                params.extend(extra);
+            }
+            mcp_request(server, &token, &[], "tools/call", tool, params).await
+        }
+    };
+    let asked = call("test_input_required_result_elicitation", json!({})).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    assert_eq!(
+        result["inputRequests"]["user_name"]["method"],
+        "elicitation/create"
+    );
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+
+    let elsewhere = call(
+        "test_input_required_result_tampered_state",
+        json!({"requestState": state, "inputResponses": answer}),
+    )
+    .await;
+    assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");
+    assert!(elsewhere["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("another call"));
+
+    let answered = call(
+        "test_input_required_result_elicitation",
+        json!({"requestState": state, "inputResponses": answer}),
+    )
+    .await;
+    assert_eq!(
+        answered["result"]["content"][0]["text"], "Hello, Ada!",
+        "{answered}"
+    );
+}

@@ -168,3 +168,86 @@ impl McpTools {
         Ok(Some(CallToolResponse::InputRequired(result)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(given: &[(&str, Option<&str>, Value)]) -> Round {
+        Round {
+            capabilities: None,
+            number: 2,
+            given: given
+                .iter()
+                .map(|(k, print, answer)| {
+                    (k.to_string(), (print.map(str::to_owned), answer.clone()))
+                })
+                .collect(),
+            noted: Mutex::default(),
+        }
+    }
+
+    fn form(message: &str) -> Value {
+        json!({"mode": "form", "message": message, "requestedSchema": {"type": "object", "properties": {}}})
+    }
+
+    #[test]
+    fn an_answer_counts_only_for_the_question_it_was_given_to() {
+        let accept = json!({"action": "accept"});
+        let asked =
+            fingerprint(&json!({"method": "elicitation/create", "params": form("Delete a.txt?")}));
+        let r = round(&[
+            ("confirm", Some(&asked), accept.clone()),
+            ("free", None, accept.clone()),
+        ]);
+        let any = |_: &Value| true;
+        // The same question: answered.
+        assert_eq!(
+            r.answer(AskKind::Elicit, "confirm", &form("Delete a.txt?"), any)
+                .unwrap(),
+            Some(accept.clone())
+        );
+        // An answer given on the first round, before any state said what was asked: taken.
+        assert!(r
+            .answer(AskKind::Elicit, "free", &form("Anything"), any)
+            .unwrap()
+            .is_some());
+        let r = round(&[("confirm", Some(&asked), accept.clone())]);
+        // Another question under the same key (the data changed): asked again.
+        assert_eq!(
+            r.answer(AskKind::Elicit, "confirm", &form("Delete b.txt?"), any)
+                .unwrap(),
+            None
+        );
+        // A key asked twice in one round is the tool's mistake.
+        assert!(r
+            .answer(AskKind::Elicit, "confirm", &form("Delete b.txt?"), any)
+            .unwrap_err()
+            .contains("twice"));
+        // An answer of the wrong shape is asked again too.
+        let r = round(&[("n", None, json!({"roots": []}))]);
+        assert_eq!(
+            r.answer(AskKind::Elicit, "n", &form("x"), |a| a
+                .get("action")
+                .is_some())
+                .unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_round_asks_at_most_so_many_questions() {
+        let r = round(&[]);
+        for i in 0..MAX_QUESTIONS {
+            assert_eq!(
+                r.answer(AskKind::Elicit, &format!("q{i}"), &form("?"), |_| true)
+                    .unwrap(),
+                None
+            );
+        }
+        assert!(r
+            .answer(AskKind::Elicit, "one-more", &form("?"), |_| true)
+            .unwrap_err()
+            .contains("more than"));
+    }
+}

@@ -516,11 +516,14 @@ pub async fn mcp_request(
     params: Value,
 ) -> Value {
     let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
+    // A request that brings its own `_meta` (other capabilities) keeps it.
+    if params.get("_meta").is_none() {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+    }
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let mut headers = vec![
         ("content-type", "application/json"),

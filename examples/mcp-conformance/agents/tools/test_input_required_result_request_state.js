@@ -1,4 +1,6 @@
-// Asks for a confirmation under the key `confirm`; its answer comes back only with the sealed state the server gave, which the server checks (state-ok).
+// Asks for a confirmation under the key `confirm`. When the retry brings the request state the
+// server gave, the server checks it before the tool runs (a changed one is refused), so a
+// retry that reaches this tool's answer had its state checked (state-ok).
 import { defineTool } from '@standardagents/spec';
 
 export default defineTool({
