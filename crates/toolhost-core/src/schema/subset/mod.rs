@@ -47,6 +47,14 @@ const ANNOTATIONS: [&str; 6] = [
 /// gateways that route on headers: kept, never sent to a model.
 pub const TRANSPORT_HEADER: &str = "x-mcp-header";
 
+/// Whether the schema at `ptr` is a property reached from the root through `properties` alone.
+fn on_properties_path(ptr: &str) -> bool {
+    let segments: Vec<&str> = ptr.split('/').skip(1).collect();
+    !segments.is_empty()
+        && segments.len() % 2 == 0
+        && segments.chunks(2).all(|pair| pair[0] == "properties")
+}
+
 /// What is wrong with `x-mcp-header: value` on the schema `map`, if anything: it names a
 /// header (an RFC 9110 token) and marks a string, integer or boolean property, whose value
 /// fits in a header.
@@ -157,6 +165,7 @@ pub fn canonicalize_in(
         ref_stack: Vec::new(),
         budget: Budget::new(),
         limit_reported: false,
+        headers: Vec::new(),
     };
     let out = walk.node(raw, "", 1, object_root);
     if walk.issues.is_empty() {
@@ -175,6 +184,8 @@ struct Walk<'a> {
     budget: Budget,
     /// Whether the one issue of a spent budget (size or nesting) was reported.
     limit_reported: bool,
+    /// The header names `x-mcp-header` gave so far, lowercased (each names one argument).
+    headers: Vec<String>,
 }
 
 /// A `$ref` being inlined: the pointer of its use and its target.
@@ -344,9 +355,17 @@ impl Walk<'_> {
             }
             match key.as_str() {
                 k if DROPPED.contains(&k) => {}
-                TRANSPORT_HEADER => {
+                TRANSPORT_HEADER if !general => {
                     if let Some(why) = header_annotation_problem(map, value) {
                         self.issue(&at, why);
+                    } else if !on_properties_path(ptr) {
+                        self.issue(&at, format!("`{TRANSPORT_HEADER}` marks a property reached from the root through `properties` alone (not in items, unions or records), whose one value a header can carry"));
+                    } else if let Some(name) = value.as_str() {
+                        let name = name.to_ascii_lowercase();
+                        if self.headers.contains(&name) {
+                            self.issue(&at, format!("header {name:?} is already given by another property's `{TRANSPORT_HEADER}` (names are compared ignoring case)"));
+                        }
+                        self.headers.push(name);
                     }
                     self.copy(&mut out, key, value, &at);
                 }

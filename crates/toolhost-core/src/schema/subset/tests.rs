@@ -272,3 +272,29 @@ fn a_header_annotation_marks_a_primitive_property_with_a_header_name() {
         );
     }
 }
+
+#[test]
+fn a_header_annotation_is_on_a_property_path_and_names_one_header() {
+    let nested = json!({"type": "object", "properties": {
+        "where": {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}},
+        "tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}},
+        "zone": {"type": "string", "x-mcp-header": "region"}
+    }});
+    let issues = canonicalize(&nested, true).unwrap_err();
+    let at = |p: &str| {
+        issues
+            .iter()
+            .find(|i| i.pointer == p)
+            .map(|i| i.reason.clone())
+    };
+    assert!(
+        at("/properties/where/properties/region/x-mcp-header").is_none(),
+        "{issues:?}"
+    );
+    assert!(at("/properties/tags/items/x-mcp-header")
+        .unwrap()
+        .contains("through `properties` alone"));
+    assert!(at("/properties/zone/x-mcp-header")
+        .unwrap()
+        .contains("already given"));
+}
