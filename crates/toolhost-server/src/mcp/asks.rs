@@ -131,7 +131,7 @@ impl Answerer for ClientAnswerer {
         let key = self.key(kind, key);
         let way = self.way.clone();
         let peer = self.peer.clone();
-        let origin = Some(self.origin.clone());
+        let origin = self.origin.clone();
         Box::pin(async move {
             match &*way {
                 Way::Unanswerable(why) => Err((*why).to_owned()),
@@ -155,11 +155,9 @@ impl Answerer for ClientAnswerer {
                     let mut request = typed(kind, params)?;
                     // Sent on the stream of the call that asks (the tool runs in a task of its
                     // own, where rmcp cannot tell which request it serves).
-                    if let Some(origin) = origin {
-                        request
-                            .extensions_mut()
-                            .insert(OriginatingRequestId(origin));
-                    }
+                    request
+                        .extensions_mut()
+                        .insert(OriginatingRequestId(origin));
                     // A person may take a while, but not forever: the call holds its session.
                     let options = PeerRequestOptions::with_timeout(super::SECRETS_WAIT);
                     let failed = |e: rmcp::service::ServiceError| {
