@@ -10,14 +10,14 @@
 //! with an answer given to another. A round asks at most [`MAX_QUESTIONS`] questions, each key
 //! once, and a call goes at most [`MAX_ROUNDS`] rounds.
 
-use super::sealed_state::{fingerprint, Sealed};
+use super::sealed_state::Sealed;
 use super::McpTools;
 use rmcp::model::{CallToolResponse, ClientCapabilities, InputRequiredResult, InputResponses};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use toolhost_runtime::engine::AskKind;
+use toolhost_runtime::engine::{canonical_hash, AskKind};
 
 /// The most questions one round asks.
 pub const MAX_QUESTIONS: usize = 16;
@@ -61,7 +61,8 @@ impl Round {
         fits: impl Fn(&Value) -> bool,
     ) -> Result<Option<Value>, String> {
         let question = json!({"method": kind.method(), "params": params});
-        let print = fingerprint(&question);
+        // The question's fingerprint, as approvals fingerprint the arguments they approve.
+        let print = canonical_hash(&question);
         let mut noted = self.noted.lock().unwrap_or_else(|e| e.into_inner());
         if noted.taken.contains_key(key) || noted.asked.contains_key(key) {
             return Err(format!(
@@ -194,8 +195,9 @@ mod tests {
     #[test]
     fn an_answer_counts_only_for_the_question_it_was_given_to() {
         let accept = json!({"action": "accept"});
-        let asked =
-            fingerprint(&json!({"method": "elicitation/create", "params": form("Delete a.txt?")}));
+        let asked = canonical_hash(
+            &json!({"method": "elicitation/create", "params": form("Delete a.txt?")}),
+        );
         let r = round(&[
             ("confirm", Some(&asked), accept.clone()),
             ("free", None, accept.clone()),

@@ -181,12 +181,8 @@ impl McpTools {
                 },
                 () = tokio::time::sleep(FOLLOW_EVERY), if !followed.is_empty() => {
                     let mut sent = true;
-                    for (uri, seen) in followed.iter_mut() {
-                        let now = self.version_of(uri);
-                        if now != *seen {
-                            *seen = now;
-                            sent = sent && sink.notify_resource_updated(uri.clone()).await.is_ok();
-                        }
+                    for uri in self.changed_in(&mut followed) {
+                        sent = sent && sink.notify_resource_updated(uri).await.is_ok();
                     }
                     sent
                 }

@@ -12,9 +12,9 @@
 use ring::hmac;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use toolhost_runtime::engine::canonical_hash;
 
 /// How long a sealed state is taken.
 pub const STATE_TTL: Duration = Duration::from_secs(30 * 60);
@@ -52,14 +52,6 @@ pub(super) struct Sealed {
     pub round: u32,
 }
 
-/// A question's fingerprint: the SHA-256 of its canonical text, in hex.
-pub(super) fn fingerprint(question: &Value) -> String {
-    Sha256::digest(canonical(question).as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Whether `state` is one this module seals (rather than a remembered round's id).
 pub(super) fn is_sealed(state: &str) -> bool {
     state.starts_with(PREFIX)
@@ -69,27 +61,6 @@ fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// `value` as text with every object's keys in order, so the same arguments always read the
-/// same whatever order a client sends them in.
-fn canonical(value: &Value) -> String {
-    match value {
-        Value::Object(fields) => {
-            let sorted: BTreeMap<&String, String> =
-                fields.iter().map(|(k, v)| (k, canonical(v))).collect();
-            let inner: Vec<String> = sorted
-                .iter()
-                .map(|(k, v)| format!("{}:{v}", Value::String((*k).clone())))
-                .collect();
-            format!("{{{}}}", inner.join(","))
-        }
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(canonical).collect::<Vec<_>>().join(",")
-        ),
-        other => other.to_string(),
-    }
 }
 
 fn encoded(bytes: &[u8]) -> String {
@@ -109,7 +80,7 @@ impl StateKey {
     pub(super) fn seal(&self, tool: &str, arguments: &Value, sealed: &Sealed) -> String {
         let payload = json!({
             "tool": tool,
-            "arguments": canonical(arguments),
+            "arguments": canonical_hash(arguments),
             "sealed": sealed,
             "expires": now() + STATE_TTL.as_secs(),
         })
@@ -140,7 +111,7 @@ impl StateKey {
         if payload["expires"].as_u64().unwrap_or(0) < now() {
             return Err("the request state is too old; call the tool again");
         }
-        if payload["tool"] != tool || payload["arguments"] != canonical(arguments).as_str() {
+        if payload["tool"] != tool || payload["arguments"] != canonical_hash(arguments).as_str() {
             return Err(
                 "the request state was given for another call (another tool or other arguments)",
             );

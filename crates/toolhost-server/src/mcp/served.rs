@@ -18,6 +18,7 @@ use rmcp::model::{CallToolResponse, ListResourceTemplatesResult, ReadResourceRes
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::time::SystemTime;
 use toolhost_runtime::project::{McpResourceDef, ResourceSource};
 
@@ -217,26 +218,23 @@ impl McpTools {
 
     /// The followed resources that changed since last looked at (remembering them as seen).
     pub(super) fn updated_resources(&self) -> Vec<String> {
-        let followed: Vec<(String, Version)> = self
-            .subscribed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|(uri, seen)| (uri.clone(), seen.clone()))
-            .collect();
-        let mut updated = Vec::new();
-        for (uri, seen) in followed {
-            let now = self.version_of(&uri);
-            if now != seen {
-                self.subscribed
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .entry(uri.clone())
-                    .and_modify(|v| *v = now);
-                updated.push(uri);
-            }
-        }
-        updated
+        let mut subscribed = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        self.changed_in(&mut subscribed)
+    }
+
+    /// The resources of `followed` whose version is no longer the one kept there (which is
+    /// updated): those to tell the client of.
+    pub(super) fn changed_in(&self, followed: &mut BTreeMap<String, Version>) -> Vec<String> {
+        followed
+            .iter_mut()
+            .filter_map(|(uri, seen)| {
+                let now = self.version_of(uri);
+                (now != *seen).then(|| {
+                    *seen = now;
+                    uri.clone()
+                })
+            })
+            .collect()
     }
 }
 
