@@ -345,15 +345,17 @@ async fn a_tool_file_declares_its_annotations_and_reports_progress_live() {
     );
 }
 
-/// In a call a model made, nobody can answer a tool's question: `state.elicit` and
-/// `state.sample` throw one sentence saying so, which the tool may catch and go on.
+/// In a call a model made, nobody can answer a tool's question: `state.elicit`,
+/// `state.sample` and `state.roots` throw one sentence saying so, which the tool may catch and
+/// go on.
 #[tokio::test]
-async fn outside_a_served_call_elicit_and_sample_say_nobody_can_answer() {
+async fn outside_a_served_call_elicit_sample_and_roots_say_nobody_can_answer() {
     let asks = format!(
         "{HEAD}export default defineTool({{ description: 'Asks.', execute: async (state) => {{
             const said = [];
             try {{ await state.elicit('Name?', {{ type: 'object', properties: {{}} }}); }} catch (e) {{ said.push(String(e.message ?? e)); }}
             try {{ await state.sample({{ messages: [], maxTokens: 5 }}); }} catch (e) {{ said.push(String(e.message ?? e)); }}
+            try {{ await state.roots(); }} catch (e) {{ said.push(String(e.message ?? e)); }}
             return said.join(' | ');
         }} }});\n"
     );
@@ -369,4 +371,5 @@ async fn outside_a_served_call_elicit_and_sample_say_nobody_can_answer() {
     let said = tool_texts(&store, &thread.id).join("");
     assert!(said.contains("no person can be asked"), "{said}");
     assert!(said.contains("no model can be asked"), "{said}");
+    assert!(said.contains("no caller's roots can be asked for"), "{said}");
 }

@@ -39,6 +39,16 @@ fn example_copy() -> PathBuf {
     root
 }
 
+/// The text field `field` of each item of the list `items`.
+fn field_of_each<'a>(items: &'a Value, field: &str) -> Vec<&'a str> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|item| item[field].as_str())
+        .collect()
+}
+
 /// The text of the first message of a `prompts/get` result.
 fn first_text(result: &Value) -> &str {
     result["messages"][0]["content"]["text"]
@@ -58,12 +68,7 @@ async fn prompts_and_resources_of_the_project_reach_the_official_client() {
     let root_text = root.to_string_lossy().into_owned();
     let seen = python_client("http_client_catalog.py", &[&url, &token, &root_text]).await;
 
-    let names: Vec<&str> = seen["prompts"]["prompts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["name"].as_str())
-        .collect();
+    let names = field_of_each(&seen["prompts"]["prompts"], "name");
     assert_eq!(
         names,
         [
@@ -116,12 +121,7 @@ async fn prompts_and_resources_of_the_project_reach_the_official_client() {
     );
     assert_eq!(seen["completed"]["completion"]["total"], 3);
 
-    let uris: Vec<&str> = seen["resources"]["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r["uri"].as_str())
-        .collect();
+    let uris = field_of_each(&seen["resources"]["resources"], "uri");
     assert_eq!(
         uris,
         [
@@ -158,12 +158,7 @@ async fn prompts_and_resources_of_the_project_reach_the_official_client() {
         base64_of(b"\x89PNG changed"),
         "{seen}"
     );
-    let after: Vec<&str> = seen["prompts_after"]["prompts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["name"].as_str())
-        .collect();
+    let after = field_of_each(&seen["prompts_after"]["prompts"], "name");
     assert_eq!(after[0], "added", "{seen}");
 
     // Each templated read ran the template's tool as a journaled call.

@@ -63,6 +63,7 @@ async fn a_client_that_cannot_answer_leaves_the_tool_with_why() {
     let why = seen["sample"]["text"].as_str().unwrap();
     assert!(why.contains("cannot answer sampling"), "{seen}");
     assert_eq!(seen["forms"], json!([]));
+    assert_eq!(seen["samples"], json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -106,9 +106,11 @@ fn toolhost_initializes_with_the_suites_server() {
     );
 }
 
-#[test]
-fn toolhost_calls_the_suites_tool_with_the_arguments_its_model_gave() {
-    let checks = scenario(
+/// Runs `tools_call` of the suite `suite_var` names, the model asking for 2 + 3: the suite's tool
+/// must have been called with them and answered 5.
+fn adds_two_and_three(suite_var: &str) {
+    let checks = scenario_of(
+        suite_var,
         "tools_call",
         &["conformance.add_numbers"],
         "{\"toolCalls\": [{\"name\": \"conformance.add_numbers\", \"arguments\": {\"a\": 2, \"b\": 3}}]}\n{\"text\": \"5\"}\n",
@@ -120,21 +122,16 @@ fn toolhost_calls_the_suites_tool_with_the_arguments_its_model_gave() {
     assert_eq!(added["details"]["result"], 5, "{added}");
 }
 
-/// Under 2026-07-28 toolhost finds the server stateless (`server/discover`) and calls its tool
-/// with the versions and capabilities in each request.
+#[test]
+fn toolhost_calls_the_suites_tool_with_the_arguments_its_model_gave() {
+    adds_two_and_three("TOOLHOST_TEST_CONFORMANCE_2025");
+}
+
+/// Under 2026-07-28 toolhost finds the server stateless (`server/discover`; the suite's server
+/// knows no `initialize`) and calls its tool with the versions and capabilities in each request.
 #[test]
 fn toolhost_calls_the_tool_of_a_stateless_server() {
-    let checks = scenario_of(
-        "TOOLHOST_TEST_CONFORMANCE_2026",
-        "tools_call",
-        &["conformance.add_numbers"],
-        "{\"toolCalls\": [{\"name\": \"conformance.add_numbers\", \"arguments\": {\"a\": 2, \"b\": 3}}]}\n{\"text\": \"5\"}\n",
-    );
-    let added = checks
-        .iter()
-        .find(|c| c["id"] == "tool-add-numbers")
-        .expect("the tool was called");
-    assert_eq!(added["details"]["result"], 5, "{added}");
+    adds_two_and_three("TOOLHOST_TEST_CONFORMANCE_2026");
 }
 
 /// Every request of a 2026-07-28 client carries the version header and `_meta` (version,
