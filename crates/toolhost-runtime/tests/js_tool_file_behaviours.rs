@@ -371,5 +371,8 @@ async fn outside_a_served_call_elicit_sample_and_roots_say_nobody_can_answer() {
     let said = tool_texts(&store, &thread.id).join("");
     assert!(said.contains("no person can be asked"), "{said}");
     assert!(said.contains("no model can be asked"), "{said}");
-    assert!(said.contains("no caller's roots can be asked for"), "{said}");
+    assert!(
+        said.contains("no caller's roots can be asked for"),
+        "{said}"
+    );
 }
