@@ -76,9 +76,9 @@ fn scenarios_2025() -> Vec<&'static str> {
     .concat()
 }
 
-/// The scenarios of the 2026-07-28 suite (stateless) that concern what toolhost serves. Not
-/// run besides those named in the module's page: `server-stateless`, which needs diagnostic
-/// tools that sample, log or mutate the tool list on demand;
+/// The scenarios of the 2026-07-28 suite (stateless) that concern what toolhost serves, but
+/// `server-stateless` (run on a project of its own, which its tools change). Not
+/// run besides those named in the module's page:
 /// `input-required-result-non-tool-request` (a prompt that asks; served prompts are fixed);
 /// `json-schema-2020-12`, whose 2026 fixture uses `allOf`, `if`/`then`/`else` and `$anchor`,
 /// outside the spec's subset that toolhost's own tools are written in.
@@ -190,14 +190,39 @@ fn completed_calls(server: &TestServer) -> BTreeSet<String> {
     tools
 }
 
+/// Copies the folder `from` into `to`, whole.
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// Runs `scenarios` of the suite named by `var` at protocol `version` against a new server;
 /// the server, once they all passed.
 async fn conformance(var: &str, version: &str, scenarios: &[&str]) -> TestServer {
-    let suite = installed(var);
     let server = TestServer::start_with(&example(), |config| {
         config.mcp_agent = Some("fixtures".to_owned());
     })
     .await;
+    run_scenarios(server, var, version, scenarios).await
+}
+
+/// Runs `scenarios` of the suite named by `var` at protocol `version` against `server`; the
+/// server, once they all passed.
+async fn run_scenarios(
+    server: TestServer,
+    var: &str,
+    version: &str,
+    scenarios: &[&str],
+) -> TestServer {
+    let suite = installed(var);
     let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
     let url = format!("http://{}/mcp", proxy(server.addr, token).await);
     let mut failed = Vec::new();
@@ -255,4 +280,39 @@ async fn the_conformance_suite_of_2026_07_28_passes_every_scenario_of_what_toolh
     ] {
         assert!(called.contains(tool), "{tool} never ran: {called:?}");
     }
+}
+
+/// `server-stateless` changes the tool and prompt lists (its diagnostic tools rewrite a
+/// definition in the project's files) and watches for the announcements on `subscriptions/listen`
+/// streams: run on a copy of the example, loaded again when its files change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_2026_07_28_stateless_scenario_passes_on_a_project_whose_files_change() {
+    let project = temp_dir().join("project");
+    copy_folder(&example(), &project);
+    let server = TestServer::start_watching(&project, |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let server = run_scenarios(
+        server,
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "2026-07-28",
+        &["server-stateless"],
+    )
+    .await;
+    let called = completed_calls(&server);
+    for tool in [
+        "test_missing_capability",
+        "test_streaming_elicitation",
+        "test_logging_tool",
+        "test_trigger_tool_change",
+        "test_trigger_prompt_change",
+    ] {
+        assert!(called.contains(tool), "{tool} never ran: {called:?}");
+    }
+    // Each trigger rewrote its definition: the suite calls the tool trigger three times and
+    // the prompt trigger once.
+    let read = |path: &str| std::fs::read_to_string(project.join(path)).unwrap();
+    assert!(read("agents/tools/test_changing_tool.json").contains("Changed 3 times"));
+    assert!(read("agents/mcp-prompts/test_changing_prompt.json").contains("Changed 1 times"));
 }

@@ -10,7 +10,9 @@
 //!   on), and the call is answered `input_required` with every question noted; the client's
 //!   retry runs the call again from its start with the answers. So a tool asks the same
 //!   questions in the same order each round, and what it does before a question (or after one
-//!   it catches) must be safe to repeat: the round's result is thrown away.
+//!   it catches) must be safe to repeat: the round's result is thrown away. A tool that fails
+//!   after asking what the client did not declare it answers makes the call's answer the
+//!   protocol's -32021 error naming the capability it needed.
 
 use super::question_rounds::Round;
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
@@ -137,6 +139,7 @@ impl Answerer for ClientAnswerer {
                 Way::Unanswerable(why) => Err((*why).to_owned()),
                 Way::Retry(round) => {
                     if !can_answer(round.capabilities.as_ref(), kind) {
+                        round.note_missing(kind);
                         return Err(cannot(kind));
                     }
                     // A question the protocol would not carry fails the tool now, as under

@@ -64,8 +64,9 @@ impl McpTools {
         );
         *session = completed.then(|| thread.id.clone());
         // The tool asked what the request did not answer: its result is not the call's.
-        if let (Way::Retry(round), Ok(CallToolResponse::Complete(_))) = (&*way, &answer) {
-            if let Some(input_required) = self.asked_again(round, name, &arguments)? {
+        if let (Way::Retry(round), Ok(CallToolResponse::Complete(result))) = (&*way, &answer) {
+            let failed = result.is_error == Some(true);
+            if let Some(input_required) = self.asked_again(round, name, &arguments, failed)? {
                 return Ok(input_required);
             }
         }

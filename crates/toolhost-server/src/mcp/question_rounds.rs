@@ -47,9 +47,19 @@ struct Noted {
     taken: BTreeMap<String, (String, Value)>,
     /// The questions without an answer: `{method, params}` and the fingerprint.
     asked: BTreeMap<String, (Value, String)>,
+    /// What the tool asked that the client did not declare it can answer.
+    missing: Vec<AskKind>,
 }
 
 impl Round {
+    /// Notes that the tool asked `kind`, which the client's request did not declare it answers.
+    pub(super) fn note_missing(&self, kind: AskKind) {
+        let mut noted = self.noted.lock().unwrap_or_else(|e| e.into_inner());
+        if !noted.missing.contains(&kind) {
+            noted.missing.push(kind);
+        }
+    }
+
     /// Takes the answer to question `key` (`kind` with `params`) if the round carries one for
     /// it; otherwise notes the question. An error is for the tool: the key was asked already,
     /// or the round asks too much.
@@ -136,14 +146,23 @@ impl McpTools {
 
     /// The `input_required` answer of a round whose tool asked what the request did not answer:
     /// every such question, and a sealed state carrying the answers taken and what was asked.
+    /// A tool that `failed` after asking what the client cannot answer (and nothing it can)
+    /// needed that capability: the call's answer is then the protocol's error naming it
+    /// (-32021), not the tool's. One that went on without it (asked another way) is answered.
     pub(super) fn asked_again(
         &self,
         round: &Round,
         tool: &str,
         arguments: &Value,
+        failed: bool,
     ) -> Result<Option<CallToolResponse>, McpError> {
         let noted = std::mem::take(&mut *round.noted.lock().unwrap_or_else(|e| e.into_inner()));
         if noted.asked.is_empty() {
+            if failed && !noted.missing.is_empty() {
+                return Err(McpError::missing_required_client_capability(
+                    required_capabilities(&noted.missing),
+                ));
+            }
             return Ok(None);
         }
         let sealed = Sealed {
@@ -168,6 +187,20 @@ impl McpTools {
         .map_err(|e| McpError::internal_error(format!("input_required: {e}"), None))?;
         Ok(Some(CallToolResponse::InputRequired(result)))
     }
+}
+
+/// The client capabilities that answer `kinds`, as -32021's data names them.
+#[allow(deprecated)] // Sampling and roots are deprecated by SEP-2577, still in 2026-07-28.
+fn required_capabilities(kinds: &[AskKind]) -> ClientCapabilities {
+    let mut required = ClientCapabilities::default();
+    for kind in kinds {
+        match kind {
+            AskKind::Elicit => required.elicitation = Some(Default::default()),
+            AskKind::Sample => required.sampling = Some(Default::default()),
+            AskKind::Roots => required.roots = Some(Default::default()),
+        }
+    }
+    required
 }
 
 #[cfg(test)]
