@@ -79,7 +79,6 @@ fn scenarios_2025() -> Vec<&'static str> {
 /// The scenarios of the 2026-07-28 suite (stateless) that concern what toolhost serves, but
 /// `server-stateless` (run on a project of its own, which its tools change). Not
 /// run besides those named in the module's page:
-/// `input-required-result-non-tool-request` (a prompt that asks; served prompts are fixed);
 /// `json-schema-2020-12`, whose 2026 fixture uses `allOf`, `if`/`then`/`else` and `$anchor`,
 /// outside the spec's subset that toolhost's own tools are written in.
 fn scenarios_2026() -> Vec<&'static str> {
@@ -105,13 +104,10 @@ fn scenarios_2026() -> Vec<&'static str> {
             "input-required-result-capability-check",
             "input-required-result-ignore-extra-params",
             "input-required-result-validate-input",
+            "input-required-result-non-tool-request",
         ],
     ]
     .concat()
-}
-
-fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
 }
 
 /// Forwards every request to `target` with the bearer `token` added.
@@ -190,24 +186,10 @@ fn completed_calls(server: &TestServer) -> BTreeSet<String> {
     tools
 }
 
-/// Copies the folder `from` into `to`, whole.
-fn copy_folder(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_folder(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// Runs `scenarios` of the suite named by `var` at protocol `version` against a new server;
 /// the server, once they all passed.
 async fn conformance(var: &str, version: &str, scenarios: &[&str]) -> TestServer {
-    let server = TestServer::start_with(&example(), |config| {
+    let server = TestServer::start_with(&mcp_example(), |config| {
         config.mcp_agent = Some("fixtures".to_owned());
     })
     .await;
@@ -277,6 +259,7 @@ async fn the_conformance_suite_of_2026_07_28_passes_every_scenario_of_what_toolh
         "test_image_content",
         "test_tool_with_progress",
         "test_template_data",
+        "test_prompt_context",
     ] {
         assert!(called.contains(tool), "{tool} never ran: {called:?}");
     }
@@ -287,8 +270,7 @@ async fn the_conformance_suite_of_2026_07_28_passes_every_scenario_of_what_toolh
 /// streams: run on a copy of the example, loaded again when its files change.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_2026_07_28_stateless_scenario_passes_on_a_project_whose_files_change() {
-    let project = temp_dir().join("project");
-    copy_folder(&example(), &project);
+    let project = mcp_example_copy();
     let server = TestServer::start_watching(&project, |config| {
         config.mcp_agent = Some("fixtures".to_owned());
     })

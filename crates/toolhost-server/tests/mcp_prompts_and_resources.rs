@@ -16,29 +16,6 @@ use toolhost_store::CallState;
 const PIXEL: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 
-/// Copies the folder `from` into `to`.
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn example_copy() -> PathBuf {
-    let root = temp_dir();
-    copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance"),
-        &root,
-    );
-    root
-}
-
 /// The text field `field` of each item of the list `items`.
 fn field_of_each<'a>(items: &'a Value, field: &str) -> Vec<&'a str> {
     items
@@ -58,7 +35,7 @@ fn first_text(result: &Value) -> &str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_and_resources_of_the_project_reach_the_official_client() {
-    let root = example_copy();
+    let root = mcp_example_copy();
     let server = TestServer::start_watching(&root, |config| {
         config.mcp_agent = Some("fixtures".to_owned());
     })
@@ -72,13 +49,15 @@ async fn prompts_and_resources_of_the_project_reach_the_official_client() {
     assert_eq!(
         names,
         [
+            "test_changing_prompt",
+            "test_input_required_result_prompt",
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
             "test_prompt_with_image",
             "test_simple_prompt"
         ]
     );
-    let listed = &seen["prompts"]["prompts"][0];
+    let listed = &seen["prompts"]["prompts"][2];
     assert_eq!(listed["arguments"][0]["name"], "arg1", "{listed}");
     assert_eq!(listed["arguments"][0]["required"], true, "{listed}");
 
@@ -111,6 +90,18 @@ async fn prompts_and_resources_of_the_project_reach_the_official_client() {
         ),
         (Some("image"), Some("image/png"), Some(PIXEL)),
         "{seen}"
+    );
+
+    // A message made by a tool: the tool asked the client's user (a request, under
+    // 2025-11-25), and the answer is in the prompt.
+    assert_eq!(
+        seen["forms"],
+        json!(["What context should the prompt use?"]),
+        "{seen}"
+    );
+    assert_eq!(
+        first_text(&seen["asking"]),
+        "Answer with this context in mind: a code review"
     );
 
     // Completion offers the declared values that start with what was typed, ignoring case.
@@ -176,7 +167,7 @@ async fn prompts_and_resources_of_the_project_reach_the_official_client() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_template_whose_tool_is_not_read_only_is_refused_and_runs_nothing() {
-    let root = example_copy();
+    let root = mcp_example_copy();
     // The same tool without `readOnlyHint`.
     let tool = root.join("agents/tools/test_template_data.js");
     let text = std::fs::read_to_string(&tool).unwrap();

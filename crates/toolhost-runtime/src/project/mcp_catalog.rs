@@ -1,7 +1,7 @@
 //! What a project serves to MCP clients besides its tools: prompts (`agents/mcp-prompts/`,
 //! message templates a client offers its user, such as slash commands) and resources
 //! (`agents/mcp-resources/`, documents a client may read, and URI templates whose reads run a
-//! read-only tool).
+//! read-only tool). A prompt's message, too, may be the text a read-only tool answers.
 //!
 //! Both are checked when the project loads, each refusal naming the file and the field: a
 //! prompt's messages may only put in the arguments it declares, a file a definition names must
@@ -65,6 +65,11 @@ pub enum MessageContent {
     },
     /// A served resource, embedded whole; its URI may come from an argument.
     Resource(Text),
+    /// The text this tool answers, run at each `prompts/get` with the prompt's arguments as
+    /// its arguments. Like a template's, the tool must be offered by the served agent and
+    /// declare `readOnlyHint: true` (checked when a client asks: tools may be registered after
+    /// loading); what it asks while it runs (`state.elicit`, ...) is asked of the client.
+    Tool(String),
 }
 
 /// One message of a served prompt.
@@ -441,6 +446,14 @@ fn prompt_of(
         return Err("field `messages` is empty; a prompt is at least one message".to_owned());
     }
     let folder = path.parent().unwrap_or(root);
+    // Each tool's questions are answered in a round of their own; one tool keeps a prompt's
+    // round to one call.
+    let by_tools = listed.iter().filter(|m| m.get("tool").is_some()).count();
+    if by_tools > 1 {
+        return Err(format!(
+            "field `messages` has {by_tools} messages made by a tool; a prompt may have one"
+        ));
+    }
     let messages = listed
         .into_iter()
         .enumerate()
@@ -463,11 +476,11 @@ fn message_of(
 ) -> Result<PromptMessage, String> {
     let Value::Object(fields) = value else {
         return Err(
-            ": a message is an object with `role` and one of `text`, `image`, `resource`"
+            ": a message is an object with `role` and one of `text`, `image`, `resource`, `tool`"
                 .to_owned(),
         );
     };
-    let mut fields = Fields::new(fields, &["role", "text", "image", "resource"])
+    let mut fields = Fields::new(fields, &["role", "text", "image", "resource", "tool"])
         .map_err(|e| format!(": {e}"))?;
     let role = match fields.take("role") {
         Some(v) => {
@@ -475,11 +488,19 @@ fn message_of(
         }
         None => return Err("/role: is required (\"user\" or \"assistant\")".to_owned()),
     };
+    let tool = fields.string("tool").map_err(|e| format!(": {e}"))?;
     let content = match (
         fields.take("text"),
         fields.string("image").map_err(|e| format!(": {e}"))?,
         fields.take("resource"),
     ) {
+        (None, None, None) if tool.is_some() => MessageContent::Tool(tool.unwrap_or_default()),
+        _ if tool.is_some() => {
+            return Err(
+                ": a message holds exactly one of `text`, `image`, `resource` and `tool`"
+                    .to_owned(),
+            )
+        }
         (Some(text), None, None) => {
             MessageContent::Text(text_of(text, arguments).map_err(|e| format!("/text: {e}"))?)
         }
@@ -506,7 +527,8 @@ fn message_of(
         ),
         _ => {
             return Err(
-                ": a message holds exactly one of `text`, `image` and `resource`".to_owned(),
+                ": a message holds exactly one of `text`, `image`, `resource` and `tool`"
+                    .to_owned(),
             )
         }
     };

@@ -6,10 +6,14 @@
 //! `prompts/get` refuses an argument the prompt does not declare, a required one left out and
 //! one that is not a string, each naming the argument. An image is read from its file at each
 //! get; an embedded resource is one of the project's, read as `resources/read` would read it (so
-//! a templated one runs its read-only tool).
+//! a templated one runs its read-only tool). A message made by a tool runs that read-only tool
+//! with the prompt's arguments; what the tool asks goes to the client as in a `tools/call`
+//! (requests under 2025-11-25; under 2026-07-28 the `prompts/get` is answered `input_required`
+//! and its retry carries the answers).
 
 use super::pages::page;
 use super::resources::definition_file;
+use super::served::MadeByTool;
 use super::{McpTools, TOOLS_PAGE_SIZE};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
@@ -131,6 +135,7 @@ impl McpTools {
         let prompt = self.served_prompt(&request.name)?;
         let values = request.arguments.unwrap_or_default();
         check_arguments(&prompt, &values)?;
+        let mut answers = Some((request.request_state, request.input_responses));
         let mut messages = Vec::new();
         for message in &prompt.messages {
             let content = match &message.content {
@@ -153,6 +158,31 @@ impl McpTools {
                 MessageContent::Resource(parts) => {
                     let uri = rendered(parts, &values);
                     json!({"type": "resource", "resource": self.embedded(&uri, context).await?})
+                }
+                MessageContent::Tool(tool) => {
+                    // A prompt has one such message (checked when it loads): the request's
+                    // answers are its.
+                    let (state, responses) = answers.take().unwrap_or_default();
+                    let arguments = Value::Object(values.clone());
+                    let round = if super::is_stateless(context) {
+                        Some(self.round_of(
+                            tool,
+                            &arguments,
+                            state.as_deref(),
+                            responses,
+                            context.meta.client_capabilities(),
+                        )?)
+                    } else {
+                        None
+                    };
+                    let what = format!("prompt \"{}\"", prompt.name);
+                    match self
+                        .made_by_tool(tool, arguments, &what, round, context)
+                        .await?
+                    {
+                        MadeByTool::Text(text) => json!({"type": "text", "text": text}),
+                        MadeByTool::Asking(asking) => return Ok(asking.into()),
+                    }
                 }
             };
             let role = match message.role {

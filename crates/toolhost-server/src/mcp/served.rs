@@ -12,9 +12,12 @@
 //! the read is refused and the call waits on its thread like any call left waiting. The
 //! resource is the text of the tool's result (its other content is not part of it).
 
+use super::question_rounds::Round;
 use super::resources::{definition_file, file_contents, read_result};
 use super::McpTools;
-use rmcp::model::{CallToolResponse, ListResourceTemplatesResult, ReadResourceResponse};
+use rmcp::model::{
+    CallToolResponse, InputRequiredResult, ListResourceTemplatesResult, ReadResourceResponse,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData as McpError;
 use serde_json::{json, Value};
@@ -123,52 +126,15 @@ impl McpTools {
         let ResourceSource::Tool { tool, .. } = &resource.source else {
             unreachable!("a template is read by a tool");
         };
-        let offered = self.offered_tool(tool).map_err(|_| {
-            McpError::internal_error(
-                format!(
-                    "resource {} is read by tool \"{tool}\", which agent \"{}\" does not offer",
-                    resource.name, self.agent
-                ),
-                Some(json!({"uri": uri})),
-            )
-        })?;
-        if offered.definition().hints.read_only != Some(true) {
-            return Err(McpError::internal_error(
-                format!(
-                    "resource {} is read by tool \"{tool}\", which does not declare readOnlyHint: true; a read must change nothing",
-                    resource.name
-                ),
-                Some(json!({"uri": uri})),
-            ));
-        }
-        // A call of the session may wait long for a person; a read is refused, never queued
-        // behind it (as `resources/list` does).
-        if self.session.try_lock().is_err() {
-            return Err(McpError::invalid_request(
-                format!("a call of this session is under way; read {uri} once it has answered"),
-                Some(json!({"uri": uri})),
-            ));
-        }
         let arguments = serde_json::to_value(values).unwrap_or_default();
-        let text = match self.call(tool, arguments, context, None).await? {
-            CallToolResponse::Complete(result) if result.is_error != Some(true) => {
-                text_of(&serde_json::to_value(&result.content).unwrap_or_default())
-            }
-            CallToolResponse::Complete(result) => {
-                return Err(McpError::internal_error(
-                    format!(
-                        "resource {uri} could not be read: tool \"{tool}\" failed: {}",
-                        text_of(&serde_json::to_value(&result.content).unwrap_or_default())
-                    ),
-                    Some(json!({"uri": uri})),
-                ))
-            }
-            _ => {
-                return Err(McpError::internal_error(
-                    format!("resource {uri} could not be read: tool \"{tool}\" waits for a person's answer; call it with tools/call instead"),
-                    Some(json!({"uri": uri})),
-                ))
-            }
+        let what = format!("resource {}", resource.name);
+        let text = match self
+            .made_by_tool(tool, arguments, &what, None, context)
+            .await
+            .map_err(|e| McpError::new(e.code, e.message, Some(json!({"uri": uri}))))?
+        {
+            MadeByTool::Text(text) => text,
+            MadeByTool::Asking(_) => unreachable!("a read carries no round"),
         };
         // Made by a tool at each read: not to be kept.
         let mut read = json!({
@@ -235,6 +201,79 @@ impl McpTools {
                 })
             })
             .collect()
+    }
+}
+
+/// What a read-only tool made for a resource or a prompt.
+pub(super) enum MadeByTool {
+    /// Its text.
+    Text(String),
+    /// The questions it asked that the request did not answer (2026-07-28): the answer to
+    /// give the client, whose retry runs the tool again with the answers.
+    Asking(InputRequiredResult),
+}
+
+impl McpTools {
+    /// Runs tool `tool` with `arguments` for `what` (a resource, a prompt): it must be offered
+    /// and declare `readOnlyHint: true`, since a read must change nothing, and no call of the
+    /// session may be under way (a call may wait long for a person; a read is refused, never
+    /// queued behind it, as `resources/list` does). `round` carries a 2026-07-28 request's
+    /// answers to what the tool asks; without one, a tool that waits for a person fails.
+    pub(super) async fn made_by_tool(
+        &self,
+        tool: &str,
+        arguments: Value,
+        what: &str,
+        round: Option<Round>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<MadeByTool, McpError> {
+        let offered = self.offered_tool(tool).map_err(|_| {
+            McpError::internal_error(
+                format!(
+                    "{what} is made by tool \"{tool}\", which agent \"{}\" does not offer",
+                    self.agent
+                ),
+                None,
+            )
+        })?;
+        if offered.definition().hints.read_only != Some(true) {
+            return Err(McpError::internal_error(
+                format!(
+                    "{what} is made by tool \"{tool}\", which does not declare readOnlyHint: true; a read must change nothing"
+                ),
+                None,
+            ));
+        }
+        if self.session.try_lock().is_err() {
+            return Err(McpError::invalid_request(
+                format!("a call of this session is under way; ask for {what} once it has answered"),
+                None,
+            ));
+        }
+        let content = |result: &rmcp::model::CallToolResult| {
+            text_of(&serde_json::to_value(&result.content).unwrap_or_default())
+        };
+        match self.call(tool, arguments, context, round).await? {
+            CallToolResponse::Complete(result) if result.is_error != Some(true) => {
+                Ok(MadeByTool::Text(content(&result)))
+            }
+            CallToolResponse::Complete(result) => Err(McpError::internal_error(
+                format!("{what} could not be made: tool \"{tool}\" failed: {}", content(&result)),
+                None,
+            )),
+            CallToolResponse::InputRequired(asking)
+                if asking
+                    .request_state
+                    .as_deref()
+                    .is_some_and(super::sealed_state::is_sealed) =>
+            {
+                Ok(MadeByTool::Asking(asking))
+            }
+            _ => Err(McpError::internal_error(
+                format!("{what} could not be made: tool \"{tool}\" waits for a person's approval or values; call it with tools/call instead"),
+                None,
+            )),
+        }
     }
 }
 

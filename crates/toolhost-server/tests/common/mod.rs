@@ -27,6 +27,32 @@ pub fn quickstart() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart")
 }
 
+/// The example project the MCP conformance suite's scenarios call.
+pub fn mcp_example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
+}
+
+/// A copy of the MCP example in a new folder, for a test that changes its files.
+pub fn mcp_example_copy() -> PathBuf {
+    let root = temp_dir();
+    copy_folder(&mcp_example(), &root);
+    root
+}
+
+/// Copies the folder `from` into `to`, whole.
+pub fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// Runs the official SDK's Python client `script` (under `tests/mcp/`) with `args`; what it
 /// printed, as JSON. `./scripts/test` installs the SDK and names its Python in
 /// `TOOLHOST_TEST_PYTHON`; without it this fails and says so, it never skips.

@@ -1,5 +1,6 @@
 """The official MCP SDK's Python client on `/mcp` of `toolhost serve`, using the project's
-prompts and resources (the 2025-11-25 protocol), then changing the project's files and waiting
+prompts and resources (the 2025-11-25 protocol; it answers the one elicitation a prompt's tool
+asks), then changing the project's files and waiting
 to be told.
 
 Usage: http_client_catalog.py URL TOKEN PROJECT
@@ -14,7 +15,7 @@ import pathlib
 import sys
 
 import httpx2
-from mcp import Client
+from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import PromptReference
 
@@ -44,9 +45,18 @@ async def main() -> None:
         elif method == "notifications/prompts/list_changed":
             prompts_changed.set()
 
+    forms = []
+
+    async def on_elicit(context, params):
+        forms.append(params.message)
+        return types.ElicitResult(action="accept", content={"context": "a code review"})
+
     seen = {}
     async with Client(
-        streamable_http_client(url, http_client=http), message_handler=on_message, mode="legacy"
+        streamable_http_client(url, http_client=http),
+        message_handler=on_message,
+        elicitation_callback=on_elicit,
+        mode="legacy",
     ) as client:
         seen["prompts"] = await outcome(client.list_prompts())
         seen["with_args"] = await outcome(
@@ -65,6 +75,8 @@ async def main() -> None:
             )
         )
         seen["image"] = await outcome(client.get_prompt("test_prompt_with_image"))
+        seen["asking"] = await outcome(client.get_prompt("test_input_required_result_prompt"))
+        seen["forms"] = forms
         seen["completed"] = await outcome(
             client.complete(
                 PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),

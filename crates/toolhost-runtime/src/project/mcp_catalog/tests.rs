@@ -38,7 +38,8 @@ fn prompts_and_resources_load_with_their_parts() {
                 "messages": [
                   {"role": "user", "text": ["Review ", {"argument": "file"}, "."]},
                   {"role": "user", "image": "logo.png"},
-                  {"role": "assistant", "resource": "docs://guide"}
+                  {"role": "assistant", "resource": "docs://guide"},
+                  {"role": "user", "tool": "summarize_file"}
                 ]}"#,
         ),
         ("agents/mcp-prompts/logo.png", "not really a png"),
@@ -68,6 +69,10 @@ fn prompts_and_resources_load_with_their_parts() {
         MessageContent::Image { mime_type, .. } if mime_type == "image/png"
     ));
     assert_eq!(review.messages[2].role, Role::Assistant);
+    assert_eq!(
+        review.messages[3].content,
+        MessageContent::Tool("summarize_file".into())
+    );
     assert_eq!(
         catalog.resource("docs://guide").map(|r| &r.source),
         Some(&ResourceSource::Text("Read me.".into()))
@@ -106,6 +111,14 @@ fn each_refusal_names_the_field() {
     .contains("exactly one"));
     assert!(prompt(r#"{"description": "d", "arguments": [{"name": "a"}, {"name": "a"}], "messages": [{"role": "user", "text": "x"}]}"#)
         .contains("declared twice"));
+    assert!(prompt(
+        r#"{"description": "d", "messages": [{"role": "user", "text": "x", "tool": "t"}]}"#
+    )
+    .contains("exactly one"));
+    assert!(prompt(
+        r#"{"description": "d", "messages": [{"role": "user", "tool": "t"}, {"role": "user", "tool": "u"}]}"#
+    )
+    .contains("2 messages made by a tool"));
     let escape = prompt(
         r#"{"description": "d", "messages": [{"role": "user", "image": "../../secret.png"}]}"#,
     );
