@@ -205,3 +205,73 @@ fn a_blueprint_naming_an_activity_that_is_not_registered_is_refused() {
         }
     );
 }
+
+/// A contact tool: a phone or an email address, the phone when the method says so.
+fn contact(with_dialect: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "description": "Records how to reach someone.",
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                              "properties": {"city": {"type": "string"}}}},
+        "properties": {
+            "_activity": {"const": "record_contact"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    });
+    if with_dialect {
+        schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    }
+    schema
+}
+
+#[test]
+fn a_blueprint_naming_json_schema_2020_12_may_use_all_of_it_and_every_keyword_is_enforced() {
+    let mut activities = Activities::new();
+    activities.register("record_contact", |_, _, _| async {
+        Ok::<_, ToolError>("recorded".to_owned())
+    });
+    // Without `$schema`, the subset: the keywords outside it are refused, each with its place.
+    let subset = Blueprint::from_value("record_contact", &contact(false)).unwrap();
+    let refused = activities.bind(&subset).unwrap_err();
+    let pointers: Vec<&str> = refused.issues.iter().map(|i| i.pointer.as_str()).collect();
+    assert!(
+        pointers.contains(&"/allOf") && pointers.contains(&"/if"),
+        "{refused}"
+    );
+
+    let general = Blueprint::from_value("record_contact", &contact(true)).unwrap();
+    let (tool, _) = activities.bind(&general).unwrap();
+    let call = |args: Value| block_on(tool.call(args, ToolContext::new("c")));
+    assert!(call(json!({"contactMethod": "email", "email": "ada@example.com"})).is_ok());
+    assert!(
+        call(json!({"contactMethod": "phone", "phone": "555", "address": {"city": "Oslo"}}))
+            .is_ok()
+    );
+    for (args, why) in [
+        (json!({}), "neither a phone nor an email (allOf/anyOf)"),
+        (
+            json!({"contactMethod": "phone", "email": "a@b"}),
+            "the phone method without a phone (if/then)",
+        ),
+        (json!({"phone": "555"}), "no method and no email (else)"),
+        (
+            json!({"email": "a@b", "address": {"city": 3}}),
+            "a city that is not a string ($ref)",
+        ),
+        (json!({"email": "a@b", "fax": "1"}), "an unknown property"),
+    ] {
+        let failed = call(args).unwrap_err();
+        assert!(
+            matches!(failed, CallFailure::InvalidArguments { .. }),
+            "{why}: {failed:?}"
+        );
+    }
+}

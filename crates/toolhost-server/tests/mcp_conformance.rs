@@ -23,7 +23,7 @@ use common::*;
 use conformance::{checks_in, failures, installed, printed};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+
 use toolhost_server::auth::Scope;
 use toolhost_store::CallState;
 
@@ -77,10 +77,7 @@ fn scenarios_2025() -> Vec<&'static str> {
 }
 
 /// The scenarios of the 2026-07-28 suite (stateless) that concern what toolhost serves, but
-/// `server-stateless` (run on a project of its own, which its tools change). Not
-/// run besides those named in the module's page:
-/// `json-schema-2020-12`, whose 2026 fixture uses `allOf`, `if`/`then`/`else` and `$anchor`,
-/// outside the spec's subset that toolhost's own tools are written in.
+/// `server-stateless` (run on a project of its own, which its tools change).
 fn scenarios_2026() -> Vec<&'static str> {
     [
         &TOOL_SCENARIOS[..],
@@ -105,6 +102,7 @@ fn scenarios_2026() -> Vec<&'static str> {
             "input-required-result-ignore-extra-params",
             "input-required-result-validate-input",
             "input-required-result-non-tool-request",
+            "json-schema-2020-12",
         ],
     ]
     .concat()

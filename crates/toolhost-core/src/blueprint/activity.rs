@@ -112,7 +112,7 @@ impl Activities {
         };
         let tool = AnyTool::register(ToolParts {
             definition,
-            dialect: crate::schema::Dialect::Subset,
+            dialect: blueprint.dialect,
             output_schema: match binding {
                 Binding::Explicit { .. } => blueprint.meta.output.clone(),
                 Binding::Latent => None,

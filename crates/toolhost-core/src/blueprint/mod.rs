@@ -11,6 +11,12 @@
 //! model answers the call itself. A latent tool shows the model its `_output` schema; an explicit
 //! one does not (the activity produces the result).
 //!
+//! A blueprint is written in the spec's subset of JSON Schema, which every provider takes, unless
+//! its `$schema` names JSON Schema 2020-12 ([`GENERAL_DIALECT`]): then it may use all of that
+//! dialect (`allOf`, `if`/`then`/`else`, `$anchor`, ...; MCP's SEP-2106 lets tools do so), held
+//! to the same rules as an MCP server's tool ([`Dialect::General`]): validated locally, lowered
+//! for each provider with a report of what that provider cannot take.
+//!
 //! Beside the schema, a blueprint may carry toolhost's own keys at its root: `variables` (spec 001
 //! declarations), `tenvs` (spec 000's alias, an object schema), `executionMode`,
 //! `executionProvider`, `idempotent` and `annotations` (MCP's `readOnlyHint`, `destructiveHint`
@@ -23,7 +29,7 @@ mod request;
 pub use activity::Activities;
 pub use request::request_schema;
 
-use crate::schema::SchemaIssue;
+use crate::schema::{Dialect, SchemaIssue};
 use crate::tool::{ExecutionMode, ToolHints};
 use crate::variables::{variables_from_tenvs, VariableDecl};
 use serde_json::{Map, Value};
@@ -39,6 +45,9 @@ pub const META_PROPERTIES: [&str; 7] = [
     "_instance",
     "_reasoningForCall",
 ];
+
+/// The `$schema` that lets a blueprint use all of JSON Schema 2020-12, not only the subset.
+pub const GENERAL_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// Root keys that are toolhost's own and never reach the model.
 const TOOLHOST_KEYS: [&str; 6] = [
@@ -127,6 +136,9 @@ pub struct Blueprint {
     pub idempotent: bool,
     /// What the tool says about its effects (`annotations`).
     pub hints: ToolHints,
+    /// Which JSON Schema its schemas are written in: the subset, or all of 2020-12 when its
+    /// `$schema` says so.
+    pub dialect: Dialect,
 }
 
 /// The meta-properties of one call, split from its arguments.
@@ -378,6 +390,11 @@ impl Blueprint {
             }
         };
 
+        let dialect = match root.get("$schema").and_then(Value::as_str) {
+            Some(uri) if uri.trim_end_matches('#') == GENERAL_DIALECT => Dialect::General,
+            _ => Dialect::Subset,
+        };
+
         if !r.issues.is_empty() {
             return Err(BlueprintError {
                 tool: r.tool,
@@ -395,6 +412,7 @@ impl Blueprint {
             execution_provider,
             idempotent,
             hints,
+            dialect,
         })
     }
 
