@@ -8,7 +8,6 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 use toolhost_server::auth::Scope;
 use toolhost_store::CallState;
 
