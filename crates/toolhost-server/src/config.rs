@@ -26,6 +26,11 @@ pub struct ServerConfig {
     /// OAuth access tokens of an authorization server, taken at `/mcp` besides toolhost's own
     /// (see [`crate::oauth`]); none by default.
     pub oauth: Option<crate::OAuthSettings>,
+    /// How long a call of a 2025-11-25 MCP session may hold its POST event stream before the
+    /// server closes it (SEP-1699), so that no connection stays open for a long call (proxies
+    /// and load balancers cut those); the client resumes with a GET carrying `Last-Event-ID`.
+    /// None by default: the stream stays open until the call's answer.
+    pub mcp_stream_hold: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -39,6 +44,7 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             mcp_agent: None,
             oauth: None,
+            mcp_stream_hold: None,
         }
     }
 }
@@ -54,6 +60,12 @@ impl ServerConfig {
         }
         if self.max_body_bytes == 0 {
             return Err("max_body_bytes must be more than 0".to_owned());
+        }
+        if self
+            .mcp_stream_hold
+            .is_some_and(|hold| hold < Duration::from_millis(10))
+        {
+            return Err("mcp_stream_hold must be at least 10 ms".to_owned());
         }
         if self.poll_interval < Duration::from_millis(10) {
             return Err("poll_interval must be at least 10 ms".to_owned());

@@ -296,3 +296,31 @@ async fn the_2026_07_28_stateless_scenario_passes_on_a_project_whose_files_chang
     assert!(read("agents/tools/test_changing_tool.json").contains("Changed 3 times"));
     assert!(read("agents/mcp-prompts/test_changing_prompt.json").contains("Changed 1 times"));
 }
+
+/// `server-sse-polling` needs a server that lets go of a call's stream mid-call: one whose calls
+/// hold their stream 200 ms (`mcp_stream_hold`), while the example's `test_reconnection` takes a
+/// second; the suite's client resumes with `Last-Event-ID` and must get the answer there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_2025_11_25_polling_scenario_resumes_a_stream_the_server_let_go_of() {
+    let server = TestServer::start_with(&mcp_example(), |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+        config.mcp_stream_hold = Some(std::time::Duration::from_millis(200));
+    })
+    .await;
+    let server = run_scenarios(
+        server,
+        "TOOLHOST_TEST_CONFORMANCE_2025",
+        "2025-11-25",
+        &["server-sse-polling"],
+    )
+    .await;
+    assert!(completed_calls(&server).contains("test_reconnection"));
+    // The newer suite's scenario of 2025-11-25 sessions (opened, closed with DELETE, then 404).
+    run_scenarios(
+        server,
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "2025-11-25",
+        &["server-session-lifecycle"],
+    )
+    .await;
+}

@@ -1,7 +1,9 @@
 //! `/mcp` on the server: the MCP handler over streamable HTTP, behind the API's tokens or an
 //! OAuth authorization server's (see [`crate::oauth`]), each session kept to the token that
-//! opened it.
+//! opened it. A session's streams can be resumed with `Last-Event-ID` (see `replay`), and with
+//! [`crate::ServerConfig::mcp_stream_hold`] a call's stream is let go of after that long.
 
+use super::replay::{Resumable, StreamEvents};
 use super::{Answering, McpTools};
 use crate::auth::{Caller, Scope};
 use crate::oauth::{challenge, OAuthSettings, Refusal, Verifier};
@@ -13,6 +15,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// The header that carries a 2025-11-25 session's id.
 const SESSION: &str = "mcp-session-id";
@@ -22,7 +25,6 @@ const SESSION: &str = "mcp-session-id";
 /// (this machine's names unless origins are configured) and `Origin` (the configured origins)
 /// against DNS rebinding; with OAuth configured, the protected resource's metadata too.
 pub(crate) fn routes(state: &AppState, agent: &str) -> axum::Router<AppState> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
@@ -38,7 +40,7 @@ pub(crate) fn routes(state: &AppState, agent: &str) -> axum::Router<AppState> {
     }
     let service = StreamableHttpService::new(
         move || Ok(tools.for_new_session()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(Resumable::new(StreamEvents::default())),
         config,
     );
     let gate = Gate {
@@ -50,6 +52,7 @@ pub(crate) fn routes(state: &AppState, agent: &str) -> axum::Router<AppState> {
             .clone()
             .map(|s| Arc::new(Verifier::new(s))),
         owners: Arc::new(Mutex::new(Owners::default())),
+        hold: state.config.mcp_stream_hold,
     };
     let mut router = axum::Router::new()
         .route_service("/mcp", service)
@@ -73,6 +76,8 @@ struct Gate {
     agent: String,
     oauth: Option<Arc<Verifier>>,
     owners: Arc<Mutex<Owners>>,
+    /// How long a session's call may hold its POST stream (see [`held`]).
+    hold: Option<Duration>,
 }
 
 /// Which token opened which session, for the newest [`Owners::MAX`] sessions.
@@ -138,7 +143,11 @@ async fn require_caller(State(gate): State<Gate>, request: Request, next: Next) 
         }
     }
     let closing = parts.method == Method::DELETE;
-    let response = next.run(Request::from_parts(parts, body)).await;
+    let posted = parts.method == Method::POST;
+    let mut response = next.run(Request::from_parts(parts, body)).await;
+    if let (Some(hold), true, Some(_)) = (gate.hold, posted, &session) {
+        response = held(response, hold);
+    }
     let mut owners = gate.owners.lock().unwrap_or_else(|e| e.into_inner());
     match session {
         None => {
@@ -154,6 +163,24 @@ async fn require_caller(State(gate): State<Gate>, request: Request, next: Next) 
         Some(_) => {}
     }
     response
+}
+
+/// `response`, an event stream of a session's call, closed after `hold` (SEP-1699): the
+/// client resumes it with a GET carrying `Last-Event-ID`, which replays what it missed and stays
+/// open until the answer (see `replay`). The stream ends between events, never inside one.
+fn held(response: Response, hold: Duration) -> Response {
+    use futures_util::StreamExt;
+    let streams = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !streams {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let events = body.into_data_stream().take_until(tokio::time::sleep(hold));
+    Response::from_parts(parts, axum::body::Body::from_stream(events))
 }
 
 /// The caller of a request: a toolhost token's holder, or with OAuth configured an access

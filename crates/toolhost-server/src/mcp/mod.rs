@@ -36,6 +36,8 @@
 //! - The project's own prompts (`prompts`: `prompts/list`, `prompts/get`,
 //!   `completion/complete`) and resources (`served`: fixed ones, and templates read by a
 //!   read-only tool; `resources/subscribe` follows a fixed one).
+//! - Over HTTP, a 2025-11-25 session's event streams are kept so a client resumes a closed one
+//!   with `Last-Event-ID`, its call's answer included (`replay`).
 //! - Changes of what the agent offers (`toolhost mcp` loads the project again when its files
 //!   change, see `reload`) are announced with `notifications/tools/list_changed`, and changes
 //!   of the prompts and resources with their own: to every 2025-11-25 session, and on every
@@ -52,6 +54,7 @@ mod progress;
 mod prompts;
 mod question_rounds;
 mod reload;
+mod replay;
 mod resources;
 mod rounds;
 mod sealed_state;

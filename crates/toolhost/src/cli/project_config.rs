@@ -10,6 +10,7 @@
 //! request_timeout_ms = 30000
 //! max_body_bytes = 1048576
 //! mcp_agent = "assistant"             # /mcp serves this agent's tools to MCP clients
+//! mcp_stream_hold_ms = 30000          # a session's call lets go of its stream after this long
 //! reload = true                       # load the project again when agents/ files change
 //!
 //! [server.oauth]                      # /mcp also takes this authorization server's tokens
@@ -188,6 +189,9 @@ pub struct ServerSection {
     pub max_body_bytes: Option<usize>,
     /// The agent whose tools `/mcp` serves to MCP clients; no `/mcp` without one.
     pub mcp_agent: Option<String>,
+    /// How long a 2025-11-25 MCP session's call holds its event stream before the server
+    /// closes it (the client resumes with `Last-Event-ID`), in milliseconds.
+    pub mcp_stream_hold_ms: Option<u64>,
     /// Whether the project is loaded again when its `agents/` files change (the default).
     pub reload: Option<bool>,
     /// An OAuth authorization server whose access tokens `/mcp` takes.

@@ -72,6 +72,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         args.allowed_origins
     };
     config.mcp_agent = args.mcp_agent.or(file.server.mcp_agent);
+    config.mcp_stream_hold = file.server.mcp_stream_hold_ms.map(Duration::from_millis);
     if let Some(oauth) = &file.server.oauth {
         match oauth_settings(oauth) {
             Ok(settings) => config.oauth = Some(settings),
