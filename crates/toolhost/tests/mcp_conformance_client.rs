@@ -10,10 +10,11 @@
 //! 2026-07-28 the `auth/*` scenarios with `resource-mismatch`, the issuer checks of
 //! authorization answers (RFC 9207), `offline_access` and a server that moves to another
 //! authorization server, and `tools_call` and `request-metadata` with toolhost as a stateless
-//! client. Not run (the README says why): the enterprise extensions, the draft-revision
-//! scenarios, and those about what toolhost does not do as a client (answering a server's
-//! elicitation or `input_required`, `resources/*` and `prompts/*` of servers, mirroring
-//! `x-mcp-header` arguments).
+//! client, `http-custom-headers` and `http-invalid-tool-headers` (SEP-2243 header-marked
+//! arguments) and `json-schema-ref-no-deref`. Not run (the README says why): the enterprise
+//! extensions, and those about what toolhost does not do as a client (answering a server's
+//! elicitation or `input_required`, `resources/*` and `prompts/*` of servers, echoing a schema
+//! back through a model).
 
 mod common;
 #[path = "../../toolhost-server/tests/conformance/mod.rs"]
@@ -284,3 +285,56 @@ const AUTH_SCENARIOS: [&str; 18] = [
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
 ];
+
+/// SEP-2243 as a client (2026-07-28): each argument the tool's schema marks `x-mcp-header` is
+/// repeated in its `Mcp-Param-*` header (plain when it can be, else base64; numbers and booleans
+/// as JSON writes them), and an argument left out has no header. The suite suggests `null` for
+/// the second tool's `verbose`, which toolhost would refuse (the schema says boolean), so the
+/// model leaves it out.
+#[test]
+fn toolhost_repeats_header_marked_arguments_in_their_headers() {
+    let args = r#"{"region": "us-west1", "priority": 42, "verbose": false, "debug": true, "empty_val": "", "method_val": "test-method", "float_val": 3.14159, "non_ascii_val": "Hello, 世界", "whitespace_val": " padded ", "leading_space_val": " us-west1", "trailing_space_val": "us-west1 ", "internal_space_val": "us west 1", "control_char_val": "line1\nline2", "crlf_val": "line1\r\nline2", "tab_val": "\tindented", "query": "SELECT * FROM users"}"#;
+    let without_verbose = r#"{"region": "us-east1", "priority": 1, "query": "SELECT 1"}"#;
+    let script = format!(
+        "{{\"toolCalls\": [{{\"name\": \"conformance.test_custom_headers\", \"arguments\": {args}}}, {{\"name\": \"conformance.test_custom_headers_null\", \"arguments\": {without_verbose}}}]}}\n{{\"text\": \"done\"}}\n"
+    );
+    let checks = scenario_of(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "http-custom-headers",
+        &[
+            "conformance.test_custom_headers",
+            "conformance.test_custom_headers_null",
+        ],
+        &script,
+    );
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["id"] == "sep-2243-client-omit-null" && c["status"] == "SUCCESS"),
+        "{checks:?}"
+    );
+}
+
+/// A server's tool whose `x-mcp-header` is malformed (empty, on an object, an array, twice...)
+/// is left out; the server's valid tool is still called.
+#[test]
+fn toolhost_leaves_out_tools_with_malformed_header_marks_and_keeps_the_rest() {
+    scenario_of(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "http-invalid-tool-headers",
+        &["conformance.valid_tool"],
+        "{\"toolCalls\": [{\"name\": \"conformance.valid_tool\", \"arguments\": {\"region\": \"us-west1\"}}]}\n{\"text\": \"done\"}\n",
+    );
+}
+
+/// A tool whose schema `$ref`s a network URI: toolhost lists it and never fetches the URI
+/// (SEP-2106; such a reference is refused, naming its place, not followed).
+#[test]
+fn toolhost_never_fetches_a_network_reference_in_a_tools_schema() {
+    scenario_of(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "json-schema-ref-no-deref",
+        &[],
+        "{\"text\": \"done\"}\n",
+    );
+}
