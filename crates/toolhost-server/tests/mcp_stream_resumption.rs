@@ -54,23 +54,7 @@ async fn a_stream_the_server_let_go_of_is_resumed_with_the_answer_even_after_the
     })
     .await;
     let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
-    let opened = post(
-        &server,
-        &token,
-        None,
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}),
-    )
-    .await;
-    let session = opened.header("mcp-session-id").unwrap().to_owned();
-    post(
-        &server,
-        &token,
-        Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
+    let session = initialized(&server, &token).await;
 
     // The call takes a second; its stream is let go of after 100 ms, with the priming event only.
     let call = post(
@@ -108,43 +92,67 @@ async fn a_stream_the_server_let_go_of_is_resumed_with_the_answer_even_after_the
     tokio::time::timeout(Duration::from_secs(20), ended)
         .await
         .expect("the call ends");
-    let resumed = server
-        .raw(
-            "GET",
-            "/mcp",
-            Some(&token),
-            &[
-                ("accept", "text/event-stream"),
-                ("mcp-protocol-version", "2025-11-25"),
-                ("mcp-session-id", &session),
-                ("last-event-id", &last),
-            ],
-            Vec::new(),
-        )
-        .await;
-    let answer = events(&resumed.text)
-        .into_iter()
-        .find_map(|(_, data)| serde_json::from_str::<Value>(&data).ok())
-        .unwrap_or_else(|| panic!("no answer on the resumed stream: {}", resumed.text));
+    let resumed = resume(&server, &token, &session, &last).await;
+    let answer = resumed
+        .iter()
+        .find_map(|(_, data)| serde_json::from_str::<Value>(data).ok())
+        .unwrap_or_else(|| panic!("no answer on the resumed stream: {resumed:?}"));
     assert_eq!(answer["id"], 7, "{answer}");
     assert_eq!(
         answer["result"]["content"][0]["text"], "Answered after a second.",
         "{answer}"
     );
-    // An id the server never gave resumes nothing (an empty stream, not another's events).
-    let stray = server
+    // Another session that learned the event id resumes nothing: a stream is its session's.
+    let other = initialized(&server, &token).await;
+    assert!(resume(&server, &token, &other, &last).await.is_empty());
+    // An id the server never gave resumes nothing either.
+    assert!(resume(&server, &token, &session, "someone-else/0")
+        .await
+        .is_empty());
+}
+
+/// A new initialized session; its id.
+async fn initialized(server: &TestServer, token: &str) -> String {
+    let opened = post(
+        server,
+        token,
+        None,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+    )
+    .await;
+    let session = opened.header("mcp-session-id").unwrap().to_owned();
+    post(
+        server,
+        token,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    session
+}
+
+/// The events a GET of session `session` with `Last-Event-ID: last` gets.
+async fn resume(
+    server: &TestServer,
+    token: &str,
+    session: &str,
+    last: &str,
+) -> Vec<(String, String)> {
+    let resumed = server
         .raw(
             "GET",
             "/mcp",
-            Some(&token),
+            Some(token),
             &[
                 ("accept", "text/event-stream"),
                 ("mcp-protocol-version", "2025-11-25"),
-                ("mcp-session-id", &session),
-                ("last-event-id", "someone-else/0"),
+                ("mcp-session-id", session),
+                ("last-event-id", last),
             ],
             Vec::new(),
         )
         .await;
-    assert!(events(&stray.text).is_empty(), "{}", stray.text);
+    events(&resumed.text)
 }

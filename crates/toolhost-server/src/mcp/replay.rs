@@ -12,7 +12,7 @@
 
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::model::ServerJsonRpcMessage;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionError};
 use rmcp::transport::streamable_http_server::session::{
     EventStore, EventStoreError, EventStream, RestoreOutcome, ServerSseMessage, SessionId,
     SessionManager,
@@ -41,6 +41,9 @@ struct Log {
     touched: Instant,
     /// Wakes the replays that wait for the next event.
     changed: watch::Sender<u64>,
+    /// The session whose request opened the stream (seen on its first event): only that
+    /// session may resume it.
+    owner: Option<String>,
 }
 
 #[derive(Default)]
@@ -55,6 +58,33 @@ impl Logs {
 /// The kept events of every session's streams; an rmcp event store.
 #[derive(Clone, Default)]
 pub(crate) struct StreamEvents(Arc<Logs>);
+
+impl StreamEvents {
+    /// Records that the stream of event `event_id` belongs to `session`, unless it belongs to
+    /// a session already.
+    fn claim(&self, event_id: &str, session: &str) {
+        if let Some((stream, _)) = parse_event_id(event_id) {
+            if let Some(log) = self.0.lock().get_mut(stream) {
+                log.owner.get_or_insert_with(|| session.to_owned());
+            }
+        }
+    }
+
+    /// Whether `session` may resume the stream of event `event_id`: its own request's stream,
+    /// or its own common stream (rmcp names it after the session).
+    fn may_resume(&self, event_id: &str, session: &str) -> bool {
+        let Some((stream, _)) = parse_event_id(event_id) else {
+            return false;
+        };
+        if let Some(owner) = stream.strip_suffix(":common") {
+            return owner == session;
+        }
+        self.0
+            .lock()
+            .get(stream)
+            .is_some_and(|log| log.owner.as_deref() == Some(session))
+    }
+}
 
 /// An event id: the stream and the event's index in it.
 fn event_id(stream: &str, index: u64) -> String {
@@ -102,6 +132,7 @@ impl EventStore for StreamEvents {
             ended: false,
             touched: Instant::now(),
             changed: watch::channel(0).0,
+            owner: None,
         });
         let index = log.next;
         let id = event_id(stream_id, index);
@@ -163,11 +194,19 @@ impl EventStore for StreamEvents {
 
 /// rmcp's in-memory session manager with its streams' events kept in [`StreamEvents`]; the
 /// transport is told of no event store, so stateless requests stay tied to their connection.
-pub(crate) struct Resumable(LocalSessionManager);
+/// A stream is resumed only by the session whose request opened it (a session id is no
+/// credential, and a common stream's id holds it).
+pub(crate) struct Resumable {
+    sessions: LocalSessionManager,
+    events: StreamEvents,
+}
 
 impl Resumable {
     pub(crate) fn new(events: StreamEvents) -> Self {
-        Self(LocalSessionManager::default().with_event_store(Arc::new(events)))
+        Self {
+            sessions: LocalSessionManager::default().with_event_store(Arc::new(events.clone())),
+            events,
+        }
     }
 }
 
@@ -176,7 +215,7 @@ impl SessionManager for Resumable {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.0.create_session().await
+        self.sessions.create_session().await
     }
 
     async fn initialize_session(
@@ -184,15 +223,15 @@ impl SessionManager for Resumable {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.0.initialize_session(id, message).await
+        self.sessions.initialize_session(id, message).await
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.0.has_session(id).await
+        self.sessions.has_session(id).await
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.0.close_session(id).await
+        self.sessions.close_session(id).await
     }
 
     async fn create_stream(
@@ -203,7 +242,16 @@ impl SessionManager for Resumable {
         impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
         Self::Error,
     > {
-        self.0.create_stream(id, message).await
+        let stream = self.sessions.create_stream(id, message).await?;
+        // The first event (the priming one) names the stream: it is this session's.
+        let (events, session) = (self.events.clone(), id.to_string());
+        let mut claimed = false;
+        Ok(futures_util::StreamExt::inspect(stream, move |event| {
+            if let (false, Some(event_id)) = (claimed, &event.event_id) {
+                events.claim(event_id, &session);
+                claimed = true;
+            }
+        }))
     }
 
     async fn accept_message(
@@ -211,7 +259,7 @@ impl SessionManager for Resumable {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
-        self.0.accept_message(id, message).await
+        self.sessions.accept_message(id, message).await
     }
 
     async fn create_standalone_stream(
@@ -221,7 +269,7 @@ impl SessionManager for Resumable {
         impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
         Self::Error,
     > {
-        self.0.create_standalone_stream(id).await
+        self.sessions.create_standalone_stream(id).await
     }
 
     async fn resume(
@@ -232,14 +280,17 @@ impl SessionManager for Resumable {
         impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
         Self::Error,
     > {
-        self.0.resume(id, last_event_id).await
+        if !self.events.may_resume(&last_event_id, id) {
+            return Err(SessionError::InvalidEventId.into());
+        }
+        self.sessions.resume(id, last_event_id).await
     }
 
     async fn restore_session(
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.0.restore_session(id).await
+        self.sessions.restore_session(id).await
     }
 }
 
