@@ -11,9 +11,10 @@
 //! authorization answers (RFC 9207), `offline_access` and a server that moves to another
 //! authorization server, and `tools_call` and `request-metadata` with toolhost as a stateless
 //! client, `http-custom-headers` and `http-invalid-tool-headers` (SEP-2243 header-marked
-//! arguments) and `json-schema-ref-no-deref`. Not run (the README says why): the enterprise
-//! extensions, and those about what toolhost does not do as a client (answering a server's
-//! elicitation or `input_required`, `resources/*` and `prompts/*` of servers, echoing a schema
+//! arguments), `json-schema-ref-no-deref`, and with toolhost between the suite's server and an
+//! MCP client of its own, `sep-2322-client-request-state`. Not run (the README says why): the
+//! enterprise extensions, and those about what toolhost does not do as a client (answering a
+//! 2025-11-25 server's elicitation, `resources/*` and `prompts/*` of servers, echoing a schema
 //! back through a model).
 
 mod common;
@@ -49,6 +50,21 @@ fn scenario_run(
     scenario_skipping(suite_var, name, tools, script, prefix, &[])
 }
 
+/// Runs client scenario `name` of the suite `suite_var` names with toolhost between the suite's
+/// server and an MCP client of its own: `tests/mcp/conformance_proxy_client.py` serves an agent
+/// offering `tools` of the scenario's server with `toolhost mcp` and calls each. The checks,
+/// once every one succeeded; and what the client saw (its `seen.json`).
+fn proxied_scenario(suite_var: &str, name: &str, tools: &[&str]) -> (Vec<Value>, Value) {
+    run_client(
+        suite_var,
+        name,
+        tools,
+        "{\"text\": \"unused\"}\n",
+        ("", "conformance_proxy_client.py"),
+        &[],
+    )
+}
+
 /// [`scenario_run`] where the checks `may_skip` may be SKIPPED (they test what toolhost does not
 /// declare), and must be nothing else but SUCCESS.
 fn scenario_skipping(
@@ -59,11 +75,30 @@ fn scenario_skipping(
     prefix: &str,
     may_skip: &[&str],
 ) -> Vec<Value> {
+    let client = (prefix, "conformance_client.py");
+    run_client(suite_var, name, tools, script, client, may_skip).0
+}
+
+/// Runs client scenario `name` with the client `client.1` (under `tests/mcp/`, its command
+/// after the prefix `client.0`) on a project whose agent offers `tools` and whose model says
+/// `script`: the checks, once every one but `may_skip` succeeded, and what the client wrote in
+/// the project's `seen.json`, if anything.
+fn run_client(
+    suite_var: &str,
+    name: &str,
+    tools: &[&str],
+    script: &str,
+    client: (&str, &str),
+    may_skip: &[&str],
+) -> (Vec<Value>, Value) {
+    let (prefix, client) = client;
     let project = TempProject::new();
     scripted_agent(&project.root, tools, script);
     std::fs::create_dir_all(project.root.join("agents/mcp")).unwrap();
     let out = project.root.join("results");
-    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/conformance_client.py");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(client);
     let command = format!(
         "{prefix}{} {} {} {} {}",
         test_python(),
@@ -93,7 +128,10 @@ fn scenario_skipping(
         failed.join("\n")
     );
     assert!(ran.status.success(), "{name}:\n{printed}");
-    checks
+    let seen = std::fs::read_to_string(project.root.join("seen.json"))
+        .map(|text| serde_json::from_str(&text).unwrap())
+        .unwrap_or(Value::Null);
+    (checks, seen)
 }
 
 #[test]
@@ -336,5 +374,55 @@ fn toolhost_never_fetches_a_network_reference_in_a_tools_schema() {
         "json-schema-ref-no-deref",
         &[],
         "{\"text\": \"done\"}\n",
+    );
+}
+
+/// SEP-2322 as a client, with toolhost between the suite's stateless server and an MCP client
+/// that answers forms: the server answers `input_required`, toolhost relays its question to the
+/// client that made the call and calls again with the answer and the request state exactly as
+/// given (a new request id; no state when none was given), never with another call's state,
+/// and takes a result without `resultType` as complete.
+#[test]
+fn toolhost_relays_a_servers_questions_to_its_own_client_and_calls_again_with_the_answers() {
+    let tools = [
+        "conformance.test_mrtr_echo_state",
+        "conformance.test_mrtr_no_state",
+        "conformance.test_mrtr_unrelated",
+        "conformance.test_mrtr_no_result_type",
+    ];
+    let (_, seen) = proxied_scenario(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "sep-2322-client-request-state",
+        &tools,
+    );
+    let answered: Vec<(&str, &str)> = seen["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["isError"] == false)
+        .map(|c| (c["tool"].as_str().unwrap(), c["text"].as_str().unwrap()))
+        .collect();
+    for (tool, text) in [
+        ("conformance.test_mrtr_echo_state", "echo-state-ok"),
+        ("conformance.test_mrtr_no_state", "no-state-ok"),
+        ("conformance.test_mrtr_unrelated", "unrelated-ok"),
+    ] {
+        assert!(answered.contains(&(tool, text)), "{tool}: {seen}");
+    }
+    // The server's two questions reached the client, each after the call's approval.
+    let forms: Vec<&str> = seen["forms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|f| !f.starts_with("Approve"))
+        .collect();
+    assert_eq!(
+        forms,
+        [
+            "Please confirm to continue",
+            "Please confirm to continue (no state test)"
+        ],
+        "{seen}"
     );
 }

@@ -164,6 +164,19 @@ impl ThreadState {
         self.ask(AskKind::Roots, key, serde_json::json!({})).await
     }
 
+    /// Passes on a request an MCP server made within a call of its tool (`params` as the
+    /// protocol request `kind` carries them, under the server's `key`), redacted of the thread's
+    /// secrets, to whoever made this call.
+    pub(crate) async fn relay(
+        &self,
+        kind: AskKind,
+        key: String,
+        params: Value,
+    ) -> Result<Value, String> {
+        let params = self.redactor().json(params);
+        self.ask(kind, Some(key), params).await
+    }
+
     async fn ask(
         &self,
         kind: AskKind,

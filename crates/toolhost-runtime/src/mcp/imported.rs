@@ -220,6 +220,14 @@ impl ImportedCall {
                     .collect()
             })
             .unwrap_or_default();
+        // What the server asks within the call goes to whoever made this call.
+        let ask = ctx.get::<ThreadState>().cloned().map(|state| {
+            Arc::new(move |kind, key, params| {
+                let state = state.clone();
+                Box::pin(async move { state.relay(kind, key, params).await })
+                    as crate::engine::Answering
+            }) as super::link::AskFn
+        });
         let call = OutgoingCall {
             tool: self.tool.clone(),
             arguments,
@@ -227,6 +235,7 @@ impl ImportedCall {
             variables,
             abort,
             on_progress,
+            ask,
         };
         match hub.call(&self.server, call).await {
             Ok(result) => to_tool_result(&result),

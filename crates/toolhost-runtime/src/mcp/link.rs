@@ -9,11 +9,12 @@ use super::http::FetcherClient;
 use super::imported::definition_pin;
 use super::oauth::{Authorizer, Vault};
 use super::server_def::{fill, Endpoint, McpServerDef};
+use crate::engine::{Answering, AskKind};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
-    JsonObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerResult, Tool,
+    InputRequiredResult, InputResponses, JsonObject, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
@@ -48,6 +49,13 @@ type HeaderSet = Vec<(String, String)>;
 
 /// What a call does with the progress its server reports: `(progress, total, message)`.
 pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
+/// Who answers what a server asks within a call (an `input_required` answer's requests): the
+/// kind of request, its key and its params; the answer, or why there is none.
+pub(crate) type AskFn = Arc<dyn Fn(AskKind, String, Value) -> Answering + Send + Sync>;
+
+/// The most `input_required` rounds one call goes before toolhost gives up on it.
+pub const MAX_INPUT_ROUNDS: usize = 16;
 
 /// What toolhost answers as an MCP client: it passes progress on to the call it belongs to, and
 /// lists the tools again when the server says they changed.
@@ -127,6 +135,8 @@ pub(crate) struct OutgoingCall {
     pub abort: AbortSignal,
     /// Where the server's progress goes.
     pub on_progress: Option<ProgressFn>,
+    /// Who answers what the server asks within the call.
+    pub ask: Option<AskFn>,
 }
 
 /// One configured server and what toolhost keeps of it.
@@ -409,7 +419,9 @@ impl ServerLink {
 
     /// Sends one `tools/call` and waits for its answer, the timeouts or the abort signal. The
     /// headers' variables come from `variables` (the thread's), else from toolhost's
-    /// environment.
+    /// environment. A server that answers `input_required` (2026-07-28) has its requests put
+    /// to `ask`, and the call is sent again with the answers and the request state it gave, as
+    /// it gave it (a new request each time), for at most [`MAX_INPUT_ROUNDS`] rounds.
     pub(crate) async fn call(
         self: &Arc<Self>,
         call: OutgoingCall,
@@ -421,6 +433,7 @@ impl ServerLink {
             variables,
             abort,
             on_progress,
+            ask,
         } = call;
         let lookup = |name: &str| {
             variables
@@ -435,12 +448,43 @@ impl ServerLink {
         })?;
         let mut params = CallToolRequestParams::new(tool).with_arguments(arguments);
         params.meta = Some(meta.into());
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            match self
+                .exchange(&headers, request, &abort, on_progress.clone())
+                .await?
+            {
+                ServerResult::CallToolResult(result) => return Ok(result),
+                ServerResult::InputRequiredResult(asked) => {
+                    params.input_responses = Some(answers(&asked, ask.as_ref()).await?);
+                    params.request_state = asked.request_state;
+                }
+                other => {
+                    return Err(CallError::Failed(format!(
+                        "the server answered tools/call with something else than a result: {}",
+                        serde_json::to_string(&other).unwrap_or_default()
+                    )))
+                }
+            }
+        }
+        Err(CallError::Failed(format!(
+            "the server asked for input {MAX_INPUT_ROUNDS} times without answering; the call was given up"
+        )))
+    }
+
+    /// Sends `request` and waits for its answer, the timeouts or the abort signal.
+    async fn exchange(
+        self: &Arc<Self>,
+        headers: &HeaderSet,
+        request: ClientRequest,
+        abort: &AbortSignal,
+        on_progress: Option<ProgressFn>,
+    ) -> Result<ServerResult, CallError> {
         // A server that exited may not be noticed as closed until a send fails: a request that
         // could not be sent never reached it, so it is sent once more on a new connection.
         let mut restarted = false;
         let (peer, handle) = loop {
-            let peer = self.peer(&headers).await.map_err(CallError::NotSent)?;
+            let peer = self.peer(headers).await.map_err(CallError::NotSent)?;
             let mut options = PeerRequestOptions::with_timeout(self.def.call_timeout)
                 .reset_timeout_on_progress()
                 .with_max_total_timeout(self.def.max_call_timeout);
@@ -453,7 +497,7 @@ impl ServerLink {
                 Err(rmcp::ServiceError::TransportClosed) if !restarted => {
                     restarted = true;
                     self.note("the connection had closed; connecting again".to_owned());
-                    self.drop_connection(&headers).await;
+                    self.drop_connection(headers).await;
                 }
                 Err(e) => {
                     return Err(CallError::NotSent(format!(
@@ -478,8 +522,7 @@ impl ServerLink {
                         return Err(CallError::NotSent(why));
                     }
                     return match result {
-                        Ok(ServerResult::CallToolResult(result)) => Ok(result),
-                        Ok(other) => Err(CallError::Failed(format!("the server answered tools/call with something else: {other:?}"))),
+                        Ok(answer) => Ok(answer),
                         Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!("the server refused the call: {} (code {})", e.message, e.code.0))),
                         Err(rmcp::ServiceError::Timeout { timeout }) => Err(CallError::TimedOut(timeout)),
                         Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(format!("the server exited while the call ran{}", self.said()))),
@@ -506,6 +549,40 @@ impl ServerLink {
             let _ = tokio::time::timeout(Duration::from_secs(2), connection.cancel()).await;
         }
     }
+}
+
+/// The answers to what an `input_required` result asks, each put to `ask` under its key; the
+/// first that finds no answer fails the call, saying what the server asked.
+async fn answers(
+    asked: &InputRequiredResult,
+    ask: Option<&AskFn>,
+) -> Result<InputResponses, CallError> {
+    let mut answers = InputResponses::new();
+    for (key, request) in asked.input_requests.iter().flatten() {
+        let request = serde_json::to_value(request).unwrap_or_default();
+        let method = request["method"].as_str().unwrap_or_default();
+        let kind = match method {
+            "elicitation/create" => AskKind::Elicit,
+            "sampling/createMessage" => AskKind::Sample,
+            "roots/list" => AskKind::Roots,
+            _ => {
+                return Err(CallError::Failed(format!(
+                    "the server asked \"{key}\" with {method:?}, which is no request an MCP client answers"
+                )))
+            }
+        };
+        let answered = match ask {
+            Some(ask) => ask(kind, key.clone(), request["params"].clone()).await,
+            None => Err("nobody can answer it here".to_owned()),
+        };
+        let answer = answered.map_err(|why| {
+            CallError::Failed(format!(
+                "the server asked for input before it answers ({method}, \"{key}\"), which was not given: {why}"
+            ))
+        })?;
+        answers.insert(key.clone(), answer);
+    }
+    Ok(answers)
 }
 
 /// What went wrong at the bottom of an error's chain, without the SDK's own type names (its
