@@ -275,3 +275,30 @@ fn a_blueprint_naming_json_schema_2020_12_may_use_all_of_it_and_every_keyword_is
         );
     }
 }
+
+#[test]
+fn a_blueprint_in_json_schema_2020_12_still_refuses_what_json_schema_does_not_define() {
+    let mut schema = contact(true);
+    // A misspelt constraint would go unenforced: refused, with its place.
+    schema["properties"]["phone"]["maxlength"] = json!(20);
+    // A header mark on an object cannot travel in a header: refused as in the subset.
+    schema["properties"]["address"] = json!({"type": "object", "x-mcp-header": "Address"});
+    // An extension of one's own is kept.
+    schema["properties"]["email"]["x-widget"] = json!("email");
+    let mut activities = Activities::new();
+    activities.register("record_contact", |_, _, _| async {
+        Ok::<_, ToolError>("recorded".to_owned())
+    });
+    let refused = activities
+        .bind(&Blueprint::from_value("record_contact", &schema).unwrap())
+        .unwrap_err();
+    let pointers: Vec<&str> = refused.issues.iter().map(|i| i.pointer.as_str()).collect();
+    assert_eq!(
+        pointers,
+        [
+            "/properties/address/x-mcp-header",
+            "/properties/phone/maxlength"
+        ],
+        "{refused}"
+    );
+}

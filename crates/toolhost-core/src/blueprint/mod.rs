@@ -14,8 +14,9 @@
 //! A blueprint is written in the spec's subset of JSON Schema, which every provider takes, unless
 //! its `$schema` names JSON Schema 2020-12 ([`GENERAL_DIALECT`]): then it may use all of that
 //! dialect (`allOf`, `if`/`then`/`else`, `$anchor`, ...; MCP's SEP-2106 lets tools do so), held
-//! to the same rules as an MCP server's tool ([`Dialect::General`]): validated locally, lowered
-//! for each provider with a report of what that provider cannot take.
+//! to the rules of an MCP server's tool ([`Dialect::Declared`]): validated locally, lowered for
+//! each provider with a report of what that provider cannot take; a keyword JSON Schema does not
+//! define is refused, as in the subset.
 //!
 //! Beside the schema, a blueprint may carry toolhost's own keys at its root: `variables` (spec 001
 //! declarations), `tenvs` (spec 000's alias, an object schema), `executionMode`,
@@ -391,7 +392,7 @@ impl Blueprint {
         };
 
         let dialect = match root.get("$schema").and_then(Value::as_str) {
-            Some(uri) if uri.trim_end_matches('#') == GENERAL_DIALECT => Dialect::General,
+            Some(uri) if uri.trim_end_matches('#') == GENERAL_DIALECT => Dialect::Declared,
             _ => Dialect::Subset,
         };
 

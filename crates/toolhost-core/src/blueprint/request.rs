@@ -37,6 +37,17 @@ pub fn request_schema(tools: &[ToolDefinition], output: Option<&Value>) -> Value
     })
 }
 
+/// The keywords of a call item made here rather than copied from the tool's schema.
+const ITEM_OWN: [&str; 7] = [
+    "type",
+    "description",
+    "title",
+    "properties",
+    "required",
+    "additionalProperties",
+    "$schema",
+];
+
 fn call_item(tool: &ToolDefinition) -> Value {
     let mut props = Map::new();
     props.insert("_tool".into(), json!({"const": tool.name}));
@@ -56,6 +67,16 @@ fn call_item(tool: &ToolDefinition) -> Value {
     item.insert("required".into(), Value::Array(required));
     if let Some(extra) = tool.parameters.get("additionalProperties") {
         item.insert("additionalProperties".into(), extra.clone());
+    }
+    // A schema in all of JSON Schema 2020-12 keeps what constrains it besides its properties
+    // (`allOf`, `if`/`then`/`else`, ...); self-contained when the definition's `$ref`s are
+    // inlined, as in a compiled tool's schema.
+    if let Some(params) = tool.parameters.as_object() {
+        for (key, value) in params {
+            if !ITEM_OWN.contains(&key.as_str()) {
+                item.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
     }
     Value::Object(item)
 }
@@ -108,5 +129,34 @@ mod tests {
             s["properties"]["calls"]["items"]["required"],
             json!(["_tool", "userName"])
         );
+    }
+
+    #[test]
+    fn a_call_item_keeps_what_constrains_a_schema_besides_its_properties() {
+        let contact = ToolDefinition {
+            name: "contact".into(),
+            description: "Records a contact".into(),
+            parameters: json!({"type": "object",
+                "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"required": ["phone"]}, "then": {"properties": {"email": {"maxLength": 0}}}}),
+            output_schema: None,
+            execution_mode: ExecutionMode::Local,
+            execution_provider: None,
+            variables: vec![],
+            idempotent: false,
+            hints: Default::default(),
+        };
+        let item = &request_schema(&[contact], None)["properties"]["calls"]["items"];
+        let item = if item.get("anyOf").is_some() {
+            &item["anyOf"][0]
+        } else {
+            item
+        };
+        assert!(
+            item.get("allOf").is_some() && item.get("if").is_some() && item.get("then").is_some(),
+            "{item}"
+        );
+        assert_eq!(item["properties"]["_tool"]["const"], "contact");
     }
 }

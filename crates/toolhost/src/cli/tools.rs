@@ -410,10 +410,15 @@ fn request(dir: &Path, output_schema: Option<&Path>) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
+    // Each tool's compiled schema: its `$ref`s inlined, so every call item stands alone.
     let defs: Vec<ToolDefinition> = project
         .tools
         .iter()
-        .map(|t| t.tool.definition().clone())
+        .map(|t| {
+            let mut definition = t.tool.definition().clone();
+            definition.parameters = t.tool.arguments().schema().clone();
+            definition
+        })
         .collect();
     output::json(&request_schema(&defs, output.as_ref()));
     status(&project)

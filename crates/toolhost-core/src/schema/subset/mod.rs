@@ -100,6 +100,11 @@ pub enum Dialect {
     /// resolved locally (a remote or dynamic reference, recursion) or is not JSON Schema is
     /// refused. Provider lowering drops what a provider cannot take and reports it.
     General,
+    /// [`Dialect::General`] for toolhost's own tools (a blueprint whose `$schema` names JSON
+    /// Schema 2020-12): a keyword JSON Schema does not define is refused unless it starts with
+    /// `x-` (a misspelt constraint would otherwise go unenforced), and `x-mcp-header` is checked
+    /// as in the subset.
+    Declared,
 }
 
 /// Keywords of JSON Schema 2020-12 outside the subset whose value is one subschema.
@@ -297,7 +302,7 @@ impl Walk<'_> {
         if !self.charge(ptr, 2) {
             return Value::Null;
         }
-        let general = self.dialect == Dialect::General;
+        let general = self.dialect != Dialect::Subset;
         let map = match node {
             Value::Object(map) => map,
             Value::Bool(_) if general && !is_root => return node.clone(),
@@ -355,7 +360,7 @@ impl Walk<'_> {
             }
             match key.as_str() {
                 k if DROPPED.contains(&k) => {}
-                TRANSPORT_HEADER if !general => {
+                TRANSPORT_HEADER if self.dialect != Dialect::General => {
                     if let Some(why) = header_annotation_problem(map, value) {
                         self.issue(&at, why);
                     } else if !on_properties_path(ptr) {
@@ -464,7 +469,12 @@ impl Walk<'_> {
                     "`nullable` is OpenAPI, not JSON Schema; write `\"type\": [T, \"null\"]`",
                 ),
                 // JSON Schema ignores keywords it does not know: they annotate, kept as they are.
-                _ if general => self.copy(&mut out, key, value, &at),
+                _ if self.dialect == Dialect::General => self.copy(&mut out, key, value, &at),
+                k if general && k.starts_with("x-") => self.copy(&mut out, key, value, &at),
+                other if general => self.issue(
+                    &at,
+                    format!("keyword `{other}` is not one of JSON Schema 2020-12 (extensions start with `x-`)"),
+                ),
                 other => self.issue(
                     &at,
                     format!("keyword `{other}` is outside the supported subset (string, number, integer, boolean, null, const, enum, array, object, record, anyOf/oneOf, with their length, pattern and bound constraints)"),
