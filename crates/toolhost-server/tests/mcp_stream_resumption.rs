@@ -92,6 +92,9 @@ async fn a_stream_the_server_let_go_of_is_resumed_with_the_answer_even_after_the
     tokio::time::timeout(Duration::from_secs(20), ended)
         .await
         .expect("the call ends");
+    // The journal holds the result before the answer is sent: give the answer the moment it
+    // takes to be sent into the closed stream, so the GET comes after it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let resumed = resume(&server, &token, &session, &last).await;
     let answer = resumed
         .iter()

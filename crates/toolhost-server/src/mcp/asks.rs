@@ -88,9 +88,13 @@ fn can_answer(capabilities: Option<&ClientCapabilities>, kind: AskKind) -> bool 
     })
 }
 
+/// How the refusal of a question the client did not declare it answers ends: a tool's error
+/// that carries it failed for want of that capability.
+pub(super) const UNDECLARED: &str = "(it did not declare the capability)";
+
 fn cannot(kind: AskKind) -> String {
     format!(
-        "the MCP client that made this call cannot answer {} (it did not declare the capability)",
+        "the MCP client that made this call cannot answer {} {UNDECLARED}",
         kind.method()
     )
 }

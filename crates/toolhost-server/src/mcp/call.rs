@@ -65,7 +65,10 @@ impl McpTools {
         *session = completed.then(|| thread.id.clone());
         // The tool asked what the request did not answer: its result is not the call's.
         if let (Way::Retry(round), Ok(CallToolResponse::Complete(result))) = (&*way, &answer) {
-            let failed = result.is_error == Some(true);
+            // Failed for want of a capability: the refusal went uncaught into the error.
+            let failed = result.is_error == Some(true)
+                && serde_json::to_string(&result.content)
+                    .is_ok_and(|content| content.contains(super::asks::UNDECLARED));
             if let Some(input_required) = self.asked_again(round, name, &arguments, failed)? {
                 return Ok(input_required);
             }

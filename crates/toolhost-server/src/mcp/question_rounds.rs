@@ -146,9 +146,10 @@ impl McpTools {
 
     /// The `input_required` answer of a round whose tool asked what the request did not answer:
     /// every such question, and a sealed state carrying the answers taken and what was asked.
-    /// A tool that `failed` after asking what the client cannot answer (and nothing it can)
-    /// needed that capability: the call's answer is then the protocol's error naming it
-    /// (-32021), not the tool's. One that went on without it (asked another way) is answered.
+    /// A tool that `failed` for want of a capability the client did not declare (the refusal
+    /// left uncaught, and nothing asked it can answer) needed it: the call's answer is then the
+    /// protocol's error naming it (-32021), not the tool's. One that went on without it (asked
+    /// another way), or failed for another reason, is answered with its result.
     pub(super) fn asked_again(
         &self,
         round: &Round,
