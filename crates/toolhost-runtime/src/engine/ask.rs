@@ -68,6 +68,13 @@ pub trait Answerer: Send + Sync {
     /// names the question when the tool named it (a protocol that carries answers in a retry
     /// matches them by key).
     fn ask(&self, kind: AskKind, key: Option<String>, params: Value) -> Answering;
+
+    /// Whether questions of `kind` can be answered at all (what the caller declared), so that
+    /// what toolhost calls in turn may be told what it may ask.
+    fn answers(&self, kind: AskKind) -> bool {
+        let _ = kind;
+        true
+    }
 }
 
 /// A served call: its thread and its id.
@@ -162,6 +169,14 @@ impl ThreadState {
     /// Asks the caller for its roots; the answer is `{roots: [{uri, name?}]}`.
     pub async fn roots(&self, key: Option<String>) -> Result<Value, String> {
         self.ask(AskKind::Roots, key, serde_json::json!({})).await
+    }
+
+    /// Whether whoever made this call can answer questions of `kind`.
+    pub(crate) fn can_ask(&self, kind: AskKind) -> bool {
+        self.answerers
+            .as_ref()
+            .and_then(|a| a.of(self.thread_id(), self.call_id()))
+            .is_some_and(|answerer| answerer.answers(kind))
     }
 
     /// Passes on a request an MCP server made within a call of its tool (`params` as the

@@ -32,7 +32,7 @@
 use super::hub::McpHub;
 use super::link::{CallError, OutgoingCall};
 use super::server_def::McpServerDef;
-use crate::engine::{canonical_hash, ThreadState};
+use crate::engine::{canonical_hash, AskKind, ThreadState};
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -220,7 +220,17 @@ impl ImportedCall {
                     .collect()
             })
             .unwrap_or_default();
-        // What the server asks within the call goes to whoever made this call.
+        // What the server asks within the call goes to whoever made this call, and the server
+        // is told what that is.
+        let answerable = ctx
+            .get::<ThreadState>()
+            .map(|state| {
+                [AskKind::Elicit, AskKind::Sample, AskKind::Roots]
+                    .into_iter()
+                    .filter(|kind| state.can_ask(*kind))
+                    .collect()
+            })
+            .unwrap_or_default();
         let ask = ctx.get::<ThreadState>().cloned().map(|state| {
             Arc::new(move |kind, key, params| {
                 let state = state.clone();
@@ -236,6 +246,7 @@ impl ImportedCall {
             abort,
             on_progress,
             ask,
+            answerable,
         };
         match hub.call(&self.server, call).await {
             Ok(result) => to_tool_result(&result),

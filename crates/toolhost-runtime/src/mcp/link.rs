@@ -137,6 +137,9 @@ pub(crate) struct OutgoingCall {
     pub on_progress: Option<ProgressFn>,
     /// Who answers what the server asks within the call.
     pub ask: Option<AskFn>,
+    /// What `ask` can answer: declared to a 2026-07-28 server as the request's client
+    /// capabilities, so that it asks only that.
+    pub answerable: Vec<AskKind>,
 }
 
 /// One configured server and what toolhost keeps of it.
@@ -434,6 +437,7 @@ impl ServerLink {
             abort,
             on_progress,
             ask,
+            answerable,
         } = call;
         let lookup = |name: &str| {
             variables
@@ -451,7 +455,7 @@ impl ServerLink {
         for _ in 0..MAX_INPUT_ROUNDS {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             match self
-                .exchange(&headers, request, &abort, on_progress.clone())
+                .exchange(&headers, request, &answerable, &abort, on_progress.clone())
                 .await?
             {
                 ServerResult::CallToolResult(result) => return Ok(result),
@@ -472,11 +476,13 @@ impl ServerLink {
         )))
     }
 
-    /// Sends `request` and waits for its answer, the timeouts or the abort signal.
+    /// Sends `request` and waits for its answer, the timeouts or the abort signal. A
+    /// 2026-07-28 server is told the request's client `answerable` capabilities.
     async fn exchange(
         self: &Arc<Self>,
         headers: &HeaderSet,
         request: ClientRequest,
+        answerable: &[AskKind],
         abort: &AbortSignal,
         on_progress: Option<ProgressFn>,
     ) -> Result<ServerResult, CallError> {
@@ -489,6 +495,7 @@ impl ServerLink {
                 .reset_timeout_on_progress()
                 .with_max_total_timeout(self.def.max_call_timeout);
             options.timeout = Some(self.def.call_timeout);
+            options.meta = capabilities_meta(&peer, answerable);
             match peer
                 .send_request_with_option(request.clone(), options)
                 .await
@@ -549,6 +556,35 @@ impl ServerLink {
             let _ = tokio::time::timeout(Duration::from_secs(2), connection.cancel()).await;
         }
     }
+}
+
+/// The request `_meta` declaring `answerable` as the client's capabilities, for a server that
+/// takes them per request (2026-07-28 on; rmcp's own, which declare none, are replaced).
+fn capabilities_meta(
+    peer: &rmcp::Peer<RoleClient>,
+    answerable: &[AskKind],
+) -> Option<rmcp::model::RequestMetaObject> {
+    let stateless = peer
+        .peer_info()
+        .is_some_and(|info| info.protocol_version.as_str() >= "2026-07-28");
+    if !stateless || answerable.is_empty() {
+        return None;
+    }
+    let capabilities: serde_json::Map<String, Value> = answerable
+        .iter()
+        .map(|kind| {
+            let name = match kind {
+                AskKind::Elicit => "elicitation",
+                AskKind::Sample => "sampling",
+                AskKind::Roots => "roots",
+            };
+            (name.to_owned(), serde_json::json!({}))
+        })
+        .collect();
+    serde_json::from_value(serde_json::json!({
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }))
+    .ok()
 }
 
 /// The answers to what an `input_required` result asks, each put to `ask` under its key; the

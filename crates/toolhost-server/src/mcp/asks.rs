@@ -133,6 +133,17 @@ fn fits(kind: AskKind, answer: &Value) -> bool {
 }
 
 impl Answerer for ClientAnswerer {
+    fn answers(&self, kind: AskKind) -> bool {
+        match &*self.way {
+            Way::Unanswerable(_) => false,
+            Way::Retry(round) => can_answer(round.capabilities.as_ref(), kind),
+            Way::Requests => {
+                let capabilities = self.peer.peer_info().map(|info| info.capabilities.clone());
+                can_answer(capabilities.as_ref(), kind)
+            }
+        }
+    }
+
     fn ask(&self, kind: AskKind, key: Option<String>, params: Value) -> Answering {
         let key = self.key(kind, key);
         let way = self.way.clone();
