@@ -5,7 +5,9 @@
 //! ([`Runtime::answer_asks`]: the MCP handler does); a tool asks through [`ThreadState::elicit`],
 //! [`ThreadState::sample`] and [`ThreadState::roots`] (`state.elicit`, `state.sample` and
 //! `state.roots` in a tool file). Without an answerer (a call a model made, a sub-prompt's call
-//! on the served thread) the tool is told so in one sentence and may go on without.
+//! on the served thread) the tool is told so in one sentence and may go on without. What an MCP
+//! server asks within a call of its imported tool goes the same way ([`ThreadState::relay`]),
+//! and the server is told beforehand what can be answered ([`Answerer::answers`]).
 //!
 //! What is asked is redacted of the thread's secrets before it leaves. Neither the question nor
 //! the answer is stored: the tool's result, which is, says what came of them; a call cut short

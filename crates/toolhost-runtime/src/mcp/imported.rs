@@ -25,6 +25,9 @@
 //! - **Headers**: the variables a server's headers name are declared on each of its tools as
 //!   optional secrets, so a thread's values reach the call (and toolhost's environment stands
 //!   in when the thread has none).
+//! - **Questions**: a call to a 2026-07-28 server declares the client capabilities of whoever
+//!   made the call (an MCP client toolhost serves the tool to), and what the server asks in an
+//!   `input_required` answer is relayed to it; the call is sent again with the answers.
 //! - **Results**: text blocks become the text, images image blocks, resource links and
 //!   embedded resources a line naming them; `structuredContent` is the text when no text block
 //!   came; `isError` makes an error result.

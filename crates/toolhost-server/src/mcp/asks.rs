@@ -11,8 +11,8 @@
 //!   retry runs the call again from its start with the answers. So a tool asks the same
 //!   questions in the same order each round, and what it does before a question (or after one
 //!   it catches) must be safe to repeat: the round's result is thrown away. A tool that fails
-//!   after asking what the client did not declare it answers makes the call's answer the
-//!   protocol's -32021 error naming the capability it needed.
+//!   for want of what the client did not declare it answers (the refusal left uncaught) makes
+//!   the call's answer the protocol's -32021 error naming the capability it needed.
 
 use super::question_rounds::Round;
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
