@@ -12,9 +12,9 @@
 //! authorization server, and `tools_call` and `request-metadata` with toolhost as a stateless
 //! client, `http-custom-headers` and `http-invalid-tool-headers` (SEP-2243 header-marked
 //! arguments), `json-schema-ref-no-deref`, and with toolhost between the suite's server and an
-//! MCP client of its own, `sep-2322-client-request-state`. Not run (the README says why): the
-//! enterprise extensions, and those about what toolhost does not do as a client (answering a
-//! 2025-11-25 server's elicitation, `resources/*` and `prompts/*` of servers, echoing a schema
+//! MCP client of its own, `sep-2322-client-request-state` and `elicitation-sep1034-client-
+//! defaults`. Not run (the README says why): the enterprise extensions, and those about what
+//! toolhost does not do as a client (`resources/*` and `prompts/*` of servers, echoing a schema
 //! back through a model).
 
 mod common;
@@ -175,26 +175,27 @@ fn toolhost_calls_the_tool_of_a_stateless_server() {
 
 /// Every request of a 2026-07-28 client carries the version header and `_meta` (version,
 /// capabilities, client info), and toolhost retries with a version the server takes when it
-/// refuses the first. The checks of the roots, sampling and elicitation capabilities are
-/// skipped: toolhost declares none of them as a client, which the checks show.
+/// refuses the first. It declares elicitation and sampling, which it passes on to whoever made
+/// a call (its calls say per request what that caller answers); the check of roots is skipped:
+/// toolhost declares no roots, which the check shows.
 #[test]
 fn toolhost_sends_the_request_metadata_of_a_stateless_client() {
-    let may_skip = [
-        "sep-2575-client-declares-roots-capability",
-        "sep-2575-client-declares-sampling-capability",
-        "sep-2575-client-declares-elicitation-capability",
-    ];
+    let roots = "sep-2575-client-declares-roots-capability";
     let checks = scenario_skipping(
         "TOOLHOST_TEST_CONFORMANCE_2026",
         "request-metadata",
         &[],
         "{\"text\": \"hello\"}\n",
         "",
-        &may_skip,
+        &[roots],
     );
-    for id in may_skip {
-        let check = checks.iter().find(|c| c["id"] == id).unwrap();
-        assert!(check["details"]["capabilityValue"].is_null(), "{check}");
+    let check = |id: &str| checks.iter().find(|c| c["id"] == id).unwrap();
+    assert!(check(roots)["details"]["capabilityValue"].is_null());
+    for declared in [
+        "sep-2575-client-declares-sampling-capability",
+        "sep-2575-client-declares-elicitation-capability",
+    ] {
+        assert_eq!(check(declared)["status"], "SUCCESS", "{}", check(declared));
     }
     assert!(checks
         .iter()
@@ -423,6 +424,31 @@ fn toolhost_relays_a_servers_questions_to_its_own_client_and_calls_again_with_th
             "Please confirm to continue",
             "Please confirm to continue (no state test)"
         ],
+        "{seen}"
+    );
+}
+
+/// SEP-1034 as a client, with toolhost between the suite's 2025-11-25 server and an MCP client
+/// that answers forms with their fields' defaults: the server's elicitation request within the
+/// call (the one call under way) is relayed to that client, and its answer, defaults and all,
+/// goes back.
+#[test]
+fn toolhost_relays_a_2025_servers_elicitation_to_its_own_client() {
+    let (_, seen) = proxied_scenario(
+        "TOOLHOST_TEST_CONFORMANCE_2025",
+        "elicitation-sep1034-client-defaults",
+        &["conformance.test_client_elicitation_defaults"],
+    );
+    let forms: Vec<&str> = seen["forms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|f| !f.starts_with("Approve"))
+        .collect();
+    assert_eq!(
+        forms,
+        ["Test client default value handling - please accept with defaults"],
         "{seen}"
     );
 }

@@ -10,16 +10,20 @@ use super::imported::definition_pin;
 use super::oauth::{Authorizer, Vault};
 use super::server_def::{fill, Endpoint, McpServerDef};
 use crate::engine::{Answering, AskKind};
+#[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
-    InputRequiredResult, InputResponses, JsonObject, PaginatedRequestParams,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    Implementation, InputRequiredResult, InputResponses, JsonObject, PaginatedRequestParams,
     ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerResult, Tool,
 };
+use rmcp::service::RequestContext;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ErrorData;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -57,8 +61,10 @@ pub(crate) type AskFn = Arc<dyn Fn(AskKind, String, Value) -> Answering + Send +
 /// The most `input_required` rounds one call goes before toolhost gives up on it.
 pub const MAX_INPUT_ROUNDS: usize = 16;
 
-/// What toolhost answers as an MCP client: it passes progress on to the call it belongs to, and
-/// lists the tools again when the server says they changed.
+/// What toolhost answers as an MCP client: it passes progress on to the call it belongs to,
+/// lists the tools again when the server says they changed, and passes a 2025-11-25 server's
+/// elicitation and sampling requests on to whoever made the call under way (see
+/// [`ServerLink::relay`]).
 #[derive(Clone)]
 struct ClientSide {
     link: std::sync::Weak<ServerLink>,
@@ -69,8 +75,16 @@ impl ClientHandler for ClientSide {
     /// (2025-11-25; the stateless 2026-07-28 has no `initialize`, so offering it there would
     /// name a version the handshake cannot be).
     fn get_info(&self) -> ClientConfig {
+        // Declared once for the connection, which every thread's calls share: each request is
+        // answered only when the one call under way has someone to ask.
+        let mut capabilities = ClientCapabilities::default();
+        #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
+        {
+            capabilities.sampling = Some(Default::default());
+        }
+        capabilities.elicitation = Some(Default::default());
         let mut info = ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("toolhost", env!("CARGO_PKG_VERSION")),
         );
         info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
@@ -91,6 +105,39 @@ impl ClientHandler for ClientSide {
         }
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let answer = self
+            .relay(
+                AskKind::Elicit,
+                serde_json::to_value(&request).unwrap_or_default(),
+            )
+            .await?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::internal_error(format!("the answer is no elicitation result: {e}"), None)
+        })
+    }
+
+    #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let answer = self
+            .relay(
+                AskKind::Sample,
+                serde_json::to_value(&params).unwrap_or_default(),
+            )
+            .await?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::internal_error(format!("the answer is no sampling result: {e}"), None)
+        })
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         let Some(link) = self.link.upgrade() else {
             return;
@@ -99,6 +146,50 @@ impl ClientHandler for ClientSide {
             Ok(tools) => link.keep_listed(&tools),
             Err(e) => link.note(format!("listing the tools again failed: {e}")),
         }
+    }
+}
+
+impl ClientSide {
+    /// Puts a server's request (`params` of a request of `kind`) to whoever made the server's
+    /// call under way. A 2025-11-25 request does not say which call it belongs to: with one
+    /// call under way it is that call's; with none, or several, it is refused, saying why.
+    async fn relay(&self, kind: AskKind, params: Value) -> Result<Value, ErrorData> {
+        let refuse = |why: String| ErrorData::invalid_request(why, None);
+        let link = self
+            .link
+            .upgrade()
+            .ok_or_else(|| refuse("toolhost is shutting down".to_owned()))?;
+        let (ask, key) = {
+            let asking = lock(&link.asking);
+            match asking.as_slice() {
+                [(_, ask, asked)] => {
+                    let n = asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    (ask.clone(), format!("{}-{}-{n}", link.def.name, kind.short()))
+                }
+                [] => return Err(refuse(format!("{} comes from no call of toolhost's under way: nobody can answer it", kind.method()))),
+                _ => return Err(refuse(format!("toolhost has several calls of this server under way and cannot tell which one {} belongs to", kind.method()))),
+            }
+        };
+        let Some(ask) = ask else {
+            return Err(refuse(format!(
+                "nobody can answer {} in the call under way",
+                kind.method()
+            )));
+        };
+        ask(kind, key, params).await.map_err(refuse)
+    }
+}
+
+/// A call under way: its id, who answers what the server asks within it, and how many
+/// questions it was asked.
+type CallUnderWay = (u64, Option<AskFn>, Arc<std::sync::atomic::AtomicU32>);
+
+/// Keeps a call under way registered; taken away when the call's exchange ends, however it ends.
+struct Asking(Arc<ServerLink>, u64);
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        lock(&self.0.asking).retain(|(id, _, _)| *id != self.1);
     }
 }
 
@@ -153,6 +244,11 @@ pub(crate) struct ServerLink {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Where the progress of each call under way goes, by its progress token.
     progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
+    /// The calls under way, each with who answers what the server asks within it and how many
+    /// questions it was asked.
+    asking: Mutex<Vec<CallUnderWay>>,
+    /// The id of the next call under way.
+    next_call: std::sync::atomic::AtomicU64,
     /// The server's OAuth tokens, when its file has `oauth`.
     authorizer: Option<Arc<Authorizer>>,
 }
@@ -177,6 +273,8 @@ impl ServerLink {
             listed: Mutex::new(HashMap::new()),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             progress: Mutex::new(HashMap::new()),
+            asking: Mutex::new(Vec::new()),
+            next_call: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -454,10 +552,17 @@ impl ServerLink {
         params.meta = Some(meta.into());
         for _ in 0..MAX_INPUT_ROUNDS {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            match self
+            let asking = Asking(
+                self.clone(),
+                self.next_call
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            );
+            lock(&self.asking).push((asking.1, ask.clone(), Arc::default()));
+            let answer = self
                 .exchange(&headers, request, &answerable, &abort, on_progress.clone())
-                .await?
-            {
+                .await;
+            drop(asking);
+            match answer? {
                 ServerResult::CallToolResult(result) => return Ok(result),
                 ServerResult::InputRequiredResult(asked) => {
                     params.input_responses = Some(answers(&asked, ask.as_ref()).await?);
@@ -559,7 +664,8 @@ impl ServerLink {
 }
 
 /// The request `_meta` declaring `answerable` as the client's capabilities, for a server that
-/// takes them per request (2026-07-28 on; rmcp's own, which declare none, are replaced).
+/// takes them per request (2026-07-28 on): those of whoever made the call replace the
+/// connection's (which say what toolhost can pass on at all).
 fn capabilities_meta(
     peer: &rmcp::Peer<RoleClient>,
     answerable: &[AskKind],
@@ -567,7 +673,8 @@ fn capabilities_meta(
     let stateless = peer
         .peer_info()
         .is_some_and(|info| info.protocol_version.as_str() >= "2026-07-28");
-    if !stateless || answerable.is_empty() {
+    // Even none: the connection's own (declared for 2025-11-25 relays) must not stand.
+    if !stateless {
         return None;
     }
     let capabilities: serde_json::Map<String, Value> = answerable
