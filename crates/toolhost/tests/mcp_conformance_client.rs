@@ -378,6 +378,18 @@ fn toolhost_never_fetches_a_network_reference_in_a_tools_schema() {
     );
 }
 
+/// The messages of the forms the proxied client was shown besides the calls' approvals: the
+/// questions the suite's server asked, relayed.
+fn relayed_forms(seen: &Value) -> Vec<&str> {
+    seen["forms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|f| !f.starts_with("Approve"))
+        .collect()
+}
+
 /// SEP-2322 as a client, with toolhost between the suite's stateless server and an MCP client
 /// that answers forms: the server answers `input_required`, toolhost relays its question to the
 /// client that made the call and calls again with the answer and the request state exactly as
@@ -411,15 +423,8 @@ fn toolhost_relays_a_servers_questions_to_its_own_client_and_calls_again_with_th
         assert!(answered.contains(&(tool, text)), "{tool}: {seen}");
     }
     // The server's two questions reached the client, each after the call's approval.
-    let forms: Vec<&str> = seen["forms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .filter(|f| !f.starts_with("Approve"))
-        .collect();
     assert_eq!(
-        forms,
+        relayed_forms(&seen),
         [
             "Please confirm to continue",
             "Please confirm to continue (no state test)"
@@ -439,15 +444,8 @@ fn toolhost_relays_a_2025_servers_elicitation_to_its_own_client() {
         "elicitation-sep1034-client-defaults",
         &["conformance.test_client_elicitation_defaults"],
     );
-    let forms: Vec<&str> = seen["forms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .filter(|f| !f.starts_with("Approve"))
-        .collect();
     assert_eq!(
-        forms,
+        relayed_forms(&seen),
         ["Test client default value handling - please accept with defaults"],
         "{seen}"
     );

@@ -64,7 +64,7 @@ pub const MAX_INPUT_ROUNDS: usize = 16;
 /// What toolhost answers as an MCP client: it passes progress on to the call it belongs to,
 /// lists the tools again when the server says they changed, and passes a 2025-11-25 server's
 /// elicitation and sampling requests on to whoever made the call under way (see
-/// [`ServerLink::relay`]).
+/// [`ClientSide::relay`]).
 #[derive(Clone)]
 struct ClientSide {
     link: std::sync::Weak<ServerLink>,
