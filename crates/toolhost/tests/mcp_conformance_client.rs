@@ -13,9 +13,9 @@
 //! client, `http-custom-headers` and `http-invalid-tool-headers` (SEP-2243 header-marked
 //! arguments), `json-schema-ref-no-deref`, and with toolhost between the suite's server and an
 //! MCP client of its own, `sep-2322-client-request-state` and `elicitation-sep1034-client-
-//! defaults`. Not run (the README says why): the enterprise extensions, and those about what
-//! toolhost does not do as a client (`resources/*` and `prompts/*` of servers, echoing a schema
-//! back through a model).
+//! defaults`; `http-standard-headers` with the checks of requests toolhost does not make
+//! skipped. Not run (the README says why): the enterprise extensions and
+//! `json-schema-2020-12-preservation` (echoing a schema back through a model).
 
 mod common;
 #[path = "../../toolhost-server/tests/conformance/mod.rs"]
@@ -449,4 +449,44 @@ fn toolhost_relays_a_2025_servers_elicitation_to_its_own_client() {
         ["Test client default value handling - please accept with defaults"],
         "{seen}"
     );
+}
+
+/// SEP-2243's standard headers as a client (2026-07-28): every POST toolhost makes carries
+/// `Mcp-Method`, and a call `Mcp-Name`. The suite also looks at requests toolhost does not make
+/// of a stateless server (`initialize`, `resources/*`, `prompts/*`), whose checks it skips; the
+/// test requires the ones toolhost makes to succeed and the skips to be only those.
+#[test]
+fn toolhost_sends_the_standard_headers_on_its_requests() {
+    let (checks, _) = run_client(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "http-standard-headers",
+        &["conformance.test_headers"],
+        "{\"toolCalls\": [{\"name\": \"conformance.test_headers\", \"arguments\": {}}]}\n{\"text\": \"done\"}\n",
+        ("", "conformance_client.py"),
+        &["sep-2243-client-includes-standard-headers"],
+    );
+    let status = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c["name"] == name)
+            .map(|c| c["status"].as_str().unwrap_or_default())
+    };
+    for made in [
+        "ClientMcpMethodHeader_tools_list",
+        "ClientMcpMethodHeader_tools_call",
+        "ClientMcpNameHeader_tools_call",
+    ] {
+        assert_eq!(status(made), Some("SUCCESS"), "{made}: {checks:?}");
+    }
+    for check in &checks {
+        if check["status"] == "SKIPPED" {
+            let name = check["name"].as_str().unwrap_or_default();
+            assert!(
+                ["initialize", "initialized", "resources_", "prompts_"]
+                    .iter()
+                    .any(|not_made| name.contains(not_made)),
+                "{name} was skipped"
+            );
+        }
+    }
 }
