@@ -490,3 +490,32 @@ fn toolhost_sends_the_standard_headers_on_its_requests() {
         }
     }
 }
+
+/// SEP-1613 and SEP-2106 through toolhost: a server's tool schema in all of JSON Schema 2020-12
+/// (`$schema`, `$defs` with an `$anchor`, `allOf`, `if`/`then`/`else`, `additionalProperties`)
+/// is imported and served again as the server declared it: the proxied client echoes the schema
+/// toolhost lists back to the suite's server, which compares it with its own.
+#[test]
+fn a_servers_tool_schema_survives_toolhosts_import_and_serving_whole() {
+    let (checks, _) = proxied_scenario(
+        "TOOLHOST_TEST_CONFORMANCE_2026",
+        "json-schema-2020-12-preservation",
+        &[
+            "conformance.json_schema_2020_12_tool",
+            "conformance.json_schema_echo",
+        ],
+    );
+    for kept in [
+        "json-schema-2020-12-client-$schema-preserved",
+        "sep-2106-client-composition-keywords-preserved",
+        "sep-2106-client-conditional-keywords-preserved",
+        "sep-2106-client-anchor-keyword-preserved",
+    ] {
+        assert!(
+            checks
+                .iter()
+                .any(|c| c["id"] == kept && c["status"] == "SUCCESS"),
+            "{kept}: {checks:?}"
+        );
+    }
+}

@@ -7,12 +7,15 @@ input and output, and as the official Python SDK's client of it calls each tool 
 with no arguments, answering every form toolhost relays as a person would: an approval with
 yes, any other form with each field's default, else a plain value of the field's type. So what
 the suite's server asks within a call (its `input_required` answers) travels through toolhost
-to this client and back. Writes what it saw to the project's `seen.json` (each call's tool,
+to this client and back. In `json-schema-2020-12-preservation` it calls only the echo tool,
+with the schema toolhost lists for the scenario's focal tool: what survives toolhost's import
+and serving is what the suite compares. Writes what it saw to the project's `seen.json` (each call's tool,
 isError and text, and each form's message); exits non-zero when a call fails.
 """
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp import Client, types
@@ -42,10 +45,15 @@ async def main() -> None:
     failed = False
     async with Client(server, elicitation_callback=on_elicit, mode="legacy") as client:
         listed = await client.list_tools()
-        for tool in listed.tools:
-            result = await client.call_tool(tool.name, {})
+        calls = [(tool.name, {}) for tool in listed.tools]
+        if os.environ.get("MCP_CONFORMANCE_SCENARIO") == "json-schema-2020-12-preservation":
+            focal = next(t for t in listed.tools if t.name.endswith(".json_schema_2020_12_tool"))
+            echo = next(t for t in listed.tools if t.name.endswith(".json_schema_echo"))
+            calls = [(echo.name, {"schema": focal.input_schema})]
+        for name, arguments in calls:
+            result = await client.call_tool(name, arguments)
             text = " ".join(c.text for c in result.content if c.type == "text")
-            seen["calls"].append({"tool": tool.name, "isError": bool(result.is_error), "text": text})
+            seen["calls"].append({"tool": name, "isError": bool(result.is_error), "text": text})
             failed |= bool(result.is_error)
     with open(f"{project}/seen.json", "w", encoding="utf-8") as f:
         json.dump(seen, f)
