@@ -13,9 +13,8 @@
 //! client, `http-custom-headers` and `http-invalid-tool-headers` (SEP-2243 header-marked
 //! arguments), `json-schema-ref-no-deref`, and with toolhost between the suite's server and an
 //! MCP client of its own, `sep-2322-client-request-state` and `elicitation-sep1034-client-
-//! defaults`; `http-standard-headers` with the checks of requests toolhost does not make
-//! skipped. Not run (the README says why): the enterprise extensions and
-//! `json-schema-2020-12-preservation` (echoing a schema back through a model).
+//! defaults` and `json-schema-2020-12-preservation`; `http-standard-headers` with the checks
+//! of requests toolhost does not make skipped. Not run: the enterprise extensions.
 
 mod common;
 #[path = "../../toolhost-server/tests/conformance/mod.rs"]
