@@ -134,7 +134,13 @@ impl McpTools {
             .map_err(|e| McpError::new(e.code, e.message, Some(json!({"uri": uri}))))?
         {
             MadeByTool::Text(text) => text,
-            MadeByTool::Asking(_) => unreachable!("a read carries no round"),
+            // A read carries no round of answers, so its tool's questions are not asked this way.
+            MadeByTool::Asking(_) => {
+                return Err(McpError::internal_error(
+                    format!("resource {uri} could not be read: its tool asks questions; call it with tools/call instead"),
+                    Some(json!({"uri": uri})),
+                ))
+            }
         };
         // Made by a tool at each read: not to be kept.
         let mut read = json!({
