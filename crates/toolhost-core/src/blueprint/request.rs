@@ -100,19 +100,27 @@ mod tests {
     use super::*;
     use crate::tool::ExecutionMode;
 
-    #[test]
-    fn the_spec_example_combines_as_shown() {
-        let greet = ToolDefinition {
-            name: "greetUser".into(),
-            description: "Greets".into(),
-            parameters: json!({"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]}),
+    /// A local tool named `name` taking `parameters`.
+    fn tool(name: &str, parameters: Value) -> ToolDefinition {
+        ToolDefinition {
+            name: name.into(),
+            description: format!("{name} something"),
+            parameters,
             output_schema: None,
             execution_mode: ExecutionMode::Local,
             execution_provider: None,
             variables: vec![],
             idempotent: false,
             hints: Default::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_spec_example_combines_as_shown() {
+        let greet = tool(
+            "greetUser",
+            json!({"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]}),
+        );
         let output = json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]});
         let s = request_schema(&[greet], Some(&output));
         assert_eq!(s["required"], json!(["meta", "calls", "output"]));
@@ -133,26 +141,15 @@ mod tests {
 
     #[test]
     fn a_call_item_keeps_what_constrains_a_schema_besides_its_properties() {
-        let contact = ToolDefinition {
-            name: "contact".into(),
-            description: "Records a contact".into(),
-            parameters: json!({"type": "object",
+        let contact = tool(
+            "contact",
+            json!({"type": "object",
                 "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
                 "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
                 "if": {"required": ["phone"]}, "then": {"properties": {"email": {"maxLength": 0}}}}),
-            output_schema: None,
-            execution_mode: ExecutionMode::Local,
-            execution_provider: None,
-            variables: vec![],
-            idempotent: false,
-            hints: Default::default(),
-        };
+        );
+        // One tool: the call item is the schema of `calls`' items itself.
         let item = &request_schema(&[contact], None)["properties"]["calls"]["items"];
-        let item = if item.get("anyOf").is_some() {
-            &item["anyOf"][0]
-        } else {
-            item
-        };
         assert!(
             item.get("allOf").is_some() && item.get("if").is_some() && item.get("then").is_some(),
             "{item}"

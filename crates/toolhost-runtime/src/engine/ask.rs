@@ -43,6 +43,25 @@ impl AskKind {
         }
     }
 
+    /// The client capability that answers it, as MCP's `ClientCapabilities` names it.
+    pub fn capability(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "elicitation",
+            AskKind::Sample => "sampling",
+            AskKind::Roots => "roots",
+        }
+    }
+
+    /// MCP client capabilities (JSON) that answer `kinds`: `{"elicitation": {}, ...}`.
+    pub fn capabilities(kinds: &[AskKind]) -> Value {
+        Value::Object(
+            kinds
+                .iter()
+                .map(|kind| (kind.capability().to_owned(), serde_json::json!({})))
+                .collect(),
+        )
+    }
+
     /// The short name a question's key starts with when the tool names none.
     pub fn short(self) -> &'static str {
         match self {

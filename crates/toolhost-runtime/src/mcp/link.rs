@@ -110,15 +110,7 @@ impl ClientHandler for ClientSide {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let answer = self
-            .relay(
-                AskKind::Elicit,
-                serde_json::to_value(&request).unwrap_or_default(),
-            )
-            .await?;
-        serde_json::from_value(answer).map_err(|e| {
-            ErrorData::internal_error(format!("the answer is no elicitation result: {e}"), None)
-        })
+        self.relay(AskKind::Elicit, &request).await
     }
 
     #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
@@ -127,15 +119,7 @@ impl ClientHandler for ClientSide {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let answer = self
-            .relay(
-                AskKind::Sample,
-                serde_json::to_value(&params).unwrap_or_default(),
-            )
-            .await?;
-        serde_json::from_value(answer).map_err(|e| {
-            ErrorData::internal_error(format!("the answer is no sampling result: {e}"), None)
-        })
+        self.relay(AskKind::Sample, &params).await
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
@@ -151,9 +135,15 @@ impl ClientHandler for ClientSide {
 
 impl ClientSide {
     /// Puts a server's request (`params` of a request of `kind`) to whoever made the server's
-    /// call under way. A 2025-11-25 request does not say which call it belongs to: with one
-    /// call under way it is that call's; with none, or several, it is refused, saying why.
-    async fn relay(&self, kind: AskKind, params: Value) -> Result<Value, ErrorData> {
+    /// call under way; the answer, as the request's result. A 2025-11-25 request does not say
+    /// which call it belongs to: with one call under way it is that call's; with none, or
+    /// several, it is refused, saying why.
+    async fn relay<Answer: serde::de::DeserializeOwned>(
+        &self,
+        kind: AskKind,
+        params: &impl serde::Serialize,
+    ) -> Result<Answer, ErrorData> {
+        let params = serde_json::to_value(params).unwrap_or_default();
         let refuse = |why: String| ErrorData::invalid_request(why, None);
         let link = self
             .link
@@ -176,7 +166,13 @@ impl ClientSide {
                 kind.method()
             )));
         };
-        ask(kind, key, params).await.map_err(refuse)
+        let answer = ask(kind, key, params).await.map_err(refuse)?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::internal_error(
+                format!("the answer is no result of {}: {e}", kind.method()),
+                None,
+            )
+        })
     }
 }
 
@@ -677,19 +673,8 @@ fn capabilities_meta(
     if !stateless {
         return None;
     }
-    let capabilities: serde_json::Map<String, Value> = answerable
-        .iter()
-        .map(|kind| {
-            let name = match kind {
-                AskKind::Elicit => "elicitation",
-                AskKind::Sample => "sampling",
-                AskKind::Roots => "roots",
-            };
-            (name.to_owned(), serde_json::json!({}))
-        })
-        .collect();
     serde_json::from_value(serde_json::json!({
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientCapabilities": AskKind::capabilities(answerable),
     }))
     .ok()
 }

@@ -193,15 +193,7 @@ impl McpTools {
 /// The client capabilities that answer `kinds`, as -32021's data names them.
 #[allow(deprecated)] // Sampling and roots are deprecated by SEP-2577, still in 2026-07-28.
 fn required_capabilities(kinds: &[AskKind]) -> ClientCapabilities {
-    let mut required = ClientCapabilities::default();
-    for kind in kinds {
-        match kind {
-            AskKind::Elicit => required.elicitation = Some(Default::default()),
-            AskKind::Sample => required.sampling = Some(Default::default()),
-            AskKind::Roots => required.roots = Some(Default::default()),
-        }
-    }
-    required
+    serde_json::from_value(AskKind::capabilities(kinds)).unwrap_or_default()
 }
 
 #[cfg(test)]
