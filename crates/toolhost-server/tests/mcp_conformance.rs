@@ -21,9 +21,9 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use common::*;
 use conformance::{checks_in, failures, installed, printed};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-
 use toolhost_server::auth::Scope;
 use toolhost_store::CallState;
 
@@ -144,8 +144,8 @@ async fn proxy(target: SocketAddr, token: String) -> SocketAddr {
     addr
 }
 
-/// Runs one scenario of the suite at `suite` against `url`: what failed in it, if anything.
-async fn scenario(suite: &str, version: &str, url: &str, name: &str) -> Result<(), String> {
+/// Runs one scenario of the suite at `suite` against `url`: its checks, or what failed in it.
+async fn scenario(suite: &str, version: &str, url: &str, name: &str) -> Result<Vec<Value>, String> {
     let out = temp_dir();
     let ran = tokio::process::Command::new(installed("TOOLHOST_TEST_NODE22"))
         .arg(suite)
@@ -168,7 +168,7 @@ async fn scenario(suite: &str, version: &str, url: &str, name: &str) -> Result<(
     if !ran.status.success() {
         return Err(format!("scenario {name} failed:\n{printed}"));
     }
-    Ok(())
+    Ok(checks)
 }
 
 /// The tools whose calls completed on any thread of the server.
@@ -191,28 +191,36 @@ async fn conformance(var: &str, version: &str, scenarios: &[&str]) -> TestServer
         config.mcp_agent = Some("fixtures".to_owned());
     })
     .await;
-    run_scenarios(server, var, version, scenarios).await
+    run_scenarios(server, var, version, scenarios).await.0
 }
 
 /// Runs `scenarios` of the suite named by `var` at protocol `version` against `server`; the
-/// server, once they all passed.
+/// server and every check made, once they all passed.
 async fn run_scenarios(
     server: TestServer,
     var: &str,
     version: &str,
     scenarios: &[&str],
-) -> TestServer {
+) -> (TestServer, Vec<Value>) {
     let suite = installed(var);
     let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
     let url = format!("http://{}/mcp", proxy(server.addr, token).await);
-    let mut failed = Vec::new();
+    let (mut failed, mut checks) = (Vec::new(), Vec::new());
     for name in scenarios {
-        if let Err(why) = scenario(&suite, version, &url, name).await {
-            failed.push(why);
+        match scenario(&suite, version, &url, name).await {
+            Ok(made) => checks.extend(made),
+            Err(why) => failed.push(why),
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
-    server
+    (server, checks)
+}
+
+/// Whether check `id` is among `checks`, every time with SUCCESS (INFO passes a scenario, but
+/// some scenarios say INFO when they could not exercise what they test).
+fn succeeded(checks: &[Value], id: &str) -> bool {
+    let made: Vec<&Value> = checks.iter().filter(|c| c["id"] == id).collect();
+    !made.is_empty() && made.iter().all(|c| c["status"] == "SUCCESS")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -273,13 +281,21 @@ async fn the_2026_07_28_stateless_scenario_passes_on_a_project_whose_files_chang
         config.mcp_agent = Some("fixtures".to_owned());
     })
     .await;
-    let server = run_scenarios(
+    let (server, checks) = run_scenarios(
         server,
         "TOOLHOST_TEST_CONFORMANCE_2026",
         "2026-07-28",
         &["server-stateless"],
     )
     .await;
+    for id in [
+        "sep-2575-server-rejects-undeclared-capability",
+        "sep-2575-missing-capability-http-400",
+        "sep-2575-server-sends-tools-list-changed-on-subscription",
+        "sep-2575-server-sends-prompts-list-changed-on-subscription",
+    ] {
+        assert!(succeeded(&checks, id), "{id}: {checks:?}");
+    }
     let called = completed_calls(&server);
     for tool in [
         "test_missing_capability",
@@ -307,7 +323,7 @@ async fn the_2025_11_25_polling_scenario_resumes_a_stream_the_server_let_go_of()
         config.mcp_stream_hold = Some(std::time::Duration::from_millis(200));
     })
     .await;
-    let server = run_scenarios(
+    let (server, checks) = run_scenarios(
         server,
         "TOOLHOST_TEST_CONFORMANCE_2025",
         "2025-11-25",
@@ -315,12 +331,22 @@ async fn the_2025_11_25_polling_scenario_resumes_a_stream_the_server_let_go_of()
     )
     .await;
     assert!(completed_calls(&server).contains("test_reconnection"));
-    // The newer suite's scenario of 2025-11-25 sessions (opened, closed with DELETE, then 404).
-    run_scenarios(
+    // A stream never let go of would pass too (with INFO): the resume itself must succeed.
+    assert!(
+        succeeded(&checks, "server-sse-disconnect-resume"),
+        "{checks:?}"
+    );
+    // The newer suite's scenario of 2025-11-25 sessions (opened, closed with DELETE, then 404;
+    // a server without sessions would pass with INFO).
+    let (_, checks) = run_scenarios(
         server,
         "TOOLHOST_TEST_CONFORMANCE_2026",
         "2025-11-25",
         &["server-session-lifecycle"],
     )
     .await;
+    assert!(
+        checks.len() >= 3 && checks.iter().all(|c| c["status"] == "SUCCESS"),
+        "{checks:?}"
+    );
 }
