@@ -11,13 +11,19 @@
 //! checked when a client reads it (tools may be registered after loading). What a client asks
 //! for is served by `toolhost-server`'s MCP handler.
 
+mod definition_file;
+mod uri_template;
+
+pub use definition_file::{media_type, DefinitionFile};
+pub use uri_template::{percent_decoded, UriTemplate};
+
 use super::definitions::json_files;
 use super::tools::FileProblem;
 use crate::files::{read_text, MAX_FILE_BYTES};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 /// The folder of served prompts, under `agents/`.
 pub const PROMPTS_DIR: &str = "mcp-prompts";
@@ -149,134 +155,6 @@ pub struct McpResourceDef {
     pub mime_type: String,
     /// Where its content comes from.
     pub source: ResourceSource,
-}
-
-/// A URI template of simple expressions: literal text and `{name}`, each expression taking one
-/// non-empty path segment (no `/`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UriTemplate {
-    parts: Vec<TemplatePart>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum TemplatePart {
-    Literal(String),
-    Variable(String),
-}
-
-impl UriTemplate {
-    /// Reads `text`; an error says what is wrong with it.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let mut parts = Vec::new();
-        let mut rest = text;
-        while let Some(open) = rest.find('{') {
-            if rest[..open].contains('}') {
-                return Err("a `}` closes no expression".to_owned());
-            }
-            if open > 0 {
-                parts.push(TemplatePart::Literal(rest[..open].to_owned()));
-            } else if matches!(parts.last(), Some(TemplatePart::Variable(_))) {
-                return Err("two expressions follow each other with nothing between them, so a URI could be split either way".to_owned());
-            }
-            let close = rest[open..]
-                .find('}')
-                .ok_or("an expression `{` is not closed")?;
-            let name = &rest[open + 1..open + close];
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "expression {{{name}}} is not a simple one: write {{NAME}} with letters, digits and `_`"
-                ));
-            }
-            if parts.contains(&TemplatePart::Variable(name.to_owned())) {
-                return Err(format!("expression {{{name}}} is used twice"));
-            }
-            parts.push(TemplatePart::Variable(name.to_owned()));
-            rest = &rest[open + close + 1..];
-        }
-        if rest.contains('}') {
-            return Err("a `}` closes no expression".to_owned());
-        }
-        if !rest.is_empty() {
-            parts.push(TemplatePart::Literal(rest.to_owned()));
-        }
-        if !parts.iter().any(|p| matches!(p, TemplatePart::Variable(_))) {
-            return Err(
-                "a template needs at least one {NAME} expression; a fixed URI goes in `uri`"
-                    .to_owned(),
-            );
-        }
-        Ok(Self { parts })
-    }
-
-    /// The names of its expressions, in order.
-    pub fn variables(&self) -> Vec<&str> {
-        self.parts
-            .iter()
-            .filter_map(|p| match p {
-                TemplatePart::Variable(name) => Some(name.as_str()),
-                TemplatePart::Literal(_) => None,
-            })
-            .collect()
-    }
-
-    /// The values of its expressions if `uri` matches it (percent-decoded), else `None`. A
-    /// value is one path segment: it holds no `/`, `?` or `#`, escaped or not.
-    pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
-        let mut values = BTreeMap::new();
-        matched(&self.parts, uri, &mut values).then_some(values)
-    }
-}
-
-/// Whether `uri` matches `parts`, putting the values of their expressions in `values`. A value
-/// runs to an occurrence of the literal after it; each occurrence is tried in turn.
-fn matched(parts: &[TemplatePart], uri: &str, values: &mut BTreeMap<String, String>) -> bool {
-    match parts {
-        [] => uri.is_empty(),
-        [TemplatePart::Literal(text), rest @ ..] => uri
-            .strip_prefix(text.as_str())
-            .is_some_and(|uri| matched(rest, uri, values)),
-        [TemplatePart::Variable(name), rest @ ..] => {
-            let ends: Vec<usize> = match rest.first() {
-                Some(TemplatePart::Literal(next)) => {
-                    uri.match_indices(next.as_str()).map(|(i, _)| i).collect()
-                }
-                _ => vec![uri.len()],
-            };
-            ends.into_iter().any(|end| {
-                let raw = &uri[..end];
-                let Some(value) = percent_decoded(raw) else {
-                    return false;
-                };
-                if value.is_empty() || value.contains(['/', '?', '#']) || raw.contains(['?', '#']) {
-                    return false;
-                }
-                values.insert(name.clone(), value);
-                matched(rest, &uri[end..], values)
-            })
-        }
-    }
-}
-
-/// `text` with `%XX` escapes decoded; `None` when an escape is broken or the bytes are not
-/// UTF-8 afterwards.
-pub fn percent_decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            // Two hex digits exactly (`from_str_radix` alone would take `+F`).
-            let hex = text
-                .get(i + 1..i + 3)
-                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// The prompts and resources a project serves, and the files that did not load.
@@ -568,88 +446,6 @@ fn text_of(value: Value, arguments: &BTreeSet<&str>) -> Result<Text, String> {
             )),
         })
         .collect()
-}
-
-/// A file a definition names, beside it: a plain relative path (no `..`, not absolute) under
-/// the definition's folder. The folder is checked again at each read, links followed, so a file
-/// swapped for a link out of it after the project loaded is refused, not served.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DefinitionFile {
-    /// The path as written, joined to the definition's folder.
-    pub path: PathBuf,
-    /// The definition's folder, links resolved.
-    folder: PathBuf,
-}
-
-impl DefinitionFile {
-    /// The file `relative` names beside a definition in `folder`, if it is a regular file there.
-    fn beside(folder: &Path, relative: &str) -> Result<Self, String> {
-        let given = Path::new(relative);
-        if relative.is_empty()
-            || !given
-                .components()
-                .all(|c| matches!(c, Component::Normal(_)))
-        {
-            return Err(format!(
-                "{relative:?} must be a plain path relative to the definition's folder (no `..`, not absolute)"
-            ));
-        }
-        let folder = folder
-            .canonicalize()
-            .map_err(|e| format!("the definition's folder cannot be read: {e}"))?;
-        let file = Self {
-            path: folder.join(given),
-            folder,
-        };
-        file.resolved().map_err(|e| format!("{relative} {e}"))?;
-        Ok(file)
-    }
-
-    /// Where the file is now, links followed, if that is a regular file in the folder.
-    fn resolved(&self) -> Result<PathBuf, String> {
-        let real = self
-            .path
-            .canonicalize()
-            .map_err(|e| format!("cannot be read: {e}"))?;
-        if !real.starts_with(&self.folder) {
-            return Err("leads out of the definition's folder".to_owned());
-        }
-        if !real.is_file() {
-            return Err("is not a regular file".to_owned());
-        }
-        Ok(real)
-    }
-
-    /// The file's bytes, at most `limit` of them; an error says why not, without the path (it
-    /// may reach a client).
-    pub fn read(&self, limit: u64) -> Result<Vec<u8>, String> {
-        let real = self.resolved()?;
-        crate::files::read_bytes(&real, limit).map_err(|e| e.reason())
-    }
-
-    /// The file's size and modification time, when it can be resolved.
-    pub fn version(&self) -> Option<(u64, Option<std::time::SystemTime>)> {
-        let meta = std::fs::metadata(self.resolved().ok()?).ok()?;
-        Some((meta.len(), meta.modified().ok()))
-    }
-}
-
-/// The media type of a file, from its extension.
-pub fn media_type(path: &Path) -> Option<&'static str> {
-    let extension = path.extension()?.to_str()?.to_ascii_lowercase();
-    Some(match extension.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "txt" => "text/plain",
-        "md" => "text/markdown",
-        "json" => "application/json",
-        "csv" => "text/csv",
-        "html" => "text/html",
-        "pdf" => "application/pdf",
-        _ => return None,
-    })
 }
 
 fn resource_of(

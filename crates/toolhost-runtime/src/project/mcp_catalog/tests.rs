@@ -1,4 +1,5 @@
 use super::*;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A new project folder with `files` (path, content) written in it.
