@@ -1,18 +1,18 @@
 //! The sandbox's `console`: `log`, `debug`, `info`, `warn` and `error` append to a bounded
-//! [`LogBuffer`]; in a hosted run (a tool file's call) each entry kept is also handed to the
-//! host as it is written (op `log`), so that its thread can show it live. `runCode` runs have
-//! no host: their logs go nowhere else.
+//! [`LogBuffer`]; each entry kept whole is also sent to the run's supervisor as it is written,
+//! so that a run that is killed still has its logs, and a hosted run's host (a tool file's
+//! call) sees them live (op `log`).
 
-use crate::host::Host;
+use crate::host::Channel;
+use crate::ipc::FromRun;
 use crate::result::{LogEntry, LogLevel};
 use rquickjs::function::Rest;
 use rquickjs::{Coerced, Ctx, FromJs, Function, Object, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
 
-/// The host a hosted run's entries are handed to, once its call has one.
-pub(crate) type Relay = Rc<RefCell<Option<Arc<dyn Host>>>>;
+/// Where a run's entries are sent as they are written.
+pub(crate) type Relay = Rc<Channel>;
 
 /// What each entry costs beyond its message's bytes, so that empty entries are bounded too.
 pub(crate) const ENTRY_OVERHEAD: usize = 8;
@@ -52,7 +52,7 @@ impl LogBuffer {
         }
     }
 
-    /// Hands each entry kept from now on to the host in `relay` too.
+    /// Sends each entry kept whole from now on to `relay` too.
     pub(crate) fn relay_to(&mut self, relay: Relay) {
         self.relay = Some(relay);
     }
@@ -137,20 +137,19 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, logs: &Rc<RefCell<LogBuffer>>) -> rqu
                     let mut logs = logs.borrow_mut();
                     let (before, whole) = (logs.entries.len(), message.len());
                     logs.push(level, message);
-                    let host = logs.relay.as_ref().and_then(|r| r.borrow().clone());
+                    let relay = logs.relay.clone();
                     // Only an entry kept whole is handed on: one cut at the cap could end in
                     // part of a secret, which the host's redaction would no longer recognise.
                     let added = logs
                         .entries
                         .last()
                         .filter(|e| logs.entries.len() > before && e.message.len() == whole);
-                    host.zip(added.map(|e| e.message.clone()))
+                    relay.zip(added.cloned())
                 };
-                // The buffer is not borrowed while the host works; what it says is no concern
-                // of the code's (a host that shows no logs refuses the op).
-                if let Some((host, message)) = kept {
-                    let entry = serde_json::json!({"level": level_name(level), "message": message});
-                    let _ = host.call("log", &entry.to_string());
+                // The buffer is not borrowed while the entry is sent; a supervisor that is gone
+                // is no concern of the code's (the run is being ended).
+                if let Some((relay, entry)) = kept {
+                    let _ = relay.tell(&FromRun::Log(entry));
                 }
                 Ok(())
             },
@@ -161,7 +160,7 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, logs: &Rc<RefCell<LogBuffer>>) -> rqu
     ctx.globals().set("console", console)
 }
 
-fn level_name(level: LogLevel) -> &'static str {
+pub(crate) fn level_name(level: LogLevel) -> &'static str {
     match level {
         LogLevel::Log => "log",
         LogLevel::Debug => "debug",

@@ -7,8 +7,10 @@
 //! **What a run gets.** [`Sandbox::run`] takes a [`RunCode`]: the main module's source, the
 //! modules it may import (by exact specifier, source given by the caller), JSON globals, and
 //! which export to call with which JSON arguments (`default` with none unless said). Each run
-//! gets a **fresh QuickJS runtime and context** on a thread of its own, dropped at its end:
-//! nothing of one run is seen by another, at the same time or later.
+//! gets a **fresh QuickJS runtime and context in a process of its own** (a fork of the caller's,
+//! served by a thread of the caller's), which exits at its end: nothing of one run is seen by
+//! another, at the same time or later, and nothing the code does can keep it alive past its
+//! deadline or a stop.
 //!
 //! **What is isolated.** The context has the ECMAScript built-ins (objects, functions, errors,
 //! `Math`, `JSON`, `Date`, `RegExp`, `Proxy`, `Map`/`Set`, typed arrays, `Promise`, `WeakRef`,
@@ -24,9 +26,13 @@
 //! margin, so the engine's own check always fires first]; a deadline from the start of the run
 //! [30 s; `None` leaves only [`RunHandle::terminate`], SA-8's own behaviour]; the result's JSON
 //! [1 MiB]; the logs [64 KiB, each entry costing its bytes plus 8; past the cap entries are cut or
-//! dropped and one `warn` entry at the end says how many]. The deadline and termination are
-//! checked by QuickJS's interrupt handler, which it calls about every 10,000 operations and
-//! during regular-expression matching. QuickJS also caps a string at 2^30 - 1 characters
+//! dropped and one `warn` entry at the end says how many]. The deadline is checked by QuickJS's
+//! interrupt handler, which it calls about every 10,000 operations and during
+//! regular-expression matching, so that the error can say where the code was; a native
+//! operation can run long between two checks, so the run's process is killed once the deadline
+//! is passed by [`grace`] (as long as the deadline, at most 1 s): a run always ends within twice
+//! its deadline and within its deadline plus one second. [`RunHandle::terminate`] kills the
+//! process at once; the result then has the logs the run had written. QuickJS also caps a string at 2^30 - 1 characters
 //! (`InternalError: string too long`). A limit hit is an error result whose `name` says which
 //! ([`RunError::DEADLINE`], [`RunError::TERMINATED`], [`RunError::MEMORY`], [`RunError::STACK`],
 //! [`RunError::RESULT_SIZE`]); memory and stack errors that the code catches itself are its own
@@ -42,29 +48,31 @@
 //! instances); `undefined` as the whole result is `null`. SA-9 also names `reports`, which no
 //! source defines; results do not carry it.
 //!
-//! **Cost.** Creating the runtime and context is part of every run (no pool: nothing can leak
-//! between runs). The `run_code` bench measures start to result and prints
+//! **Cost.** Forking the process and creating the runtime and context are part of every run
+//! (nothing can leak between runs); a [`WarmPool`] does both before the call. The `run_code` bench measures start to result and prints
 //! [`Sandbox::fresh_context_memory`].
 
 mod console;
 mod convert;
 mod host;
 mod imports;
+mod ipc;
+mod process;
 mod result;
 mod worker;
 
 pub use convert::MAX_DEPTH;
 pub use host::{Host, HOST_FUNCTION};
+pub use process::grace;
 pub use result::{Execute, LogEntry, LogLevel, RunCode, RunError, RunResult};
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use worker::Control;
+use process::Control;
 
 /// Stack the run's thread has beyond [`SandboxLimits::max_stack_bytes`], for the frames the
 /// engine does not count (the thread's start, the host's calls, the result's conversion).
@@ -80,7 +88,7 @@ pub struct SandboxLimits {
     /// [`SandboxLimits::MIN_STACK_BYTES`] and [`SandboxLimits::MAX_STACK_BYTES`].
     pub max_stack_bytes: usize,
     /// Wall time from the start of the run after which it is stopped. Default 30 s. The run has
-    /// its thread to itself and never waits for I/O, so this is its CPU time unless the machine
+    /// its process to itself and never waits for I/O, so this is its CPU time unless the machine
     /// is oversubscribed. `None`: only [`RunHandle::terminate`] stops it.
     pub deadline: Option<Duration>,
     /// Bytes of the result's JSON text. Default 1 MiB.
@@ -184,7 +192,7 @@ impl Sandbox {
         &self.limits
     }
 
-    /// Starts `code` on a thread of its own and returns at once. Await the [`RunHandle`] for
+    /// Starts `code` in a process of its own and returns at once. Await the [`RunHandle`] for
     /// the result (awaiting never blocks the async runtime); dropping it unawaited terminates the
     /// run. Refuses an import named like the main module and globals or arguments nested deeper
     /// than [`MAX_DEPTH`].
@@ -216,7 +224,7 @@ impl Sandbox {
         let thread = std::thread::Builder::new()
             .name("toolhost-sandbox-run".to_owned())
             .stack_size(limits.max_stack_bytes + STACK_MARGIN)
-            .spawn(move || worker::run(&limits, code, control, host))
+            .spawn(move || process::run(&limits, code, control, host))
             .map_err(SandboxError::Spawn)?;
         thread.join().map_err(|_| {
             SandboxError::Engine("the run's thread stopped without a result".to_owned())
@@ -256,7 +264,7 @@ impl Sandbox {
             .stack_size(limits.max_stack_bytes + STACK_MARGIN)
             .spawn(move || {
                 // The receiver may be gone (the handle was dropped): the result is then unwanted.
-                let _ = sender.send(worker::run(&limits, code, shared, host));
+                let _ = sender.send(process::run(&limits, code, shared, host));
             })
             .map_err(SandboxError::Spawn)?;
         Ok(RunHandle {
@@ -282,7 +290,7 @@ impl Sandbox {
     }
 }
 
-/// Runs of one module prepared in advance (a warm pool): up to `size` threads each hold a
+/// Runs of one module prepared in advance (a warm pool): up to `size` processes each hold a
 /// fresh runtime and context with the module evaluated, waiting for one call. A call takes one
 /// (or, when none is left, starts cold) and a replacement starts preparing at once. Each
 /// prepared run serves one call and is then dropped, so nothing of one call reaches another,
@@ -305,7 +313,7 @@ impl std::fmt::Debug for WarmPool {
 
 /// A run being prepared or waiting for its call.
 struct Prepared {
-    jobs: std::sync::mpsc::Sender<worker::Job>,
+    jobs: std::sync::mpsc::Sender<process::Job>,
     control: Arc<Control>,
 }
 
@@ -344,7 +352,7 @@ impl WarmPool {
         std::thread::Builder::new()
             .name("toolhost-sandbox-warm".to_owned())
             .stack_size(limits.max_stack_bytes + STACK_MARGIN)
-            .spawn(move || worker::run_warm(&limits, code, shared, waiting))
+            .spawn(move || process::run_warm(&limits, code, shared, waiting))
             .map_err(SandboxError::Spawn)?;
         self.ready
             .lock()
@@ -373,13 +381,13 @@ impl WarmPool {
         // A replacement prepares while this call runs.
         self.prepare()?;
         let (reply, receiver) = oneshot::channel();
-        let job = worker::Job {
+        let job = process::Job {
             execute,
             host,
             reply,
         };
         if let Err(std::sync::mpsc::SendError(job)) = prepared.jobs.send(job) {
-            // The prepared run is gone (its thread ended): start this call cold.
+            // The prepared run is gone (its supervisor ended): start this call cold.
             let mut code = (*self.template).clone();
             code.execute = job.execute;
             return self.sandbox.start(code, job.host);
@@ -415,7 +423,7 @@ impl Terminator {
     /// Asks the run to stop. The code is stopped at its next interrupt check and the run ends
     /// with a [`RunError::TERMINATED`] error (unless it had already finished).
     pub fn terminate(&self) {
-        self.control.terminate.store(true, Ordering::Relaxed);
+        self.control.terminate();
     }
 }
 
@@ -468,6 +476,7 @@ impl Drop for RunHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn dropping_an_unawaited_handle_terminates_its_run() {
@@ -486,8 +495,8 @@ mod tests {
         assert!(!control.terminate.load(Ordering::Relaxed));
         drop(handle);
         assert!(control.terminate.load(Ordering::Relaxed));
-        // The run's thread sees the flag at its next interrupt check and ends, releasing the
-        // last other reference to the control.
+        // The run's process is killed and its supervisor ends, releasing the last other
+        // reference to the control.
         let until = Instant::now() + Duration::from_secs(10);
         while Arc::strong_count(&control) > 1 && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(5));

@@ -1,10 +1,11 @@
-//! One run, start to result, on the thread that owns its QuickJS runtime: a fresh runtime and
-//! context, the limits, the module, the call, the job queue, the result.
+//! One run, start to result, in the run's own process (see [`crate::process`]): a fresh runtime
+//! and context, the limits, the module, the call, the job queue, the result.
 
 use crate::console::{self, LogBuffer};
 use crate::convert::{self, FromJsError};
-use crate::host::Host;
+use crate::host::Channel;
 use crate::imports::{Imports, Sources};
+use crate::ipc::FromRun;
 use crate::result::{Execute, RunCode, RunError, RunResult};
 use crate::SandboxLimits;
 use rquickjs::context::intrinsic;
@@ -15,10 +16,7 @@ use rquickjs::{Context, Ctx, Module, Object, Persistent, Promise, Runtime, Type,
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::oneshot;
 
 /// The name of the main module (in stacks and in import errors); no import may take it.
 pub(crate) const MAIN: &str = "<main>";
@@ -38,84 +36,42 @@ type Intrinsics = (
     intrinsic::WeakRef,
 );
 
-/// What the caller shares with a running run.
-#[derive(Debug, Default)]
-pub(crate) struct Control {
-    pub(crate) terminate: AtomicBool,
-}
-
 /// Why the interrupt handler stopped the code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
     Deadline,
-    Terminated,
 }
 
 /// Rejected promises that nothing handled yet, each with its reason.
 type Rejections = Rc<RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>>;
 
-/// One call a warm run waits for: which export to call with what, the host's door, and where
-/// the result goes.
-pub(crate) struct Job {
-    pub(crate) execute: Execute,
-    pub(crate) host: Option<Arc<dyn Host>>,
-    pub(crate) reply: oneshot::Sender<RunResult>,
-}
-
 /// When a run makes its call.
 pub(crate) enum Start {
     /// As soon as its module is evaluated: the code's own `execute`, with the host's door when
-    /// one is given.
-    Now(Option<Arc<dyn Host>>),
-    /// Once a [`Job`] arrives (a warm run, prepared in advance); no job, no call.
-    Later(std::sync::mpsc::Receiver<Job>),
+    /// `hosted`.
+    Now {
+        /// Whether `__toolhost` reaches a host.
+        hosted: bool,
+    },
+    /// Once a job arrives over the channel (a warm run, prepared in advance); no job, no call.
+    Later,
 }
 
-/// Runs `code` under `limits` on the current thread and returns its result.
+/// Runs `code` under `limits` in the run's own process, talking to its supervisor over
+/// `channel`; the result, or `None` when it was to wait for a job and none came.
 pub(crate) fn run(
     limits: &SandboxLimits,
     code: RunCode,
-    control: Arc<Control>,
-    host: Option<Arc<dyn Host>>,
-) -> RunResult {
-    let (result, _) = start(limits, code, control, Start::Now(host));
-    result.expect("a run that starts now always makes its call")
-}
-
-/// Prepares `code` (a fresh runtime and context, its module evaluated) and makes its call when
-/// a job arrives on `jobs`, answering the job. Returns without a call when the jobs' sender is
-/// dropped first.
-pub(crate) fn run_warm(
-    limits: &SandboxLimits,
-    code: RunCode,
-    control: Arc<Control>,
-    jobs: std::sync::mpsc::Receiver<Job>,
-) {
-    if let (Some(result), Some(reply)) = start(limits, code, control, Start::Later(jobs)) {
-        // The caller may be gone (its handle dropped): the result is then unwanted.
-        let _ = reply.send(result);
-    }
-}
-
-/// The door's slot: empty until the call, then the call's host.
-type HostSlot = Rc<RefCell<Option<Arc<dyn Host>>>>;
-
-fn start(
-    limits: &SandboxLimits,
-    code: RunCode,
-    control: Arc<Control>,
+    channel: Rc<Channel>,
     start: Start,
-) -> (Option<RunResult>, Option<oneshot::Sender<RunResult>>) {
+) -> Option<RunResult> {
     let logs = Rc::new(RefCell::new(LogBuffer::new(limits.max_log_bytes)));
+    logs.borrow_mut().relay_to(Rc::clone(&channel));
     let began = Rc::new(Cell::new(Instant::now()));
-    let mut reply = None;
-    let outcome = execute(limits, code, control, &began, &logs, start, &mut reply);
-    let Some(outcome) = outcome else {
-        return (None, None);
-    };
+    let outcome = execute(limits, code, &channel, &began, &logs, start)?;
     let logs = logs.replace(LogBuffer::new(0)).finish();
     let duration_ms = began.get().elapsed().as_secs_f64() * 1000.0;
-    let result = match outcome {
+    Some(match outcome {
         Ok(result) => RunResult::Success {
             result,
             logs,
@@ -126,8 +82,7 @@ fn start(
             logs,
             duration_ms,
         },
-    };
-    (Some(result), reply)
+    })
 }
 
 /// A fresh runtime with the limits set, and a context with the built-ins and `console`.
@@ -158,40 +113,47 @@ pub(crate) fn fresh(
 fn execute(
     limits: &SandboxLimits,
     mut code: RunCode,
-    control: Arc<Control>,
+    channel: &Rc<Channel>,
     began: &Rc<Cell<Instant>>,
     logs: &Rc<RefCell<LogBuffer>>,
     start: Start,
-    reply: &mut Option<oneshot::Sender<RunResult>>,
 ) -> Option<Result<Json, RunError>> {
     let (rt, context) = match fresh(limits, logs) {
         Ok(fresh) => fresh,
-        Err(e) => return wait_then(start, reply, began, Err(e)),
+        Err(e) => return wait_then(start, channel, began, Err(e)),
     };
-    let slot: HostSlot = Rc::default();
+    let hosted = Rc::new(Cell::new(false));
     // The deadline counts from the start of the preparation, then again from the call.
     let deadline: Rc<Cell<Option<Instant>>> =
         Rc::new(Cell::new(limits.deadline.map(|d| began.get() + d)));
-    let hosted = matches!(start, Start::Now(Some(_)) | Start::Later(_));
-    if hosted {
-        logs.borrow_mut().relay_to(Rc::clone(&slot));
-        let installed =
-            context.with(|ctx| crate::host::install(&ctx, Rc::clone(&slot), Rc::clone(&deadline)));
-        if installed.is_err() {
-            let e = RunError::new(
-                RunError::MEMORY,
-                "the host's door does not fit in the memory cap",
-            );
-            return wait_then(start, reply, began, Err(e));
-        }
+    // `runCode` runs have no door at all; a warm run learns with its call whether its door
+    // reaches a host.
+    let door = !matches!(start, Start::Now { hosted: false });
+    let installed = !door
+        || context
+            .with(|ctx| {
+                crate::host::install(
+                    &ctx,
+                    Rc::clone(channel),
+                    Rc::clone(&hosted),
+                    Rc::clone(&deadline),
+                )
+            })
+            .is_ok();
+    if !installed {
+        let e = RunError::new(
+            RunError::MEMORY,
+            "the host's door does not fit in the memory cap",
+        );
+        return wait_then(start, channel, began, Err(e));
     }
     let stop = Rc::new(Cell::new(None));
     let seen = Rc::clone(&stop);
     let until = Rc::clone(&deadline);
+    // Termination is the supervisor's: it kills the process. The deadline is seen here first,
+    // so that the error can say where the code was; the supervisor kills what does not stop.
     rt.set_interrupt_handler(Some(Box::new(move || {
-        if control.terminate.load(Ordering::Relaxed) {
-            seen.set(Some(Stop::Terminated));
-        } else if until.get().is_some_and(|d| Instant::now() >= d) {
+        if until.get().is_some_and(|d| Instant::now() >= d) {
             seen.set(Some(Stop::Deadline));
         }
         seen.get().is_some()
@@ -225,16 +187,14 @@ fn execute(
         let prepared = run.prepare(&code);
         // The call: now, or when a job comes.
         let call = match start {
-            Start::Now(host) => Some((code.execute.clone(), host)),
-            Start::Later(jobs) => jobs.recv().ok().map(|job| {
-                *reply = Some(job.reply);
-                (job.execute, job.host)
-            }),
+            Start::Now { hosted } => Some((code.execute.clone(), hosted)),
+            Start::Later => channel.job(),
         };
-        let outcome = call.map(|(execute, host)| {
-            *slot.borrow_mut() = host;
+        let outcome = call.map(|(execute, with_host)| {
+            hosted.set(with_host);
             began.set(Instant::now());
             deadline.set(limits.deadline.map(|d| began.get() + d));
+            let _ = channel.tell(&FromRun::Started);
             prepared.and_then(|(namespace, evaluated)| {
                 run.call(namespace, evaluated, &execute, &rejections)
             })
@@ -253,14 +213,15 @@ fn execute(
 /// run's caller learns why from the result), then ends with `failed`.
 fn wait_then(
     start: Start,
-    reply: &mut Option<oneshot::Sender<RunResult>>,
+    channel: &Channel,
     began: &Rc<Cell<Instant>>,
     failed: Result<Json, RunError>,
 ) -> Option<Result<Json, RunError>> {
-    if let Start::Later(jobs) = start {
-        *reply = Some(jobs.recv().ok()?.reply);
+    if let Start::Later = start {
+        channel.job()?;
         began.set(Instant::now());
     }
+    let _ = channel.tell(&FromRun::Started);
     Some(failed)
 }
 
@@ -509,7 +470,7 @@ impl<'js> Run<'_, 'js> {
                     d.as_millis()
                 ),
             ),
-            (Stop::Deadline, None) | (Stop::Terminated, _) => (
+            (Stop::Deadline, None) => (
                 RunError::TERMINATED,
                 "the run was terminated by its caller".to_owned(),
             ),

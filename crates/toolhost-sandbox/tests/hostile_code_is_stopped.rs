@@ -4,8 +4,9 @@
 mod common;
 
 use common::{error_of, run, run_with, small_limits, value_of};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use toolhost_sandbox::{RunCode, RunError, Sandbox, SandboxLimits};
+use toolhost_sandbox::{Host, RunCode, RunError, RunResult, Sandbox, SandboxLimits};
 
 #[tokio::test]
 async fn an_endless_loop_is_killed_at_its_deadline() {
@@ -32,25 +33,50 @@ async fn a_catastrophic_regular_expression_is_killed_at_its_deadline() {
     assert_eq!(name, RunError::DEADLINE);
 }
 
-#[tokio::test]
-async fn terminate_from_the_caller_stops_the_run() {
+/// A host that reports each relayed log entry on a channel, so a test can wait for the run to
+/// reach a point of its code.
+struct Announcing(std::sync::Mutex<std::sync::mpsc::Sender<String>>);
+
+impl Host for Announcing {
+    fn call(&self, op: &str, args: &str) -> Result<String, String> {
+        if op == "log" {
+            let _ = self.0.lock().unwrap().send(args.to_owned());
+        }
+        Ok("null".to_owned())
+    }
+}
+
+/// Starts `source` with no deadline, waits until it logged once, terminates it, and returns its
+/// result and how long the stop took to reach it.
+async fn terminated_after_its_first_log(source: &str) -> (RunResult, Duration) {
     let limits = SandboxLimits {
         deadline: None,
         ..small_limits()
     };
     let sandbox = Sandbox::new(limits).expect("valid limits");
-    let handle = sandbox
-        .run(RunCode {
-            source: "export default function () { console.log('started'); for (;;) {} }".into(),
-            ..RunCode::default()
-        })
-        .expect("the run starts");
+    let (told, heard) = std::sync::mpsc::channel();
+    let host = Arc::new(Announcing(std::sync::Mutex::new(told)));
+    let code = RunCode {
+        source: source.to_owned(),
+        ..RunCode::default()
+    };
+    let handle = sandbox.run_with_host(code, host).expect("the run starts");
     let terminator = handle.terminator();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let stopped = tokio::task::spawn_blocking(move || {
+        heard.recv().expect("the run logs before it spins");
+        let at = Instant::now();
         terminator.terminate();
+        at
     });
     let result = handle.await;
+    let at = stopped.await.expect("the stopping task ends");
+    (result, at.elapsed())
+}
+
+#[tokio::test]
+async fn terminate_from_the_caller_stops_the_run() {
+    let source = "export default function () { console.log('started'); for (;;) {} }";
+    let (result, _) = terminated_after_its_first_log(source).await;
     let (name, message) = error_of(&result);
     assert_eq!(name, RunError::TERMINATED);
     assert_eq!(message, "the run was terminated by its caller");
@@ -59,6 +85,52 @@ async fn terminate_from_the_caller_stops_the_run() {
         "started",
         "logs before the stop are kept"
     );
+}
+
+/// Each of these spends its time in native operations that QuickJS does not interrupt, so its
+/// interrupt checks come seconds apart: the run's process is killed.
+const SLOW_NATIVE: &[(&str, &str)] = &[
+    (
+        "an 8 MB string upper-cased again and again",
+        "const b = 'x'.repeat(8e6); for (;;) b.toUpperCase();",
+    ),
+    (
+        "out-of-memory errors caught again and again",
+        "for (;;) { try { const a = []; for (;;) a.push('y'.repeat(1e6)); } catch (e) {} }",
+    ),
+];
+
+#[tokio::test]
+async fn slow_native_operations_end_within_the_deadline_and_its_grace() {
+    for (what, body) in SLOW_NATIVE {
+        let limits = SandboxLimits {
+            deadline: Some(Duration::from_secs(1)),
+            ..small_limits()
+        };
+        let started = Instant::now();
+        let result = run_with(limits, &format!("export default function () {{ {body} }}")).await;
+        let (name, message) = error_of(&result);
+        assert_eq!(name, RunError::DEADLINE, "{what}: {message}");
+        // Before runs had processes of their own, these ran for minutes. The bound is the
+        // deadline plus its grace (2 s) with a wide margin for a slow machine's fork and start.
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{what} ran {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_stop_reaches_code_in_a_slow_native_operation() {
+    for (what, body) in SLOW_NATIVE {
+        let source = format!("export default function () {{ console.log('spinning'); {body} }}");
+        let (result, took) = terminated_after_its_first_log(&source).await;
+        let (name, _) = error_of(&result);
+        assert_eq!(name, RunError::TERMINATED, "{what}");
+        // The stop kills the process; the old interrupt check took tens of seconds here.
+        assert!(took < Duration::from_secs(10), "{what}: the stop took {took:?}");
+    }
 }
 
 #[tokio::test(flavor = "current_thread")]
