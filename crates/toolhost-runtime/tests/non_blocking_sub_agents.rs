@@ -8,6 +8,7 @@ use common::Project;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use tokio::sync::Notify;
 use toolhost_core::approval::Approval;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason, Verdict};
@@ -54,12 +55,20 @@ fn lead_script() -> Value {
     ])
 }
 
+/// Holds a `note` call: the call signals `entered` when it starts, then waits for `release`
+/// (at most 60 s) before it counts itself.
+#[derive(Default)]
+struct Gate {
+    entered: Notify,
+    release: Notify,
+}
+
 /// With `approve_notes`, every `note` call waits for a person's decision; with `slow_notes`,
-/// each takes 300 ms.
+/// each waits at the gate.
 fn runtime_with(
     project: &Project,
     approve_notes: bool,
-    slow_notes: bool,
+    slow_notes: Option<Arc<Gate>>,
 ) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
@@ -69,9 +78,15 @@ fn runtime_with(
         .parameters(json!({"type": "object", "properties": {}}))
         .handler(move |_: Value, _| {
             let counter = counter.clone();
+            let gate = slow_notes.clone();
             async move {
-                if slow_notes {
-                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                if let Some(gate) = gate {
+                    gate.entered.notify_one();
+                    let _ = tokio::time::timeout(
+                        std::time::Duration::from_secs(60),
+                        gate.release.notified(),
+                    )
+                    .await;
                 }
                 counter.fetch_add(1, Ordering::SeqCst);
                 Ok::<_, ToolError>("noted".to_owned())
@@ -92,7 +107,7 @@ fn runtime_with(
 }
 
 fn runtime(project: &Project, approve_notes: bool) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
-    runtime_with(project, approve_notes, false)
+    runtime_with(project, approve_notes, None)
 }
 
 fn user_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
@@ -190,17 +205,26 @@ async fn a_child_that_waited_for_a_person_delivers_its_result_when_its_own_run_e
 #[tokio::test]
 async fn a_parent_run_cut_off_while_its_child_runs_picks_the_child_up_and_delivers_once() {
     let p = project(lead_script());
-    let (rt, store, notes) = runtime_with(&p, false, true);
+    let gate = Arc::new(Gate::default());
+    let (rt, store, notes) = runtime_with(&p, false, Some(gate.clone()));
     let lead = rt.start_thread("lead", "find it").await.unwrap();
     // The run is dropped while the child's slow `note` runs: like a process that died.
-    let cut = tokio::time::timeout(std::time::Duration::from_millis(150), rt.run(&lead.id)).await;
-    assert!(cut.is_err(), "the run ended before it was cut off");
+    let cut = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        tokio::select! {
+            outcome = rt.run(&lead.id) => panic!("the run ended before it was cut off: {outcome:?}"),
+            () = gate.entered.notified() => {}
+        }
+    })
+    .await;
+    assert!(cut.is_ok(), "the child's `note` did not start within 60 s");
+    // Released now, a `note` that outlived its run would count itself.
+    gate.release.notify_one();
     let child = store.threads(Some(&lead.id)).unwrap().remove(0);
     assert_ne!(store.thread(&child.id).unwrap().status, ThreadStatus::Done);
     assert_eq!(user_texts(&store, &lead.id).len(), 1);
 
     // The lead's next run finds the child, runs it to its end and takes its result up once.
-    let (rt, _, _) = runtime_with(&p, false, false);
+    let (rt, _, _) = runtime_with(&p, false, None);
     rt.run(&lead.id).await.unwrap();
     assert_eq!(store.thread(&child.id).unwrap().status, ThreadStatus::Done);
     let users = user_texts(&store, &lead.id);
