@@ -17,16 +17,65 @@ use toolhost_runtime::engine::{
 };
 use toolhost_store::{CallState, LeaseClaim, Role, SqliteStore, Store, StoreError};
 
-/// A tool that counts its runs and takes `ms` to answer.
-fn slow_tool(ms: u64, runs: &Arc<AtomicUsize>) -> AnyTool {
+/// How long a held tool or model waits for its release before it gives up.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Holds a tool call or model request under way until the test lets it go: whatever it holds
+/// signals `entered` when it starts, then waits for [`Gate::release`] (once released, the gate
+/// stays open).
+struct Gate {
+    entered: tokio::sync::Notify,
+    released: tokio::sync::watch::Sender<bool>,
+}
+
+impl Gate {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            entered: tokio::sync::Notify::new(),
+            released: tokio::sync::watch::channel(false).0,
+        })
+    }
+
+    /// Waits until what the gate holds has started (at most [`PATIENCE`]).
+    async fn entered(&self) {
+        tokio::time::timeout(PATIENCE, self.entered.notified())
+            .await
+            .expect("nothing reached the gate");
+    }
+
+    fn release(&self) {
+        self.released.send_replace(true);
+    }
+
+    /// Signals `entered`, then waits for the release, for `abort` when given, or [`PATIENCE`].
+    async fn hold(&self, abort: Option<&toolhost_core::tool::AbortSignal>) {
+        self.entered.notify_one();
+        let mut released = self.released.subscribe();
+        let give_up = tokio::time::Instant::now() + PATIENCE;
+        while !*released.borrow_and_update()
+            && !abort.is_some_and(|a| a.is_aborted())
+            && tokio::time::Instant::now() < give_up
+        {
+            let _ = tokio::time::timeout(Duration::from_millis(10), released.changed()).await;
+        }
+    }
+}
+
+/// A tool that counts its runs; with a gate it is held there until released or aborted,
+/// without one it answers at once.
+fn slow_tool(gate: Option<&Arc<Gate>>, runs: &Arc<AtomicUsize>) -> AnyTool {
     let runs = runs.clone();
+    let gate = gate.cloned();
     DynamicTool::new("slow", "Takes its time.")
         .parameters(serde_json::json!({"type": "object", "properties": {}}))
-        .handler(move |_: serde_json::Value, _| {
+        .handler(move |_: serde_json::Value, ctx: toolhost_core::ToolContext| {
             let runs = runs.clone();
+            let gate = gate.clone();
             async move {
                 runs.fetch_add(1, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
+                if let Some(gate) = gate {
+                    gate.hold(Some(ctx.abort_signal())).await;
+                }
                 Ok::<_, ToolError>("slept".to_owned())
             }
         })
@@ -42,33 +91,37 @@ fn second_runtime(project: &common::Project, model: Arc<ListModel>) -> Runtime {
     rt
 }
 
-/// Two runtimes on one database file, as two processes would have, both offering `slow`.
+/// Two runtimes on one database file, as two processes would have, both offering `slow`,
+/// held at `gate`.
 struct Two {
     first: Runtime,
     second: Runtime,
     store: Arc<dyn Store>,
     model: Arc<ListModel>,
     runs: Arc<AtomicUsize>,
+    gate: Arc<Gate>,
     // Last: the folder goes after the runtimes that use it. Bind it when taking the others
     // out, or it goes at once.
     project: common::Project,
 }
 
-/// [`Two`] whose model gives `answers` and whose `slow` takes `ms`.
-fn two_runtimes(answers: Vec<Result<ModelResponse, ModelError>>, ms: u64) -> Two {
+/// [`Two`] whose model gives `answers`.
+fn two_runtimes(answers: Vec<Result<ModelResponse, ModelError>>) -> Two {
     let project = one_prompt_project(&["slow"]);
     let model = ListModel::new(answers);
     let runs = Arc::new(AtomicUsize::new(0));
+    let gate = Gate::new();
     let (mut first, store) = runtime_on(&project, model.clone());
-    first.register_tool(slow_tool(ms, &runs));
+    first.register_tool(slow_tool(Some(&gate), &runs));
     let mut second = second_runtime(&project, model.clone());
-    second.register_tool(slow_tool(ms, &runs));
+    second.register_tool(slow_tool(Some(&gate), &runs));
     Two {
         first,
         second,
         store,
         model,
         runs,
+        gate,
         project,
     }
 }
@@ -89,18 +142,18 @@ fn a_second_run_is_refused_while_the_first_owns_the_thread() {
         store,
         model,
         runs,
+        gate,
         project: _project,
-    } = two_runtimes(
-        vec![call_answer("c1", "slow", "{}"), text_answer("done")],
-        400,
-    );
+    } = two_runtimes(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
     let thread = block_on(first.start_thread("a", "go")).unwrap();
 
     let (a, b) = block_on(async {
         tokio::join!(first.run(&thread.id), async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
+            // The first run is inside its `slow` call.
+            gate.entered().await;
             let before = store.messages(&thread.id).unwrap();
             let refused = second.run(&thread.id).await;
+            gate.release();
             (refused, before)
         })
     });
@@ -138,22 +191,22 @@ fn a_message_sent_while_the_thread_runs_is_taken_by_its_owner() {
         second,
         store,
         model,
+        gate,
         project: _project,
         ..
-    } = two_runtimes(
-        vec![
-            call_answer("c1", "slow", "{}"),
-            text_answer("answer to both"),
-            text_answer("answer to the third"),
-        ],
-        400,
-    );
+    } = two_runtimes(vec![
+        call_answer("c1", "slow", "{}"),
+        text_answer("answer to both"),
+        text_answer("answer to the third"),
+    ]);
     let thread = block_on(first.start_thread("a", "first")).unwrap();
 
     let (ran, sent) = block_on(async {
         tokio::join!(first.run(&thread.id), async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            second.send(&thread.id, "second").await
+            gate.entered().await;
+            let sent = second.send(&thread.id, "second").await;
+            gate.release();
+            sent
         })
     });
     assert_eq!(ran.unwrap(), RunOutcome::Done(StopReason::Response));
@@ -193,20 +246,19 @@ fn a_stop_from_another_runtime_reaches_the_owner() {
         store,
         model,
         runs,
+        gate,
         project,
-    } = two_runtimes(
-        vec![
-            call_answer("c1", "slow", "{}"),
-            call_answer("c2", "slow", "{}"),
-            text_answer("never"),
-        ],
-        800,
-    );
+    } = two_runtimes(vec![
+        call_answer("c1", "slow", "{}"),
+        call_answer("c2", "slow", "{}"),
+        text_answer("never"),
+    ]);
     let thread = block_on(first.start_thread("a", "go")).unwrap();
 
+    // `slow` is not released: it ends when the stop reaches it as its abort signal.
     let (ran, asked) = block_on(async {
         tokio::join!(first.run(&thread.id), async {
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            gate.entered().await;
             second.stop(&thread.id).await
         })
     });
@@ -220,7 +272,7 @@ fn a_stop_from_another_runtime_reaches_the_owner() {
     );
     // The next owner starts without the old request.
     let mut resumed = second_runtime(&project, model.clone());
-    resumed.register_tool(slow_tool(1, &runs));
+    resumed.register_tool(slow_tool(None, &runs));
     let again = block_on(resumed.run(&thread.id)).unwrap();
     assert_eq!(again, RunOutcome::Done(StopReason::Response));
     assert_eq!(store.lease(&thread.id).unwrap(), None);
@@ -239,7 +291,7 @@ fn an_expired_lease_is_taken_over_and_a_dead_owner_at_once() {
             &thread.id,
             &LeaseClaim {
                 owner: "elsewhere:4242:abcdef01".into(),
-                ttl_ms: 300,
+                ttl_ms: 600_000,
                 replacing: None,
             },
         )
@@ -248,7 +300,11 @@ fn an_expired_lease_is_taken_over_and_a_dead_owner_at_once() {
         block_on(rt.run(&thread.id)),
         Err(RuntimeError::ThreadBusy { .. })
     ));
-    std::thread::sleep(Duration::from_millis(350));
+    // Its last renewal was for a millisecond, which has passed.
+    store
+        .renew(&thread.id, "elsewhere:4242:abcdef01", 1)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(10));
     assert_eq!(
         block_on(rt.run(&thread.id)).unwrap(),
         RunOutcome::Done(StopReason::Response)
@@ -282,13 +338,16 @@ fn a_run_that_lost_its_lease_writes_nothing_more() {
     let project = one_prompt_project(&["slow"]);
     let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
     let runs = Arc::new(AtomicUsize::new(0));
+    let gate = Gate::new();
     let (mut rt, store) = runtime_on(&project, model);
-    rt.register_tool(slow_tool(500, &runs));
+    rt.register_tool(slow_tool(Some(&gate), &runs));
     let thread = block_on(rt.start_thread("a", "go")).unwrap();
 
+    // `slow` is not released: it ends when the lost lease raises its abort signal.
     let (ran, ()) = block_on(async {
         tokio::join!(rt.run(&thread.id), async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
+            // The run has journaled its call's intent and is inside it.
+            gate.entered().await;
             let owner = store.lease(&thread.id).unwrap().unwrap().owner;
             store
                 .claim(
@@ -324,10 +383,10 @@ fn a_run_that_lost_its_lease_writes_nothing_more() {
     );
 }
 
-/// A model that takes `ms` before it answers like the list model it wraps.
+/// A model held at `gate` before it answers like the list model it wraps.
 struct SlowModel {
     inner: Arc<ListModel>,
-    ms: u64,
+    gate: Arc<Gate>,
 }
 
 impl toolhost_providers::Model for SlowModel {
@@ -340,7 +399,7 @@ impl toolhost_providers::Model for SlowModel {
         request: &'a toolhost_providers::ModelRequest,
     ) -> toolhost_providers::ModelFuture<'a> {
         Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(self.ms)).await;
+            self.gate.hold(None).await;
             self.inner.complete(request).await
         })
     }
@@ -351,20 +410,24 @@ fn a_stop_while_the_model_answers_leaves_no_call_of_unknown_outcome() {
     let project = one_prompt_project(&["slow"]);
     let list = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
     let runs = Arc::new(AtomicUsize::new(0));
+    let gate = Gate::new();
     let (mut rt, store) = runtime_on(&project, list.clone());
     rt.register_model(
         "list",
         Arc::new(SlowModel {
             inner: list.clone(),
-            ms: 300,
+            gate: gate.clone(),
         }),
     );
-    rt.register_tool(slow_tool(1, &runs));
+    rt.register_tool(slow_tool(None, &runs));
     let thread = block_on(rt.start_thread("a", "go")).unwrap();
     let (ran, asked) = block_on(async {
         tokio::join!(rt.run(&thread.id), async {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            rt.stop(&thread.id).await
+            // The model was asked; it answers once the stop was given.
+            gate.entered().await;
+            let asked = rt.stop(&thread.id).await;
+            gate.release();
+            asked
         })
     });
     assert!(asked);
@@ -398,12 +461,16 @@ fn a_run_whose_lease_was_taken_over_in_its_own_process_cannot_write() {
     let project = one_prompt_project(&["slow"]);
     let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
     let runs = Arc::new(AtomicUsize::new(0));
+    let gate = Gate::new();
     let (mut rt, store) = runtime_on(&project, model);
-    rt.register_tool(slow_tool(500, &runs));
+    rt.register_tool(slow_tool(Some(&gate), &runs));
     let thread = block_on(rt.start_thread("a", "go")).unwrap();
+    // `slow` is not released: the first run's call ends when its lost lease raises its abort
+    // signal.
     let (first, second) = block_on(async {
         tokio::join!(rt.run(&thread.id), async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
+            // The first run has journaled its call's intent and is inside it.
+            gate.entered().await;
             // The first run's lease lapses (say its renewals stalled) ...
             let owner = store.lease(&thread.id).unwrap().unwrap().owner;
             store
@@ -465,23 +532,26 @@ fn variables_given_while_the_owner_runs_are_taken_up_when_it_asks_for_them() {
             .build()
             .unwrap()
     };
+    let gate = Gate::new();
     let (mut rt, store) = runtime_on(&project, model.clone());
-    rt.register_tool(slow_tool(400, &runs));
+    rt.register_tool(slow_tool(Some(&gate), &runs));
     rt.register_tool(regional.clone());
     let mut other = second_runtime(&project, model.clone());
     other.register_tool(regional);
     let thread = block_on(rt.start_thread("a", "go")).unwrap();
     let (ran, given) = block_on(async {
         tokio::join!(rt.run(&thread.id), async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            other
+            gate.entered().await;
+            let given = other
                 .set_variables(
                     &thread.id,
                     vec![toolhost_runtime::variables::VariableValue::text(
                         "REGION", "north",
                     )],
                 )
-                .await
+                .await;
+            gate.release();
+            given
         })
     });
     given.unwrap();
