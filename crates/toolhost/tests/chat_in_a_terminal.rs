@@ -207,12 +207,14 @@ fn shop(script: &str) -> TempProject {
     write(root, "pay.py", "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'paid %d' % call['arguments']['amount']}))\n");
     // `slow` runs until the test lets it end (or for five minutes): no timing is assumed. It
     // ignores SIGTERM, so a stop leaves it running for the grace period before it is killed:
-    // long enough for a second Ctrl-C to come while the turn still runs.
+    // long enough for a second Ctrl-C to come while the turn still runs. Once it ignores
+    // SIGTERM it creates the file `ready`.
     write(
         root,
         "slow.py",
         &format!(
-            "import json, os, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\njson.load(sys.stdin)\nend = time.time() + 300\nwhile not os.path.exists({:?}) and time.time() < end:\n    time.sleep(0.05)\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n",
+            "import json, os, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nopen({:?}, 'w').close()\njson.load(sys.stdin)\nend = time.time() + 300\nwhile not os.path.exists({:?}) and time.time() < end:\n    time.sleep(0.05)\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n",
+            root.join("ready").display().to_string(),
             root.join("release").display().to_string()
         ),
     );
@@ -400,6 +402,17 @@ fn a_second_ctrl_c_during_a_turn_leaves_at_once() {
     term.expect("> ");
     term.type_text("sleep long\r");
     term.expect("→ slow {\"amount\":1}");
+    // The stop's SIGTERM must find `slow` ignoring it already.
+    let ready = project.root.join("ready");
+    let start = Instant::now();
+    while !ready.exists() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "slow.py did not start; the terminal shows:\n{}",
+            term.all()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     term.type_text(CTRL_C);
     term.expect("the model is not asked again (Ctrl-C again leaves)");
     term.type_text(CTRL_C);
