@@ -40,8 +40,46 @@ fn limits(deadline: Option<Duration>) -> SandboxLimits {
     }
 }
 
+/// How long a test waits for something it expects before it gives up.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Each `runCode` run is a process of its own, a child of this one. A test that waits for its
+/// run's process takes this lock to write, so that no other test of this file starts one
+/// meanwhile; the others take it to read.
+static SANDBOX_PROCESSES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn sharing_the_sandbox() -> std::sync::RwLockReadGuard<'static, ()> {
+    SANDBOX_PROCESSES.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The live (not yet exited) child processes of this process.
+fn live_children() -> Vec<u32> {
+    let me = std::process::id();
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        // `pid (name) state ppid ...`; the name may hold spaces and parentheses.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(me) && state != Some("Z") && state != Some("X") {
+            children.push(pid);
+        }
+    }
+    children
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_models_run_code_call_returns_the_value_and_the_logs() {
+    let _shared = sharing_the_sandbox();
     let project = one_prompt_project(&["run_code"]);
     let source = "export default (a, b) => { console.log('adding', a, b); return {sum: a + b}; }";
     let model = ListModel::new(vec![
@@ -65,6 +103,7 @@ async fn a_models_run_code_call_returns_the_value_and_the_logs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
+    let _shared = sharing_the_sandbox();
     let project = one_prompt_project(&["run_code"]);
     let model = ListModel::new(vec![
         call_answer(
@@ -72,6 +111,7 @@ async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
             "run_code",
             &code_call("export default () => { for (;;) {} }", json!([])),
         ),
+        text_answer("the loop was stopped"),
         call_answer(
             "c2",
             "run_code",
@@ -85,6 +125,16 @@ async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
     let thread = rt.start_thread("a", "go").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert!(matches!(outcome, RunOutcome::Done(_)), "{outcome:?}");
+    // The run went on after the error: the model was asked again.
+    let last = store.messages(&thread.id).unwrap().pop().unwrap();
+    assert_eq!(last.content.as_deref(), Some("the loop was stopped"));
+    // The thread's next code runs (with a deadline no machine's slowness comes near).
+    rt.set_code_limits(limits(Some(PATIENCE)), 2).unwrap();
+    let again = rt.send(&thread.id, "again").await.unwrap();
+    assert!(
+        matches!(again, toolhost_runtime::engine::Delivery::Ran(RunOutcome::Done(_))),
+        "{again:?}"
+    );
     let results = results_of(&store, &thread.id, "run_code");
     assert_eq!(results[0].status, ToolStatus::Error);
     assert!(
@@ -100,6 +150,7 @@ async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_of_the_thread_terminates_a_running_run_code() {
+    let _alone = SANDBOX_PROCESSES.write().unwrap_or_else(|p| p.into_inner());
     let project = one_prompt_project(&["run_code"]);
     let model = ListModel::new(vec![
         call_answer(
@@ -114,11 +165,24 @@ async fn a_stop_of_the_thread_terminates_a_running_run_code() {
     rt.set_code_limits(limits(None), 1).unwrap();
     let rt = Arc::new(rt);
     let thread = rt.start_thread("a", "go").await.unwrap();
+    let before = live_children();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The stop comes once the call's intent is journaled and its run's process runs.
+    let waiting = std::time::Instant::now();
+    loop {
+        let journaled = !store.calls(&thread.id).unwrap().is_empty();
+        if journaled && live_children().iter().any(|c| !before.contains(c)) {
+            break;
+        }
+        assert!(
+            waiting.elapsed() < PATIENCE && !task.is_finished(),
+            "the run_code call did not start its run (journaled: {journaled})"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(rt.stop(&thread.id).await);
-    let outcome = tokio::time::timeout(Duration::from_secs(10), task)
+    let outcome = tokio::time::timeout(PATIENCE, task)
         .await
         .expect("the stop ended the runaway run")
         .unwrap()
@@ -165,6 +229,7 @@ fn twice_tool() -> toolhost_core::AnyTool {
 }
 
 async fn spans_of_twice(max_in_flight: usize) -> Vec<Vec<i64>> {
+    let _shared = sharing_the_sandbox();
     let project = one_prompt_project(&["twice"]);
     let model = ListModel::new(vec![call_answer("t1", "twice", "{}"), text_answer("done")]);
     let (mut rt, store) = runtime_on(&project, model);
@@ -201,6 +266,7 @@ async fn runs_past_the_in_flight_cap_wait_for_a_slot() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_printed_by_code_is_not_stored() {
+    let _shared = sharing_the_sandbox();
     let project = one_prompt_project(&["run_code"]);
     // The model never sees the secret; the code builds it from its character codes, so only its
     // output holds it.
@@ -227,6 +293,7 @@ async fn a_secret_printed_by_code_is_not_stored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_tool_named_run_code_replaces_the_built_in() {
+    let _shared = sharing_the_sandbox();
     let project = one_prompt_project(&["run_code"]);
     let model = ListModel::new(vec![
         call_answer(
@@ -252,6 +319,7 @@ async fn a_project_tool_named_run_code_replaces_the_built_in() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_tool_file_named_run_code_replaces_the_built_in() {
+    let _shared = sharing_the_sandbox();
     let tool = json!({
         "type": "object", "description": "The project's own code runner.",
         "properties": {"_activity": {"const": "own"}, "source": {"type": "string"}}
