@@ -115,6 +115,8 @@ impl Middleware for Fails {
 fn pay_tool(runs: Arc<AtomicUsize>) -> toolhost_core::AnyTool {
     DynamicTool::new("pay", "Pays.")
         .parameters(json!({"type": "object", "properties": {"amount": {"type": "integer"}}}))
+        // Declared so that a thread may be given it (the failing cases give it as a secret).
+        .variable(toolhost_core::variables::VariableDecl::secret("KEY").optional())
         .handler(move |args: Value, _| {
             let runs = runs.clone();
             async move {
@@ -129,16 +131,31 @@ fn pay_tool(runs: Arc<AtomicUsize>) -> toolhost_core::AnyTool {
 fn runtime(
     answers: Vec<Result<ModelResponse, toolhost_providers::ModelError>>,
 ) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>, common::Project) {
+    let (rt, store, runs, project, _) = runtime_and_model(answers);
+    (rt, store, runs, project)
+}
+
+/// [`runtime`], and its model (which keeps each request).
+fn runtime_and_model(
+    answers: Vec<Result<ModelResponse, toolhost_providers::ModelError>>,
+) -> (
+    Runtime,
+    Arc<dyn Store>,
+    Arc<AtomicUsize>,
+    common::Project,
+    Arc<ListModel>,
+) {
     let project = one_prompt_project(&["pay"]);
-    let (mut rt, store) = runtime_on(&project, ListModel::new(answers));
+    let model = ListModel::new(answers);
+    let (mut rt, store) = runtime_on(&project, model.clone());
     let runs = Arc::new(AtomicUsize::new(0));
     rt.register_tool(pay_tool(runs.clone()));
-    (rt, store, runs, project)
+    (rt, store, runs, project, model)
 }
 
 #[tokio::test]
 async fn each_callback_gets_the_value_now_the_original_the_turn_and_the_calls_ids() {
-    let (mut rt, store, runs, _p) = runtime(vec![
+    let (mut rt, store, runs, _p, model) = runtime_and_model(vec![
         call_answer("wire-1", "pay", r#"{"amount": 5}"#),
         text_answer("done"),
     ]);
@@ -218,6 +235,15 @@ async fn each_callback_gets_the_value_now_the_original_the_turn_and_the_calls_id
     assert_eq!(result.content.as_deref(), Some("paid 50 (checked)"));
     assert_eq!(result.status, Some(toolhost_store::ToolStatus::Success));
     assert_eq!(messages.last().unwrap().content.as_deref(), Some("done!"));
+    // Spec 003: what output middleware returns is what the model gets, with no note of the
+    // changed arguments (that note is for people: the stored metadata keeps it).
+    let requests = model.requests();
+    let shown = requests[1]
+        .iter()
+        .find(|m| m.role == toolhost_providers::ChatRole::Tool)
+        .unwrap();
+    assert_eq!(shown.content.as_deref(), Some("paid 50 (checked)"));
+    assert!(result.metadata.ran_with.is_some());
 }
 
 /// Runs a thread with `Fails { stage }` registered and the secret given as a thread variable;

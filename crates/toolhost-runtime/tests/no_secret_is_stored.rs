@@ -309,6 +309,42 @@ async fn every_common_encoding_of_a_secret_is_redacted_like_the_secret() {
 }
 
 #[tokio::test]
+async fn wrapped_base64_inside_json_text_is_redacted() {
+    // What spec 002 recommends a tool return: `JSON.stringify(...)` of a value that holds the
+    // secret in base64 wrapped at 64 columns, where each line break is the escape `\n`.
+    let project = one_prompt_project(&["wrap"]);
+    let tool = tool_returning("wrap", |token| {
+        let mut stream = vec![b'p'; 40];
+        stream.extend_from_slice(token.as_bytes());
+        stream.extend_from_slice(&[b's'; 40]);
+        let encoded = b64(&stream);
+        let wrapped: Vec<&str> = encoded
+            .as_bytes()
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        ToolResult::success(json!({"key": wrapped.join("\n")}).to_string())
+    });
+    let (rt, store, thread) = run_one_call(&project, tool).await;
+    let (message, _) = stored_result(store.as_ref(), &thread);
+    let text = message.content.unwrap();
+    assert!(text.contains("[redacted TOKEN]"), "{text}");
+    // With its line breaks taken out, what is left holds no trace of the secret.
+    let unwrapped = text.replace("\\n", "");
+    for (what, trace) in common::traces::traces() {
+        assert!(
+            !unwrapped
+                .as_bytes()
+                .windows(trace.len())
+                .any(|w| w == trace),
+            "{what} is in {text}"
+        );
+    }
+    assert_no_trace_in_files(&project.root.join("t.db"));
+    drop(rt);
+}
+
+#[tokio::test]
 async fn a_short_secret_is_redacted_in_clear_but_its_encodings_are_left_alone() {
     // Under 8 bytes a secret's hex or base64 is too short to tell from chance: "4711" in hex is
     // 34373131, a number any hex dump may hold. Its clear and URL-encoded forms are redacted.

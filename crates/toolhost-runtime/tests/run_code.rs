@@ -132,7 +132,10 @@ async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
     rt.set_code_limits(limits(Some(PATIENCE)), 2).unwrap();
     let again = rt.send(&thread.id, "again").await.unwrap();
     assert!(
-        matches!(again, toolhost_runtime::engine::Delivery::Ran(RunOutcome::Done(_))),
+        matches!(
+            again,
+            toolhost_runtime::engine::Delivery::Ran(RunOutcome::Done(_))
+        ),
         "{again:?}"
     );
     let results = results_of(&store, &thread.id, "run_code");

@@ -68,17 +68,19 @@ fn slow_tool(gate: Option<&Arc<Gate>>, runs: &Arc<AtomicUsize>) -> AnyTool {
     let gate = gate.cloned();
     DynamicTool::new("slow", "Takes its time.")
         .parameters(serde_json::json!({"type": "object", "properties": {}}))
-        .handler(move |_: serde_json::Value, ctx: toolhost_core::ToolContext| {
-            let runs = runs.clone();
-            let gate = gate.clone();
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                if let Some(gate) = gate {
-                    gate.hold(Some(ctx.abort_signal())).await;
+        .handler(
+            move |_: serde_json::Value, ctx: toolhost_core::ToolContext| {
+                let runs = runs.clone();
+                let gate = gate.clone();
+                async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    if let Some(gate) = gate {
+                        gate.hold(Some(ctx.abort_signal())).await;
+                    }
+                    Ok::<_, ToolError>("slept".to_owned())
                 }
-                Ok::<_, ToolError>("slept".to_owned())
-            }
-        })
+            },
+        )
         .build()
         .unwrap()
 }

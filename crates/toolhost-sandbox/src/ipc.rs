@@ -48,12 +48,8 @@ pub(crate) enum ToRun {
 /// Writes one frame.
 pub(crate) fn send<T: Serialize>(stream: &mut impl Write, frame: &T) -> io::Result<()> {
     let body = serde_json::to_vec(frame).map_err(io::Error::other)?;
-    let length = u32::try_from(body.len()).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "a frame is larger than 4 GiB",
-        )
-    })?;
+    let length = u32::try_from(body.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a frame is larger than 4 GiB"))?;
     let mut bytes = Vec::with_capacity(body.len() + 4);
     bytes.extend_from_slice(&length.to_le_bytes());
     bytes.extend_from_slice(&body);

@@ -66,13 +66,13 @@ pub use host::{Host, HOST_FUNCTION};
 pub use process::grace;
 pub use result::{Execute, LogEntry, LogLevel, RunCode, RunError, RunResult};
 
+use process::Control;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use process::Control;
 
 /// Stack the run's thread has beyond [`SandboxLimits::max_stack_bytes`], for the frames the
 /// engine does not count (the thread's start, the host's calls, the result's conversion).
@@ -497,7 +497,7 @@ mod tests {
         assert!(control.terminate.load(Ordering::Relaxed));
         // The run's process is killed and its supervisor ends, releasing the last other
         // reference to the control.
-        let until = Instant::now() + Duration::from_secs(10);
+        let until = Instant::now() + Duration::from_secs(60);
         while Arc::strong_count(&control) > 1 && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(5));
         }

@@ -154,8 +154,11 @@ impl Supervisor {
             logs: Vec::new(),
             duration_ms: 0.0,
         };
-        let (ours, theirs) = UnixStream::pair()
-            .map_err(|e| failed(format!("the sandbox could not make a socket for the run: {e}")))?;
+        let (ours, theirs) = UnixStream::pair().map_err(|e| {
+            failed(format!(
+                "the sandbox could not make a socket for the run: {e}"
+            ))
+        })?;
         // SAFETY: getpid and fork have no preconditions. The child runs only `child`, which
         // never returns.
         let parent = unsafe { libc::getpid() };
@@ -218,7 +221,12 @@ impl Supervisor {
             }
             let frame = match ipc::receive::<FromRun>(&mut self.socket, self.frame_cap) {
                 Ok(frame) => frame,
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
                     return self.ended(Some(Stop::Deadline));
                 }
                 Err(e) if e.kind() == io::ErrorKind::InvalidData => {
@@ -278,10 +286,9 @@ impl Supervisor {
     fn ended(&mut self, stop: Option<Stop>) -> RunResult {
         let status = self.reap();
         let error = match stop {
-            _ if self.control.terminated() => RunError::new(
-                RunError::TERMINATED,
-                "the run was terminated by its caller",
-            ),
+            _ if self.control.terminated() => {
+                RunError::new(RunError::TERMINATED, "the run was terminated by its caller")
+            }
             Some(Stop::Deadline) => RunError::new(
                 RunError::DEADLINE,
                 format!(
@@ -292,7 +299,9 @@ impl Supervisor {
             ),
             Some(Stop::Broken(why)) => RunError::new(
                 RunError::SANDBOX,
-                format!("the run's process sent what the sandbox cannot read ({why}); it was killed"),
+                format!(
+                    "the run's process sent what the sandbox cannot read ({why}); it was killed"
+                ),
             ),
             None => RunError::new(
                 RunError::SANDBOX,

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{error_of, run, run_with, small_limits, value_of};
+use common::{error_of, run, run_with, short_deadline, small_limits, value_of};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolhost_sandbox::{Host, RunCode, RunError, RunResult, Sandbox, SandboxLimits};
@@ -11,7 +11,11 @@ use toolhost_sandbox::{Host, RunCode, RunError, RunResult, Sandbox, SandboxLimit
 #[tokio::test]
 async fn an_endless_loop_is_killed_at_its_deadline() {
     let started = Instant::now();
-    let result = run("export default function () { for (;;) {} }").await;
+    let result = run_with(
+        short_deadline(),
+        "export default function () { for (;;) {} }",
+    )
+    .await;
     let (name, message) = error_of(&result);
     assert_eq!(name, RunError::DEADLINE);
     assert!(message.contains("deadline of 500 ms"), "{message}");
@@ -22,14 +26,14 @@ async fn an_endless_loop_is_killed_at_its_deadline() {
 #[tokio::test]
 async fn an_endless_loop_that_catches_everything_is_still_killed() {
     let source = "export default function () { for (;;) { try { for (;;) {} } catch (e) {} } }";
-    let (name, _) = error_of(&run(source).await);
+    let (name, _) = error_of(&run_with(short_deadline(), source).await);
     assert_eq!(name, RunError::DEADLINE);
 }
 
 #[tokio::test]
 async fn a_catastrophic_regular_expression_is_killed_at_its_deadline() {
     let source = "export default () => /^(a+)+$/.test('a'.repeat(64) + 'b')";
-    let (name, _) = error_of(&run(source).await);
+    let (name, _) = error_of(&run_with(short_deadline(), source).await);
     assert_eq!(name, RunError::DEADLINE);
 }
 
@@ -129,13 +133,16 @@ async fn a_stop_reaches_code_in_a_slow_native_operation() {
         let (name, _) = error_of(&result);
         assert_eq!(name, RunError::TERMINATED, "{what}");
         // The stop kills the process; the old interrupt check took tens of seconds here.
-        assert!(took < Duration::from_secs(10), "{what}: the stop took {took:?}");
+        assert!(
+            took < Duration::from_secs(10),
+            "{what}: the stop took {took:?}"
+        );
     }
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn awaiting_a_run_does_not_block_the_async_runtime() {
-    let sandbox = Sandbox::new(small_limits()).expect("valid limits");
+    let sandbox = Sandbox::new(short_deadline()).expect("valid limits");
     let handle = sandbox
         .run(RunCode {
             source: "export default function () { for (;;) {} }".into(),
@@ -237,8 +244,14 @@ async fn a_promise_that_can_never_settle_is_an_error() {
 
 #[tokio::test]
 async fn a_run_after_hostile_runs_still_works() {
+    let hostile = ["export default function () { for (;;) {} }"];
+    for source in hostile {
+        assert!(
+            run_with(short_deadline(), source).await.error().is_some(),
+            "{source}"
+        );
+    }
     let hostile = [
-        "export default function () { for (;;) {} }",
         "export default function () { const a = []; for (;;) a.push([a.length]); }",
         "function f() { return f() + 1; } export default () => f();",
         "export default async () => { Promise.reject(new Error('x')); }",

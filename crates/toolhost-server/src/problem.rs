@@ -130,6 +130,9 @@ impl From<RuntimeError> for Problem {
             RuntimeError::MissingVariables { .. } => {
                 Problem::invalid(e.to_string()).at("/variables")
             }
+            RuntimeError::UndeclaredVariables { .. } => {
+                Problem::invalid(e.to_string()).at("/variables")
+            }
             other => Problem::internal(other.to_string()),
         }
     }

@@ -159,3 +159,35 @@ async fn resume(
         .await;
     events(&resumed.text)
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ended_with_delete_is_answered_no_content_and_is_gone() {
+    let server = TestServer::start_with(&mcp_example(), |config| {
+        config.mcp_agent = Some("fixtures".to_owned());
+    })
+    .await;
+    let token = server.token(&[Scope::Run], Some(vec!["fixtures"]));
+    let session = initialized(&server, &token).await;
+    let ended = server
+        .raw(
+            "DELETE",
+            "/mcp",
+            Some(&token),
+            &[
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-session-id", session.as_str()),
+            ],
+            Vec::new(),
+        )
+        .await;
+    // Not 202: the SDKs take "accepted" for a failure to end the session.
+    assert_eq!(ended.status, 204, "{}", ended.text);
+    let after = post(
+        &server,
+        &token,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(after.status, 404, "{}", after.text);
+}

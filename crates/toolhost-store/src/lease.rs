@@ -24,6 +24,14 @@ pub struct Lease {
     pub stop_requested: bool,
 }
 
+impl Lease {
+    /// Whether the lease still holds at `now`: an expired one is a dead owner's, which the next
+    /// claim takes over, and nobody's to show as the thread's owner.
+    pub fn is_live(&self, now: Millis) -> bool {
+        self.expires_at > now
+    }
+}
+
 /// A request to own a thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseClaim {

@@ -158,9 +158,13 @@ pub trait Store: Send + Sync {
     fn thread_page(&self, query: &ThreadQuery) -> StoreResult<Vec<Thread>>;
 
     /// The ids of the threads that have work no run may be doing, oldest first: those
-    /// `running` (their run may have died with its process), and idle ones with queued work or
-    /// whose last message is a person's that nothing answered. One query, whatever the number
-    /// of threads: what a server takes up when it starts.
+    /// `running` (their run may have died with its process); those with queued messages or
+    /// tools, whatever their status (`idle`, `done` or `failed`: work accepted just before a
+    /// crash), except `paused` ones that still wait for a person (their queue is taken up with
+    /// the decision); `paused` ones whose every approval is decided and every variable request
+    /// answered (the answer was stored, its run never happened); and idle ones whose last
+    /// message is a person's that nothing answered. One query over the work itself, whatever
+    /// the number of threads: what a server takes up when it starts.
     fn threads_with_work(&self) -> StoreResult<Vec<String>>;
 
     /// At most `limit` of the thread's messages after position `after`, in order.

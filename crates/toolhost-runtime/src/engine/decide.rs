@@ -15,6 +15,9 @@ use toolhost_store::{Message, Role, Side, ToolCallRecord};
 pub(super) enum Step {
     /// Take the queued work into the conversation before the model is asked again.
     TakeQueued,
+    /// The queued work is tools only and the turn's step budget is used up: store each as
+    /// not run, naming the budget, and end the run.
+    RefuseQueued(StopReason),
     /// The run ends.
     End(StopReason),
     /// The turn is over and, in a `dual_ai` session, the other side takes the next one.
@@ -52,18 +55,34 @@ pub(super) struct TurnRules<'a> {
     pub max_session_turns: u32,
 }
 
-/// The step after the calls: queued work goes in first; then the turn ends on a reply, its stop
-/// tool or its step budget, and a `dual_ai` session hands the next turn over until it has had
-/// its turns; otherwise the model is asked.
+/// What waits in the thread's queue, as far as the next step cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Queued {
+    /// Nothing.
+    Nothing,
+    /// Tools only (queued by tools, activities or a caller): each costs a step of the turn.
+    ToolsOnly,
+    /// At least one message (which may open a new turn).
+    Messages,
+}
+
+/// The step after the calls: queued work goes in first (queued tools only while the turn's
+/// step budget lasts: a tool that queues itself would otherwise never stop); then the turn ends
+/// on a reply, its stop tool or its step budget, and a `dual_ai` session hands the next turn
+/// over until it has had its turns; otherwise the model is asked.
 pub(super) fn next_step(
-    has_queued: bool,
+    queued: Queued,
     position: &Position,
     rules: &TurnRules<'_>,
     history: &[Message],
     answered: &HashSet<String>,
 ) -> Step {
-    if has_queued {
-        return Step::TakeQueued;
+    match queued {
+        Queued::Nothing => {}
+        Queued::ToolsOnly if position.steps >= rules.max_steps => {
+            return Step::RefuseQueued(StopReason::MaxSteps(rules.max_steps));
+        }
+        Queued::ToolsOnly | Queued::Messages => return Step::TakeQueued,
     }
     // A session binding's call ends the whole session, whatever turn it is.
     if let Some(end) = session_end(position, rules.side, history, answered) {
@@ -147,15 +166,18 @@ mod tests {
         let none = HashSet::new();
         let r = rules(&def.side_a);
         assert_eq!(
-            next_step(true, &position, &r, &asked, &none),
+            next_step(Queued::Messages, &position, &r, &asked, &none),
             Step::TakeQueued
         );
-        assert_eq!(next_step(false, &position, &r, &asked, &none), Step::Ask);
+        assert_eq!(
+            next_step(Queued::Nothing, &position, &r, &asked, &none),
+            Step::Ask
+        );
         let mut replied = asked.clone();
         replied.push(message(Role::Assistant, &[], MessageMeta::default()));
         let position = Position::from_history(&def, &replied);
         assert_eq!(
-            next_step(false, &position, &r, &replied, &none),
+            next_step(Queued::Nothing, &position, &r, &replied, &none),
             Step::End(StopReason::Response)
         );
         // The step budget ends a turn that keeps calling tools.
@@ -168,9 +190,29 @@ mod tests {
         }
         let position = Position::from_history(&def, &busy);
         assert_eq!(
-            next_step(false, &position, &r, &busy, &done),
+            next_step(Queued::Nothing, &position, &r, &busy, &done),
             Step::End(StopReason::MaxSteps(3))
         );
+        // Queued tools count against it too: past it they are refused, a message still goes in.
+        assert_eq!(
+            next_step(Queued::ToolsOnly, &position, &r, &busy, &done),
+            Step::RefuseQueued(StopReason::MaxSteps(3))
+        );
+        assert_eq!(
+            next_step(Queued::Messages, &position, &r, &busy, &done),
+            Step::TakeQueued
+        );
+        let mut queued = asked.clone();
+        let marked = MessageMeta {
+            queued: true,
+            ..MessageMeta::default()
+        };
+        for i in 0..3 {
+            let id = format!("q{i}");
+            queued.push(message(Role::Assistant, &[&id], marked.clone()));
+        }
+        let position = Position::from_history(&def, &queued);
+        assert_eq!(position.steps, 3, "queued tools are steps of the turn");
     }
 
     #[test]
@@ -189,7 +231,13 @@ mod tests {
         ];
         let position = Position::from_history(&def, &first);
         assert_eq!(
-            next_step(false, &position, &rules(&def.side_a), &first, &none),
+            next_step(
+                Queued::Nothing,
+                &position,
+                &rules(&def.side_a),
+                &first,
+                &none
+            ),
             Step::HandOver
         );
         let mut second = first.clone();
@@ -197,7 +245,7 @@ mod tests {
         let position = Position::from_history(&def, &second);
         let side_b = def.side_b.as_ref().unwrap();
         assert_eq!(
-            next_step(false, &position, &rules(side_b), &second, &none),
+            next_step(Queued::Nothing, &position, &rules(side_b), &second, &none),
             Step::End(StopReason::MaxSessionTurns(2))
         );
         // A message from outside opens a new session: its own turns, turn numbers going on.
@@ -207,13 +255,25 @@ mod tests {
         assert_eq!((position.side, position.turn), (Side::A, 3));
         assert_eq!(position.session_turn(), 1);
         assert_eq!(
-            next_step(false, &position, &rules(&def.side_a), &third, &none),
+            next_step(
+                Queued::Nothing,
+                &position,
+                &rules(&def.side_a),
+                &third,
+                &none
+            ),
             Step::Ask
         );
         third.push(message(Role::Assistant, &[], reply(Side::A, 3)));
         let position = Position::from_history(&def, &third);
         assert_eq!(
-            next_step(false, &position, &rules(&def.side_a), &third, &none),
+            next_step(
+                Queued::Nothing,
+                &position,
+                &rules(&def.side_a),
+                &third,
+                &none
+            ),
             Step::HandOver
         );
         // An inbound assistant message (side A's voice) is answered by side B.

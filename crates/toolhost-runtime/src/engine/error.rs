@@ -49,6 +49,15 @@ pub enum RuntimeError {
         /// The missing variables (names only).
         names: Vec<String>,
     },
+    /// Values were given for variables no definition of the project declares (a typo, or a
+    /// name no tool reads); nothing was stored.
+    #[error("no tool, prompt or agent of this project declares {}; it declares {}", quoted(names), if declared.is_empty() { "no variables".to_owned() } else { quoted(declared) })]
+    UndeclaredVariables {
+        /// The names given that nothing declares (cut to 80 characters each when shown).
+        names: Vec<String>,
+        /// The names the project declares.
+        declared: Vec<String>,
+    },
     /// A secret could not be sealed or opened.
     #[error(transparent)]
     Secret(#[from] crate::variables::secrets::SecretError),
@@ -148,4 +157,20 @@ pub fn describe_owner(lease: &toolhost_store::Lease) -> String {
         return format!("{who} owned it since {since}; its lease expired at {expired}, so the next run takes it over");
     }
     format!("{who} owns it since {since}")
+}
+
+/// Names as a person reads them in an error: quoted, each cut to 80 characters, at most ten.
+fn quoted(names: &[String]) -> String {
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(10)
+        .map(|n| match n.char_indices().nth(80) {
+            Some((cut, _)) => format!("\"{}…\"", &n[..cut]),
+            None => format!("\"{n}\""),
+        })
+        .collect();
+    if names.len() > 10 {
+        shown.push(format!("and {} more", names.len() - 10));
+    }
+    shown.join(", ")
 }

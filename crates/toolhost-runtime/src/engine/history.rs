@@ -16,7 +16,7 @@ use super::repair::repair_notice;
 use super::turns::{side_of, Side};
 use std::collections::{HashMap, HashSet};
 use toolhost_providers::{ChatMessage, ChatRole, ModelToolCall};
-use toolhost_store::{Message, Role, ToolStatus};
+use toolhost_store::{ArgumentsEditor, Message, Role, ToolStatus};
 
 /// How one side sees the stored messages; it remembers which calls belong to the other side.
 pub(super) struct ChatView {
@@ -81,14 +81,21 @@ impl ChatView {
                     .tool_call_id
                     .as_ref()
                     .and_then(|id| self.repaired.remove(id));
-                // The model learns what its call ran with when a person or middleware changed it.
-                let edited = m.metadata.ran_with.as_ref().map(|r| {
-                    format!(
-                        "[the call ran with arguments {}: {}]",
-                        r.edited_by.describe(),
-                        r.arguments
-                    )
-                });
+                // The model learns what its call ran with when a person changed it at approval.
+                // What middleware changed is for people (events, transcript): spec 003 gives the
+                // model what output middleware returns, and nothing else.
+                let edited = m
+                    .metadata
+                    .ran_with
+                    .as_ref()
+                    .filter(|r| r.edited_by == ArgumentsEditor::Approval)
+                    .map(|r| {
+                        format!(
+                            "[the call ran with arguments {}: {}]",
+                            r.edited_by.describe(),
+                            r.arguments
+                        )
+                    });
                 for notice in [edited, notice].into_iter().flatten() {
                     let text = message.content.unwrap_or_default();
                     message.content = Some(format!("{notice}\n{text}"));

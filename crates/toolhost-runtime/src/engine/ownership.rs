@@ -223,9 +223,10 @@ impl Runtime {
         self.lease_ttl = ttl.max(Duration::from_millis(30));
     }
 
-    /// Who owns the thread now, if anyone.
+    /// Who owns the thread now, if anyone (an expired lease is a dead owner's: nobody's).
     pub async fn owner_of(&self, thread_id: &str) -> Result<Option<Lease>, RuntimeError> {
-        Ok(self.db.lease(thread_id).await?)
+        let lease = self.db.lease(thread_id).await?;
+        Ok(lease.filter(|l| l.is_live(toolhost_store::now_millis())))
     }
 
     /// Claims the thread for a new run; fails with [`RuntimeError::ThreadBusy`] when another

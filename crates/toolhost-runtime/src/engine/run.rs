@@ -4,10 +4,11 @@
 use super::calls::early_intents;
 use super::context::Turn;
 use super::control::RunControl;
-use super::decide::{next_step, pending_calls, Step, TurnRules};
+use super::decide::{next_step, pending_calls, Queued, Step, TurnRules};
 use super::images::images_of;
 use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
+use super::plan::answer_writes;
 use super::records::{discarded_reply, queued_message};
 use super::scratch::SCRATCH_TAG;
 use super::side::{index_of, run_of, SideRun};
@@ -17,8 +18,9 @@ use crate::project::SUBAGENT_CREATE;
 use std::collections::HashSet;
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
+use toolhost_core::ToolResult;
 
-use toolhost_store::{Message, Role, ThreadStatus, ToolStatus, Write};
+use toolhost_store::{Message, QueueItem, Role, ThreadStatus, ToolStatus, Write};
 
 impl Runtime {
     /// Runs the thread until its turn ends (for a `dual_ai` agent: until its session ends).
@@ -270,8 +272,38 @@ impl Runtime {
                 max_steps: run.max_steps,
                 max_session_turns,
             };
-            match next_step(!queued.is_empty(), &position, &rules, &history, &answered) {
+            let waiting = if queued.is_empty() {
+                Queued::Nothing
+            } else if queued
+                .iter()
+                .all(|q| matches!(q.item, QueueItem::Tool { .. }))
+            {
+                Queued::ToolsOnly
+            } else {
+                Queued::Messages
+            };
+            match next_step(waiting, &position, &rules, &history, &answered) {
                 Step::End(reason) => return self.finish(thread_id, owner, reason).await,
+                Step::RefuseQueued(reason) => {
+                    let through = queued.last().map_or(0, |q| q.seq);
+                    let refusal = ToolResult::error(format!(
+                        "ToolCallError: this queued call was not run: the turn's step budget \
+                         (maxSteps: {}) is used up, and queued tools count against it.",
+                        rules.max_steps
+                    ));
+                    let mut writes = Vec::new();
+                    for q in queued {
+                        let message = queued_message(q.item, &position);
+                        let calls = message.tool_calls.clone();
+                        writes.push(Write::AppendMessage(message));
+                        for call in &calls {
+                            writes.extend(answer_writes(call, false, &refusal));
+                        }
+                    }
+                    writes.push(Write::Dequeue { through });
+                    self.commit(thread_id, owner, writes).await?;
+                    return self.finish(thread_id, owner, reason).await;
+                }
                 Step::HandOver => {
                     position.next_turn();
                     self.refocus(thread_id, &mut sides, &history, &position)
@@ -280,6 +312,10 @@ impl Runtime {
                 }
                 Step::TakeQueued => {
                     let through = queued.last().map_or(0, |q| q.seq);
+                    let tools = queued
+                        .iter()
+                        .filter(|q| matches!(q.item, QueueItem::Tool { .. }))
+                        .count() as u32;
                     let mut writes: Vec<Write> = queued
                         .into_iter()
                         .map(|q| Write::AppendMessage(queued_message(q.item, &position)))
@@ -297,6 +333,8 @@ impl Runtime {
                         position.steps = 0;
                         position.turn += 1;
                     }
+                    // Each queued tool is a step of the turn it runs in.
+                    position.steps += tools;
                     self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
                         .await;
                     if new_turn && position.is_dual() {

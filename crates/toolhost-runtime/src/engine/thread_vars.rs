@@ -121,6 +121,18 @@ impl Runtime {
             .collect()
     }
 
+    /// The names any definition of the project (tool, prompt or agent) declares: the only
+    /// variables a thread may be given (project-wide, since a thread's children inherit them).
+    pub fn declared_names(&self) -> BTreeSet<String> {
+        self.tools
+            .values()
+            .flat_map(|t| t.definition().variables.iter())
+            .chain(self.defs.prompts.values().flat_map(|p| p.variables.iter()))
+            .chain(self.defs.agents.values().flat_map(|a| a.variables.iter()))
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
     /// Whether any definition (tool, prompt or agent) declares `name` a secret.
     pub(super) fn declared_secret(&self, name: &str) -> bool {
         let secret = |d: &VariableDecl| d.name == name && d.kind == VariableKind::Secret;
@@ -318,6 +330,19 @@ impl Runtime {
         values: Vec<VariableValue>,
     ) -> Result<Thread, RuntimeError> {
         let def = self.startable_agent(agent)?;
+        let declared = self.declared_names();
+        let mut undeclared: Vec<String> = values
+            .iter()
+            .filter(|v| !declared.contains(&v.name))
+            .map(|v| v.name.clone())
+            .collect();
+        if !undeclared.is_empty() {
+            undeclared.dedup();
+            return Err(RuntimeError::UndeclaredVariables {
+                names: undeclared,
+                declared: declared.into_iter().collect(),
+            });
+        }
         let given: BTreeSet<&str> = values.iter().map(|v| v.name.as_str()).collect();
         let mut missing: Vec<String> = self
             .agent_declarations(def)

@@ -74,7 +74,8 @@ impl Position {
                 .iter()
                 .rev()
                 .take_while(|m| !is_person(m))
-                .filter(|m| m.role == Role::Assistant && m.depth == 0 && !is_queued(m))
+                // A queued tool is a step too (spec: queued tools count against maxSteps).
+                .filter(|m| m.role == Role::Assistant && m.depth == 0)
                 .count() as u32;
             let turn = turn.max(1);
             return Self {

@@ -30,7 +30,7 @@ use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use toolhost_core::tool::AbortSignal;
 use toolhost_providers::fetch::Fetcher;
 
@@ -371,12 +371,7 @@ impl ServerLink {
                     .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
                 if let Some(stderr) = stderr {
                     let kept = self.stderr.clone();
-                    tokio::spawn(async move {
-                        let mut lines = BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            push_line(&kept, line);
-                        }
-                    });
+                    tokio::spawn(read_stderr(stderr, kept));
                 }
                 tokio::time::timeout(timeout, handler.serve(transport)).await
             }
@@ -736,6 +731,48 @@ impl Drop for Unregister {
     }
 }
 
+/// Reads a server's stderr to its end as bytes, keeping its last lines (as text, invalid
+/// UTF-8 replaced): whatever the server writes, the pipe stays open until it closes it, so the
+/// server never fails on a write to it. A line longer than is kept is read through and cut.
+async fn read_stderr(
+    stderr: impl tokio::io::AsyncRead + Unpin,
+    kept: Arc<Mutex<VecDeque<String>>>,
+) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // At most one byte past the kept length is held; the rest of a long line is skipped.
+        match (&mut reader)
+            .take(STDERR_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if line.last() != Some(&b'\n') && line.len() > STDERR_LINE_BYTES {
+            let mut rest = Vec::new();
+            loop {
+                rest.clear();
+                match (&mut reader)
+                    .take(64 << 10)
+                    .read_until(b'\n', &mut rest)
+                    .await
+                {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if rest.last() == Some(&b'\n') => break,
+                    Ok(_) => {}
+                }
+            }
+        }
+        while matches!(line.last(), Some(b'\n' | b'\r')) {
+            line.pop();
+        }
+        push_line(&kept, String::from_utf8_lossy(&line).into_owned());
+    }
+}
+
 fn push_line(kept: &Mutex<VecDeque<String>>, mut line: String) {
     if line.len() > STDERR_LINE_BYTES {
         let mut end = STDERR_LINE_BYTES;
@@ -765,10 +802,58 @@ async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Tool>, String> 
         tools.extend(page.tools);
         match page.next_cursor {
             Some(next) if !next.is_empty() => cursor = Some(next),
-            _ => return Ok(tools),
+            _ => return unique(tools),
         }
     }
     Err(format!(
         "tools/list returned more than {MAX_LIST_PAGES} pages; the server's cursor may never end"
     ))
+}
+
+/// `tools` when no two share a name: a server that lists one name twice leaves it unclear which
+/// definition a call would run, so none of its list is taken.
+fn unique(tools: Vec<Tool>) -> Result<Vec<Tool>, String> {
+    let mut seen = std::collections::HashSet::new();
+    match tools.iter().find(|t| !seen.insert(t.name.as_ref())) {
+        Some(twice) => Err(format!(
+            "tools/list names the tool {:?} more than once; toolhost cannot tell which \
+             definition a call would run, so it takes none of the server's tools",
+            twice.name
+        )),
+        None => Ok(tools),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn stderr_is_read_to_its_end_whatever_its_bytes() {
+        let kept = Arc::new(Mutex::new(VecDeque::new()));
+        let mut bytes = b"first\n\xff\xfe not text\n".to_vec();
+        bytes.extend_from_slice(&vec![b'x'; 100_000]);
+        bytes.extend_from_slice(b"\nlast words\n");
+        read_stderr(&bytes[..], kept.clone()).await;
+        let kept: Vec<String> = lock(&kept).iter().cloned().collect();
+        assert_eq!(kept.len(), 4, "{kept:?}");
+        assert_eq!(kept[0], "first");
+        assert_eq!(kept[1], "\u{fffd}\u{fffd} not text");
+        assert!(kept[2].starts_with("xxx") && kept[2].ends_with('…'));
+        assert!(kept[2].len() <= STDERR_LINE_BYTES + '…'.len_utf8());
+        assert_eq!(kept[3], "last words");
+    }
+
+    #[test]
+    fn a_tool_listed_twice_is_refused_by_name() {
+        let tool = |name: &str| {
+            serde_json::from_value::<Tool>(serde_json::json!({
+                "name": name, "inputSchema": {"type": "object"}
+            }))
+            .unwrap()
+        };
+        assert_eq!(unique(vec![tool("a"), tool("b")]).unwrap().len(), 2);
+        let refused = unique(vec![tool("a"), tool("b"), tool("a")]).unwrap_err();
+        assert!(refused.contains("\"a\" more than once"), "{refused}");
+    }
 }

@@ -4,12 +4,21 @@
 use std::time::Duration;
 use toolhost_sandbox::{RunCode, RunResult, Sandbox, SandboxLimits};
 
-/// Limits small enough that hostile tests end quickly.
+/// A small memory cap, so that memory tests end quickly, and a deadline long enough that no
+/// run that is meant to end by itself meets it, however slow the machine.
 pub fn small_limits() -> SandboxLimits {
     SandboxLimits {
         memory_bytes: 16 << 20,
-        deadline: Some(Duration::from_millis(500)),
+        deadline: Some(Duration::from_secs(60)),
         ..SandboxLimits::default()
+    }
+}
+
+/// [`small_limits`] with a deadline of 500 ms, for runs that only their deadline ends.
+pub fn short_deadline() -> SandboxLimits {
+    SandboxLimits {
+        deadline: Some(Duration::from_millis(500)),
+        ..small_limits()
     }
 }
 

@@ -20,6 +20,10 @@ use std::sync::Arc;
 use toolhost_core::AnyTool;
 use toolhost_runtime::engine::{fit_arguments, RunOutcome, RuntimeError, ScratchCall, Waiting};
 
+/// How long a cancelled call's run may take to stop (a tool that does not heed its abort
+/// signal); past it the run is dropped and the call's outcome is unknown.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl McpTools {
     /// Runs one call on the session's thread, unless the client cancels it. `round` is what a
     /// 2026-07-28 request carries for what the tool asks (see `question_rounds`).
@@ -234,10 +238,23 @@ impl McpTools {
         let within_call = asks_within_call(context);
         let waiting_since = tokio::time::Instant::now();
         let outcome = loop {
+            let run = runtime.run(thread_id);
+            tokio::pin!(run);
             let outcome = tokio::select! {
-                outcome = runtime.run(thread_id) => outcome,
+                outcome = &mut run => outcome,
                 () = context.ct.cancelled() => {
+                    // The run is stopped while it still owns the thread, and awaited: the call
+                    // under way is interrupted (or, not started, answered "not run"), stored
+                    // with its error result, and the thread is left free. Dropping the run
+                    // instead would leave it `running` with an unanswered call.
                     runtime.stop(thread_id).await;
+                    if tokio::time::timeout(CANCEL_GRACE, &mut run).await.is_err() {
+                        tracing::warn!(
+                            thread = thread_id,
+                            "a cancelled call did not stop within {} s; its run was dropped",
+                            CANCEL_GRACE.as_secs()
+                        );
+                    }
                     return Err(McpError::internal_error("the call was cancelled", None));
                 }
             };

@@ -145,6 +145,11 @@ async fn require_caller(State(gate): State<Gate>, request: Request, next: Next) 
     let closing = parts.method == Method::DELETE;
     let posted = parts.method == Method::POST;
     let mut response = next.run(Request::from_parts(parts, body)).await;
+    // A session ended by DELETE is done, not accepted for later: the SDKs take 202 for a
+    // failure to end it.
+    if closing && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
     if let (Some(hold), true, Some(_)) = (gate.hold, posted, &session) {
         response = held(response, hold);
     }

@@ -81,9 +81,11 @@ pub(super) async fn decide(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, call_id)): Path<(String, String)>,
-    JsonBody(body): JsonBody<DecideBody>,
+    // Taken as a result so that the caller's scope is checked before the body's faults.
+    body: Result<JsonBody<DecideBody>, Problem>,
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Approve)?;
+    let JsonBody(body) = body?;
     reachable_thread(&state, &caller, &id).await?;
     let who = format!("token {}", caller.token_id);
     let verdict = match body.decision {

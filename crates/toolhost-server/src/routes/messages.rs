@@ -83,9 +83,11 @@ pub(super) async fn send(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody<SendBody>,
+    // Taken as a result so that the caller's scope is checked before the body's faults.
+    body: Result<JsonBody<SendBody>, Problem>,
 ) -> Result<(StatusCode, Json<Value>), Problem> {
     caller.require(Scope::Run)?;
+    let JsonBody(body) = body?;
     let thread = reachable_thread(&state, &caller, &id).await?;
     if thread.tags.iter().any(|t| t == "scratch") {
         return Err(Problem::new(

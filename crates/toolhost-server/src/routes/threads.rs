@@ -47,9 +47,11 @@ pub(super) struct NewThreadBody {
 pub(super) async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(body): JsonBody<NewThreadBody>,
+    // Taken as a result so that the caller's scope is checked before the body's faults.
+    body: Result<JsonBody<NewThreadBody>, Problem>,
 ) -> Result<(StatusCode, Json<Value>), Problem> {
     caller.require(Scope::Run)?;
+    let JsonBody(body) = body?;
     caller.require_agent(&body.agent)?;
     if body.message.trim().is_empty() {
         return Err(Problem::invalid("the first message is empty").at("/message"));
@@ -207,7 +209,8 @@ pub(super) async fn get(
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Read)?;
     let thread = reachable_thread(&state, &caller, &id).await?;
-    let owner = state.db.lease(&id).await?;
+    // An expired lease is a dead owner's: nobody owns the thread.
+    let owner = (state.db.lease(&id).await?).filter(|l| l.is_live(toolhost_store::now_millis()));
     let approvals: Vec<Value> = state
         .db
         .approvals(&id)

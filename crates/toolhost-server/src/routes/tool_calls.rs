@@ -56,9 +56,11 @@ pub(super) async fn call(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
-    JsonBody(body): JsonBody<CallBody>,
+    // Taken as a result so that the caller's scope is checked before the body's faults.
+    body: Result<JsonBody<CallBody>, Problem>,
 ) -> Result<(StatusCode, Json<Value>), Problem> {
     caller.require(Scope::Run)?;
+    let JsonBody(body) = body?;
     let runtime = &state.runtime();
     let tool = visible_tool(runtime, &caller, &name)?;
     let offering = offering_agents(runtime, &name, true);

@@ -217,9 +217,11 @@ pub(super) async fn validate(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
-    JsonBody(body): JsonBody<ValidateBody>,
+    // Taken as a result so that the caller's scope is checked before the body's faults.
+    body: Result<JsonBody<ValidateBody>, Problem>,
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Read)?;
+    let JsonBody(body) = body?;
     let tool = visible_tool(&state.runtime(), &caller, &name)?;
     let (text, _) = argument_text(body.arguments, body.argument_text)?;
     Ok(Json(match fit_arguments(&tool, &text) {

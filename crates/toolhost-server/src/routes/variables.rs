@@ -95,9 +95,11 @@ pub(super) async fn give(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, request_id)): Path<(String, String)>,
-    JsonBody(body): JsonBody<GiveBody>,
+    // Taken as a result so that the caller's scope is checked before the body's faults.
+    body: Result<JsonBody<GiveBody>, Problem>,
 ) -> Result<Json<Value>, Problem> {
     caller.require(Scope::Run)?;
+    let JsonBody(body) = body?;
     reachable_thread(&state, &caller, &id).await?;
     let request = request_of(&state, &id, &request_id).await?;
     if request.answered_at.is_some() {

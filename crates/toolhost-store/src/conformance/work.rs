@@ -3,8 +3,10 @@
 use super::{text, thread};
 use crate::*;
 
-/// Running threads, and idle ones with queued work or an unanswered message from a person, are
-/// found, oldest first; threads that are answered, paused, done or failed are not.
+/// Running threads, threads of any status but paused with queued work, paused ones whose wait
+/// is over, and idle ones with an unanswered message from a person are found, oldest first;
+/// threads that are answered, wait for a person, or are done or failed with nothing queued are
+/// not.
 pub fn threads_with_work_are_found_in_one_read(store: &dyn Store) {
     let with = |writes: Vec<Write>| {
         let id = thread(store);
@@ -32,9 +34,63 @@ pub fn threads_with_work_are_found_in_one_read(store: &dyn Store) {
             content: "and then?".into(),
         }),
     ]);
+    let asked = |call_id: &str| {
+        Write::RequestApproval(ApprovalRequest {
+            call_id: call_id.into(),
+            tool: "pay".into(),
+            arguments: serde_json::json!({"amount": 5}),
+            args_hash: "hash-1".into(),
+            tool_fingerprint: "tool-1".into(),
+            reason: None,
+            reject_message: None,
+        })
+    };
+    let later = || {
+        Write::Enqueue(QueueItem::Message {
+            role: Role::User,
+            content: "and then?".into(),
+        })
+    };
     let _paused = with(vec![
         text(Role::User, "pay"),
+        asked("c1"),
+        later(),
         Write::SetStatus(ThreadStatus::Paused),
+    ]);
+    let decided = with(vec![
+        text(Role::User, "pay"),
+        asked("c1"),
+        Write::SetStatus(ThreadStatus::Paused),
+        Write::DecideApproval {
+            call_id: "c1".into(),
+            decision: ApprovalDecision {
+                approved: true,
+                always: false,
+                message: None,
+                reason: None,
+                edited_arguments: None,
+                decided_by: "tester".into(),
+                args_hash: "hash-1".into(),
+                tool_fingerprint: "tool-1".into(),
+            },
+        },
+    ]);
+    let _asked_for_values = with(vec![
+        text(Role::User, "log in"),
+        Write::RequestVariables {
+            id: "r1".into(),
+            names: vec!["TOKEN".into()],
+        },
+        Write::SetStatus(ThreadStatus::Paused),
+    ]);
+    let given_values = with(vec![
+        text(Role::User, "log in"),
+        Write::RequestVariables {
+            id: "r1".into(),
+            names: vec!["TOKEN".into()],
+        },
+        Write::SetStatus(ThreadStatus::Paused),
+        Write::AnswerVariables { id: "r1".into() },
     ]);
     let _done = with(vec![
         text(Role::User, "bye"),
@@ -44,9 +100,28 @@ pub fn threads_with_work_are_found_in_one_read(store: &dyn Store) {
         text(Role::User, "bye"),
         Write::SetStatus(ThreadStatus::Failed),
     ]);
+    // Work accepted on a finished thread just before a crash.
+    let done_then_sent = with(vec![
+        text(Role::User, "bye"),
+        Write::SetStatus(ThreadStatus::Done),
+        later(),
+    ]);
+    let failed_then_sent = with(vec![
+        text(Role::User, "bye"),
+        Write::SetStatus(ThreadStatus::Failed),
+        later(),
+    ]);
     assert_eq!(
         store.threads_with_work().unwrap(),
-        [unanswered, running, queued]
+        [
+            unanswered,
+            running,
+            queued,
+            decided,
+            given_values,
+            done_then_sent,
+            failed_then_sent
+        ]
     );
 }
 

@@ -116,7 +116,11 @@ pub fn threads(cmd: ThreadsCommand) -> ExitCode {
                 .and_then(|t| Ok((t, store.messages(&thread_id)?, store.calls(&thread_id)?)));
             match loaded {
                 Ok((t, messages, calls)) => {
-                    let owner = store.lease(&t.id).ok().flatten();
+                    let owner = store
+                        .lease(&t.id)
+                        .ok()
+                        .flatten()
+                        .filter(|l| l.is_live(toolhost_store::now_millis()));
                     if json {
                         let mut record = thread_json(&t, &messages, &calls);
                         record["pending"] = pending_json(store.as_ref(), &t.id);

@@ -130,8 +130,8 @@ impl Form {
                 // The neighbour that shares bits with the secret, across a line break.
                 let before = |start: usize| {
                     let mut q = start;
-                    while q > 0 && is_line_break(text[q - 1]) {
-                        q -= 1;
+                    while let Some(n) = break_before(text, q) {
+                        q -= n;
                     }
                     if *lead && q > 0 && is_base64_char(text[q - 1]) {
                         q - 1
@@ -141,8 +141,8 @@ impl Form {
                 };
                 let after = |end: usize| {
                     let mut q = end;
-                    while text.get(q).copied().is_some_and(is_line_break) {
-                        q += 1;
+                    while let Break::Whole(n) = line_break(text, q) {
+                        q += n;
                     }
                     if *trail && text.get(q).copied().is_some_and(is_base64_char) {
                         q + 1
@@ -164,8 +164,69 @@ impl Form {
     }
 }
 
-fn is_line_break(c: u8) -> bool {
-    matches!(c, b'\n' | b'\r')
+/// A line break at a position of the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Break {
+    /// None starts there.
+    None,
+    /// One of this many bytes.
+    Whole(usize),
+    /// The text ends inside what may be one.
+    Cut,
+}
+
+/// What ends a line of wrapped base64 in text: a raw `\n` or `\r`, or one escaped as JSON
+/// writes it (`\n`, `\r`, `\u000a`, `\u000d`) behind any number of backslashes (JSON text inside
+/// JSON text), since a tool may return `JSON.stringify` of a wrapped value.
+const ESCAPED_BREAKS: [&[u8]; 4] = [b"n", b"r", b"u000a", b"u000d"];
+
+/// The line break that starts at `text[p]`, if any.
+fn line_break(text: &[u8], p: usize) -> Break {
+    match text.get(p) {
+        Some(b'\n' | b'\r') => Break::Whole(1),
+        Some(b'\\') => {
+            let mut q = p;
+            while text.get(q) == Some(&b'\\') {
+                q += 1;
+            }
+            let rest = &text[q..];
+            if rest.is_empty() {
+                return Break::Cut;
+            }
+            for tail in ESCAPED_BREAKS {
+                let n = tail.len().min(rest.len());
+                if rest[..n].eq_ignore_ascii_case(&tail[..n]) {
+                    return if n == tail.len() {
+                        Break::Whole(q - p + n)
+                    } else {
+                        Break::Cut
+                    };
+                }
+            }
+            Break::None
+        }
+        _ => Break::None,
+    }
+}
+
+/// The length of the line break that ends just before `text[q]`, if any.
+fn break_before(text: &[u8], q: usize) -> Option<usize> {
+    let head = &text[..q];
+    if head.last().is_some_and(|c| matches!(c, b'\n' | b'\r')) {
+        return Some(1);
+    }
+    ESCAPED_BREAKS.iter().find_map(|tail| {
+        let body = head.len().checked_sub(tail.len())?;
+        if !head[body..].eq_ignore_ascii_case(tail) {
+            return None;
+        }
+        let slashes = head[..body]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'\\')
+            .count();
+        (slashes > 0).then_some(tail.len() + slashes)
+    })
 }
 
 /// `pattern` at `at`, where base64 wrapped in lines (MIME, PEM) may break it anywhere after its
@@ -174,8 +235,12 @@ fn wrapped(pattern: &[u8], text: &[u8], at: usize) -> Step {
     let mut p = at;
     for (i, &want) in pattern.iter().enumerate() {
         if i > 0 {
-            while text.get(p).copied().is_some_and(is_line_break) {
-                p += 1;
+            loop {
+                match line_break(text, p) {
+                    Break::Whole(n) => p += n,
+                    Break::Cut => return Step::Partial { start: at },
+                    Break::None => break,
+                }
             }
         }
         match text.get(p) {
@@ -387,6 +452,45 @@ mod tests {
             (0..wrapped.len()).any(|at| matches!(f.step(&wrapped, at), Step::Full { .. }))
         });
         assert!(found, "{}", String::from_utf8_lossy(&wrapped));
+    }
+
+    #[test]
+    fn base64_wrapped_in_lines_is_matched_inside_json_text() {
+        let secret = b"sk-live-4f9a8b7c6d5e";
+        let mut stream = b"x".repeat(40);
+        stream.extend_from_slice(secret);
+        stream.extend_from_slice(&b"y".repeat(40));
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&stream);
+        let lines: Vec<&str> = encoded
+            .as_bytes()
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        let wrapped = lines.join("\n");
+        // As `JSON.stringify({key: wrapped})` writes it, once and twice.
+        let once = serde_json::json!({ "key": wrapped }).to_string();
+        let twice = serde_json::to_string(&once).unwrap();
+        let unicode = lines.join("\\u000A");
+        let forms = forms_of(secret);
+        for text in [&once, &twice, &unicode] {
+            let text = text.as_bytes();
+            let found = forms
+                .iter()
+                .skip(2)
+                .any(|f| (0..text.len()).any(|at| matches!(f.step(text, at), Step::Full { .. })));
+            assert!(found, "{}", String::from_utf8_lossy(text));
+        }
+    }
+
+    #[test]
+    fn a_text_that_ends_inside_an_escaped_break_may_go_on() {
+        assert_eq!(line_break(b"ab\\", 2), Break::Cut);
+        assert_eq!(line_break(b"ab\\u00", 2), Break::Cut);
+        assert_eq!(line_break(b"ab\\u000a", 2), Break::Whole(6));
+        assert_eq!(line_break(b"ab\\\\n", 2), Break::Whole(3));
+        assert_eq!(line_break(b"ab\\t", 2), Break::None);
+        assert_eq!(break_before(b"x\\\\n", 4), Some(3));
+        assert_eq!(break_before(b"xn", 2), None);
     }
 
     #[test]
