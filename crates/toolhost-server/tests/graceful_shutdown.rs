@@ -32,7 +32,9 @@ async fn a_shutdown_mid_call_stores_the_result_and_releases_the_thread() {
         ),
         (
             "agents/activities/nap.json",
-            r#"{"command": ["sh", "-c", "touch started; sleep 1; echo '{\"status\": \"success\", \"result\": \"napped\"}'"], "timeoutMs": 30000, "env": ["PATH"]}"#,
+            // It naps until the test lets it end (the file `release`, made once the shutdown
+            // began), or a minute at most.
+            r#"{"command": ["sh", "-c", "touch started; n=0; while [ ! -e release ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done; echo '{\"status\": \"success\", \"result\": \"napped\"}'"], "timeoutMs": 120000, "env": ["PATH"]}"#,
         ),
     ]);
     let server = TestServer::start_on(&project).await;
@@ -45,7 +47,7 @@ async fn a_shutdown_mid_call_stores_the_result_and_releases_the_thread() {
     // (its working folder). A stop before it starts would answer the call "not run" instead.
     let mut waited = 0;
     while !project.join("started").exists() {
-        assert!(waited < 3000, "the call never started");
+        assert!(waited < 6000, "the call never started");
         tokio::time::sleep(Duration::from_millis(10)).await;
         waited += 1;
     }
@@ -59,10 +61,20 @@ async fn a_shutdown_mid_call_stores_the_result_and_releases_the_thread() {
     stream.until("message", Duration::from_secs(60)).await;
 
     // A guard against a hang, not a measure: a stream that held the shutdown would never end.
-    let data = tokio::time::timeout(Duration::from_secs(120), server.shutdown_keeping_data())
-        .await
-        .expect("the shutdown ended although a stream was open");
-    let rest = stream.until("error", Duration::from_secs(60)).await;
+    // The stream's end says the shutdown began (its runs were asked to stop at the same step):
+    // only then does the program end.
+    let (data, rest) = tokio::join!(
+        async {
+            tokio::time::timeout(Duration::from_secs(120), server.shutdown_keeping_data())
+                .await
+                .expect("the shutdown ended although a stream was open")
+        },
+        async {
+            let rest = stream.until("error", Duration::from_secs(60)).await;
+            std::fs::write(project.join("release"), b"").unwrap();
+            rest
+        }
+    );
     assert!(
         rest.last().unwrap().data["detail"]
             .as_str()
