@@ -24,7 +24,9 @@ fn count(store: &dyn Store, thread: &str, role: Role, content: &str) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_messages_of_finished_threads_are_answered_once_after_a_restart() {
     let project = echo_project(
-        "{\"text\": \"first answer\", \"times\": 2}\n{\"text\": \"later answer\", \"times\": 2}\n",
+        // The turn played is the number of answers the thread has: each thread's first message
+        // gets the first, the queued one the second.
+        "{\"text\": \"first answer\"}\n{\"text\": \"later answer\"}\n",
     );
     let data = temp_dir();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());

@@ -203,3 +203,74 @@ async fn a_wrong_method_or_an_undecodable_path_is_a_problem_too() {
         "the scheme's name is case-insensitive"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_without_the_scope_is_refused_before_its_body_is_looked_at() {
+    let server = TestServer::start().await;
+    let reader = server.token(&[toolhost_server::auth::Scope::Read], None);
+    let thread_id = "t-none";
+    let routes = [
+        "/v1/threads".to_owned(),
+        format!("/v1/threads/{thread_id}/messages"),
+        format!("/v1/threads/{thread_id}/approvals/c1"),
+        format!("/v1/threads/{thread_id}/variables/r1"),
+        "/v1/tools/get_weather/call".to_owned(),
+    ];
+    for path in routes {
+        for (content_type, body) in [
+            ("text/plain", b"hello".to_vec()),
+            ("application/json", b"{not json".to_vec()),
+        ] {
+            let answer = server
+                .raw(
+                    "POST",
+                    &path,
+                    Some(&reader),
+                    &[("content-type", content_type)],
+                    body,
+                )
+                .await;
+            assert_eq!(answer.status, 403, "{path} {content_type}: {}", answer.text);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn variables_no_definition_declares_are_refused_and_nothing_is_stored() {
+    let server = TestServer::start().await;
+    let token = server.admin();
+    let before = server.store.thread_page(&every_thread()).unwrap().len();
+    let long = "N".repeat(10_000);
+    for given in [
+        json!({"agent": "cashier", "message": "hi", "variables": {"TYPO": "a"}}),
+        json!({"agent": "cashier", "message": "hi", "secrets": {"TYPO": "a"}}),
+        json!({"agent": "cashier", "message": "hi", "variables": {long.clone(): "a"}}),
+    ] {
+        let refused = server
+            .raw(
+                "POST",
+                "/v1/threads",
+                Some(&token),
+                &json_headers(),
+                given.to_string().into_bytes(),
+            )
+            .await;
+        let detail = refused.problem(422);
+        assert!(detail.contains("declares"), "{detail}");
+        assert!(detail.len() < 2_000, "the detail stays readable: {}", detail.len());
+    }
+    assert_eq!(
+        server.store.thread_page(&every_thread()).unwrap().len(),
+        before
+    );
+}
+
+fn every_thread() -> toolhost_store::ThreadQuery {
+    toolhost_store::ThreadQuery {
+        agents: None,
+        status: None,
+        parent: None,
+        after: None,
+        limit: 10_000,
+    }
+}
