@@ -95,7 +95,7 @@ fn every_message_answered_202_is_taken_up_once_after_a_kill() {
         .expect("the server answers");
         assert_eq!(status, 201, "{body}");
         let body: Value = serde_json::from_str(&body).unwrap();
-        threads.push(body["id"].as_str().unwrap().to_owned());
+        threads.push(body["thread"]["id"].as_str().unwrap().to_owned());
     }
 
     // Eight clients send messages until the server dies; each keeps what was answered 202.

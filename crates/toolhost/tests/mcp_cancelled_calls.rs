@@ -60,7 +60,10 @@ fn project() -> TempProject {
     common::write(&p.root, "m.jsonl", "{\"text\": \"unused\"}\n");
     for (name, script) in [
         ("slow", "touch started; exec sleep 600"),
-        ("quick", "echo quick"),
+        (
+            "quick",
+            r#"echo '{"status": "success", "result": "quick"}'"#,
+        ),
     ] {
         common::write(
             &p.root,
@@ -119,7 +122,7 @@ fn a_cancelled_call_ends_with_an_error_result_and_frees_its_thread() {
     client.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "quick", "arguments": {}}}));
     let quick = client.answer(3);
-    assert_eq!(quick["result"]["content"][0]["text"], "quick\n", "{quick}");
+    assert_eq!(quick["result"]["content"][0]["text"], "quick", "{quick}");
 
     // The cancelled call's thread: free, with the call answered by an error.
     let listed = toolhost(&["threads", "list", "--data", &data, "--json"]);
