@@ -595,7 +595,10 @@ fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
     common::write(
         &p.root,
         "agents/mcp/notes.json",
-        &json!({"command": [python, server], "trusted": true}).to_string(),
+        // The server's start (a Python interpreter loading the MCP SDK) may take long on a slow
+        // machine.
+        &json!({"command": [python, server], "trusted": true, "connectTimeoutMs": 120000})
+            .to_string(),
     );
     agent_offering(&p, r#"["notes.slow_count"]"#);
     let mut client = start_on(&p, json!({}));
@@ -734,7 +737,7 @@ fn notes_over_http(python: &str, port: u16) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
             std::time::Instant::now() < deadline,
@@ -760,7 +763,9 @@ fn an_expired_session_of_a_server_at_a_url_is_set_up_again_and_the_call_goes_on(
     common::write(
         &p.root,
         "agents/mcp/remote.json",
-        &format!(r#"{{"url": "http://127.0.0.1:{port}/mcp", "trusted": true}}"#),
+        &format!(
+            r#"{{"url": "http://127.0.0.1:{port}/mcp", "trusted": true, "connectTimeoutMs": 120000}}"#
+        ),
     );
     agent_offering(&p, r#"["remote.add"]"#);
     let mut client = start_on(&p, json!({}));

@@ -16,14 +16,15 @@ fn needed(var: &str) -> String {
 }
 
 /// A project whose agent `a` offers `tools` of the reference server (trusted, so that its
-/// read-only tools need no approval) and plays `script`.
+/// read-only tools need no approval) and plays `script`. Node's start may take long on a slow
+/// machine.
 fn project(tools: &[&str], timeouts: &str, script: &str) -> TempProject {
     let p = TempProject::new();
     write(
         &p.root,
         "agents/mcp/everything.json",
         &format!(
-            r#"{{"command": [{:?}, {:?}, "stdio"], "trusted": true{timeouts}}}"#,
+            r#"{{"command": [{:?}, {:?}, "stdio"], "trusted": true, "connectTimeoutMs": 120000{timeouts}}}"#,
             needed("TOOLHOST_TEST_NODE22"),
             needed("TOOLHOST_TEST_EVERYTHING")
         ),
@@ -132,12 +133,13 @@ fn text_structured_content_images_and_resource_links_come_back_as_results() {
 
 #[test]
 fn a_long_operation_reporting_progress_outlives_the_call_timeout_and_an_endless_one_is_cut() {
-    // 4 steps in 2 s: each step arrives well within 1.5 s without an answer.
+    // 12 steps in 6 s: past the 4 s without an answer, each step well within it, and the whole
+    // well within the 20 s maximum.
     let p = project(
         &["everything.trigger-long-running-operation"],
-        r#", "callTimeoutMs": 1500, "maxCallTimeoutMs": 4000"#,
-        r#"{"toolCalls": [{"name": "everything.trigger-long-running-operation", "arguments": {"duration": 2, "steps": 4}}]}
-{"toolCalls": [{"name": "everything.trigger-long-running-operation", "arguments": {"duration": 60, "steps": 60}}]}
+        r#", "callTimeoutMs": 4000, "maxCallTimeoutMs": 20000"#,
+        r#"{"toolCalls": [{"name": "everything.trigger-long-running-operation", "arguments": {"duration": 6, "steps": 12}}]}
+{"toolCalls": [{"name": "everything.trigger-long-running-operation", "arguments": {"duration": 60, "steps": 120}}]}
 {"text": "done"}
 "#,
     );
@@ -145,12 +147,15 @@ fn a_long_operation_reporting_progress_outlives_the_call_timeout_and_an_endless_
     let results = tool_messages(&record);
     assert_eq!(results.len(), 2, "{record}");
     assert_eq!(results[0]["status"], "success", "{record}");
-    assert!(results[0]["content"].as_str().unwrap().contains("Steps: 4"));
-    // One step a second keeps the soft timeout fed; the hard maximum ends it.
+    assert!(results[0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Steps: 12"));
+    // Two steps a second keep the soft timeout fed; the hard maximum ends it.
     assert_eq!(results[1]["status"], "error", "{record}");
     let said = results[1]["content"].as_str().unwrap();
     assert!(
-        said.contains("did not answer within 4000 ms") && said.contains("asked to cancel"),
+        said.contains("did not answer within 20000 ms") && said.contains("asked to cancel"),
         "{said}"
     );
 }
@@ -210,7 +215,10 @@ fn over_streamable_http_the_reference_servers_tools_are_listed_and_called() {
     write(
         &p.root,
         "agents/mcp/everything.json",
-        &format!(r#"{{"url": "{}", "trusted": true}}"#, server.url),
+        &format!(
+            r#"{{"url": "{}", "trusted": true, "connectTimeoutMs": 120000}}"#,
+            server.url
+        ),
     );
     scripted_agent(
         &p.root,

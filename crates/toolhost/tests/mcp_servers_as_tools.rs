@@ -12,14 +12,15 @@ use serde_json::{json, Value};
 use std::process::Command;
 
 /// A project whose agent `a` offers every tool of the server `notes` (trusted or not, with
-/// `extra` fields in its file) and runs on a scripted model answering with `script`.
+/// `extra` fields in its file) and runs on a scripted model answering with `script`. The
+/// server's start (a Python interpreter loading the MCP SDK) may take long on a slow machine.
 fn project(trusted: bool, extra: &str, script: &str) -> TempProject {
     let project = TempProject::new();
     write(
         &project.root,
         "agents/mcp/notes.json",
         &format!(
-            r#"{{"command": [{:?}, {:?}], "env": ["NOTES_FILE", "NOTES_V2"], "trusted": {trusted}{extra}}}"#,
+            r#"{{"command": [{:?}, {:?}], "env": ["NOTES_FILE", "NOTES_V2"], "trusted": {trusted}, "connectTimeoutMs": 120000{extra}}}"#,
             test_python(),
             notes_server()
         ),
@@ -285,7 +286,7 @@ fn a_call_the_server_never_answers_times_out_is_cancelled_and_the_thread_goes_on
         "{text}"
     );
     // The server was told: its handler saw the cancellation.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !notes(&project).contains("cancelled") && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -296,11 +297,11 @@ fn a_call_the_server_never_answers_times_out_is_cancelled_and_the_thread_goes_on
 
 #[test]
 fn progress_from_the_server_keeps_a_long_call_alive_past_the_call_timeout() {
-    // 7 steps of 0.3 s: 2.1 s in all, each step well within the 1 s without an answer.
+    // 20 steps of 0.3 s: 6 s in all, past the 5 s without an answer; each step well within it.
     let project = project(
         true,
-        r#", "callTimeoutMs": 1000"#,
-        r#"{"toolCalls": [{"name": "notes.slow_count", "arguments": {"steps": 7}}]}
+        r#", "callTimeoutMs": 5000"#,
+        r#"{"toolCalls": [{"name": "notes.slow_count", "arguments": {"steps": 20}}]}
 {"text": "Counted."}
 "#,
     );
@@ -311,7 +312,7 @@ fn progress_from_the_server_keeps_a_long_call_alive_past_the_call_timeout() {
         [(
             "notes.slow_count".into(),
             "success".into(),
-            "counted to 7".into()
+            "counted to 20".into()
         )]
     );
 }

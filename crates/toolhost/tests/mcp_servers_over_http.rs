@@ -35,7 +35,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(120);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "the MCP server did not listen");
             std::thread::sleep(Duration::from_millis(50));
@@ -51,14 +51,15 @@ impl Drop for Server {
     }
 }
 
-/// A project whose agent `a` offers tools of the server at `port`, named `remote`.
+/// A project whose agent `a` offers tools of the server at `port`, named `remote` (a slow
+/// machine may take long to answer the first request).
 fn project(port: u16, extra: &str, script: &str) -> TempProject {
     let p = TempProject::new();
     write(
         &p.root,
         "agents/mcp/remote.json",
         &format!(
-            r#"{{"url": "http://127.0.0.1:{port}/mcp", "headers": {{"Authorization": "Bearer ${{REMOTE_TOKEN}}"}}, "trusted": true{extra}}}"#
+            r#"{{"url": "http://127.0.0.1:{port}/mcp", "headers": {{"Authorization": "Bearer ${{REMOTE_TOKEN}}"}}, "trusted": true, "connectTimeoutMs": 120000{extra}}}"#
         ),
     );
     scripted_agent(
@@ -200,8 +201,9 @@ fn progress_over_the_event_stream_keeps_a_call_alive_past_its_soft_timeout() {
     let server = Server::start();
     let p = project(
         server.port,
-        r#", "callTimeoutMs": 1000"#,
-        r#"{"toolCalls": [{"name": "remote.slow_count", "arguments": {"steps": 6}}]}
+        // 20 steps of 0.3 s: 6 s in all, past the 5 s without an answer; each step well within it.
+        r#", "callTimeoutMs": 5000"#,
+        r#"{"toolCalls": [{"name": "remote.slow_count", "arguments": {"steps": 20}}]}
 {"text": "done"}
 "#,
     );
@@ -214,6 +216,6 @@ fn progress_over_the_event_stream_keeps_a_call_alive_past_its_soft_timeout() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(
         results(&stdout),
-        [("success".to_owned(), "counted to 6".to_owned())]
+        [("success".to_owned(), "counted to 20".to_owned())]
     );
 }

@@ -23,7 +23,8 @@ from mcp.client.stdio import StdioServerParameters
 
 toolhost, project, data, url = sys.argv[1:5]
 with open(f"{project}/agents/mcp/conformance.json", "w", encoding="utf-8") as f:
-    json.dump({"url": url}, f)
+    # Generous: a slow machine may take long to answer the first request.
+    json.dump({"url": url, "connectTimeoutMs": 120000}, f)
 
 PLAIN = {"boolean": True, "string": "yes", "integer": 1, "number": 1}
 seen = {"calls": [], "forms": []}
