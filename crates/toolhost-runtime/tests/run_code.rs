@@ -46,10 +46,10 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// Each `runCode` run is a process of its own, a child of this one. A test that waits for its
 /// run's process takes this lock to write, so that no other test of this file starts one
 /// meanwhile; the others take it to read.
-static SANDBOX_PROCESSES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+static SANDBOX_PROCESSES: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
-fn sharing_the_sandbox() -> std::sync::RwLockReadGuard<'static, ()> {
-    SANDBOX_PROCESSES.read().unwrap_or_else(|p| p.into_inner())
+async fn sharing_the_sandbox() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    SANDBOX_PROCESSES.read().await
 }
 
 /// The live (not yet exited) child processes of this process.
@@ -79,7 +79,7 @@ fn live_children() -> Vec<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_models_run_code_call_returns_the_value_and_the_logs() {
-    let _shared = sharing_the_sandbox();
+    let _shared = sharing_the_sandbox().await;
     let project = one_prompt_project(&["run_code"]);
     let source = "export default (a, b) => { console.log('adding', a, b); return {sum: a + b}; }";
     let model = ListModel::new(vec![
@@ -103,7 +103,7 @@ async fn a_models_run_code_call_returns_the_value_and_the_logs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
-    let _shared = sharing_the_sandbox();
+    let _shared = sharing_the_sandbox().await;
     let project = one_prompt_project(&["run_code"]);
     let model = ListModel::new(vec![
         call_answer(
@@ -153,7 +153,7 @@ async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_of_the_thread_terminates_a_running_run_code() {
-    let _alone = SANDBOX_PROCESSES.write().unwrap_or_else(|p| p.into_inner());
+    let _alone = SANDBOX_PROCESSES.write().await;
     let project = one_prompt_project(&["run_code"]);
     let model = ListModel::new(vec![
         call_answer(
@@ -232,7 +232,7 @@ fn twice_tool() -> toolhost_core::AnyTool {
 }
 
 async fn spans_of_twice(max_in_flight: usize) -> Vec<Vec<i64>> {
-    let _shared = sharing_the_sandbox();
+    let _shared = sharing_the_sandbox().await;
     let project = one_prompt_project(&["twice"]);
     let model = ListModel::new(vec![call_answer("t1", "twice", "{}"), text_answer("done")]);
     let (mut rt, store) = runtime_on(&project, model);
@@ -269,7 +269,7 @@ async fn runs_past_the_in_flight_cap_wait_for_a_slot() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_printed_by_code_is_not_stored() {
-    let _shared = sharing_the_sandbox();
+    let _shared = sharing_the_sandbox().await;
     let project = one_prompt_project(&["run_code"]);
     // The model never sees the secret; the code builds it from its character codes, so only its
     // output holds it.
@@ -296,7 +296,7 @@ async fn a_secret_printed_by_code_is_not_stored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_tool_named_run_code_replaces_the_built_in() {
-    let _shared = sharing_the_sandbox();
+    let _shared = sharing_the_sandbox().await;
     let project = one_prompt_project(&["run_code"]);
     let model = ListModel::new(vec![
         call_answer(
@@ -322,7 +322,7 @@ async fn a_project_tool_named_run_code_replaces_the_built_in() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_tool_file_named_run_code_replaces_the_built_in() {
-    let _shared = sharing_the_sandbox();
+    let _shared = sharing_the_sandbox().await;
     let tool = json!({
         "type": "object", "description": "The project's own code runner.",
         "properties": {"_activity": {"const": "own"}, "source": {"type": "string"}}

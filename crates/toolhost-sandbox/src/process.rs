@@ -159,9 +159,10 @@ impl Supervisor {
                 "the sandbox could not make a socket for the run: {e}"
             ))
         })?;
-        // SAFETY: getpid and fork have no preconditions. The child runs only `child`, which
-        // never returns.
+        // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
+        // SAFETY: fork has no preconditions; the child runs only `child`, which takes no lock
+        // another thread could hold (it allocates and uses its socket) and never returns.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             drop(ours);
