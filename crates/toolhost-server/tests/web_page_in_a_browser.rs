@@ -39,12 +39,15 @@ const WORD_GAP: Duration = Duration::from_millis(250);
 const SECRET: &str = "sk-browser-secret-7f3a9c";
 
 /// A local stand-in for an OpenAI-compatible server: every chat completion is answered with
-/// [`WORDS`] as a chat-completion chunk stream, slowly, in the wire format the API uses.
-async fn slow_model() -> u16 {
+/// [`WORDS`] as a chat-completion chunk stream, slowly, in the wire format the API uses. With
+/// `hold`, each answer stops after the words up to "arrive " until `hold` turns true (or for
+/// two minutes at most), so that a test sees a partial answer however slow the machine.
+async fn slow_model(hold: Option<tokio::sync::watch::Receiver<bool>>) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
+            let mut hold = hold.clone();
             tokio::spawn(async move {
                 // Read the request: headers, then the body its length announces.
                 let mut request = Vec::new();
@@ -93,11 +96,19 @@ async fn slow_model() -> u16 {
                 );
                 frames.push(chunk(json!({}), json!("stop")));
                 frames.push("data: [DONE]\n\n".to_owned());
-                for frame in frames {
+                for (i, frame) in frames.into_iter().enumerate() {
                     if socket.write_all(frame.as_bytes()).await.is_err() {
                         return;
                     }
                     let _ = socket.flush().await;
+                    // Frame 0 gives the role; frame 3 the word "arrive ".
+                    if let (3, Some(hold)) = (i, hold.as_mut()) {
+                        let _ = tokio::time::timeout(
+                            Duration::from_secs(120),
+                            hold.wait_for(|released| *released),
+                        )
+                        .await;
+                    }
                     tokio::time::sleep(WORD_GAP).await;
                 }
             });
@@ -315,7 +326,14 @@ fn delegator() -> Vec<(String, String)> {
 }
 
 async fn serve() -> (TestServer, PathBuf, String) {
-    let port = slow_model().await;
+    serve_holding(None).await
+}
+
+/// [`serve`] with the model's answers held after their first words until `hold` turns true.
+async fn serve_holding(
+    hold: Option<tokio::sync::watch::Receiver<bool>>,
+) -> (TestServer, PathBuf, String) {
+    let port = slow_model(hold).await;
     let project = project(port);
     let server = TestServer::start_on(&project).await;
     let token = server.admin();
@@ -355,7 +373,8 @@ async fn open_new_thread(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_started_from_the_form_streams_its_answer_and_a_reload_mid_run_misses_nothing() {
-    let (server, project, token) = serve().await;
+    let (hold, held) = tokio::sync::watch::channel(false);
+    let (server, project, token) = serve_holding(Some(held)).await;
     let browser = Browser::start("stream", 1200, 900).await;
     browser.sign_in(&base(&server), &token).await;
     browser.screenshot("01-signed-in").await;
@@ -380,6 +399,8 @@ async fn a_thread_started_from_the_form_streams_its_answer_and_a_reload_mid_run_
         .await;
     assert!(partial.as_str().unwrap().starts_with("Streaming answers"));
     browser.screenshot("03-answer-streaming").await;
+    // Seen: the model goes on with the rest of its answer.
+    hold.send_replace(true);
     browser
         .until(
             "the stored answer to replace the live one",

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 
 /// How long a step may take before the test fails with a screenshot.
-pub const PATIENCE: Duration = Duration::from_secs(30);
+pub const PATIENCE: Duration = Duration::from_secs(120);
 
 /// The key under which WebDriver names an element.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
