@@ -245,14 +245,21 @@ async fn an_open_stream_ends_when_its_token_expires() {
     let id = server
         .create(&admin, json!({"agent": "assistant", "message": "Weather?"}))
         .await;
-    // Valid when the stream opens, expired a few seconds later: the stream looks at its token
-    // every 2 s, so it sees the token valid at least once before it sees it expired.
-    let expires_at = now_millis() + 3_000;
-    let reader = server.token_expiring_at(&[Scope::Read], expires_at);
+    // Valid for a day when the stream opens, and the stream serves it; then its expiry comes
+    // (set to now in the store, as the clock reaching it would): the stream looks at its token
+    // again and closes.
+    let reader = server.token_expiring_at(&[Scope::Read], now_millis() + 86_400_000);
     let mut stream = server.events(&id, &reader, None).await;
     stream
         .until("message", std::time::Duration::from_secs(60))
         .await;
+    let expires_at = now_millis();
+    let (token_id, _) = reader
+        .strip_prefix("thk_")
+        .unwrap()
+        .split_once('_')
+        .unwrap();
+    expire_in_store(&server, token_id, expires_at);
     let rest = stream
         .until("error", std::time::Duration::from_secs(60))
         .await;
@@ -268,4 +275,23 @@ async fn an_open_stream_ends_when_its_token_expires() {
         )
     );
     assert!(stream.next().await.is_none(), "the stream ended");
+}
+
+/// Sets the expiry of the stored token `id` to `at` (the store offers no way to change it: the
+/// row is changed with Python's sqlite3, as another process would).
+fn expire_in_store(server: &TestServer, id: &str, at: i64) {
+    let db = server.data.join("toolhost.db");
+    let script = "import sqlite3, sys\n\
+                  c = sqlite3.connect(sys.argv[1], timeout=60)\n\
+                  n = c.execute('UPDATE tokens SET expires_at = ? WHERE id = ?', (int(sys.argv[2]), sys.argv[3])).rowcount\n\
+                  c.commit()\n\
+                  sys.exit(0 if n == 1 else 1)\n";
+    let status = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&db)
+        .arg(at.to_string())
+        .arg(id)
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "the token's expiry was not changed in {}", db.display());
 }
