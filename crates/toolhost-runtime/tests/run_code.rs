@@ -271,6 +271,15 @@ async fn runs_past_the_in_flight_cap_wait_for_a_slot() {
 async fn a_secret_printed_by_code_is_not_stored() {
     let _shared = sharing_the_sandbox().await;
     let project = one_prompt_project(&["run_code"]);
+    // The prompt declares the secret the thread is given.
+    std::fs::write(
+        project.root.join("agents/prompts/p.json"),
+        json!({"toolDescription": "x", "prompt": "Be brief.", "model": "list",
+            "tools": ["run_code"],
+            "variables": [{"name": "TOKEN", "type": "secret", "required": false}]})
+        .to_string(),
+    )
+    .unwrap();
     // The model never sees the secret; the code builds it from its character codes, so only its
     // output holds it.
     let codes: Vec<u32> = SECRET.chars().map(u32::from).collect();

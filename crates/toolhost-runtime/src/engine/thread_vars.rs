@@ -121,16 +121,31 @@ impl Runtime {
             .collect()
     }
 
-    /// The names any definition of the project (tool, prompt or agent) declares: the only
-    /// variables a thread may be given (project-wide, since a thread's children inherit them).
+    /// The variable names the project's definitions use: declared by a tool, prompt or agent,
+    /// named by a prompt's `env` part, or by an agent tool's settings (`optional`, and
+    /// `immediate`'s `nameEnv`, `descriptionEnv` and `scopedEnv`). The only variables a thread
+    /// may be given (project-wide, since a thread's children inherit them).
     pub fn declared_names(&self) -> BTreeSet<String> {
-        self.tools
+        let mut names: BTreeSet<String> = self
+            .tools
             .values()
             .flat_map(|t| t.definition().variables.iter())
             .chain(self.defs.prompts.values().flat_map(|p| p.variables.iter()))
             .chain(self.defs.agents.values().flat_map(|a| a.variables.iter()))
             .map(|d| d.name.clone())
-            .collect()
+            .collect();
+        for prompt in self.defs.prompts.values() {
+            names.extend(prompt.env_parts());
+            for config in prompt.tools.iter().filter_map(|t| t.agent.as_ref()) {
+                names.extend(config.optional.iter().cloned());
+                if let Some(immediate) = &config.immediate {
+                    names.extend(immediate.name_env.iter().cloned());
+                    names.extend(immediate.description_env.iter().cloned());
+                    names.extend(immediate.scoped_env.iter().cloned());
+                }
+            }
+        }
+        names
     }
 
     /// Whether any definition (tool, prompt or agent) declares `name` a secret.
