@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use toolhost_providers::{ChatRole, ModelRequest};
 
 fn request() -> ModelRequest {
@@ -20,16 +20,17 @@ async fn waits_the_seconds_the_server_asks_then_succeeds() {
         Reply::json(200, &fixture("openai/text_no_usage.json")),
     ])
     .await;
-    let started = Instant::now();
     let answer = dyn_model("openai", &server)
         .complete(&request())
         .await
         .expect("answer");
-    let took = started.elapsed();
     assert_eq!(answer.text.as_deref(), Some("It is 12 degrees in Oslo."));
-    assert_eq!(server.seen().len(), 2);
-    // The policy's own backoff is 10 ms; only the server's Retry-After explains a second.
-    assert!(took >= Duration::from_millis(950), "{took:?}");
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    // The policy's own backoff is 10 ms; only the server's Retry-After explains a second
+    // between the request it refused and the next.
+    let gap = seen[1].at - seen[0].at;
+    assert!(gap >= Duration::from_millis(950), "{gap:?}");
 }
 
 #[tokio::test]
@@ -37,16 +38,20 @@ async fn an_http_date_and_a_millisecond_hint_are_honoured_too() {
     let server = ReplayServer::start(vec![
         Reply::json(529, &fixture("anthropic/error_overloaded.json"))
             .with_header("retry-after", "Thu, 01 Jan 1970 00:00:00 GMT"),
-        Reply::json(503, "{\"error\":{\"message\":\"busy\"}}").with_header("retry-after-ms", "150"),
+        Reply::json(503, "{\"error\":{\"message\":\"busy\"}}").with_header("retry-after-ms", "1000"),
         Reply::json(200, &fixture("anthropic/text_no_usage.json")),
     ])
     .await;
-    let started = Instant::now();
     let answer = dyn_model("anthropic", &server)
         .complete(&request())
         .await
         .expect("answer");
     assert_eq!(answer.text.as_deref(), Some("Done."));
-    assert_eq!(server.seen().len(), 3);
-    assert!(started.elapsed() >= Duration::from_millis(140));
+    let seen = server.seen();
+    assert_eq!(seen.len(), 3);
+    // The date is past: the second request follows the first. The millisecond hint, not the
+    // policy's 10 ms backoff, explains a second between the second request and the third (read
+    // as seconds it would pass the retry budget and end the retries).
+    let gap = seen[2].at - seen[1].at;
+    assert!(gap >= Duration::from_millis(990), "{gap:?}");
 }

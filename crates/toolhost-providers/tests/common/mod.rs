@@ -82,6 +82,8 @@ pub struct Seen {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// When the server had read it whole (before it answered).
+    pub at: std::time::Instant,
 }
 
 impl Seen {
@@ -164,6 +166,7 @@ async fn serve(mut stream: TcpStream, reply: Reply, log: Arc<Mutex<Vec<Seen>>>) 
         path: first.get(1).copied().unwrap_or_default().to_owned(),
         headers,
         body,
+        at: std::time::Instant::now(),
     });
     let mut out = format!("HTTP/1.1 {} X\r\nconnection: close\r\n", reply.status);
     for (n, v) in &reply.headers {
