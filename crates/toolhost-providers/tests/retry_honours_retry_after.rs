@@ -38,7 +38,8 @@ async fn an_http_date_and_a_millisecond_hint_are_honoured_too() {
     let server = ReplayServer::start(vec![
         Reply::json(529, &fixture("anthropic/error_overloaded.json"))
             .with_header("retry-after", "Thu, 01 Jan 1970 00:00:00 GMT"),
-        Reply::json(503, "{\"error\":{\"message\":\"busy\"}}").with_header("retry-after-ms", "1000"),
+        Reply::json(503, "{\"error\":{\"message\":\"busy\"}}")
+            .with_header("retry-after-ms", "1000"),
         Reply::json(200, &fixture("anthropic/text_no_usage.json")),
     ])
     .await;

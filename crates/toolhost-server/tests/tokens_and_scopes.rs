@@ -293,5 +293,9 @@ fn expire_in_store(server: &TestServer, id: &str, at: i64) {
         .arg(id)
         .status()
         .expect("python3 runs");
-    assert!(status.success(), "the token's expiry was not changed in {}", db.display());
+    assert!(
+        status.success(),
+        "the token's expiry was not changed in {}",
+        db.display()
+    );
 }
