@@ -178,10 +178,59 @@ pub enum ToolContent {
     },
 }
 
+impl ToolContent {
+    /// Checks the block is what it says: an image's data must be standard base64 (padded or
+    /// not, no white space), with a MIME type that is an image's.
+    pub fn check(&self) -> Result<(), String> {
+        let ToolContent::Image { data, mime_type } = self else {
+            return Ok(());
+        };
+        if !mime_type.starts_with("image/") {
+            return Err(format!(
+                "an image block's MIME type is {mime_type:?}, not an image's"
+            ));
+        }
+        let body = data.trim_end_matches('=');
+        let padding = data.len() - body.len();
+        let alphabet = |c: char| c.is_ascii_alphanumeric() || c == '+' || c == '/';
+        let whole = padding == 0 || data.len() % 4 == 0;
+        if data.is_empty()
+            || padding > 2
+            || !whole
+            || body.len() % 4 == 1
+            || !body.chars().all(alphabet)
+        {
+            return Err(format!(
+                "the data of an image block ({mime_type}) is not base64"
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_image_block_must_hold_base64() {
+        let image = |data: &str| ToolContent::Image {
+            data: data.into(),
+            mime_type: "image/png".into(),
+        };
+        for good in ["iVBO", "iVBORw0KGgo=", "iVBORw0KGg", "aGk="] {
+            assert_eq!(image(good).check(), Ok(()), "{good}");
+        }
+        for bad in ["not-base64!", "", "a", "ab=c", "abc===", "ab c"] {
+            assert!(image(bad).check().is_err(), "{bad}");
+        }
+        let text = ToolContent::Image {
+            data: "aGk=".into(),
+            mime_type: "text/plain".into(),
+        };
+        assert!(text.check().is_err());
+    }
 
     #[test]
     fn attachments_of_both_kinds_round_trip_in_spec_field_names() {

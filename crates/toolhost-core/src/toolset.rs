@@ -183,12 +183,28 @@ impl ToolSet {
         args: &str,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolSetError> {
-        self.start(name, args, ctx)?
+        let result = self
+            .start(name, args, ctx)?
             .await
             .map_err(|failure| ToolSetError::Call {
                 tool_name: name.to_owned(),
                 failure,
-            })
+            })?;
+        // Content blocks are checked here, where every call passes, so no caller renders an
+        // image that is none.
+        let blocks = result.content.iter().flatten().enumerate();
+        for (at, block) in blocks {
+            if let Err(why) = block.check() {
+                return Err(ToolSetError::Call {
+                    tool_name: name.to_owned(),
+                    failure: CallFailure::InvalidContent {
+                        tool: name.to_owned(),
+                        why: format!("block {}: {why}", at + 1),
+                    },
+                });
+            }
+        }
+        Ok(result)
     }
 
     /// Finds the tool, parses and validates the arguments and starts the call. Synchronous, so

@@ -140,6 +140,25 @@ fn structured_content_keeps_its_blocks_and_renders_images_as_placeholders() {
 }
 
 #[test]
+fn an_image_block_whose_data_is_not_base64_is_a_call_error() {
+    let set = ToolSet::from_tools([returning(
+        "shot",
+        json!([{"type": "image", "data": "not-base64!", "mimeType": "image/png"}]),
+    )]);
+    let refused = block_on(set.call("shot", "{}", ctx())).unwrap_err();
+    let text = refused.to_string();
+    assert!(text.contains("block 1"), "{text}");
+    assert!(text.contains("not base64"), "{text}");
+    let result = block_on(set.execute("shot", "{}", ctx()));
+    assert!(!result.is_success());
+    assert!(
+        !result.model_text().contains("[image:"),
+        "{}",
+        result.model_text()
+    );
+}
+
+#[test]
 fn the_think_tool_returns_its_thought_and_validates_input() {
     let set = ToolSet::from_tools([think_tool().unwrap()]);
     let def = &set.definitions()[0];

@@ -61,6 +61,14 @@ pub enum CallFailure {
         /// Every violation with its pointer.
         violations: Violations,
     },
+    /// The output's content blocks are not what they say (an image whose data is not base64).
+    #[error("output of `{tool}` has a content block that is not valid: {why}")]
+    InvalidContent {
+        /// The tool called.
+        tool: String,
+        /// Which block, and what is wrong with it.
+        why: String,
+    },
     /// The tool cannot run here: it runs at the provider, or it is a latent blueprint.
     #[error("tool `{tool}` is not executed locally: {why}")]
     NotExecutable {

@@ -24,10 +24,10 @@ fn fault(response: &ModelResponse) -> Option<String> {
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     for (i, call) in response.tool_calls.iter().enumerate() {
         let at = i + 1;
-        if call.name.trim().is_empty() {
+        if blank(&call.name) {
             return Some(format!("call {at} (id {:?}) has no tool name", call.id));
         }
-        if call.id.trim().is_empty() {
+        if blank(&call.id) {
             return Some(format!("call {at} (tool \"{}\") has no call id", call.name));
         }
         if let Some(&first) = by_id.get(call.id.as_str()) {
@@ -44,6 +44,20 @@ fn fault(response: &ModelResponse) -> Option<String> {
         by_id.insert(&call.id, i);
     }
     None
+}
+
+/// Whether `text` holds nothing a person could read: empty, or only white space, control
+/// characters and the invisible format characters (zero-width spaces and joiners, the word
+/// joiner, the byte-order mark) that `str::trim` leaves.
+fn blank(text: &str) -> bool {
+    text.chars().all(|c| {
+        c.is_whitespace()
+            || c.is_control()
+            || matches!(
+                c,
+                '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}'
+            )
+    })
 }
 
 #[cfg(test)]
@@ -86,6 +100,11 @@ mod tests {
         );
         // An unknown tool is for the model to hear about, not malformed.
         assert_eq!(malformed(&answer(&[("a", "nope", "{}")])), None);
+        // Nor is a name a person cannot see a name.
+        for invisible in ["", "\u{200B}", "\u{FEFF}\u{2060}", "\u{0}", "\t\u{200D}"] {
+            let refused = malformed(&answer(&[("a", invisible, "{}")])).unwrap();
+            assert!(refused.contains("no tool name"), "{invisible:?}: {refused}");
+        }
     }
 
     #[test]
