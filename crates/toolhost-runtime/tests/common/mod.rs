@@ -95,11 +95,13 @@ impl Model for ListModel {
     }
 }
 
-/// A project with one `ai_human` agent `a` whose prompt `p` runs on the model `list` and
-/// offers `tools`.
+/// A project with one `ai_human` agent `a` whose prompt `p` runs on the model `list`, offers
+/// `tools` and declares the optional secret `TOKEN` (which the tests of redaction give a
+/// thread).
 pub fn one_prompt_project(tools: &[&str]) -> Project {
     let prompt = serde_json::json!({
-        "toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": tools
+        "toolDescription": "x", "prompt": "Be brief.", "model": "list", "tools": tools,
+        "variables": [{"name": "TOKEN", "type": "secret", "required": false}]
     });
     Project::with_files(&[
         (
