@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 
 /// One run: an ES module's source, the modules it may import, its globals, and which export to
 /// call with which arguments. Deserializes from the spec's options shape
-/// (`{ imports, globals, execute: { fn, args } }` beside `source`).
+/// (`{ imports, globals, execute: { fn, args } }` beside `source`); any other field is refused
+/// by name, never dropped (`args` belongs in `execute`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RunCode {
     /// The ES module to run (the main module).
     pub source: String,
@@ -27,6 +28,7 @@ pub struct RunCode {
 
 /// Which export of the main module a run calls, and with what (SA-8).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Execute {
     /// The export's name; `default` unless said otherwise.
     #[serde(rename = "fn", default = "default_fn")]
@@ -179,4 +181,28 @@ pub enum LogLevel {
     Warn,
     /// `console.error`
     Error,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_that_is_not_one_is_refused_by_name() {
+        let refused =
+            serde_json::from_value::<RunCode>(serde_json::json!({"source": "x", "args": [2, 3]}))
+                .unwrap_err();
+        assert!(
+            refused.to_string().contains("unknown field `args`"),
+            "{refused}"
+        );
+        let refused = serde_json::from_value::<RunCode>(
+            serde_json::json!({"source": "x", "execute": {"fn": "f", "arg": [1]}}),
+        )
+        .unwrap_err();
+        assert!(
+            refused.to_string().contains("unknown field `arg`"),
+            "{refused}"
+        );
+    }
 }

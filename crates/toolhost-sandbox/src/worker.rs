@@ -18,6 +18,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;
 
+/// How much of a thrown value that is not an Error its message shows.
+const SHOWN_THROWN_CHARS: usize = 1_000;
+
 /// The name of the main module (in stacks and in import errors); no import may take it.
 pub(crate) const MAIN: &str = "<main>";
 
@@ -414,14 +417,15 @@ impl<'js> Run<'_, 'js> {
         if let Some(stop) = self.stop.get() {
             return self.stopped(stop, stack);
         }
-        let Some(object) = value.as_object() else {
+        let Some(object) = value.as_object().filter(|_| value.is_error()) else {
             if value.type_of() == Type::Uninitialized {
                 // QuickJS throws nothing at all when it cannot even allocate the error.
                 return self.memory(None);
             }
-            let text = rquickjs::Coerced::<String>::from_js(&self.ctx, value.clone())
-                .map(|c| c.0)
-                .unwrap_or_else(|_| value.type_name().to_owned());
+            let text = self.shown(&value);
+            if let Some(stop) = self.stop.get() {
+                return self.stopped(stop, stack);
+            }
             return RunError::new(
                 "Error",
                 format!("the code threw a value that is not an Error: {text}"),
@@ -432,6 +436,10 @@ impl<'js> Run<'_, 'js> {
             .unwrap_or_else(|_| "Error".to_owned());
         let message = object.get::<_, String>("message").unwrap_or_default();
         let _ = self.ctx.catch();
+        // A getter of the error's own (its name or message) may have run into the deadline.
+        if let Some(stop) = self.stop.get() {
+            return self.stopped(stop, stack);
+        }
         match (name.as_str(), message.as_str()) {
             ("InternalError", "out of memory") => self.memory(stack),
             ("RangeError", "Maximum call stack size exceeded") => RunError {
@@ -447,6 +455,30 @@ impl<'js> Run<'_, 'js> {
                 message,
                 stack,
             },
+        }
+    }
+
+    /// A thrown value that is not an Error, as a person reads it: objects and arrays as JSON,
+    /// the rest as text, cut to [`SHOWN_THROWN_CHARS`] characters.
+    fn shown(&self, value: &Value<'js>) -> String {
+        let text = if value.is_object() {
+            self.ctx
+                .json_stringify(value.clone())
+                .ok()
+                .flatten()
+                .and_then(|s| s.to_string().ok())
+        } else {
+            None
+        };
+        let text = text.unwrap_or_else(|| {
+            rquickjs::Coerced::<String>::from_js(&self.ctx, value.clone())
+                .map(|c| c.0)
+                .unwrap_or_else(|_| value.type_name().to_owned())
+        });
+        let _ = self.ctx.catch();
+        match text.char_indices().nth(SHOWN_THROWN_CHARS) {
+            Some((cut, _)) => format!("{}…", &text[..cut]),
+            None => text,
         }
     }
 

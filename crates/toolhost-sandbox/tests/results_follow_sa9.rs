@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{error_of, run, run_with, small_limits, value_of};
+use common::{error_of, run, run_with, short_deadline, small_limits, value_of};
 use serde_json::{json, Value};
 use toolhost_sandbox::{LogLevel, RunCode, RunError, Sandbox, SandboxError, SandboxLimits};
 
@@ -46,6 +46,19 @@ async fn a_thrown_error_keeps_its_name_message_and_stack() {
     let (name, message) = error_of(&run("export default () => { throw 42; }").await);
     assert_eq!(name, "Error");
     assert!(message.contains("not an Error: 42"), "{message}");
+    // A plain object is shown as the JSON it is, not as an empty `Error: `.
+    let source = "export default () => { throw { code: 7, reason: 'no tide table' }; }";
+    let (name, message) = error_of(&run(source).await);
+    assert_eq!(name, "Error");
+    assert!(
+        message.contains(r#"not an Error: {"code":7,"reason":"no tide table"}"#),
+        "{message}"
+    );
+    // A deadline met inside an error's own message getter is the deadline.
+    let source = "export default () => { const e = new Error('x'); \
+                  Object.defineProperty(e, 'message', { get() { for (;;) {} } }); throw e; }";
+    let (name, _) = error_of(&run_with(short_deadline(), source).await);
+    assert_eq!(name, RunError::DEADLINE);
     let (name, _) = error_of(&run("export default () => { syntax error here }").await);
     assert_eq!(name, "SyntaxError");
 }

@@ -139,8 +139,14 @@ async fn answer(
         }
         "roots" => state.roots(key_of(&args)).await?,
         "runCode" => {
-            let code: RunCode = serde_json::from_value(args)
-                .map_err(|e| format!("runCode(source, options): {e}"))?;
+            let code: RunCode = serde_json::from_value(args).map_err(|e| {
+                let hint = if e.to_string().contains("unknown field `args`") {
+                    " (the arguments go in `execute: { fn, args }`)"
+                } else {
+                    ""
+                };
+                format!("runCode(source, options): {e}{hint}")
+            })?;
             serde_json::to_value(state.run_code(code).await).map_err(|e| e.to_string())?
         }
         _ => {
