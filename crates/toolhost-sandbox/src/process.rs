@@ -103,6 +103,10 @@ pub(crate) fn run_warm(
     };
     let result = match supervisor {
         Ok(mut supervisor) => {
+            // The run reads its job only once prepared; a job too large for the socket's buffer
+            // waits that long, and no longer than the run may take.
+            let bound = limits.deadline.map(|d| d + grace(d));
+            let _ = supervisor.socket.set_write_timeout(bound);
             let sent = ipc::send(
                 &mut supervisor.socket,
                 &ToRun::Job {
@@ -249,7 +253,10 @@ impl Supervisor {
                             "message": entry.message,
                         });
                         // A host that shows no logs refuses the op; that is no concern of the run's.
+                        // The run does not wait for this, so its time is not the run's.
+                        let since = Instant::now();
                         let _ = host.call("log", &relayed.to_string());
+                        self.waited += since.elapsed();
                     }
                     self.logs.push(entry);
                 }
@@ -286,6 +293,11 @@ impl Supervisor {
     /// `stop` when the supervisor ended it, else a stop of the caller's or the process's death.
     fn ended(&mut self, stop: Option<Stop>) -> RunResult {
         let status = self.reap();
+        // The entries the run wrote before it died are still in the socket: keep them.
+        let _ = self.socket.set_read_timeout(None);
+        while let Ok(FromRun::Log(entry)) = ipc::receive(&mut self.socket, self.frame_cap) {
+            self.logs.push(entry);
+        }
         let error = match stop {
             _ if self.control.terminated() => {
                 RunError::new(RunError::TERMINATED, "the run was terminated by its caller")
@@ -332,7 +344,9 @@ impl Supervisor {
         // SAFETY: `pid` is our child and has not been reaped.
         unsafe {
             libc::kill(self.pid, libc::SIGKILL);
-            libc::waitpid(self.pid, &mut status, 0);
+            while libc::waitpid(self.pid, &mut status, 0) < 0
+                && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+            {}
         }
         if libc::WIFSIGNALED(status) {
             format!("killed by signal {}", libc::WTERMSIG(status))
@@ -369,7 +383,27 @@ fn child(
         if libc::getppid() != parent {
             libc::_exit(1);
         }
+        // The parent's signal handlers (which write to descriptors this process closes) are
+        // not this process's: a signal to the process group ends it plainly.
+        for signal in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGCHLD,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGWINCH,
+        ] {
+            libc::signal(signal, libc::SIG_DFL);
+        }
     }
+    // A panic ends the process at once: the default hook would take the standard error's
+    // lock, which another thread of the parent may have held at the fork.
+    std::panic::set_hook(Box::new(|_| {
+        // SAFETY: see above.
+        unsafe { libc::_exit(101) }
+    }));
     let socket = keep_only(socket);
     let channel = Rc::new(Channel::new(socket));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -69,7 +69,6 @@ pub(crate) fn run(
     start: Start,
 ) -> Option<RunResult> {
     let logs = Rc::new(RefCell::new(LogBuffer::new(limits.max_log_bytes)));
-    logs.borrow_mut().relay_to(Rc::clone(&channel));
     let began = Rc::new(Cell::new(Instant::now()));
     let outcome = execute(limits, code, &channel, &began, &logs, start)?;
     let logs = logs.replace(LogBuffer::new(0)).finish();
@@ -194,6 +193,9 @@ fn execute(
             Start::Later => channel.job(),
         };
         let outcome = call.map(|(execute, with_host)| {
+            // Entries are sent as they are written from the call on: a warm run's supervisor
+            // reads nothing while it waits for the job (the preparation's are in the buffer).
+            logs.borrow_mut().relay_to(Rc::clone(channel));
             hosted.set(with_host);
             began.set(Instant::now());
             deadline.set(limits.deadline.map(|d| began.get() + d));

@@ -257,7 +257,11 @@ async fn variables_no_definition_declares_are_refused_and_nothing_is_stored() {
             .await;
         let detail = refused.problem(422);
         assert!(detail.contains("declares"), "{detail}");
-        assert!(detail.len() < 2_000, "the detail stays readable: {}", detail.len());
+        assert!(
+            detail.len() < 2_000,
+            "the detail stays readable: {}",
+            detail.len()
+        );
     }
     assert_eq!(
         server.store.thread_page(&every_thread()).unwrap().len(),

@@ -60,9 +60,10 @@ pub(super) struct TurnRules<'a> {
 pub(super) enum Queued {
     /// Nothing.
     Nothing,
-    /// Tools only (queued by tools, activities or a caller): each costs a step of the turn.
+    /// Tools (queued by tools, activities or a caller), with nothing that opens a new turn:
+    /// each costs a step of the turn.
     ToolsOnly,
-    /// At least one message (which may open a new turn).
+    /// Work that is taken whatever the budget: it opens a new turn, or has no tools.
     Messages,
 }
 

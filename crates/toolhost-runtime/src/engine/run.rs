@@ -272,12 +272,19 @@ impl Runtime {
                 max_steps: run.max_steps,
                 max_session_turns,
             };
+            // Queued tools count against the turn's budget, unless what is queued opens a new
+            // turn (a person's message; any message from outside in a dual_ai thread) or the
+            // thread holds direct calls (scratch), which have no model turns.
+            let has_tools = queued
+                .iter()
+                .any(|q| matches!(q.item, QueueItem::Tool { .. }));
+            let opens_turn = queued.iter().any(|q| match &q.item {
+                QueueItem::Message { role, .. } => position.is_dual() || *role == Role::User,
+                QueueItem::Tool { .. } => false,
+            });
             let waiting = if queued.is_empty() {
                 Queued::Nothing
-            } else if queued
-                .iter()
-                .all(|q| matches!(q.item, QueueItem::Tool { .. }))
-            {
+            } else if has_tools && !opens_turn && !scratch {
                 Queued::ToolsOnly
             } else {
                 Queued::Messages

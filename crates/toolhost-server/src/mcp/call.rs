@@ -238,9 +238,15 @@ impl McpTools {
         let within_call = asks_within_call(context);
         let waiting_since = tokio::time::Instant::now();
         let outcome = loop {
+            // A cancel that came before the run started: nothing starts it.
+            if context.ct.is_cancelled() {
+                return Err(McpError::internal_error("the call was cancelled", None));
+            }
             let run = runtime.run(thread_id);
             tokio::pin!(run);
             let outcome = tokio::select! {
+                // The run first: it must have claimed its thread before a stop can reach it.
+                biased;
                 outcome = &mut run => outcome,
                 () = context.ct.cancelled() => {
                     // The run is stopped while it still owns the thread, and awaited: the call
