@@ -39,12 +39,6 @@ type Intrinsics = (
     intrinsic::WeakRef,
 );
 
-/// Why the interrupt handler stopped the code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    Deadline,
-}
-
 /// Rejected promises that nothing handled yet, each with its reason.
 type Rejections = Rc<RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>>;
 
@@ -149,16 +143,17 @@ fn execute(
         );
         return wait_then(start, channel, began, Err(e));
     }
-    let stop = Rc::new(Cell::new(None));
+    // Set by the interrupt handler once it stopped the code at the deadline.
+    let stop = Rc::new(Cell::new(false));
     let seen = Rc::clone(&stop);
     let until = Rc::clone(&deadline);
     // Termination is the supervisor's: it kills the process. The deadline is seen here first,
     // so that the error can say where the code was; the supervisor kills what does not stop.
     rt.set_interrupt_handler(Some(Box::new(move || {
         if until.get().is_some_and(|d| Instant::now() >= d) {
-            seen.set(Some(Stop::Deadline));
+            seen.set(true);
         }
-        seen.get().is_some()
+        seen.get()
     })));
     let names: Vec<String> = code.imports.keys().cloned().collect();
     rt.set_loader(
@@ -233,7 +228,8 @@ fn wait_then(
 struct Run<'a, 'js> {
     ctx: Ctx<'js>,
     limits: &'a SandboxLimits,
-    stop: &'a Cell<Option<Stop>>,
+    /// Whether the interrupt handler stopped the code at its deadline.
+    stop: &'a Cell<bool>,
 }
 
 impl<'js> Run<'_, 'js> {
@@ -295,8 +291,8 @@ impl<'js> Run<'_, 'js> {
         };
         // Jobs still queued run now, so that their rejections are seen.
         while ctx.execute_pending_job() {}
-        if let Some(stop) = self.stop.get() {
-            return Err(self.stopped(stop, None));
+        if self.stop.get() {
+            return Err(self.stopped(None));
         }
         self.unhandled(rejections, &[evaluated.into_value(), returned])?;
         self.json(&object_prototype, result)
@@ -308,8 +304,8 @@ impl<'js> Run<'_, 'js> {
             match promise.state() {
                 PromiseState::Pending => {
                     if !self.ctx.execute_pending_job() {
-                        if let Some(stop) = self.stop.get() {
-                            return Err(self.stopped(stop, None));
+                        if self.stop.get() {
+                            return Err(self.stopped(None));
                         }
                         return Err(RunError::new(
                             RunError::NEVER_SETTLED,
@@ -403,10 +399,8 @@ impl<'js> Run<'_, 'js> {
         match error {
             rquickjs::Error::Exception => self.thrown(self.ctx.catch()),
             rquickjs::Error::Allocation => self.thrown(Value::new_uninitialized(self.ctx.clone())),
-            other => match self.stop.get() {
-                Some(stop) => self.stopped(stop, None),
-                None => RunError::new(RunError::SANDBOX, other.to_string()),
-            },
+            _ if self.stop.get() => self.stopped(None),
+            other => RunError::new(RunError::SANDBOX, other.to_string()),
         }
     }
 
@@ -416,8 +410,8 @@ impl<'js> Run<'_, 'js> {
             .as_object()
             .and_then(|o| o.get::<_, String>("stack").ok())
             .filter(|s| !s.trim().is_empty());
-        if let Some(stop) = self.stop.get() {
-            return self.stopped(stop, stack);
+        if self.stop.get() {
+            return self.stopped(stack);
         }
         let Some(object) = value.as_object().filter(|_| value.is_error()) else {
             if value.type_of() == Type::Uninitialized {
@@ -425,8 +419,8 @@ impl<'js> Run<'_, 'js> {
                 return self.memory(None);
             }
             let text = self.shown(&value);
-            if let Some(stop) = self.stop.get() {
-                return self.stopped(stop, stack);
+            if self.stop.get() {
+                return self.stopped(stack);
             }
             return RunError::new(
                 "Error",
@@ -439,8 +433,8 @@ impl<'js> Run<'_, 'js> {
         let message = object.get::<_, String>("message").unwrap_or_default();
         let _ = self.ctx.catch();
         // A getter of the error's own (its name or message) may have run into the deadline.
-        if let Some(stop) = self.stop.get() {
-            return self.stopped(stop, stack);
+        if self.stop.get() {
+            return self.stopped(stack);
         }
         match (name.as_str(), message.as_str()) {
             ("InternalError", "out of memory") => self.memory(stack),
@@ -495,23 +489,14 @@ impl<'js> Run<'_, 'js> {
         }
     }
 
-    fn stopped(&self, stop: Stop, stack: Option<String>) -> RunError {
-        let (name, message) = match (stop, self.limits.deadline) {
-            (Stop::Deadline, Some(d)) => (
-                RunError::DEADLINE,
-                format!(
-                    "the run passed its deadline of {} ms and was stopped",
-                    d.as_millis()
-                ),
-            ),
-            (Stop::Deadline, None) => (
-                RunError::TERMINATED,
-                "the run was terminated by its caller".to_owned(),
-            ),
-        };
+    /// The error of a run its deadline stopped (termination is the supervisor's: it kills).
+    fn stopped(&self, stack: Option<String>) -> RunError {
         RunError {
-            name: name.to_owned(),
-            message,
+            name: RunError::DEADLINE.to_owned(),
+            message: format!(
+                "the run passed its deadline of {} ms and was stopped",
+                self.limits.deadline.unwrap_or_default().as_millis()
+            ),
             stack,
         }
     }

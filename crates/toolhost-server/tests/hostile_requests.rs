@@ -263,6 +263,19 @@ async fn variables_no_definition_declares_are_refused_and_nothing_is_stored() {
             detail.len()
         );
     }
+    // A direct call's variables are refused the same way.
+    let call = server
+        .raw(
+            "POST",
+            "/v1/tools/get_current_time/call",
+            Some(&token),
+            &json_headers(),
+            json!({"arguments": {}, "secrets": {"TYPO": "a"}})
+                .to_string()
+                .into_bytes(),
+        )
+        .await;
+    assert!(call.problem(422).contains("declares"));
     assert_eq!(
         server.store.thread_page(&every_thread()).unwrap().len(),
         before

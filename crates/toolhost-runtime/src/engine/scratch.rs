@@ -44,6 +44,7 @@ impl Runtime {
         values: Vec<VariableValue>,
     ) -> Result<ScratchCall, RuntimeError> {
         let def = self.startable_agent(agent)?;
+        self.refuse_undeclared(&values)?;
         let redactor = self.redactor_of(&values);
         let (message, call_id) = self.scratch_message(def, &[], tool, &redactor.text(text));
         // The id is chosen first: secrets are sealed for their thread.

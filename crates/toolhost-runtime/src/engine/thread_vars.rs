@@ -108,14 +108,19 @@ impl Runtime {
         Some(wanted)
     }
 
-    /// The names every definition of the project (tool, prompt or agent) declares secret: what a
-    /// program asking for values must read without showing them.
-    pub fn secret_names(&self) -> BTreeSet<String> {
+    /// Every variable declaration of the project's tools, prompts and agents.
+    fn declarations(&self) -> impl Iterator<Item = &VariableDecl> {
         self.tools
             .values()
             .flat_map(|t| t.definition().variables.iter())
             .chain(self.defs.prompts.values().flat_map(|p| p.variables.iter()))
             .chain(self.defs.agents.values().flat_map(|a| a.variables.iter()))
+    }
+
+    /// The names every definition of the project (tool, prompt or agent) declares secret: what a
+    /// program asking for values must read without showing them.
+    pub fn secret_names(&self) -> BTreeSet<String> {
+        self.declarations()
             .filter(|d| d.kind == VariableKind::Secret)
             .map(|d| d.name.clone())
             .collect()
@@ -126,14 +131,7 @@ impl Runtime {
     /// `immediate`'s `nameEnv`, `descriptionEnv` and `scopedEnv`). The only variables a thread
     /// may be given (project-wide, since a thread's children inherit them).
     pub fn declared_names(&self) -> BTreeSet<String> {
-        let mut names: BTreeSet<String> = self
-            .tools
-            .values()
-            .flat_map(|t| t.definition().variables.iter())
-            .chain(self.defs.prompts.values().flat_map(|p| p.variables.iter()))
-            .chain(self.defs.agents.values().flat_map(|a| a.variables.iter()))
-            .map(|d| d.name.clone())
-            .collect();
+        let mut names: BTreeSet<String> = self.declarations().map(|d| d.name.clone()).collect();
         for prompt in self.defs.prompts.values() {
             names.extend(prompt.env_parts());
             for config in prompt.tools.iter().filter_map(|t| t.agent.as_ref()) {
@@ -148,22 +146,30 @@ impl Runtime {
         names
     }
 
+    /// Refuses values given from outside (a thread's creation, a direct call, answers to a
+    /// request) for names no definition uses ([`Runtime::declared_names`]). Values a tool sets
+    /// (`setEnv`) or a parent passes to a child are the project's own and are not checked.
+    pub(super) fn refuse_undeclared(&self, values: &[VariableValue]) -> Result<(), RuntimeError> {
+        let declared = self.declared_names();
+        let mut undeclared: Vec<String> = values
+            .iter()
+            .filter(|v| !declared.contains(&v.name))
+            .map(|v| v.name.clone())
+            .collect();
+        if undeclared.is_empty() {
+            return Ok(());
+        }
+        undeclared.dedup();
+        Err(RuntimeError::UndeclaredVariables {
+            names: undeclared,
+            declared: declared.into_iter().collect(),
+        })
+    }
+
     /// Whether any definition (tool, prompt or agent) declares `name` a secret.
     pub(super) fn declared_secret(&self, name: &str) -> bool {
-        let secret = |d: &VariableDecl| d.name == name && d.kind == VariableKind::Secret;
-        self.tools
-            .values()
-            .any(|t| t.definition().variables.iter().any(secret))
-            || self
-                .defs
-                .prompts
-                .values()
-                .any(|p| p.variables.iter().any(secret))
-            || self
-                .defs
-                .agents
-                .values()
-                .any(|a| a.variables.iter().any(secret))
+        self.declarations()
+            .any(|d| d.name == name && d.kind == VariableKind::Secret)
     }
 
     /// The values a thread of `agent` has: prompt values, then the agent's, then what it
@@ -251,6 +257,7 @@ impl Runtime {
         thread_id: &str,
         values: Vec<VariableValue>,
     ) -> Result<(), RuntimeError> {
+        self.refuse_undeclared(&values)?;
         // Values a deferred sub-agent instance waits for go to it, not to this thread.
         let had = !values.is_empty();
         let values = self.give_deferred(thread_id, values).await?;
@@ -345,19 +352,7 @@ impl Runtime {
         values: Vec<VariableValue>,
     ) -> Result<Thread, RuntimeError> {
         let def = self.startable_agent(agent)?;
-        let declared = self.declared_names();
-        let mut undeclared: Vec<String> = values
-            .iter()
-            .filter(|v| !declared.contains(&v.name))
-            .map(|v| v.name.clone())
-            .collect();
-        if !undeclared.is_empty() {
-            undeclared.dedup();
-            return Err(RuntimeError::UndeclaredVariables {
-                names: undeclared,
-                declared: declared.into_iter().collect(),
-            });
-        }
+        self.refuse_undeclared(&values)?;
         let given: BTreeSet<&str> = values.iter().map(|v| v.name.as_str()).collect();
         let mut missing: Vec<String> = self
             .agent_declarations(def)
