@@ -284,3 +284,36 @@ async fn the_all_threads_stream_shows_every_reachable_thread_and_resumes() {
     }
     assert!(threads.contains(&mine) && threads.contains(&hidden));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_is_shown_as_no_owner() {
+    let server = TestServer::start().await;
+    let token = server.admin();
+    let thread = server
+        .store
+        .create_thread(toolhost_store::NewThread {
+            agent: "assistant".into(),
+            ..toolhost_store::NewThread::default()
+        })
+        .unwrap();
+    // A dead process's lease: claimed for 1 ms and never renewed.
+    let lease = server
+        .store
+        .claim(
+            &thread.id,
+            &toolhost_store::LeaseClaim {
+                owner: "gone-process".into(),
+                ttl_ms: 1,
+                replacing: None,
+            },
+        )
+        .unwrap();
+    while toolhost_store::now_millis() <= lease.expires_at {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let shown = server
+        .get(&format!("/v1/threads/{}", thread.id), Some(&token))
+        .await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    assert!(shown.json["owner"].is_null(), "{}", shown.text);
+}

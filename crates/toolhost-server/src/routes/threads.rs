@@ -210,7 +210,7 @@ pub(super) async fn get(
     caller.require(Scope::Read)?;
     let thread = reachable_thread(&state, &caller, &id).await?;
     // An expired lease is a dead owner's: nobody owns the thread.
-    let owner = (state.db.lease(&id).await?).filter(|l| l.is_live(toolhost_store::now_millis()));
+    let owner = state.runtime().owner_of(&id).await?;
     let approvals: Vec<Value> = state
         .db
         .approvals(&id)
