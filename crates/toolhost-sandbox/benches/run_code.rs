@@ -1,5 +1,5 @@
 //! Start to result of a trivial module: [`Sandbox::run`] of `export default () => 1` until the
-//! awaited [`RunResult`] is back (a fresh runtime and context, its thread, the module, the call,
+//! awaited [`RunResult`] is back (its process forked, a fresh runtime and context, the module, the call,
 //! the result). Also prints the memory of a fresh context from QuickJS's own accounting.
 //!
 //! Run: `cargo bench -p toolhost-sandbox --bench run_code`.
