@@ -56,6 +56,7 @@ mod stop;
 mod stopping;
 mod subagent;
 mod subprompt;
+mod thread_model;
 mod thread_vars;
 mod turns;
 
@@ -444,10 +445,20 @@ impl Runtime {
         self.live.subscribe_thread(thread_id)
     }
 
-    /// The model a prompt naming `name` runs on (the override, when one is set), or why it
-    /// cannot be used: a key that is not set names its variable.
-    pub(super) fn model_for(&self, name: &str) -> Result<Arc<dyn Model>, RuntimeError> {
-        let name = self.model_override.as_deref().unwrap_or(name);
+    /// The model a prompt naming `name` runs on in a thread that was started with
+    /// `thread_model` (see [`Runtime::thread_model`]): this runtime's override when one is set,
+    /// else the thread's, else the prompt's own; or why it cannot be used (a key that is not
+    /// set names its variable).
+    pub(super) fn model_for(
+        &self,
+        name: &str,
+        thread_model: Option<&str>,
+    ) -> Result<Arc<dyn Model>, RuntimeError> {
+        let name = self
+            .model_override
+            .as_deref()
+            .or(thread_model)
+            .unwrap_or(name);
         self.models
             .get(name)
             .cloned()
@@ -544,8 +555,9 @@ impl Runtime {
     }
 
     /// Makes every prompt use the model definition `name` instead of its own (for example to
-    /// run a project written for the scripted model on a real one). Fails when no model
-    /// definition of that name loaded.
+    /// run a project written for the scripted model on a real one). A thread this runtime
+    /// creates remembers it, and later runs of the thread use it unless their runtime names
+    /// another ([`Runtime::thread_model`]). Fails when no model definition of that name loaded.
     pub fn override_model(&mut self, name: &str) -> Result<(), RuntimeError> {
         if let Some(why) = self.unavailable.get(name) {
             return Err(RuntimeError::Model {

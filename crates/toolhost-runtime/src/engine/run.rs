@@ -156,6 +156,7 @@ impl Runtime {
         for m in &history {
             shown.push(images_of(&self.db, thread_id, m).await);
         }
+        let thread_model = self.thread_model(thread_id).await?;
         let start_of = |side: Side| Turn::at(&history, &position.as_side(side));
         let mut sides = vec![self.side_run(
             &agent.name,
@@ -166,6 +167,7 @@ impl Runtime {
             &texts,
             children.as_deref(),
             start_of(Side::A),
+            thread_model.as_deref(),
         )?];
         if let (true, Some(b)) = (position.is_dual(), &agent.side_b) {
             let start = start_of(Side::B);
@@ -178,6 +180,7 @@ impl Runtime {
                 &texts,
                 children.as_deref(),
                 start,
+                thread_model.as_deref(),
             )?);
         }
         drop(shown);

@@ -50,6 +50,7 @@ impl Runtime {
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;
+        writes.extend(self.thread_model_write());
         writes.push(Write::AppendMessage(message));
         let thread = self
             .db

@@ -77,6 +77,7 @@ impl Runtime {
         texts: &BTreeMap<String, String>,
         children: Option<&[Thread]>,
         turn: Turn,
+        thread_model: Option<&str>,
     ) -> Result<SideRun<'a>, RuntimeError> {
         let prompt = self
             .defs
@@ -86,7 +87,7 @@ impl Runtime {
                 name: def.prompt.clone(),
                 reason: "the agent's prompt did not load".to_owned(),
             })?;
-        let model = self.model_for(&prompt.model)?;
+        let model = self.model_for(&prompt.model, thread_model)?;
         // A name is a tool, else a prompt offered as a tool (a name that is both is refused
         // before a run starts).
         // An agent offered under an `optional` flag that is off is not offered at all.

@@ -327,7 +327,7 @@ impl Runtime {
             .filter(|_| def.kind == AgentKind::DualAi);
         for side in std::iter::once(&def.side_a).chain(side_b) {
             if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
-                self.model_for(&prompt.model)?;
+                self.model_for(&prompt.model, None)?;
             }
         }
         Ok(def)
@@ -376,6 +376,7 @@ impl Runtime {
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;
+        writes.extend(self.thread_model_write());
         writes.push(Write::AppendMessage(NewMessage {
             role: Some(Role::User),
             content: Some(redactor.text(message)),

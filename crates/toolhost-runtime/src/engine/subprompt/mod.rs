@@ -162,6 +162,7 @@ impl Runtime {
             let side = side_of(prompt);
             let position = Position::single();
             let texts = state.variables().texts();
+            let thread_model = self.thread_model(state.thread_id()).await?;
             let mut run = self.side_run(
                 state.agent(),
                 &side,
@@ -171,6 +172,7 @@ impl Runtime {
                 &texts,
                 None,
                 Turn::at(&[], &position),
+                thread_model.as_deref(),
             )?;
             run.offer = Offer {
                 nest: Some(nest.clone()),
