@@ -146,10 +146,13 @@ impl HttpModel {
             ModelApi::OpenAiChat | ModelApi::Scripted => Box::new(openai::OpenAiChat),
         };
         let connect = Duration::from_millis(config.timeouts.connect_ms);
-        let transport = Transport::new(connect, network).map_err(|reason| ConfigError::Client {
-            model: name.clone(),
-            reason,
-        })?;
+        let transport =
+            Transport::new(connect, network, crate::reach::Reach::Any).map_err(|reason| {
+                ConfigError::Client {
+                    model: name.clone(),
+                    reason,
+                }
+            })?;
         Ok(HttpModel {
             name,
             kind,

@@ -75,6 +75,7 @@ pub use http::HttpFetcher;
 mod http {
     use super::{FetchFuture, FetchRequest, FetchResponse, Fetcher, OpenFuture, OpenResponse};
     use crate::network::Network;
+    use crate::reach::Reach;
     use crate::transport::{read_body, Transport};
     use bytes::Bytes;
     use hyper::header::{HeaderName, HeaderValue};
@@ -97,8 +98,28 @@ mod http {
             timeout: Duration,
             max_body_bytes: usize,
         ) -> Result<Self, String> {
+            Self::reaching(network, timeout, max_body_bytes, Reach::Any)
+        }
+
+        /// [`HttpFetcher::new`] for what tools fetch: a host name is connected to only at
+        /// its public addresses (a name that resolves only to loopback, private or link-local
+        /// ones is refused, saying so); an address written in the URL is reached as written.
+        pub fn public_only(
+            network: &Network,
+            timeout: Duration,
+            max_body_bytes: usize,
+        ) -> Result<Self, String> {
+            Self::reaching(network, timeout, max_body_bytes, Reach::PublicOnly)
+        }
+
+        fn reaching(
+            network: &Network,
+            timeout: Duration,
+            max_body_bytes: usize,
+            reach: Reach,
+        ) -> Result<Self, String> {
             Ok(HttpFetcher {
-                transport: Transport::new(timeout, network)?,
+                transport: Transport::new(timeout, network, reach)?,
                 timeout,
                 max_body_bytes,
             })

@@ -167,6 +167,8 @@ mod ordering;
 #[cfg(feature = "http")]
 mod proxy;
 #[cfg(feature = "http")]
+mod reach;
+#[cfg(feature = "http")]
 mod responses;
 mod retry;
 mod scripted;

@@ -7,6 +7,7 @@
 //! The matching (`NO_PROXY` rules, credentials in the proxy URL) and the `CONNECT` handshake
 //! are hyper-util's; this module reads the variables, checks them, and picks the route.
 
+use crate::reach::Resolver;
 use crate::ConfigError;
 use hyper::header::HeaderValue;
 use hyper::rt::{Read, ReadBufCursor, Write};
@@ -207,14 +208,26 @@ pub(crate) fn forwarding_auth(matcher: &Matcher, uri: &Uri) -> Option<HeaderValu
 /// as its [`ProxyConfig`] says for each destination. TLS is added on top of it.
 #[derive(Clone)]
 pub(crate) struct ProxyConnector {
-    direct: HttpConnector,
+    /// To a destination itself: its resolved addresses filtered by the transport's
+    /// [`crate::reach::Reach`].
+    direct: HttpConnector<Resolver>,
+    /// To a proxy, wherever it is (the proxy resolves the destination).
+    to_proxy: HttpConnector,
     matcher: Arc<Matcher>,
 }
 
 impl ProxyConnector {
-    /// Connects with `direct`, through the proxies `matcher` picks.
-    pub(crate) fn new(direct: HttpConnector, matcher: Arc<Matcher>) -> Self {
-        ProxyConnector { direct, matcher }
+    /// Connects to destinations with `direct`, to the proxies `matcher` picks with `to_proxy`.
+    pub(crate) fn new(
+        direct: HttpConnector<Resolver>,
+        to_proxy: HttpConnector,
+        matcher: Arc<Matcher>,
+    ) -> Self {
+        ProxyConnector {
+            direct,
+            to_proxy,
+            matcher,
+        }
     }
 }
 
@@ -235,7 +248,7 @@ impl Service<Uri> for ProxyConnector {
         let via = redacted(&proxy.uri().to_string());
         let through = move |e: BoxError| -> BoxError { Box::new(ThroughProxy { via, source: e }) };
         if dst.scheme_str() == Some("https") {
-            let mut tunnel = Tunnel::new(proxy.uri().clone(), self.direct.clone());
+            let mut tunnel = Tunnel::new(proxy.uri().clone(), self.to_proxy.clone());
             if let Some(auth) = proxy.basic_auth() {
                 tunnel = tunnel.with_auth(auth.clone());
             }
@@ -246,7 +259,7 @@ impl Service<Uri> for ProxyConnector {
                 Ok(ProxyStream::new(io, false))
             })
         } else {
-            let connecting = self.direct.call(proxy.uri().clone());
+            let connecting = self.to_proxy.call(proxy.uri().clone());
             Box::pin(async move {
                 let io = connecting.await.map_err(|e| through(e.into()))?;
                 Ok(ProxyStream::new(io, true))

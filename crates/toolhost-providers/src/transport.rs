@@ -3,6 +3,7 @@
 
 use crate::network::Network;
 use crate::proxy::{forwarding_auth, ProxyConnector};
+use crate::reach::{Reach, Resolver};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
@@ -40,6 +41,15 @@ impl std::fmt::Display for TransportError {
     }
 }
 
+/// `http` set up as every connection of a transport is: `https` URLs allowed (TLS goes on
+/// top), no Nagle delay, and the connect timeout.
+fn connector<R: Clone>(mut http: HttpConnector<R>, connect_timeout: Duration) -> HttpConnector<R> {
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(connect_timeout));
+    http
+}
+
 /// A pooled HTTP/1.1 client for `http://` and `https://` URLs.
 #[derive(Clone)]
 pub(crate) struct Transport {
@@ -50,17 +60,23 @@ pub(crate) struct Transport {
 impl Transport {
     /// A client whose connections time out after `connect_timeout`, going through the proxies
     /// of `network` and trusting its authorities besides the built-in roots.
-    pub(crate) fn new(connect_timeout: Duration, network: &Network) -> Result<Self, String> {
+    /// Direct connections reach what `reach` allows.
+    pub(crate) fn new(
+        connect_timeout: Duration,
+        network: &Network,
+        reach: Reach,
+    ) -> Result<Self, String> {
         let proxies = Arc::new(network.proxy().matcher());
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(connect_timeout));
+        let direct = connector(
+            HttpConnector::new_with_resolver(Resolver::new(reach)),
+            connect_timeout,
+        );
+        let to_proxy = connector(HttpConnector::new(), connect_timeout);
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls_config(network)?)
             .https_or_http()
             .enable_http1()
-            .wrap_connector(ProxyConnector::new(http, proxies.clone()));
+            .wrap_connector(ProxyConnector::new(direct, to_proxy, proxies.clone()));
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(60))
             .build(https);

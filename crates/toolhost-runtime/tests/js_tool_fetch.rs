@@ -96,11 +96,20 @@ fn project(urls: &[String]) -> common::Project {
 }
 
 async fn results(root: &Path, allowed: Option<Vec<String>>) -> Vec<String> {
+    results_with(root, allowed, HttpFetcher::new).await
+}
+
+/// [`results`] with the fetcher `make` builds (the command line gives tools
+/// [`HttpFetcher::public_only`]).
+async fn results_with(
+    root: &Path,
+    allowed: Option<Vec<String>>,
+    make: fn(&Network, Duration, usize) -> Result<HttpFetcher, String>,
+) -> Vec<String> {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
     let mut rt = Runtime::load(root, store.clone()).unwrap();
     if let Some(hosts) = allowed {
-        let fetcher =
-            HttpFetcher::new(&Network::direct(), Duration::from_secs(10), 1 << 20).unwrap();
+        let fetcher = make(&Network::direct(), Duration::from_secs(10), 1 << 20).unwrap();
         rt.set_fetch(hosts, Arc::new(fetcher));
     }
     let thread = rt.start_thread("a", "go").await.unwrap();
@@ -156,4 +165,27 @@ async fn fetch_reaches_an_allowed_host_and_no_other() {
         "{texts:?}"
     );
     assert_eq!(seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_name_that_resolves_to_loopback_is_refused_after_resolution() {
+    let (port, seen) = tide_server().await;
+    let urls = vec![
+        format!("http://localhost:{port}/tides"),
+        format!("http://127.0.0.1:{port}/tides"),
+    ];
+    let p = project(&urls);
+    // Both hosts are allowed by name; only the address written out is reached.
+    let allowed = vec![format!("localhost:{port}"), format!("127.0.0.1:{port}")];
+    let texts = results_with(&p.root, Some(allowed), HttpFetcher::public_only).await;
+    assert!(
+        texts[0].contains("localhost resolves only to addresses tools may not reach"),
+        "{texts:?}"
+    );
+    assert_eq!(texts[1], "200 application/json high at six", "{texts:?}");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "only the written address was reached"
+    );
 }

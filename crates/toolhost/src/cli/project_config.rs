@@ -35,7 +35,7 @@
 //! warm_runtimes = 1                   # runs of each JavaScript tool file kept prepared
 //!
 //! [fetch]                             # what tool files in JavaScript may reach with fetch
-//! hosts = ["api.example.com", "localhost:8080", "*.tides.org"]   # none unless listed
+//! hosts = ["api.example.com", "127.0.0.1:8080", "*.tides.org"]   # none unless listed; a name reaches only public addresses
 //! timeout_ms = 10000                  # for the answer's headers, and again for its body
 //! max_body_bytes = 4194304            # an answer's body is read up to this
 //! ```
@@ -81,8 +81,9 @@ pub struct ProjectConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FetchSection {
-    /// Hosts (`api.example.com`), hosts with a port (`localhost:8080`) or subdomains of a
-    /// domain (`*.example.com`).
+    /// Hosts (`api.example.com`), hosts with a port (`127.0.0.1:8080`) or subdomains of a
+    /// domain (`*.example.com`). A name is reached only at its public addresses; a loopback or
+    /// private service is reached by its address, written in the URL and here.
     #[serde(default)]
     pub hosts: Vec<String>,
     /// Milliseconds allowed for an answer's headers, and again for its body (default 10 s).

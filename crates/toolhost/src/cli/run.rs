@@ -478,7 +478,9 @@ fn apply_fetch(
         .unwrap_or(super::project_config::FetchSection::DEFAULT_MAX_BODY_BYTES);
     let fetcher = toolhost_providers::Network::from_env()
         .map_err(|e| e.to_string())
-        .and_then(|network| toolhost_providers::fetch::HttpFetcher::new(&network, timeout, max));
+        .and_then(|network| {
+            toolhost_providers::fetch::HttpFetcher::public_only(&network, timeout, max)
+        });
     match fetcher {
         Ok(fetcher) => {
             runtime.set_fetch(fetch.hosts.clone(), Arc::new(fetcher));
