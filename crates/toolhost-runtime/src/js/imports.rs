@@ -46,7 +46,10 @@ pub(super) fn gather(
                 "it imports more than {MAX_MODULES} files of the project"
             ));
         }
-        let source = read_module(&file)?;
+        let mut source = read_module(&file)?;
+        if name == entry {
+            source = with_spec_names(&source);
+        }
         for specifier in relative_imports(&source) {
             let target = resolve(root, &file, &specifier)
                 .map_err(|why| format!("{name} imports \"{specifier}\", which {why}"))?;
@@ -56,6 +59,42 @@ pub(super) fn gather(
         modules.insert(name, source);
     }
     Ok((modules, entry))
+}
+
+/// The names the spec's examples use from toolhost's modules, and the module of each. The
+/// spec's snippets leave their import lines out; a tool file pasted from them works as it is.
+const SPEC_NAMES: [(&str, &str); 4] = [
+    ("defineTool", "@standardagents/spec"),
+    ("z", "zod"),
+    ("queueTool", "@standardagents/builder"),
+    ("emitThreadEvent", "@standardagents/builder"),
+];
+
+/// `source` with an import of each of [`SPEC_NAMES`] it uses but neither imports nor declares,
+/// added in front of its first line (so that every line keeps its number).
+fn with_spec_names(source: &str) -> String {
+    let words: Vec<&str> = source
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let bound = |name: &str| {
+        let mut importing = false;
+        words.windows(2).any(|pair| {
+            match pair[0] {
+                "import" => importing = true,
+                "from" => importing = false,
+                _ => {}
+            }
+            let declares = matches!(pair[0], "const" | "let" | "var" | "function" | "class");
+            (importing || declares) && pair[1] == name
+        })
+    };
+    let added: String = SPEC_NAMES
+        .iter()
+        .filter(|(name, _)| words.contains(name) && !bound(name))
+        .map(|(name, module)| format!("import {{ {name} }} from '{module}'; "))
+        .collect();
+    format!("{added}{source}")
 }
 
 /// A module file's JavaScript: TypeScript is stripped of its types.
@@ -160,6 +199,24 @@ fn is_ident(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snippet_without_its_imports_gets_them_on_its_first_line() {
+        let snippet = "export default defineTool({\n  args: z.object({}),\n});\n";
+        let with = with_spec_names(snippet);
+        assert_eq!(
+            with,
+            format!(
+                "import {{ defineTool }} from '@standardagents/spec'; import {{ z }} from 'zod'; {snippet}"
+            )
+        );
+        assert_eq!(with.lines().count(), snippet.lines().count());
+        // What is imported, or declared by the file itself, is left alone.
+        let imported = "import {\n  defineTool,\n} from '@standardagents/spec';\nconst z = 1;\nexport default defineTool({ z });\n";
+        assert_eq!(with_spec_names(imported), imported);
+        let neither = "export default { description: 'x' };\n";
+        assert_eq!(with_spec_names(neither), neither);
+    }
 
     #[test]
     fn the_relative_specifiers_of_static_imports_are_found() {
