@@ -75,12 +75,23 @@ export function describeTool(tool) {
     ? tool.args.toJSONSchema()
     : { type: 'object', properties: {}, additionalProperties: false };
   blueprint.description = tool.description;
+  if (tool.variables) blueprint.variables = tool.variables;
   if (tool.tenvs) blueprint.tenvs = tool.tenvs.toJSONSchema();
   if (tool.executionMode !== undefined) blueprint.executionMode = tool.executionMode;
   if (tool.executionProvider !== undefined) blueprint.executionProvider = tool.executionProvider;
   if (tool.idempotent !== undefined) blueprint.idempotent = tool.idempotent;
   if (tool.annotations !== undefined) blueprint.annotations = tool.annotations;
   return { blueprint, hasArgs: tool.args !== null };
+}
+
+// The thread's variables as a function of a name (its value, or null) that also has each as a
+// property (a function's own `name` and `length` give way to variables of those names).
+function envOf(values) {
+  const env = async (name) => (Object.prototype.hasOwnProperty.call(values, name) ? values[name] : null);
+  for (const [name, value] of Object.entries(values)) {
+    Object.defineProperty(env, name, { value, enumerable: true });
+  }
+  return Object.freeze(env);
 }
 
 // The `state` of one call (spec 002's ThreadState, as far as toolhost grants it).
@@ -102,7 +113,9 @@ function makeState(info) {
     idempotencyKey: info.idempotencyKey,
     currentSide: info.side,
     turnCount: info.turn,
-    env: Object.freeze(Object.assign({}, info.env)),
+    // Spec 001 reads a variable with `await state.env('NAME')`, spec 000 as `state.env.NAME`:
+    // both work.
+    env: envOf(info.env),
     tenvs: Object.freeze(Object.assign({}, info.env)),
     context: {},
     execution: Object.freeze({

@@ -1,10 +1,10 @@
-// toolhost's `@standardagents/spec`: `defineTool` (spec 000 §2, §9), checked when the tool
-// file loads. A field the spec does not define is refused, never passed over; toolhost adds
+// toolhost's `@standardagents/spec`: `defineTool` (spec 000 §2, §9; spec 001 §2's
+// `variables`), checked when the tool file loads. A field the spec does not define is refused, never passed over; toolhost adds
 // `idempotent` and `annotations` (readOnlyHint, destructiveHint, openWorldHint), as a
 // blueprint's root may hold them, checked where the blueprint is.
 
 const FIELDS = [
-  'description', 'args', 'execute', 'tenvs', 'executionMode', 'executionProvider',
+  'description', 'args', 'execute', 'variables', 'tenvs', 'executionMode', 'executionProvider',
   'idempotent', 'annotations',
 ];
 
@@ -17,7 +17,7 @@ export class ToolDefinitionError extends Error {
 
 export function defineTool(options) {
   if (options === null || typeof options !== 'object') {
-    throw new ToolDefinitionError('defineTool() takes an object: { description, args?, execute, tenvs? }');
+    throw new ToolDefinitionError('defineTool() takes an object: { description, args?, execute, variables?, tenvs? }');
   }
   for (const key of Object.keys(options)) {
     if (!FIELDS.includes(key)) {
@@ -36,11 +36,17 @@ export function defineTool(options) {
       throw new ToolDefinitionError(`defineTool(): \`${key}\` must be a z.object({...}) schema`);
     }
   }
+  // Each declaration's fields are checked where the blueprint is (name, type, required,
+  // scoped, description).
+  if (options.variables !== undefined && !Array.isArray(options.variables)) {
+    throw new ToolDefinitionError('defineTool(): `variables` must be a list of { name, type: "text" | "secret", required, scoped?, description }');
+  }
   return Object.freeze({
     __toolhostTool: true,
     description: options.description,
     args: options.args ?? null,
     execute: options.execute,
+    variables: options.variables ?? null,
     tenvs: options.tenvs ?? null,
     executionMode: options.executionMode,
     executionProvider: options.executionProvider,
