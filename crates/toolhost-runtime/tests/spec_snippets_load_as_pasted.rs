@@ -107,3 +107,20 @@ async fn a_declaration_that_is_not_one_is_refused_naming_the_field() {
     assert!(problems.contains("variables"), "{problems}");
     assert!(problems.contains("bad.js"), "{problems}");
 }
+
+#[tokio::test]
+async fn an_unknown_field_is_reported_at_the_line_of_the_users_file() {
+    let source = "import { defineTool } from '@standardagents/spec';\n\
+                  \n\
+                  export default defineTool({\n  description: 'x',\n  colour: 'red',\n  execute: async () => 'x',\n});\n";
+    let project = common::one_agent_project(&[("bad.js", source)], &[], &["bad"], &[]);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
+    let rt = Runtime::load(&project.root, store).unwrap();
+    let problems = format!("{:?}", rt.problems());
+    assert!(
+        problems.contains("\\\"colour\\\" is not a field"),
+        "{problems}"
+    );
+    assert!(problems.contains("at agents/tools/bad.js:3"), "{problems}");
+    assert!(!problems.contains("at @standardagents"), "{problems}");
+}

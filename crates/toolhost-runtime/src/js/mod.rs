@@ -111,13 +111,18 @@ impl JsTool {
 
     /// A load error, with the file and line where the stack says it was thrown.
     fn located(&self, name: &str, message: &str, stack: Option<&str>) -> String {
-        let at = stack
-            .and_then(|s| s.lines().find(|l| l.contains("agents/")))
-            .map(|l| {
-                let inner = l.trim().trim_start_matches("at ");
-                let open = inner.rfind('(').map_or(0, |i| i + 1);
-                inner[open..].trim_end_matches(')').to_owned()
-            });
+        // The first frame in a file of the project (named from the project folder, so
+        // `agents/...`), not one of toolhost's modules (`@standardagents/spec` ends in
+        // `agents/` too).
+        let at = stack.and_then(|s| {
+            s.lines()
+                .map(|l| {
+                    let inner = l.trim().trim_start_matches("at ");
+                    let open = inner.rfind('(').map_or(0, |i| i + 1);
+                    inner[open..].trim_end_matches(')').to_owned()
+                })
+                .find(|at| at.starts_with("agents/"))
+        });
         match at {
             Some(at) => format!("{name}: {message} (at {at})"),
             None => format!("{name}: {message}"),
