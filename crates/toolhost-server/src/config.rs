@@ -31,6 +31,12 @@ pub struct ServerConfig {
     /// and load balancers cut those); the client resumes with a GET carrying `Last-Event-ID`.
     /// None by default: the stream stays open until the call's answer.
     pub mcp_stream_hold: Option<Duration>,
+    /// How long a connection may take to send a request's head (its line and headers); past
+    /// it the connection is closed. Default 30 s.
+    pub header_read_timeout: Duration,
+    /// How many connections one client address may hold open at once; one more is closed at
+    /// once. Default 256.
+    pub max_connections_per_client: usize,
 }
 
 impl Default for ServerConfig {
@@ -45,6 +51,8 @@ impl Default for ServerConfig {
             mcp_agent: None,
             oauth: None,
             mcp_stream_hold: None,
+            header_read_timeout: Duration::from_secs(30),
+            max_connections_per_client: 256,
         }
     }
 }
@@ -60,6 +68,12 @@ impl ServerConfig {
         }
         if self.max_body_bytes == 0 {
             return Err("max_body_bytes must be more than 0".to_owned());
+        }
+        if self.header_read_timeout.is_zero() {
+            return Err("header_read_timeout must be more than 0".to_owned());
+        }
+        if self.max_connections_per_client == 0 {
+            return Err("max_connections_per_client must be more than 0".to_owned());
         }
         if self
             .mcp_stream_hold

@@ -59,6 +59,7 @@
 pub mod auth;
 mod body;
 mod config;
+mod connections;
 mod cors;
 mod limits;
 mod metrics;
@@ -80,7 +81,6 @@ pub use problem::Problem;
 
 use state::AppState;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -148,17 +148,11 @@ impl Server {
             let _ = closing.send(true);
             stopping.close_and_stop(&slot.current()).await;
         };
-        // Answers (an event stream's small frames most of all) leave at once, not after the
-        // client's delayed acknowledgement of the previous piece (Nagle's algorithm).
-        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
-            let _ = stream.set_nodelay(true);
-        });
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(begin)
-        .await?;
+        let limits = connections::Limits {
+            header_read_timeout: self.state.config.header_read_timeout,
+            per_client: self.state.config.max_connections_per_client,
+        };
+        connections::serve(listener, app, limits, begin).await;
         runs.wait().await;
         Ok(())
     }
