@@ -9,6 +9,8 @@
 //! allowed_origins = ["https://app.example.com"]
 //! request_timeout_ms = 30000
 //! max_body_bytes = 1048576
+//! header_read_timeout_ms = 30000      # a connection that sends no whole request head is closed
+//! max_connections_per_client = 256    # open connections of one client address at once
 //! mcp_agent = "assistant"             # /mcp serves this agent's tools to MCP clients
 //! mcp_stream_hold_ms = 30000          # a session's call lets go of its stream after this long
 //! reload = true                       # load the project again when agents/ files change
@@ -188,6 +190,10 @@ pub struct ServerSection {
     pub request_timeout_ms: Option<u64>,
     /// The largest request body, in bytes.
     pub max_body_bytes: Option<usize>,
+    /// How long a connection may take to send a request's head, in milliseconds.
+    pub header_read_timeout_ms: Option<u64>,
+    /// How many connections one client address may hold open at once.
+    pub max_connections_per_client: Option<usize>,
     /// The agent whose tools `/mcp` serves to MCP clients; no `/mcp` without one.
     pub mcp_agent: Option<String>,
     /// How long a 2025-11-25 MCP session's call holds its event stream before the server

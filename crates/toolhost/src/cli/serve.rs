@@ -66,6 +66,12 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     if let Some(bytes) = file.server.max_body_bytes {
         config.max_body_bytes = bytes;
     }
+    if let Some(ms) = file.server.header_read_timeout_ms {
+        config.header_read_timeout = Duration::from_millis(ms);
+    }
+    if let Some(cap) = file.server.max_connections_per_client {
+        config.max_connections_per_client = cap;
+    }
     config.allowed_origins = if args.allowed_origins.is_empty() {
         file.server.allowed_origins.unwrap_or_default()
     } else {
