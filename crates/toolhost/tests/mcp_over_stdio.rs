@@ -789,3 +789,32 @@ fn an_expired_session_of_a_server_at_a_url_is_set_up_again_and_the_call_goes_on(
     server.kill().unwrap();
     let _ = server.wait();
 }
+
+/// A line that is not JSON, or not a JSON-RPC message, is answered with an error that says so
+/// (never dropped), and the session goes on.
+#[test]
+fn a_bad_line_is_answered_with_a_parse_error_and_the_session_goes_on() {
+    let p = paying_project();
+    let mut client = start_on(&p, json!({}));
+    let answer = |client: &mut Client, line: &str| -> Value {
+        writeln!(client.input, "{line}").unwrap();
+        client.input.flush().unwrap();
+        let mut text = String::new();
+        client.output.read_line(&mut text).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let broken = answer(
+        &mut client,
+        "{\"jsonrpc\": \"2.0\", \"id\": 9, \"method\": ",
+    );
+    assert_eq!(broken["error"]["code"], -32700, "{broken}");
+    assert!(broken["id"].is_null(), "{broken}");
+    let shapeless = answer(
+        &mut client,
+        "{\"jsonrpc\": \"2.0\", \"id\": 10, \"method\": 5}",
+    );
+    assert_eq!(shapeless["error"]["code"], -32600, "{shapeless}");
+    assert_eq!(shapeless["id"], 10, "{shapeless}");
+    let listed = client.request("tools/list", json!({}));
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+}

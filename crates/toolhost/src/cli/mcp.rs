@@ -354,7 +354,7 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
     };
     let project = dir.to_owned();
     let served = block_on(async move {
-        let running = server.serve(rmcp::transport::stdio()).await?;
+        let running = server.serve(super::mcp_stdio::stdio()).await?;
         let _watch = watched.reload_on_change(project, RELOAD_EVERY, reload);
         running.waiting().await?;
         Ok::<(), Box<dyn std::error::Error>>(())

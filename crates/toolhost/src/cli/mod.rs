@@ -12,6 +12,7 @@ mod lifetime;
 mod lines;
 mod mcp;
 mod mcp_login;
+mod mcp_stdio;
 mod output;
 mod progress;
 mod project_config;
