@@ -5,3 +5,4 @@ pub(crate) mod process;
 mod streams;
 
 pub use process::{ActivityInput, ApprovalRule, ProcessActivity, ProcessActivityError, STOP_GRACE};
+pub(crate) use streams::{kill_group, terminate_group};

@@ -32,12 +32,12 @@ pub(super) async fn read_capped(mut stream: impl AsyncRead + Unpin, cap: usize) 
 }
 
 /// Kills the process group `pgid` (SIGKILL).
-pub(super) fn kill_group(pgid: u32) {
+pub(crate) fn kill_group(pgid: u32) {
     signal_group(pgid, libc::SIGKILL);
 }
 
 /// Asks the process group `pgid` to end (SIGTERM).
-pub(super) fn terminate_group(pgid: u32) {
+pub(crate) fn terminate_group(pgid: u32) {
     signal_group(pgid, libc::SIGTERM);
 }
 

@@ -9,6 +9,7 @@ use super::http::FetcherClient;
 use super::imported::definition_pin;
 use super::oauth::{Authorizer, Vault};
 use super::server_def::{fill, Endpoint, McpServerDef};
+use super::stdio::{ChildTransport, UNREAD_ANSWER_MARK};
 use crate::engine::{Answering, AskKind};
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
 use rmcp::model::{
@@ -22,12 +23,11 @@ use rmcp::service::RequestContext;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ErrorData;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
@@ -355,24 +355,15 @@ impl ServerLink {
                 cwd,
             } => {
                 let mut command = tokio::process::Command::new(program);
-                command
-                    .args(args)
-                    .current_dir(cwd)
-                    .env_clear()
-                    .kill_on_drop(true);
+                command.args(args).current_dir(cwd).env_clear();
                 for name in std::iter::once("PATH").chain(env.iter().map(String::as_str)) {
                     if let Some(value) = std::env::var_os(name) {
                         command.env(name, value);
                     }
                 }
-                let (transport, stderr) = TokioChildProcess::builder(command)
-                    .stderr(Stdio::piped())
-                    .spawn()
+                let (transport, stderr) = ChildTransport::spawn(command, self.stderr.clone())
                     .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-                if let Some(stderr) = stderr {
-                    let kept = self.stderr.clone();
-                    tokio::spawn(read_stderr(stderr, kept));
-                }
+                tokio::spawn(read_stderr(stderr, self.stderr.clone()));
                 tokio::time::timeout(timeout, handler.serve(transport)).await
             }
             Endpoint::Url { url, .. } => {
@@ -626,6 +617,7 @@ impl ServerLink {
                     }
                     return match result {
                         Ok(answer) => Ok(answer),
+                        Err(rmcp::ServiceError::McpError(e)) if unread_answer(&e) => Err(CallError::Failed(e.message.to_string())),
                         Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!("the server refused the call: {} (code {})", e.message, e.code.0))),
                         Err(rmcp::ServiceError::Timeout { timeout }) => Err(CallError::TimedOut(timeout)),
                         Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(format!("the server exited while the call ran{}", self.said()))),
@@ -773,7 +765,7 @@ async fn read_stderr(
     }
 }
 
-fn push_line(kept: &Mutex<VecDeque<String>>, mut line: String) {
+pub(super) fn push_line(kept: &Mutex<VecDeque<String>>, mut line: String) {
     if line.len() > STDERR_LINE_BYTES {
         let mut end = STDERR_LINE_BYTES;
         while !line.is_char_boundary(end) {
@@ -789,16 +781,23 @@ fn push_line(kept: &Mutex<VecDeque<String>>, mut line: String) {
     kept.push_back(line);
 }
 
+/// Whether `error` is toolhost's own, made in place of an answer it could not read.
+fn unread_answer(error: &rmcp::model::ErrorData) -> bool {
+    error.data.as_ref().and_then(Value::as_str) == Some(UNREAD_ANSWER_MARK)
+}
+
 /// Every page of `tools/list`, up to [`MAX_LIST_PAGES`].
 async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Tool>, String> {
     let mut tools = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
         let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = peer
-            .list_tools(params)
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let page = peer.list_tools(params).await.map_err(|e| match e {
+            rmcp::ServiceError::McpError(e) if unread_answer(&e) => {
+                format!("tools/list failed: {}", e.message)
+            }
+            e => format!("tools/list failed: {e}"),
+        })?;
         tools.extend(page.tools);
         match page.next_cursor {
             Some(next) if !next.is_empty() => cursor = Some(next),

@@ -21,12 +21,14 @@
 //! - A server at a URL whose file has `oauth` gets OAuth tokens ([`oauth`]): discovered from
 //!   its 401, kept sealed in the store, renewed before they expire and when refused.
 
+mod envelope;
 pub mod http;
 pub mod hub;
 pub mod imported;
 mod link;
 pub mod oauth;
 pub mod server_def;
+mod stdio;
 
 use crate::files::{read_text, MAX_FILE_BYTES};
 use crate::project::{json_files, FileProblem};
