@@ -112,6 +112,7 @@ async fn every_operation_has_an_id_a_summary_and_the_scope_it_needs() {
         let expected = match (method.as_str(), path.as_str()) {
             ("post", "/v1/threads/{id}/approvals/{call_id}") => "approve",
             ("post", "/v1/threads/{id}/mcp-definitions/{tool}") => "approve",
+            ("post", "/v1/mcp-definitions/{tool}") => "approve",
             ("post", "/v1/tools/{name}/validate") => "read",
             ("post", "/v1/mcp/servers/{name}/login") => "admin",
             ("get", _) => "read",

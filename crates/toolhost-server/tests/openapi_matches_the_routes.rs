@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use toolhost_server::auth::Scope;
 
 /// Every route of the API, as the README's table lists them.
-const KNOWN: [(&str, &str); 27] = [
+const KNOWN: [(&str, &str); 28] = [
     ("GET", "/health"),
     ("GET", "/ready"),
     ("GET", "/v1/openapi.json"),
@@ -27,6 +27,7 @@ const KNOWN: [(&str, &str); 27] = [
     ("GET", "/v1/threads/{id}/approvals"),
     ("POST", "/v1/threads/{id}/approvals/{call_id}"),
     ("POST", "/v1/threads/{id}/mcp-definitions/{tool}"),
+    ("POST", "/v1/mcp-definitions/{tool}"),
     ("POST", "/v1/mcp/servers/{name}/login"),
     ("GET", "/v1/mcp/servers"),
     ("GET", "/v1/threads/{id}/variables/{request_id}"),

@@ -818,18 +818,8 @@ async fn a_changed_mcp_definition_is_accepted_on_the_threads_page() {
     let mut events = server.events(&id, &token, None).await;
     events.until_ended("done", patience).await;
     // The server described the tool differently since the thread pinned it.
-    let key = toolhost_runtime::mcp::pin_key("notes.add");
     let stale = json!({"description": "0", "inputSchema": "0", "outputSchema": "0"});
-    server
-        .store
-        .apply(
-            &id,
-            vec![toolhost_store::Write::SetValue {
-                key: key.clone(),
-                value: Some(stale.clone()),
-            }],
-        )
-        .unwrap();
+    toolhost_runtime::mcp::accept_definition(server.store.as_ref(), "notes.add", &stale).unwrap();
     let sent = server
         .post(
             &format!("/v1/threads/{id}/messages"),
@@ -849,13 +839,18 @@ async fn a_changed_mcp_definition_is_accepted_on_the_threads_page() {
     browser
         .until_text(
             "the accepted definition",
-            &["Accepted: the next call of notes.add in this thread goes through."],
+            &["Accepted: the next call of notes.add goes through, in this thread and every other."],
         )
         .await;
     browser.screenshot("02-accepted").await;
-    let pinned = server.store.value(&id, &key).unwrap().unwrap();
+    let pinned = server
+        .store
+        .credential(&toolhost_runtime::mcp::pin_record("notes.add"))
+        .unwrap()
+        .unwrap();
     assert_ne!(
-        pinned, stale,
-        "the thread's pin is the loaded definition's now"
+        pinned.value,
+        stale.to_string(),
+        "the project's pin is the loaded definition's now"
     );
 }

@@ -98,9 +98,9 @@ export class Transcript {
     }
     const text = status === 'error' ? result.error || message.content : message.content;
     if (text) parts.body.append(el('pre', { class: `result result-${status}` }, pretty(text)));
-    // A call of an MCP server's tool refused because the server changed it since the thread
+    // A call of an MCP server's tool refused because the server changed it since the project
     // first used it: a person may accept the new definition here.
-    if (status === 'error' && message.name && /since this thread first used it/.test(text || '')) {
+    if (status === 'error' && message.name && /since the project first used it/.test(text || '')) {
       parts.body.append(this.acceptDefinition(message.name));
     }
     for (const block of result.content || []) {
@@ -111,7 +111,7 @@ export class Transcript {
     for (const attachment of result.attachments || []) parts.body.append(this.attachment(attachment));
   }
 
-  /** A button accepting, for this thread, the definition an MCP server now gives `tool`. */
+  /** A button accepting, for the whole project, the definition an MCP server now gives `tool`. */
   acceptDefinition(tool) {
     const row = el('div', { class: 'row accept-definition' });
     const button = el(
@@ -122,7 +122,7 @@ export class Transcript {
           button.disabled = true;
           try {
             await api('POST', `/v1/threads/${encodeURIComponent(this.threadId)}/mcp-definitions/${encodeURIComponent(tool)}`);
-            row.replaceChildren(el('p', { class: 'accepted' }, `Accepted: the next call of ${tool} in this thread goes through.`));
+            row.replaceChildren(el('p', { class: 'accepted' }, `Accepted: the next call of ${tool} goes through, in this thread and every other.`));
           } catch (e) {
             button.disabled = false;
             showError(`The new definition of ${tool} was not accepted`, e);

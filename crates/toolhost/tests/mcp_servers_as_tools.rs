@@ -209,7 +209,7 @@ fn a_trusted_servers_read_only_tool_runs_at_once_and_a_destructive_one_waits() {
 }
 
 #[test]
-fn a_changed_definition_is_refused_in_a_thread_that_pinned_it_until_a_person_accepts_it() {
+fn a_changed_definition_is_refused_in_every_thread_of_the_project_until_a_person_accepts_it() {
     let project = project(
         true,
         "",
@@ -232,34 +232,38 @@ fn a_changed_definition_is_refused_in_a_thread_that_pinned_it_until_a_person_acc
     let (tool, status, text) = tool_results(&record).pop().unwrap();
     assert_eq!((tool.as_str(), status.as_str()), ("notes.add", "error"));
     assert!(
-        text.contains("changed this tool (description, inputSchema)")
-            && text.contains(&format!("toolhost mcp accept PROJECT {thread} notes.add")),
+        text.contains(
+            "changed this tool (description, inputSchema) since the project first used it"
+        ) && text.contains("toolhost mcp accept PROJECT notes.add"),
         "{text}"
     );
 
-    // A thread that never used the tool takes the new definition at once.
+    // A thread that never used the tool, in a new process, is refused the same: the pin is the
+    // project's, not the thread's.
     let (run, fresh) = run_json(&project, "first");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert_eq!(
-        tool_results(&fresh),
-        [("notes.add".into(), "success".into(), "2".into())]
-    );
+    let (_, status, text) = tool_results(&fresh).pop().unwrap();
+    assert_eq!(status, "error", "{text}");
+    assert!(text.contains("since the project first used it"), "{text}");
 
-    // A person accepts the new definition for the first thread; its calls go through again.
+    // A person accepts the new definition for the project; calls go through again.
     let accepted = th(
         &project,
         &[
             "mcp",
             "accept",
             &dir(&project),
-            &thread,
             "notes.add",
             "--data",
             &data(&project),
         ],
     );
     assert_eq!(accepted.code, 0, "{}\n{}", accepted.stdout, accepted.stderr);
-    assert!(accepted.stdout.contains("accepted"), "{}", accepted.stdout);
+    assert!(
+        accepted.stdout.contains("accepted") && accepted.stdout.contains("every thread"),
+        "{}",
+        accepted.stdout
+    );
     let (run, record) = send_json(&project, &thread, "third");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(

@@ -111,7 +111,7 @@ use toolhost_core::blueprint::{Activities, Binding};
 use toolhost_core::tool::ToolError;
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{Model, ScriptError, ScriptedModel};
-use toolhost_store::{AsyncStore, Store, StoreError, Thread, Write};
+use toolhost_store::{AsyncStore, Store, StoreError, Thread};
 
 /// A loaded project, ready to run threads against a store.
 pub struct Runtime {
@@ -394,28 +394,18 @@ impl Runtime {
         self.mcp_pins.get(tool)
     }
 
-    /// Accepts, for `thread_id`, the definition the MCP server gave the imported tool `tool`
-    /// when this runtime loaded: the thread's calls of it go through again after the server
-    /// changed it (see [`crate::mcp`]). One write, whoever owns the thread.
-    pub async fn accept_mcp_definition(
-        &self,
-        thread_id: &str,
-        tool: &str,
-    ) -> Result<(), RuntimeError> {
+    /// Accepts, for the whole project, the definition the MCP server gave the imported tool
+    /// `tool` when this runtime loaded: calls of it go through again in every thread after the
+    /// server changed it (see [`crate::mcp::pins`]). One write, whoever owns which thread.
+    pub async fn accept_mcp_definition(&self, tool: &str) -> Result<(), RuntimeError> {
         let pin = self.mcp_pin(tool).cloned().ok_or_else(|| {
             RuntimeError::Store(StoreError::Refused(format!(
                 "\"{tool}\" is not a tool of this project's MCP servers"
             )))
         })?;
-        self.db.thread(thread_id).await?;
+        let tool = tool.to_owned();
         self.db
-            .apply(
-                thread_id,
-                vec![Write::SetValue {
-                    key: crate::mcp::pin_key(tool),
-                    value: Some(pin),
-                }],
-            )
+            .run_blocking(move |store| crate::mcp::accept_definition(store, &tool, &pin))
             .await?;
         Ok(())
     }

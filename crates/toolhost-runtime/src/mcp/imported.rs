@@ -15,11 +15,11 @@
 //! - **Durability**: `idempotentHint: true` makes the tool idempotent (a call whose outcome is
 //!   unknown after a crash is sent again, with the same idempotency key in `_meta`); otherwise
 //!   such a call is reported as of unknown outcome and not repeated.
-//! - **Pinning**: the first call of a tool in a thread stores a fingerprint of its definition
-//!   (description, input and output schema) on the thread, under [`pin_key`]; a later call from
-//!   that thread with the definition the project loaded with now different is refused with an
-//!   error naming what changed, until a person accepts it (`toolhost mcp accept` stores the
-//!   server's current [`definition_pin`]). A change the server announces while the project is
+//! - **Pinning**: the first call of a tool in the project stores a fingerprint of its
+//!   definition (description, input and output schema) for the project ([`super::pins`]); a
+//!   later call from any thread with the definition the project loaded with now different is
+//!   refused with an error naming what changed, until a person accepts it (`toolhost mcp
+//!   accept` stores the server's current [`definition_pin`]). A change the server announces while the project is
 //!   loaded (`notifications/tools/list_changed`) refuses every call of the tool until the
 //!   project is loaded again.
 //! - **Headers**: the variables a server's headers name are declared on each of its tools as
@@ -34,6 +34,7 @@
 
 use super::hub::McpHub;
 use super::link::{CallError, OutgoingCall};
+use super::pins::PinCheck;
 use super::server_def::McpServerDef;
 use crate::engine::{canonical_hash, AskKind, ThreadState};
 use rmcp::model::{JsonObject, Tool};
@@ -45,15 +46,6 @@ use toolhost_core::result::ToolContent;
 use toolhost_core::tool::{DynamicTool, ToolContext, ToolError, ToolHints};
 use toolhost_core::variables::VariableDecl;
 use toolhost_core::{AnyTool, ToolResult};
-
-/// The prefix of the thread values that hold pinned definitions: one value per imported tool
-/// (`toolhost.mcp.pin.SERVER.TOOL`), so that pinning one never rewrites another.
-pub const PIN_KEY_PREFIX: &str = "toolhost.mcp.pin.";
-
-/// The thread value holding the pinned definition of the imported tool `name`.
-pub fn pin_key(name: &str) -> String {
-    format!("{PIN_KEY_PREFIX}{name}")
-}
 
 /// The `_meta` key that carries a call's idempotency key to the server.
 pub const IDEMPOTENCY_META: &str = "toolhost/idempotencyKey";
@@ -75,7 +67,7 @@ pub fn definition_pin(tool: &Tool) -> Value {
 }
 
 /// The parts of `now` that differ from `pinned`, in words.
-fn changed_parts(pinned: &Value, now: &Value) -> Vec<&'static str> {
+pub(super) fn definition_parts_changed(pinned: &Value, now: &Value) -> Vec<&'static str> {
     ["description", "inputSchema", "outputSchema"]
         .into_iter()
         .filter(|part| pinned.get(part) != now.get(part))
@@ -180,7 +172,7 @@ impl ImportedCall {
                 self.name, self.server
             ));
         };
-        let parts = changed_parts(&self.loaded_pin, &now);
+        let parts = definition_parts_changed(&self.loaded_pin, &now);
         if !parts.is_empty() {
             return ToolResult::error(format!(
                 "{}: MCP server \"{}\" changed this tool ({}) since toolhost loaded it; the call was not sent. Load the project again to see the new definition.",
@@ -257,30 +249,28 @@ impl ImportedCall {
         }
     }
 
-    /// Pins the definition on the thread's first call; refuses a call whose definition differs
-    /// from the pinned one.
+    /// Pins the definition for the project on its first call; refuses a call whose definition
+    /// differs from the project's pin (see [`super::pins`]).
     async fn check_pin(&self, state: &ThreadState) -> Result<(), String> {
-        let store_failed = |e: toolhost_store::StoreError| {
-            format!(
-                "{}: the pinned definition could not be read or stored: {e}",
-                self.name
-            )
-        };
-        let key = pin_key(&self.name);
-        match state.get_value(&key).await.map_err(store_failed)? {
-            Some(pinned) if pinned == self.loaded_pin => Ok(()),
-            Some(pinned) => Err(format!(
-                "{}: MCP server \"{}\" changed this tool ({}) since this thread first used it; the call was not sent. A person accepts the new definition with `toolhost mcp accept PROJECT {thread} {tool}` (or POST /v1/threads/{thread}/mcp-definitions/{tool} on the server), or the thread goes on without it.",
-                self.name,
+        let (tool, pin) = (self.name.clone(), self.loaded_pin.clone());
+        let checked = state
+            .store()
+            .run_blocking(move |store| super::pins::check(store, &tool, &pin))
+            .await
+            .map_err(|e| {
+                format!(
+                    "{}: the project's pinned definition could not be read or stored: {e}",
+                    self.name
+                )
+            })?;
+        match checked {
+            PinCheck::Pinned => Ok(()),
+            PinCheck::Changed(parts) => Err(format!(
+                "{tool}: MCP server \"{}\" changed this tool ({}) since the project first used it; the call was not sent, here or in any other thread. A person accepts the new definition with `toolhost mcp accept PROJECT {tool}` (or POST /v1/mcp-definitions/{tool} on the server), or the thread goes on without it.",
                 self.server,
-                changed_parts(&pinned, &self.loaded_pin).join(", "),
-                thread = state.thread_id(),
+                parts.join(", "),
                 tool = self.name
             )),
-            None => state
-                .set_value(&key, Some(self.loaded_pin.clone()))
-                .await
-                .map_err(store_failed),
         }
     }
 }

@@ -12,6 +12,9 @@
 //! - Imported tools are ordinary tools: offered by prompts by name, validated, approved,
 //!   journaled and redacted like any other (see [`imported`] for approvals, idempotency, pins
 //!   and results).
+//! - The definition a server gave each imported tool when the project first called it is
+//!   pinned for the project ([`pins`]); a changed one is refused in every thread and session
+//!   until a person accepts it ([`accept_definition`]).
 //! - What servers write to standard error is kept apart from toolhost's own output (the last
 //!   [`hub::STDERR_LINES_KEPT`] lines per server, shown by `toolhost mcp list` and quoted when a
 //!   server fails). Only `PATH` and the variables a file names reach a server's environment.
@@ -27,14 +30,16 @@ pub mod hub;
 pub mod imported;
 mod link;
 pub mod oauth;
+pub mod pins;
 pub mod server_def;
 mod stdio;
 
 use crate::files::{read_text, MAX_FILE_BYTES};
 use crate::project::{json_files, FileProblem};
 pub use hub::McpHub;
-pub use imported::{definition_pin, imported_name, needs_approval, pin_key, PIN_KEY_PREFIX};
+pub use imported::{definition_pin, imported_name, needs_approval};
 pub use oauth::Vault;
+pub use pins::{accept_definition, pin_record};
 pub use server_def::McpServerDef;
 use std::path::Path;
 use std::sync::Arc;

@@ -48,6 +48,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .add::<approvals::__path_list, _, _>(approvals::list)
         .add::<approvals::__path_decide, _, _>(approvals::decide)
         .add::<mcp_pins::__path_accept, _, _>(mcp_pins::accept)
+        .add::<mcp_pins::__path_accept_from_thread, _, _>(mcp_pins::accept_from_thread)
         .add::<mcp_servers::__path_list, _, _>(mcp_servers::list)
         .add::<mcp_login::__path_login, _, _>(mcp_login::login)
         .add::<variables::__path_get, _, _>(variables::get)

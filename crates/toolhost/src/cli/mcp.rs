@@ -24,9 +24,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use toolhost_runtime::mcp::{load_mcp, needs_approval, pin_key};
+use toolhost_runtime::mcp::{accept_definition, load_mcp, needs_approval};
 use toolhost_server::mcp::{Answering, McpTools};
-use toolhost_store::Write;
 
 /// How often a served project's files are looked at for changes.
 pub(super) const RELOAD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -84,12 +83,11 @@ pub enum McpCommand {
         #[command(flatten)]
         data: DataArg,
     },
-    /// Accept the definition an MCP server now gives a tool a thread pinned before.
+    /// Accept, for the whole project, the definition an MCP server now gives a tool the project
+    /// pinned before.
     Accept {
         /// The project folder.
         dir: PathBuf,
-        /// The thread whose calls of the tool were refused.
-        thread_id: String,
         /// The imported tool, as SERVER.TOOL.
         tool: String,
         #[command(flatten)]
@@ -110,12 +108,7 @@ pub fn mcp(args: McpArgs) -> ExitCode {
         Some(McpCommand::Logout { dir, server, data }) => {
             super::mcp_login::logout_command(&dir, &server, &data.data)
         }
-        Some(McpCommand::Accept {
-            dir,
-            thread_id,
-            tool,
-            data,
-        }) => accept(&dir, &thread_id, &tool, &data.data),
+        Some(McpCommand::Accept { dir, tool, data }) => accept(&dir, &tool, &data.data),
         None => {
             let (Some(dir), Some(agent)) = (args.dir, args.agent) else {
                 output::error(
@@ -258,7 +251,7 @@ fn refused<'a>(
         .filter(move |p| p.path == server.def.path && p.tool != server.def.name)
 }
 
-fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
+fn accept(dir: &Path, tool: &str, data: &Path) -> ExitCode {
     let Some((server, name)) = tool.split_once('.') else {
         output::error(
             &format!("\"{tool}\" is not the name of an imported tool."),
@@ -288,7 +281,7 @@ fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
         );
         return output::exit(INVALID);
     }
-    // The pin of the definition as it loaded now, the one the thread's next call compares with.
+    // The pin of the definition as it loaded now, the one the project's next call compares with.
     let Some(pin) = mcp.pins.get(tool) else {
         output::error(
             &format!("MCP server \"{server}\" does not list a tool named \"{name}\" that could be imported."),
@@ -300,17 +293,9 @@ fn accept(dir: &Path, thread_id: &str, tool: &str, data: &Path) -> ExitCode {
         Ok(store) => store,
         Err(code) => return code,
     };
-    if let Err(e) = store.thread(thread_id) {
-        output::error(&format!("thread {thread_id} cannot be used."), Some(&e));
-        return output::exit(BAD_INPUT);
-    }
-    let write = Write::SetValue {
-        key: pin_key(tool),
-        value: Some(pin.clone()),
-    };
-    match store.apply(thread_id, vec![write]) {
-        Ok(_) => {
-            outln!("accepted the definition MCP server \"{server}\" now gives {tool} for thread {thread_id}");
+    match accept_definition(store.as_ref(), tool, pin) {
+        Ok(()) => {
+            outln!("accepted the definition MCP server \"{server}\" now gives {tool}, for every thread of the project");
             ExitCode::SUCCESS
         }
         Err(e) => {
