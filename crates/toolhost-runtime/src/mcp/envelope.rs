@@ -7,7 +7,41 @@
 //! The scan keeps a few hundred bytes whatever the message's size, so it can run over a line
 //! while the line is read and thrown away.
 
-use rmcp::model::RequestId;
+use rmcp::model::{ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage};
+
+/// The `data` of an error answer toolhost made in place of one it could not read, so that a
+/// call says the server answered (and what was wrong with it) rather than that it refused.
+pub(crate) const UNREAD_ANSWER_MARK: &str = "toolhost:unread-answer";
+
+/// The error answer to request `id` that stands for the server's answer toolhost could not
+/// read, saying `why`.
+pub(crate) fn unread_answer(id: RequestId, why: &str) -> ServerJsonRpcMessage {
+    ServerJsonRpcMessage::error(
+        ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("toolhost could not read the server's answer: {why}"),
+            Some(serde_json::Value::String(UNREAD_ANSWER_MARK.to_owned())),
+        ),
+        Some(id),
+    )
+}
+
+/// Why a message of at least `bytes` bytes is not read.
+pub(crate) fn too_large(bytes: usize) -> String {
+    format!(
+        "it is a message of more than {} bytes (at least {bytes}), toolhost's limit for one MCP message",
+        super::http::MAX_MESSAGE_BYTES
+    )
+}
+
+/// Why a message the JSON parser refused (`error`) is not read.
+pub(crate) fn not_parsed(error: &serde_json::Error) -> String {
+    if error.to_string().starts_with("recursion limit exceeded") {
+        format!("its JSON is nested deeper than the parser's limit of 128 levels ({error})")
+    } else {
+        format!("it is not an MCP message: {error}")
+    }
+}
 
 /// The most bytes of one top-level value (`id` or `method`) that are kept.
 const KEPT_VALUE_BYTES: usize = 512;

@@ -6,14 +6,16 @@
 //! TLS stack of its own. A JSON answer is read whole (within the fetcher's cap), an event
 //! stream piece by piece.
 
+use super::envelope::{not_parsed, too_large, unread_answer};
+use super::http_events::events;
 use super::oauth::Authorizer;
-use futures::stream::{BoxStream, StreamExt};
+use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
-use sse_stream::{Sse, SseStream};
+use sse_stream::Sse;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,54 +66,17 @@ fn is_media(content_type: Option<&str>, media: &str) -> bool {
     })
 }
 
-/// The whole body of an answer, at most [`MAX_MESSAGE_BYTES`].
-async fn read_all(answer: &mut OpenResponse) -> Result<Vec<u8>, Failure> {
+/// The whole body of an answer, or `Err(bytes)` once it is over [`MAX_MESSAGE_BYTES`] (the
+/// rest is not read).
+async fn read_all(answer: &mut OpenResponse) -> Result<Result<Vec<u8>, usize>, Failure> {
     let mut body = Vec::new();
     while let Some(piece) = answer.body.recv().await {
         body.extend(piece.map_err(failed)?);
         if body.len() > MAX_MESSAGE_BYTES {
-            return Err(failed(format!(
-                "the server's answer is larger than {MAX_MESSAGE_BYTES} bytes"
-            )));
+            return Ok(Err(body.len()));
         }
     }
-    Ok(body)
-}
-
-/// The answer's body as a stream of server-sent events; an event longer than
-/// [`MAX_MESSAGE_BYTES`] ends the stream with an error.
-fn events(answer: OpenResponse) -> BoxStream<'static, Result<Sse, SseError>> {
-    // The bytes since the last blank line (the end of an event), and whether the stream ended.
-    let state = (answer.body, 0usize, false);
-    let pieces = futures::stream::unfold(state, |(mut body, open, ended)| async move {
-        if ended {
-            return None;
-        }
-        let piece = match body.recv().await? {
-            Ok(piece) => piece,
-            Err(why) => return Some((Err(std::io::Error::other(why)), (body, open, true))),
-        };
-        // An event ends at a blank line, "\n\n" or "\r\n\r\n".
-        let lf = piece
-            .windows(2)
-            .rposition(|w| w == b"\n\n")
-            .map(|at| at + 2);
-        let crlf = piece
-            .windows(3)
-            .rposition(|w| w == b"\n\r\n")
-            .map(|at| at + 3);
-        let open = match lf.max(crlf) {
-            Some(end) => piece.len() - end,
-            None => open + piece.len(),
-        };
-        if open > MAX_MESSAGE_BYTES {
-            let why =
-                format!("an event of the server's stream is larger than {MAX_MESSAGE_BYTES} bytes");
-            return Some((Err(std::io::Error::other(why)), (body, open, true)));
-        }
-        Some((Ok(bytes::Bytes::from(piece)), (body, open, false)))
-    });
-    SseStream::from_bytes_stream(pieces).boxed()
+    Ok(Ok(body))
 }
 
 impl FetcherClient {
@@ -199,7 +164,11 @@ impl FetcherClient {
     /// its body.
     async fn unexpected(mut answer: OpenResponse) -> Failure {
         let status = answer.status;
-        let body = read_all(&mut answer).await.unwrap_or_default();
+        let body = match read_all(&mut answer).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(bytes)) => format!("(a body of more than {bytes} bytes)").into_bytes(),
+            Err(_) => Vec::new(),
+        };
         let mut quoted = String::from_utf8_lossy(&body).into_owned();
         if quoted.len() > QUOTED_BYTES {
             let mut end = QUOTED_BYTES;
@@ -242,6 +211,10 @@ impl StreamableHttpClient for FetcherClient {
             "application/json, text/event-stream".to_owned(),
         ));
         request.body = Some(serde_json::to_vec(&message)?);
+        let waiting = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
         let mut answer = self.send(request).await?;
         let status = answer.status;
         if status == 202 || status == 204 {
@@ -253,17 +226,35 @@ impl StreamableHttpClient for FetcherClient {
         let session = header(&answer, SESSION_ID).map(str::to_owned);
         let content_type = header(&answer, "content-type").map(str::to_owned);
         if (200..300).contains(&status) && is_media(content_type.as_deref(), "text/event-stream") {
-            return Ok(StreamableHttpPostResponse::Sse(events(answer), session));
+            return Ok(StreamableHttpPostResponse::Sse(
+                events(answer.body, waiting),
+                session,
+            ));
         }
         if is_media(content_type.as_deref(), "application/json") {
-            let body = read_all(&mut answer).await?;
+            // An answer toolhost cannot read is still the answer to the request: an error
+            // answer to it at once, rather than a failure the SDK retries or reports as a
+            // transport's.
+            let unread = |why: String| match &waiting {
+                Some(id) => Ok(StreamableHttpPostResponse::Json(
+                    unread_answer(id.clone(), &why),
+                    session.clone(),
+                )),
+                None => Err(failed(format!(
+                    "toolhost could not read the server's answer: {why}"
+                ))),
+            };
+            let body = match read_all(&mut answer).await? {
+                Ok(body) => body,
+                Err(bytes) => return unread(too_large(bytes)),
+            };
             // A failure may still be a JSON-RPC error the SDK reports as the server's.
             return match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
                 Ok(message) => Ok(StreamableHttpPostResponse::Json(message, session)),
                 Err(_) if body.is_empty() && (200..300).contains(&status) => {
                     Ok(StreamableHttpPostResponse::Accepted)
                 }
-                Err(e) if (200..300).contains(&status) => Err(e.into()),
+                Err(e) if (200..300).contains(&status) => unread(not_parsed(&e)),
                 Err(_) => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
                     format!(
                         "HTTP {status}: {}",
@@ -273,7 +264,9 @@ impl StreamableHttpClient for FetcherClient {
             };
         }
         if (200..300).contains(&status) {
-            let body = read_all(&mut answer).await?;
+            let Ok(body) = read_all(&mut answer).await? else {
+                return Err(StreamableHttpError::UnexpectedContentType(content_type));
+            };
             if body.is_empty() {
                 return Ok(StreamableHttpPostResponse::Accepted);
             }
@@ -337,7 +330,7 @@ impl StreamableHttpClient for FetcherClient {
         if (200..300).contains(&answer.status)
             && is_media(content_type.as_deref(), "text/event-stream")
         {
-            return Ok(events(answer));
+            return Ok(events(answer.body, None));
         }
         if (200..300).contains(&answer.status) {
             return Err(StreamableHttpError::UnexpectedContentType(content_type));
@@ -349,6 +342,7 @@ impl StreamableHttpClient for FetcherClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt;
 
     fn answer(pieces: Vec<Vec<u8>>) -> OpenResponse {
         let (sender, receiver) = tokio::sync::mpsc::channel(pieces.len().max(1));
@@ -363,11 +357,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn events_are_read_across_pieces_and_an_endless_one_is_cut() {
-        let mut stream = events(answer(vec![
-            b"data: {\"a\":".to_vec(),
-            b"1}\r\n\r\ndata: 2\n\n".to_vec(),
-        ]));
+    async fn events_are_read_across_pieces() {
+        let mut stream = events(
+            answer(vec![
+                b"data: {\"a\":".to_vec(),
+                b"1}\r\n\r\ndata: 2\n\n".to_vec(),
+            ])
+            .body,
+            None,
+        );
         assert_eq!(
             stream.next().await.unwrap().unwrap().data.as_deref(),
             Some("{\"a\":1}")
@@ -377,17 +375,16 @@ mod tests {
             Some("2")
         );
         assert!(stream.next().await.is_none());
-
-        let endless = vec![b'x'; MAX_MESSAGE_BYTES / 2 + 1];
-        let mut stream = events(answer(vec![b"data: ".to_vec(), endless.clone(), endless]));
-        assert!(stream.next().await.unwrap().is_err());
     }
 
     #[tokio::test]
     async fn a_json_answer_larger_than_the_cap_is_refused() {
         let mut big = answer(vec![vec![b' '; MAX_MESSAGE_BYTES], b"{}".to_vec()]);
-        assert!(read_all(&mut big).await.is_err());
+        assert_eq!(
+            read_all(&mut big).await.unwrap(),
+            Err(MAX_MESSAGE_BYTES + 2)
+        );
         let mut small = answer(vec![b"{}".to_vec()]);
-        assert_eq!(read_all(&mut small).await.unwrap(), b"{}");
+        assert_eq!(read_all(&mut small).await.unwrap(), Ok(b"{}".to_vec()));
     }
 }

@@ -5,11 +5,12 @@
 //! a thread whose variables give other values (another token) talks to it over a connection of
 //! its own, so that no thread's calls carry another's credentials.
 
+use super::envelope::UNREAD_ANSWER_MARK;
 use super::http::FetcherClient;
 use super::imported::definition_pin;
 use super::oauth::{Authorizer, Vault};
 use super::server_def::{fill, Endpoint, McpServerDef};
-use super::stdio::{ChildTransport, UNREAD_ANSWER_MARK};
+use super::stdio::ChildTransport;
 use crate::engine::{Answering, AskKind};
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
 use rmcp::model::{
@@ -620,8 +621,11 @@ impl ServerLink {
                         Err(rmcp::ServiceError::McpError(e)) if unread_answer(&e) => Err(CallError::Failed(e.message.to_string())),
                         Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!("the server refused the call: {} (code {})", e.message, e.code.0))),
                         Err(rmcp::ServiceError::Timeout { timeout }) => Err(CallError::TimedOut(timeout)),
-                        Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(format!("the server exited while the call ran{}", self.said()))),
-                        Err(e) => Err(CallError::Lost(e.to_string())),
+                        Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(match self.def.endpoint {
+                            Endpoint::Command { .. } => format!("the server exited while the call ran{}", self.said()),
+                            Endpoint::Url { .. } => "the connection to the server closed before it answered".to_owned(),
+                        })),
+                        Err(e) => Err(CallError::Lost(innermost(&e))),
                     };
                 }
                 _ = tokio::time::sleep(ABORT_POLL) => {
@@ -796,7 +800,7 @@ async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Tool>, String> 
             rmcp::ServiceError::McpError(e) if unread_answer(&e) => {
                 format!("tools/list failed: {}", e.message)
             }
-            e => format!("tools/list failed: {e}"),
+            e => format!("tools/list failed: {}", innermost(&e)),
         })?;
         tools.extend(page.tools);
         match page.next_cursor {

@@ -26,6 +26,7 @@
 
 mod envelope;
 pub mod http;
+mod http_events;
 pub mod hub;
 pub mod imported;
 mod link;

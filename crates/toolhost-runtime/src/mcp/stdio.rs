@@ -14,7 +14,7 @@
 //! standard input and gives it [`EXIT_GRACE`] to end, then SIGTERM and as long again, then
 //! SIGKILL for the group; a transport dropped without closing kills the group at once.
 
-use super::envelope::Envelope;
+use super::envelope::{not_parsed, too_large, unread_answer, Envelope};
 use super::http::MAX_MESSAGE_BYTES;
 use rmcp::model::{ErrorCode, ErrorData};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -30,10 +30,6 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 /// How long a program is given to end once its standard input is closed, and again after
 /// SIGTERM.
 pub const EXIT_GRACE: Duration = Duration::from_secs(3);
-
-/// The `data` of an error answer toolhost made in place of one it could not read, so that a
-/// call says the server answered (and what was wrong with it) rather than that it refused.
-pub(crate) const UNREAD_ANSWER_MARK: &str = "toolhost:unread-answer";
 
 /// A running server program as an MCP transport.
 pub(crate) struct ChildTransport {
@@ -91,14 +87,7 @@ impl ChildTransport {
         why: String,
     ) -> Option<RxJsonRpcMessage<RoleClient>> {
         match (envelope.id(), envelope.names_method()) {
-            (Some(id), false) => Some(RxJsonRpcMessage::<RoleClient>::error(
-                ErrorData::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("toolhost could not read the server's answer: {why}"),
-                    Some(serde_json::Value::String(UNREAD_ANSWER_MARK.to_owned())),
-                ),
-                Some(id),
-            )),
+            (Some(id), false) => Some(unread_answer(id, &why)),
             (Some(id), true) => {
                 self.note(format!("refused a request it could not read: {why}"));
                 let refusal = TxJsonRpcMessage::<RoleClient>::error(
@@ -154,10 +143,7 @@ impl Transport<RoleClient> for ChildTransport {
                     return None;
                 }
                 Line::Oversized { envelope, bytes } => {
-                    let why = format!(
-                        "it is a message of more than {MAX_MESSAGE_BYTES} bytes (at least {bytes}), toolhost's limit for one MCP message"
-                    );
-                    if let Some(answer) = self.unreadable(&envelope, why).await {
+                    if let Some(answer) = self.unreadable(&envelope, too_large(bytes)).await {
                         return Some(answer);
                     }
                 }
@@ -303,12 +289,10 @@ impl LineReader {
             Err(e) => {
                 let mut envelope = Envelope::default();
                 envelope.feed(line);
-                let why = if e.to_string().starts_with("recursion limit exceeded") {
-                    format!("its JSON is nested deeper than the parser's limit of 128 levels ({e})")
-                } else {
-                    format!("it is not an MCP message: {e}")
-                };
-                Parsed::Unreadable { envelope, why }
+                Parsed::Unreadable {
+                    envelope,
+                    why: not_parsed(&e),
+                }
             }
         }
     }
