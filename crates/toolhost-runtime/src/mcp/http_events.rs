@@ -46,7 +46,9 @@ pub(super) fn events(
 /// `event` when its data is a message toolhost can read (or it has none); else an event whose
 /// data is the error answer to the request it answers, if it can be told which.
 fn readable(event: Sse, waiting: Option<&RequestId>) -> Sse {
-    let Some(data) = event.data.as_deref() else {
+    // An event without data (a stream's priming event, which only carries its id and the
+    // retry time) is no message.
+    let Some(data) = event.data.as_deref().filter(|d| !d.trim().is_empty()) else {
         return event;
     };
     let Err(e) = serde_json::from_str::<ServerJsonRpcMessage>(data) else {
@@ -55,7 +57,11 @@ fn readable(event: Sse, waiting: Option<&RequestId>) -> Sse {
     let mut envelope = Envelope::default();
     envelope.feed(data.as_bytes());
     match answered(&envelope, waiting) {
-        Some(id) => error_event(id, &not_parsed(&e)),
+        // In the event's place, with its id and retry time: the stream resumes after it.
+        Some(id) => Sse {
+            data: serde_json::to_string(&unread_answer(id, &not_parsed(&e))).ok(),
+            ..event
+        },
         // A request or notification: the SDK drops what it cannot read; nobody waits for it.
         None => event,
     }
@@ -68,15 +74,6 @@ fn answered(envelope: &Envelope, waiting: Option<&RequestId>) -> Option<RequestI
         (_, true) => None,
         (Some(id), false) => Some(id),
         (None, false) => waiting.cloned(),
-    }
-}
-
-fn error_event(id: RequestId, why: &str) -> Sse {
-    Sse {
-        event: None,
-        data: serde_json::to_string(&unread_answer(id, why)).ok(),
-        id: None,
-        retry: None,
     }
 }
 
@@ -261,6 +258,19 @@ mod tests {
             error.error.message
         );
         assert!(matches!(message(&got[1]), JsonRpcMessage::Response(_)));
+    }
+
+    #[tokio::test]
+    async fn a_priming_event_without_data_is_passed_on_as_it_is() {
+        let got = all(
+            vec![b"id: p1\nretry: 500\ndata: \n\n".to_vec()],
+            Some(NumberOrString::Number(1)),
+        )
+        .await;
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].id.as_deref(), Some("p1"));
+        assert_eq!(got[0].retry, Some(500));
+        assert_eq!(got[0].data.as_deref().map(str::trim), Some(""));
     }
 
     #[tokio::test]
