@@ -68,6 +68,17 @@ pub enum StoreError {
     /// The root folder cannot be removed or written.
     #[error("the root folder cannot be changed that way")]
     Root,
+    /// A batch would have left the thread holding more than a limit allows; nothing was
+    /// written.
+    #[error("the thread would hold {reached} {}, over its limit of {limit}", usage.describe())]
+    OverLimit {
+        /// What is limited.
+        usage: crate::model::Usage,
+        /// The limit.
+        limit: u64,
+        /// What the thread would have held.
+        reached: u64,
+    },
     /// The runtime refused to store what it was given (data holding the value of a secret that
     /// cannot be redacted, for example); the text says what and why, never the data itself.
     #[error("{0}")]

@@ -338,12 +338,50 @@ pub struct GrepMatch {
     pub text: String,
 }
 
+/// What a thread holds that a tool writes, measured in bytes, for [`UsageLimits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Usage {
+    /// The files of its file system (their sizes; a folder is none).
+    FileBytes,
+    /// Its durable values (each key and its value as JSON).
+    ValueBytes,
+    /// The events of tools' own (`emitThreadEvent`: each name and its data as JSON), toolhost's
+    /// own events not counted.
+    EventBytes,
+}
+
+impl Usage {
+    /// What is measured, in words: "bytes of files", ….
+    pub fn describe(self) -> &'static str {
+        match self {
+            Usage::FileBytes => "bytes of files",
+            Usage::ValueBytes => "bytes of values",
+            Usage::EventBytes => "bytes of its tools' events",
+        }
+    }
+}
+
+/// The most a thread may hold of each [`Usage`]; `None` for no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageLimits {
+    /// The most bytes of files.
+    pub file_bytes: Option<u64>,
+    /// The most bytes of values.
+    pub value_bytes: Option<u64>,
+    /// The most bytes of tools' own events.
+    pub event_bytes: Option<u64>,
+}
+
 /// One write in an atomic batch; see [`crate::Store::apply`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Write {
     /// Fail the batch with [`crate::StoreError::LeaseLost`] unless this run owns the thread
     /// (see [`crate::lease`]); a run puts it first in every batch it writes.
     CheckOwner(String),
+    /// Fail the batch with [`crate::StoreError::OverLimit`] if the thread, as the writes before
+    /// this one left it, holds more than `limits` allow: put last, it keeps a batch's writes
+    /// within the thread's limits in the same transaction that makes them, whoever else writes.
+    CheckUsage(UsageLimits),
     /// Append a message.
     AppendMessage(NewMessage),
     /// Delete a message, the tool results that answer its calls, and their attachments.

@@ -13,6 +13,7 @@ mod since;
 mod thread_state;
 mod threads;
 mod tokens;
+mod usage;
 mod work;
 
 pub use decisions::*;
@@ -24,6 +25,7 @@ pub use since::*;
 pub use thread_state::*;
 pub use threads::*;
 pub use tokens::*;
+pub use usage::*;
 pub use work::*;
 
 use crate::path::normalize;
@@ -121,7 +123,8 @@ macro_rules! store_conformance_tests {
             lists_come_a_page_at_a_time,
             threads_with_work_are_found_in_one_read,
             a_handoff_changes_the_threads_agent_and_keeps_the_rest,
-            deleting_a_thread_removes_all_of_it_and_nothing_else
+            deleting_a_thread_removes_all_of_it_and_nothing_else,
+            a_batch_over_a_threads_usage_limit_is_refused_whole
         );
     };
     (@cases $make:expr; $($case:ident),*) => {

@@ -20,6 +20,7 @@ pub(super) fn apply_in(
     for write in writes {
         match write {
             Write::CheckOwner(owner) => super::leases::check_owner(tx, thread, &owner)?,
+            Write::CheckUsage(limits) => check_usage(tx, thread, &limits)?,
             Write::AppendMessage(m) => applied.messages.push(append_message(tx, thread, m, now)?),
             Write::DeleteMessage(id) => delete_message(tx, thread, &id)?,
             Write::RecordIntent(intent) => record_intent(tx, thread, intent, now)?,
@@ -303,6 +304,49 @@ fn set_value(
                 params![thread, key, text],
             )
             .map_err(db)?;
+        }
+    }
+    Ok(())
+}
+
+/// Fails with [`StoreError::OverLimit`] when the thread holds more than `limits` allow; each
+/// measure is read only when it is limited.
+fn check_usage(tx: &Connection, thread: &str, limits: &UsageLimits) -> StoreResult<()> {
+    let reserved = EventKind::RESERVED
+        .iter()
+        .map(|name| format!("'{name}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let events = format!(
+        "SELECT COALESCE(SUM(length(CAST(kind AS BLOB)) + length(CAST(data AS BLOB))), 0)
+         FROM events WHERE thread = ?1 AND kind NOT IN ({reserved})"
+    );
+    let measures = [
+        (
+            Usage::FileBytes,
+            limits.file_bytes,
+            "SELECT COALESCE(SUM(size), 0) FROM files WHERE thread = ?1 AND is_folder = 0",
+        ),
+        (
+            Usage::ValueBytes,
+            limits.value_bytes,
+            "SELECT COALESCE(SUM(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0)
+             FROM kv WHERE thread = ?1",
+        ),
+        (Usage::EventBytes, limits.event_bytes, events.as_str()),
+    ];
+    for (usage, limit, query) in measures {
+        let Some(limit) = limit else { continue };
+        let held: i64 = tx
+            .query_row(query, params![thread], |row| row.get(0))
+            .map_err(db)?;
+        let held = u64::try_from(held).unwrap_or(0);
+        if held > limit {
+            return Err(StoreError::OverLimit {
+                usage,
+                limit,
+                reached: held,
+            });
         }
     }
     Ok(())
