@@ -137,6 +137,7 @@ impl Runtime {
         ThreadState::new(self.db.clone(), thread_id, agent)
             .with_code(self.code.clone())
             .with_fetch(self.fetch.clone())
+            .with_quotas(self.quotas.clone())
             .with_live(self.live.clone())
             .with_answerers(self.answerers.clone())
     }

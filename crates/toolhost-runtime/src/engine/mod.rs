@@ -38,6 +38,7 @@ mod middleware;
 mod outcome;
 mod ownership;
 mod plan;
+mod quotas;
 mod records;
 mod redaction;
 mod repair;
@@ -82,6 +83,7 @@ pub use middleware::{
 };
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};
+pub use quotas::WriteQuotas;
 pub use repair::{fit_arguments, Fitted};
 pub use request::RunRequest;
 pub use run_code_tool::RUN_CODE_TOOL;
@@ -156,6 +158,8 @@ pub struct Runtime {
     code: code::CodeRunner,
     /// The hosts tools may fetch from, and what fetches (see [`fetch`]); none by default.
     fetch: Option<Arc<fetch::FetchPolicy>>,
+    /// What tools may store, per call and per thread (see [`quotas`]).
+    quotas: Arc<quotas::WriteQuotas>,
     /// Where a call of a sub-agent that does not block hands its child to the run of the
     /// calling thread, by thread id (see [`subagent`]).
     detached: Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>>,
@@ -339,6 +343,7 @@ impl Runtime {
             agent_tools: subagent::offered_agent_tools(&defs),
             code: code::CodeRunner::default(),
             fetch: None,
+            quotas: Arc::default(),
             detached: Default::default(),
             requests: Default::default(),
             mcp_hub: mcp.hub,

@@ -18,7 +18,9 @@ use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolContext, ToolResult, ToolSet, ToolSetError};
 use toolhost_sandbox::{RunCode, RunResult};
 use toolhost_store::path::{normalize, FsPath};
-use toolhost_store::{AsyncStore, EventKind, FileStat, Message, QueueItem, StoreError, Write};
+use toolhost_store::{
+    AsyncStore, EventKind, FileStat, Message, QueueItem, StoreError, Usage, Write,
+};
 
 /// The thread a tool call runs in.
 #[derive(Clone)]
@@ -53,6 +55,9 @@ pub struct ThreadState {
     control: Arc<RunControl>,
     /// The hosts a tool may fetch from, if the runtime allows any.
     fetch: Option<Arc<super::fetch::FetchPolicy>>,
+    /// What tools may store, and what this call has written (see `quotas`).
+    quotas: Arc<super::quotas::WriteQuotas>,
+    call_usage: Arc<super::quotas::CallUsage>,
     /// Where live events of the thread go (a call's progress).
     live: Option<super::live::LiveHub>,
     /// Who answers what the thread's calls ask while they run (see `ask`).
@@ -113,6 +118,8 @@ impl ThreadState {
             code: CodeRunner::default(),
             control: Arc::default(),
             fetch: None,
+            quotas: Arc::default(),
+            call_usage: Arc::default(),
             live: None,
             answerers: None,
         }
@@ -192,7 +199,14 @@ impl ThreadState {
         state.env = Arc::new(env);
         state.call_id = Arc::from(call_id);
         state.invoked = Arc::default();
+        state.call_usage = Arc::default();
         state
+    }
+
+    /// The same thread under `quotas`.
+    pub(crate) fn with_quotas(mut self, quotas: Arc<super::quotas::WriteQuotas>) -> Self {
+        self.quotas = quotas;
+        self
     }
 
     /// Where the run is (`state.execution`).
@@ -339,11 +353,11 @@ impl ThreadState {
     /// Sets a durable value; `None` or JSON `null` deletes it. Secrets in the key or the value
     /// are redacted.
     pub async fn set_value(&self, key: &str, value: Option<Value>) -> Result<(), StoreError> {
-        self.apply(Write::SetValue {
-            key: self.redactor.text(key),
-            value: value.map(|v| self.redactor.json(v)),
-        })
-        .await
+        let key = self.redactor.text(key);
+        let value = value.map(|v| self.redactor.json(v));
+        let bytes = key.len() + value.as_ref().map_or(0, |v| v.to_string().len());
+        self.apply_counted(Usage::ValueBytes, bytes, Write::SetValue { key, value })
+            .await
     }
 
     /// Writes a file in the thread's file system; the path is normalised and confined. Secrets
@@ -362,13 +376,14 @@ impl ThreadState {
                  secret {secret}, which cannot be redacted without breaking the file"
             ))
         })?;
-        self.apply(Write::WriteFile {
+        let size = bytes.len();
+        let write = Write::WriteFile {
             path: path.clone(),
             bytes,
             mime_type: mime_type.map(|m| self.redactor.text(m)),
             message_id: None,
-        })
-        .await?;
+        };
+        self.apply_counted(Usage::FileBytes, size, write).await?;
         Ok(path)
     }
 
@@ -392,11 +407,14 @@ impl ThreadState {
     /// Records an event on the thread (`emitThreadEvent`); secrets in its name and data are
     /// redacted.
     pub async fn emit(&self, event: &str, data: Value) -> Result<(), StoreError> {
-        self.apply(Write::Event {
-            kind: EventKind::Custom(self.redactor.text(event)),
-            data: self.redactor.json(data),
-        })
-        .await
+        let name = self.redactor.text(event);
+        let data = self.redactor.json(data);
+        let bytes = name.len() + data.to_string().len();
+        let write = Write::Event {
+            kind: EventKind::Custom(name),
+            data,
+        };
+        self.apply_counted(Usage::EventBytes, bytes, write).await
     }
 
     /// Queues a tool to run before the next model step (`queueTool`). Secrets in its arguments
@@ -486,6 +504,27 @@ impl ThreadState {
     /// The call this state was handed to.
     pub(crate) fn call_id(&self) -> &str {
         &self.call_id
+    }
+
+    /// Applies a tool's write of `bytes` of `usage`: counted against the call's limit first,
+    /// then written under the thread's (see `quotas`).
+    async fn apply_counted(
+        &self,
+        usage: Usage,
+        bytes: usize,
+        write: Write,
+    ) -> Result<(), StoreError> {
+        let bytes = bytes as u64;
+        self.call_usage.charge(&self.quotas, usage, bytes)?;
+        let mut writes = vec![write, super::quotas::thread_check(&self.quotas)];
+        if let Some(owner) = &self.owner {
+            writes.insert(0, Write::CheckOwner(owner.to_string()));
+        }
+        let applied = self.store.apply(&self.thread_id, writes).await;
+        if applied.is_err() {
+            self.call_usage.refund(usage, bytes);
+        }
+        applied.map(|_| ()).map_err(super::quotas::explain)
     }
 
     async fn apply(&self, write: Write) -> Result<(), StoreError> {

@@ -36,6 +36,14 @@
 //! max_in_flight = 4                   # runs at once (each on a thread); more wait
 //! warm_runtimes = 1                   # runs of each JavaScript tool file kept prepared
 //!
+//! [quotas]                            # what tools store (writeFile, setValue, emitThreadEvent)
+//! call_file_bytes = 67108864          # one call writes at most 64 MiB of files
+//! call_value_bytes = 16777216         # … 16 MiB of values (keys and JSON)
+//! call_event_bytes = 4194304          # … 4 MiB of its own events
+//! thread_file_bytes = 1073741824      # one thread holds at most 1 GiB of files
+//! thread_value_bytes = 67108864       # … 64 MiB of values
+//! thread_event_bytes = 67108864       # … 64 MiB of tools' own events
+//!
 //! [fetch]                             # what tool files in JavaScript may reach with fetch
 //! hosts = ["api.example.com", "127.0.0.1:8080", "*.tides.org"]   # none unless listed; a name reaches only public addresses
 //! timeout_ms = 10000                  # for the answer's headers, and again for its body
@@ -53,7 +61,9 @@ use super::lifetime::Lifetime;
 use super::run::DEFAULT_DATA_DIR;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use toolhost_runtime::engine::WriteQuotas;
 use toolhost_runtime::sandbox::SandboxLimits;
+use toolhost_store::UsageLimits;
 
 /// The file's name in a project folder.
 pub const FILE_NAME: &str = "toolhost.toml";
@@ -73,6 +83,9 @@ pub struct ProjectConfig {
     /// The limits of the `runCode` sandbox.
     #[serde(default)]
     pub code: CodeSection,
+    /// The `[quotas]` table.
+    #[serde(default)]
+    pub quotas: QuotasSection,
     /// What tool files may fetch.
     #[serde(default)]
     pub fetch: FetchSection,
@@ -99,6 +112,45 @@ impl FetchSection {
     pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
     /// The default cap on an answer's body.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
+}
+
+/// The `[quotas]` table: what tools may store, per call and per thread; a key left out keeps
+/// its default ([`WriteQuotas::default`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuotasSection {
+    /// Bytes of files one call may write.
+    pub call_file_bytes: Option<u64>,
+    /// Bytes of values one call may write.
+    pub call_value_bytes: Option<u64>,
+    /// Bytes of its own events one call may write.
+    pub call_event_bytes: Option<u64>,
+    /// Bytes of files one thread may hold.
+    pub thread_file_bytes: Option<u64>,
+    /// Bytes of values one thread may hold.
+    pub thread_value_bytes: Option<u64>,
+    /// Bytes of tools' own events one thread may hold.
+    pub thread_event_bytes: Option<u64>,
+}
+
+impl QuotasSection {
+    /// The quotas, defaults where a key is left out.
+    pub fn quotas(&self) -> WriteQuotas {
+        let base = WriteQuotas::default();
+        let pick = |set: Option<u64>, default: Option<u64>| set.or(default);
+        WriteQuotas {
+            call: UsageLimits {
+                file_bytes: pick(self.call_file_bytes, base.call.file_bytes),
+                value_bytes: pick(self.call_value_bytes, base.call.value_bytes),
+                event_bytes: pick(self.call_event_bytes, base.call.event_bytes),
+            },
+            thread: UsageLimits {
+                file_bytes: pick(self.thread_file_bytes, base.thread.file_bytes),
+                value_bytes: pick(self.thread_value_bytes, base.thread.value_bytes),
+                event_bytes: pick(self.thread_event_bytes, base.thread.event_bytes),
+            },
+        }
+    }
 }
 
 /// The `[code]` table: the limits of every `runCode` run; a key left out keeps its default.

@@ -445,8 +445,8 @@ fn print_problems(runtime: &Runtime) {
     }
 }
 
-/// Applies the `[code]` and `[fetch]` tables of the project's toolhost.toml, if any; says why
-/// and returns false when the file or a setting is wrong.
+/// Applies the `[code]`, `[quotas]` and `[fetch]` tables of the project's toolhost.toml, if
+/// any; says why and returns false when the file or a setting is wrong.
 fn apply_project_settings(dir: &Path, runtime: &mut Runtime) -> bool {
     let config = match super::project_config::load(dir) {
         Ok(config) => config,
@@ -455,6 +455,7 @@ fn apply_project_settings(dir: &Path, runtime: &mut Runtime) -> bool {
             return false;
         }
     };
+    runtime.set_write_quotas(config.quotas.quotas());
     apply_fetch(dir, &config.fetch, runtime) && apply_code_limits(dir, &config.code, runtime)
 }
 
