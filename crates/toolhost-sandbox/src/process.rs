@@ -410,7 +410,7 @@ fn child(
         worker::run(limits, code, Rc::clone(&channel), start)
     }));
     if let Ok(Some(result)) = outcome {
-        let _ = channel.tell(&FromRun::Done(result));
+        let _ = channel.tell(&FromRun::Done(result.with_error_cut()));
     }
     // SAFETY: see above.
     unsafe { libc::_exit(0) }

@@ -80,6 +80,22 @@ pub enum RunResult {
 }
 
 impl RunResult {
+    /// The same result with its error, if it is one, cut (see [`RunError::cut`]).
+    pub(crate) fn with_error_cut(self) -> Self {
+        match self {
+            RunResult::Error {
+                error,
+                logs,
+                duration_ms,
+            } => RunResult::Error {
+                error: error.cut(),
+                logs,
+                duration_ms,
+            },
+            success => success,
+        }
+    }
+
     /// The logs of either outcome.
     pub fn logs(&self) -> &[LogEntry] {
         match self {
@@ -156,6 +172,36 @@ impl RunError {
             stack: None,
         }
     }
+
+    /// The most bytes of an error's name kept.
+    pub const MAX_NAME_BYTES: usize = 256;
+    /// The most bytes of an error's message, and of its stack, kept.
+    pub const MAX_TEXT_BYTES: usize = 64 << 10;
+
+    /// The same error with its name, message and stack cut to [`Self::MAX_NAME_BYTES`] and
+    /// [`Self::MAX_TEXT_BYTES`] (marked with `…`): the code chooses them, and an error of
+    /// megabytes would travel to the caller, be stored and shown to a model whole.
+    pub(crate) fn cut(mut self) -> Self {
+        cut_text(&mut self.name, Self::MAX_NAME_BYTES);
+        cut_text(&mut self.message, Self::MAX_TEXT_BYTES);
+        if let Some(stack) = &mut self.stack {
+            cut_text(stack, Self::MAX_TEXT_BYTES);
+        }
+        self
+    }
+}
+
+/// Cuts `text` to at most `max` bytes (on a character boundary), marking the cut with `…`.
+fn cut_text(text: &mut String, max: usize) {
+    if text.len() <= max {
+        return;
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push('…');
 }
 
 /// One `console` call.

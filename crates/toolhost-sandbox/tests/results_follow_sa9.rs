@@ -27,6 +27,28 @@ async fn a_success_serializes_in_the_spec_field_names() {
 }
 
 #[tokio::test]
+async fn an_errors_name_message_and_stack_are_cut_to_their_bounds() {
+    let source = "export default () => { const e = new Error('m'.repeat(8e6)); \
+                  e.name = 'N'.repeat(5000); throw e; }";
+    let result = run(source).await;
+    let wire = serde_json::to_value(&result).expect("serializable");
+    let name = wire["error"]["name"].as_str().unwrap();
+    let message = wire["error"]["message"].as_str().unwrap();
+    assert!(
+        name.len() <= RunError::MAX_NAME_BYTES && name.ends_with('…'),
+        "{}",
+        name.len()
+    );
+    assert!(
+        message.len() <= RunError::MAX_TEXT_BYTES
+            && message.starts_with("mmm")
+            && message.ends_with('…'),
+        "{}",
+        message.len()
+    );
+}
+
+#[tokio::test]
 async fn a_thrown_error_keeps_its_name_message_and_stack() {
     let source =
         "class QuotaError extends Error { constructor(m) { super(m); this.name = 'QuotaError'; } }
