@@ -205,15 +205,14 @@ fn shop(script: &str) -> TempProject {
     }
     write(root, "ping.py", "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'pong'}))\n");
     write(root, "pay.py", "import json, sys\ncall = json.load(sys.stdin)\nprint(json.dumps({'status': 'success', 'result': 'paid %d' % call['arguments']['amount']}))\n");
-    // `slow` runs until the test lets it end (or for five minutes): no timing is assumed. It
-    // ignores SIGTERM, so a stop leaves it running for the grace period before it is killed:
-    // long enough for a second Ctrl-C to come while the turn still runs. Once it ignores
-    // SIGTERM it creates the file `ready`.
+    // `slow` runs until the test lets it end, toolhost is gone, or five minutes passed: no
+    // timing is assumed. It ignores SIGTERM, so a stop leaves it running for the grace period
+    // before it is killed. Once it ignores SIGTERM it creates the file `ready`.
     write(
         root,
         "slow.py",
         &format!(
-            "import json, os, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nopen({:?}, 'w').close()\njson.load(sys.stdin)\nend = time.time() + 300\nwhile not os.path.exists({:?}) and time.time() < end:\n    time.sleep(0.05)\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n",
+            "import json, os, signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nparent = os.getppid()\nopen({:?}, 'w').close()\njson.load(sys.stdin)\nend = time.time() + 300\nwhile not os.path.exists({:?}) and time.time() < end and os.getppid() == parent:\n    time.sleep(0.05)\nprint(json.dumps({{'status': 'success', 'result': 'slept'}}))\n",
             root.join("ready").display().to_string(),
             root.join("release").display().to_string()
         ),
@@ -395,6 +394,13 @@ fn a_second_ctrl_c_during_a_turn_leaves_at_once() {
 {"toolCalls": [{"name": "slow", "arguments": {"amount": 1}}]}
 {"text": "Slept."}
 "#,
+    );
+    // A grace of ten minutes: the second Ctrl-C comes while the turn still runs, however slow
+    // the machine.
+    write(
+        &project.root,
+        "agents/activities/slow.json",
+        r#"{"command": ["python3", "slow.py"], "stopGraceMs": 600000}"#,
     );
     let dir = project.root.display().to_string();
     let data = project.root.join("data").display().to_string();

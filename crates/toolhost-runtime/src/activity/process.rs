@@ -4,14 +4,14 @@
 //! A definition (`agents/activities/NAME.json`):
 //! ```json
 //! {"command": ["python3", "activities/weather.py"], "timeoutMs": 10000,
-//!  "env": ["PATH", "WEATHER_URL"], "cwd": "."}
+//!  "env": ["PATH", "WEATHER_URL"], "cwd": ".", "stopGraceMs": 5000}
 //! ```
 //! `command` is the program and its arguments as a list, never a shell string. `env` names the
 //! variables of toolhost's own environment the program may see; it sees no others. `cwd` is a
 //! folder inside the project. The program starts in its own process group so that a timeout
 //! kills everything it started. A call made in a thread also gets the thread's `ThreadState`
 //! over a channel of its own (see [`super::channel`]), and a stop of the run reaches the
-//! program: SIGTERM to its group, SIGKILL after [`STOP_GRACE`].
+//! program: SIGTERM to its group, SIGKILL after `stopGraceMs` ([`STOP_GRACE`] unless set).
 
 use super::channel::{STATE_FD, STATE_FD_VAR};
 use super::streams::{kill_group, quoted_tail, read_capped, terminate_group};
@@ -49,6 +49,8 @@ struct Definition {
     max_output_bytes: Option<usize>,
     #[serde(default)]
     approval: Option<ApprovalRule>,
+    #[serde(default)]
+    stop_grace_ms: Option<u64>,
 }
 
 /// `approval` in an activity file: every call of a tool bound to the activity needs approval.
@@ -143,6 +145,8 @@ pub struct ProcessActivity {
     pub max_output_bytes: usize,
     /// When set, every call needs approval.
     pub approval: Option<ApprovalRule>,
+    /// How long a stopped program has between SIGTERM and SIGKILL.
+    pub stop_grace: Duration,
 }
 
 /// Why an activity file could not be loaded.
@@ -209,6 +213,7 @@ impl ProcessActivity {
             cwd: located.cwd,
             max_output_bytes: def.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
             approval: def.approval,
+            stop_grace: def.stop_grace_ms.map_or(STOP_GRACE, Duration::from_millis),
         })
     }
 
@@ -221,7 +226,7 @@ impl ProcessActivity {
 
     /// Runs one call of a thread whose secrets `redactor` knows, with the thread's `state`
     /// offered to the program over its channel (see [`super::channel`]) and `abort` reaching it
-    /// (SIGTERM to its process group, SIGKILL after [`STOP_GRACE`]). Never fails: every problem
+    /// (SIGTERM to its process group, SIGKILL after its stop grace). Never fails: every problem
     /// is an error result naming the activity. What the program wrote is quoted in an error
     /// only after the secrets were taken out of it, and cut only after that (the result itself
     /// is redacted by the engine when it is stored).
@@ -326,7 +331,9 @@ impl ProcessActivity {
                 if let Some(pgid) = pgid {
                     terminate_group(pgid);
                 }
-                let ended = tokio::time::timeout(STOP_GRACE, &mut work).await.is_ok();
+                let ended = tokio::time::timeout(self.stop_grace, &mut work)
+                    .await
+                    .is_ok();
                 if let Some(pgid) = pgid {
                     kill_group(pgid);
                 }
