@@ -28,8 +28,10 @@ pub(super) fn store_attachments(
     message_id: &str,
     mut result: ToolResult,
     redactor: &Redactor,
+    file_limit: Option<u64>,
 ) -> (ToolResult, Vec<Write>) {
     let mut writes = Vec::new();
+    let mut bytes = 0u64;
     let mut kept = Vec::with_capacity(result.attachments.len());
     let mut names = HashSet::new();
     for attachment in std::mem::take(&mut result.attachments) {
@@ -47,6 +49,15 @@ pub(super) fn store_attachments(
                 reference.name
             );
             return (refused(&result, &why), Vec::new());
+        }
+        if write.is_some() {
+            bytes += reference.size;
+            if let Some(limit) = file_limit.filter(|limit| bytes > *limit) {
+                let why = format!(
+                    "its attachments hold more than {limit} bytes of files, the call's limit (quotas.call_file_bytes)"
+                );
+                return (refused(&result, &why), Vec::new());
+            }
         }
         kept.push(Attachment::Ref(reference));
         writes.extend(write);
@@ -119,4 +130,43 @@ pub(super) fn refused(original: &ToolResult, why: &str) -> ToolResult {
     ));
     r.stack = original.stack.clone();
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_core::NewAttachment;
+
+    fn attached(sizes: &[usize]) -> ToolResult {
+        let mut result = ToolResult::success("made files");
+        for (at, size) in sizes.iter().enumerate() {
+            result.attachments.push(Attachment::New(NewAttachment {
+                name: format!("f{at}.bin"),
+                mime_type: "application/octet-stream".into(),
+                data: base64::engine::general_purpose::STANDARD.encode(vec![7u8; *size]),
+                width: None,
+                height: None,
+            }));
+        }
+        result
+    }
+
+    #[test]
+    fn attachments_past_the_calls_limit_of_files_turn_the_result_into_an_error() {
+        let redactor = Redactor::default();
+        let (kept, writes) =
+            store_attachments("c1", "m1", attached(&[60, 40]), &redactor, Some(100));
+        assert_eq!((kept.attachments.len(), writes.len()), (2, 2));
+        let (refused, writes) =
+            store_attachments("c1", "m1", attached(&[60, 41]), &redactor, Some(100));
+        assert!(writes.is_empty());
+        assert!(
+            refused
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("more than 100 bytes of files")
+                    && e.contains("quotas.call_file_bytes")),
+            "{refused:?}"
+        );
+    }
 }

@@ -58,6 +58,8 @@ pub(super) struct CallEnd {
     ran_with: Option<RanWith>,
     /// The arguments it runs with, for output middleware (kept only when there is some).
     args: Option<Value>,
+    /// The most bytes of files the call may write, its returned attachments included.
+    file_limit: Option<u64>,
 }
 
 impl CallEnd {
@@ -70,6 +72,7 @@ impl CallEnd {
     ) -> Self {
         Self {
             args: (!offer.pipeline.has_no_middleware()).then(|| args.clone()),
+            file_limit: state.write_quotas().call.file_bytes,
             info: call_info(state, offer, call),
             pipeline: offer.pipeline.clone(),
             redactor: state.redactor().clone(),
@@ -117,7 +120,7 @@ impl CallEnd {
         };
         // What the model will be sent on every later request must be something an API accepts.
         let result = checked_content(result);
-        let mut writes = result_writes(call, result, &redactor, self.ran_with);
+        let mut writes = result_writes(call, result, &redactor, self.ran_with, self.file_limit);
         if let Some(reason) = ended {
             mark_hook(&mut writes, HookOutcome::RunEnded { reason });
         }

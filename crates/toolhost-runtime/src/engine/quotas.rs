@@ -6,8 +6,11 @@
 //! limit and its setting, and nothing of it is written. The thread's limits are checked by the
 //! store in the transaction that writes ([`Write::CheckUsage`]), so several calls, runs or
 //! processes writing at once cannot pass them together; what a thread holds counts (a file
-//! removed frees its bytes). Writes toolhost makes itself (messages, journal, attachments of a
-//! person's message) are not limited here.
+//! removed frees its bytes); a write is checked against the limit of what it adds to, and
+//! removing a value is never refused. Attachments a tool returns count against its call's
+//! limit of files (see `attachments`); writes toolhost makes itself (messages, the journal, a
+//! person's attachments, files a sub-agent's result carries to its parent) are not limited
+//! here, but count in what the thread holds.
 
 use super::Runtime;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,9 +114,17 @@ impl CallUsage {
     }
 }
 
-/// The check that ends a batch of a tool's writes: the thread's limits.
-pub(crate) fn thread_check(quotas: &WriteQuotas) -> Write {
-    Write::CheckUsage(quotas.thread)
+/// The check that ends a batch of a tool's write of `usage`: the thread's limit of that
+/// measure only (a thread over its limit of files may still set a value).
+pub(crate) fn thread_check(quotas: &WriteQuotas, usage: Usage) -> Write {
+    let limit = limit_of(&quotas.thread, usage);
+    let mut limits = UsageLimits::default();
+    match usage {
+        Usage::FileBytes => limits.file_bytes = limit,
+        Usage::ValueBytes => limits.value_bytes = limit,
+        Usage::EventBytes => limits.event_bytes = limit,
+    }
+    Write::CheckUsage(limits)
 }
 
 /// The store's refusal for a thread's limit, with the limit's setting named.

@@ -27,13 +27,15 @@ pub(super) fn result_writes(
     result: ToolResult,
     redactor: &Redactor,
     ran_with: Option<RanWith>,
+    file_limit: Option<u64>,
 ) -> Vec<Write> {
     let result = match secret_image(&result, redactor) {
         Some(why) => refused(&result, &why),
         None => result,
     };
     let message_id = new_id();
-    let (result, mut writes) = store_attachments(&call.id, &message_id, result, redactor);
+    let (result, mut writes) =
+        store_attachments(&call.id, &message_id, result, redactor, file_limit);
     let mut message = result_message(&call.name, &result);
     message.id = Some(message_id);
     message.metadata.ran_with = ran_with;

@@ -203,6 +203,11 @@ impl ThreadState {
         state
     }
 
+    /// What tools may store.
+    pub(crate) fn write_quotas(&self) -> &super::quotas::WriteQuotas {
+        &self.quotas
+    }
+
     /// The same thread under `quotas`.
     pub(crate) fn with_quotas(mut self, quotas: Arc<super::quotas::WriteQuotas>) -> Self {
         self.quotas = quotas;
@@ -354,10 +359,19 @@ impl ThreadState {
     /// are redacted.
     pub async fn set_value(&self, key: &str, value: Option<Value>) -> Result<(), StoreError> {
         let key = self.redactor.text(key);
-        let value = value.map(|v| self.redactor.json(v));
-        let bytes = key.len() + value.as_ref().map_or(0, |v| v.to_string().len());
-        self.apply_counted(Usage::ValueBytes, bytes, Write::SetValue { key, value })
-            .await
+        let value = value
+            .map(|v| self.redactor.json(v))
+            .filter(|v| !v.is_null());
+        let Some(value) = value else {
+            // Removing a value frees what it held: never refused.
+            return self.apply(Write::SetValue { key, value: None }).await;
+        };
+        let bytes = key.len() + value.to_string().len();
+        let write = Write::SetValue {
+            key,
+            value: Some(value),
+        };
+        self.apply_counted(Usage::ValueBytes, bytes, write).await
     }
 
     /// Writes a file in the thread's file system; the path is normalised and confined. Secrets
@@ -516,7 +530,7 @@ impl ThreadState {
     ) -> Result<(), StoreError> {
         let bytes = bytes as u64;
         self.call_usage.charge(&self.quotas, usage, bytes)?;
-        let mut writes = vec![write, super::quotas::thread_check(&self.quotas)];
+        let mut writes = vec![write, super::quotas::thread_check(&self.quotas, usage)];
         if let Some(owner) = &self.owner {
             writes.insert(0, Write::CheckOwner(owner.to_string()));
         }

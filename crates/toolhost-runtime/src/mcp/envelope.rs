@@ -65,6 +65,8 @@ pub(crate) struct Envelope {
     value: Option<(Field, Vec<u8>)>,
     id: Option<Vec<u8>>,
     method: bool,
+    /// It has a top-level `result` or `error`: it is an answer.
+    outcome: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -137,6 +139,10 @@ impl Envelope {
                 let field = match (&self.key[..], self.key_too_long) {
                     (b"id", false) => Some(Field::Id),
                     (b"method", false) => Some(Field::Method),
+                    (b"result" | b"error", false) => {
+                        self.outcome = true;
+                        None
+                    }
                     _ => None,
                 };
                 self.value = field.map(|field| (field, Vec::new()));
@@ -170,6 +176,23 @@ impl Envelope {
     /// Whether the message names a `method` (a request or a notification, not a response).
     pub(crate) fn names_method(&self) -> bool {
         self.method
+    }
+
+    /// Whether the message has a top-level `result` or `error`.
+    pub(crate) fn has_outcome(&self) -> bool {
+        self.outcome
+    }
+
+    /// The request the message answers: its id, when it has a top-level `result` or `error`
+    /// and names no method. A line that merely has an `id` (a server's log line, say) answers
+    /// nothing.
+    pub(crate) fn answers(&self) -> Option<RequestId> {
+        (self.outcome && !self.method).then(|| self.id()).flatten()
+    }
+
+    /// The id of the request the message is, when it names a method and has an id.
+    pub(crate) fn request(&self) -> Option<RequestId> {
+        self.method.then(|| self.id()).flatten()
     }
 }
 
@@ -217,6 +240,23 @@ mod tests {
         );
         let envelope = scan(&deep);
         assert_eq!(envelope.id(), Some(NumberOrString::Number(4)));
+    }
+
+    #[test]
+    fn only_a_message_with_a_result_or_an_error_answers() {
+        assert_eq!(
+            scan(r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"x"}}"#).answers(),
+            Some(NumberOrString::Number(5))
+        );
+        assert_eq!(scan(r#"{"id":5,"status":"ok"}"#).answers(), None);
+        assert_eq!(
+            scan(r#"{"id":5,"method":"ping","result":1}"#).answers(),
+            None
+        );
+        assert_eq!(
+            scan(r#"{"id":5,"method":"ping"}"#).request(),
+            Some(NumberOrString::Number(5))
+        );
     }
 
     #[test]

@@ -56,7 +56,7 @@ fn readable(event: Sse, waiting: Option<&RequestId>) -> Sse {
     };
     let mut envelope = Envelope::default();
     envelope.feed(data.as_bytes());
-    match answered(&envelope, waiting) {
+    match answered(&envelope, waiting, false) {
         // In the event's place, with its id and retry time: the stream resumes after it.
         Some(id) => Sse {
             data: serde_json::to_string(&unread_answer(id, &not_parsed(&e))).ok(),
@@ -67,14 +67,20 @@ fn readable(event: Sse, waiting: Option<&RequestId>) -> Sse {
     }
 }
 
-/// The request an unreadable message answers: its own id when it names no method, else the
-/// waiting request's when it names neither.
-fn answered(envelope: &Envelope, waiting: Option<&RequestId>) -> Option<RequestId> {
-    match (envelope.id(), envelope.names_method()) {
-        (_, true) => None,
-        (Some(id), false) => Some(id),
-        (None, false) => waiting.cloned(),
+/// The request an unreadable message answers: one with a top-level `result` or `error` and no
+/// method answers its own id, else (its id unreadable) the waiting request; so does an event
+/// too large to hold that names no method (a stream opened for a request answers it). Anything
+/// else (a request, a notification, data that is no message at all) answers nothing: the SDK
+/// passes it over, as before.
+fn answered(
+    envelope: &Envelope,
+    waiting: Option<&RequestId>,
+    oversized: bool,
+) -> Option<RequestId> {
+    if envelope.names_method() || !(envelope.has_outcome() || oversized) {
+        return None;
     }
+    envelope.answers().or_else(|| waiting.cloned())
 }
 
 struct EventReader {
@@ -151,7 +157,7 @@ impl EventReader {
         match self.discarding.take() {
             None => out.append(&mut self.open),
             Some((envelope, bytes)) => {
-                if let Some(id) = answered(&envelope, self.waiting.as_ref()) {
+                if let Some(id) = answered(&envelope, self.waiting.as_ref(), true) {
                     let answer = serde_json::to_string(&unread_answer(id, &too_large(bytes)))
                         .unwrap_or_default();
                     out.extend_from_slice(b"data: ");
@@ -282,6 +288,14 @@ mod tests {
             panic!("{:?}", got[0])
         };
         assert_eq!(error.id, Some(NumberOrString::Number(5)));
+    }
+
+    #[tokio::test]
+    async fn data_that_is_no_message_is_passed_over_as_before() {
+        let pieces = vec![b"data: ping\n\ndata: {\"id\":3,\"status\":\"ok\"}\n\n".to_vec()];
+        let got = all(pieces, Some(NumberOrString::Number(3))).await;
+        assert_eq!(got[0].data.as_deref(), Some("ping"));
+        assert_eq!(got[1].data.as_deref(), Some("{\"id\":3,\"status\":\"ok\"}"));
     }
 
     #[tokio::test]

@@ -253,9 +253,10 @@ impl ImportedCall {
     /// differs from the project's pin (see [`super::pins`]).
     async fn check_pin(&self, state: &ThreadState) -> Result<(), String> {
         let (tool, pin) = (self.name.clone(), self.loaded_pin.clone());
+        let thread = state.thread_id().to_owned();
         let checked = state
             .store()
-            .run_blocking(move |store| super::pins::check(store, &tool, &pin))
+            .run_blocking(move |store| super::pins::check(store, &thread, &tool, &pin))
             .await
             .map_err(|e| {
                 format!(

@@ -454,13 +454,13 @@ impl ServerLink {
             if matches!(self.def.endpoint, Endpoint::Command { .. }) {
                 self.note("the server had exited; starting it again".to_owned());
             }
-            let _ = dead.cancel().await;
+            close_apart(dead);
         }
         let connection = self.connect(headers).await?;
         let peer = connection.peer().clone();
         if connections.len() == MAX_CONNECTIONS {
             let (_, oldest) = connections.remove(0);
-            let _ = oldest.cancel().await;
+            close_apart(oldest);
         }
         connections.push((headers.clone(), connection));
         Ok(peer)
@@ -471,7 +471,7 @@ impl ServerLink {
         let mut connections = self.connections.lock().await;
         if let Some(at) = connections.iter().position(|(h, _)| h == headers) {
             let (_, dead) = connections.remove(at);
-            let _ = dead.cancel().await;
+            close_apart(dead);
         }
     }
 
@@ -716,6 +716,14 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
         Some((_, what)) => what.to_owned(),
         None => text,
     }
+}
+
+/// Closes a connection no call uses any more, apart from the caller: closing a program waits
+/// for it to end (or for the signals that end it), which must not hold the connections.
+fn close_apart(connection: Connection) {
+    tokio::spawn(async move {
+        let _ = connection.cancel().await;
+    });
 }
 
 /// Takes a call's progress route away when the call ends, however it ends.

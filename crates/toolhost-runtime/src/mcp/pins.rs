@@ -43,9 +43,20 @@ fn read(store: &dyn Store, tool: &str) -> Result<Option<(Value, i64)>, StoreErro
     Ok(Some((pin, kept.version)))
 }
 
+/// The thread value where toolhost kept a thread's pin before pins were the project's.
+fn thread_pin_key(tool: &str) -> String {
+    format!("toolhost.mcp.pin.{tool}")
+}
+
 /// Checks `pin` (the definition the tool loaded with) against the project's pin of `tool`,
-/// pinning it when the project has none.
-pub(crate) fn check(store: &dyn Store, tool: &str, pin: &Value) -> Result<PinCheck, StoreError> {
+/// pinning it when the project has none: the definition `thread` pinned when pins were kept
+/// per thread, if it did, else `pin` (so a change made before an upgrade is still caught).
+pub(crate) fn check(
+    store: &dyn Store,
+    thread: &str,
+    tool: &str,
+    pin: &Value,
+) -> Result<PinCheck, StoreError> {
     for _ in 0..TRIES {
         match read(store, tool)? {
             Some((pinned, _)) if &pinned == pin => return Ok(PinCheck::Pinned),
@@ -53,11 +64,14 @@ pub(crate) fn check(store: &dyn Store, tool: &str, pin: &Value) -> Result<PinChe
                 return Ok(PinCheck::Changed(definition_parts_changed(&pinned, pin)))
             }
             None => {
+                let first = store
+                    .value(thread, &thread_pin_key(tool))?
+                    .unwrap_or_else(|| pin.clone());
                 if store
-                    .put_credential(&pin_record(tool), &pin.to_string(), None)?
+                    .put_credential(&pin_record(tool), &first.to_string(), None)?
                     .is_some()
                 {
-                    return Ok(PinCheck::Pinned);
+                    continue;
                 }
             }
         }
@@ -97,22 +111,55 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let store = toolhost_store::SqliteStore::open(&dir.join("t.db")).unwrap();
+        let thread = store
+            .create_thread(toolhost_store::NewThread {
+                agent: "a".into(),
+                ..Default::default()
+            })
+            .unwrap()
+            .id;
         let first = json!({"description": "a", "inputSchema": "s", "outputSchema": "o"});
         let second = json!({"description": "b", "inputSchema": "s2", "outputSchema": "o"});
-        assert_eq!(check(&store, "n.add", &first).unwrap(), PinCheck::Pinned);
-        assert_eq!(check(&store, "n.add", &first).unwrap(), PinCheck::Pinned);
         assert_eq!(
-            check(&store, "n.add", &second).unwrap(),
+            check(&store, &thread, "n.add", &first).unwrap(),
+            PinCheck::Pinned
+        );
+        assert_eq!(
+            check(&store, &thread, "n.add", &first).unwrap(),
+            PinCheck::Pinned
+        );
+        assert_eq!(
+            check(&store, &thread, "n.add", &second).unwrap(),
             PinCheck::Changed(vec!["description", "inputSchema"])
         );
         accept_definition(&store, "n.add", &second).unwrap();
-        assert_eq!(check(&store, "n.add", &second).unwrap(), PinCheck::Pinned);
         assert_eq!(
-            check(&store, "n.add", &first).unwrap(),
+            check(&store, &thread, "n.add", &second).unwrap(),
+            PinCheck::Pinned
+        );
+        assert_eq!(
+            check(&store, &thread, "n.add", &first).unwrap(),
             PinCheck::Changed(vec!["description", "inputSchema"])
         );
         // Another tool's pin is its own.
-        assert_eq!(check(&store, "n.sub", &first).unwrap(), PinCheck::Pinned);
+        assert_eq!(
+            check(&store, &thread, "n.sub", &first).unwrap(),
+            PinCheck::Pinned
+        );
+        // A thread that pinned a tool before pins were the project's gives the first pin.
+        store
+            .apply(
+                &thread,
+                vec![toolhost_store::Write::SetValue {
+                    key: thread_pin_key("n.mul"),
+                    value: Some(first.clone()),
+                }],
+            )
+            .unwrap();
+        assert_eq!(
+            check(&store, &thread, "n.mul", &second).unwrap(),
+            PinCheck::Changed(vec!["description", "inputSchema"])
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -81,23 +81,24 @@ impl ChildTransport {
 
     /// What to do with a line that could not be taken as a message: the error answer to pass
     /// on, if it was an answer; a request is refused to the server, anything else noted.
-    async fn unreadable(
-        &mut self,
-        envelope: &Envelope,
-        why: String,
-    ) -> Option<RxJsonRpcMessage<RoleClient>> {
-        match (envelope.id(), envelope.names_method()) {
-            (Some(id), false) => Some(unread_answer(id, &why)),
-            (Some(id), true) => {
+    fn unreadable(&self, envelope: &Envelope, why: String) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if let Some(id) = envelope.answers() {
+            return Some(unread_answer(id, &why));
+        }
+        match envelope.request() {
+            Some(id) => {
                 self.note(format!("refused a request it could not read: {why}"));
                 let refusal = TxJsonRpcMessage::<RoleClient>::error(
                     ErrorData::new(ErrorCode::INVALID_REQUEST, why, None),
                     Some(id),
                 );
-                let _ = write_line(&self.stdin, &refusal).await;
+                // Written apart from `receive`, which may be dropped at any await: a refusal
+                // cut in half would garble the next message on the server's input.
+                let stdin = self.stdin.clone();
+                tokio::spawn(async move { write_line(&stdin, &refusal).await });
                 None
             }
-            (None, _) => {
+            None => {
                 self.note(format!("passed over a line it could not read: {why}"));
                 None
             }
@@ -143,17 +144,17 @@ impl Transport<RoleClient> for ChildTransport {
                     return None;
                 }
                 Line::Oversized { envelope, bytes } => {
-                    if let Some(answer) = self.unreadable(&envelope, too_large(bytes)).await {
+                    if let Some(answer) = self.unreadable(&envelope, too_large(bytes)) {
                         return Some(answer);
                     }
                 }
                 Line::Whole => {
-                    let parsed = self.lines.parse();
+                    let parsed = self.lines.take_whole();
                     match parsed {
                         Parsed::Blank => {}
                         Parsed::Message(message) => return Some(*message),
                         Parsed::Unreadable { envelope, why } => {
-                            if let Some(answer) = self.unreadable(&envelope, why).await {
+                            if let Some(answer) = self.unreadable(&envelope, why) {
                                 return Some(answer);
                             }
                         }
@@ -164,8 +165,11 @@ impl Transport<RoleClient> for ChildTransport {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        // The end of its input is the MCP way to ask a program to end.
-        drop(self.stdin.lock().await.take());
+        // The end of its input is the MCP way to ask a program to end. A send blocked on a
+        // program that stopped reading holds the input: then the signals ask instead.
+        if let Ok(mut stdin) = tokio::time::timeout(EXIT_GRACE, self.stdin.lock()).await {
+            drop(stdin.take());
+        }
         if tokio::time::timeout(EXIT_GRACE, self.child.wait())
             .await
             .is_ok()
@@ -239,7 +243,6 @@ impl LineReader {
     }
 
     async fn next(&mut self) -> Line {
-        self.line.clear();
         loop {
             let available = match self.read.fill_buf().await {
                 Ok(available) => available,
@@ -276,7 +279,13 @@ impl LineReader {
         }
     }
 
-    /// The whole line read last, as a message.
+    /// The whole line read last, as a message; the next read begins a new line.
+    fn take_whole(&mut self) -> Parsed {
+        let parsed = self.parse();
+        self.line.clear();
+        parsed
+    }
+
     fn parse(&self) -> Parsed {
         let mut line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
         line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -370,6 +379,32 @@ mod tests {
             log.iter().any(|l| l.contains("passed over a line")),
             "{log:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_receive_dropped_in_the_middle_of_a_line_loses_none_of_it() {
+        // 100 KB of a line (many reads of the pipe), then nothing until the test says `go`.
+        let go = std::env::temp_dir().join(format!("toolhost-stdio-go-{}", std::process::id()));
+        let _ = std::fs::remove_file(&go);
+        let script = format!(
+            r#"printf '{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"'
+            head -c 100000 /dev/zero | tr '\0' 'x'
+            while [ ! -e {go} ]; do sleep 0.05; done
+            printf '"}}]}}}}\n'"#,
+            go = go.display()
+        );
+        let (mut transport, _) = program(&script);
+        // However much of the line this read took, it is dropped before the line ends.
+        let dropped =
+            tokio::time::timeout(std::time::Duration::from_millis(300), transport.receive()).await;
+        assert!(dropped.is_err(), "the line cannot have ended: {dropped:?}");
+        std::fs::write(&go, "").unwrap();
+        let whole = transport.receive().await.expect("the whole answer");
+        let _ = std::fs::remove_file(&go);
+        let JsonRpcMessage::Response(response) = whole else {
+            panic!("not the answer: {whole:?}")
+        };
+        assert_eq!(response.id, NumberOrString::Number(1));
     }
 
     #[tokio::test]

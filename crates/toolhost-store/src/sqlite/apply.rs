@@ -87,10 +87,15 @@ pub(super) fn apply_in(
                     }
                 }
                 let text = serde_json::to_string(&data).map_err(corrupt)?;
+                // Only a tool's own events count against its thread's limit.
+                let bytes = match &kind {
+                    EventKind::Custom(name) => name.len() + text.len(),
+                    _ => 0,
+                };
                 exec(
                     tx,
-                    "INSERT INTO events (thread, kind, data, at) VALUES (?1, ?2, ?3, ?4)",
-                    params![thread, kind.as_str(), text, now],
+                    "INSERT INTO events (thread, kind, data, at, bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![thread, kind.as_str(), text, now, bytes as i64],
                 )
                 .map_err(db)?;
                 applied.events.push(tx.last_insert_rowid());
@@ -299,9 +304,9 @@ fn set_value(
             let text = serde_json::to_string(&v).map_err(corrupt)?;
             exec(
                 tx,
-                "INSERT INTO kv (thread, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (thread, key) DO UPDATE SET value = excluded.value",
-                params![thread, key, text],
+                "INSERT INTO kv (thread, key, value, bytes) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (thread, key) DO UPDATE SET value = excluded.value, bytes = excluded.bytes",
+                params![thread, key, text, (key.len() + text.len()) as i64],
             )
             .map_err(db)?;
         }
@@ -310,17 +315,9 @@ fn set_value(
 }
 
 /// Fails with [`StoreError::OverLimit`] when the thread holds more than `limits` allow; each
-/// measure is read only when it is limited.
+/// measure is read only when it is limited, from columns and indexes that hold sizes (never the
+/// data itself).
 fn check_usage(tx: &Connection, thread: &str, limits: &UsageLimits) -> StoreResult<()> {
-    let reserved = EventKind::RESERVED
-        .iter()
-        .map(|name| format!("'{name}'"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let events = format!(
-        "SELECT COALESCE(SUM(length(CAST(kind AS BLOB)) + length(CAST(data AS BLOB))), 0)
-         FROM events WHERE thread = ?1 AND kind NOT IN ({reserved})"
-    );
     let measures = [
         (
             Usage::FileBytes,
@@ -330,10 +327,13 @@ fn check_usage(tx: &Connection, thread: &str, limits: &UsageLimits) -> StoreResu
         (
             Usage::ValueBytes,
             limits.value_bytes,
-            "SELECT COALESCE(SUM(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0)
-             FROM kv WHERE thread = ?1",
+            "SELECT COALESCE(SUM(bytes), 0) FROM kv WHERE thread = ?1",
         ),
-        (Usage::EventBytes, limits.event_bytes, events.as_str()),
+        (
+            Usage::EventBytes,
+            limits.event_bytes,
+            "SELECT COALESCE(SUM(bytes), 0) FROM events WHERE thread = ?1 AND bytes > 0",
+        ),
     ];
     for (usage, limit, query) in measures {
         let Some(limit) = limit else { continue };

@@ -169,6 +169,19 @@ CREATE TABLE credentials (
     updated_at INTEGER NOT NULL
 );
 "#,
+    r#"
+-- What tools store, in bytes, for the limits of `Write::CheckUsage`: each value's key and JSON,
+-- each event of a tool's own (toolhost's events count 0). Summed from covering indexes, so a
+-- check never reads the values or the events themselves.
+ALTER TABLE kv ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE kv SET bytes = length(CAST(key AS BLOB)) + length(CAST(value AS BLOB));
+CREATE INDEX kv_bytes ON kv(thread, bytes);
+ALTER TABLE events ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE events SET bytes = length(CAST(kind AS BLOB)) + length(CAST(data AS BLOB))
+    WHERE kind NOT IN ('approval_requested', 'approval_decided', 'variables_requested',
+                       'history_repaired', 'reply_discarded', 'run_ended');
+CREATE INDEX events_bytes ON events(thread, bytes) WHERE bytes > 0;
+"#,
 ];
 
 #[cfg(test)]
@@ -178,6 +191,59 @@ mod tests {
 
     /// The version before tokens could expire: the last migration added `expires_at`.
     const BEFORE_EXPIRY: usize = 5;
+    /// The version before values and events kept their sizes.
+    const BEFORE_SIZES: usize = 8;
+
+    #[test]
+    fn sizes_are_filled_in_for_what_was_stored_before_they_were_kept() {
+        let sizes = MIGRATIONS[BEFORE_SIZES];
+        assert!(sizes.contains("ADD COLUMN bytes"));
+        // Toolhost's own events are the reserved names, the ones that count nothing.
+        for name in crate::EventKind::RESERVED {
+            assert!(sizes.contains(&format!("'{name}'")), "{name}");
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "toolhost-store-sizes-{}-{}",
+            std::process::id(),
+            crate::model::now_millis()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("toolhost.db");
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            for migration in &MIGRATIONS[..BEFORE_SIZES] {
+                conn.execute_batch(migration).unwrap();
+            }
+            conn.pragma_update(None, "user_version", BEFORE_SIZES as i64)
+                .unwrap();
+            conn.execute_batch(
+                "INSERT INTO threads (id, agent, tags, status, created_at, updated_at)
+                     VALUES ('t', 'a', '[]', 'idle', 1, 1);
+                 INSERT INTO kv (thread, key, value) VALUES ('t', 'k', '\"abc\"');
+                 INSERT INTO events (thread, kind, data, at) VALUES ('t', 'note', '[1]', 1);
+                 INSERT INTO events (thread, kind, data, at) VALUES ('t', 'run_ended', '{}', 1);",
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let check =
+            |limits: crate::UsageLimits| store.apply("t", vec![crate::Write::CheckUsage(limits)]);
+        // "k" + "\"abc\"" = 6 bytes of values; "note" + "[1]" = 7 bytes of events.
+        let values = |limit| crate::UsageLimits {
+            value_bytes: Some(limit),
+            ..Default::default()
+        };
+        let events = |limit| crate::UsageLimits {
+            event_bytes: Some(limit),
+            ..Default::default()
+        };
+        check(values(6)).unwrap();
+        assert!(check(values(5)).is_err());
+        check(events(7)).unwrap();
+        assert!(check(events(6)).is_err());
+        drop(store);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn a_database_from_before_token_expiry_migrates_and_keeps_its_tokens() {
