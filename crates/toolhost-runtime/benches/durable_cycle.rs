@@ -274,6 +274,9 @@ impl Store for TimedStore {
     fn messages_after(&self, thread: &str, seq: i64) -> StoreResult<Vec<Message>> {
         self.timed(Kind::Read, || self.inner.messages_after(thread, seq))
     }
+    fn message_tally(&self, thread: &str) -> StoreResult<toolhost_store::MessageTally> {
+        self.timed(Kind::Read, || self.inner.message_tally(thread))
+    }
     fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>> {
         self.timed(Kind::Read, || self.inner.calls(thread))
     }

@@ -173,6 +173,14 @@ pub trait Store: Send + Sync {
     /// The thread's messages after position `seq`, in order.
     fn messages_after(&self, thread: &str, seq: i64) -> StoreResult<Vec<Message>>;
 
+    /// How many messages the thread holds and the sum of their positions: what a reader that
+    /// keeps a thread's messages between reads compares with what it kept, to tell that one was
+    /// removed or missed without reading them all.
+    fn message_tally(&self, thread: &str) -> StoreResult<MessageTally> {
+        let messages = self.messages(thread)?;
+        Ok(MessageTally::of(&messages))
+    }
+
     /// The thread's call journal, in intent order.
     fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>>;
 

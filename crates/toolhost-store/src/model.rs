@@ -473,6 +473,26 @@ pub enum Write {
     },
 }
 
+/// How many messages a thread holds and the sum of their positions (see
+/// [`crate::Store::message_tally`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageTally {
+    /// How many.
+    pub count: u64,
+    /// The sum of their `seq`.
+    pub seq_sum: i64,
+}
+
+impl MessageTally {
+    /// The tally of `messages`.
+    pub fn of(messages: &[Message]) -> Self {
+        MessageTally {
+            count: messages.len() as u64,
+            seq_sum: messages.iter().map(|m| m.seq).sum(),
+        }
+    }
+}
+
 /// What an applied batch produced, in batch order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Applied {

@@ -17,6 +17,11 @@
 //!   two journaled calls (the importing thread's and the serving one's) plus the protocol, so
 //!   compare it with twice the direct one.
 //!
+//! - **growth**: for the two series on one thread (direct, and served over stdio), the p50 of
+//!   the last tenth of the calls over that of the first tenth: how a call's cost grows with
+//!   the thread it is added to (1.0 when it does not; run with 1,000 calls to compare calls
+//!   1-100 with calls 901-1,000).
+//!
 //! Data folders are on disk under `TOOLHOST_BENCH_DIR` (default the target folder's `tmp/`).
 //! Knob: `TOOLHOST_BENCH_RUNS` (300 calls of each, interleaved). Output: a table on stdout, then
 //! one JSON line starting with `{"direct_p50_us":`.
@@ -279,6 +284,17 @@ fn main() {
         let _ = over_stdio.cancel().await;
         let _ = over_http.cancel().await;
     });
+    // Calls in the order they were made, first tenth against last tenth.
+    let growth = |calls: &[Duration]| {
+        let tenth = (calls.len() / 10).max(1);
+        let mut first = calls[..tenth].to_vec();
+        let mut last = calls[calls.len() - tenth..].to_vec();
+        first.sort();
+        last.sort();
+        (percentile(&first, 0.5), percentile(&last, 0.5))
+    };
+    let (session_first, session_last) = growth(&series[1]);
+    let (stdio_first, stdio_last) = growth(&series[2]);
     for v in &mut series {
         v.sort();
     }
@@ -307,8 +323,19 @@ fn main() {
         ratio(via_http, plain * 2)
     );
     println!(
+        "growth on one thread (p50 of the last tenth of the calls / the first tenth): direct {:.0} / {:.0} µs = {:.2}x, served over stdio {:.0} / {:.0} µs = {:.2}x",
+        us(session_last),
+        us(session_first),
+        ratio(session_last, session_first),
+        us(stdio_last),
+        us(stdio_first),
+        ratio(stdio_last, stdio_first)
+    );
+    println!(
         "{}",
         json!({
+            "direct_one_thread_growth": ratio(session_last, session_first),
+            "served_stdio_growth": ratio(stdio_last, stdio_first),
             "direct_p50_us": us(plain),
             "direct_one_thread_p50_us": us(session),
             "served_stdio_p50_us": us(stdio),

@@ -28,6 +28,7 @@ mod execute;
 mod factory;
 mod fetch;
 mod fingerprint;
+mod histories;
 mod history;
 mod hooks;
 mod images;
@@ -160,6 +161,8 @@ pub struct Runtime {
     fetch: Option<Arc<fetch::FetchPolicy>>,
     /// What tools may store, per call and per thread (see [`quotas`]).
     quotas: Arc<quotas::WriteQuotas>,
+    /// The messages of recently run threads, kept between runs (see [`histories`]).
+    histories: Arc<histories::Histories>,
     /// Where a call of a sub-agent that does not block hands its child to the run of the
     /// calling thread, by thread id (see [`subagent`]).
     detached: Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>>,
@@ -344,6 +347,7 @@ impl Runtime {
             code: code::CodeRunner::default(),
             fetch: None,
             quotas: Arc::default(),
+            histories: Arc::default(),
             detached: Default::default(),
             requests: Default::default(),
             mcp_hub: mcp.hub,

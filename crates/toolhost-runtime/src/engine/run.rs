@@ -128,12 +128,33 @@ impl Runtime {
         })
     }
 
-    /// The step cycle, on a thread this run owns.
+    /// The step cycle, on a thread this run owns, with the thread's messages as kept from its
+    /// last run and brought up to date (see [`super::histories`]); they are kept again when it
+    /// ends well.
     pub(super) async fn run_owned(
         &self,
         thread_id: &str,
         owner: &OwnerId,
         abort: &AbortSignal,
+    ) -> Result<RunOutcome, RuntimeError> {
+        let mut history = self.histories.take(&self.db, thread_id).await?;
+        let outcome = self
+            .run_owned_on(thread_id, owner, abort, &mut history)
+            .await;
+        if outcome.is_ok() {
+            self.histories.keep(thread_id, history);
+        }
+        outcome
+    }
+
+    /// The step cycle over `history`, the thread's messages, which it keeps up to date with
+    /// what it stores.
+    async fn run_owned_on(
+        &self,
+        thread_id: &str,
+        owner: &OwnerId,
+        abort: &AbortSignal,
+        history: &mut Vec<Message>,
     ) -> Result<RunOutcome, RuntimeError> {
         let thread = self.db.thread(thread_id).await?;
         let agent = self
@@ -141,8 +162,7 @@ impl Runtime {
             .agents
             .get(&thread.agent)
             .ok_or_else(|| self.unknown_agent(&thread.agent))?;
-        let mut history = self.db.messages(thread_id).await?;
-        let mut position = Position::from_history(agent, &history);
+        let mut position = Position::from_history(agent, history);
         let mut variables = Arc::new(self.resolve(thread_id, agent).await?);
         let mut redactor = variables.redactor();
         let texts = variables.texts();
@@ -153,16 +173,16 @@ impl Runtime {
         };
         // What each stored result shows (read once, for both sides).
         let mut shown = Vec::with_capacity(history.len());
-        for m in &history {
+        for m in history.iter() {
             shown.push(images_of(&self.db, thread_id, m).await);
         }
         let thread_model = self.thread_model(thread_id).await?;
-        let start_of = |side: Side| Turn::at(&history, &position.as_side(side));
+        let start_of = |side: Side| Turn::at(history, &position.as_side(side));
         let mut sides = vec![self.side_run(
             &agent.name,
             &agent.side_a,
             position.is_dual().then_some(Side::A),
-            &history,
+            history,
             &shown,
             &texts,
             children.as_deref(),
@@ -175,7 +195,7 @@ impl Runtime {
                 &agent.name,
                 b,
                 Some(Side::B),
-                &history,
+                history,
                 &shown,
                 &texts,
                 children.as_deref(),
@@ -205,13 +225,13 @@ impl Runtime {
             position.is_dual(),
             self.request_for(thread_id),
         ));
-        self.queue_immediate(thread_id, owner, agent, &variables, &history)
+        self.queue_immediate(thread_id, owner, agent, &variables, history)
             .await?;
         loop {
             // The calls of the last reply that have no result yet get theirs, in order. After
             // a stop, the ones that did not start are answered "not run" rather than left
             // journaled: a call stored with its reply must not read as cut off later.
-            if let Some((caller, pending)) = pending_calls(&history, &answered) {
+            if let Some((caller, pending)) = pending_calls(history, &answered) {
                 let offer = run_of(&sides, caller).offer.clone();
                 let state = self
                     .thread_state(thread_id, &thread.agent)
@@ -231,7 +251,7 @@ impl Runtime {
                         m.name.as_deref() == Some(SUBAGENT_CREATE)
                             && m.status == Some(ToolStatus::Success)
                     });
-                self.record(thread_id, &mut history, &mut answered, &mut sides, results)
+                self.record(thread_id, history, &mut answered, &mut sides, results)
                     .await;
                 if let Some(waiting) = waiting {
                     return self.pause(thread_id, owner, waiting).await;
@@ -250,7 +270,7 @@ impl Runtime {
                 // A call gave the next turn of the session to a side (`forceTurn`).
                 if let Some(side) = control.take_forced().filter(|_| position.is_dual()) {
                     position.force_turn(side);
-                    self.refocus(thread_id, &mut sides, &history, &position)
+                    self.refocus(thread_id, &mut sides, history, &position)
                         .await;
                 }
                 // The sides are offered again from the store: `subagent_message` once there is
@@ -292,7 +312,7 @@ impl Runtime {
             } else {
                 Queued::Messages
             };
-            match next_step(waiting, &position, &rules, &history, &answered) {
+            match next_step(waiting, &position, &rules, history, &answered) {
                 Step::End(reason) => return self.finish(thread_id, owner, reason).await,
                 Step::RefuseQueued(reason) => {
                     let through = queued.last().map_or(0, |q| q.seq);
@@ -316,7 +336,7 @@ impl Runtime {
                 }
                 Step::HandOver => {
                     position.next_turn();
-                    self.refocus(thread_id, &mut sides, &history, &position)
+                    self.refocus(thread_id, &mut sides, history, &position)
                         .await;
                     continue;
                 }
@@ -345,13 +365,13 @@ impl Runtime {
                     }
                     // Each queued tool is a step of the turn it runs in.
                     position.steps += tools;
-                    self.record(thread_id, &mut history, &mut answered, &mut sides, stored)
+                    self.record(thread_id, history, &mut answered, &mut sides, stored)
                         .await;
                     if new_turn && position.is_dual() {
-                        position = Position::from_history(agent, &history);
+                        position = Position::from_history(agent, history);
                     }
                     if new_turn {
-                        self.refocus(thread_id, &mut sides, &history, &position)
+                        self.refocus(thread_id, &mut sides, history, &position)
                             .await;
                     }
                     continue;
@@ -414,7 +434,7 @@ impl Runtime {
             position.steps += 1;
             self.record(
                 thread_id,
-                &mut history,
+                history,
                 &mut answered,
                 &mut sides,
                 applied.messages,

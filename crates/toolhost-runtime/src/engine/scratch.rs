@@ -83,13 +83,33 @@ impl Runtime {
             ))));
         }
         let def = self.startable_agent(&thread.agent)?;
-        let history = self.db.messages(thread_id).await?;
+        let history = self.histories.take(&self.db, thread_id).await?;
         let redactor = self.thread_redactor(thread_id).await?;
         let (message, call_id) = self.scratch_message(def, &history, tool, &redactor.text(text));
+        // Given back as read: the run that takes the call up reads the new message after it.
+        self.histories.keep(thread_id, history);
         self.db
             .apply(thread_id, vec![Write::AppendMessage(message)])
             .await?;
         Ok(ScratchCall { thread, call_id })
+    }
+
+    /// The stored result of call `call_id` in thread `thread_id`, if it has one: looked up in
+    /// the thread's messages as kept between runs (see [`super::histories`]), so that the
+    /// answer to one call of a long session costs what the call added, not the whole thread.
+    pub async fn call_result(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+    ) -> Result<Option<Message>, RuntimeError> {
+        let history = self.histories.take(&self.db, thread_id).await?;
+        let found = history
+            .iter()
+            .rev()
+            .find(|m| m.tool_call_id.as_deref() == Some(call_id))
+            .cloned();
+        self.histories.keep(thread_id, history);
+        Ok(found)
     }
 
     /// The message of a direct call: the runtime's assistant message holding it, marked queued

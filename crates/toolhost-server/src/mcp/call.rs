@@ -416,12 +416,9 @@ impl McpTools {
         thread_id: &str,
         call_id: &str,
     ) -> Result<Option<toolhost_store::Message>, McpError> {
-        let messages = toolhost_store::AsyncStore::new(self.runtime().store().clone())
-            .messages(thread_id)
+        self.runtime()
+            .call_result(thread_id, call_id)
             .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        Ok(messages
-            .into_iter()
-            .find(|m| m.tool_call_id.as_deref() == Some(call_id)))
+            .map_err(|e| McpError::internal_error(e.to_string(), None))
     }
 }

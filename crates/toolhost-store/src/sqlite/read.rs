@@ -168,6 +168,22 @@ impl Store for SqliteStore {
         )
     }
 
+    fn message_tally(&self, thread: &str) -> StoreResult<MessageTally> {
+        let conn = self.lock();
+        require_thread(&conn, thread)?;
+        conn.query_row(
+            "SELECT COUNT(*), COALESCE(SUM(seq), 0) FROM messages WHERE thread = ?1",
+            [thread],
+            |row| {
+                Ok(MessageTally {
+                    count: row.get::<_, i64>(0)?.max(0) as u64,
+                    seq_sum: row.get(1)?,
+                })
+            },
+        )
+        .map_err(db)
+    }
+
     fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>> {
         let conn = self.lock();
         require_thread(&conn, thread)?;
