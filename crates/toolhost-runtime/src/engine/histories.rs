@@ -7,8 +7,8 @@
 //! it holds, and checked against the store's [`MessageTally`] (how many messages, the sum of
 //! their positions): a message removed, or one stored by another process that was missed, makes
 //! the tally differ, and the thread is read whole instead. What is kept is given back after a
-//! run that ended well; a run that failed gives nothing back. At most [`MAX_KEPT`] threads are
-//! kept; one more pushes out another.
+//! run that ended well; a run that failed gives nothing back. At most [`MAX_KEPT`] threads and
+//! [`MAX_KEPT_MESSAGES`] messages in all are kept; one more pushes out others.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -16,6 +16,8 @@ use toolhost_store::{AsyncStore, Message, MessageTally, StoreResult};
 
 /// The most threads whose messages are kept.
 pub const MAX_KEPT: usize = 256;
+/// The most messages kept, all threads together.
+pub const MAX_KEPT_MESSAGES: usize = 200_000;
 
 /// Kept histories, by thread id.
 #[derive(Debug, Default)]
@@ -55,11 +57,17 @@ impl Histories {
 
     /// Keeps `messages` as the thread's history, as stored.
     pub(super) fn keep(&self, thread: &str, messages: Vec<Message>) {
+        if messages.len() > MAX_KEPT_MESSAGES {
+            return;
+        }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        if kept.len() >= MAX_KEPT && !kept.contains_key(thread) {
-            if let Some(other) = kept.keys().next().cloned() {
-                kept.remove(&other);
-            }
+        kept.remove(thread);
+        let mut held: usize = kept.values().map(Vec::len).sum();
+        while kept.len() >= MAX_KEPT || held + messages.len() > MAX_KEPT_MESSAGES {
+            let Some(other) = kept.keys().next().cloned() else {
+                break;
+            };
+            held -= kept.remove(&other).map_or(0, |m| m.len());
         }
         kept.insert(thread.to_owned(), messages);
     }
