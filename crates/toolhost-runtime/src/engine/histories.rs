@@ -8,7 +8,8 @@
 //! their positions): a message removed, or one stored by another process that was missed, makes
 //! the tally differ, and the thread is read whole instead. What is kept is given back after a
 //! run that ended well; a run that failed gives nothing back. At most [`MAX_KEPT`] threads and
-//! [`MAX_KEPT_MESSAGES`] messages in all are kept; one more pushes out others.
+//! [`MAX_KEPT_MESSAGES`] messages in all are kept; one more pushes out those given back
+//! longest ago.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,10 +20,16 @@ pub const MAX_KEPT: usize = 256;
 /// The most messages kept, all threads together.
 pub const MAX_KEPT_MESSAGES: usize = 200_000;
 
-/// Kept histories, by thread id.
+/// Kept histories, by thread id, each with when it was given back (a count of gifts).
 #[derive(Debug, Default)]
 pub(super) struct Histories {
-    kept: Mutex<HashMap<String, Vec<Message>>>,
+    kept: Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    by_thread: HashMap<String, (u64, Vec<Message>)>,
+    gifts: u64,
 }
 
 impl Histories {
@@ -33,8 +40,9 @@ impl Histories {
             .kept
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .by_thread
             .remove(thread);
-        if let Some(mut messages) = kept {
+        if let Some((_, mut messages)) = kept {
             let last = messages.last().map_or(0, |m| m.seq);
             let (id, expected) = (thread.to_owned(), MessageTally::of(&messages));
             let (newer, tally) = db
@@ -61,15 +69,21 @@ impl Histories {
             return;
         }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        kept.remove(thread);
-        let mut held: usize = kept.values().map(Vec::len).sum();
-        while kept.len() >= MAX_KEPT || held + messages.len() > MAX_KEPT_MESSAGES {
-            let Some(other) = kept.keys().next().cloned() else {
-                break;
-            };
-            held -= kept.remove(&other).map_or(0, |m| m.len());
+        kept.by_thread.remove(thread);
+        let mut held: usize = kept.by_thread.values().map(|(_, m)| m.len()).sum();
+        while kept.by_thread.len() >= MAX_KEPT || held + messages.len() > MAX_KEPT_MESSAGES {
+            // The one given back longest ago: a thread that keeps running stays kept.
+            let oldest = kept
+                .by_thread
+                .iter()
+                .min_by_key(|(_, (given, _))| *given)
+                .map(|(id, _)| id.clone());
+            let Some(oldest) = oldest else { break };
+            held -= kept.by_thread.remove(&oldest).map_or(0, |(_, m)| m.len());
         }
-        kept.insert(thread.to_owned(), messages);
+        kept.gifts += 1;
+        let given = kept.gifts;
+        kept.by_thread.insert(thread.to_owned(), (given, messages));
     }
 }
 
@@ -118,7 +132,7 @@ mod tests {
         let second = histories.take(&db, &thread).await.unwrap();
         assert_eq!(texts(&second), ["one", "two", "three"]);
         // Taken: nothing is kept until it is given back.
-        assert!(histories.kept.lock().unwrap().is_empty());
+        assert!(histories.kept.lock().unwrap().by_thread.is_empty());
         let removed = second[0].id.clone();
         histories.keep(&thread, second);
 
@@ -135,5 +149,20 @@ mod tests {
         histories.keep(&thread, missing);
         let fourth = histories.take(&db, &thread).await.unwrap();
         assert_eq!(texts(&fourth), ["two", "three", "four"]);
+    }
+
+    #[test]
+    fn the_history_given_back_longest_ago_is_pushed_out_first() {
+        let histories = Histories::default();
+        for n in 0..MAX_KEPT {
+            histories.keep(&format!("t{n}"), Vec::new());
+        }
+        // t0 runs again: given back last, it stays; t1 is now the oldest.
+        histories.keep("t0", Vec::new());
+        histories.keep("new", Vec::new());
+        let kept = histories.kept.lock().unwrap();
+        assert_eq!(kept.by_thread.len(), MAX_KEPT);
+        assert!(kept.by_thread.contains_key("t0") && kept.by_thread.contains_key("new"));
+        assert!(!kept.by_thread.contains_key("t1"));
     }
 }
