@@ -59,7 +59,7 @@
 //!   call's abort signal terminates a run, so a stop of the thread ends a runaway one.
 //! - Tools of MCP servers ([`mcp`], `agents/mcp/`) are imported as `SERVER.TOOL` when the
 //!   project loads and called like any tool: approval unless a trusted server says a tool only
-//!   reads, the definition pinned per thread, timeouts and cancellation at the server, a call
+//!   reads, the definition pinned per project, timeouts and cancellation at the server, a call
 //!   whose outcome is unknown never sent twice. A server at a URL is reached through the HTTP
 //!   client the embedding program gives [`engine::Runtime::load_networked`]: the runtime
 //!   carries MCP's streamable HTTP on it and links no HTTP client itself.

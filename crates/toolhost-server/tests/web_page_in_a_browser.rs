@@ -817,7 +817,7 @@ async fn a_changed_mcp_definition_is_accepted_on_the_threads_page() {
     let patience = Duration::from_secs(60);
     let mut events = server.events(&id, &token, None).await;
     events.until_ended("done", patience).await;
-    // The server described the tool differently since the thread pinned it.
+    // The server described the tool differently since the project pinned it.
     let stale = json!({"description": "0", "inputSchema": "0", "outputSchema": "0"});
     toolhost_runtime::mcp::accept_definition(server.store.as_ref(), "notes.add", &stale).unwrap();
     let sent = server

@@ -1,6 +1,6 @@
 //! Tools of MCP servers (`agents/mcp/NAME.json`) used by an agent: the real binary, a real MCP
 //! server process (the official Python SDK, `tests/mcp/notes_server.py`) and a scripted model.
-//! Imported tools are approved as the server's trust allows, pinned per thread, timed out,
+//! Imported tools are approved as the server's trust allows, pinned per project, timed out,
 //! cancelled and restarted, and every result lands in the thread.
 
 mod common;

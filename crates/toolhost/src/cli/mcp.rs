@@ -9,8 +9,8 @@
 //!   their tools and their last words on standard error.
 //! - `toolhost mcp login DIR SERVER` / `logout`: OAuth for a server at a URL (see
 //!   `mcp_login`).
-//! - `toolhost mcp accept DIR THREAD TOOL`: a person accepts the definition an MCP server now
-//!   gives a tool that a thread pinned before (see `toolhost_runtime::mcp`).
+//! - `toolhost mcp accept DIR TOOL`: a person accepts, for the project, the definition an MCP
+//!   server now gives a tool that the project pinned before (see `toolhost_runtime::mcp`).
 
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
