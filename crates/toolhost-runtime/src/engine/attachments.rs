@@ -28,7 +28,7 @@ pub(super) fn store_attachments(
     message_id: &str,
     mut result: ToolResult,
     redactor: &Redactor,
-    file_limit: Option<u64>,
+    charge_files: &dyn Fn(u64) -> Result<(), String>,
 ) -> (ToolResult, Vec<Write>) {
     let mut writes = Vec::new();
     let mut bytes = 0u64;
@@ -52,15 +52,15 @@ pub(super) fn store_attachments(
         }
         if write.is_some() {
             bytes += reference.size;
-            if let Some(limit) = file_limit.filter(|limit| bytes > *limit) {
-                let why = format!(
-                    "its attachments hold more than {limit} bytes of files, the call's limit (quotas.call_file_bytes)"
-                );
-                return (refused(&result, &why), Vec::new());
-            }
         }
         kept.push(Attachment::Ref(reference));
         writes.extend(write);
+    }
+    // New files count against what the call may write, with what it wrote while it ran.
+    if bytes > 0 {
+        if let Err(why) = charge_files(bytes) {
+            return (refused(&result, &why), Vec::new());
+        }
     }
     result.attachments = kept;
     (result, writes)
@@ -152,19 +152,40 @@ mod tests {
     }
 
     #[test]
-    fn attachments_past_the_calls_limit_of_files_turn_the_result_into_an_error() {
+    fn attachments_count_against_the_calls_limit_of_files_with_what_it_wrote() {
+        use crate::engine::quotas::{CallUsage, WriteQuotas};
+        use toolhost_store::{Usage, UsageLimits};
+        let quotas = WriteQuotas {
+            call: UsageLimits {
+                file_bytes: Some(100),
+                ..UsageLimits::default()
+            },
+            thread: UsageLimits::default(),
+        };
+        let charge = |usage: &CallUsage, bytes| {
+            usage
+                .charge(&quotas, Usage::FileBytes, bytes)
+                .map_err(|e| e.to_string())
+        };
         let redactor = Redactor::default();
-        let (kept, writes) =
-            store_attachments("c1", "m1", attached(&[60, 40]), &redactor, Some(100));
+        let fresh = CallUsage::default();
+        let (kept, writes) = store_attachments("c1", "m1", attached(&[60, 40]), &redactor, &|b| {
+            charge(&fresh, b)
+        });
         assert_eq!((kept.attachments.len(), writes.len()), (2, 2));
+        // 30 bytes written by the call while it ran, then 71 returned: 101.
+        let wrote = CallUsage::default();
+        wrote.charge(&quotas, Usage::FileBytes, 30).unwrap();
         let (refused, writes) =
-            store_attachments("c1", "m1", attached(&[60, 41]), &redactor, Some(100));
+            store_attachments("c1", "m1", attached(&[60, 11]), &redactor, &|b| {
+                charge(&wrote, b)
+            });
         assert!(writes.is_empty());
         assert!(
             refused
                 .error
                 .as_deref()
-                .is_some_and(|e| e.contains("more than 100 bytes of files")
+                .is_some_and(|e| e.contains("101 bytes of files, over its limit of 100")
                     && e.contains("quotas.call_file_bytes")),
             "{refused:?}"
         );

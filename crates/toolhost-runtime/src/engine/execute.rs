@@ -16,7 +16,7 @@ use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::variables::VariableKind;
 use toolhost_core::{AnyTool, ToolContext, ToolResult, ToolSetError};
-use toolhost_store::{HookOutcome, RanWith, ToolCallRecord, Write};
+use toolhost_store::{HookOutcome, RanWith, ToolCallRecord, Usage, Write};
 
 /// The context of one call: its ids, the run's abort signal, and the thread with the values of
 /// the variables the tool declared (secrets opened for this call only).
@@ -58,8 +58,9 @@ pub(super) struct CallEnd {
     ran_with: Option<RanWith>,
     /// The arguments it runs with, for output middleware (kept only when there is some).
     args: Option<Value>,
-    /// The most bytes of files the call may write, its returned attachments included.
-    file_limit: Option<u64>,
+    /// What tools may store, and what this call wrote: its returned attachments count too.
+    quotas: Arc<super::quotas::WriteQuotas>,
+    usage: Arc<super::quotas::CallUsage>,
 }
 
 impl CallEnd {
@@ -72,7 +73,8 @@ impl CallEnd {
     ) -> Self {
         Self {
             args: (!offer.pipeline.has_no_middleware()).then(|| args.clone()),
-            file_limit: state.write_quotas().call.file_bytes,
+            quotas: state.write_quotas().clone(),
+            usage: Arc::default(),
             info: call_info(state, offer, call),
             pipeline: offer.pipeline.clone(),
             redactor: state.redactor().clone(),
@@ -80,6 +82,12 @@ impl CallEnd {
             variables: state.variables_shared().clone(),
             ran_with,
         }
+    }
+
+    /// The same end, counting the call's returned attachments in `usage` (the call's own).
+    fn counted_in(mut self, usage: Arc<super::quotas::CallUsage>) -> Self {
+        self.usage = usage;
+        self
     }
 
     /// The writes that store `result` as the call's: after output middleware and hooks, with
@@ -120,7 +128,13 @@ impl CallEnd {
         };
         // What the model will be sent on every later request must be something an API accepts.
         let result = checked_content(result);
-        let mut writes = result_writes(call, result, &redactor, self.ran_with, self.file_limit);
+        let (quotas, usage) = (self.quotas, self.usage);
+        let charge_files = |bytes| {
+            usage
+                .charge(&quotas, Usage::FileBytes, bytes)
+                .map_err(|e| e.to_string())
+        };
+        let mut writes = result_writes(call, result, &redactor, self.ran_with, &charge_files);
         if let Some(reason) = ended {
             mark_hook(&mut writes, HookOutcome::RunEnded { reason });
         }
@@ -139,6 +153,11 @@ pub(super) async fn execute(
     end: CallEnd,
 ) -> Vec<Write> {
     tracing::debug!(tool = %call.name, call_id = %call.id, "call started");
+    // What the call writes while it runs and the attachments it returns share one count.
+    let end = match ctx.get::<ThreadState>() {
+        Some(state) => end.counted_in(state.call_usage().clone()),
+        None => end,
+    };
     let started = std::time::Instant::now();
     let result = match tool.execute_validated(args, ctx).await {
         Ok(r) => r,

@@ -27,7 +27,7 @@ pub(super) fn result_writes(
     result: ToolResult,
     redactor: &Redactor,
     ran_with: Option<RanWith>,
-    file_limit: Option<u64>,
+    charge_files: &dyn Fn(u64) -> Result<(), String>,
 ) -> Vec<Write> {
     let result = match secret_image(&result, redactor) {
         Some(why) => refused(&result, &why),
@@ -35,7 +35,7 @@ pub(super) fn result_writes(
     };
     let message_id = new_id();
     let (result, mut writes) =
-        store_attachments(&call.id, &message_id, result, redactor, file_limit);
+        store_attachments(&call.id, &message_id, result, redactor, charge_files);
     let mut message = result_message(&call.name, &result);
     message.id = Some(message_id);
     message.metadata.ran_with = ran_with;

@@ -204,8 +204,13 @@ impl ThreadState {
     }
 
     /// What tools may store.
-    pub(crate) fn write_quotas(&self) -> &super::quotas::WriteQuotas {
+    pub(crate) fn write_quotas(&self) -> &Arc<super::quotas::WriteQuotas> {
         &self.quotas
+    }
+
+    /// What this call has written so far.
+    pub(crate) fn call_usage(&self) -> &Arc<super::quotas::CallUsage> {
+        &self.call_usage
     }
 
     /// The same thread under `quotas`.
