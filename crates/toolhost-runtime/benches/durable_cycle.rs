@@ -42,7 +42,7 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::path::FsPath;
 use toolhost_store::{
-    ApiToken, Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, Lease, LeaseClaim,
+    ApiToken, Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, HeldLease, Lease, LeaseClaim,
     Message, Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore, Store,
     StoreResult, StoredVariable, Thread, ThreadQuery, VariableRequest, Write,
 };
@@ -186,6 +186,9 @@ impl Store for TimedStore {
     }
     fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {
         self.timed(Kind::Lease, || self.inner.lease(thread))
+    }
+    fn keep_leases(&self, held: &[HeldLease]) -> StoreResult<Vec<Option<Lease>>> {
+        self.timed(Kind::Lease, || self.inner.keep_leases(held))
     }
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
         self.timed(Kind::CommitOther, || self.inner.request_stop(thread))

@@ -565,3 +565,50 @@ fn variables_given_while_the_owner_runs_are_taken_up_when_it_asks_for_them() {
         .iter()
         .all(|r| r.answered_at.is_some()));
 }
+
+#[test]
+fn the_leases_of_many_runs_at_once_are_kept_while_they_run() {
+    const RUNS: usize = 8;
+    let ttl = Duration::from_millis(600);
+    let mut answers: Vec<_> = (0..RUNS)
+        .map(|i| call_answer(&format!("c{i}"), "slow", "{}"))
+        .collect();
+    answers.extend((0..RUNS).map(|_| text_answer("done")));
+    let Two {
+        mut first,
+        store,
+        runs,
+        gate,
+        project: _project,
+        ..
+    } = two_runtimes(answers);
+    first.set_lease_ttl(ttl);
+    block_on(async {
+        let mut threads = Vec::new();
+        for _ in 0..RUNS {
+            threads.push(first.start_thread("a", "go").await.unwrap().id);
+        }
+        let all = futures::future::join_all(threads.iter().map(|t| first.run(t)));
+        let (outcomes, ()) = tokio::join!(all, async {
+            // Every run holds its thread inside `slow`...
+            while runs.load(Ordering::SeqCst) < RUNS {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            // ...for several lives of a lease: each is still held by its run, renewed.
+            tokio::time::sleep(ttl * 3).await;
+            let now = toolhost_store::now_millis();
+            for t in &threads {
+                let lease = store.lease(t).unwrap().expect("the run holds its thread");
+                assert!(lease.is_live(now), "the lease of {t} lapsed while its run ran");
+                assert!(lease.since + (ttl * 3).as_millis() as i64 <= now);
+            }
+            gate.release();
+        });
+        for outcome in outcomes {
+            assert_eq!(outcome.unwrap(), RunOutcome::Done(StopReason::Response));
+        }
+        for t in &threads {
+            assert_eq!(store.lease(t).unwrap(), None, "given up when the run ended");
+        }
+    });
+}

@@ -3,7 +3,7 @@
 //! on the blocking pool. An engine that runs many threads in one process therefore never stalls
 //! its executor on a disk, and its writes can share commits.
 
-use crate::lease::{Lease, LeaseClaim};
+use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::*;
 use crate::path::FsPath;
 use crate::{Store, StoreError, StoreResult};
@@ -109,6 +109,11 @@ impl AsyncStore {
     pub async fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {
         let thread = thread.to_owned();
         self.run(move |s| s.lease(&thread)).await
+    }
+
+    /// [`Store::keep_leases`].
+    pub async fn keep_leases(&self, held: Vec<HeldLease>) -> StoreResult<Vec<Option<Lease>>> {
+        self.run(move |s| s.keep_leases(&held)).await
     }
 
     /// [`Store::request_stop`].

@@ -42,3 +42,14 @@ pub struct LeaseClaim {
     /// An owner known to be dead: its lease is taken over even before it expires.
     pub replacing: Option<String>,
 }
+
+/// A lease a process holds, as [`crate::Store::keep_leases`] takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldLease {
+    /// The thread.
+    pub thread: String,
+    /// The owning run's id.
+    pub owner: String,
+    /// Renew it to this many milliseconds from now; `None` only reads it.
+    pub ttl_ms: Option<Millis>,
+}

@@ -44,7 +44,7 @@ pub mod token;
 
 pub use async_store::{AsyncStore, PendingApply};
 pub use error::{StoreError, StoreResult};
-pub use lease::{Lease, LeaseClaim};
+pub use lease::{HeldLease, Lease, LeaseClaim};
 pub use meta::{
     ArgumentRepair, ArgumentsEditor, EventKind, HookOutcome, MessageMeta, RanWith, Side,
 };
@@ -80,6 +80,24 @@ pub trait Store: Send + Sync {
 
     /// Who owns the thread, if anyone (an expired lease is returned as it is).
     fn lease(&self, thread: &str) -> StoreResult<Option<Lease>>;
+
+    /// Keeps many leases of one process at once: renews each one whose `ttl_ms` is set (to that
+    /// long from now) and reads the others, in one round trip and at most one commit. For each,
+    /// in order: the lease when its `owner` still holds it (saying whether a stop was
+    /// requested), `None` when the owner lost it. One run's lease is [`Store::renew`]; this is
+    /// for a process that runs many threads, so that keeping them costs one call per tick.
+    fn keep_leases(&self, held: &[HeldLease]) -> StoreResult<Vec<Option<Lease>>> {
+        held.iter()
+            .map(|h| match h.ttl_ms {
+                Some(ttl) => match self.renew(&h.thread, &h.owner, ttl) {
+                    Ok(lease) => Ok(Some(lease)),
+                    Err(StoreError::LeaseLost { .. }) => Ok(None),
+                    Err(e) => Err(e),
+                },
+                None => Ok(self.lease(&h.thread)?.filter(|l| l.owner == h.owner)),
+            })
+            .collect()
+    }
 
     /// Asks the thread's owner to stop; returns whether a lease that has not expired exists.
     fn request_stop(&self, thread: &str) -> StoreResult<bool>;

@@ -16,7 +16,6 @@ use super::ownership::OwnerId;
 use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
 use super::records::stored_result;
 use super::state::ThreadState;
-use super::stop::calls_from;
 use super::stop::Stop;
 use super::subagent::AgentOffer;
 use super::subprompt::{Nest, SubOutcome};
@@ -28,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::{ToolResult, ToolSet};
-use toolhost_store::{CallState, Message, ToolCallRecord, Write};
+use toolhost_store::{CallState, Message, RanWith, ToolCallRecord, Write};
 
 /// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
 /// and hooks that apply to it.
@@ -155,141 +154,189 @@ impl Runtime {
         fresh: &HashSet<String>,
         owner: &OwnerId,
     ) -> Result<(Vec<Message>, Option<Waiting>), RuntimeError> {
-        let parallel = offer.parallel;
-        let thread_id = state.thread_id();
-        let mut messages = Vec::with_capacity(calls.len());
         // A prompt tool's call runs a whole sub-prompt, an agent tool's a child thread: the
         // calls of a reply that makes one run one at a time.
-        let subprompt = calls.iter().any(|c| {
+        let nests = calls.iter().any(|c| {
             offer.subprompts.contains_key(&c.name) || offer.subagents.contains_key(&c.name)
         });
-        if !parallel || calls.len() < 2 || subprompt {
-            let pending = calls.clone();
-            for call in calls {
-                let call_id = call.id.clone();
-                let is_fresh = fresh.contains(&call.id);
-                let writes = match self
-                    .plan(state, &call, offer, abort.is_aborted(), is_fresh)
-                    .await?
-                {
-                    Plan::Answered(writes) => writes,
-                    Plan::Wait(request) => return Ok((messages, Some(request))),
-                    Plan::Fail(stop) => {
-                        let rest = calls_from(&pending, &call.id);
-                        return Err(self
-                            .stop_for(state, offer, owner, (&rest, None), stop)
-                            .await);
-                    }
-                    Plan::Run {
-                        tool,
-                        args,
-                        before,
-                        env,
-                        ran_with,
-                    } => {
-                        if !before.is_empty() {
-                            self.commit(thread_id, owner, offer.placed(before)).await?;
-                        }
-                        // The hooks before the call may skip it, or cancel the run.
-                        match self.before_call(state, offer, &call, &args) {
-                            BeforeCall::Run => {}
-                            BeforeCall::Skip(writes) => {
-                                let writes = offer.placed(writes);
-                                let stored = self.commit(thread_id, owner, writes).await?;
-                                messages.push(stored_result(stored)?);
-                                continue;
-                            }
-                            BeforeCall::Cancel(reason) => {
-                                let rest = calls_from(&pending, &call.id);
-                                let stop = Stop::Cancelled { reason };
-                                let at = (rest.as_slice(), None);
-                                return Err(self.stop_for(state, offer, owner, at, stop).await);
-                            }
-                        }
-                        let end = CallEnd::new(state, offer, &call, &args, ran_with);
-                        match offer.subprompts.get(&call.name) {
-                            Some(config) => match self
-                                .run_subprompt(
-                                    state,
-                                    &call,
-                                    args,
-                                    config,
-                                    offer.depth(),
-                                    abort,
-                                    owner,
-                                )
-                                .await?
-                            {
-                                SubOutcome::Done(result) => end.finish(call, result),
-                                // The call keeps its intent and no result: it continues when
-                                // the sub-prompt's wait is over.
-                                SubOutcome::Waiting(w) => return Ok((messages, Some(w))),
-                            },
-                            None => match offer.subagents.get(&call.name) {
-                                Some(AgentOffer::Sub(config)) => {
-                                    let result = self
-                                        .run_subagent(state, &call, args, config, abort)
-                                        .await?;
-                                    end.finish(call, result)
-                                }
-                                Some(AgentOffer::Handoff) => {
-                                    self.hand_off(state, call, offer, end)?
-                                }
-                                Some(AgentOffer::Create(configs)) => {
-                                    let result = self
-                                        .create_instance(state, &call, args, configs, abort)
-                                        .await?;
-                                    end.finish(call, result)
-                                }
-                                Some(AgentOffer::Message(configs)) => {
-                                    let result = self
-                                        .message_instance(state, &call, args, configs, abort)
-                                        .await?;
-                                    end.finish(call, result)
-                                }
-                                None => {
-                                    let ctx = context(state, abort, &call.id, env);
-                                    execute(tool, args, call, ctx, end).await
-                                }
-                            },
-                        }
-                    }
-                };
-                let writes = offer.placed(writes);
-                messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
-                // Output middleware failed: the result was withheld, the calls after it are
-                // not run, and the run stops.
-                if let Some((stop, tool)) = state.control().take_failure() {
-                    let rest: Vec<ToolCallRecord> =
-                        calls_from(&pending, &call_id).into_iter().skip(1).collect();
-                    let at = (rest.as_slice(), Some(tool));
-                    return Err(self.stop_for(state, offer, owner, at, stop).await);
-                }
-            }
-            return Ok((messages, None));
+        let step = Step {
+            state,
+            offer,
+            abort,
+            owner,
+        };
+        if !offer.parallel || calls.len() < 2 || nests {
+            self.finish_in_order(&step, calls, fresh).await
+        } else {
+            self.finish_together(&step, calls, fresh).await
         }
-        let mut plans = Vec::with_capacity(calls.len());
-        let mut waiting = None;
-        for call in &calls {
+    }
+
+    /// The calls one after another, each stored as it ends.
+    async fn finish_in_order(
+        &self,
+        step: &Step<'_>,
+        calls: Vec<ToolCallRecord>,
+        fresh: &HashSet<String>,
+    ) -> Result<(Vec<Message>, Option<Waiting>), RuntimeError> {
+        let Step {
+            state,
+            offer,
+            abort,
+            owner,
+        } = *step;
+        let thread_id = state.thread_id();
+        let mut messages = Vec::with_capacity(calls.len());
+        for (at, call) in calls.iter().enumerate() {
+            // The calls from this one on, should the run stop here.
+            let rest = &calls[at..];
             let is_fresh = fresh.contains(&call.id);
-            match self
+            let writes = match self
                 .plan(state, call, offer, abort.is_aborted(), is_fresh)
                 .await?
             {
-                // The calls after one that waits wait with it.
-                Plan::Wait(request) => {
-                    waiting = Some(request);
-                    break;
-                }
-                // None of the reply's calls started yet: they are all answered "not run".
+                Plan::Answered(writes) => writes,
+                Plan::Wait(request) => return Ok((messages, Some(request))),
                 Plan::Fail(stop) => {
-                    return Err(self
-                        .stop_for(state, offer, owner, (&calls, None), stop)
-                        .await);
+                    return Err(self.stop_for(state, offer, owner, (rest, None), stop).await)
                 }
-                plan => plans.push(plan),
+                Plan::Run {
+                    tool,
+                    args,
+                    before,
+                    env,
+                    ran_with,
+                } => {
+                    if !before.is_empty() {
+                        self.commit(thread_id, owner, offer.placed(before)).await?;
+                    }
+                    // The hooks before the call may skip it, or cancel the run.
+                    match self.before_call(state, offer, call, &args) {
+                        BeforeCall::Run => {}
+                        BeforeCall::Skip(writes) => {
+                            let writes = offer.placed(writes);
+                            let stored = self.commit(thread_id, owner, writes).await?;
+                            messages.push(stored_result(stored)?);
+                            continue;
+                        }
+                        BeforeCall::Cancel(reason) => {
+                            let stop = Stop::Cancelled { reason };
+                            let at = (rest, None);
+                            return Err(self.stop_for(state, offer, owner, at, stop).await);
+                        }
+                    }
+                    let planned = Planned {
+                        tool,
+                        args,
+                        env,
+                        ran_with,
+                    };
+                    match self.run_planned(step, call.clone(), planned).await? {
+                        Ran::Done(writes) => writes,
+                        // The call keeps its intent and no result: it continues when the
+                        // sub-prompt's wait is over.
+                        Ran::Waiting(w) => return Ok((messages, Some(w))),
+                    }
+                }
+            };
+            let writes = offer.placed(writes);
+            messages.push(stored_result(self.commit(thread_id, owner, writes).await?)?);
+            // Output middleware failed: the result was withheld, the calls after it are not
+            // run, and the run stops.
+            if let Some((stop, tool)) = state.control().take_failure() {
+                let at = (&rest[1..], Some(tool));
+                return Err(self.stop_for(state, offer, owner, at, stop).await);
             }
         }
+        Ok((messages, None))
+    }
+
+    /// Runs one planned call by what its tool is: a prompt tool's sub-prompt, an agent tool's
+    /// child thread (or a handoff), or the tool itself.
+    async fn run_planned(
+        &self,
+        step: &Step<'_>,
+        call: ToolCallRecord,
+        planned: Planned,
+    ) -> Result<Ran, RuntimeError> {
+        let Step {
+            state,
+            offer,
+            abort,
+            owner,
+        } = *step;
+        let Planned {
+            tool,
+            args,
+            env,
+            ran_with,
+        } = planned;
+        let end = CallEnd::new(state, offer, &call, &args, ran_with);
+        if let Some(config) = offer.subprompts.get(&call.name) {
+            let depth = offer.depth();
+            return Ok(
+                match self
+                    .run_subprompt(state, &call, args, config, depth, abort, owner)
+                    .await?
+                {
+                    SubOutcome::Done(result) => Ran::Done(end.finish(call, result)),
+                    SubOutcome::Waiting(w) => Ran::Waiting(w),
+                },
+            );
+        }
+        let writes = match offer.subagents.get(&call.name) {
+            Some(AgentOffer::Sub(config)) => {
+                let result = self
+                    .run_subagent(state, &call, args, config, abort)
+                    .await?;
+                end.finish(call, result)
+            }
+            Some(AgentOffer::Handoff) => self.hand_off(state, call, offer, end)?,
+            Some(AgentOffer::Create(configs)) => {
+                let result = self
+                    .create_instance(state, &call, args, configs, abort)
+                    .await?;
+                end.finish(call, result)
+            }
+            Some(AgentOffer::Message(configs)) => {
+                let result = self
+                    .message_instance(state, &call, args, configs, abort)
+                    .await?;
+                end.finish(call, result)
+            }
+            None => {
+                let ctx = context(state, abort, &call.id, env);
+                execute(tool, args, call, ctx, end).await
+            }
+        };
+        Ok(Ran::Done(writes))
+    }
+
+    /// The calls together (a prompt that runs calls in parallel, none of them a sub-prompt or
+    /// sub-agent): all planned, all intents journaled in one batch before any starts, at most
+    /// [`PARALLEL_CAP`] running at once, the results stored in call order in one batch.
+    async fn finish_together(
+        &self,
+        step: &Step<'_>,
+        calls: Vec<ToolCallRecord>,
+        fresh: &HashSet<String>,
+    ) -> Result<(Vec<Message>, Option<Waiting>), RuntimeError> {
+        let Step {
+            state,
+            offer,
+            abort,
+            owner,
+        } = *step;
+        let thread_id = state.thread_id();
+        let (mut plans, waiting) = match self.plan_all(step, &calls, fresh).await? {
+            Ok(planned) => planned,
+            // None of the reply's calls started yet: they are all answered "not run".
+            Err(stop) => {
+                return Err(self
+                    .stop_for(state, offer, owner, (&calls, None), stop)
+                    .await)
+            }
+        };
         // Every intent is journaled before any of the calls starts.
         let intents: Vec<Write> = plans
             .iter_mut()
@@ -317,45 +364,8 @@ impl Runtime {
                 }
             }
         }
-        let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
-        let mut running = Vec::new();
-        for (i, (plan, call)) in plans.into_iter().zip(calls).enumerate() {
-            match plan {
-                Plan::Answered(writes) => results.push(Some(writes)),
-                Plan::Wait(_) | Plan::Fail(_) => results.push(None),
-                // A stop raised while earlier calls ran: the ones that did not start stay so.
-                Plan::Run { .. } if abort.is_aborted() => {
-                    let stopped = ToolResult::error(NOT_RUN_STOPPED);
-                    results.push(Some(answer_writes(&call, true, &stopped)));
-                }
-                Plan::Run {
-                    tool,
-                    args,
-                    env,
-                    ran_with,
-                    ..
-                } => {
-                    results.push(None);
-                    let ctx = context(state, abort, &call.id, env);
-                    let end = CallEnd::new(state, offer, &call, &args, ran_with);
-                    running.push((
-                        i,
-                        call.clone(),
-                        CallTask(tokio::spawn(execute(tool, args, call, ctx, end))),
-                    ));
-                }
-            }
-            // At most PARALLEL_CAP run at once: wait for the oldest before starting another.
-            if running.len() == PARALLEL_CAP {
-                let (at, call, handle) = running.remove(0);
-                results[at] = Some(joined(handle, &call, state.redactor()).await);
-            }
-        }
-        for (at, call, handle) in running {
-            results[at] = Some(joined(handle, &call, state.redactor()).await);
-        }
+        let writes = run_together(state, offer, abort, plans, calls).await;
         // Results are stored in call order, one batch for the whole reply.
-        let writes: Vec<Write> = results.into_iter().flatten().flatten().collect();
         if writes.is_empty() {
             return Ok((Vec::new(), waiting));
         }
@@ -370,6 +380,104 @@ impl Runtime {
         }
         Ok((stored, waiting))
     }
+
+    /// The plans of the calls up to the first that waits (the ones after it wait with it), and
+    /// what it waits for; the stop of a call whose plan fails the run.
+    async fn plan_all(
+        &self,
+        step: &Step<'_>,
+        calls: &[ToolCallRecord],
+        fresh: &HashSet<String>,
+    ) -> Result<Result<(Vec<Plan>, Option<Waiting>), Stop>, RuntimeError> {
+        let mut plans = Vec::with_capacity(calls.len());
+        for call in calls {
+            let is_fresh = fresh.contains(&call.id);
+            let aborted = step.abort.is_aborted();
+            match self
+                .plan(step.state, call, step.offer, aborted, is_fresh)
+                .await?
+            {
+                Plan::Wait(request) => return Ok(Ok((plans, Some(request)))),
+                Plan::Fail(stop) => return Ok(Err(stop)),
+                plan => plans.push(plan),
+            }
+        }
+        Ok(Ok((plans, None)))
+    }
+}
+
+/// What one step's calls run with.
+#[derive(Clone, Copy)]
+struct Step<'a> {
+    state: &'a ThreadState,
+    offer: &'a Offer,
+    abort: &'a AbortSignal,
+    owner: &'a OwnerId,
+}
+
+/// A call whose plan is to run it: its tool, arguments, values and what it runs with.
+struct Planned {
+    tool: toolhost_core::AnyTool,
+    args: Value,
+    env: std::collections::BTreeMap<String, String>,
+    ran_with: Option<RanWith>,
+}
+
+/// How a planned call ended: with the writes of its result, or waiting (a sub-prompt's call
+/// that waits for approval or variables).
+enum Ran {
+    Done(Vec<Write>),
+    Waiting(Waiting),
+}
+
+/// Runs the planned calls of one reply together, at most [`PARALLEL_CAP`] at a time, and
+/// returns the writes of their results in call order (a call answered by its plan keeps its
+/// answer; one that did not start before a stop is answered "not run").
+async fn run_together(
+    state: &ThreadState,
+    offer: &Offer,
+    abort: &AbortSignal,
+    plans: Vec<Plan>,
+    calls: Vec<ToolCallRecord>,
+) -> Vec<Write> {
+    let mut results: Vec<Option<Vec<Write>>> = Vec::with_capacity(plans.len());
+    let mut running = Vec::new();
+    for (i, (plan, call)) in plans.into_iter().zip(calls).enumerate() {
+        match plan {
+            Plan::Answered(writes) => results.push(Some(writes)),
+            Plan::Wait(_) | Plan::Fail(_) => results.push(None),
+            // A stop raised while earlier calls ran: the ones that did not start stay so.
+            Plan::Run { .. } if abort.is_aborted() => {
+                let stopped = ToolResult::error(NOT_RUN_STOPPED);
+                results.push(Some(answer_writes(&call, true, &stopped)));
+            }
+            Plan::Run {
+                tool,
+                args,
+                env,
+                ran_with,
+                ..
+            } => {
+                results.push(None);
+                let ctx = context(state, abort, &call.id, env);
+                let end = CallEnd::new(state, offer, &call, &args, ran_with);
+                running.push((
+                    i,
+                    call.clone(),
+                    CallTask(tokio::spawn(execute(tool, args, call, ctx, end))),
+                ));
+            }
+        }
+        // At most PARALLEL_CAP run at once: wait for the oldest before starting another.
+        if running.len() == PARALLEL_CAP {
+            let (at, call, handle) = running.remove(0);
+            results[at] = Some(joined(handle, &call, state.redactor()).await);
+        }
+    }
+    for (at, call, handle) in running {
+        results[at] = Some(joined(handle, &call, state.redactor()).await);
+    }
+    results.into_iter().flatten().flatten().collect()
 }
 
 /// The intents to journal in the same batch as a reply, so that a cycle takes two commits (the

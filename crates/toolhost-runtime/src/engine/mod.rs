@@ -33,6 +33,7 @@ mod history;
 mod hooks;
 mod images;
 mod inherit;
+mod lease_keeper;
 mod lineage;
 mod live;
 mod middleware;
@@ -137,6 +138,8 @@ pub struct Runtime {
     running: Arc<std::sync::Mutex<HashMap<String, ownership::RunEntry>>>,
     /// How long a thread's lease lasts unless renewed.
     lease_ttl: std::time::Duration,
+    /// Keeps the leases of the threads this runtime's runs own (see [`lease_keeper`]).
+    leases: lease_keeper::LeaseKeeper,
     /// Decides approval requests at once, when the embedding program installed one.
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     /// Seals and opens secret values.
@@ -326,6 +329,7 @@ impl Runtime {
         Ok(Self {
             root: root.to_owned(),
             db: AsyncStore::new(store.clone()),
+            leases: lease_keeper::LeaseKeeper::new(AsyncStore::new(store.clone())),
             store,
             tools,
             files,
@@ -528,6 +532,7 @@ impl Runtime {
     /// checked once (its MCP servers started once) is then used on the store it serves.
     pub fn set_store(&mut self, store: Arc<dyn Store>) {
         self.db = AsyncStore::new(store.clone());
+        self.leases = lease_keeper::LeaseKeeper::new(self.db.clone());
         self.store = store;
     }
 

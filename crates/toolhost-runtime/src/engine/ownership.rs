@@ -1,19 +1,18 @@
 //! Thread ownership in the engine: a run claims its thread in the store before it reads or
-//! writes anything, renews the lease while it runs (on a thread of its own, so a busy executor
-//! cannot let it lapse), fences every batch it writes with [`Write::CheckOwner`], and gives the
-//! thread up when it ends. A stop request stored by another process reaches the owner through
-//! its renewals.
+//! writes anything, has its lease kept while it runs (by the runtime's one
+//! [`super::lease_keeper`]), fences every batch it writes with [`Write::CheckOwner`], and gives
+//! the thread up when it ends. A stop request stored by another process reaches the owner
+//! through the keeper's looks.
 //!
 //! An owner id is `HOST:PID:NONCE`, so that a claimant on the same host can see that the owner's
 //! process is gone and take the thread over at once instead of waiting for the lease to expire.
 
 use super::{Runtime, RuntimeError};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use toolhost_core::tool::AbortSignal;
-use toolhost_store::{Lease, LeaseClaim, Store, StoreError, Write};
+use toolhost_store::{Lease, LeaseClaim, StoreError, Write};
 
 /// How long a lease lasts unless renewed, when nothing else is configured: long enough that a
 /// renewal every third of it survives a slow disk, short enough that a dead owner on another
@@ -21,9 +20,6 @@ use toolhost_store::{Lease, LeaseClaim, Store, StoreError, Write};
 /// It is longer than the store's busy timeout (5 s), so a renewal that waits behind another
 /// process's write still lands while the lease holds.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(15);
-
-/// How often a run looks for a stop request between renewals.
-const STOP_POLL: Duration = Duration::from_millis(250);
 
 /// The id of one run: the host and process it runs in, and a random part.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,8 +135,7 @@ pub(super) struct RunEntry {
     pub signal: AbortSignal,
 }
 
-/// Holds a thread for one run: renews its lease (on a thread of its own) and forwards stop
-/// requests until [`Ownership::release`] gives the thread up and forgets the run's abort signal
+/// Holds a thread for one run: has its lease kept (renewed, stop requests forwarded) until [`Ownership::release`] gives the thread up and forgets the run's abort signal
 /// (only its own). Dropped without a release (a cancelled run), it releases on the blocking
 /// pool; the lease would otherwise run out on its own.
 pub(super) struct Ownership<'a> {
@@ -149,7 +144,6 @@ pub(super) struct Ownership<'a> {
     pub owner: OwnerId,
     pub abort: AbortSignal,
     lost: Arc<AtomicBool>,
-    stop_renewing: Option<mpsc::Sender<()>>,
     released: bool,
 }
 
@@ -164,9 +158,9 @@ impl Ownership<'_> {
     /// raises its abort signal, which the caller looks at before it takes the thread again.
     pub async fn release(mut self) {
         self.released = true;
-        // The renewals stop before the lease goes, so none of them mistakes the release for a
+        // The keeper lets go before the lease goes, so it does not mistake the release for a
         // lost lease.
-        drop(self.stop_renewing.take());
+        self.forget();
         if let Err(e) = self
             .runtime
             .db
@@ -176,12 +170,16 @@ impl Ownership<'_> {
             // The lease then runs out on its own.
             tracing::warn!(thread = %self.thread_id, error = %e, "the thread's lease was not released");
         }
-        self.forget();
+        self.forget_run();
     }
 
-    fn forget(&mut self) {
-        // The renewer ends at its next tick; a renewal racing the release finds no lease.
-        drop(self.stop_renewing.take());
+    fn forget(&self) {
+        self.runtime
+            .leases
+            .forget(&self.thread_id, self.owner.as_str());
+    }
+
+    fn forget_run(&self) {
         let mut running = self
             .runtime
             .running
@@ -204,6 +202,7 @@ impl Drop for Ownership<'_> {
         // A cancelled run: whatever it started (calls running in tasks) sees the stop.
         self.abort.abort();
         self.forget();
+        self.forget_run();
         let store = self.runtime.store.clone();
         let (thread, owner) = (self.thread_id.clone(), self.owner.as_str().to_owned());
         let release = move || {
@@ -269,15 +268,12 @@ impl Runtime {
                 },
             );
         let lost = Arc::new(AtomicBool::new(false));
-        let (stop_renewing, stopped) = mpsc::channel();
-        spawn_renewer(
-            self.store.clone(),
-            thread_id.to_owned(),
-            owner.clone(),
+        self.leases.keep(
+            thread_id,
+            owner.as_str(),
             self.lease_ttl,
             abort.clone(),
             lost.clone(),
-            stopped,
         );
         Ok(Ownership {
             runtime: self,
@@ -285,7 +281,6 @@ impl Runtime {
             owner,
             abort,
             lost,
-            stop_renewing: Some(stop_renewing),
             released: false,
         })
     }
@@ -320,67 +315,6 @@ impl Runtime {
     ) -> Result<toolhost_store::Applied, RuntimeError> {
         writes.insert(0, Write::CheckOwner(owner.as_str().to_owned()));
         Ok(self.db.apply(thread_id, writes).await?)
-    }
-}
-
-/// Renews the lease every third of its life and looks for stop requests in between, until
-/// `stopped` closes. A lost lease raises the abort signal: the run's next write fails anyway.
-/// The renewer is never joined: it ends at its next tick after the run lets go.
-fn spawn_renewer(
-    store: Arc<dyn Store>,
-    thread_id: String,
-    owner: OwnerId,
-    ttl: Duration,
-    abort: AbortSignal,
-    lost: Arc<AtomicBool>,
-    stopped: mpsc::Receiver<()>,
-) {
-    let every = ttl / 3;
-    let tick = STOP_POLL.min(every);
-    let spawned = std::thread::Builder::new()
-        .name("toolhost-lease".to_owned())
-        .spawn(move || {
-            let mut renewed = Instant::now();
-            loop {
-                match stopped.recv_timeout(tick) {
-                    Err(RecvTimeoutError::Timeout) => {}
-                    _ => return,
-                }
-                let seen = if renewed.elapsed() >= every {
-                    let r = store.renew(&thread_id, owner.as_str(), ttl.as_millis() as i64);
-                    if r.is_ok() {
-                        renewed = Instant::now();
-                    }
-                    r.map(Some)
-                } else {
-                    store.lease(&thread_id)
-                };
-                match seen {
-                    Ok(Some(lease)) if lease.owner == owner.as_str() => {
-                        if lease.stop_requested {
-                            abort.abort();
-                        }
-                    }
-                    // Gone because the run let go of it: nothing is lost.
-                    Ok(_) | Err(StoreError::LeaseLost { .. })
-                        if matches!(stopped.try_recv(), Err(mpsc::TryRecvError::Disconnected)) =>
-                    {
-                        return
-                    }
-                    Ok(_) | Err(StoreError::LeaseLost { .. }) => {
-                        tracing::warn!(thread = %thread_id, "the run lost its thread's lease; it stops");
-                        lost.store(true, Ordering::SeqCst);
-                        abort.abort();
-                        return;
-                    }
-                    // A busy or failing store: try again at the next tick; the fence keeps
-                    // writes safe meanwhile.
-                    Err(e) => tracing::warn!(thread = %thread_id, error = %e, "the lease was not renewed"),
-                }
-            }
-        });
-    if let Err(e) = spawned {
-        tracing::warn!(error = %e, "no thread for lease renewals; the lease may lapse on a long run");
     }
 }
 

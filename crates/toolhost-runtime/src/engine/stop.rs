@@ -109,12 +109,6 @@ impl Runtime {
     }
 }
 
-/// The calls of `calls` from the one with `id` on.
-pub(super) fn calls_from(calls: &[ToolCallRecord], id: &str) -> Vec<ToolCallRecord> {
-    let at = calls.iter().position(|c| c.id == id).unwrap_or(calls.len());
-    calls[at..].to_vec()
-}
-
 impl Runtime {
     /// Stops the run for `stop`, which happened at a call of `tool` (default: the first of
     /// `calls`): `calls` (none of which started) are answered "not run", the thread is marked

@@ -179,3 +179,38 @@ pub fn a_thread_is_created_with_its_first_writes(store: &dyn Store) {
     assert!(failed.is_err());
     assert_eq!(store.threads(None).unwrap().len(), before);
 }
+
+/// A process keeps many leases in one call: those with a time to live are renewed, the others
+/// read; each says whether its owner still holds it and whether a stop was requested.
+pub fn many_leases_are_kept_in_one_call(store: &dyn Store) {
+    let (a, b, c) = (thread(store), thread(store), thread(store));
+    let first = store.claim(&a, &claim_of("run-a", 1_000)).unwrap();
+    store.claim(&b, &claim_of("run-b", 60_000)).unwrap();
+    store.claim(&c, &claim_of("someone-else", 60_000)).unwrap();
+    assert!(store.request_stop(&b).unwrap());
+    let held = |thread: &str, owner: &str, ttl_ms| HeldLease {
+        thread: thread.to_owned(),
+        owner: owner.to_owned(),
+        ttl_ms,
+    };
+    let kept = store
+        .keep_leases(&[
+            held(&a, "run-a", Some(60_000)),
+            held(&b, "run-b", None),
+            held(&c, "run-c", Some(60_000)),
+        ])
+        .unwrap();
+    assert_eq!(kept.len(), 3);
+    let renewed = kept[0].as_ref().expect("run-a holds its lease");
+    assert!(renewed.expires_at >= first.expires_at + 50_000, "renewed");
+    assert_eq!(renewed.since, first.since);
+    assert!(!renewed.stop_requested);
+    assert!(kept[1].as_ref().expect("run-b holds its lease").stop_requested);
+    assert_eq!(kept[2], None, "run-c never held its thread");
+    assert_eq!(
+        store.lease(&c).unwrap().unwrap().owner,
+        "someone-else",
+        "a failed renewal changes nothing"
+    );
+    assert_eq!(store.keep_leases(&[]).unwrap(), Vec::<Option<Lease>>::new());
+}

@@ -113,6 +113,7 @@ macro_rules! store_conformance_tests {
             a_thread_has_one_owner_at_a_time,
             an_expired_or_dead_owner_is_taken_over_and_fenced_out,
             leases_are_renewed_and_carry_stop_requests,
+            many_leases_are_kept_in_one_call,
             racing_claims_have_one_winner,
             a_thread_is_created_with_its_first_writes,
             tokens_are_stored_found_and_unique,

@@ -3,7 +3,7 @@
 
 use super::{db, exec, require_thread};
 use crate::error::{StoreError, StoreResult};
-use crate::lease::{Lease, LeaseClaim};
+use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::{now_millis, Millis};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -96,6 +96,21 @@ pub(super) fn renew(
         return Err(lost(thread, owner));
     }
     lease(conn, thread)?.ok_or_else(|| lost(thread, owner))
+}
+
+/// Renews the leases that carry a time to live and reads the others (see
+/// [`crate::Store::keep_leases`]); inside the writer's transaction when any is renewed.
+pub(super) fn keep(conn: &Connection, held: &[HeldLease]) -> StoreResult<Vec<Option<Lease>>> {
+    held.iter()
+        .map(|h| match h.ttl_ms {
+            Some(ttl) => match renew(conn, &h.thread, &h.owner, ttl) {
+                Ok(lease) => Ok(Some(lease)),
+                Err(StoreError::LeaseLost { .. }) => Ok(None),
+                Err(e) => Err(e),
+            },
+            None => Ok(lease(conn, &h.thread)?.filter(|l| l.owner == h.owner)),
+        })
+        .collect()
 }
 
 pub(super) fn release(conn: &Connection, thread: &str, owner: &str) -> StoreResult<bool> {

@@ -3,7 +3,7 @@
 
 use super::{corrupt, db, exec, require_thread, SqliteStore};
 use crate::error::{StoreError, StoreResult};
-use crate::lease::{Lease, LeaseClaim};
+use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::*;
 use crate::page::ThreadQuery;
 use crate::path::FsPath;
@@ -100,6 +100,14 @@ impl Store for SqliteStore {
 
     fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {
         super::leases::lease(&self.lock(), thread)
+    }
+
+    fn keep_leases(&self, held: &[HeldLease]) -> StoreResult<Vec<Option<Lease>>> {
+        if held.iter().all(|h| h.ttl_ms.is_none()) {
+            return super::leases::keep(&self.lock(), held);
+        }
+        let held = held.to_vec();
+        self.write(move |tx| super::leases::keep(tx, &held))
     }
 
     fn thread(&self, id: &str) -> StoreResult<Thread> {
