@@ -42,9 +42,9 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::path::FsPath;
 use toolhost_store::{
-    ApiToken, Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, HeldLease, Lease, LeaseClaim,
-    Message, Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore, Store,
-    StoreResult, StoredVariable, Thread, ThreadQuery, VariableRequest, Write,
+    ApiToken, Applied, ApprovalRecord, CallRecord, Event, FileStat, GrepMatch, HeldLease, Lease,
+    LeaseClaim, Message, Millis, NewMessage, NewThread, PendingApply, Queued, Role, SqliteStore,
+    Store, StoreResult, StoredVariable, Thread, ThreadQuery, VariableRequest, Write,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -599,7 +599,10 @@ fn the_leases_of_many_runs_at_once_are_kept_while_they_run() {
             let now = toolhost_store::now_millis();
             for t in &threads {
                 let lease = store.lease(t).unwrap().expect("the run holds its thread");
-                assert!(lease.is_live(now), "the lease of {t} lapsed while its run ran");
+                assert!(
+                    lease.is_live(now),
+                    "the lease of {t} lapsed while its run ran"
+                );
                 assert!(lease.since + (ttl * 3).as_millis() as i64 <= now);
             }
             gate.release();

@@ -286,9 +286,7 @@ impl Runtime {
         }
         let writes = match offer.subagents.get(&call.name) {
             Some(AgentOffer::Sub(config)) => {
-                let result = self
-                    .run_subagent(state, &call, args, config, abort)
-                    .await?;
+                let result = self.run_subagent(state, &call, args, config, abort).await?;
                 end.finish(call, result)
             }
             Some(AgentOffer::Handoff) => self.hand_off(state, call, offer, end)?,

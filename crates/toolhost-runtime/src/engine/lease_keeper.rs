@@ -75,7 +75,11 @@ impl LeaseKeeper {
         if let Some(earlier) = earlier.filter(|e| e.owner != owner) {
             lose(thread, &earlier);
         }
-        if leases.keeping.as_ref().is_none_or(|task| task.is_finished()) {
+        if leases
+            .keeping
+            .as_ref()
+            .is_none_or(|task| task.is_finished())
+        {
             let (store, weak) = (self.store.clone(), Arc::downgrade(&self.leases));
             leases.keeping = Some(tokio::spawn(keep_all(store, weak)));
         }

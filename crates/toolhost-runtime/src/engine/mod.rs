@@ -48,6 +48,7 @@ mod reply;
 mod request;
 mod run;
 mod run_code_tool;
+mod runner;
 mod scratch;
 mod send;
 mod session;

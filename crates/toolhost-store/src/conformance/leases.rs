@@ -205,7 +205,12 @@ pub fn many_leases_are_kept_in_one_call(store: &dyn Store) {
     assert!(renewed.expires_at >= first.expires_at + 50_000, "renewed");
     assert_eq!(renewed.since, first.since);
     assert!(!renewed.stop_requested);
-    assert!(kept[1].as_ref().expect("run-b holds its lease").stop_requested);
+    assert!(
+        kept[1]
+            .as_ref()
+            .expect("run-b holds its lease")
+            .stop_requested
+    );
     assert_eq!(kept[2], None, "run-c never held its thread");
     assert_eq!(
         store.lease(&c).unwrap().unwrap().owner,
