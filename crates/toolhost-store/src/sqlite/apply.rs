@@ -2,7 +2,7 @@
 
 use super::gates;
 use super::rows::load_messages;
-use super::{corrupt, db, exec, require_thread};
+use super::{corrupt, db, exec, query_one, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::EventKind;
@@ -238,13 +238,13 @@ fn record_intent(
     intent: CallIntent,
     now: Millis,
 ) -> StoreResult<()> {
-    let position: i64 = tx
-        .query_row(
-            "SELECT COALESCE(MAX(position), 0) + 1 FROM calls WHERE thread = ?1",
-            [thread],
-            |r| r.get(0),
-        )
-        .map_err(db)?;
+    let position: i64 = query_one(
+        &tx,
+        "SELECT COALESCE(MAX(position), 0) + 1 FROM calls WHERE thread = ?1",
+        [thread],
+        |r| r.get(0),
+    )
+    .map_err(db)?;
     exec(tx,
         "INSERT INTO calls (thread, call_id, tool, arguments, message_id, state, intent_at, position)
          VALUES (?1, ?2, ?3, ?4, ?5, 'intent', ?6, ?7) ON CONFLICT (thread, call_id) DO NOTHING",
@@ -261,14 +261,14 @@ fn complete_call(
     mut result: NewMessage,
     now: Millis,
 ) -> StoreResult<Message> {
-    let state: Option<String> = tx
-        .query_row(
-            "SELECT state FROM calls WHERE thread = ?1 AND call_id = ?2",
-            [thread, call_id],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(db)?;
+    let state: Option<String> = query_one(
+        &tx,
+        "SELECT state FROM calls WHERE thread = ?1 AND call_id = ?2",
+        [thread, call_id],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(db)?;
     match state.as_deref() {
         None => return Err(StoreError::CallNotJournaled(call_id.to_owned())),
         Some("completed") => return Err(StoreError::CallAlreadyCompleted(call_id.to_owned())),
@@ -337,9 +337,7 @@ fn check_usage(tx: &Connection, thread: &str, limits: &UsageLimits) -> StoreResu
     ];
     for (usage, limit, query) in measures {
         let Some(limit) = limit else { continue };
-        let held: i64 = tx
-            .query_row(query, params![thread], |row| row.get(0))
-            .map_err(db)?;
+        let held: i64 = query_one(&tx, query, params![thread], |row| row.get(0)).map_err(db)?;
         let held = u64::try_from(held).unwrap_or(0);
         if held > limit {
             return Err(StoreError::OverLimit {

@@ -1,6 +1,6 @@
 //! The thread file system: folders and chunked files.
 
-use super::{db, exec};
+use super::{db, exec, query_one};
 use crate::error::{StoreError, StoreResult};
 use crate::model::{FileStat, GrepMatch, Millis};
 use crate::path::FsPath;
@@ -37,7 +37,8 @@ pub(super) fn stat(
     if path.is_root() {
         return Ok(Some(root_stat()));
     }
-    conn.query_row(
+    query_one(
+        &conn,
         &format!("SELECT {STAT_COLUMNS} FROM files WHERE thread = ?1 AND path = ?2"),
         params![thread, path.as_str()],
         stat_row,
@@ -161,13 +162,13 @@ pub(super) fn rmdir(conn: &Connection, thread: &str, path: &FsPath) -> StoreResu
         Some(s) if !s.is_folder => return Err(StoreError::NotAFolder(path.to_string())),
         Some(_) => {}
     }
-    let children: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM files WHERE thread = ?1 AND parent = ?2",
-            params![thread, path.as_str()],
-            |r| r.get(0),
-        )
-        .map_err(db)?;
+    let children: i64 = query_one(
+        &conn,
+        "SELECT COUNT(*) FROM files WHERE thread = ?1 AND parent = ?2",
+        params![thread, path.as_str()],
+        |r| r.get(0),
+    )
+    .map_err(db)?;
     if children > 0 {
         return Err(StoreError::FolderNotEmpty(path.to_string()));
     }
@@ -225,14 +226,14 @@ pub(super) fn chunk(
     let Ok(index) = i64::try_from(index) else {
         return Ok((stat, None));
     };
-    let bytes = conn
-        .query_row(
-            "SELECT bytes FROM file_chunks WHERE thread = ?1 AND path = ?2 AND idx = ?3",
-            params![thread, path.as_str(), index],
-            |r| r.get::<_, Vec<u8>>(0),
-        )
-        .optional()
-        .map_err(db)?;
+    let bytes = query_one(
+        &conn,
+        "SELECT bytes FROM file_chunks WHERE thread = ?1 AND path = ?2 AND idx = ?3",
+        params![thread, path.as_str(), index],
+        |r| r.get::<_, Vec<u8>>(0),
+    )
+    .optional()
+    .map_err(db)?;
     Ok((stat, bytes))
 }
 

@@ -1,7 +1,7 @@
 //! What a thread waits on: approval requests and their decisions, variables and variable
 //! requests.
 
-use super::{corrupt, db, exec};
+use super::{corrupt, db, exec, query_one};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -35,14 +35,14 @@ pub(super) fn decide_approval(
         call_id: call_id.to_owned(),
         reason: reason.to_owned(),
     };
-    let row: Option<(String, Option<String>)> = tx
-        .query_row(
-            "SELECT request, decision FROM approvals WHERE thread = ?1 AND call_id = ?2",
-            params![thread, call_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()
-        .map_err(db)?;
+    let row: Option<(String, Option<String>)> = query_one(
+        &tx,
+        "SELECT request, decision FROM approvals WHERE thread = ?1 AND call_id = ?2",
+        params![thread, call_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()
+    .map_err(db)?;
     let Some((request, decided)) = row else {
         return Err(refused(
             "no call of this thread waits for approval under this id",

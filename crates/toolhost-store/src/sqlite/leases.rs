@@ -1,7 +1,7 @@
 //! Thread leases: claimed, renewed, released and checked with compare-and-set in one
 //! transaction each.
 
-use super::{db, exec, require_thread};
+use super::{db, exec, query_one, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::{now_millis, Millis};
@@ -9,7 +9,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 /// The lease row of a thread, if any.
 pub(super) fn lease(conn: &Connection, thread: &str) -> StoreResult<Option<Lease>> {
-    conn.query_row(
+    query_one(
+        &conn,
         "SELECT owner, since, expires_at, stop_requested FROM leases WHERE thread = ?1",
         [thread],
         |r| {
@@ -86,12 +87,12 @@ pub(super) fn renew(
     ttl_ms: Millis,
 ) -> StoreResult<Lease> {
     let expires_at = now_millis().saturating_add(ttl_ms.max(1));
-    let changed = conn
-        .execute(
-            "UPDATE leases SET expires_at = ?3 WHERE thread = ?1 AND owner = ?2",
-            params![thread, owner, expires_at],
-        )
-        .map_err(db)?;
+    let changed = exec(
+        &conn,
+        "UPDATE leases SET expires_at = ?3 WHERE thread = ?1 AND owner = ?2",
+        params![thread, owner, expires_at],
+    )
+    .map_err(db)?;
     if changed == 0 {
         return Err(lost(thread, owner));
     }
@@ -114,23 +115,23 @@ pub(super) fn keep(conn: &Connection, held: &[HeldLease]) -> StoreResult<Vec<Opt
 }
 
 pub(super) fn release(conn: &Connection, thread: &str, owner: &str) -> StoreResult<bool> {
-    let changed = conn
-        .execute(
-            "DELETE FROM leases WHERE thread = ?1 AND owner = ?2",
-            params![thread, owner],
-        )
-        .map_err(db)?;
+    let changed = exec(
+        &conn,
+        "DELETE FROM leases WHERE thread = ?1 AND owner = ?2",
+        params![thread, owner],
+    )
+    .map_err(db)?;
     Ok(changed > 0)
 }
 
 pub(super) fn request_stop(conn: &Connection, thread: &str) -> StoreResult<bool> {
     require_thread(conn, thread)?;
-    let changed = conn
-        .execute(
-            "UPDATE leases SET stop_requested = 1 WHERE thread = ?1 AND expires_at > ?2",
-            params![thread, now_millis()],
-        )
-        .map_err(db)?;
+    let changed = exec(
+        &conn,
+        "UPDATE leases SET stop_requested = 1 WHERE thread = ?1 AND expires_at > ?2",
+        params![thread, now_millis()],
+    )
+    .map_err(db)?;
     Ok(changed > 0)
 }
 

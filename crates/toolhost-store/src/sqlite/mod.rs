@@ -316,6 +316,21 @@ const STATEMENT_CACHE: usize = 96;
 
 /// Runs one statement through the connection's statement cache: the write paths run the same
 /// few statements over and over, and parsing them anew took a fifth of the writer's time.
+/// Runs a query for one row through the connection's statement cache (rusqlite's own
+/// `query_row` parses its SQL each time, and the hot paths run a few statements many times).
+pub(crate) fn query_one<T, P, F>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+    row: F,
+) -> rusqlite::Result<T>
+where
+    P: rusqlite::Params,
+    F: FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+{
+    conn.prepare_cached(sql)?.query_row(params, row)
+}
+
 pub(crate) fn exec<P: rusqlite::Params>(
     conn: &Connection,
     sql: &str,
@@ -351,8 +366,8 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 
 /// Fails with [`StoreError::ThreadNotFound`] unless the thread exists.
 pub(crate) fn require_thread(conn: &Connection, thread: &str) -> StoreResult<()> {
-    let found: Option<i64> = conn
-        .query_row("SELECT 1 FROM threads WHERE id = ?1", [thread], |r| {
+    let found: Option<i64> =
+        query_one(conn, "SELECT 1 FROM threads WHERE id = ?1", [thread], |r| {
             r.get(0)
         })
         .map(Some)

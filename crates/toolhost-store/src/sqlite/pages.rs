@@ -2,7 +2,7 @@
 //! query bounded by its `LIMIT`.
 
 use super::rows::{decode_thread, load_messages, thread_row};
-use super::{db, require_thread};
+use super::{db, query_one, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::{Message, Thread};
 use crate::page::ThreadQuery;
@@ -35,16 +35,16 @@ pub(super) fn threads(conn: &Connection, query: &ThreadQuery) -> StoreResult<Vec
         args.push(SqlValue::Text(parent.clone()));
     }
     if let Some(after) = &query.after {
-        let (created_at, rowid): (i64, i64) = conn
-            .query_row(
-                "SELECT created_at, rowid FROM threads WHERE id = ?1",
-                [after],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => StoreError::ThreadNotFound(after.clone()),
-                other => db(other),
-            })?;
+        let (created_at, rowid): (i64, i64) = query_one(
+            &conn,
+            "SELECT created_at, rowid FROM threads WHERE id = ?1",
+            [after],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => StoreError::ThreadNotFound(after.clone()),
+            other => db(other),
+        })?;
         sql.push_str(" AND (created_at < ? OR (created_at = ? AND rowid < ?))");
         args.extend([
             SqlValue::Integer(created_at),

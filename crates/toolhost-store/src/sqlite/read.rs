@@ -1,7 +1,7 @@
 //! Reads: threads, messages, the journal, values, the queue and events (the `Store` trait of the
 //! SQLite backend; rows are decoded in `rows.rs`).
 
-use super::{corrupt, db, exec, require_thread, SqliteStore};
+use super::{corrupt, db, exec, query_one, require_thread, SqliteStore};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::*;
@@ -112,8 +112,7 @@ impl Store for SqliteStore {
 
     fn thread(&self, id: &str) -> StoreResult<Thread> {
         let conn = self.lock();
-        let row = conn
-            .query_row(
+        let row = query_one(&conn,
                 "SELECT id, agent, parent, tags, status, created_at, updated_at FROM threads WHERE id = ?1",
                 [id],
                 thread_row,
@@ -179,7 +178,8 @@ impl Store for SqliteStore {
     fn message_tally(&self, thread: &str) -> StoreResult<MessageTally> {
         let conn = self.lock();
         require_thread(&conn, thread)?;
-        conn.query_row(
+        query_one(
+            &conn,
             "SELECT COUNT(*), COALESCE(SUM(seq), 0) FROM messages WHERE thread = ?1",
             [thread],
             |row| {
@@ -205,7 +205,7 @@ impl Store for SqliteStore {
         let conn = self.lock();
         require_thread(&conn, thread)?;
         let sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE thread = ?1 AND call_id = ?2");
-        conn.query_row(&sql, [thread, call_id], call_row)
+        query_one(&conn, &sql, [thread, call_id], call_row)
             .optional()
             .map_err(db)?
             .map(decode_call)
@@ -215,14 +215,14 @@ impl Store for SqliteStore {
     fn value(&self, thread: &str, key: &str) -> StoreResult<Option<Value>> {
         let conn = self.lock();
         require_thread(&conn, thread)?;
-        let text: Option<String> = conn
-            .query_row(
-                "SELECT value FROM kv WHERE thread = ?1 AND key = ?2",
-                [thread, key],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(db)?;
+        let text: Option<String> = query_one(
+            &conn,
+            "SELECT value FROM kv WHERE thread = ?1 AND key = ?2",
+            [thread, key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db)?;
         text.map(|t| serde_json::from_str(&t).map_err(corrupt))
             .transpose()
     }

@@ -1,7 +1,7 @@
 //! API tokens: created, found by id, listed and revoked. The secret's hash is all that is kept.
 //! And the project's credentials, written by compare-and-set.
 
-use super::{db, exec};
+use super::{db, exec, query_one};
 use crate::error::{StoreError, StoreResult};
 use crate::model::now_millis;
 use crate::token::{ApiToken, Credential};
@@ -57,12 +57,14 @@ fn decode((t, scopes, agents): (ApiTokenRow, String, Option<String>)) -> StoreRe
 
 /// Stores a new token; an id that exists already is refused.
 pub(super) fn create(tx: &Connection, token: &ApiToken) -> StoreResult<()> {
-    let exists: Option<i64> = tx
-        .query_row("SELECT 1 FROM tokens WHERE id = ?1", [&token.id], |r| {
-            r.get(0)
-        })
-        .optional()
-        .map_err(db)?;
+    let exists: Option<i64> = query_one(
+        &tx,
+        "SELECT 1 FROM tokens WHERE id = ?1",
+        [&token.id],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(db)?;
     if exists.is_some() {
         return Err(StoreError::TokenExists(token.id.clone()));
     }
@@ -95,7 +97,8 @@ pub(super) fn create(tx: &Connection, token: &ApiToken) -> StoreResult<()> {
 
 /// The token with this id, revoked or not.
 pub(super) fn find(conn: &Connection, id: &str) -> StoreResult<Option<ApiToken>> {
-    conn.query_row(
+    query_one(
+        &conn,
         &format!("SELECT {COLUMNS} FROM tokens WHERE id = ?1"),
         [id],
         row,
@@ -131,7 +134,8 @@ pub(super) fn revoke(tx: &Connection, id: &str) -> StoreResult<bool> {
 /// The credential `name`, if stored (a removed one is kept as an empty value, so that its
 /// version goes on growing).
 pub(super) fn credential(conn: &Connection, name: &str) -> StoreResult<Option<Credential>> {
-    conn.query_row(
+    query_one(
+        &conn,
         "SELECT value, version FROM credentials WHERE name = ?1 AND value != ''",
         [name],
         |r| {
@@ -159,27 +163,27 @@ pub(super) fn put_credential(
         ));
     }
     let written: Option<i64> = match expected {
-        None => tx
-            .query_row(
-                "INSERT INTO credentials (name, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
+        None => query_one(
+            &tx,
+            "INSERT INTO credentials (name, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
                  ON CONFLICT (name) DO UPDATE
                    SET value = excluded.value, version = credentials.version + 1,
                        updated_at = excluded.updated_at
                    WHERE credentials.value = ''
                  RETURNING version",
-                params![name, value, now_millis()],
-                |r| r.get(0),
-            )
-            .optional(),
-        Some(version) => tx
-            .query_row(
-                "UPDATE credentials SET value = ?2, version = version + 1, updated_at = ?4
+            params![name, value, now_millis()],
+            |r| r.get(0),
+        )
+        .optional(),
+        Some(version) => query_one(
+            &tx,
+            "UPDATE credentials SET value = ?2, version = version + 1, updated_at = ?4
                  WHERE name = ?1 AND version = ?3 AND value != ''
                  RETURNING version",
-                params![name, value, version, now_millis()],
-                |r| r.get(0),
-            )
-            .optional(),
+            params![name, value, version, now_millis()],
+            |r| r.get(0),
+        )
+        .optional(),
     }
     .map_err(db)?;
     Ok(written)
