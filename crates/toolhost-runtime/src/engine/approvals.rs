@@ -11,13 +11,12 @@
 //! [`Runtime::decide`]. With none of them the thread pauses durably at the call: the calls before
 //! it are done, the ones after it wait, and the request survives a restart.
 
-use super::fingerprint::fingerprint;
+use super::fingerprint::{canonical_hash, fingerprint};
 use super::request::RunRequest;
 use super::stop::Stop;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::pin::Pin;
 use toolhost_core::approval::{rejection_text, ApprovalContext, ApprovalPolicy};
@@ -72,44 +71,6 @@ pub type VerdictFuture<'a> = Pin<Box<dyn Future<Output = Option<Verdict>> + Send
 pub trait ApprovalHandler: Send + Sync {
     /// The decision on `request` of the call in `thread_id`.
     fn decide<'a>(&'a self, thread_id: &'a str, request: &'a ApprovalRequest) -> VerdictFuture<'a>;
-}
-
-/// The hex SHA-256 of the canonical form of `value` (object keys sorted, no spaces).
-pub fn canonical_hash(value: &Value) -> String {
-    let mut text = String::new();
-    canonical(value, &mut text);
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(v, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 /// The fingerprint of a tool's definition alone: what the model was shown and what was

@@ -9,7 +9,8 @@
 
 use super::execute::{call_info, context, execute, joined, CallEnd, CallTask};
 use super::hooks::BeforeCall;
-use super::middleware::{Failed, Pipeline};
+use super::middleware::Failed;
+use super::offer::{AgentOffer, Offer};
 use super::outcome::Waiting;
 use super::outcome::NOT_RUN_STOPPED;
 use super::ownership::OwnerId;
@@ -17,70 +18,14 @@ use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, C
 use super::records::stored_result;
 use super::state::ThreadState;
 use super::stop::Stop;
-use super::subagent::AgentOffer;
-use super::subprompt::{Nest, SubOutcome};
+use super::subprompt::SubOutcome;
 use super::{Runtime, RuntimeError};
-use crate::project::SubpromptConfig;
 use crate::variables::Redactor;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::HashSet;
 use toolhost_core::tool::AbortSignal;
-use toolhost_core::{ToolResult, ToolSet};
+use toolhost_core::ToolResult;
 use toolhost_store::{CallState, Message, RanWith, ToolCallRecord, Write};
-
-/// What a prompt offers its calls: its tools, whether they run in parallel, and the middleware
-/// and hooks that apply to it.
-#[derive(Clone)]
-pub(super) struct Offer {
-    pub tools: Arc<ToolSet>,
-    pub parallel: bool,
-    pub pipeline: Arc<Pipeline>,
-    pub prompt: String,
-    /// The offered prompt tools' settings, by tool name (see [`super::subprompt`]).
-    pub subprompts: Arc<HashMap<String, SubpromptConfig>>,
-    /// The offered agent tools' settings, by tool name (see [`super::subagent`]).
-    pub subagents: Arc<HashMap<String, AgentOffer>>,
-    /// For a sub-prompt's offer: where the messages it stores go.
-    pub nest: Option<Nest>,
-    /// The id the model's API gave each call seen so far, by the runtime's id.
-    pub wire_ids: Arc<std::sync::Mutex<HashMap<String, String>>>,
-}
-
-impl Offer {
-    /// Learns the API ids of the calls of a stored reply.
-    pub(super) fn learn_wire_ids(&self, message: &Message) {
-        if message.metadata.wire_ids.is_empty() {
-            return;
-        }
-        let mut known = self.wire_ids.lock().unwrap_or_else(|p| p.into_inner());
-        for (ours, wire) in &message.metadata.wire_ids {
-            known.insert(ours.clone(), wire.clone());
-        }
-    }
-
-    /// The id the model's API gave the call `id`, if it came from a model's reply.
-    pub(super) fn wire_id(&self, id: &str) -> Option<String> {
-        self.wire_ids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
-    }
-
-    /// `writes` placed where this offer's messages go.
-    pub(super) fn placed(&self, writes: Vec<Write>) -> Vec<Write> {
-        match &self.nest {
-            Some(nest) => nest.place(writes),
-            None => writes,
-        }
-    }
-
-    /// The depth of the messages of the prompt that makes this offer.
-    fn depth(&self) -> u32 {
-        self.nest.as_ref().map_or(0, |n| n.depth)
-    }
-}
 
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
 pub const PARALLEL_CAP: usize = 4;

@@ -1,10 +1,10 @@
 //! Running one validated call: its context, the call itself (in a task of its own when calls
 //! run in parallel), and what its result passes through before it is stored.
 
-use super::calls::Offer;
 use super::content::checked_content;
 use super::control::RunControl;
 use super::middleware::{CallInfo, Pipeline};
+use super::offer::Offer;
 use super::records::result_message;
 use super::redaction::result_writes;
 use super::state::ThreadState;

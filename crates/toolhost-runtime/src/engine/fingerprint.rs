@@ -14,7 +14,6 @@
 //! and version (the hash is kept by path, size and modification time), and a file larger than
 //! [`MAX_HASHED_BYTES`] is identified by its size and modification time instead.
 
-use super::approvals::canonical_hash;
 use crate::activity::ProcessActivity;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -181,5 +180,43 @@ mod tests {
             activity_identity(&activity(&relative), &relative)
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The hex SHA-256 of the canonical form of `value` (object keys sorted, no spaces).
+pub fn canonical_hash(value: &Value) -> String {
+    let mut text = String::new();
+    canonical(value, &mut text);
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
     }
 }

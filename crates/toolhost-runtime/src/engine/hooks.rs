@@ -1,9 +1,9 @@
 //! The hooks before a call, as the step cycle asks them: run the call, answer it with the
 //! hook's reason without running it (the outcome recorded on the result), or cancel the run.
 
-use super::calls::Offer;
 use super::execute::{call_info, mark_hook};
 use super::middleware::BeforeCall as Decided;
+use super::offer::Offer;
 use super::plan::answer_writes;
 use super::state::ThreadState;
 use super::Runtime;

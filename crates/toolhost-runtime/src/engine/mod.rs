@@ -37,6 +37,7 @@ mod lease_keeper;
 mod lineage;
 mod live;
 mod middleware;
+mod offer;
 mod outcome;
 mod ownership;
 mod plan;
@@ -65,8 +66,7 @@ mod thread_vars;
 mod turns;
 
 pub use approvals::{
-    canonical_hash, tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture,
-    CHANGED_WHILE_WAITING,
+    tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture, CHANGED_WHILE_WAITING,
 };
 pub use as_tool::{AsToolOptions, AS_TOOL_TAG};
 pub use ask::{Answerer, AnswererGuard, Answering, AskKind};
@@ -77,6 +77,7 @@ pub use control::STOPPED_BY_KEY;
 pub use error::{describe_owner, name_list, RuntimeError};
 pub use factory::ModelFactory;
 pub use fetch::FetchPolicy;
+pub use fingerprint::canonical_hash;
 pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{

@@ -14,9 +14,9 @@
 //! out. A repair is stored as a `history_repaired` event, once while the same fault stays.
 
 use super::answer::malformed;
-use super::calls::Offer;
 use super::live::{delta_event, new_call_id, CallIds, LiveHub, LiveKind, LiveRedaction};
 use super::middleware::{middleware_error, StepInfo};
+use super::offer::Offer;
 use super::ownership::OwnerId;
 use super::redaction::redacted_reply;
 use super::repair::repair_calls;

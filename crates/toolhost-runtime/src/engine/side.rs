@@ -2,11 +2,11 @@
 //! model and offered tools (agents and prompts offered as tools, the lifecycle tools of
 //! resumable agents), and the conversation it sees, built from the stored history.
 
-use super::calls::Offer;
 use super::context::{Context, Turn};
 use super::history::ChatView;
 use super::images::{ImageBudget, Shown};
 use super::middleware::Pipeline;
+use super::offer::Offer;
 use super::turns::Side;
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};

@@ -12,14 +12,12 @@
 //! run of the parent drives it; its session result reaches the parent as a queued message.
 
 use super::super::{Runtime, RuntimeError};
+use super::{DEFERRED_KEY, RESUMABLE_TAG};
 use crate::variables::VariableValue;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use toolhost_core::ToolResult;
 use toolhost_store::{StoreError, Write};
-
-/// The child's value holding the id of the request it waits for.
-pub(in crate::engine) const DEFERRED_KEY: &str = "toolhost.subagent.deferred";
 
 /// The parent's value naming the deferred child a request stands for.
 fn request_key(request_id: &str) -> String {
@@ -123,11 +121,7 @@ impl Runtime {
         &self,
         thread: &toolhost_store::Thread,
     ) -> Result<(), RuntimeError> {
-        if !thread
-            .tags
-            .iter()
-            .any(|t| t == super::resumable::RESUMABLE_TAG)
-        {
+        if !thread.tags.iter().any(|t| t == RESUMABLE_TAG) {
             return Ok(());
         }
         if self.deferred_request(&thread.id).await?.is_none() {

@@ -21,7 +21,7 @@ use super::super::outcome::{RunOutcome, StopReason};
 use super::super::ownership::OwnerId;
 use super::super::turns::opens_session;
 use super::super::{Runtime, RuntimeError};
-use super::{resumable, INSTANCE_KEY};
+use super::{INSTANCE_KEY, RESUMABLE_TAG};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -242,7 +242,7 @@ impl Runtime {
         } else {
             "failed"
         };
-        let named = match resumable::display_name(thread) {
+        let named = match super::display_name(thread) {
             Some(name) if name != thread.agent => format!(" (instance \"{name}\")"),
             _ => String::new(),
         };
@@ -298,7 +298,7 @@ impl Runtime {
 
     /// Whether `thread` is a resumable instance started with `parentCommunication: explicit`.
     async fn reports_explicitly(&self, thread: &Thread) -> Result<bool, RuntimeError> {
-        if !thread.tags.iter().any(|t| t == resumable::RESUMABLE_TAG) {
+        if !thread.tags.iter().any(|t| t == RESUMABLE_TAG) {
             return Ok(false);
         }
         let started = self.db.value(&thread.id, INSTANCE_KEY).await?;

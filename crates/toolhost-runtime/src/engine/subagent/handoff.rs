@@ -4,8 +4,8 @@
 //! is either still the caller's, with the call to answer, or the new agent's, with the call
 //! answered. The new agent's first side takes the turn over from the next step.
 
-use super::super::calls::Offer;
 use super::super::execute::CallEnd;
+use super::super::offer::Offer;
 use super::super::state::ThreadState;
 use super::super::{Runtime, RuntimeError};
 use crate::project::{AgentDef, AgentKind};

@@ -18,6 +18,7 @@ mod immediate;
 mod result;
 mod resumable;
 
+use super::offer::AgentOffer;
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError, StopReason};
 use crate::project::{agent_tool, AgentKind, Definitions, SubagentToolConfig, MAX_SUBAGENT_DEPTH};
@@ -45,19 +46,11 @@ pub(super) fn name_tag(name: &str) -> String {
 /// [`ThreadState::arguments`] reads).
 pub(super) const INSTANCE_KEY: &str = "toolhost.subagent";
 
-/// What a call of an offered agent does: run a `dual_ai` agent as a sub-agent in a child
-/// thread, or hand the thread over to an `ai_human` agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum AgentOffer {
-    /// A sub-agent, with its entry's settings.
-    Sub(SubagentToolConfig),
-    /// A handoff.
-    Handoff,
-    /// `subagent_create`, for the resumable agents that may take one more instance.
-    Create(Vec<SubagentToolConfig>),
-    /// `subagent_message`, for the resumable agents offered.
-    Message(Vec<SubagentToolConfig>),
-}
+/// The tag of a resumable instance.
+pub(in crate::engine) const RESUMABLE_TAG: &str = "resumable";
+
+/// The child's value holding the id of the request it waits for (see `bootstrap`).
+pub(in crate::engine) const DEFERRED_KEY: &str = "toolhost.subagent.deferred";
 
 /// The tool of every agent some prompt offers, by name. An agent whose first side's prompt did
 /// not load, or whose tool cannot be built, is a problem of its files already.

@@ -26,8 +26,9 @@
 use super::super::state::ThreadState;
 use super::super::turns::Side;
 use super::super::{Runtime, RuntimeError};
-use super::bootstrap::DEFERRED_KEY;
-use super::{child_id, detached, first_message, name_tag, Boxed, INSTANCE_KEY};
+use super::{
+    child_id, detached, first_message, name_tag, Boxed, DEFERRED_KEY, INSTANCE_KEY, RESUMABLE_TAG,
+};
 use crate::project::{
     agent_tool, ParentCommunication, ReceivingSide, SubagentToolConfig, DEFAULT_MESSAGE_PROPERTY,
     SUBAGENT_CREATE, SUBAGENT_MESSAGE,
@@ -39,9 +40,6 @@ use toolhost_core::{AnyTool, ToolResult};
 use toolhost_store::{
     MessageMeta, NewMessage, NewThread, QueueItem, Role, StoreError, Thread, ToolCallRecord, Write,
 };
-
-/// The tag of a resumable instance.
-pub(in crate::engine) const RESUMABLE_TAG: &str = "resumable";
 
 /// The instance's display name: its `name:` tag.
 pub(in crate::engine) fn display_name(thread: &Thread) -> Option<&str> {

@@ -11,9 +11,10 @@
 
 mod shape;
 
-use super::calls::{early_intents, Offer};
+use super::calls::early_intents;
 use super::context::Turn;
 use super::images::images_of;
+use super::offer::{Nest, Offer};
 use super::outcome::Waiting;
 use super::ownership::OwnerId;
 use super::records::discarded_reply;
@@ -34,36 +35,6 @@ use toolhost_core::tool::AbortSignal;
 use toolhost_core::{AnyTool, ToolResult};
 use toolhost_store::path::normalize;
 use toolhost_store::{Message, NewMessage, Role, ToolCallRecord, Write};
-
-/// Where the messages of a sub-prompt go: under the call it answers, one level deeper.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Nest {
-    /// The call whose sub-prompt this is.
-    pub call_id: String,
-    /// Its messages' depth.
-    pub depth: u32,
-}
-
-impl Nest {
-    /// `writes` with every message they store put under the call.
-    pub fn place(&self, mut writes: Vec<Write>) -> Vec<Write> {
-        for write in &mut writes {
-            let message = match write {
-                Write::AppendMessage(m) => m,
-                Write::CompleteCall { result, .. } => result,
-                _ => continue,
-            };
-            message.parent_id = Some(self.call_id.clone());
-            message.depth = self.depth;
-        }
-        writes
-    }
-
-    /// Whether `m` is one of this sub-prompt's messages.
-    fn holds(&self, m: &Message) -> bool {
-        m.depth == self.depth && m.parent_id.as_deref() == Some(self.call_id.as_str())
-    }
-}
 
 /// How a sub-prompt's run ended: with a result for the calling call, or waiting for a person
 /// (a decision or variables a call inside it needs); the calling call then has no result yet.
