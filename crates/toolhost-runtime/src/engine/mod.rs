@@ -53,6 +53,7 @@ mod runner;
 mod scratch;
 mod send;
 mod session;
+mod session_status;
 mod set_env;
 mod side;
 mod soundness;

@@ -1,6 +1,7 @@
 //! Session bindings (`sessionStop`, `sessionFail`, `sessionStatus`, see
 //! [`SessionBinding`]): plain functions over the stored history that say whether a side's call
-//! of a bound tool ended the session, and what the session's latest status is.
+//! of a bound tool ended the session, and what the session's latest status is (read for a
+//! caller by `session_status.rs`).
 //!
 //! A binding's call ends the session once every call of the reply that made it has its result,
 //! so the tool's own work (and its result) is stored first. When one reply calls both the
@@ -8,7 +9,6 @@
 
 use super::outcome::{SessionEnd, StopReason};
 use super::turns::{opens_session, Position};
-use super::{Runtime, RuntimeError};
 use crate::project::{SessionBinding, SideDef};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -86,7 +86,7 @@ fn text_of(value: &Value) -> String {
 
 /// The status the latest answered call of a `sessionStatus` tool published: the argument its
 /// binding's `messageProperty` names, or the call's whole arguments when it names none.
-fn latest_status(bindings: &[&SessionBinding], history: &[Message]) -> Option<String> {
+pub(super) fn latest_status(bindings: &[&SessionBinding], history: &[Message]) -> Option<String> {
     let answered: HashSet<&str> = history
         .iter()
         .filter_map(|m| m.tool_call_id.as_deref())
@@ -104,23 +104,4 @@ fn latest_status(bindings: &[&SessionBinding], history: &[Message]) -> Option<St
                 None => call.arguments.clone(),
             })
         })
-}
-
-impl Runtime {
-    /// The thread's session status: what the latest answered call of a side's
-    /// `sessionStatus` tool published (see [`SessionBinding`]); `None` when no side has the
-    /// binding or none called it yet.
-    pub async fn session_status(&self, thread_id: &str) -> Result<Option<String>, RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
-        let Some(agent) = self.defs.agents.get(&thread.agent) else {
-            return Err(self.unknown_agent(&thread.agent));
-        };
-        let history = self.db.messages(thread_id).await?;
-        let bindings: Vec<&SessionBinding> = agent
-            .sides()
-            .into_iter()
-            .filter_map(|(_, side)| side.session_status.as_ref())
-            .collect();
-        Ok(latest_status(&bindings, &history))
-    }
 }

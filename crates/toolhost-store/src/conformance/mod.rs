@@ -105,6 +105,7 @@ macro_rules! store_conformance_tests {
             work_queued_once_under_a_key_is_queued_once,
             events_and_status_are_stored,
             deleting_a_message_cascades_to_results_and_attachments,
+            the_message_tally_follows_appends_and_removals,
             files_and_folders_behave_like_a_file_system,
             large_files_are_chunked_and_read_back_whole,
             threads_are_isolated,

@@ -234,10 +234,62 @@ pub fn deleting_a_message_cascades_to_results_and_attachments(store: &dyn Store)
         .map(|m| m.id)
         .collect();
     assert_eq!(left, [keep.messages[0].id.clone()]);
+    assert_eq!(
+        store.message_tally(&t).unwrap(),
+        MessageTally::of(&store.messages(&t).unwrap()),
+        "the tally counts what a cascade removed"
+    );
     assert_eq!(store.stat(&t, &p("/attachments/chart.png")).unwrap(), None);
     assert!(store.calls(&t).unwrap().is_empty());
     assert!(matches!(
         store.apply(&t, vec![Write::DeleteMessage("gone".into())]),
         Err(StoreError::MessageNotFound(_))
+    ));
+}
+
+/// A thread's tally (how many messages, the sum of their positions) is what its messages add up
+/// to after every append and removal, for that thread alone.
+pub fn the_message_tally_follows_appends_and_removals(store: &dyn Store) {
+    let (t, other) = (thread(store), thread(store));
+    let tally = |t: &str| store.message_tally(t).unwrap();
+    let actual = |t: &str| MessageTally::of(&store.messages(t).unwrap());
+    assert_eq!(
+        tally(&t),
+        MessageTally {
+            count: 0,
+            seq_sum: 0
+        }
+    );
+    store
+        .apply(&other, vec![text(Role::User, "elsewhere")])
+        .unwrap();
+    let first = store.apply(&t, vec![text(Role::User, "one")]).unwrap();
+    store
+        .apply(
+            &t,
+            vec![text(Role::Assistant, "two"), text(Role::User, "three")],
+        )
+        .unwrap();
+    assert_eq!(tally(&t).count, 3);
+    assert_eq!(tally(&t), actual(&t));
+    assert_eq!(tally(&other), actual(&other));
+    store
+        .apply(&t, vec![Write::DeleteMessage(first.messages[0].id.clone())])
+        .unwrap();
+    assert_eq!(tally(&t).count, 2);
+    assert_eq!(tally(&t), actual(&t));
+    // A batch that fails changes no tally.
+    let failed = store.apply(
+        &t,
+        vec![
+            text(Role::User, "four"),
+            Write::DeleteMessage("no-such-message".into()),
+        ],
+    );
+    assert!(failed.is_err());
+    assert_eq!(tally(&t), actual(&t));
+    assert!(matches!(
+        store.message_tally("no-such-thread"),
+        Err(StoreError::ThreadNotFound(_))
     ));
 }

@@ -176,11 +176,11 @@ impl Store for SqliteStore {
     }
 
     fn message_tally(&self, thread: &str) -> StoreResult<MessageTally> {
+        // Kept by triggers on the messages table (see the schema).
         let conn = self.lock();
-        require_thread(&conn, thread)?;
         query_one(
             &conn,
-            "SELECT COUNT(*), COALESCE(SUM(seq), 0) FROM messages WHERE thread = ?1",
+            "SELECT message_count, message_seq_sum FROM threads WHERE id = ?1",
             [thread],
             |row| {
                 Ok(MessageTally {
@@ -189,7 +189,9 @@ impl Store for SqliteStore {
                 })
             },
         )
-        .map_err(db)
+        .optional()
+        .map_err(db)?
+        .ok_or_else(|| StoreError::ThreadNotFound(thread.to_owned()))
     }
 
     fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>> {

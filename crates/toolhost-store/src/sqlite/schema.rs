@@ -182,6 +182,26 @@ UPDATE events SET bytes = length(CAST(kind AS BLOB)) + length(CAST(data AS BLOB)
                        'history_repaired', 'reply_discarded', 'run_ended');
 CREATE INDEX events_bytes ON events(thread, bytes) WHERE bytes > 0;
 "#,
+    r#"
+-- Each thread's count of messages and sum of their positions (`Store::message_tally`), kept by
+-- triggers on every insert and delete, so that checking a thread's kept history reads one row
+-- instead of every message of the thread.
+ALTER TABLE threads ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE threads ADD COLUMN message_seq_sum INTEGER NOT NULL DEFAULT 0;
+UPDATE threads SET
+    message_count = (SELECT COUNT(*) FROM messages WHERE messages.thread = threads.id),
+    message_seq_sum = (SELECT COALESCE(SUM(seq), 0) FROM messages WHERE messages.thread = threads.id);
+CREATE TRIGGER messages_tally_insert AFTER INSERT ON messages BEGIN
+    UPDATE threads SET message_count = message_count + 1,
+        message_seq_sum = message_seq_sum + NEW.seq
+    WHERE id = NEW.thread;
+END;
+CREATE TRIGGER messages_tally_delete AFTER DELETE ON messages BEGIN
+    UPDATE threads SET message_count = message_count - 1,
+        message_seq_sum = message_seq_sum - OLD.seq
+    WHERE id = OLD.thread;
+END;
+"#,
 ];
 
 #[cfg(test)]
@@ -193,6 +213,57 @@ mod tests {
     const BEFORE_EXPIRY: usize = 5;
     /// The version before values and events kept their sizes.
     const BEFORE_SIZES: usize = 8;
+    /// The version before threads kept their message tally.
+    const BEFORE_TALLY: usize = 9;
+
+    #[test]
+    fn the_tally_is_filled_in_for_messages_stored_before_it_was_kept() {
+        assert!(MIGRATIONS[BEFORE_TALLY].contains("message_count"));
+        let dir = std::env::temp_dir().join(format!(
+            "toolhost-store-tally-{}-{}",
+            std::process::id(),
+            crate::model::now_millis()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("toolhost.db");
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            for migration in &MIGRATIONS[..BEFORE_TALLY] {
+                conn.execute_batch(migration).unwrap();
+            }
+            conn.pragma_update(None, "user_version", BEFORE_TALLY as i64)
+                .unwrap();
+            conn.execute_batch(
+                "INSERT INTO threads (id, agent, tags, status, created_at, updated_at)
+                     VALUES ('t', 'a', '[]', 'idle', 1, 1), ('u', 'a', '[]', 'idle', 1, 1);
+                 INSERT INTO messages (seq, id, thread, role, tool_calls, created_at, depth,
+                         silent, metadata)
+                     VALUES (3, 'm3', 't', 'user', '[]', 1, 0, 0, '{}'),
+                            (5, 'm5', 't', 'user', '[]', 1, 0, 0, '{}'),
+                            (7, 'm7', 'u', 'user', '[]', 1, 0, 0, '{}');",
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let tally = |t: &str| store.message_tally(t).unwrap();
+        assert_eq!((tally("t").count, tally("t").seq_sum), (2, 8));
+        assert_eq!((tally("u").count, tally("u").seq_sum), (1, 7));
+        // Kept from then on.
+        let stored = store
+            .apply(
+                "t",
+                vec![crate::Write::AppendMessage(crate::NewMessage {
+                    role: Some(crate::Role::User),
+                    content: Some("later".into()),
+                    ..Default::default()
+                })],
+            )
+            .unwrap();
+        assert_eq!(tally("t").count, 3);
+        assert_eq!(tally("t").seq_sum, 8 + stored.messages[0].seq);
+        drop(store);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn sizes_are_filled_in_for_what_was_stored_before_they_were_kept() {
