@@ -11,16 +11,65 @@
 //! [`MAX_KEPT_MESSAGES`] messages in all are kept; one more pushes out those given back
 //! longest ago.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use toolhost_store::{AsyncStore, Message, MessageTally, StoreResult};
 
 /// The most threads whose messages are kept.
 pub const MAX_KEPT: usize = 256;
-/// The most messages kept, all threads together.
+/// The most messages kept in all.
 pub const MAX_KEPT_MESSAGES: usize = 200_000;
 
-/// Kept histories, by thread id, each with when it was given back (a count of gifts).
+/// A thread's messages in order, with what a run asks of them at every step kept up to date as
+/// they grow: which calls have a result, and the tally the store is checked against.
+#[derive(Debug, Default, Clone)]
+pub(super) struct History {
+    messages: Vec<Message>,
+    answered: HashSet<String>,
+    tally: MessageTally,
+}
+
+impl History {
+    /// The history of these messages.
+    fn of(messages: Vec<Message>) -> Self {
+        let mut history = Self::default();
+        history.extend(messages);
+        history
+    }
+
+    /// The messages, in order.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The ids of the calls that have a result.
+    pub fn answered(&self) -> &HashSet<String> {
+        &self.answered
+    }
+
+    /// Appends a stored message.
+    pub fn push(&mut self, m: Message) {
+        if let Some(id) = &m.tool_call_id {
+            self.answered.insert(id.clone());
+        }
+        self.tally.count += 1;
+        self.tally.seq_sum += m.seq;
+        self.messages.push(m);
+    }
+
+    fn extend(&mut self, messages: Vec<Message>) {
+        self.messages.reserve(messages.len());
+        for m in messages {
+            self.push(m);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.messages.len()
+    }
+}
+
+/// The kept histories (see the module's page).
 #[derive(Debug, Default)]
 pub(super) struct Histories {
     kept: Mutex<Kept>,
@@ -28,23 +77,24 @@ pub(super) struct Histories {
 
 #[derive(Debug, Default)]
 struct Kept {
-    by_thread: HashMap<String, (u64, Vec<Message>)>,
+    /// Each thread's history, with when it was given back (a count of gifts).
+    by_thread: HashMap<String, (u64, History)>,
     gifts: u64,
 }
 
 impl Histories {
-    /// The thread's messages, in order: what is kept brought up to date, or all of them read.
-    /// Nothing stays kept for the thread until it is given back with [`Histories::keep`].
-    pub(super) async fn take(&self, db: &AsyncStore, thread: &str) -> StoreResult<Vec<Message>> {
+    /// The thread's history, up to date: the kept one with what was stored since, or the
+    /// thread read whole. Nothing of the thread stays kept until it is given back.
+    pub(super) async fn take(&self, db: &AsyncStore, thread: &str) -> StoreResult<History> {
         let kept = self
             .kept
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .by_thread
             .remove(thread);
-        if let Some((_, mut messages)) = kept {
-            let last = messages.last().map_or(0, |m| m.seq);
-            let (id, expected) = (thread.to_owned(), MessageTally::of(&messages));
+        if let Some((_, mut history)) = kept {
+            let last = history.messages.last().map_or(0, |m| m.seq);
+            let id = thread.to_owned();
             let (newer, tally) = db
                 .run_blocking(move |store| {
                     let newer = store.messages_after(&id, last)?;
@@ -52,26 +102,26 @@ impl Histories {
                 })
                 .await?;
             let with_newer = MessageTally {
-                count: expected.count + newer.len() as u64,
-                seq_sum: expected.seq_sum + newer.iter().map(|m| m.seq).sum::<i64>(),
+                count: history.tally.count + newer.len() as u64,
+                seq_sum: history.tally.seq_sum + newer.iter().map(|m| m.seq).sum::<i64>(),
             };
             if tally == with_newer {
-                messages.extend(newer);
-                return Ok(messages);
+                history.extend(newer);
+                return Ok(history);
             }
         }
-        db.messages(thread).await
+        Ok(History::of(db.messages(thread).await?))
     }
 
-    /// Keeps `messages` as the thread's history, as stored.
-    pub(super) fn keep(&self, thread: &str, messages: Vec<Message>) {
-        if messages.len() > MAX_KEPT_MESSAGES {
+    /// Keeps the thread's history, as taken and grown, for its next run.
+    pub(super) fn keep(&self, thread: &str, history: History) {
+        if history.len() > MAX_KEPT_MESSAGES {
             return;
         }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.by_thread.remove(thread);
-        let mut held: usize = kept.by_thread.values().map(|(_, m)| m.len()).sum();
-        while kept.by_thread.len() >= MAX_KEPT || held + messages.len() > MAX_KEPT_MESSAGES {
+        let mut held: usize = kept.by_thread.values().map(|(_, h)| h.len()).sum();
+        while kept.by_thread.len() >= MAX_KEPT || held + history.len() > MAX_KEPT_MESSAGES {
             // The one given back longest ago: a thread that keeps running stays kept.
             let oldest = kept
                 .by_thread
@@ -79,11 +129,11 @@ impl Histories {
                 .min_by_key(|(_, (given, _))| *given)
                 .map(|(id, _)| id.clone());
             let Some(oldest) = oldest else { break };
-            held -= kept.by_thread.remove(&oldest).map_or(0, |(_, m)| m.len());
+            held -= kept.by_thread.remove(&oldest).map_or(0, |(_, h)| h.len());
         }
         kept.gifts += 1;
         let given = kept.gifts;
-        kept.by_thread.insert(thread.to_owned(), (given, messages));
+        kept.by_thread.insert(thread.to_owned(), (given, history));
     }
 }
 
@@ -124,16 +174,16 @@ mod tests {
             .unwrap();
         let histories = Histories::default();
         let first = histories.take(&db, &thread).await.unwrap();
-        assert_eq!(texts(&first), ["one", "two"]);
+        assert_eq!(texts(first.messages()), ["one", "two"]);
         histories.keep(&thread, first);
 
         // Stored since (by anyone): read after the last kept message.
         store.apply(&thread, vec![said("three")]).unwrap();
         let second = histories.take(&db, &thread).await.unwrap();
-        assert_eq!(texts(&second), ["one", "two", "three"]);
+        assert_eq!(texts(second.messages()), ["one", "two", "three"]);
         // Taken: nothing is kept until it is given back.
         assert!(histories.kept.lock().unwrap().by_thread.is_empty());
-        let removed = second[0].id.clone();
+        let removed = second.messages()[0].id.clone();
         histories.keep(&thread, second);
 
         // A message removed by someone else: the tally differs, the thread is read whole.
@@ -141,25 +191,60 @@ mod tests {
             .apply(&thread, vec![Write::DeleteMessage(removed), said("four")])
             .unwrap();
         let third = histories.take(&db, &thread).await.unwrap();
-        assert_eq!(texts(&third), ["two", "three", "four"]);
+        assert_eq!(texts(third.messages()), ["two", "three", "four"]);
 
         // A kept history that missed a message (kept without it): read whole too.
-        let mut missing = third.clone();
-        missing.remove(1);
-        histories.keep(&thread, missing);
+        let mut without = third.messages().to_vec();
+        without.remove(1);
+        histories.keep(&thread, History::of(without));
         let fourth = histories.take(&db, &thread).await.unwrap();
-        assert_eq!(texts(&fourth), ["two", "three", "four"]);
+        assert_eq!(texts(fourth.messages()), ["two", "three", "four"]);
+        assert_eq!(fourth.tally, MessageTally::of(fourth.messages()));
+    }
+
+    #[test]
+    fn a_history_knows_which_calls_have_a_result_as_it_grows() {
+        let message = |seq: i64, result_of: Option<&str>| Message {
+            id: format!("m{seq}"),
+            seq,
+            role: Role::Tool,
+            content: None,
+            name: None,
+            tool_calls: Vec::new(),
+            tool_call_id: result_of.map(str::to_owned),
+            created_at: 0,
+            parent_id: None,
+            depth: 0,
+            silent: false,
+            metadata: Default::default(),
+            status: None,
+        };
+        let mut history = History::of(vec![message(1, None), message(2, Some("c1"))]);
+        history.push(message(5, Some("c2")));
+        let answered: Vec<&str> = {
+            let mut ids: Vec<&str> = history.answered().iter().map(String::as_str).collect();
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(answered, ["c1", "c2"]);
+        assert_eq!(
+            history.tally,
+            MessageTally {
+                count: 3,
+                seq_sum: 8
+            }
+        );
     }
 
     #[test]
     fn the_history_given_back_longest_ago_is_pushed_out_first() {
         let histories = Histories::default();
         for n in 0..MAX_KEPT {
-            histories.keep(&format!("t{n}"), Vec::new());
+            histories.keep(&format!("t{n}"), History::default());
         }
         // t0 runs again: given back last, it stays; t1 is now the oldest.
-        histories.keep("t0", Vec::new());
-        histories.keep("new", Vec::new());
+        histories.keep("t0", History::default());
+        histories.keep("new", History::default());
         let kept = histories.kept.lock().unwrap();
         assert_eq!(kept.by_thread.len(), MAX_KEPT);
         assert!(kept.by_thread.contains_key("t0") && kept.by_thread.contains_key("new"));

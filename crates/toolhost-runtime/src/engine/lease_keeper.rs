@@ -15,6 +15,9 @@ use toolhost_store::{AsyncStore, HeldLease, Lease};
 /// How often the keeper looks for stop requests between renewals.
 const STOP_POLL: Duration = Duration::from_millis(250);
 
+/// How long a keeper may go without looking before a new lease starts another.
+const STALLED: Duration = Duration::from_secs(2);
+
 /// One run's lease, as the keeper holds it.
 struct Held {
     owner: String,
@@ -31,6 +34,11 @@ struct Leases {
     /// when it finds nothing held, so a lease added after that starts a new one; so does one
     /// added after the async runtime it ran on shut down.
     keeping: Option<tokio::task::JoinHandle<()>>,
+    /// When a keeper last looked (or was started). A keeper that has not looked for a while
+    /// runs on an async runtime that is idle or blocked (one `Runtime` used from several): a
+    /// lease added then starts another keeper on the caller's runtime. Two keepers only renew
+    /// twice.
+    looked: Option<Instant>,
 }
 
 /// The leases this runtime's runs hold; cheap to clone.
@@ -75,13 +83,15 @@ impl LeaseKeeper {
         if let Some(earlier) = earlier.filter(|e| e.owner != owner) {
             lose(thread, &earlier);
         }
-        if leases
+        let stalled = leases.looked.is_none_or(|at| at.elapsed() > STALLED);
+        let ended = leases
             .keeping
             .as_ref()
-            .is_none_or(|task| task.is_finished())
-        {
+            .is_none_or(|task| task.is_finished());
+        if stalled || ended {
             let (store, weak) = (self.store.clone(), Arc::downgrade(&self.leases));
             leases.keeping = Some(tokio::spawn(keep_all(store, weak)));
+            leases.looked = Some(Instant::now());
         }
     }
 
@@ -185,6 +195,7 @@ fn due(leases: &Weak<Mutex<Leases>>) -> Option<Vec<HeldLease>> {
         return None;
     }
     let now = Instant::now();
+    leases.looked = Some(now);
     Some(
         leases
             .held

@@ -143,6 +143,8 @@ pub struct Runtime {
     lease_ttl: std::time::Duration,
     /// Keeps the leases of the threads this runtime's runs own (see [`lease_keeper`]).
     leases: lease_keeper::LeaseKeeper,
+    /// Wakes the runs that wait to claim a thread whenever a run of this runtime lets go of one.
+    released: Arc<tokio::sync::Notify>,
     /// Decides approval requests at once, when the embedding program installed one.
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     /// Seals and opens secret values.
@@ -333,6 +335,7 @@ impl Runtime {
             root: root.to_owned(),
             db: AsyncStore::new(store.clone()),
             leases: lease_keeper::LeaseKeeper::new(AsyncStore::new(store.clone())),
+            released: Arc::default(),
             store,
             tools,
             files,

@@ -171,6 +171,8 @@ impl Ownership<'_> {
             tracing::warn!(thread = %self.thread_id, error = %e, "the thread's lease was not released");
         }
         self.forget_run();
+        // Whoever waits to claim a thread of this runtime looks again.
+        self.runtime.released.notify_waiters();
     }
 
     fn forget(&self) {
@@ -203,10 +205,11 @@ impl Drop for Ownership<'_> {
         self.abort.abort();
         self.forget();
         self.forget_run();
-        let store = self.runtime.store.clone();
+        let (store, released) = (self.runtime.store.clone(), self.runtime.released.clone());
         let (thread, owner) = (self.thread_id.clone(), self.owner.as_str().to_owned());
         let release = move || {
             let _ = store.release(&thread, &owner);
+            released.notify_waiters();
         };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => drop(handle.spawn_blocking(release)),
@@ -285,20 +288,29 @@ impl Runtime {
         })
     }
 
-    /// Claims the thread, waiting while another live run owns it (polling the store, so an
-    /// owner in another process or on another machine is waited for just the same).
+    /// Claims the thread, waiting while another live run owns it: a run of this runtime wakes
+    /// the waiter as it lets go; an owner in another process or on another machine is waited
+    /// for by looking at the store again, less and less often.
     pub(super) async fn claim_when_free(
         &self,
         thread_id: &str,
     ) -> Result<Ownership<'_>, RuntimeError> {
         let mut pause = Duration::from_millis(20);
         loop {
+            // Enabled before the claim, so a release between the claim and the wait wakes it.
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
             match self.claim(thread_id).await {
                 Err(RuntimeError::ThreadBusy { .. }) => {
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2)
-                        .min(self.lease_ttl / 4)
-                        .max(Duration::from_millis(20));
+                    tokio::select! {
+                        () = released => {}
+                        () = tokio::time::sleep(pause) => {
+                            pause = (pause * 2)
+                                .min(self.lease_ttl / 4)
+                                .max(Duration::from_millis(20));
+                        }
+                    }
                 }
                 other => return other,
             }

@@ -1,12 +1,13 @@
 //! Running a thread: claiming it, running its steps (see [`super::runner`]) with the messages
 //! kept from its last run, giving it up, and taking up work that arrived meanwhile.
 
+use super::histories::History;
 use super::outcome::{RunOutcome, StopReason, Waiting};
 use super::ownership::{OwnerId, Ownership};
 use super::runner::{Flow, Runner};
 use super::{Runtime, RuntimeError};
 use toolhost_core::tool::AbortSignal;
-use toolhost_store::{Message, Write};
+use toolhost_store::Write;
 
 impl Runtime {
     /// Runs the thread until its turn ends (for a `dual_ai` agent: until its session ends).
@@ -140,7 +141,7 @@ impl Runtime {
         thread_id: &str,
         owner: &OwnerId,
         abort: &AbortSignal,
-        history: &mut Vec<Message>,
+        history: &mut History,
     ) -> Result<RunOutcome, RuntimeError> {
         let runner = Runner::start(self, thread_id, owner, abort, history).await?;
         match runner.run().await? {

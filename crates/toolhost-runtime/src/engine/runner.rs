@@ -9,6 +9,7 @@ use super::calls::early_intents;
 use super::context::Turn;
 use super::control::RunControl;
 use super::decide::{next_step, pending_calls, Queued, Step, TurnRules};
+use super::histories::History;
 use super::images::images_of;
 use super::outcome::{RunOutcome, StopReason};
 use super::ownership::OwnerId;
@@ -46,15 +47,14 @@ pub(super) struct Runner<'r> {
     agent: &'r AgentDef,
     owner: &'r OwnerId,
     abort: &'r AbortSignal,
-    /// The thread's messages, kept up to date with what the run stores.
-    history: &'r mut Vec<Message>,
+    /// The thread's messages (and which calls have a result), kept up to date with what the
+    /// run stores.
+    history: &'r mut History,
     position: Position,
     variables: Arc<Resolved>,
     redactor: Redactor,
     /// Each side's request and offer; a thread with one side has only `a`.
     sides: Vec<SideRun<'r>>,
-    /// The calls that have a result.
-    answered: HashSet<String>,
     /// Calls whose intent this run journaled with their reply and that have not started.
     fresh: HashSet<String>,
     control: Arc<RunControl>,
@@ -75,7 +75,7 @@ impl<'r> Runner<'r> {
         thread_id: &str,
         owner: &'r OwnerId,
         abort: &'r AbortSignal,
-        history: &'r mut Vec<Message>,
+        history: &'r mut History,
     ) -> Result<Runner<'r>, RuntimeError> {
         let thread = rt.db.thread(thread_id).await?;
         let agent = rt
@@ -83,7 +83,7 @@ impl<'r> Runner<'r> {
             .agents
             .get(&thread.agent)
             .ok_or_else(|| rt.unknown_agent(&thread.agent))?;
-        let position = Position::from_history(agent, history);
+        let position = Position::from_history(agent, history.messages());
         let variables = Arc::new(rt.resolve(thread_id, agent).await?);
         let redactor = variables.redactor();
         let texts = variables.texts();
@@ -95,7 +95,7 @@ impl<'r> Runner<'r> {
         // A scratch thread never asks a model: its sides need what they offer, not a request
         // made of the whole thread.
         let scratch = thread.tags.iter().any(|t| t == SCRATCH_TAG);
-        let seen: &[Message] = if scratch { &[] } else { history };
+        let seen: &[Message] = if scratch { &[] } else { history.messages() };
         // What each stored result shows (read once, for both sides).
         let mut shown = Vec::with_capacity(seen.len());
         for m in seen {
@@ -124,10 +124,6 @@ impl<'r> Runner<'r> {
                 thread_model.as_deref(),
             )?);
         }
-        let answered = history
-            .iter()
-            .filter_map(|m| m.tool_call_id.clone())
-            .collect();
         rt.commit(
             thread_id,
             owner,
@@ -135,7 +131,7 @@ impl<'r> Runner<'r> {
         )
         .await?;
         let control = Arc::new(RunControl::new(dual, rt.request_for(thread_id)));
-        rt.queue_immediate(thread_id, owner, agent, &variables, history)
+        rt.queue_immediate(thread_id, owner, agent, &variables, history.messages())
             .await?;
         Ok(Runner {
             rt,
@@ -147,7 +143,6 @@ impl<'r> Runner<'r> {
             variables,
             redactor,
             sides,
-            answered,
             fresh: HashSet::new(),
             control,
             context: Arc::default(),
@@ -164,7 +159,7 @@ impl<'r> Runner<'r> {
             // The calls of the last reply that have no result yet get theirs, in order. After
             // a stop, the ones that did not start are answered "not run" rather than left
             // journaled: a call stored with its reply must not read as cut off later.
-            let flow = match pending_calls(self.history, &self.answered) {
+            let flow = match pending_calls(self.history.messages(), self.history.answered()) {
                 Some((caller, pending)) => self.finish_calls(caller, pending).await?,
                 None => self.step().await?,
             };
@@ -258,8 +253,8 @@ impl<'r> Runner<'r> {
             waiting,
             &self.position,
             &rules,
-            self.history,
-            &self.answered,
+            self.history.messages(),
+            self.history.answered(),
         ) {
             Step::End(reason) => self.finish(reason).await,
             Step::RefuseQueued(reason) => {
@@ -356,7 +351,7 @@ impl<'r> Runner<'r> {
         self.position.steps += tools;
         self.record(stored).await;
         if new_turn && dual {
-            self.position = Position::from_history(self.agent, self.history);
+            self.position = Position::from_history(self.agent, self.history.messages());
         }
         if new_turn {
             self.refocus().await;
@@ -435,22 +430,19 @@ impl<'r> Runner<'r> {
             .refocus(
                 &self.thread.id,
                 &mut self.sides,
-                self.history,
+                self.history.messages(),
                 &self.position,
             )
             .await;
     }
 
-    /// Appends stored messages to the history, the set of answered calls and each side's
-    /// request (tool results with what they show).
+    /// Appends stored messages to the history and each side's request (tool results with what
+    /// they show).
     async fn record(&mut self, messages: Vec<Message>) {
         for m in messages {
             let shown = images_of(&self.rt.db, &self.thread.id, &m).await;
             for side in self.sides.iter_mut() {
                 side.see(&m, || shown.clone());
-            }
-            if let Some(id) = &m.tool_call_id {
-                self.answered.insert(id.clone());
             }
             self.history.push(m);
         }

@@ -85,7 +85,8 @@ impl Runtime {
         let def = self.startable_agent(&thread.agent)?;
         let history = self.histories.take(&self.db, thread_id).await?;
         let redactor = self.thread_redactor(thread_id).await?;
-        let (message, call_id) = self.scratch_message(def, &history, tool, &redactor.text(text));
+        let text = redactor.text(text);
+        let (message, call_id) = self.scratch_message(def, history.messages(), tool, &text);
         // Given back as read: the run that takes the call up reads the new message after it.
         self.histories.keep(thread_id, history);
         self.db
@@ -104,6 +105,7 @@ impl Runtime {
     ) -> Result<Option<Message>, RuntimeError> {
         let history = self.histories.take(&self.db, thread_id).await?;
         let found = history
+            .messages()
             .iter()
             .rev()
             .find(|m| m.tool_call_id.as_deref() == Some(call_id))

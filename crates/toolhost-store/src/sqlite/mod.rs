@@ -312,10 +312,8 @@ impl Drop for ReadGuard<'_> {
 
 /// How many prepared statements each connection keeps: every statement the store runs, so none
 /// is parsed twice.
-const STATEMENT_CACHE: usize = 96;
+const STATEMENT_CACHE: usize = 192;
 
-/// Runs one statement through the connection's statement cache: the write paths run the same
-/// few statements over and over, and parsing them anew took a fifth of the writer's time.
 /// Runs a query for one row through the connection's statement cache (rusqlite's own
 /// `query_row` parses its SQL each time, and the hot paths run a few statements many times).
 pub(crate) fn query_one<T, P, F>(
@@ -331,6 +329,8 @@ where
     conn.prepare_cached(sql)?.query_row(params, row)
 }
 
+/// Runs one statement through the connection's statement cache: the write paths run the same
+/// few statements over and over, and parsing them anew took a fifth of the writer's time.
 pub(crate) fn exec<P: rusqlite::Params>(
     conn: &Connection,
     sql: &str,
