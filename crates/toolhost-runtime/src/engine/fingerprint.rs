@@ -146,43 +146,6 @@ fn content_hash(path: &Path, size: u64, mtime: u128) -> Option<String> {
     Some(hex)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_is_known_by_its_content_and_its_place_in_the_project() {
-        let dir = std::env::temp_dir().join(format!("th-fp-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let dir = std::fs::canonicalize(&dir).unwrap();
-        let file = dir.join("pay.py");
-        std::fs::write(&file, "print('a')").unwrap();
-        let first = file_identity(&file, &dir);
-        assert_eq!(first["path"], "<project>/pay.py");
-        std::fs::write(&file, "print('b')").unwrap();
-        assert_ne!(
-            first,
-            file_identity(&file, &dir),
-            "same size, other content"
-        );
-        assert_eq!(file_identity(&dir.join("gone"), &dir)["missing"], true);
-
-        // The same project reached by a relative path has the same identity.
-        let activity = |root: &Path| {
-            let text = r#"{"command": ["python3", "pay.py"]}"#;
-            ProcessActivity::parse("pay", text, root).unwrap()
-        };
-        let here = std::env::current_dir().unwrap();
-        let up: PathBuf = here.components().skip(1).map(|_| "..").collect();
-        let relative = up.join(dir.strip_prefix("/").unwrap());
-        assert_eq!(
-            activity_identity(&activity(&dir), &dir),
-            activity_identity(&activity(&relative), &relative)
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-}
-
 /// The hex SHA-256 of the canonical form of `value` (object keys sorted, no spaces).
 pub fn canonical_hash(value: &Value) -> String {
     let mut text = String::new();
@@ -218,5 +181,42 @@ fn canonical(value: &Value, out: &mut String) {
             out.push(']');
         }
         other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_known_by_its_content_and_its_place_in_the_project() {
+        let dir = std::env::temp_dir().join(format!("th-fp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        let file = dir.join("pay.py");
+        std::fs::write(&file, "print('a')").unwrap();
+        let first = file_identity(&file, &dir);
+        assert_eq!(first["path"], "<project>/pay.py");
+        std::fs::write(&file, "print('b')").unwrap();
+        assert_ne!(
+            first,
+            file_identity(&file, &dir),
+            "same size, other content"
+        );
+        assert_eq!(file_identity(&dir.join("gone"), &dir)["missing"], true);
+
+        // The same project reached by a relative path has the same identity.
+        let activity = |root: &Path| {
+            let text = r#"{"command": ["python3", "pay.py"]}"#;
+            ProcessActivity::parse("pay", text, root).unwrap()
+        };
+        let here = std::env::current_dir().unwrap();
+        let up: PathBuf = here.components().skip(1).map(|_| "..").collect();
+        let relative = up.join(dir.strip_prefix("/").unwrap());
+        assert_eq!(
+            activity_identity(&activity(&dir), &dir),
+            activity_identity(&activity(&relative), &relative)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -145,7 +145,7 @@ impl Runtime {
     ) -> Result<RunOutcome, RuntimeError> {
         let runner = Runner::start(self, thread_id, owner, abort, history).await?;
         match runner.run().await? {
-            Flow::Done(outcome) => Ok(outcome),
+            Flow::Done(outcome) => Ok(*outcome),
             // What the sides offer changed: the run starts over from the store.
             Flow::Again | Flow::Next => Box::pin(self.run_owned(thread_id, owner, abort)).await,
         }

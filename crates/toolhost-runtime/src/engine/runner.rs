@@ -34,7 +34,7 @@ pub(super) enum Flow {
     /// The next step.
     Next,
     /// The run ends with this outcome.
-    Done(RunOutcome),
+    Done(Box<RunOutcome>),
     /// The thread changed what its sides offer (a handoff, a new sub-agent instance): the run
     /// starts over from the store.
     Again,
@@ -203,7 +203,9 @@ impl<'r> Runner<'r> {
             });
         self.record(results).await;
         if let Some(waiting) = waiting {
-            return Ok(Flow::Done(rt.pause(&thread_id, owner, waiting).await?));
+            return Ok(Flow::Done(Box::new(
+                rt.pause(&thread_id, owner, waiting).await?,
+            )));
         }
         // A handoff: the new agent's side takes the thread from here.
         if rt.handed_over(&thread_id, &self.thread.agent).await? {
@@ -421,7 +423,7 @@ impl<'r> Runner<'r> {
 
     async fn finish(&self, reason: StopReason) -> Result<Flow, RuntimeError> {
         let outcome = self.rt.finish(self.thread_id(), self.owner, reason).await?;
-        Ok(Flow::Done(outcome))
+        Ok(Flow::Done(Box::new(outcome)))
     }
 
     /// Rebuilds the request of the side whose turn it is (see [`Runtime::refocus`]).

@@ -239,7 +239,7 @@ fn record_intent(
     now: Millis,
 ) -> StoreResult<()> {
     let position: i64 = query_one(
-        &tx,
+        tx,
         "SELECT COALESCE(MAX(position), 0) + 1 FROM calls WHERE thread = ?1",
         [thread],
         |r| r.get(0),
@@ -262,7 +262,7 @@ fn complete_call(
     now: Millis,
 ) -> StoreResult<Message> {
     let state: Option<String> = query_one(
-        &tx,
+        tx,
         "SELECT state FROM calls WHERE thread = ?1 AND call_id = ?2",
         [thread, call_id],
         |r| r.get(0),
@@ -337,7 +337,7 @@ fn check_usage(tx: &Connection, thread: &str, limits: &UsageLimits) -> StoreResu
     ];
     for (usage, limit, query) in measures {
         let Some(limit) = limit else { continue };
-        let held: i64 = query_one(&tx, query, params![thread], |row| row.get(0)).map_err(db)?;
+        let held: i64 = query_one(tx, query, params![thread], |row| row.get(0)).map_err(db)?;
         let held = u64::try_from(held).unwrap_or(0);
         if held > limit {
             return Err(StoreError::OverLimit {

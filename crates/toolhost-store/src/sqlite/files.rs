@@ -38,7 +38,7 @@ pub(super) fn stat(
         return Ok(Some(root_stat()));
     }
     query_one(
-        &conn,
+        conn,
         &format!("SELECT {STAT_COLUMNS} FROM files WHERE thread = ?1 AND path = ?2"),
         params![thread, path.as_str()],
         stat_row,
@@ -163,7 +163,7 @@ pub(super) fn rmdir(conn: &Connection, thread: &str, path: &FsPath) -> StoreResu
         Some(_) => {}
     }
     let children: i64 = query_one(
-        &conn,
+        conn,
         "SELECT COUNT(*) FROM files WHERE thread = ?1 AND parent = ?2",
         params![thread, path.as_str()],
         |r| r.get(0),
@@ -227,7 +227,7 @@ pub(super) fn chunk(
         return Ok((stat, None));
     };
     let bytes = query_one(
-        &conn,
+        conn,
         "SELECT bytes FROM file_chunks WHERE thread = ?1 AND path = ?2 AND idx = ?3",
         params![thread, path.as_str(), index],
         |r| r.get::<_, Vec<u8>>(0),

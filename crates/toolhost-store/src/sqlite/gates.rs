@@ -36,7 +36,7 @@ pub(super) fn decide_approval(
         reason: reason.to_owned(),
     };
     let row: Option<(String, Option<String>)> = query_one(
-        &tx,
+        tx,
         "SELECT request, decision FROM approvals WHERE thread = ?1 AND call_id = ?2",
         params![thread, call_id],
         |r| Ok((r.get(0)?, r.get(1)?)),

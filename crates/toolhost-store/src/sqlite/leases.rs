@@ -10,7 +10,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 /// The lease row of a thread, if any.
 pub(super) fn lease(conn: &Connection, thread: &str) -> StoreResult<Option<Lease>> {
     query_one(
-        &conn,
+        conn,
         "SELECT owner, since, expires_at, stop_requested FROM leases WHERE thread = ?1",
         [thread],
         |r| {
@@ -88,7 +88,7 @@ pub(super) fn renew(
 ) -> StoreResult<Lease> {
     let expires_at = now_millis().saturating_add(ttl_ms.max(1));
     let changed = exec(
-        &conn,
+        conn,
         "UPDATE leases SET expires_at = ?3 WHERE thread = ?1 AND owner = ?2",
         params![thread, owner, expires_at],
     )
@@ -116,7 +116,7 @@ pub(super) fn keep(conn: &Connection, held: &[HeldLease]) -> StoreResult<Vec<Opt
 
 pub(super) fn release(conn: &Connection, thread: &str, owner: &str) -> StoreResult<bool> {
     let changed = exec(
-        &conn,
+        conn,
         "DELETE FROM leases WHERE thread = ?1 AND owner = ?2",
         params![thread, owner],
     )
@@ -127,7 +127,7 @@ pub(super) fn release(conn: &Connection, thread: &str, owner: &str) -> StoreResu
 pub(super) fn request_stop(conn: &Connection, thread: &str) -> StoreResult<bool> {
     require_thread(conn, thread)?;
     let changed = exec(
-        &conn,
+        conn,
         "UPDATE leases SET stop_requested = 1 WHERE thread = ?1 AND expires_at > ?2",
         params![thread, now_millis()],
     )

@@ -36,7 +36,7 @@ pub(super) fn threads(conn: &Connection, query: &ThreadQuery) -> StoreResult<Vec
     }
     if let Some(after) = &query.after {
         let (created_at, rowid): (i64, i64) = query_one(
-            &conn,
+            conn,
             "SELECT created_at, rowid FROM threads WHERE id = ?1",
             [after],
             |r| Ok((r.get(0)?, r.get(1)?)),

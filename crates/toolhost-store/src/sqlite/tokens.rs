@@ -57,14 +57,12 @@ fn decode((t, scopes, agents): (ApiTokenRow, String, Option<String>)) -> StoreRe
 
 /// Stores a new token; an id that exists already is refused.
 pub(super) fn create(tx: &Connection, token: &ApiToken) -> StoreResult<()> {
-    let exists: Option<i64> = query_one(
-        &tx,
-        "SELECT 1 FROM tokens WHERE id = ?1",
-        [&token.id],
-        |r| r.get(0),
-    )
-    .optional()
-    .map_err(db)?;
+    let exists: Option<i64> =
+        query_one(tx, "SELECT 1 FROM tokens WHERE id = ?1", [&token.id], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(db)?;
     if exists.is_some() {
         return Err(StoreError::TokenExists(token.id.clone()));
     }
@@ -98,7 +96,7 @@ pub(super) fn create(tx: &Connection, token: &ApiToken) -> StoreResult<()> {
 /// The token with this id, revoked or not.
 pub(super) fn find(conn: &Connection, id: &str) -> StoreResult<Option<ApiToken>> {
     query_one(
-        &conn,
+        conn,
         &format!("SELECT {COLUMNS} FROM tokens WHERE id = ?1"),
         [id],
         row,
@@ -135,7 +133,7 @@ pub(super) fn revoke(tx: &Connection, id: &str) -> StoreResult<bool> {
 /// version goes on growing).
 pub(super) fn credential(conn: &Connection, name: &str) -> StoreResult<Option<Credential>> {
     query_one(
-        &conn,
+        conn,
         "SELECT value, version FROM credentials WHERE name = ?1 AND value != ''",
         [name],
         |r| {
@@ -164,7 +162,7 @@ pub(super) fn put_credential(
     }
     let written: Option<i64> = match expected {
         None => query_one(
-            &tx,
+            tx,
             "INSERT INTO credentials (name, value, version, updated_at) VALUES (?1, ?2, 1, ?3)
                  ON CONFLICT (name) DO UPDATE
                    SET value = excluded.value, version = credentials.version + 1,
@@ -176,7 +174,7 @@ pub(super) fn put_credential(
         )
         .optional(),
         Some(version) => query_one(
-            &tx,
+            tx,
             "UPDATE credentials SET value = ?2, version = version + 1, updated_at = ?4
                  WHERE name = ?1 AND version = ?3 AND value != ''
                  RETURNING version",
