@@ -317,6 +317,13 @@ impl Runtime {
         }
     }
 
+    /// Waits until a run of this runtime lets go of a thread, or `at_most` has passed: for a
+    /// caller that found a thread busy and tries again once it may be free (an owner in another
+    /// process is only seen by trying again, hence the bound).
+    pub async fn until_released(&self, at_most: Duration) {
+        let _ = tokio::time::timeout(at_most, self.released.notified()).await;
+    }
+
     /// Applies a batch that the run `owner` writes: it is fenced by that run's lease, so a run
     /// that lost its thread cannot write to it (whoever owns the thread now).
     pub(super) async fn commit(

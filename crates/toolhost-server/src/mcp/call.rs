@@ -265,10 +265,13 @@ impl McpTools {
                 }
             };
             // Another run owns the thread (the server resumes a thread whose variables were
-            // given on its page): the call's result comes from that run, so wait for it.
+            // given on its page): the call's result comes from that run, so wait for it to let
+            // go (an owner in another process is looked for again every quarter second).
             if let Err(RuntimeError::ThreadBusy { .. }) = &outcome {
                 if waiting_since.elapsed() < SECRETS_WAIT && !context.ct.is_cancelled() {
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    runtime
+                        .until_released(std::time::Duration::from_millis(250))
+                        .await;
                     continue;
                 }
             }
