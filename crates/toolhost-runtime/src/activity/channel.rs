@@ -21,8 +21,8 @@
 //! the channel (the call itself goes on). The channel ends when the program closes its end or
 //! the call ends.
 
+use super::state_ops::StateOp;
 use crate::engine::ThreadState;
-use base64::Engine;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
@@ -35,9 +35,6 @@ pub const STATE_FD_VAR: &str = "TOOLHOST_STATE_FD";
 
 /// The longest request line (a file to write, as base64, is the longest request there is).
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
-
-const OPS: &str =
-    "getValue, setValue, readFile, writeFile, readdir, stat, emitThreadEvent, queueTool, progress";
 
 /// Answers the program's requests on `stream` until it closes its end.
 pub(super) async fn serve(stream: UnixStream, state: ThreadState) {
@@ -75,93 +72,12 @@ pub(super) async fn serve(stream: UnixStream, state: ThreadState) {
 /// The answer to one request.
 async fn answer(state: &ThreadState, request: Value) -> Value {
     let id = request.get("id").cloned().unwrap_or(Value::Null);
-    match perform(state, &request).await {
+    let done = match StateOp::parse(&request) {
+        Ok(op) => op.perform(state).await,
+        Err(e) => Err(e),
+    };
+    match done {
         Ok(value) => json!({"id": id, "ok": true, "value": value}),
-        Err(error) => json!({"id": id, "ok": false, "error": error}),
-    }
-}
-
-/// The string field `field` of a request, or what is wrong with it.
-pub(crate) fn text<'a>(request: &'a Value, field: &str) -> Result<&'a str, String> {
-    request
-        .get(field)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("`{field}` must be a string"))
-}
-
-pub(crate) async fn perform(state: &ThreadState, request: &Value) -> Result<Value, String> {
-    let op = text(request, "op")?;
-    let failed = |e: toolhost_store::StoreError| e.to_string();
-    match op {
-        "getValue" => Ok(state
-            .get_value(text(request, "key")?)
-            .await
-            .map_err(failed)?
-            .unwrap_or(Value::Null)),
-        "setValue" => {
-            let value = request.get("value").cloned().filter(|v| !v.is_null());
-            state
-                .set_value(text(request, "key")?, value)
-                .await
-                .map_err(failed)?;
-            Ok(Value::Null)
-        }
-        "readFile" => {
-            let bytes = state
-                .read_file(text(request, "path")?)
-                .await
-                .map_err(failed)?;
-            Ok(base64::engine::general_purpose::STANDARD
-                .encode(bytes)
-                .into())
-        }
-        "writeFile" => {
-            let data = base64::engine::general_purpose::STANDARD
-                .decode(text(request, "data")?)
-                .map_err(|e| format!("`data` is not base64: {e}"))?;
-            let mime = request.get("mimeType").and_then(Value::as_str);
-            let path = state
-                .write_file(text(request, "path")?, data, mime)
-                .await
-                .map_err(failed)?;
-            Ok(path.as_str().into())
-        }
-        "readdir" => {
-            let entries = state
-                .readdir(text(request, "path")?)
-                .await
-                .map_err(failed)?;
-            serde_json::to_value(entries).map_err(|e| e.to_string())
-        }
-        "stat" => {
-            let stat = state.stat(text(request, "path")?).await.map_err(failed)?;
-            serde_json::to_value(stat).map_err(|e| e.to_string())
-        }
-        "emitThreadEvent" => {
-            let data = request.get("data").cloned().unwrap_or(Value::Null);
-            state
-                .emit(text(request, "event")?, data)
-                .await
-                .map_err(failed)?;
-            Ok(Value::Null)
-        }
-        "queueTool" => {
-            let arguments = request.get("arguments").cloned().unwrap_or(json!({}));
-            state
-                .queue_tool(text(request, "name")?, arguments)
-                .await
-                .map_err(failed)?;
-            Ok(Value::Null)
-        }
-        "progress" => {
-            let number = |field: &str| request.get(field).and_then(Value::as_f64);
-            let Some(progress) = number("progress") else {
-                return Err("`progress` must be a number".to_owned());
-            };
-            let message = request.get("message").and_then(Value::as_str);
-            state.progress(progress, number("total"), message);
-            Ok(Value::Null)
-        }
-        other => Err(format!("unknown op {other:?}; the ops are {OPS}")),
+        Err(error) => json!({"id": id, "ok": false, "error": error.to_string()}),
     }
 }

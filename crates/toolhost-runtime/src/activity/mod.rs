@@ -2,6 +2,7 @@
 
 pub mod channel;
 pub(crate) mod process;
+pub(crate) mod state_ops;
 mod streams;
 
 pub use process::{ActivityInput, ApprovalRule, ProcessActivity, ProcessActivityError, STOP_GRACE};

@@ -11,7 +11,7 @@
 //! `console` entry as it is written, published live), and `elicit`, `sample` and `roots` (asking
 //! whoever made the call, see [`crate::engine::Answerer`]).
 
-use crate::activity::channel::{perform, text};
+use crate::activity::state_ops::{text, OpError, StateOp};
 use crate::engine::ThreadState;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -89,80 +89,189 @@ pub(super) async fn serve_while(
     }
 }
 
+/// One operation a JavaScript tool asks of its host, with its arguments parsed.
+#[derive(Debug)]
+enum HostOp {
+    /// Whether the call was asked to stop.
+    Aborted,
+    /// `readText {path}`: a file as UTF-8 text.
+    ReadText { path: String },
+    /// `writeText {path, text, mimeType?}`.
+    WriteText {
+        path: String,
+        text: String,
+        mime_type: Option<String>,
+    },
+    /// `fetch {url, method, headers, body?}` (see [`fetch`]).
+    Fetch(Value),
+    /// `log {level, message}`: a `console` entry.
+    Log { level: String, message: String },
+    /// `elicit {message, requestedSchema, key?}`: a question to whoever made the call.
+    Elicit {
+        message: String,
+        schema: Value,
+        key: Option<String>,
+    },
+    /// `sample {request, key?}`: a completion by the caller's model.
+    Sample { request: Value, key: Option<String> },
+    /// `roots {key?}`: the caller's roots.
+    Roots { key: Option<String> },
+    /// `runCode (source, options)`: a run in the sandbox.
+    RunCode(RunCode),
+    /// One of the thread-state operations a program's channel has too.
+    State(StateOp),
+}
+
+/// Why a host operation failed: the text the tool's code gets as a thrown `Error`.
+#[derive(Debug, thiserror::Error)]
+enum HostError {
+    /// The request is not JSON.
+    #[error("{op}: the request is not JSON: {reason}")]
+    NotJson {
+        op: String,
+        reason: serde_json::Error,
+    },
+    /// The call was made outside a thread's run.
+    #[error("{op}: this call has no thread (it was made outside a thread's run)")]
+    NoThread { op: String },
+    /// `runCode`'s options do not parse.
+    #[error("runCode(source, options): {reason}{hint}")]
+    RunCodeOptions {
+        reason: serde_json::Error,
+        hint: &'static str,
+    },
+    /// A file read as text is not UTF-8.
+    #[error("{path} is not UTF-8 text")]
+    NotText { path: String },
+    /// A thread-state operation failed.
+    #[error(transparent)]
+    Op(#[from] OpError),
+    /// Whoever answers the call (a fetch, a question) said no, or failed.
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl HostOp {
+    /// The operation `op` with the JSON `args`.
+    fn parse(op: &str, args: Value) -> Result<Self, HostError> {
+        let owned = |field| text(&args, field).map(str::to_owned);
+        let key = || args.get("key").and_then(Value::as_str).map(str::to_owned);
+        Ok(match op {
+            "aborted" => Self::Aborted,
+            "readText" => Self::ReadText {
+                path: owned("path")?,
+            },
+            "writeText" => Self::WriteText {
+                path: owned("path")?,
+                text: owned("text")?,
+                mime_type: args
+                    .get("mimeType")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+            "log" => Self::Log {
+                level: owned("level")?,
+                message: owned("message")?,
+            },
+            "elicit" => Self::Elicit {
+                message: owned("message")?,
+                schema: args.get("requestedSchema").cloned().unwrap_or(Value::Null),
+                key: key(),
+            },
+            "sample" => Self::Sample {
+                request: args.get("request").cloned().unwrap_or(Value::Null),
+                key: key(),
+            },
+            "roots" => Self::Roots { key: key() },
+            "runCode" => Self::RunCode(serde_json::from_value(args).map_err(|reason| {
+                let hint = if reason.to_string().contains("unknown field `args`") {
+                    " (the arguments go in `execute: { fn, args }`)"
+                } else {
+                    ""
+                };
+                HostError::RunCodeOptions { reason, hint }
+            })?),
+            "fetch" => Self::Fetch(args),
+            _ => {
+                let mut request = args;
+                if let Some(fields) = request.as_object_mut() {
+                    fields.insert("op".to_owned(), json!(op));
+                }
+                Self::State(StateOp::parse(&request)?)
+            }
+        })
+    }
+
+    /// Carries the operation out for the call whose state is `state`.
+    async fn perform(self, state: &ThreadState) -> Result<Value, HostError> {
+        Ok(match self {
+            // Answered before a state is needed.
+            Self::Aborted => Value::Null,
+            Self::ReadText { path } => {
+                let bytes = state.read_file(&path).await.map_err(OpError::from)?;
+                Value::String(String::from_utf8(bytes).map_err(|_| HostError::NotText { path })?)
+            }
+            Self::WriteText {
+                path,
+                text,
+                mime_type,
+            } => {
+                let written = state
+                    .write_file(&path, text.into_bytes(), mime_type.as_deref())
+                    .await
+                    .map_err(OpError::from)?;
+                Value::String(written.as_str().to_owned())
+            }
+            Self::Fetch(args) => fetch(state, args).await.map_err(HostError::Refused)?,
+            Self::Log { level, message } => {
+                state.log(&level, &message);
+                Value::Null
+            }
+            Self::Elicit {
+                message,
+                schema,
+                key,
+            } => state
+                .elicit(&message, schema, key)
+                .await
+                .map_err(HostError::Refused)?,
+            Self::Sample { request, key } => state
+                .sample(request, key)
+                .await
+                .map_err(HostError::Refused)?,
+            Self::Roots { key } => state.roots(key).await.map_err(HostError::Refused)?,
+            Self::RunCode(code) => {
+                serde_json::to_value(state.run_code(code).await).map_err(OpError::from)?
+            }
+            Self::State(op) => op.perform(state).await?,
+        })
+    }
+}
+
+/// Answers one request of the run: the JSON text of the value, or the error's text.
 async fn answer(
     state: Option<&ThreadState>,
     abort: &AbortSignal,
     op: &str,
     args: &str,
 ) -> Result<String, String> {
-    let args: Value =
-        serde_json::from_str(args).map_err(|e| format!("{op}: the request is not JSON: {e}"))?;
-    if op == "aborted" {
-        return Ok(abort.is_aborted().to_string());
-    }
-    let Some(state) = state else {
-        return Err(format!(
-            "{op}: this call has no thread (it was made outside a thread's run)"
-        ));
+    let asked = || -> Result<HostOp, HostError> {
+        let args: Value = serde_json::from_str(args).map_err(|reason| HostError::NotJson {
+            op: op.to_owned(),
+            reason,
+        })?;
+        HostOp::parse(op, args)
     };
-    let value = match op {
-        "readText" => {
-            let path = text(&args, "path")?;
-            let bytes = state.read_file(path).await.map_err(|e| e.to_string())?;
-            Value::String(
-                String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text"))?,
-            )
-        }
-        "writeText" => {
-            let path = text(&args, "path")?;
-            let mime = args.get("mimeType").and_then(Value::as_str);
-            let written = state
-                .write_file(path, text(&args, "text")?.as_bytes().to_vec(), mime)
-                .await
-                .map_err(|e| e.to_string())?;
-            Value::String(written.as_str().to_owned())
-        }
-        "fetch" => fetch(state, args).await?,
-        "log" => {
-            state.log(text(&args, "level")?, text(&args, "message")?);
-            Value::Null
-        }
-        "elicit" => {
-            let schema = args.get("requestedSchema").cloned().unwrap_or(Value::Null);
-            state
-                .elicit(text(&args, "message")?, schema, key_of(&args))
-                .await?
-        }
-        "sample" => {
-            let request = args.get("request").cloned().unwrap_or(Value::Null);
-            state.sample(request, key_of(&args)).await?
-        }
-        "roots" => state.roots(key_of(&args)).await?,
-        "runCode" => {
-            let code: RunCode = serde_json::from_value(args).map_err(|e| {
-                let hint = if e.to_string().contains("unknown field `args`") {
-                    " (the arguments go in `execute: { fn, args }`)"
-                } else {
-                    ""
-                };
-                format!("runCode(source, options): {e}{hint}")
-            })?;
-            serde_json::to_value(state.run_code(code).await).map_err(|e| e.to_string())?
-        }
-        _ => {
-            let mut request = args;
-            if let Some(fields) = request.as_object_mut() {
-                fields.insert("op".to_owned(), json!(op));
-            }
-            perform(state, &request).await?
-        }
+    let done = match asked() {
+        Ok(HostOp::Aborted) => Ok(Value::Bool(abort.is_aborted())),
+        Ok(asked) => match state {
+            Some(state) => asked.perform(state).await,
+            None => Err(HostError::NoThread { op: op.to_owned() }),
+        },
+        Err(e) => Err(e),
     };
-    Ok(value.to_string())
-}
-
-/// The key a tool named its question by, if it named one.
-fn key_of(args: &Value) -> Option<String> {
-    args.get("key").and_then(Value::as_str).map(str::to_owned)
+    done.map(|value| value.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// A tool's `fetch`: `{url, method, headers: [[name, value]], body?: base64}` through the
@@ -200,7 +309,7 @@ async fn fetch(state: &ThreadState, args: Value) -> Result<Value, String> {
             .and_then(Value::as_str)
             .unwrap_or("GET")
             .to_ascii_uppercase(),
-        url: text(&args, "url")?.to_owned(),
+        url: text(&args, "url").map_err(|e| e.to_string())?.to_owned(),
         headers,
         body,
     };
