@@ -128,9 +128,14 @@ impl Authorizer {
     /// The grant the vault keeps for this server, if it is for this server's URL (a file whose
     /// URL changed, or another project on the same data folder, must not get it) and from the
     /// authorization server the file pins, if it pins one.
-    fn kept(&self) -> Option<Kept> {
-        let vault = self.vault.as_ref()?;
-        match vault.load(&self.server) {
+    /// The vault's store is read on the blocking pool: its reads may wait for a disk.
+    async fn kept(&self) -> Option<Kept> {
+        let vault = self.vault.clone()?;
+        let server = self.server.clone();
+        let loaded = tokio::task::spawn_blocking(move || vault.load(&server))
+            .await
+            .unwrap_or_else(|e| Err(format!("the vault could not be read: {e}")));
+        match loaded {
             Ok(Some(kept)) if self.is_mine(&kept.grant) => Some(kept),
             Ok(_) => None,
             Err(why) => {
@@ -150,10 +155,10 @@ impl Authorizer {
     }
 
     /// The kept grant, read from the vault the first time.
-    fn load(&self, held: &mut Held) {
+    async fn load(&self, held: &mut Held) {
         if !held.loaded {
             held.loaded = true;
-            if let Some(kept) = self.kept() {
+            if let Some(kept) = self.kept().await {
                 held.take(kept);
             }
         }
@@ -163,7 +168,7 @@ impl Authorizer {
     /// process renewed it meanwhile).
     pub(crate) async fn bearer(&self) -> Option<String> {
         let mut held = self.held.lock().await;
-        self.load(&mut held);
+        self.load(&mut held).await;
         let expiring = |held: &Held| {
             held.grant
                 .as_ref()
@@ -171,7 +176,8 @@ impl Authorizer {
                 .is_some_and(|at| at - RENEW_BEFORE_MS <= now_ms())
         };
         if expiring(&held) {
-            if let Some(kept) = self.kept().filter(|k| Some(k.version) != held.version) {
+            let kept = self.kept().await;
+            if let Some(kept) = kept.filter(|k| Some(k.version) != held.version) {
                 held.take(kept);
             }
         }
@@ -205,12 +211,12 @@ impl Authorizer {
     ) -> Result<(), String> {
         let challenge = challenge.map(parse_challenge).unwrap_or_default();
         let mut held = self.held.lock().await;
-        self.load(&mut held);
+        self.load(&mut held).await;
         // Renewed meanwhile, here or by another process: try that one.
         if held.token().is_some() && held.token() != sent {
             return Ok(());
         }
-        if let Some(kept) = self.kept() {
+        if let Some(kept) = self.kept().await {
             if Some(kept.grant.access_token.as_str()) != sent {
                 held.take(kept);
                 return Ok(());
@@ -225,7 +231,7 @@ impl Authorizer {
             if let Some(grant) = held.grant.as_mut() {
                 grant.wanted_scope = super::union(grant.wanted_scope.as_deref(), Some(&scope));
                 let grant = grant.clone();
-                if let Err(why) = self.keep(&mut held, grant) {
+                if let Err(why) = self.keep(&mut held, grant).await {
                     tracing::warn!(server = %self.server, %why, "the scope an MCP server asked for could not be kept");
                 }
             }
@@ -279,7 +285,7 @@ impl Authorizer {
             }
             (None, GrantType::AuthorizationCode) => return Err(self.needs_login("")),
         };
-        self.keep(held, renewed)
+        self.keep(held, renewed).await
     }
 
     async fn client_credentials(
@@ -340,17 +346,21 @@ impl Authorizer {
     /// Holds `grant` and keeps it in the vault. If another process wrote first, its grant is
     /// taken instead (both are fresh); if the grant was removed meanwhile (a logout), none is
     /// held.
-    fn keep(&self, held: &mut Held, grant: Grant) -> Result<(), String> {
-        let Some(vault) = &self.vault else {
+    async fn keep(&self, held: &mut Held, grant: Grant) -> Result<(), String> {
+        let Some(vault) = self.vault.clone() else {
             held.grant = Some(grant);
             return Ok(());
         };
-        if let Some(version) = vault.save(&self.server, &grant, held.version)? {
+        let (server, kept, expected) = (self.server.clone(), grant.clone(), held.version);
+        let saved = tokio::task::spawn_blocking(move || vault.save(&server, &kept, expected))
+            .await
+            .unwrap_or_else(|e| Err(format!("the vault could not be written: {e}")));
+        if let Some(version) = saved? {
             held.grant = Some(grant);
             held.version = Some(version);
             return Ok(());
         }
-        match self.kept() {
+        match self.kept().await {
             Some(theirs) => {
                 held.take(theirs);
                 Ok(())
@@ -432,8 +442,8 @@ mod tests {
         Authorizer::new("docs", url, def, Arc::new(NoNetwork), Some(vault.clone()))
     }
 
-    #[test]
-    fn a_kept_grant_serves_only_the_url_and_issuer_it_was_made_for() {
+    #[tokio::test]
+    async fn a_kept_grant_serves_only_the_url_and_issuer_it_was_made_for() {
         let store: Arc<dyn toolhost_store::Store> =
             Arc::new(toolhost_store::SqliteStore::in_memory().unwrap());
         let vault = Arc::new(Vault::new(store, SecretKey::generate().unwrap()));
@@ -441,23 +451,28 @@ mod tests {
         vault.replace("docs", &kept).unwrap();
         assert!(authorizer("https://docs.corp/mcp", None, &vault)
             .kept()
+            .await
             .is_some());
         // The file's URL changed (or another project shares the data folder): not this one's.
         assert!(authorizer("https://evil.example/mcp", None, &vault)
             .kept()
+            .await
             .is_none());
         assert!(authorizer("https://docs.corp/other", None, &vault)
             .kept()
+            .await
             .is_none());
         // A pinned issuer must be the grant's.
         assert!(
             authorizer("https://docs.corp/mcp", Some("https://as.corp/"), &vault)
                 .kept()
+                .await
                 .is_some()
         );
         assert!(
             authorizer("https://docs.corp/mcp", Some("https://as.evil"), &vault)
                 .kept()
+                .await
                 .is_none()
         );
     }
@@ -476,7 +491,7 @@ mod tests {
         // The running process renews and tries to keep its grant: it is told, and holds none.
         let mut held = running.held.lock().await;
         let renewed = grant("https://docs.corp/mcp", "https://as.corp");
-        let why = running.keep(&mut held, renewed).unwrap_err();
+        let why = running.keep(&mut held, renewed).await.unwrap_err();
         assert!(why.contains("removed meanwhile"), "{why}");
         assert!(held.grant.is_none());
         drop(held);
