@@ -120,6 +120,10 @@ use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::{Model, ScriptError, ScriptedModel};
 use toolhost_store::{AsyncStore, Store, StoreError, Thread};
 
+/// How many releases of threads a waiting run may fall behind by before it looks at the store
+/// again anyway.
+const RELEASES_KEPT: usize = 1024;
+
 /// A loaded project, ready to run threads against a store.
 pub struct Runtime {
     root: PathBuf,
@@ -143,8 +147,9 @@ pub struct Runtime {
     lease_ttl: std::time::Duration,
     /// Keeps the leases of the threads this runtime's runs own (see [`lease_keeper`]).
     leases: lease_keeper::LeaseKeeper,
-    /// Wakes the runs that wait to claim a thread whenever a run of this runtime lets go of one.
-    released: Arc<tokio::sync::Notify>,
+    /// The threads the runs of this runtime let go of, as they do: what wakes a run that
+    /// waits to claim one (see `ownership.rs`).
+    released: tokio::sync::broadcast::Sender<Arc<str>>,
     /// Decides approval requests at once, when the embedding program installed one.
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     /// Seals and opens secret values.
@@ -335,7 +340,7 @@ impl Runtime {
             root: root.to_owned(),
             db: AsyncStore::new(store.clone()),
             leases: lease_keeper::LeaseKeeper::new(AsyncStore::new(store.clone())),
-            released: Arc::default(),
+            released: tokio::sync::broadcast::channel(RELEASES_KEPT).0,
             store,
             tools,
             files,

@@ -135,8 +135,8 @@ pub(super) struct RunEntry {
     pub signal: AbortSignal,
 }
 
-/// Holds a thread for one run: has its lease kept (renewed, stop requests forwarded) until [`Ownership::release`] gives the thread up and forgets the run's abort signal
-/// (only its own). Dropped without a release (a cancelled run), it releases on the blocking
+/// Holds a thread for one run: has its lease kept (renewed, stop requests forwarded) until
+/// [`Ownership::release`] gives the thread up and forgets the run's abort signal (only its own). Dropped without a release (a cancelled run), it releases on the blocking
 /// pool; the lease would otherwise run out on its own.
 pub(super) struct Ownership<'a> {
     runtime: &'a Runtime,
@@ -171,8 +171,8 @@ impl Ownership<'_> {
             tracing::warn!(thread = %self.thread_id, error = %e, "the thread's lease was not released");
         }
         self.forget_run();
-        // Whoever waits to claim a thread of this runtime looks again.
-        self.runtime.released.notify_waiters();
+        // Whoever waits to claim this thread looks again.
+        let _ = self.runtime.released.send(self.thread_id.as_str().into());
     }
 
     fn forget(&self) {
@@ -209,7 +209,7 @@ impl Drop for Ownership<'_> {
         let (thread, owner) = (self.thread_id.clone(), self.owner.as_str().to_owned());
         let release = move || {
             let _ = store.release(&thread, &owner);
-            released.notify_waiters();
+            let _ = released.send(thread.as_str().into());
         };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => drop(handle.spawn_blocking(release)),
@@ -297,19 +297,15 @@ impl Runtime {
     ) -> Result<Ownership<'_>, RuntimeError> {
         let mut pause = Duration::from_millis(20);
         loop {
-            // Enabled before the claim, so a release between the claim and the wait wakes it.
-            let released = self.released.notified();
-            tokio::pin!(released);
-            released.as_mut().enable();
+            // Subscribed before the claim, so a release between the claim and the wait is seen.
+            let mut released = self.released.subscribe();
             match self.claim(thread_id).await {
                 Err(RuntimeError::ThreadBusy { .. }) => {
-                    tokio::select! {
-                        () = released => {}
-                        () = tokio::time::sleep(pause) => {
-                            pause = (pause * 2)
-                                .min(self.lease_ttl / 4)
-                                .max(Duration::from_millis(20));
-                        }
+                    let freed = tokio::time::timeout(pause, let_go(&mut released, thread_id));
+                    if freed.await.is_err() {
+                        pause = (pause * 2)
+                            .min(self.lease_ttl / 4)
+                            .max(Duration::from_millis(20));
                     }
                 }
                 other => return other,
@@ -317,11 +313,12 @@ impl Runtime {
         }
     }
 
-    /// Waits until a run of this runtime lets go of a thread, or `at_most` has passed: for a
-    /// caller that found a thread busy and tries again once it may be free (an owner in another
-    /// process is only seen by trying again, hence the bound).
-    pub async fn until_released(&self, at_most: Duration) {
-        let _ = tokio::time::timeout(at_most, self.released.notified()).await;
+    /// Waits until a run of this runtime lets go of `thread_id`, or `at_most` has passed: for
+    /// a caller that found the thread busy and tries again once it may be free (an owner in
+    /// another process is only seen by trying again, hence the bound).
+    pub async fn until_released(&self, thread_id: &str, at_most: Duration) {
+        let mut released = self.released.subscribe();
+        let _ = tokio::time::timeout(at_most, let_go(&mut released, thread_id)).await;
     }
 
     /// Applies a batch that the run `owner` writes: it is fenced by that run's lease, so a run
@@ -334,6 +331,21 @@ impl Runtime {
     ) -> Result<toolhost_store::Applied, RuntimeError> {
         writes.insert(0, Write::CheckOwner(owner.as_str().to_owned()));
         Ok(self.db.apply(thread_id, writes).await?)
+    }
+}
+
+/// Returns once a run of this runtime lets go of `thread_id`, or when releases were missed
+/// (too many at once): any of them may have been this thread's.
+async fn let_go(released: &mut tokio::sync::broadcast::Receiver<Arc<str>>, thread_id: &str) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match released.recv().await {
+            Ok(thread) if &*thread == thread_id => return,
+            Ok(_) => {}
+            Err(RecvError::Lagged(_)) => return,
+            // The runtime is gone: nothing will be let go of; wait for the caller's bound.
+            Err(RecvError::Closed) => std::future::pending::<()>().await,
+        }
     }
 }
 

@@ -270,7 +270,7 @@ impl McpTools {
             if let Err(RuntimeError::ThreadBusy { .. }) = &outcome {
                 if waiting_since.elapsed() < SECRETS_WAIT && !context.ct.is_cancelled() {
                     runtime
-                        .until_released(std::time::Duration::from_millis(250))
+                        .until_released(thread_id, std::time::Duration::from_millis(250))
                         .await;
                     continue;
                 }
