@@ -500,7 +500,8 @@ enum Flush {
     /// The same 4 KiB of an already flushed file rewritten, then `sync_data`.
     DataInPlace,
     /// 4 KiB rewritten in place, then `sync_all` (`fsync`: the file's times too, as SQLite
-    /// flushes its WAL when it is built without `HAVE_FDATASYNC`, as the bundled build is).
+    /// flushes its WAL when it is built without `HAVE_FDATASYNC`; the workspace builds the
+    /// bundled SQLite with it, see `.cargo/config.toml`).
     AllInPlace,
 }
 
@@ -761,7 +762,7 @@ fn main() {
         "fsync, 4 KiB in place",
         fsync_p50,
         p90(&durable.fsync),
-        "sync_all: what the bundled SQLite calls to flush its WAL",
+        "sync_all: what SQLite calls to flush its WAL when built without HAVE_FDATASYNC",
     );
     row(
         "commit: Store::apply, one small message",
