@@ -12,6 +12,7 @@
 //! it are done, the ones after it wait, and the request survives a restart.
 
 use super::fingerprint::{canonical_hash, fingerprint};
+use super::plan::Gate;
 use super::request::RunRequest;
 use super::stop::Stop;
 use super::{Runtime, RuntimeError};
@@ -84,23 +85,6 @@ pub const CHANGED_WHILE_WAITING: &str = "ToolCallError: this call was not run: t
 
 /// The result of a call whose decision was made for other arguments or another tool.
 const DECIDED_FOR_OTHER: &str = "ToolCallError: this call was not run: its approval was given for other arguments or another definition of the tool (or program behind it) than it has now.";
-
-/// What the approval step decided for one call.
-pub(super) enum Gate {
-    /// No approval is needed, or it was given: run with these arguments.
-    Run(Value),
-    /// Rejected: the text the model sees, and the writes recording how it was decided.
-    Rejected(String, Vec<Write>),
-    /// Run with these arguments after storing these writes (a handler's or an "always" decision).
-    RunAfter(Value, Vec<Write>),
-    /// Run with these arguments, which the decision gave in place of the call's, after storing
-    /// these writes (possibly none).
-    RunEdited(Value, Vec<Write>),
-    /// No decision yet: the thread waits for this request.
-    Wait(ApprovalRequest),
-    /// Evaluating the policy failed (its `when`, `reason` or `rejectMessage`): the run stops.
-    Fail(Stop),
-}
 
 impl Runtime {
     /// The fingerprint a decision on `tool` is bound to: its definition, and the process

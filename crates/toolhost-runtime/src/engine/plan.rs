@@ -5,7 +5,6 @@
 //! required variable waits; the rest run, with their intent journaled first. The loop in `calls`
 //! reads the journal, asks the gate, and carries out the plan.
 
-use super::approvals::Gate;
 use super::middleware::Failed;
 use super::outcome::{Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 use super::records::result_message;
@@ -15,7 +14,26 @@ use crate::variables::Resolved;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use toolhost_core::{parse_tool_args, AnyTool, ToolResult, ToolSet, ToolSetError};
-use toolhost_store::{ArgumentsEditor, CallIntent, CallState, RanWith, ToolCallRecord, Write};
+use toolhost_store::{
+    ApprovalRequest, ArgumentsEditor, CallIntent, CallState, RanWith, ToolCallRecord, Write,
+};
+
+/// What the approval step decided for one call.
+pub(super) enum Gate {
+    /// No approval is needed, or it was given: run with these arguments.
+    Run(Value),
+    /// Rejected: the text the model sees, and the writes recording how it was decided.
+    Rejected(String, Vec<Write>),
+    /// Run with these arguments after storing these writes (a handler's or an "always" decision).
+    RunAfter(Value, Vec<Write>),
+    /// Run with these arguments, which the decision gave in place of the call's, after storing
+    /// these writes (possibly none).
+    RunEdited(Value, Vec<Write>),
+    /// No decision yet: the thread waits for this request.
+    Wait(ApprovalRequest),
+    /// Evaluating the policy failed (its `when`, `reason` or `rejectMessage`): the run stops.
+    Fail(Stop),
+}
 
 /// What a pending call needs next.
 pub(super) enum Plan {
