@@ -84,6 +84,14 @@ pub(crate) fn text<'a>(request: &'a Value, field: &'static str) -> Result<&'a st
         })
 }
 
+/// The string field `field` of a request, when it has one.
+pub(crate) fn optional_text(request: &Value, field: &str) -> Option<String> {
+    request
+        .get(field)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
 impl StateOp {
     /// The operation `request` asks for (its `op` field names it).
     pub fn parse(request: &Value) -> Result<Self, OpError> {
@@ -102,10 +110,7 @@ impl StateOp {
                     .decode(text(request, "data")?)
                     .map_err(OpError::NotBase64)?,
                 path: owned("path")?,
-                mime_type: request
-                    .get("mimeType")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                mime_type: optional_text(request, "mimeType"),
             },
             "readdir" => Self::Readdir {
                 path: owned("path")?,
@@ -129,10 +134,7 @@ impl StateOp {
                         what: "a number",
                     })?,
                     total: number("total"),
-                    message: request
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
+                    message: optional_text(request, "message"),
                 }
             }
             other => return Err(OpError::Unknown { op: other.into() }),

@@ -14,7 +14,9 @@ use super::offer::{AgentOffer, Offer};
 use super::outcome::Waiting;
 use super::outcome::NOT_RUN_STOPPED;
 use super::ownership::OwnerId;
-use super::plan::{after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan};
+use super::plan::{
+    after_gate, answer_writes, check_call, intent_of, CallFacts, Checked, Plan, Planned,
+};
 use super::records::stored_result;
 use super::state::ThreadState;
 use super::stop::Stop;
@@ -25,7 +27,7 @@ use serde_json::Value;
 use std::collections::HashSet;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolResult;
-use toolhost_store::{CallState, Message, RanWith, ToolCallRecord, Write};
+use toolhost_store::{CallState, Message, ToolCallRecord, Write};
 
 /// The most calls of one reply that run at once when a prompt asks for parallel calls.
 pub const PARALLEL_CAP: usize = 4;
@@ -145,18 +147,12 @@ impl Runtime {
                 Plan::Fail(stop) => {
                     return Err(self.stop_for(state, offer, owner, (rest, None), stop).await)
                 }
-                Plan::Run {
-                    tool,
-                    args,
-                    before,
-                    env,
-                    ran_with,
-                } => {
+                Plan::Run { before, run } => {
                     if !before.is_empty() {
                         self.commit(thread_id, owner, offer.placed(before)).await?;
                     }
                     // The hooks before the call may skip it, or cancel the run.
-                    match self.before_call(state, offer, call, &args) {
+                    match self.before_call(state, offer, call, &run.args) {
                         BeforeCall::Run => {}
                         BeforeCall::Skip(writes) => {
                             let writes = offer.placed(writes);
@@ -170,13 +166,7 @@ impl Runtime {
                             return Err(self.stop_for(state, offer, owner, at, stop).await);
                         }
                     }
-                    let planned = Planned {
-                        tool,
-                        args,
-                        env,
-                        ran_with,
-                    };
-                    match self.run_planned(step, call.clone(), planned).await? {
+                    match self.run_planned(step, call.clone(), run).await? {
                         Ran::Done(writes) => writes,
                         // The call keeps its intent and no result: it continues when the
                         // sub-prompt's wait is over.
@@ -293,10 +283,10 @@ impl Runtime {
         }
         // The hooks before each call may skip it, or cancel the run before any of them starts.
         for (plan, call) in plans.iter_mut().zip(&calls) {
-            let Plan::Run { args, .. } = plan else {
+            let Plan::Run { run, .. } = plan else {
                 continue;
             };
-            match self.before_call(state, offer, call, args) {
+            match self.before_call(state, offer, call, &run.args) {
                 BeforeCall::Run => {}
                 BeforeCall::Skip(writes) => *plan = Plan::Answered(writes),
                 BeforeCall::Cancel(reason) => {
@@ -358,14 +348,6 @@ struct Step<'a> {
     owner: &'a OwnerId,
 }
 
-/// A call whose plan is to run it: its tool, arguments, values and what it runs with.
-struct Planned {
-    tool: toolhost_core::AnyTool,
-    args: Value,
-    env: std::collections::BTreeMap<String, String>,
-    ran_with: Option<RanWith>,
-}
-
 /// How a planned call ended: with the writes of its result, or waiting (a sub-prompt's call
 /// that waits for approval or variables).
 enum Ran {
@@ -395,10 +377,13 @@ async fn run_together(
                 results.push(Some(answer_writes(&call, true, &stopped)));
             }
             Plan::Run {
-                tool,
-                args,
-                env,
-                ran_with,
+                run:
+                    Planned {
+                        tool,
+                        args,
+                        env,
+                        ran_with,
+                    },
                 ..
             } => {
                 results.push(None);

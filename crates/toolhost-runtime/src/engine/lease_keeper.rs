@@ -123,7 +123,6 @@ async fn keep_all(store: AsyncStore, leases: Weak<Mutex<Leases>>) {
         let Some(batch) = due(&leases) else {
             return;
         };
-        let renewing: Vec<bool> = batch.iter().map(|h| h.ttl_ms.is_some()).collect();
         let seen = store.keep_leases(batch.clone()).await;
         let Some(shared) = leases.upgrade() else {
             return;
@@ -139,7 +138,7 @@ async fn keep_all(store: AsyncStore, leases: Weak<Mutex<Leases>>) {
             }
         };
         let now = Instant::now();
-        for ((asked, lease), renewed) in batch.iter().zip(seen).zip(renewing) {
+        for (asked, lease) in batch.iter().zip(seen) {
             // Only the run that was asked about: it may have let go meanwhile.
             let Some(held) = leases
                 .held
@@ -150,7 +149,7 @@ async fn keep_all(store: AsyncStore, leases: Weak<Mutex<Leases>>) {
             };
             match lease {
                 Some(Lease { stop_requested, .. }) => {
-                    if renewed {
+                    if asked.ttl_ms.is_some() {
                         held.renewed = now;
                     }
                     if stop_requested {

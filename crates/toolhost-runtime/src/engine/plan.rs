@@ -35,20 +35,22 @@ pub(super) enum Gate {
     Fail(Stop),
 }
 
+/// A call whose plan is to run it: its tool, and the arguments and values it runs with.
+pub(super) struct Planned {
+    pub tool: AnyTool,
+    pub args: Value,
+    pub env: BTreeMap<String, String>,
+    /// The arguments it runs with, when they are not the ones its call shows.
+    pub ran_with: Option<RanWith>,
+}
+
 /// What a pending call needs next.
 pub(super) enum Plan {
     /// Answered without running: the writes that store its result.
     Answered(Vec<Write>),
     /// To be run; `before` are the writes to store first: the journal entry when there is none
     /// yet, and how its approval was decided.
-    Run {
-        tool: AnyTool,
-        args: Value,
-        before: Vec<Write>,
-        env: BTreeMap<String, String>,
-        /// The arguments it runs with, when they are not the ones its call shows.
-        ran_with: Option<RanWith>,
-    },
+    Run { before: Vec<Write>, run: Planned },
     /// Waits for a person: a decision on its approval, or variables it needs.
     Wait(Waiting),
     /// Its input middleware or its approval policy failed: the run stops (see [`super::stop`]).
@@ -206,11 +208,13 @@ pub(super) fn after_gate(
         before.push(intent);
     }
     Plan::Run {
-        tool,
-        args,
         before,
-        env,
-        ran_with,
+        run: Planned {
+            tool,
+            args,
+            env,
+            ran_with,
+        },
     }
 }
 

@@ -11,7 +11,7 @@
 //! `console` entry as it is written, published live), and `elicit`, `sample` and `roots` (asking
 //! whoever made the call, see [`crate::engine::Answerer`]).
 
-use crate::activity::state_ops::{text, OpError, StateOp};
+use crate::activity::state_ops::{optional_text, text, OpError, StateOp};
 use crate::engine::ThreadState;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -155,7 +155,7 @@ impl HostOp {
     /// The operation `op` with the JSON `args`.
     fn parse(op: &str, args: Value) -> Result<Self, HostError> {
         let owned = |field| text(&args, field).map(str::to_owned);
-        let key = || args.get("key").and_then(Value::as_str).map(str::to_owned);
+        let key = || optional_text(&args, "key");
         Ok(match op {
             "aborted" => Self::Aborted,
             "readText" => Self::ReadText {
@@ -164,10 +164,7 @@ impl HostOp {
             "writeText" => Self::WriteText {
                 path: owned("path")?,
                 text: owned("text")?,
-                mime_type: args
-                    .get("mimeType")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                mime_type: optional_text(&args, "mimeType"),
             },
             "log" => Self::Log {
                 level: owned("level")?,

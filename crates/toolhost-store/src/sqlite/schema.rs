@@ -216,34 +216,44 @@ mod tests {
     /// The version before threads kept their message tally.
     const BEFORE_TALLY: usize = 9;
 
-    #[test]
-    fn the_tally_is_filled_in_for_messages_stored_before_it_was_kept() {
-        assert!(MIGRATIONS[BEFORE_TALLY].contains("message_count"));
+    /// A database file as an older toolhost left it: the migrations up to `version`, and its
+    /// version, with `rows` (SQL) stored; the folder it is in, and its path.
+    fn older_database(
+        tag: &str,
+        version: usize,
+        rows: &str,
+    ) -> (std::path::PathBuf, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!(
-            "toolhost-store-tally-{}-{}",
+            "toolhost-store-{tag}-{}-{}",
             std::process::id(),
             crate::model::now_millis()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("toolhost.db");
-        {
-            let conn = rusqlite::Connection::open(&path).unwrap();
-            for migration in &MIGRATIONS[..BEFORE_TALLY] {
-                conn.execute_batch(migration).unwrap();
-            }
-            conn.pragma_update(None, "user_version", BEFORE_TALLY as i64)
-                .unwrap();
-            conn.execute_batch(
-                "INSERT INTO threads (id, agent, tags, status, created_at, updated_at)
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for migration in &MIGRATIONS[..version] {
+            conn.execute_batch(migration).unwrap();
+        }
+        conn.pragma_update(None, "user_version", version as i64)
+            .unwrap();
+        conn.execute_batch(rows).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn the_tally_is_filled_in_for_messages_stored_before_it_was_kept() {
+        assert!(MIGRATIONS[BEFORE_TALLY].contains("message_count"));
+        let (dir, path) = older_database(
+            "tally",
+            BEFORE_TALLY,
+            "INSERT INTO threads (id, agent, tags, status, created_at, updated_at)
                      VALUES ('t', 'a', '[]', 'idle', 1, 1), ('u', 'a', '[]', 'idle', 1, 1);
                  INSERT INTO messages (seq, id, thread, role, tool_calls, created_at, depth,
                          silent, metadata)
                      VALUES (3, 'm3', 't', 'user', '[]', 1, 0, 0, '{}'),
                             (5, 'm5', 't', 'user', '[]', 1, 0, 0, '{}'),
                             (7, 'm7', 'u', 'user', '[]', 1, 0, 0, '{}');",
-            )
-            .unwrap();
-        }
+        );
         let store = SqliteStore::open(&path).unwrap();
         let tally = |t: &str| store.message_tally(t).unwrap();
         assert_eq!((tally("t").count, tally("t").seq_sum), (2, 8));
@@ -273,29 +283,15 @@ mod tests {
         for name in crate::EventKind::RESERVED {
             assert!(sizes.contains(&format!("'{name}'")), "{name}");
         }
-        let dir = std::env::temp_dir().join(format!(
-            "toolhost-store-sizes-{}-{}",
-            std::process::id(),
-            crate::model::now_millis()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("toolhost.db");
-        {
-            let conn = rusqlite::Connection::open(&path).unwrap();
-            for migration in &MIGRATIONS[..BEFORE_SIZES] {
-                conn.execute_batch(migration).unwrap();
-            }
-            conn.pragma_update(None, "user_version", BEFORE_SIZES as i64)
-                .unwrap();
-            conn.execute_batch(
-                "INSERT INTO threads (id, agent, tags, status, created_at, updated_at)
+        let (dir, path) = older_database(
+            "sizes",
+            BEFORE_SIZES,
+            "INSERT INTO threads (id, agent, tags, status, created_at, updated_at)
                      VALUES ('t', 'a', '[]', 'idle', 1, 1);
                  INSERT INTO kv (thread, key, value) VALUES ('t', 'k', '\"abc\"');
                  INSERT INTO events (thread, kind, data, at) VALUES ('t', 'note', '[1]', 1);
                  INSERT INTO events (thread, kind, data, at) VALUES ('t', 'run_ended', '{}', 1);",
-            )
-            .unwrap();
-        }
+        );
         let store = SqliteStore::open(&path).unwrap();
         let check =
             |limits: crate::UsageLimits| store.apply("t", vec![crate::Write::CheckUsage(limits)]);
@@ -319,28 +315,16 @@ mod tests {
     #[test]
     fn a_database_from_before_token_expiry_migrates_and_keeps_its_tokens() {
         assert!(MIGRATIONS[BEFORE_EXPIRY].contains("expires_at"));
-        let dir = std::env::temp_dir().join(format!(
-            "toolhost-store-migration-{}-{}",
-            std::process::id(),
-            crate::model::now_millis()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("toolhost.db");
-        {
-            // A file as the older toolhost left it: its migrations, its version, one token.
-            let conn = rusqlite::Connection::open(&path).unwrap();
-            for migration in &MIGRATIONS[..BEFORE_EXPIRY] {
-                conn.execute_batch(migration).unwrap();
-            }
-            conn.pragma_update(None, "user_version", BEFORE_EXPIRY as i64)
-                .unwrap();
-            conn.execute(
+        // A file as the older toolhost left it: its migrations, its version, one token.
+        let secret_hash = "ab".repeat(32);
+        let (dir, path) = older_database(
+            "migration",
+            BEFORE_EXPIRY,
+            &format!(
                 "INSERT INTO tokens (id, name, secret_hash, scopes, agents, created_at, revoked_at)
-                 VALUES ('a1b2c3d4e5f6', 'ci', ?1, '[\"read\"]', '[\"assistant\"]', 1000, NULL)",
-                [&"ab".repeat(32)],
-            )
-            .unwrap();
-        }
+                 VALUES ('a1b2c3d4e5f6', 'ci', '{secret_hash}', '[\"read\"]', '[\"assistant\"]', 1000, NULL)"
+            ),
+        );
         let store = SqliteStore::open(&path).unwrap();
         let token = store.token("a1b2c3d4e5f6").unwrap().unwrap();
         assert_eq!(token.name, "ci");
