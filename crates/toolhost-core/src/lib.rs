@@ -41,6 +41,7 @@
 pub mod approval;
 pub mod args;
 pub mod blueprint;
+pub mod canonical;
 pub mod exact;
 pub mod names;
 pub mod output;

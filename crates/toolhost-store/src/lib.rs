@@ -39,6 +39,7 @@ mod meta;
 mod model;
 pub mod page;
 pub mod path;
+pub mod secrets;
 mod sqlite;
 pub mod token;
 

@@ -35,11 +35,11 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toolhost_mcp_client::http::FetcherClient;
 use toolhost_providers::fetch::{Fetcher, HttpFetcher};
 use toolhost_runtime::engine::{
     ApprovalHandler, RunOutcome, Runtime, ScratchCall, StopReason, Verdict, VerdictFuture,
 };
-use toolhost_runtime::mcp::http::FetcherClient;
 use toolhost_store::{ApprovalRequest, SqliteStore, Store};
 
 fn knob(name: &str, default: usize) -> usize {

@@ -6,4 +6,3 @@ pub(crate) mod state_ops;
 mod streams;
 
 pub use process::{ActivityInput, ApprovalRule, ProcessActivity, ProcessActivityError, STOP_GRACE};
-pub(crate) use streams::{kill_group, terminate_group};

@@ -14,13 +14,13 @@
 //! program: SIGTERM to its group, SIGKILL after `stopGraceMs` ([`STOP_GRACE`] unless set).
 
 use super::channel::{STATE_FD, STATE_FD_VAR};
-use super::streams::{kill_group, quoted_tail, read_capped, terminate_group};
+use super::streams::{quoted_tail, read_capped};
 use crate::engine::ThreadState;
 use crate::variables::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::os::fd::AsRawFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -28,6 +28,7 @@ use tokio::net::UnixStream;
 use tokio::process::Command;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::ToolResult;
+use toolhost_programs::{kill_group, terminate_group, Located};
 
 /// The default time a call may take.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -63,67 +64,6 @@ pub struct ApprovalRule {
     /// What the model is told when a call is rejected without a message.
     #[serde(default)]
     pub reject_message: Option<String>,
-}
-
-/// A program a project names (a process activity's, an MCP server's): where it is, its
-/// arguments and the folder it runs in, all made absolute.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Located {
-    /// The program: absolute, or a bare name looked up on `PATH`.
-    pub program: PathBuf,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// The folder it runs in, inside the project.
-    pub cwd: PathBuf,
-}
-
-impl Located {
-    /// Reads `command` (the program and its arguments as a list) and `cwd` (a folder inside the
-    /// project, `.` when absent) against `project`; says what is wrong in words naming the field.
-    pub(crate) fn of(
-        command: &[String],
-        cwd: Option<&str>,
-        project: &Path,
-    ) -> Result<Self, String> {
-        let Some((program, args)) = command.split_first() else {
-            return Err("`command` must list the program and its arguments".to_owned());
-        };
-        if program.trim().is_empty() {
-            return Err("`command` starts with an empty program name".to_owned());
-        }
-        let cwd_rel = cwd.unwrap_or(".");
-        let cwd_path = Path::new(cwd_rel);
-        if cwd_path.is_absolute()
-            || cwd_path
-                .components()
-                .any(|c| matches!(c, Component::ParentDir))
-        {
-            return Err(format!(
-                "`cwd` {cwd_rel:?} must be a folder inside the project"
-            ));
-        }
-        // The program runs in `cwd`, so a project given as a relative path (`p`) would be
-        // looked up again from inside it (`p/p/...`): every path is made absolute here, against
-        // the folder the project was named from, whatever form its name took.
-        let project = std::path::absolute(project).map_err(|e| {
-            format!(
-                "the project folder {} has no absolute path: {e}",
-                project.display()
-            )
-        })?;
-        let program_path = Path::new(program);
-        // A bare name is looked up on PATH; a path with a separator is relative to the project.
-        let program = if program_path.components().count() > 1 && !program_path.is_absolute() {
-            project.join(program_path)
-        } else {
-            program_path.to_owned()
-        };
-        Ok(Self {
-            program,
-            args: args.to_vec(),
-            cwd: project.join(cwd_path),
-        })
-    }
 }
 
 /// A loaded, checked process activity.

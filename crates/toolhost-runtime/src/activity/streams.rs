@@ -1,6 +1,5 @@
-//! What the engine does with a running program's streams and process group: output read to
-//! its end under a cap, the quoted tail of it for an error message (redacted first), and
-//! signals sent to the whole group.
+//! What the engine does with a running program's streams: output read to its end under a cap,
+//! and the quoted tail of it for an error message (redacted first).
 
 use crate::variables::Redactor;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -29,32 +28,6 @@ pub(super) async fn read_capped(mut stream: impl AsyncRead + Unpin, cap: usize) 
         }
     }
     Captured { bytes, cut }
-}
-
-/// Kills the process group `pgid` (SIGKILL).
-pub(crate) fn kill_group(pgid: u32) {
-    signal_group(pgid, libc::SIGKILL);
-}
-
-/// Asks the process group `pgid` to end (SIGTERM).
-pub(crate) fn terminate_group(pgid: u32) {
-    signal_group(pgid, libc::SIGTERM);
-}
-
-#[allow(unsafe_code)] // one libc::kill, explained at the call
-fn signal_group(pgid: u32, signal: libc::c_int) {
-    // A group id that does not fit a pid_t is not one this process started; negating a wrapped
-    // value would signal some other process instead.
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
-        return;
-    };
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) with a negative pid signals the process group; it touches no memory.
-    unsafe {
-        libc::kill(-pgid, signal);
-    }
 }
 
 /// The last `max` characters of what a program wrote, for an error message: redacted first,

@@ -11,7 +11,7 @@
 //! [`Runtime::decide`]. With none of them the thread pauses durably at the call: the calls before
 //! it are done, the ones after it wait, and the request survives a restart.
 
-use super::fingerprint::{canonical_hash, fingerprint};
+use super::fingerprint::fingerprint;
 use super::plan::Gate;
 use super::request::RunRequest;
 use super::stop::Stop;
@@ -21,6 +21,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use toolhost_core::approval::{rejection_text, ApprovalContext, ApprovalPolicy};
+use toolhost_core::canonical::canonical_hash;
 use toolhost_core::AnyTool;
 use toolhost_store::{
     ApprovalDecision, ApprovalRecord, ApprovalRequest, EventKind, StoreError, Write,

@@ -16,72 +16,19 @@
 use super::{Runtime, ThreadState};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+pub use toolhost_mcp_client::ask::{Answering, AskKind};
 
-/// What a tool asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AskKind {
-    /// A form for the person (`elicitation/create` params: `message`, `requestedSchema`).
-    Elicit,
-    /// A completion from the caller's model (`sampling/createMessage` params: `messages`,
-    /// `maxTokens`, ...).
-    Sample,
-    /// The caller's roots: the folders or places it works in (`roots/list`).
-    Roots,
-}
+/// Why nobody can answer `kind` while a call runs, in one sentence.
+fn nobody_answers(kind: AskKind) -> &'static str {
+    match kind {
 
-impl AskKind {
-    /// The protocol method that asks it.
-    pub fn method(self) -> &'static str {
-        match self {
-            AskKind::Elicit => "elicitation/create",
-            AskKind::Sample => "sampling/createMessage",
-            AskKind::Roots => "roots/list",
-        }
-    }
-
-    /// The client capability that answers it, as MCP's `ClientCapabilities` names it.
-    pub fn capability(self) -> &'static str {
-        match self {
-            AskKind::Elicit => "elicitation",
-            AskKind::Sample => "sampling",
-            AskKind::Roots => "roots",
-        }
-    }
-
-    /// MCP client capabilities (JSON) that answer `kinds`: `{"elicitation": {}, ...}`.
-    pub fn capabilities(kinds: &[AskKind]) -> Value {
-        Value::Object(
-            kinds
-                .iter()
-                .map(|kind| (kind.capability().to_owned(), serde_json::json!({})))
-                .collect(),
-        )
-    }
-
-    /// The short name a question's key starts with when the tool names none.
-    pub fn short(self) -> &'static str {
-        match self {
-            AskKind::Elicit => "elicit",
-            AskKind::Sample => "sample",
-            AskKind::Roots => "roots",
-        }
-    }
-
-    fn who(self) -> &'static str {
-        match self {
-            AskKind::Elicit => "no person can be asked while this call runs: a tool asks a person only in a call an MCP client made, whose client can answer elicitation",
-            AskKind::Sample => "no model can be asked while this call runs: a tool asks for a completion only in a call an MCP client made, whose client can answer sampling",
-            AskKind::Roots => "no caller's roots can be asked for while this call runs: a tool asks for them only in a call an MCP client made, whose client declared roots",
-        }
+        AskKind::Elicit => "no person can be asked while this call runs: a tool asks a person only in a call an MCP client made, whose client can answer elicitation",
+        AskKind::Sample => "no model can be asked while this call runs: a tool asks for a completion only in a call an MCP client made, whose client can answer sampling",
+        AskKind::Roots => "no caller's roots can be asked for while this call runs: a tool asks for them only in a call an MCP client made, whose client declared roots",
     }
 }
-
-/// The answer to come: the answer as JSON, or why there is none (one sentence).
-pub type Answering = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
 
 /// Who answers what the tools of a thread ask while they run.
 pub trait Answerer: Send + Sync {
@@ -224,7 +171,7 @@ impl ThreadState {
             .as_ref()
             .and_then(|a| a.of(self.thread_id(), self.call_id()));
         let Some(answerer) = answerer else {
-            return Err(kind.who().to_owned());
+            return Err(nobody_answers(kind).to_owned());
         };
         let answer = answerer.ask(kind, key, params);
         let abort = self.abort_signal().clone();

@@ -22,6 +22,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
+use toolhost_core::canonical::canonical_hash;
 use toolhost_core::AnyTool;
 
 /// The largest file whose content is hashed; a larger one is identified by size and mtime.
@@ -144,44 +145,6 @@ fn content_hash(path: &Path, size: u64, mtime: u128) -> Option<String> {
         .get_or_insert_with(HashMap::new)
         .insert(key, hex.clone());
     Some(hex)
-}
-
-/// The hex SHA-256 of the canonical form of `value` (object keys sorted, no spaces).
-pub fn canonical_hash(value: &Value) -> String {
-    let mut text = String::new();
-    canonical(value, &mut text);
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(v, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -78,7 +78,6 @@ pub use control::STOPPED_BY_KEY;
 pub use error::{describe_owner, name_list, RuntimeError};
 pub use factory::ModelFactory;
 pub use fetch::FetchPolicy;
-pub use fingerprint::canonical_hash;
 pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use middleware::{
@@ -96,6 +95,7 @@ pub use scratch::{ScratchCall, SCRATCH_TAG};
 pub use send::Delivery;
 pub use state::ThreadState;
 pub use thread_vars::VariableToGive;
+pub use toolhost_core::canonical::canonical_hash;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
 use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};

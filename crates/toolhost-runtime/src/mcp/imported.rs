@@ -19,7 +19,7 @@
 //!   definition (description, input and output schema) for the project ([`super::pins`]); a
 //!   later call from any thread with the definition the project loaded with now different is
 //!   refused with an error naming what changed, until a person accepts it (`toolhost mcp
-//!   accept` stores the server's current [`definition_pin`]). A change the server announces while the project is
+//!   accept` stores the server's current [`definition_pin`](toolhost_mcp_client::definition::definition_pin)). A change the server announces while the project is
 //!   loaded (`notifications/tools/list_changed`) refuses every call of the tool until the
 //!   project is loaded again.
 //! - **Headers**: the variables a server's headers name are declared on each of its tools as
@@ -32,11 +32,8 @@
 //!   embedded resources a line naming them; `structuredContent` is the text when no text block
 //!   came; `isError` makes an error result.
 
-use super::hub::McpHub;
-use super::link::{CallError, OutgoingCall};
 use super::pins::PinCheck;
-use super::server_def::McpServerDef;
-use crate::engine::{canonical_hash, AskKind, ThreadState};
+use crate::engine::{AskKind, ThreadState};
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -46,6 +43,9 @@ use toolhost_core::result::ToolContent;
 use toolhost_core::tool::{DynamicTool, ToolContext, ToolError, ToolHints};
 use toolhost_core::variables::VariableDecl;
 use toolhost_core::{AnyTool, ToolResult};
+use toolhost_mcp_client::definition::definition_parts_changed;
+use toolhost_mcp_client::link::{AskFn, CallError, OutgoingCall, ProgressFn};
+use toolhost_mcp_client::{McpHub, McpServerDef};
 
 /// The `_meta` key that carries a call's idempotency key to the server.
 pub const IDEMPOTENCY_META: &str = "toolhost/idempotencyKey";
@@ -53,25 +53,6 @@ pub const IDEMPOTENCY_META: &str = "toolhost/idempotencyKey";
 /// The name an imported tool is known by: `SERVER.TOOL`.
 pub fn imported_name(server: &str, tool: &str) -> String {
     format!("{server}.{tool}")
-}
-
-/// What an imported tool's pin holds: one hash per part of the definition, so that a change can
-/// be named.
-pub fn definition_pin(tool: &Tool) -> Value {
-    let part = |v: Option<Value>| canonical_hash(&v.unwrap_or(Value::Null));
-    json!({
-        "description": part(tool.description.as_deref().map(|d| json!(d))),
-        "inputSchema": part(Some(Value::Object((*tool.input_schema).clone()))),
-        "outputSchema": part(tool.output_schema.as_deref().map(|s| Value::Object(s.clone()))),
-    })
-}
-
-/// The parts of `now` that differ from `pinned`, in words.
-pub(super) fn definition_parts_changed(pinned: &Value, now: &Value) -> Vec<&'static str> {
-    ["description", "inputSchema", "outputSchema"]
-        .into_iter()
-        .filter(|part| pinned.get(part) != now.get(part))
-        .collect()
 }
 
 /// Whether calls of a tool of this server need approval.
@@ -83,7 +64,7 @@ pub fn needs_approval(trusted: bool, tool: &Tool) -> bool {
 }
 
 /// Builds the tool `SERVER.TOOL` for one listed tool, or says why its definition is refused.
-/// `pin` is the tool's [`definition_pin`].
+/// `pin` is the tool's [`definition_pin`](toolhost_mcp_client::definition::definition_pin).
 pub(crate) fn import_tool(
     hub: &Arc<McpHub>,
     def: &McpServerDef,
@@ -204,7 +185,7 @@ impl ImportedCall {
                 move |done: f64, total: Option<f64>, message: Option<String>| {
                     state.progress(done, total, message.as_deref());
                 },
-            ) as super::hub::ProgressFn
+            ) as ProgressFn
         });
         let variables: HashMap<String, String> = ctx
             .get::<ThreadState>()
@@ -231,7 +212,7 @@ impl ImportedCall {
                 let state = state.clone();
                 Box::pin(async move { state.relay(kind, key, params).await })
                     as crate::engine::Answering
-            }) as super::link::AskFn
+            }) as AskFn
         });
         let call = OutgoingCall {
             tool: self.tool.clone(),

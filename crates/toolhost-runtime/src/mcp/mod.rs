@@ -1,9 +1,10 @@
-//! Tools of MCP servers (`agents/mcp/NAME.json`), imported as `NAME.tool`.
+//! Tools of MCP servers (`agents/mcp/NAME.json`), imported as `NAME.tool`; the connections
+//! themselves are the MCP client's (`toolhost-mcp-client`).
 //!
 //! ## Contract
 //! - Each file names one server: a program run as a child process over standard input and
 //!   output, or a URL reached over MCP's streamable HTTP through the HTTP client the embedding
-//!   program gives ([`http`], [`crate::engine::Runtime::load_networked`]); see [`server_def`].
+//!   program gives ([`crate::engine::Runtime::load_networked`]); see [`server_def`].
 //!   When the project loads, every server is started or reached and its tools listed
 //!   (all pages, up to [`hub::MAX_LIST_PAGES`]); a server that cannot be started, does not
 //!   complete the handshake in time or lists a tool whose schema cannot be taken is a
@@ -24,27 +25,18 @@
 //! - A server at a URL whose file has `oauth` gets OAuth tokens ([`oauth`]): discovered from
 //!   its 401, kept sealed in the store, renewed before they expire and when refused.
 
-mod envelope;
-pub mod http;
-mod http_events;
-pub mod hub;
 pub mod imported;
-mod link;
-pub mod oauth;
 pub mod pins;
-pub mod server_def;
-mod stdio;
 
 use crate::files::{read_text, MAX_FILE_BYTES};
 use crate::project::{json_files, FileProblem};
-pub use hub::McpHub;
-pub use imported::{definition_pin, imported_name, needs_approval};
-pub use oauth::Vault;
+pub use imported::{imported_name, needs_approval};
 pub use pins::{accept_definition, pin_record};
-pub use server_def::McpServerDef;
 use std::path::Path;
 use std::sync::Arc;
 use toolhost_core::AnyTool;
+pub use toolhost_mcp_client::definition::definition_pin;
+pub use toolhost_mcp_client::{McpHub, McpServerDef, Vault};
 use toolhost_providers::fetch::Fetcher;
 
 /// A server as it loaded: its tools, or why it has none.

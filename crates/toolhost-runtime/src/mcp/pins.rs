@@ -8,8 +8,8 @@
 //! version as a compare-and-set, so two processes that call a tool for the first time at once
 //! pin one definition, and a person's acceptance is never lost under a first call.
 
-use super::imported::definition_parts_changed;
 use serde_json::Value;
+use toolhost_mcp_client::definition::definition_parts_changed;
 use toolhost_store::{Store, StoreError};
 
 /// The name of the project record (see [`Store::credential`]) holding the pin of the imported

@@ -8,7 +8,8 @@
 //! screen (see [`redact`]).
 
 pub mod redact;
-pub mod secrets;
+/// Sealing at rest lives with the store that keeps sealed values.
+pub use toolhost_store::secrets;
 
 pub use redact::{RedactingStream, Redactor};
 

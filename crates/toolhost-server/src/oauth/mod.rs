@@ -30,8 +30,8 @@ use jwk::Jwk;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toolhost_mcp_client::oauth::discovery::{is_loopback_http, metadata_places, split_url};
 use toolhost_providers::fetch::{FetchRequest, Fetcher};
-use toolhost_runtime::mcp::oauth::discovery::{is_loopback_http, metadata_places, split_url};
 
 pub(crate) use jwt::Grant;
 

@@ -1,7 +1,7 @@
 //! A person authorizes toolhost for an MCP server that asks for OAuth, through the server
 //! instead of a terminal: `POST /v1/mcp/servers/{name}/login` answers the address to open, and
 //! the authorization server sends the person back to `/mcp/oauth/callback` on this server,
-//! which ends the login (see `toolhost_runtime::mcp::oauth::login`). The grant is kept in the
+//! which ends the login (see `toolhost_mcp_client::oauth::login`). The grant is kept in the
 //! store, for every process of the project.
 
 use crate::auth::{Caller, Scope};
@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use toolhost_runtime::mcp::oauth::login::{finish, page_html, start, Pending, Started};
+use toolhost_mcp_client::oauth::login::{finish, page_html, start, Pending, Started};
 
 /// The path the authorization server sends the person back to.
 pub(crate) const CALLBACK: &str = "/mcp/oauth/callback";

@@ -8,8 +8,8 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
 use serde_json::{json, Value};
+use toolhost_mcp_client::server_def::Endpoint;
 use toolhost_runtime::mcp::imported_name;
-use toolhost_runtime::mcp::server_def::Endpoint;
 
 #[utoipa::path(
     get, path = "/v1/mcp/servers", operation_id = "listMcpServers", tag = "mcp",

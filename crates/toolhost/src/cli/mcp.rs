@@ -374,7 +374,7 @@ fn oauth_state(
     vault: Option<&toolhost_runtime::mcp::Vault>,
     def: &toolhost_runtime::mcp::McpServerDef,
 ) -> Option<OAuthState> {
-    use toolhost_runtime::mcp::server_def::Endpoint;
+    use toolhost_mcp_client::server_def::Endpoint;
     let oauth = def.oauth.as_ref()?;
     let Endpoint::Url { url, .. } = &def.endpoint else {
         return None;
@@ -402,10 +402,10 @@ fn oauth_state(
         },
         None => OAuthState {
             said: match oauth.grant {
-                toolhost_runtime::mcp::oauth::GrantType::ClientCredentials => {
+                toolhost_mcp_client::oauth::GrantType::ClientCredentials => {
                     "no token kept yet (toolhost gets one with its client credentials)".to_owned()
                 }
-                toolhost_runtime::mcp::oauth::GrantType::AuthorizationCode => format!(
+                toolhost_mcp_client::oauth::GrantType::AuthorizationCode => format!(
                     "not authorized: run `toolhost mcp login` with the project and \"{}\"",
                     def.name
                 ),

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+use toolhost_mcp_client::oauth::login::login;
 use toolhost_runtime::files::{read_text, MAX_FILE_BYTES};
-use toolhost_runtime::mcp::oauth::login::login;
 use toolhost_runtime::mcp::{McpServerDef, Vault};
 use toolhost_runtime::variables::secrets::SecretKey;
 

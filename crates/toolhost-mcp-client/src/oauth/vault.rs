@@ -2,8 +2,8 @@
 //! data folder's secrets key, so that nothing in the database reads as a token.
 
 use super::Grant;
-use crate::variables::secrets::SecretKey;
 use std::sync::Arc;
+use toolhost_store::secrets::SecretKey;
 use toolhost_store::Store;
 
 /// The sealed grants of one project's MCP servers.

@@ -7,11 +7,11 @@
 
 use super::envelope::UNREAD_ANSWER_MARK;
 use super::http::FetcherClient;
-use super::imported::definition_pin;
 use super::oauth::{Authorizer, Vault};
 use super::server_def::{fill, Endpoint, McpServerDef};
 use super::stdio::ChildTransport;
-use crate::engine::{Answering, AskKind};
+use crate::ask::{Answering, AskKind};
+use crate::definition::definition_pin;
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
@@ -57,7 +57,7 @@ pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync
 
 /// Who answers what a server asks within a call (an `input_required` answer's requests): the
 /// kind of request, its key and its params; the answer, or why there is none.
-pub(crate) type AskFn = Arc<dyn Fn(AskKind, String, Value) -> Answering + Send + Sync>;
+pub type AskFn = Arc<dyn Fn(AskKind, String, Value) -> Answering + Send + Sync>;
 
 /// The most `input_required` rounds one call goes before toolhost gives up on it.
 pub const MAX_INPUT_ROUNDS: usize = 16;
@@ -196,7 +196,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Why a call did not get the server's result.
 #[derive(Debug)]
-pub(crate) enum CallError {
+pub enum CallError {
     /// The call never reached the server (it could not be started, or the request not sent).
     NotSent(String),
     /// The server answered with an error instead of a result.
@@ -210,7 +210,7 @@ pub(crate) enum CallError {
 }
 
 /// One `tools/call` to make: what to send and what the call brings with it.
-pub(crate) struct OutgoingCall {
+pub struct OutgoingCall {
     /// The server's name of the tool.
     pub tool: String,
     /// The validated arguments.
@@ -231,8 +231,9 @@ pub(crate) struct OutgoingCall {
 }
 
 /// One configured server and what toolhost keeps of it.
-pub(crate) struct ServerLink {
-    pub(crate) def: McpServerDef,
+pub struct ServerLink {
+    /// The server's definition.
+    pub def: McpServerDef,
     /// Carries the requests to a server at a URL.
     http: Option<Arc<dyn Fetcher>>,
     connections: tokio::sync::Mutex<Vec<(HeaderSet, Connection)>>,
@@ -293,8 +294,8 @@ impl ServerLink {
     }
 
     /// The pin of the tool `name` as the server listed it last (see
-    /// [`super::imported::definition_pin`]); `None` once it no longer lists it.
-    pub(crate) fn listed_pin(&self, name: &str) -> Option<Value> {
+    /// [`crate::definition::definition_pin`]); `None` once it no longer lists it.
+    pub fn listed_pin(&self, name: &str) -> Option<Value> {
         lock(&self.listed).get(name).cloned()
     }
 
@@ -307,7 +308,7 @@ impl ServerLink {
     }
 
     /// The last lines the server wrote to standard error, oldest first.
-    pub(crate) fn log_tail(&self) -> Vec<String> {
+    pub fn log_tail(&self) -> Vec<String> {
         lock(&self.stderr).iter().cloned().collect()
     }
 

@@ -7,7 +7,7 @@ use super::discovery::{chosen_scope, discover, parse_challenge};
 use super::token::{self, decode, Asked, Pkce};
 use super::vault::Vault;
 use super::{union, Grant, GrantType};
-use crate::mcp::server_def::{fill, Endpoint, McpServerDef};
+use crate::server_def::{fill, Endpoint, McpServerDef};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -110,7 +110,7 @@ impl McpHub {
     }
 
     /// Makes `call` to `server`; runs on the hub's thread whatever executor awaits it.
-    pub(crate) async fn call(
+    pub async fn call(
         &self,
         server: &str,
         call: OutgoingCall,
@@ -138,7 +138,7 @@ impl McpHub {
     }
 
     /// The server named `name`.
-    pub(crate) fn server(&self, name: &str) -> Option<&Arc<ServerLink>> {
+    pub fn server(&self, name: &str) -> Option<&Arc<ServerLink>> {
         self.servers.get(name)
     }
 }

@@ -23,15 +23,15 @@
 //! PEM key signs a JWT instead of sending a secret) of a client registered beforehand with
 //! `issuer` (required with a secret or key, which go to that authorization server only),
 //! `clientMetadataUrl` (a client ID metadata document), `scope`. `trusted` says whether the
-//! server's annotations may waive approval (see [`super::imported`]). A field this version does
+//! server's annotations may waive approval (see the runtime's imported tools). A field this version does
 //! not know is an error naming it.
 
 use super::oauth::{GrantType, OAuthDef};
-use crate::activity::process::Located;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use toolhost_programs::Located;
 
 /// How long connecting (starting the program and the protocol's handshake) may take.
 pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;

@@ -53,6 +53,23 @@ impl fmt::Debug for SecretKey {
     }
 }
 
+/// Reads the key file: a regular file (never a FIFO or device, which could block or never end)
+/// of at most 1 KiB (a key is 64 hex digits; the cap keeps a wrong file from being read whole).
+fn read_key_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(1025)
+        .read_to_string(&mut text)?;
+    if text.len() > 1024 {
+        return Err(std::io::Error::other("it is larger than 1 KiB"));
+    }
+    Ok(text)
+}
+
 fn parse_hex(text: &str) -> Option<[u8; 32]> {
     let text = text.trim();
     if text.len() != 64 {
@@ -91,17 +108,17 @@ impl SecretKey {
             source,
         };
         // A key is 64 hex digits; the cap only keeps a wrong file from being read whole.
-        match crate::files::read_text(&path, 1024) {
+        match read_key_file(&path) {
             Ok(text) => parse_hex(&text)
                 .map(Self)
                 .ok_or_else(|| SecretError::BadKey(path.display().to_string())),
-            Err(e) if e.is_not_found() => {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let key = Self::generate()?;
                 let hex: String = key.0.iter().map(|b| format!("{b:02x}")).collect();
                 write_private(&path, hex.as_bytes()).map_err(file_error)?;
                 Ok(key)
             }
-            Err(e) => Err(file_error(std::io::Error::other(e.reason()))),
+            Err(e) => Err(file_error(e)),
         }
     }
 

@@ -178,14 +178,14 @@ impl Transport<RoleClient> for ChildTransport {
             return Ok(());
         }
         if let Some(group) = self.group {
-            crate::activity::terminate_group(group);
+            toolhost_programs::terminate_group(group);
         }
         if tokio::time::timeout(EXIT_GRACE, self.child.wait())
             .await
             .is_err()
         {
             if let Some(group) = self.group {
-                crate::activity::kill_group(group);
+                toolhost_programs::kill_group(group);
             }
             self.child.wait().await?;
         }
@@ -198,7 +198,7 @@ impl Drop for ChildTransport {
     fn drop(&mut self) {
         // Not closed: nothing waits for the program, so nothing of its group may outlive it.
         if let Some(group) = self.group.take() {
-            crate::activity::kill_group(group);
+            toolhost_programs::kill_group(group);
         }
     }
 }

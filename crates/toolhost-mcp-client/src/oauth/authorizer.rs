@@ -5,7 +5,7 @@ use super::discovery::{chosen_scope, covers, discover, parse_challenge, Challeng
 use super::token::{self, Asked};
 use super::vault::{Kept, Vault};
 use super::{now_ms, Client, Grant, GrantType, OAuthDef};
-use crate::mcp::server_def::fill;
+use crate::server_def::fill;
 use std::sync::Arc;
 use toolhost_providers::fetch::Fetcher;
 
@@ -398,8 +398,8 @@ pub(crate) fn check_pinned(def: &OAuthDef, found: &Discovered) -> Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::variables::secrets::SecretKey;
     use toolhost_providers::fetch::{FetchFuture, FetchRequest};
+    use toolhost_store::secrets::SecretKey;
 
     struct NoNetwork;
 
