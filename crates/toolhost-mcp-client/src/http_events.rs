@@ -1,5 +1,5 @@
-//! A server's event stream (`text/event-stream`), read event by event, each held up to
-//! [`MAX_MESSAGE_BYTES`].
+//! A server's event stream (`text/event-stream`), read event by event with the workspace's one
+//! event-stream parser ([`toolhost_providers::sse`]), each held up to [`MAX_MESSAGE_BYTES`].
 //!
 //! Every event the server sends ends somewhere, as on standard input and output (see
 //! [`super::stdio`]): an event too large to hold is read through in bounded memory and scanned
@@ -13,8 +13,10 @@ use super::http::MAX_MESSAGE_BYTES;
 use futures::stream::{BoxStream, StreamExt};
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::SseError;
-use sse_stream::{Sse, SseStream};
+use sse_stream::Sse;
+use std::collections::VecDeque;
 use tokio::sync::mpsc::Receiver;
+use toolhost_providers::sse::{Overflow, SseEvent, SseItem, SseParser};
 
 /// The pieces of an answer's body, as the fetcher gives them.
 type Body = Receiver<Result<Vec<u8>, String>>;
@@ -28,24 +30,29 @@ pub(super) fn events(
 ) -> BoxStream<'static, Result<Sse, SseError>> {
     let reader = EventReader {
         body,
-        open: Vec::new(),
-        tail: Vec::new(),
-        discarding: None,
-        waiting: waiting.clone(),
+        parser: SseParser::with_overflow(MAX_MESSAGE_BYTES, Overflow::PassThrough),
+        scan: None,
+        waiting,
+        ready: VecDeque::new(),
         ended: false,
     };
-    let whole_events = futures::stream::unfold(reader, |mut reader| async move {
-        let bytes = reader.next_events().await?;
-        Some((bytes, reader))
-    });
-    SseStream::from_bytes_stream(whole_events)
-        .map(move |event| event.map(|event| readable(event, waiting.as_ref())))
-        .boxed()
+    futures::stream::unfold(reader, |mut reader| async move {
+        let next = reader.next().await?;
+        Some((next, reader))
+    })
+    .boxed()
 }
 
-/// `event` when its data is a message toolhost can read (or it has none); else an event whose
-/// data is the error answer to the request it answers, if it can be told which.
-fn readable(event: Sse, waiting: Option<&RequestId>) -> Sse {
+/// `event` as the SDK takes it when its data is a message toolhost can read (or it has none);
+/// else an event whose data is the error answer to the request it answers, if it can be told
+/// which.
+fn readable(event: SseEvent, waiting: Option<&RequestId>) -> Sse {
+    let event = Sse {
+        event: event.event,
+        data: event.data,
+        id: event.id,
+        retry: event.retry,
+    };
     // An event without data (a stream's priming event, which only carries its id and the
     // retry time) is no message.
     let Some(data) = event.data.as_deref().filter(|d| !d.trim().is_empty()) else {
@@ -85,119 +92,74 @@ fn answered(
 
 struct EventReader {
     body: Body,
-    /// The bytes of the event under way (none of it passed on yet).
-    open: Vec<u8>,
-    /// The last bytes seen, to find a blank line split across two pieces.
-    tail: Vec<u8>,
-    /// Set while an event over the limit is read through: its scan and its size so far.
-    discarding: Option<(Envelope, usize)>,
+    /// The workspace's one event-stream parser, reading an event past the limit through.
+    parser: SseParser,
+    /// Set while an event past the limit is read through: the scan of its data so far.
+    scan: Option<Envelope>,
     waiting: Option<RequestId>,
+    /// Events read and not yet taken.
+    ready: VecDeque<Sse>,
     ended: bool,
 }
 
 impl EventReader {
-    /// The next whole events of the stream (possibly none yet), as bytes for the SSE parser;
-    /// `None` at its end.
-    async fn next_events(&mut self) -> Option<Result<bytes::Bytes, std::io::Error>> {
-        if self.ended {
-            return None;
-        }
-        let piece = match self.body.recv().await {
-            Some(Ok(piece)) => piece,
-            Some(Err(why)) => {
-                self.ended = true;
-                return Some(Err(std::io::Error::other(why)));
+    /// The next event of the stream; `None` at its end.
+    async fn next(&mut self) -> Option<Result<Sse, SseError>> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(Ok(event));
             }
-            None => {
-                self.ended = true;
-                // A last event without its blank line is still one, an unfinished one over the
-                // limit too.
-                let mut out = Vec::new();
-                self.finish_event(&mut out);
-                return (!out.is_empty()).then(|| Ok(bytes::Bytes::from(out)));
+            if self.ended {
+                return None;
             }
-        };
-        let mut out = Vec::new();
-        let mut rest = &piece[..];
-        while !rest.is_empty() {
-            let end = event_end(&self.tail, rest);
-            let (segment, after) = rest.split_at(end.unwrap_or(rest.len()));
-            self.take(segment);
-            if end.is_some() {
-                self.finish_event(&mut out);
+            let items = match self.body.recv().await {
+                Some(Ok(piece)) => match self.parser.feed(&piece) {
+                    Ok(items) => items,
+                    Err(e) => {
+                        self.ended = true;
+                        return Some(Err(SseError::Body(Box::new(e))));
+                    }
+                },
+                Some(Err(why)) => {
+                    self.ended = true;
+                    return Some(Err(SseError::Body(why.into())));
+                }
+                None => {
+                    self.ended = true;
+                    // An event past the limit cut by the end still answers whoever waits.
+                    self.parser.finish().into_iter().collect()
+                }
+            };
+            for item in items {
+                self.take(item);
             }
-            rest = after;
-        }
-        Some(Ok(bytes::Bytes::from(out)))
-    }
-
-    /// Adds bytes of the event under way.
-    fn take(&mut self, segment: &[u8]) {
-        self.tail.extend_from_slice(segment);
-        let keep = self.tail.len().saturating_sub(3);
-        self.tail.drain(..keep);
-        if let Some((envelope, bytes)) = &mut self.discarding {
-            envelope.feed(segment);
-            *bytes += segment.len();
-        } else if self.open.len() + segment.len() > MAX_MESSAGE_BYTES {
-            let mut envelope = Envelope::default();
-            envelope.feed(&self.open);
-            envelope.feed(segment);
-            let bytes = self.open.len() + segment.len();
-            self.open = Vec::new();
-            self.discarding = Some((envelope, bytes));
-        } else {
-            self.open.extend_from_slice(segment);
         }
     }
 
-    /// The event under way ended: passes it on, or the error answer in its place.
-    fn finish_event(&mut self, out: &mut Vec<u8>) {
-        self.tail.clear();
-        match self.discarding.take() {
-            None => out.append(&mut self.open),
-            Some((envelope, bytes)) => {
-                if let Some(id) = answered(&envelope, self.waiting.as_ref(), true) {
-                    let answer = serde_json::to_string(&unread_answer(id, &too_large(bytes)))
-                        .unwrap_or_default();
-                    out.extend_from_slice(b"data: ");
-                    out.extend_from_slice(answer.as_bytes());
-                    out.extend_from_slice(b"\n\n");
+    fn take(&mut self, item: SseItem) {
+        match item {
+            SseItem::Event(event) => {
+                let event = readable(event, self.waiting.as_ref());
+                self.ready.push_back(event);
+            }
+            SseItem::OversizedData(bytes) => {
+                self.scan.get_or_insert_with(Envelope::default).feed(&bytes);
+            }
+            // In the event's place, with its id and retry time: the stream resumes after it.
+            SseItem::OversizedEnd(event, bytes) => {
+                let scan = self.scan.take().unwrap_or_default();
+                if let Some(id) = answered(&scan, self.waiting.as_ref(), true) {
+                    let answer = unread_answer(id, &too_large(bytes));
+                    self.ready.push_back(Sse {
+                        event: event.event,
+                        data: serde_json::to_string(&answer).ok(),
+                        id: event.id,
+                        retry: event.retry,
+                    });
                 }
             }
         }
     }
-}
-
-/// Where in `piece` the first blank line (`\n\n` or `\n\r\n`) ends, counting the bytes seen
-/// just before it (`tail`, at most 3).
-fn event_end(tail: &[u8], piece: &[u8]) -> Option<usize> {
-    let mut joined = Vec::with_capacity(tail.len() + 3);
-    joined.extend_from_slice(tail);
-    joined.extend_from_slice(&piece[..piece.len().min(3)]);
-    let across = (0..joined.len()).find_map(|at| {
-        let rest = &joined[at..];
-        let len = if rest.starts_with(b"\n\n") {
-            2
-        } else if rest.starts_with(b"\n\r\n") {
-            3
-        } else {
-            return None;
-        };
-        let end = at + len;
-        (end > tail.len()).then(|| end - tail.len())
-    });
-    across.or_else(|| {
-        piece.windows(2).enumerate().find_map(|(at, w)| {
-            if w == b"\n\n" {
-                Some(at + 2)
-            } else if w == b"\n\r" && piece.get(at + 2) == Some(&b'\n') {
-                Some(at + 3)
-            } else {
-                None
-            }
-        })
-    })
 }
 
 #[cfg(test)]
@@ -222,15 +184,6 @@ mod tests {
 
     fn message(event: &Sse) -> ServerJsonRpcMessage {
         serde_json::from_str(event.data.as_deref().unwrap()).unwrap()
-    }
-
-    #[test]
-    fn a_blank_line_is_found_within_a_piece_and_across_two() {
-        assert_eq!(event_end(b"", b"data: 1\n\ndata: 2"), Some(9));
-        assert_eq!(event_end(b"1\n", b"\ndata"), Some(1));
-        assert_eq!(event_end(b"1\r\n", b"\r\nx"), Some(2));
-        assert_eq!(event_end(b"\n", b"\r\n"), Some(2));
-        assert_eq!(event_end(b"", b"data: 1\r\n"), None);
     }
 
     #[tokio::test]
@@ -263,6 +216,23 @@ mod tests {
             "{}",
             error.error.message
         );
+        assert!(matches!(message(&got[1]), JsonRpcMessage::Response(_)));
+    }
+
+    #[tokio::test]
+    async fn an_event_over_the_limit_keeps_its_id_and_bare_carriage_returns_end_events() {
+        let head = b"id: e7\rdata: {\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"t\":\"".to_vec();
+        let mut pieces = vec![head];
+        pieces.extend(std::iter::repeat_n(vec![b'x'; MAX_MESSAGE_BYTES / 4], 5));
+        pieces.push(b"\"}}\r\rdata: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\r\r".to_vec());
+        let got = all(pieces, None).await;
+        assert_eq!(got.len(), 2, "{got:?}");
+        // The stream resumes after the replaced event, not before it.
+        assert_eq!(got[0].id.as_deref(), Some("e7"));
+        let JsonRpcMessage::Error(error) = message(&got[0]) else {
+            panic!("{:?}", got[0])
+        };
+        assert_eq!(error.id, Some(NumberOrString::Number(4)));
         assert!(matches!(message(&got[1]), JsonRpcMessage::Response(_)));
     }
 

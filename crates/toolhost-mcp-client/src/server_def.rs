@@ -326,7 +326,7 @@ fn command_endpoint(
     cwd: Option<&str>,
     project: &Path,
 ) -> Result<Endpoint, String> {
-    let located = Located::of(&command, cwd, project)?;
+    let located = Located::of(&command, cwd, project).map_err(|e| e.to_string())?;
     Ok(Endpoint::Command {
         program: located.program,
         args: located.args,

@@ -27,12 +27,12 @@ pub struct Located {
 impl Located {
     /// Reads `command` (the program and its arguments as a list) and `cwd` (a folder inside the
     /// project, `.` when absent) against `project`; says what is wrong in words naming the field.
-    pub fn of(command: &[String], cwd: Option<&str>, project: &Path) -> Result<Self, String> {
+    pub fn of(command: &[String], cwd: Option<&str>, project: &Path) -> Result<Self, LocateError> {
         let Some((program, args)) = command.split_first() else {
-            return Err("`command` must list the program and its arguments".to_owned());
+            return Err(LocateError::NoCommand);
         };
         if program.trim().is_empty() {
-            return Err("`command` starts with an empty program name".to_owned());
+            return Err(LocateError::EmptyProgram);
         }
         let cwd_rel = cwd.unwrap_or(".");
         let cwd_path = Path::new(cwd_rel);
@@ -41,19 +41,16 @@ impl Located {
                 .components()
                 .any(|c| matches!(c, Component::ParentDir))
         {
-            return Err(format!(
-                "`cwd` {cwd_rel:?} must be a folder inside the project"
-            ));
+            return Err(LocateError::CwdOutside(cwd_rel.to_owned()));
         }
         // The program runs in `cwd`, so a project given as a relative path (`p`) would be
         // looked up again from inside it (`p/p/...`): every path is made absolute here, against
         // the folder the project was named from, whatever form its name took.
-        let project = std::path::absolute(project).map_err(|e| {
-            format!(
-                "the project folder {} has no absolute path: {e}",
-                project.display()
-            )
-        })?;
+        let project =
+            std::path::absolute(project).map_err(|source| LocateError::NoAbsolutePath {
+                project: project.to_owned(),
+                source,
+            })?;
         let program_path = Path::new(program);
         // A bare name is looked up on PATH; a path with a separator is relative to the project.
         let program = if program_path.components().count() > 1 && !program_path.is_absolute() {
@@ -67,6 +64,28 @@ impl Located {
             cwd: project.join(cwd_path),
         })
     }
+}
+
+/// Why a definition's `command` and `cwd` name no program to run, in words naming the field.
+#[derive(Debug, thiserror::Error)]
+pub enum LocateError {
+    /// `command` is empty.
+    #[error("`command` must list the program and its arguments")]
+    NoCommand,
+    /// `command` starts with an empty or blank name.
+    #[error("`command` starts with an empty program name")]
+    EmptyProgram,
+    /// `cwd` is absolute or climbs out of the project.
+    #[error("`cwd` {0:?} must be a folder inside the project")]
+    CwdOutside(String),
+    /// The project folder has no absolute path (the current folder is gone).
+    #[error("the project folder {} has no absolute path: {source}", project.display())]
+    NoAbsolutePath {
+        /// The project folder as it was named.
+        project: PathBuf,
+        /// Why it could not be made absolute.
+        source: std::io::Error,
+    },
 }
 
 /// Kills the process group `pgid` (SIGKILL).

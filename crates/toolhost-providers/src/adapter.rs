@@ -344,13 +344,14 @@ impl HttpModel {
                     "the stream ended before its end marker (cut)",
                 ));
             };
-            let events = parser.feed(&chunk).map_err(|e| {
+            let events = parser.feed_events(&chunk).map_err(|e| {
                 let what = format!("{} of the streamed answer", e.what);
                 too_large(api, &what, e.limit, "maxEventBytes")
             })?;
-            for event in events {
+            // An event with no data (only an id or a retry time) carries nothing of the answer.
+            for event in events.iter().filter(|e| e.data.is_some()) {
                 let done = reader
-                    .event(&event, &mut out, sink)
+                    .event(event, &mut out, sink)
                     .map_err(|e| e.map_message(|m| scrub(m, key)))?;
                 self.check_answer(out.size())?;
                 if done {

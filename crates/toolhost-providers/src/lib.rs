@@ -12,12 +12,13 @@
 //! [`ConfigError::BadSetting`] naming the field.
 //!
 //! ## Features
-//! - `http` (default): the HTTP adapters — [`HttpModel`], [`model_from_config`],
-//!   [`model_from_env`] and the [`sse`] parser — with hyper, rustls and tokio's networking.
+//! - `http` (default): the HTTP adapters — [`HttpModel`], [`model_from_config`] and
+//!   [`model_from_env`] — with hyper, rustls and tokio's networking.
 //! - Without it (`default-features = false`) the crate is the contract alone: the request,
 //!   response and error types, the [`Model`] trait, [`check_history`], model definitions
-//!   ([`ModelConfig`], [`ConfigError`]) and the [`ScriptedModel`]; it links no network or TLS
-//!   code. A program that runs threads without HTTP models depends on it this way.
+//!   ([`ModelConfig`], [`ConfigError`]), the [`ScriptedModel`], the HTTP client contract
+//!   ([`fetch`]) and the workspace's one server-sent events parser ([`sse`], which the MCP
+//!   client reads its servers' event streams with too); it links no network or TLS code. A program that runs threads without HTTP models depends on it this way.
 //!
 //! ## Contract
 //! - A model answers a [`ModelRequest`] (the conversation, the offered tools, `toolChoice`,
@@ -126,7 +127,9 @@
 //! ## HTTP client
 //! hyper 1 with hyper-util's pooled client, and rustls (ring, webpki roots) for TLS: the same
 //! hyper the server side shares through axum, HTTP/1.1 only, no cookie or compression layers,
-//! and no system OpenSSL. Server-sent events are parsed by [`sse`], not a library.
+//! and no system OpenSSL. Server-sent events are parsed by [`sse`]: the one parser of the
+//! workspace (bounded, every line ending, `id` and `retry`), not a library's, which holds an
+//! event of any size in memory and refuses fields it does not know.
 //!
 //! Proxies are honoured as curl honours them ([`ProxyConfig`]): `http_proxy`, `HTTPS_PROXY`,
 //! `ALL_PROXY` and `NO_PROXY` in either case, read when a model is built. The proxy applies to
@@ -173,7 +176,6 @@ mod responses;
 mod retry;
 mod scripted;
 mod secret;
-#[cfg(feature = "http")]
 pub mod sse;
 #[cfg(feature = "http")]
 mod transport;

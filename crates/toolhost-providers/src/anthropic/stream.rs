@@ -48,7 +48,7 @@ impl StreamReader for EventReader {
         sink: &DeltaSink,
     ) -> Result<bool, ModelError> {
         // Events arrive whole, so one that is not JSON was garbled on the way: worth a retry.
-        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
+        let data: Value = serde_json::from_str(event.text()).map_err(|e| {
             ModelError::new(
                 ModelApi::AnthropicMessages,
                 ModelErrorKind::Transient,
@@ -92,7 +92,7 @@ impl StreamReader for EventReader {
             "error" => {
                 return Err(stream_error(
                     ModelApi::AnthropicMessages,
-                    event.data.as_bytes(),
+                    event.text().as_bytes(),
                 ))
             }
             _ => {}

@@ -162,7 +162,7 @@ impl StreamReader for ChunkReader {
     ) -> Result<bool, ModelError> {
         // Events arrive whole, so a chunk that is not JSON was garbled on the way: worth a retry.
         // Call arguments come as objects in the chunk, so it is read exactly (`core::exact`).
-        let chunk: Value = exact::from_str(&event.data).map_err(|e| match e {
+        let chunk: Value = exact::from_str(event.text()).map_err(|e| match e {
             ExactJsonError::Json(e) => ModelError::new(
                 ModelApi::Gemini,
                 ModelErrorKind::Transient,
@@ -175,7 +175,7 @@ impl StreamReader for ChunkReader {
             ),
         })?;
         if chunk.get("error").is_some() {
-            return Err(stream_error(ModelApi::Gemini, event.data.as_bytes()));
+            return Err(stream_error(ModelApi::Gemini, event.text().as_bytes()));
         }
         self.chunk(&chunk, out, Some(sink)).map_err(|reason| {
             ModelError::new(

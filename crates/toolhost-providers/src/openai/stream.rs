@@ -28,7 +28,7 @@ impl StreamReader for ChunkReader {
         out: &mut Assembly,
         sink: &DeltaSink,
     ) -> Result<bool, ModelError> {
-        let data = event.data.trim();
+        let data = event.text().trim();
         if data == "[DONE]" {
             return Ok(true);
         }

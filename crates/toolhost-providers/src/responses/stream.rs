@@ -28,7 +28,7 @@ impl StreamReader for EventReader {
         out: &mut Assembly,
         sink: &DeltaSink,
     ) -> Result<bool, ModelError> {
-        let data = event.data.trim();
+        let data = event.text().trim();
         if data == "[DONE]" {
             return Ok(self.finished);
         }
@@ -88,7 +88,7 @@ impl StreamReader for EventReader {
                 let response = data.get("response").unwrap_or(&Value::Null);
                 return Err(stream_error(API, response.to_string().as_bytes()));
             }
-            "error" => return Err(stream_error(API, event.data.as_bytes())),
+            "error" => return Err(stream_error(API, event.text().as_bytes())),
             _ => {}
         }
         Ok(false)

@@ -140,7 +140,8 @@ impl ProcessActivity {
         };
         let def: Definition = serde_json::from_str(text)
             .map_err(|e| fail(format!("not a valid activity definition: {e}")))?;
-        let located = Located::of(&def.command, def.cwd.as_deref(), project).map_err(fail)?;
+        let located = Located::of(&def.command, def.cwd.as_deref(), project)
+            .map_err(|e| fail(e.to_string()))?;
         if def.timeout_ms == Some(0) {
             return Err(fail("`timeoutMs` must be greater than 0".to_owned()));
         }
