@@ -104,10 +104,7 @@ fn runtime(project: &Project, lead: Value) -> (Runtime, Arc<dyn Store>, Arc<Reco
             .parameters(json!({"type": "object", "properties": {}}))
             .handler(|_: Value, ctx| async move {
                 let state = ctx.get::<ThreadState>().unwrap();
-                state
-                    .notify_parent("halfway there")
-                    .await
-                    .map_err(ToolError::new)?;
+                state.notify_parent("halfway there").await?;
                 Ok::<_, ToolError>("told".to_owned())
             })
             .build()

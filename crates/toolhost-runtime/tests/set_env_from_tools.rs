@@ -68,8 +68,8 @@ async fn set_env_stores_a_secret_seen_from_the_next_step_and_passed_to_active_de
             .parameters(json!({"type": "object", "properties": {}}))
             .handler(|_: Value, ctx| async move {
                 let state = ctx.get::<ThreadState>().unwrap();
-                state.set_env("API_KEY", SECRET).map_err(ToolError::new)?;
-                state.set_env("BLANK", "").map_err(ToolError::new)?;
+                state.set_env("API_KEY", SECRET)?;
+                state.set_env("BLANK", "")?;
                 assert!(state.set_env("not a name", "x").is_err());
                 // The value this call just set is redacted from its own result.
                 Ok::<_, ToolError>(format!("remembered {SECRET}"))

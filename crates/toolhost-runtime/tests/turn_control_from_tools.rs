@@ -64,7 +64,7 @@ fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
                     _ => state
                         .force_turn(Side::A)
                         .map(|()| "the next turn is a's".to_owned())
-                        .map_err(ToolError::new),
+                        .map_err(ToolError::from),
                 }
             })
             .build()

@@ -13,22 +13,13 @@
 //! the answer is stored: the tool's result, which is, says what came of them; a call cut short
 //! by a crash while it waits is like any call cut short.
 
+use super::state_error::StateError;
 use super::{Runtime, ThreadState};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 pub use toolhost_mcp_client::ask::{Answering, AskKind};
-
-/// Why nobody can answer `kind` while a call runs, in one sentence.
-fn nobody_answers(kind: AskKind) -> &'static str {
-    match kind {
-
-        AskKind::Elicit => "no person can be asked while this call runs: a tool asks a person only in a call an MCP client made, whose client can answer elicitation",
-        AskKind::Sample => "no model can be asked while this call runs: a tool asks for a completion only in a call an MCP client made, whose client can answer sampling",
-        AskKind::Roots => "no caller's roots can be asked for while this call runs: a tool asks for them only in a call an MCP client made, whose client declared roots",
-    }
-}
 
 /// Who answers what the tools of a thread ask while they run.
 pub trait Answerer: Send + Sync {
@@ -118,7 +109,7 @@ impl ThreadState {
         message: &str,
         requested_schema: Value,
         key: Option<String>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, StateError> {
         let params = serde_json::json!({
             "mode": "form",
             "message": self.redactor().text(message),
@@ -129,13 +120,13 @@ impl ThreadState {
 
     /// Asks the model on the caller's side for a completion (`params` as MCP's
     /// `sampling/createMessage` takes them); the answer is `{role, content, model, stopReason}`.
-    pub async fn sample(&self, params: Value, key: Option<String>) -> Result<Value, String> {
+    pub async fn sample(&self, params: Value, key: Option<String>) -> Result<Value, StateError> {
         let params = self.redactor().json(params);
         self.ask(AskKind::Sample, key, params).await
     }
 
     /// Asks the caller for its roots; the answer is `{roots: [{uri, name?}]}`.
-    pub async fn roots(&self, key: Option<String>) -> Result<Value, String> {
+    pub async fn roots(&self, key: Option<String>) -> Result<Value, StateError> {
         self.ask(AskKind::Roots, key, serde_json::json!({})).await
     }
 
@@ -155,7 +146,7 @@ impl ThreadState {
         kind: AskKind,
         key: String,
         params: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, StateError> {
         let params = self.redactor().json(params);
         self.ask(kind, Some(key), params).await
     }
@@ -165,13 +156,13 @@ impl ThreadState {
         kind: AskKind,
         key: Option<String>,
         params: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, StateError> {
         let answerer = self
             .answerers
             .as_ref()
             .and_then(|a| a.of(self.thread_id(), self.call_id()));
         let Some(answerer) = answerer else {
-            return Err(nobody_answers(kind).to_owned());
+            return Err(StateError::NobodyAnswers(kind));
         };
         let answer = answerer.ask(kind, key, params);
         let abort = self.abort_signal().clone();
@@ -181,8 +172,8 @@ impl ThreadState {
             }
         };
         tokio::select! {
-            answer = answer => answer,
-            () = stopped => Err("the call was stopped while it waited for the answer".to_owned()),
+            answer = answer => answer.map_err(StateError::NotAnswered),
+            () = stopped => Err(StateError::StoppedWhileAsking),
         }
     }
 }

@@ -14,6 +14,7 @@
 use super::ownership::OwnerId;
 use super::request::RunRequest;
 use super::state::ThreadState;
+use super::state_error::StateError;
 use super::stop::Stop;
 use super::turns::Side;
 use super::{Runtime, RuntimeError};
@@ -76,9 +77,9 @@ impl RunControl {
     }
 
     /// Asks for the next turn to be `side`'s; refused on a thread with one side.
-    pub(crate) fn force_turn(&self, side: Side) -> Result<(), String> {
+    pub(crate) fn force_turn(&self, side: Side) -> Result<(), StateError> {
         if !self.dual {
-            return Err("forceTurn needs a dual_ai thread: this thread has one side".to_owned());
+            return Err(StateError::OneSide);
         }
         self.requests().forced = Some(side);
         Ok(())
@@ -174,7 +175,7 @@ impl ThreadState {
     /// and each of its active descendants that does not declare the name `scoped`, when this
     /// call's step is stored, and is seen by the calls of later steps; this call's result is
     /// already redacted of it. A name that is not a variable name is refused.
-    pub fn set_env(&self, name: &str, value: &str) -> Result<(), String> {
+    pub fn set_env(&self, name: &str, value: &str) -> Result<(), StateError> {
         let kind = if value.is_empty() {
             VariableKind::Text
         } else {
@@ -185,16 +186,19 @@ impl ThreadState {
 
     /// [`ThreadState::set_env`] with the variable's kind given (a text value is visible to
     /// prompts; a name any definition declares secret is stored as a secret whatever is given).
-    pub fn set_env_as(&self, name: &str, value: &str, kind: VariableKind) -> Result<(), String> {
+    pub fn set_env_as(
+        &self,
+        name: &str,
+        value: &str,
+        kind: VariableKind,
+    ) -> Result<(), StateError> {
         let valid = name
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!(
-                "setEnv: {name:?} is not a variable name (letters, digits and _, not starting with a digit)"
-            ));
+            return Err(StateError::NotAVariableName(name.to_owned()));
         }
         self.control().set_env(VariableValue {
             name: name.to_owned(),
@@ -206,7 +210,7 @@ impl ThreadState {
 
     /// Ends the current turn of a `dual_ai` session once this call's step is done, and gives
     /// the next turn to `side` (the spec's `forceTurn`); refused on a thread with one side.
-    pub fn force_turn(&self, side: Side) -> Result<(), String> {
+    pub fn force_turn(&self, side: Side) -> Result<(), StateError> {
         self.control().force_turn(side)
     }
 }

@@ -8,6 +8,7 @@
 //! URLs, without credentials in them; redirects are not followed (the tool gets the 3xx answer),
 //! so an allowed host cannot send a request elsewhere.
 
+use super::state_error::StateError;
 use super::Runtime;
 use std::sync::Arc;
 use toolhost_providers::fetch::{FetchRequest, FetchResponse, Fetcher};
@@ -75,8 +76,8 @@ impl FetchPolicy {
     }
 
     /// Whether `url` may be fetched; why not when it may not.
-    pub fn check(&self, url: &str) -> Result<(), String> {
-        let (host, port) = host_of(url)?;
+    pub fn check(&self, url: &str) -> Result<(), StateError> {
+        let (host, port) = host_of(url).map_err(StateError::BadUrl)?;
         let with_port = format!("{host}:{port}");
         let allowed = self.allowed.iter().any(|entry| {
             *entry == host
@@ -88,23 +89,20 @@ impl FetchPolicy {
         if allowed {
             return Ok(());
         }
-        Err(format!(
-            "fetch: {host} is not a host tools may reach; the project allows {}",
-            if self.allowed.is_empty() {
+        Err(StateError::HostNotAllowed {
+            host,
+            allowed: if self.allowed.is_empty() {
                 "none".to_owned()
             } else {
                 self.allowed.join(", ")
-            }
-        ))
+            },
+        })
     }
 
     /// Sends `request` if its URL is allowed.
-    pub async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, String> {
+    pub async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, StateError> {
         self.check(&request.url)?;
-        self.fetcher
-            .fetch(request)
-            .await
-            .map_err(|e| format!("fetch: {e}"))
+        self.fetcher.fetch(request).await.map_err(StateError::Fetch)
     }
 }
 

@@ -4,6 +4,7 @@
 //! hears from them explicitly).
 
 use super::state::ThreadState;
+use super::state_error::StateError;
 use super::subagent::{display_name, INSTANCE_KEY};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -23,18 +24,18 @@ impl ThreadState {
     /// the parent's next turn when its run is idle. Secrets are redacted from it. The same call
     /// sending the same message again (after a crash) queues it once. Refused on a thread
     /// that has no parent.
-    pub async fn notify_parent(&self, message: &str) -> Result<(), String> {
-        let failed = |e: StoreError| format!("notifyParent: {e}");
+    pub async fn notify_parent(&self, message: &str) -> Result<(), StateError> {
+        let failed = |source: StoreError| StateError::Store {
+            op: "notifyParent",
+            source,
+        };
         let thread = self
             .store()
             .thread(self.thread_id())
             .await
             .map_err(failed)?;
         let Some(parent) = thread.parent.clone() else {
-            return Err(format!(
-                "notifyParent: thread {} is not a sub-agent (it has no parent)",
-                self.thread_id()
-            ));
+            return Err(StateError::NoParent(self.thread_id().to_owned()));
         };
         let name = display_name(&thread).unwrap_or(&thread.agent);
         let content = self.redactor().text(&format!(

@@ -12,7 +12,7 @@
 //! whoever made the call, see [`crate::engine::Answerer`]).
 
 use crate::activity::state_ops::{optional_text, text, OpError, StateOp};
-use crate::engine::ThreadState;
+use crate::engine::{StateError, ThreadState};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -146,9 +146,9 @@ enum HostError {
     /// A thread-state operation failed.
     #[error(transparent)]
     Op(#[from] OpError),
-    /// Whoever answers the call (a fetch, a question) said no, or failed.
-    #[error("{0}")]
-    Refused(String),
+    /// What the tool asked of its thread (a fetch, a question) was refused, or failed.
+    #[error(transparent)]
+    State(#[from] StateError),
 }
 
 impl HostOp {
@@ -219,7 +219,7 @@ impl HostOp {
                     .map_err(OpError::from)?;
                 Value::String(written.as_str().to_owned())
             }
-            Self::Fetch(args) => fetch(state, args).await.map_err(HostError::Refused)?,
+            Self::Fetch(args) => fetch(state, args).await?,
             Self::Log { level, message } => {
                 state.log(&level, &message);
                 Value::Null
@@ -228,15 +228,9 @@ impl HostOp {
                 message,
                 schema,
                 key,
-            } => state
-                .elicit(&message, schema, key)
-                .await
-                .map_err(HostError::Refused)?,
-            Self::Sample { request, key } => state
-                .sample(request, key)
-                .await
-                .map_err(HostError::Refused)?,
-            Self::Roots { key } => state.roots(key).await.map_err(HostError::Refused)?,
+            } => state.elicit(&message, schema, key).await?,
+            Self::Sample { request, key } => state.sample(request, key).await?,
+            Self::Roots { key } => state.roots(key).await?,
             Self::RunCode(code) => {
                 serde_json::to_value(state.run_code(code).await).map_err(OpError::from)?
             }
@@ -273,9 +267,9 @@ async fn answer(
 
 /// A tool's `fetch`: `{url, method, headers: [[name, value]], body?: base64}` through the
 /// runtime's fetch policy; the answer as `{status, statusText, headers, text, base64}`.
-async fn fetch(state: &ThreadState, args: Value) -> Result<Value, String> {
+async fn fetch(state: &ThreadState, args: Value) -> Result<Value, HostError> {
     let Some(policy) = state.fetch_policy() else {
-        return Err("fetch is not available to this tool: the project allows no host ([fetch] hosts in toolhost.toml)".to_owned());
+        return Err(StateError::NoFetch.into());
     };
     let headers = args
         .get("headers")
@@ -296,7 +290,7 @@ async fn fetch(state: &ThreadState, args: Value) -> Result<Value, String> {
         Some(b64) => Some(
             base64::engine::general_purpose::STANDARD
                 .decode(b64)
-                .map_err(|e| format!("fetch: the body is not base64: {e}"))?,
+                .map_err(StateError::BodyNotBase64)?,
         ),
         None => None,
     };
@@ -306,7 +300,7 @@ async fn fetch(state: &ThreadState, args: Value) -> Result<Value, String> {
             .and_then(Value::as_str)
             .unwrap_or("GET")
             .to_ascii_uppercase(),
-        url: text(&args, "url").map_err(|e| e.to_string())?.to_owned(),
+        url: text(&args, "url")?.to_owned(),
         headers,
         body,
     };

@@ -210,8 +210,12 @@ impl ImportedCall {
         let ask = ctx.get::<ThreadState>().cloned().map(|state| {
             Arc::new(move |kind, key, params| {
                 let state = state.clone();
-                Box::pin(async move { state.relay(kind, key, params).await })
-                    as crate::engine::Answering
+                Box::pin(async move {
+                    state
+                        .relay(kind, key, params)
+                        .await
+                        .map_err(|e| e.to_string())
+                }) as crate::engine::Answering
             }) as AskFn
         });
         let call = OutgoingCall {
