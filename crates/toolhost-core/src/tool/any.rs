@@ -357,8 +357,30 @@ impl AnyTool {
     }
 
     /// Validates and runs one call: every failure is returned as an error, never a panic.
-    pub async fn call(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, CallFailure> {
-        self.start(self.validate(args)?, ctx)?.await
+    /// The arguments are validated and the implementation started at once; what it does runs
+    /// when the returned future is polled.
+    pub fn call(&self, args: Value, ctx: ToolContext) -> Call<'_> {
+        match self.validate(args).and_then(|args| self.start(args, ctx)) {
+            Ok(running) => Call(Ok(running)),
+            Err(failure) => Call(Err(Some(failure))),
+        }
+    }
+}
+
+/// One call of a tool ([`AnyTool::call`]): the running implementation, or the failure that kept
+/// it from starting. A plain future rather than an `async fn`'s, so that a call holds no state
+/// machine of its own around the implementation's.
+pub struct Call<'a>(Result<Running<'a>, Option<CallFailure>>);
+
+impl Future for Call<'_> {
+    type Output = Result<ToolResult, CallFailure>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.0 {
+            Ok(running) => Pin::new(running).poll(cx),
+            Err(failure) => Poll::Ready(Err(failure
+                .take()
+                .expect("a call that failed to start is polled once"))),
+        }
     }
 }
 

@@ -11,7 +11,7 @@ mod dynamic;
 mod typed;
 mod unwind;
 
-pub use any::{AnyTool, CallFailure};
+pub use any::{AnyTool, Call, CallFailure};
 pub use context::{AbortSignal, ToolContext};
 pub use dynamic::DynamicTool;
 pub use typed::{IntoToolOutput, Json, NoArgs, Tool, ToolError, ToolOutput};
