@@ -1,56 +1,10 @@
 //! What a tool call knows about where it runs.
 
+use super::abort::AbortSignal;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
-
-/// A flag a caller raises to ask a running tool to stop; tools check it between steps.
-///
-/// It is raised in one of two ways: [`AbortSignal::abort`] (stop now: a person's stop; what
-/// runs outside the process, such as a program or a `runCode` run, is interrupted) or
-/// [`AbortSignal::abort_gracefully`] (stop after the operation under way: a server shutting
-/// down lets a running program finish). [`AbortSignal::is_aborted`] is true for both.
-#[derive(Debug, Clone, Default)]
-pub struct AbortSignal(Arc<AtomicU8>);
-
-/// Not raised.
-const CLEAR: u8 = 0;
-/// Raised: stop after the operation under way.
-const GRACEFUL: u8 = 1;
-/// Raised: stop now, interrupting the operation under way.
-const NOW: u8 = 2;
-
-impl AbortSignal {
-    /// A signal that is not raised.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Raises the signal for every clone: stop now.
-    pub fn abort(&self) {
-        self.0.store(NOW, Ordering::SeqCst);
-    }
-
-    /// Raises the signal for every clone, asking only that nothing new starts: the operation
-    /// under way may finish. A later [`AbortSignal::abort`] still interrupts it.
-    pub fn abort_gracefully(&self) {
-        let _ = self
-            .0
-            .compare_exchange(CLEAR, GRACEFUL, Ordering::SeqCst, Ordering::SeqCst);
-    }
-
-    /// Whether the signal has been raised (either way).
-    pub fn is_aborted(&self) -> bool {
-        self.0.load(Ordering::SeqCst) != CLEAR
-    }
-
-    /// Whether the signal asks to interrupt the operation under way ([`AbortSignal::abort`]).
-    pub fn is_interrupted(&self) -> bool {
-        self.0.load(Ordering::SeqCst) == NOW
-    }
-}
 
 /// The context of one tool call: its ids, its idempotency key, the abort signal, and values the
 /// embedding program or runtime attaches by type (thread state, clients, ...).

@@ -5,14 +5,16 @@
 //! any) must be inside the subset and at most seven levels deep, and is compiled once. After that
 //! a call costs one validation pass and one dispatch.
 
+mod abort;
 pub(crate) mod any;
 mod context;
 mod dynamic;
 mod typed;
 mod unwind;
 
+pub use abort::{AbortSignal, Raised};
 pub use any::{AnyTool, Call, CallFailure};
-pub use context::{AbortSignal, ToolContext};
+pub use context::ToolContext;
 pub use dynamic::DynamicTool;
 pub use typed::{IntoToolOutput, Json, NoArgs, Tool, ToolError, ToolOutput};
 

@@ -324,9 +324,6 @@ impl ProcessActivity {
 /// How long a program asked to stop (SIGTERM) has before its process group is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// How often a running program's call looks whether its run was asked to stop.
-const STOP_POLL: Duration = Duration::from_millis(50);
-
 enum Ended<T> {
     Done(Result<T, tokio::time::error::Elapsed>),
     Stopped,
@@ -335,9 +332,7 @@ enum Ended<T> {
 /// Completes when `abort` asks to interrupt; a graceful stop (a server shutting down) lets the
 /// program finish.
 async fn stop_asked(abort: &AbortSignal) {
-    while !abort.is_interrupted() {
-        tokio::time::sleep(STOP_POLL).await;
-    }
+    abort.interrupted().await
 }
 
 /// Makes a socket pair, sets the program up to find one end at [`STATE_FD`] (and says so in

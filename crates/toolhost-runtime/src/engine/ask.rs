@@ -18,7 +18,6 @@ use super::{Runtime, ThreadState};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 pub use toolhost_mcp_client::ask::{Answering, AskKind};
 
 /// Who answers what the tools of a thread ask while they run.
@@ -97,9 +96,6 @@ impl Runtime {
     }
 }
 
-/// How often a waiting question looks whether the call was stopped.
-const STOP_POLL: Duration = Duration::from_millis(50);
-
 impl ThreadState {
     /// Asks the person who made the call to fill in a form: `message` and `requested_schema`
     /// (MCP's flat object of strings, numbers, booleans and enums). The answer is
@@ -165,15 +161,9 @@ impl ThreadState {
             return Err(StateError::NobodyAnswers(kind));
         };
         let answer = answerer.ask(kind, key, params);
-        let abort = self.abort_signal().clone();
-        let stopped = async {
-            while !abort.is_aborted() {
-                tokio::time::sleep(STOP_POLL).await;
-            }
-        };
         tokio::select! {
             answer = answer => answer.map_err(StateError::NotAnswered),
-            () = stopped => Err(StateError::StoppedWhileAsking),
+            () = self.abort_signal().aborted() => Err(StateError::StoppedWhileAsking),
         }
     }
 }

@@ -4,16 +4,12 @@
 
 use super::{Runtime, ThreadState};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::Semaphore;
 use toolhost_core::tool::AbortSignal;
 use toolhost_sandbox::{RunCode, RunError, RunResult, Sandbox, SandboxError, SandboxLimits};
 
 /// How many runs may be in flight at once unless the embedding program says otherwise.
 pub const DEFAULT_MAX_RUNS_IN_FLIGHT: usize = 4;
-
-/// How often a waiting or running call looks at its abort signal, which is a flag, not a waker.
-const ABORT_POLL: Duration = Duration::from_millis(10);
 
 /// How many runs of each JavaScript tool file are kept prepared unless the embedding program
 /// says otherwise (see [`Runtime::set_warm_runtimes`]).
@@ -60,7 +56,7 @@ impl CodeRunner {
         let started = std::time::Instant::now();
         let slot = tokio::select! {
             slot = self.slots.clone().acquire_owned() => slot,
-            () = raised(abort) => return terminated(started, "the call was stopped before the code started"),
+            () = abort.interrupted() => return terminated(started, "the call was stopped before the code started"),
         };
         // The semaphore is never closed, so a slot always comes.
         let Ok(_slot) = slot else {
@@ -72,19 +68,12 @@ impl CodeRunner {
         };
         tokio::select! {
             result = &mut handle => result,
-            () = raised(abort) => {
+            () = abort.interrupted() => {
                 handle.terminate();
                 // The run ends at its next interrupt check and reports itself terminated.
                 handle.await
             }
         }
-    }
-}
-
-/// Resolves once `abort` asks to interrupt (a graceful stop lets the run finish).
-async fn raised(abort: &AbortSignal) {
-    while !abort.is_interrupted() {
-        tokio::time::sleep(ABORT_POLL).await;
     }
 }
 

@@ -16,14 +16,10 @@ use crate::engine::{StateError, ThreadState};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use toolhost_core::tool::AbortSignal;
 use toolhost_providers::fetch::FetchRequest;
 use toolhost_sandbox::{Host, RunCode, RunHandle, RunResult};
-
-/// How often a waiting call looks whether it was asked to stop at once.
-const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// One request from the run.
 pub(super) struct Request {
@@ -81,7 +77,7 @@ pub(super) async fn serve_while(
                 // The run may have ended meanwhile (terminated): nobody waits for the answer.
                 let _ = request.reply.send(answer);
             }
-            () = tokio::time::sleep(STOP_POLL), if !abort.is_interrupted() => {}
+            () = abort.interrupted(), if !abort.is_interrupted() => {}
         }
         if abort.is_interrupted() {
             terminator.terminate();

@@ -89,9 +89,6 @@ pub(super) fn child_id(parent: &str, call_id: &str) -> String {
     )
 }
 
-/// How often a parent's run waiting for its child looks whether it was asked to stop.
-const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
@@ -348,14 +345,9 @@ impl Runtime {
     ) -> Result<super::RunOutcome, RuntimeError> {
         let run = self.run_when_free(child);
         tokio::pin!(run);
-        let stopped = async {
-            while !abort.is_aborted() {
-                tokio::time::sleep(STOP_POLL).await;
-            }
-        };
         tokio::select! {
             outcome = &mut run => return outcome,
-            () = stopped => {}
+            () = abort.aborted() => {}
         }
         // The child is stopped the way the parent was: at once, or after its operation.
         if abort.is_interrupted() {

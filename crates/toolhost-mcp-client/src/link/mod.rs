@@ -5,6 +5,11 @@
 //! a thread whose variables give other values (another token) talks to it over a connection of
 //! its own, so that no thread's calls carry another's credentials.
 
+mod client_side;
+mod listing;
+mod rounds;
+mod stderr;
+
 use super::envelope::UNREAD_ANSWER_MARK;
 use super::http::FetcherClient;
 use super::oauth::{Authorizer, Vault};
@@ -12,26 +17,26 @@ use super::server_def::{fill, Endpoint, McpServerDef};
 use super::stdio::ChildTransport;
 use crate::ask::{Answering, AskKind};
 use crate::definition::definition_pin;
+use client_side::ClientSide;
+use listing::list_tools;
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    Implementation, InputRequiredResult, InputResponses, JsonObject, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerResult, Tool,
+    CancelledNotificationParam, ClientRequest, JsonObject, ProgressToken, ProtocolVersion,
+    ServerResult, Tool,
 };
-use rmcp::service::RequestContext;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::ErrorData;
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::ServiceExt;
+use rounds::{answers, capabilities_meta};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+pub(crate) use stderr::push_line;
+use stderr::read_stderr;
 use toolhost_core::tool::AbortSignal;
 use toolhost_providers::fetch::Fetcher;
 
@@ -42,10 +47,6 @@ pub const STDERR_LINES_KEPT: usize = 40;
 /// The most connections kept to one server at a URL (one per set of header values); the
 /// oldest is closed for a new one.
 pub const MAX_CONNECTIONS: usize = 8;
-/// The longest line of standard error kept, in bytes.
-const STDERR_LINE_BYTES: usize = 500;
-/// How often a call checks its thread's abort signal.
-const ABORT_POLL: Duration = Duration::from_millis(50);
 
 type Connection = RunningService<RoleClient, ClientSide>;
 
@@ -61,121 +62,6 @@ pub type AskFn = Arc<dyn Fn(AskKind, String, Value) -> Answering + Send + Sync>;
 
 /// The most `input_required` rounds one call goes before toolhost gives up on it.
 pub const MAX_INPUT_ROUNDS: usize = 16;
-
-/// What toolhost answers as an MCP client: it passes progress on to the call it belongs to,
-/// lists the tools again when the server says they changed, and passes a 2025-11-25 server's
-/// elicitation and sampling requests on to whoever made the call under way (see
-/// [`ClientSide::relay`]).
-#[derive(Clone)]
-struct ClientSide {
-    link: std::sync::Weak<ServerLink>,
-}
-
-impl ClientHandler for ClientSide {
-    /// toolhost by name, offering in `initialize` the last protocol version that has it
-    /// (2025-11-25; the stateless 2026-07-28 has no `initialize`, so offering it there would
-    /// name a version the handshake cannot be).
-    fn get_info(&self) -> ClientConfig {
-        // Declared once for the connection, which every thread's calls share: each request is
-        // answered only when the one call under way has someone to ask.
-        let mut capabilities = ClientCapabilities::default();
-        #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
-        {
-            capabilities.sampling = Some(Default::default());
-        }
-        capabilities.elicitation = Some(Default::default());
-        let mut info = ClientConfig::new(
-            capabilities,
-            Implementation::new("toolhost", env!("CARGO_PKG_VERSION")),
-        );
-        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
-        info
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let Some(link) = self.link.upgrade() else {
-            return;
-        };
-        let report = lock(&link.progress).get(&params.progress_token).cloned();
-        if let Some(report) = report {
-            report(params.progress, params.total, params.message);
-        }
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.relay(AskKind::Elicit, &request).await
-    }
-
-    #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        self.relay(AskKind::Sample, &params).await
-    }
-
-    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        let Some(link) = self.link.upgrade() else {
-            return;
-        };
-        match list_tools(&context.peer).await {
-            Ok(tools) => link.keep_listed(&tools),
-            Err(e) => link.note(format!("listing the tools again failed: {e}")),
-        }
-    }
-}
-
-impl ClientSide {
-    /// Puts a server's request (`params` of a request of `kind`) to whoever made the server's
-    /// call under way; the answer, as the request's result. A 2025-11-25 request does not say
-    /// which call it belongs to: with one call under way it is that call's; with none, or
-    /// several, it is refused, saying why.
-    async fn relay<Answer: serde::de::DeserializeOwned>(
-        &self,
-        kind: AskKind,
-        params: &impl serde::Serialize,
-    ) -> Result<Answer, ErrorData> {
-        let params = serde_json::to_value(params).unwrap_or_default();
-        let refuse = |why: String| ErrorData::invalid_request(why, None);
-        let link = self
-            .link
-            .upgrade()
-            .ok_or_else(|| refuse("toolhost is shutting down".to_owned()))?;
-        let (ask, key) = {
-            let asking = lock(&link.asking);
-            match asking.as_slice() {
-                [(_, ask, asked)] => {
-                    let n = asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    (ask.clone(), format!("{}-{}-{n}", link.def.name, kind.short()))
-                }
-                [] => return Err(refuse(format!("{} comes from no call of toolhost's under way: nobody can answer it", kind.method()))),
-                _ => return Err(refuse(format!("toolhost has several calls of this server under way and cannot tell which one {} belongs to", kind.method()))),
-            }
-        };
-        let Some(ask) = ask else {
-            return Err(refuse(format!(
-                "nobody can answer {} in the call under way",
-                kind.method()
-            )));
-        };
-        let answer = ask(kind, key, params).await.map_err(refuse)?;
-        serde_json::from_value(answer).map_err(|e| {
-            ErrorData::internal_error(
-                format!("the answer is no result of {}: {e}", kind.method()),
-                None,
-            )
-        })
-    }
-}
 
 /// A call under way: its id, who answers what the server asks within it, and how many
 /// questions it was asked.
@@ -609,36 +495,44 @@ impl ServerLink {
             Unregister(self.clone(), handle.progress_token.clone())
         });
         let answer = handle.await_response();
-        tokio::pin!(answer);
-        loop {
-            tokio::select! {
-                result = &mut answer => {
-                    // Refused for want of authorization: the server ran nothing.
-                    if let (Err(_), Some(why)) = (&result, self.refusal()) {
-                        return Err(CallError::NotSent(why));
-                    }
-                    return match result {
-                        Ok(answer) => Ok(answer),
-                        Err(rmcp::ServiceError::McpError(e)) if unread_answer(&e) => Err(CallError::Failed(e.message.to_string())),
-                        Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!("the server refused the call: {} (code {})", e.message, e.code.0))),
-                        Err(rmcp::ServiceError::Timeout { timeout }) => Err(CallError::TimedOut(timeout)),
-                        Err(rmcp::ServiceError::TransportClosed) => Err(CallError::Lost(match self.def.endpoint {
-                            Endpoint::Command { .. } => format!("the server exited while the call ran{}", self.said()),
-                            Endpoint::Url { .. } => "the connection to the server closed before it answered".to_owned(),
-                        })),
-                        Err(e) => Err(CallError::Lost(innermost(&e))),
-                    };
+        tokio::select! {
+            result = answer => {
+                // Refused for want of authorization: the server ran nothing.
+                if let (Err(_), Some(why)) = (&result, self.refusal()) {
+                    return Err(CallError::NotSent(why));
                 }
-                _ = tokio::time::sleep(ABORT_POLL) => {
-                    if abort.is_aborted() {
-                        let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
-                            Some(id),
-                            Some("the thread was stopped".to_owned()),
-                        ));
-                        let _ = peer.send_notification(cancelled.into()).await;
-                        return Err(CallError::Cancelled);
+                match result {
+                    Ok(answer) => Ok(answer),
+                    Err(rmcp::ServiceError::McpError(e)) if unread_answer(&e) => {
+                        Err(CallError::Failed(e.message.to_string()))
                     }
+                    Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Failed(format!(
+                        "the server refused the call: {} (code {})",
+                        e.message, e.code.0
+                    ))),
+                    Err(rmcp::ServiceError::Timeout { timeout }) => {
+                        Err(CallError::TimedOut(timeout))
+                    }
+                    Err(rmcp::ServiceError::TransportClosed) => {
+                        Err(CallError::Lost(match self.def.endpoint {
+                            Endpoint::Command { .. } => {
+                                format!("the server exited while the call ran{}", self.said())
+                            }
+                            Endpoint::Url { .. } => {
+                                "the connection to the server closed before it answered".to_owned()
+                            }
+                        }))
+                    }
+                    Err(e) => Err(CallError::Lost(innermost(&e))),
                 }
+            }
+            () = abort.aborted() => {
+                let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the thread was stopped".to_owned()),
+                ));
+                let _ = peer.send_notification(cancelled.into()).await;
+                Err(CallError::Cancelled)
             }
         }
     }
@@ -649,60 +543,6 @@ impl ServerLink {
             let _ = tokio::time::timeout(Duration::from_secs(2), connection.cancel()).await;
         }
     }
-}
-
-/// The request `_meta` declaring `answerable` as the client's capabilities, for a server that
-/// takes them per request (2026-07-28 on): those of whoever made the call replace the
-/// connection's (which say what toolhost can pass on at all).
-fn capabilities_meta(
-    peer: &rmcp::Peer<RoleClient>,
-    answerable: &[AskKind],
-) -> Option<rmcp::model::RequestMetaObject> {
-    let stateless = peer
-        .peer_info()
-        .is_some_and(|info| info.protocol_version.as_str() >= "2026-07-28");
-    // Even none: the connection's own (declared for 2025-11-25 relays) must not stand.
-    if !stateless {
-        return None;
-    }
-    serde_json::from_value(serde_json::json!({
-        "io.modelcontextprotocol/clientCapabilities": AskKind::capabilities(answerable),
-    }))
-    .ok()
-}
-
-/// The answers to what an `input_required` result asks, each put to `ask` under its key; the
-/// first that finds no answer fails the call, saying what the server asked.
-async fn answers(
-    asked: &InputRequiredResult,
-    ask: Option<&AskFn>,
-) -> Result<InputResponses, CallError> {
-    let mut answers = InputResponses::new();
-    for (key, request) in asked.input_requests.iter().flatten() {
-        let request = serde_json::to_value(request).unwrap_or_default();
-        let method = request["method"].as_str().unwrap_or_default();
-        let kind = match method {
-            "elicitation/create" => AskKind::Elicit,
-            "sampling/createMessage" => AskKind::Sample,
-            "roots/list" => AskKind::Roots,
-            _ => {
-                return Err(CallError::Failed(format!(
-                    "the server asked \"{key}\" with {method:?}, which is no request an MCP client answers"
-                )))
-            }
-        };
-        let answered = match ask {
-            Some(ask) => ask(kind, key.clone(), request["params"].clone()).await,
-            None => Err("nobody can answer it here".to_owned()),
-        };
-        let answer = answered.map_err(|why| {
-            CallError::Failed(format!(
-                "the server asked for input before it answers ({method}, \"{key}\"), which was not given: {why}"
-            ))
-        })?;
-        answers.insert(key.clone(), answer);
-    }
-    Ok(answers)
 }
 
 /// What went wrong at the bottom of an error's chain, without the SDK's own type names (its
@@ -736,136 +576,7 @@ impl Drop for Unregister {
     }
 }
 
-/// Reads a server's stderr to its end as bytes, keeping its last lines (as text, invalid
-/// UTF-8 replaced): whatever the server writes, the pipe stays open until it closes it, so the
-/// server never fails on a write to it. A line longer than is kept is read through and cut.
-async fn read_stderr(
-    stderr: impl tokio::io::AsyncRead + Unpin,
-    kept: Arc<Mutex<VecDeque<String>>>,
-) {
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        // At most one byte past the kept length is held; the rest of a long line is skipped.
-        match (&mut reader)
-            .take(STDERR_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        if line.last() != Some(&b'\n') && line.len() > STDERR_LINE_BYTES {
-            let mut rest = Vec::new();
-            loop {
-                rest.clear();
-                match (&mut reader)
-                    .take(64 << 10)
-                    .read_until(b'\n', &mut rest)
-                    .await
-                {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) if rest.last() == Some(&b'\n') => break,
-                    Ok(_) => {}
-                }
-            }
-        }
-        while matches!(line.last(), Some(b'\n' | b'\r')) {
-            line.pop();
-        }
-        push_line(&kept, String::from_utf8_lossy(&line).into_owned());
-    }
-}
-
-pub(super) fn push_line(kept: &Mutex<VecDeque<String>>, mut line: String) {
-    if line.len() > STDERR_LINE_BYTES {
-        let mut end = STDERR_LINE_BYTES;
-        while !line.is_char_boundary(end) {
-            end -= 1;
-        }
-        line.truncate(end);
-        line.push('…');
-    }
-    let mut kept = lock(kept);
-    if kept.len() == STDERR_LINES_KEPT {
-        kept.pop_front();
-    }
-    kept.push_back(line);
-}
-
 /// Whether `error` is toolhost's own, made in place of an answer it could not read.
 fn unread_answer(error: &rmcp::model::ErrorData) -> bool {
     error.data.as_ref().and_then(Value::as_str) == Some(UNREAD_ANSWER_MARK)
-}
-
-/// Every page of `tools/list`, up to [`MAX_LIST_PAGES`].
-async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Tool>, String> {
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    for _ in 0..MAX_LIST_PAGES {
-        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = peer.list_tools(params).await.map_err(|e| match e {
-            rmcp::ServiceError::McpError(e) if unread_answer(&e) => {
-                format!("tools/list failed: {}", e.message)
-            }
-            e => format!("tools/list failed: {}", innermost(&e)),
-        })?;
-        tools.extend(page.tools);
-        match page.next_cursor {
-            Some(next) if !next.is_empty() => cursor = Some(next),
-            _ => return unique(tools),
-        }
-    }
-    Err(format!(
-        "tools/list returned more than {MAX_LIST_PAGES} pages; the server's cursor may never end"
-    ))
-}
-
-/// `tools` when no two share a name: a server that lists one name twice leaves it unclear which
-/// definition a call would run, so none of its list is taken.
-fn unique(tools: Vec<Tool>) -> Result<Vec<Tool>, String> {
-    let mut seen = std::collections::HashSet::new();
-    match tools.iter().find(|t| !seen.insert(t.name.as_ref())) {
-        Some(twice) => Err(format!(
-            "tools/list names the tool {:?} more than once; toolhost cannot tell which \
-             definition a call would run, so it takes none of the server's tools",
-            twice.name
-        )),
-        None => Ok(tools),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn stderr_is_read_to_its_end_whatever_its_bytes() {
-        let kept = Arc::new(Mutex::new(VecDeque::new()));
-        let mut bytes = b"first\n\xff\xfe not text\n".to_vec();
-        bytes.extend_from_slice(&vec![b'x'; 100_000]);
-        bytes.extend_from_slice(b"\nlast words\n");
-        read_stderr(&bytes[..], kept.clone()).await;
-        let kept: Vec<String> = lock(&kept).iter().cloned().collect();
-        assert_eq!(kept.len(), 4, "{kept:?}");
-        assert_eq!(kept[0], "first");
-        assert_eq!(kept[1], "\u{fffd}\u{fffd} not text");
-        assert!(kept[2].starts_with("xxx") && kept[2].ends_with('…'));
-        assert!(kept[2].len() <= STDERR_LINE_BYTES + '…'.len_utf8());
-        assert_eq!(kept[3], "last words");
-    }
-
-    #[test]
-    fn a_tool_listed_twice_is_refused_by_name() {
-        let tool = |name: &str| {
-            serde_json::from_value::<Tool>(serde_json::json!({
-                "name": name, "inputSchema": {"type": "object"}
-            }))
-            .unwrap()
-        };
-        assert_eq!(unique(vec![tool("a"), tool("b")]).unwrap().len(), 2);
-        let refused = unique(vec![tool("a"), tool("b"), tool("a")]).unwrap_err();
-        assert!(refused.contains("\"a\" more than once"), "{refused}");
-    }
 }
