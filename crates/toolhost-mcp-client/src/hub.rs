@@ -85,9 +85,10 @@ impl McpHub {
         })
     }
 
-    /// Connects to every server and lists its tools, all at once; blocks until each has
-    /// answered or failed. Call it outside any async executor's worker (at load).
-    pub fn connect_all(&self) -> BTreeMap<String, Result<Vec<Tool>, String>> {
+    /// Connects to every server and lists its tools, all at once; done when each has answered
+    /// or failed (each within its connect timeout). The connections are made on the hub's
+    /// thread whatever executor awaits this.
+    pub async fn connect_all(&self) -> BTreeMap<String, Result<Vec<Tool>, String>> {
         let pending: Vec<_> = self
             .servers
             .iter()
@@ -99,14 +100,14 @@ impl McpHub {
                 )
             })
             .collect();
-        pending
-            .into_iter()
-            .map(|(name, task)| {
-                let listed = futures_block_on(task)
-                    .unwrap_or_else(|e| Err(format!("the connection task failed: {e}")));
-                (name, listed)
-            })
-            .collect()
+        let mut listed = BTreeMap::new();
+        for (name, task) in pending {
+            let tools = task
+                .await
+                .unwrap_or_else(|e| Err(format!("the connection task failed: {e}")));
+            listed.insert(name, tools);
+        }
+        listed
     }
 
     /// Makes `call` to `server`; runs on the hub's thread whatever executor awaits it.
@@ -140,26 +141,6 @@ impl McpHub {
     /// The server named `name`.
     pub fn server(&self, name: &str) -> Option<&Arc<ServerLink>> {
         self.servers.get(name)
-    }
-}
-
-/// Waits for a task of the hub's runtime from a thread that is not one of its workers.
-fn futures_block_on<F: std::future::Future>(future: F) -> F::Output {
-    // A plain park/unpark executor: the hub's own thread drives the task, this one only waits.
-    struct Unparker(std::thread::Thread);
-    impl std::task::Wake for Unparker {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Arc::new(Unparker(std::thread::current())).into();
-    let mut cx = std::task::Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return out;
-        }
-        std::thread::park();
     }
 }
 

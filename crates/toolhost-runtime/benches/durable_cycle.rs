@@ -428,13 +428,15 @@ fn run_thread(base: &Path, label: &str, n: usize, backend: Backend) -> ThreadRun
         );
     }
     let stamps = Arc::new(Mutex::new(Vec::with_capacity(n + 1)));
-    let mut rt = Runtime::load(&project.root, store.clone()).expect("load the project");
-    rt.register_tool(count_tool(stamps.clone()));
-    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let tokio_rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
+    let mut rt = tokio_rt
+        .block_on(Runtime::load(&project.root, store.clone()))
+        .expect("load the project");
+    rt.register_tool(count_tool(stamps.clone()));
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = tokio_rt
         .block_on(rt.start_thread("bench", "count for me"))
         .unwrap();

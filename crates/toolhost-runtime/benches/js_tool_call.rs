@@ -93,17 +93,17 @@ fn main() {
         &json!({"command": ["python3", "add.py"], "timeoutMs": 20000, "env": ["PATH"]}).to_string(),
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
-    let rt = Runtime::load(&root, store).unwrap();
-    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
-    let js = rt.tools().get("add").unwrap().clone();
-    let py = rt.tools().get("add_py").unwrap().clone();
-    let runs = knob("TOOLHOST_BENCH_RUNS", 200);
-    let process_runs = (runs / 5).max(10);
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
+    let rt = tokio.block_on(Runtime::load(&root, store)).unwrap();
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
+    let js = rt.tools().get("add").unwrap().clone();
+    let py = rt.tools().get("add_py").unwrap().clone();
+    let runs = knob("TOOLHOST_BENCH_RUNS", 200);
+    let process_runs = (runs / 5).max(10);
     let args = json!({"a": 2, "b": 40});
 
     // Back to back: each call finds its prepared run still preparing (the worst case).

@@ -103,15 +103,15 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     write_project(&dir);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.join("toolhost.db")).unwrap());
-    let mut rt = Runtime::load(&dir, store).unwrap();
-    rt.register_tool(trivial("echo"));
-    rt.register_tool(trivial("report"));
-    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let exec = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
+    let mut rt = exec.block_on(Runtime::load(&dir, store)).unwrap();
+    rt.register_tool(trivial("echo"));
+    rt.register_tool(trivial("report"));
+    assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let (mut plain, mut sub) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     exec.block_on(async {
         // Warm-up, then interleaved so both see the same moments of the disk.

@@ -123,10 +123,12 @@ struct Bench {
 }
 
 impl Bench {
-    fn new(project: &Path, store: SqliteStore) -> Self {
+    async fn new(project: &Path, store: SqliteStore) -> Self {
         let store = Arc::new(store);
         let stamps: Stamps = Arc::default();
-        let mut runtime = Runtime::load(project, store.clone()).expect("load the project");
+        let mut runtime = Runtime::load(project, store.clone())
+            .await
+            .expect("load the project");
         runtime.register_tool(count_tool(stamps.clone()));
         assert!(runtime.problems().is_empty(), "{:?}", runtime.problems());
         Self {
@@ -263,7 +265,7 @@ fn measure(
     let mut many = Vec::new();
     for r in 0..s.runs {
         // A fresh store for each run, so every run starts from the same database size.
-        let bench = Bench::new(project, open(r));
+        let bench = tokio_rt.block_on(Bench::new(project, open(r)));
         if r == 0 {
             // A warm-up thread.
             tokio_rt.block_on(bench.phase(1, s.cycles));

@@ -40,9 +40,9 @@ fn research_project() -> Project {
     ])
 }
 
-fn research_runtime(p: &Project) -> (Arc<Runtime>, Arc<dyn Store>, Arc<AtomicUsize>) {
+async fn research_runtime(p: &Project) -> (Arc<Runtime>, Arc<dyn Store>, Arc<AtomicUsize>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     let notes = Arc::new(AtomicUsize::new(0));
     let counter = notes.clone();
     rt.register_tool(
@@ -71,7 +71,7 @@ fn research_runtime(p: &Project) -> (Arc<Runtime>, Arc<dyn Store>, Arc<AtomicUsi
 #[tokio::test]
 async fn an_agent_called_as_a_tool_runs_in_its_own_thread_and_answers_once_per_call() {
     let p = research_project();
-    let (rt, store, notes) = research_runtime(&p);
+    let (rt, store, notes) = research_runtime(&p).await;
     let tool = Runtime::agent_as_tool(&rt, "researcher", AsToolOptions::default()).unwrap();
     assert_eq!(tool.name(), "researcher");
     assert_eq!(tool.definition().description, "Researches a question.");
@@ -110,7 +110,7 @@ async fn an_agent_called_as_a_tool_runs_in_its_own_thread_and_answers_once_per_c
 #[tokio::test]
 async fn an_agent_of_one_runtime_is_offered_to_another_runtimes_model() {
     let p = research_project();
-    let (research, research_store, _) = research_runtime(&p);
+    let (research, research_store, _) = research_runtime(&p).await;
     let options = AsToolOptions {
         name: Some("ask_research".into()),
         ..AsToolOptions::default()
@@ -143,7 +143,7 @@ async fn an_agent_of_one_runtime_is_offered_to_another_runtimes_model() {
         ),
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&boss.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&boss.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&boss.root, store.clone()).await.unwrap();
     rt.register_tool(tool);
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("boss", "go").await.unwrap();
@@ -162,7 +162,7 @@ async fn an_agent_of_one_runtime_is_offered_to_another_runtimes_model() {
 #[tokio::test]
 async fn an_agent_that_cannot_start_is_refused_when_it_is_wrapped() {
     let p = research_project();
-    let (rt, _, _) = research_runtime(&p);
+    let (rt, _, _) = research_runtime(&p).await;
     let error = Runtime::agent_as_tool(&rt, "nobody", AsToolOptions::default()).unwrap_err();
     assert!(error.to_string().contains("nobody"), "{error}");
 }

@@ -130,7 +130,7 @@ async fn the_tool_and_the_journal_see_the_tool_s_own_keys() {
         .unwrap();
 
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.register_model("wire", model);
     rt.register_tool(tool);
     let thread = rt.start_thread("a", "Vehicles of 2019?").await.unwrap();

@@ -67,8 +67,8 @@ fn pay_tool(ran: &Ran, description: &str) -> AnyTool {
         .unwrap()
 }
 
-fn runtime(root: &Path, store: Arc<dyn Store>, ran: &Ran) -> Runtime {
-    let mut rt = Runtime::load(root, store).unwrap();
+async fn runtime(root: &Path, store: Arc<dyn Store>, ran: &Ran) -> Runtime {
+    let mut rt = Runtime::load(root, store).await.unwrap();
     rt.register_tool(recording("log", "Logs.", ran).build().unwrap());
     rt.register_tool(pay_tool(ran, "Pays."));
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
@@ -111,7 +111,7 @@ async fn a_call_waits_durably_and_runs_once_approved_also_after_a_restart() {
     let project = new_project(SCRIPT);
     let ran: Ran = Default::default();
     let store = open(&project);
-    let rt = runtime(&project.root, store.clone(), &ran);
+    let rt = runtime(&project.root, store.clone(), &ran).await;
     let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
     // Running again without a decision changes nothing.
     assert!(matches!(
@@ -123,7 +123,7 @@ async fn a_call_waits_durably_and_runs_once_approved_also_after_a_restart() {
 
     // Another runtime on the same file (as after a restart) decides and continues.
     let store = open(&project);
-    let rt = runtime(&project.root, store.clone(), &ran);
+    let rt = runtime(&project.root, store.clone(), &ran).await;
     rt.decide(&thread, &request.call_id, Verdict::approve("alice"))
         .await
         .unwrap();
@@ -174,7 +174,7 @@ async fn a_denial_tells_the_model_the_message_or_the_policy_text() {
         let project = new_project(SCRIPT);
         let ran: Ran = Default::default();
         let store = open(&project);
-        let rt = runtime(&project.root, store.clone(), &ran);
+        let rt = runtime(&project.root, store.clone(), &ran).await;
         let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
         rt.decide(&thread, &request.call_id, Verdict::deny("bob", message))
             .await
@@ -190,7 +190,7 @@ async fn edited_arguments_are_validated_again_and_then_used() {
     let project = new_project(SCRIPT);
     let ran: Ran = Default::default();
     let store = open(&project);
-    let rt = runtime(&project.root, store.clone(), &ran);
+    let rt = runtime(&project.root, store.clone(), &ran).await;
     let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
     let mut bad = Verdict::approve("carol");
     bad.edited_arguments = Some(json!({"amount": 0}));
@@ -216,7 +216,7 @@ async fn a_decision_for_another_call_or_a_redefined_tool_is_refused() {
     let project = new_project(SCRIPT);
     let ran: Ran = Default::default();
     let store = open(&project);
-    let rt = runtime(&project.root, store.clone(), &ran);
+    let rt = runtime(&project.root, store.clone(), &ran).await;
     let (thread, request) = paused_at_pay(&rt, &store, &ran).await;
     // A decision named for a call that does not wait.
     assert!(rt
@@ -224,7 +224,7 @@ async fn a_decision_for_another_call_or_a_redefined_tool_is_refused() {
         .await
         .is_err());
     // The tool is redefined (its description changed) before anyone decides.
-    let mut rt = runtime(&project.root, store.clone(), &ran);
+    let mut rt = runtime(&project.root, store.clone(), &ran).await;
     rt.register_tool(pay_tool(&ran, "Pays, now to another bank."));
     let err = rt
         .decide(&thread, &request.call_id, Verdict::approve("eve"))
@@ -277,7 +277,7 @@ async fn a_handler_decides_at_once_and_an_always_decision_covers_later_calls() {
     );
     let ran: Ran = Default::default();
     let store = open(&project);
-    let mut rt = runtime(&project.root, store.clone(), &ran);
+    let mut rt = runtime(&project.root, store.clone(), &ran).await;
     let handler = Arc::new(AlwaysYes(Mutex::new(0)));
     rt.set_approval_handler(handler.clone());
     let thread = rt.start_thread("clerk", "pay twice").await.unwrap();
@@ -303,7 +303,7 @@ async fn the_model_learns_that_its_call_ran_with_arguments_edited_at_approval() 
         common::call_answer("w1", "pay", r#"{"amount": 50}"#),
         common::text_answer("Paid 20."),
     ]);
-    let (mut rt, store) = common::runtime_on(&project, model.clone());
+    let (mut rt, store) = common::runtime_on(&project, model.clone()).await;
     let ran: Ran = Default::default();
     rt.register_tool(pay_tool(&ran, "Pays."));
     let thread = rt.start_thread("a", "pay").await.unwrap();

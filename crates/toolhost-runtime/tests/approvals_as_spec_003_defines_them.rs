@@ -34,7 +34,7 @@ fn pay(runs: Arc<AtomicUsize>, policy: Option<Approval>) -> toolhost_core::AnyTo
     tool.build().unwrap()
 }
 
-fn runtime(
+async fn runtime(
     policy: Option<Approval>,
 ) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>, common::Project) {
     let project = one_prompt_project(&["pay"]);
@@ -44,7 +44,7 @@ fn runtime(
         call_answer("w2", "pay", r#"{"amount": 50}"#),
         text_answer("done"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     let runs = Arc::new(AtomicUsize::new(0));
     rt.register_tool(pay(runs.clone(), policy));
     (rt, store, runs, project)
@@ -62,7 +62,7 @@ fn result_text(store: &Arc<dyn Store>, thread: &str) -> String {
 
 /// Waits at the call, then records `verdict` and runs on; returns the call's result text.
 async fn decided(policy: Approval, verdict: Verdict) -> (String, ApprovalRequest) {
-    let (rt, store, _, _p) = runtime(Some(policy));
+    let (rt, store, _, _p) = runtime(Some(policy)).await;
     let thread = rt.start_thread("a", "pay").await.unwrap();
     let RunOutcome::Paused(Waiting::Approval(request)) = rt.run(&thread.id).await.unwrap() else {
         panic!("the call did not wait for approval")
@@ -138,7 +138,7 @@ impl ApprovalHandler for Handler {
 
 #[tokio::test]
 async fn a_requests_own_handler_wins_over_the_runtimes() {
-    let (mut rt, store, runs, _p) = runtime(Some(Approval::always()));
+    let (mut rt, store, runs, _p) = runtime(Some(Approval::always())).await;
     rt.set_approval_handler(Arc::new(Handler {
         approves: true,
         name: "runtime handler",
@@ -166,7 +166,7 @@ async fn a_requests_own_handler_wins_over_the_runtimes() {
 #[tokio::test]
 async fn a_policy_given_with_a_request_applies_to_that_request_only() {
     // The tool needs no approval of its own; the request asks for one.
-    let (rt, store, runs, _p) = runtime(None);
+    let (rt, store, runs, _p) = runtime(None).await;
     let thread = rt.start_thread("a", "pay").await.unwrap();
     let request = RunRequest::default().with_approval(
         "pay",
@@ -194,7 +194,7 @@ async fn a_policy_given_with_a_request_applies_to_that_request_only() {
 }
 
 async fn failing_policy(policy: Approval, part: &str) {
-    let (rt, store, runs, _p) = runtime(Some(policy));
+    let (rt, store, runs, _p) = runtime(Some(policy)).await;
     let thread = rt.start_thread("a", "pay").await.unwrap();
     let error = rt.run(&thread.id).await.unwrap_err();
     match &error {

@@ -13,8 +13,12 @@ use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::Role;
 
 /// A runtime whose `order` tool records the arguments it ran with.
-fn runtime(project: &Project, model: Arc<ListModel>, ran: &Arc<Mutex<Vec<Value>>>) -> Runtime {
-    let (mut rt, _store) = runtime_on(project, model);
+async fn runtime(
+    project: &Project,
+    model: Arc<ListModel>,
+    ran: &Arc<Mutex<Vec<Value>>>,
+) -> Runtime {
+    let (mut rt, _store) = runtime_on(project, model).await;
     let ran = ran.clone();
     rt.register_tool(
         DynamicTool::new("order", "Orders an item.")
@@ -48,7 +52,7 @@ async fn mended_arguments_are_stored_recorded_and_shown_to_the_model() {
         text_answer("Ordered."),
     ]);
     let ran = Arc::new(Mutex::new(Vec::new()));
-    let rt = runtime(&project, model.clone(), &ran);
+    let rt = runtime(&project, model.clone(), &ran).await;
     let thread = rt.start_thread("a", "three teas").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
@@ -105,7 +109,7 @@ async fn arguments_no_repair_can_mend_ask_the_model_again_and_never_run() {
         text_answer("Ordered two."),
     ]);
     let ran = Arc::new(Mutex::new(Vec::new()));
-    let rt = runtime(&project, model.clone(), &ran);
+    let rt = runtime(&project, model.clone(), &ran).await;
     let thread = rt.start_thread("a", "some tea").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 

@@ -49,9 +49,9 @@ fn project(blocking: bool, reported: Value) -> Project {
     ])
 }
 
-fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>) {
+async fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     rt.register_tool(
         DynamicTool::new("draw", "Draws a map into /out/map.txt.")
             .parameters(json!({"type": "object", "properties": {}}))
@@ -84,7 +84,7 @@ fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>) {
 #[tokio::test]
 async fn a_childs_session_files_reach_the_parent_under_paths_valid_in_its_file_system() {
     let p = project(true, json!(["/out/map.txt"]));
-    let (rt, store) = runtime(&p);
+    let (rt, store) = runtime(&p).await;
     let lead = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&lead.id).await.unwrap();
     let child = store.threads(Some(&lead.id)).unwrap().remove(0);
@@ -119,7 +119,7 @@ async fn a_childs_session_files_reach_the_parent_under_paths_valid_in_its_file_s
 #[tokio::test]
 async fn a_non_blocking_childs_files_are_named_in_the_message_it_delivers() {
     let p = project(false, json!(["/out/map.txt"]));
-    let (rt, store) = runtime(&p);
+    let (rt, store) = runtime(&p).await;
     let lead = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&lead.id).await.unwrap();
     let child = store.threads(Some(&lead.id)).unwrap().remove(0);
@@ -145,7 +145,7 @@ async fn a_non_blocking_childs_files_are_named_in_the_message_it_delivers() {
 #[tokio::test]
 async fn a_path_that_is_not_a_file_of_the_child_is_refused_and_nothing_is_passed_on() {
     let p = project(true, json!(["/out/missing.txt"]));
-    let (rt, store) = runtime(&p);
+    let (rt, store) = runtime(&p).await;
     let lead = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&lead.id).await.unwrap();
     let result = store

@@ -52,9 +52,9 @@ fn project(offer: Value, research_kind: &str) -> Project {
     Project::with_files(&files)
 }
 
-fn runtime(project: &Project) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
+async fn runtime(project: &Project) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     let notes = Arc::new(AtomicUsize::new(0));
     let counter = notes.clone();
     rt.register_tool(
@@ -83,7 +83,7 @@ fn runtime(project: &Project) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
 #[tokio::test]
 async fn a_blocking_sub_agent_runs_in_a_child_thread_and_its_session_result_answers_the_call() {
     let p = project(json!("research"), "dual_ai");
-    let (rt, store, notes) = runtime(&p);
+    let (rt, store, notes) = runtime(&p).await;
     let lead = rt.start_thread("lead", "find it").await.unwrap();
     let outcome = rt.run(&lead.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::Response));
@@ -138,7 +138,7 @@ async fn a_blocking_sub_agent_runs_in_a_child_thread_and_its_session_result_answ
 #[tokio::test]
 async fn a_sub_agent_is_offered_with_its_description_and_its_first_sides_arguments() {
     let p = project(json!("research"), "dual_ai");
-    let (mut rt, _store, _) = runtime(&p);
+    let (mut rt, _store, _) = runtime(&p).await;
     let lead_model = Recorded::new(json!([{"text": "nothing to do"}]));
     rt.register_model("lead", lead_model.clone());
     let lead = rt.start_thread("lead", "find it").await.unwrap();
@@ -152,7 +152,7 @@ async fn a_sub_agent_is_offered_with_its_description_and_its_first_sides_argumen
 
 /// The lines of the refusal to start a thread of `lead`; nothing may have been stored.
 async fn refusal(p: &Project) -> Vec<String> {
-    let (rt, store, _) = runtime(p);
+    let (rt, store, _) = runtime(p).await;
     let err = rt.start_thread("lead", "hi").await.unwrap_err();
     assert!(store.threads(None).unwrap().is_empty());
     match err {
@@ -224,7 +224,7 @@ async fn sub_agents_nest_at_most_four_deep_and_the_call_past_that_is_an_error() 
         ("watcher.json", json!([{"text": "watched"}]).to_string()),
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     let root = rt.start_thread("deep", "dive").await.unwrap();
     rt.run(&root.id).await.unwrap();
 
@@ -260,7 +260,7 @@ async fn sub_agents_nest_at_most_four_deep_and_the_call_past_that_is_an_error() 
 #[tokio::test]
 async fn a_child_that_waits_for_a_person_answers_the_call_with_an_error_naming_it() {
     let p = project(json!("research"), "dual_ai");
-    let (mut rt, store, _) = runtime(&p);
+    let (mut rt, store, _) = runtime(&p).await;
     rt.register_tool(
         DynamicTool::new("note", "Takes a note, with approval.")
             .parameters(json!({"type": "object", "properties": {}}))

@@ -77,14 +77,14 @@ fn note_tool(name: &str, log: NoteLog) -> toolhost_core::AnyTool {
         .unwrap()
 }
 
-fn runtime(
+async fn runtime(
     project: &Project,
     store: Arc<dyn Store>,
     a: Arc<ListModel>,
     b: Arc<ListModel>,
     log: &NoteLog,
 ) -> Runtime {
-    let mut rt = Runtime::load(&project.root, store).unwrap();
+    let mut rt = Runtime::load(&project.root, store).await.unwrap();
     rt.register_tool(note_tool("take_note", log.clone()));
     rt.register_tool(note_tool("finish_interview", log.clone()));
     rt.register_model("interviewer_model", a);
@@ -124,7 +124,7 @@ async fn sides_take_turns_and_see_each_other_as_the_user() {
         text("Fewer fsyncs."),
     ]);
     let log = Arc::new(Mutex::new(Vec::new()));
-    let rt = runtime(&project, store.clone(), a.clone(), b.clone(), &log);
+    let rt = runtime(&project, store.clone(), a.clone(), b.clone(), &log).await;
     let thread = rt
         .start_thread("interview", "Interview about storage.")
         .await
@@ -218,7 +218,7 @@ async fn a_stop_tool_ends_a_turn_and_a_failed_session_continues_where_it_was() {
     )
     .with_status(529))]);
     let log = Arc::new(Mutex::new(Vec::new()));
-    let rt = runtime(&project, store.clone(), a.clone(), b_failing.clone(), &log);
+    let rt = runtime(&project, store.clone(), a.clone(), b_failing.clone(), &log).await;
     let thread = rt.start_thread("interview", "Go.").await.unwrap();
     assert!(rt.run(&thread.id).await.is_err());
     assert_eq!(*log.lock().unwrap(), vec![(Side::A, 1, "q1".to_owned())]);
@@ -228,7 +228,7 @@ async fn a_stop_tool_ends_a_turn_and_a_failed_session_continues_where_it_was() {
     // turn 3 (which continues the interviewer's script), and ends there.
     let a2 = ListModel::new(a_script().split_off(2));
     let b = ListModel::new(vec![text("My answer.")]);
-    let rt = runtime(&project, store.clone(), a2.clone(), b.clone(), &log);
+    let rt = runtime(&project, store.clone(), a2.clone(), b.clone(), &log).await;
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::MaxSessionTurns(3)));
     assert_eq!(b.requests().len(), 1);

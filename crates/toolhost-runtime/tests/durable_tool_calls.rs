@@ -44,15 +44,19 @@ fn counting_tool(name: &str, idempotent: bool, runs: Arc<AtomicUsize>) -> toolho
         .unwrap()
 }
 
-fn runtime_without_check(root: &Path, store: Arc<dyn Store>, runs: &Arc<AtomicUsize>) -> Runtime {
-    let mut rt = Runtime::load(root, store).unwrap();
+async fn runtime_without_check(
+    root: &Path,
+    store: Arc<dyn Store>,
+    runs: &Arc<AtomicUsize>,
+) -> Runtime {
+    let mut rt = Runtime::load(root, store).await.unwrap();
     rt.register_tool(counting_tool("count", false, runs.clone()));
     rt.register_tool(counting_tool("count_idempotent", true, runs.clone()));
     rt
 }
 
-fn runtime(root: &Path, store: Arc<dyn Store>, runs: &Arc<AtomicUsize>) -> Runtime {
-    let mut rt = Runtime::load(root, store).unwrap();
+async fn runtime(root: &Path, store: Arc<dyn Store>, runs: &Arc<AtomicUsize>) -> Runtime {
+    let mut rt = Runtime::load(root, store).await.unwrap();
     rt.register_tool(counting_tool("count", false, runs.clone()));
     rt.register_tool(counting_tool("count_idempotent", true, runs.clone()));
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
@@ -70,7 +74,7 @@ async fn calls_run_in_order_and_failures_become_results_the_model_sees() {
     let project = new_project(SCRIPT);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
-    let rt = runtime(&project.root, store.clone(), &runs);
+    let rt = runtime(&project.root, store.clone(), &runs).await;
     let thread = rt.start_thread("helper", "count for me").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::Response));
@@ -157,7 +161,7 @@ async fn resume_after(tool: &str, journaled: bool) -> (String, usize) {
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
-    let rt = runtime(&project.root, store.clone(), &runs);
+    let rt = runtime(&project.root, store.clone(), &runs).await;
     let thread = rt.start_thread("helper", "go").await.unwrap();
     let id = crashed_reply(store.as_ref(), &thread.id, tool, journaled);
     assert_eq!(
@@ -207,7 +211,7 @@ async fn the_step_budget_ends_a_turn_that_never_stops_calling() {
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
-    let rt = runtime(&project.root, store.clone(), &runs);
+    let rt = runtime(&project.root, store.clone(), &runs).await;
     let thread = rt.start_thread("helper", "go").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
@@ -226,7 +230,7 @@ async fn stop_takes_effect_after_the_call_under_way_and_leaves_no_call_without_r
     .unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
-    let mut rt = runtime_without_check(&project.root, store.clone(), &runs);
+    let mut rt = runtime_without_check(&project.root, store.clone(), &runs).await;
     let started = Arc::new(tokio::sync::Notify::new());
     let signal = started.clone();
     rt.register_tool(
@@ -293,7 +297,7 @@ async fn parallel_calls_overlap_up_to_the_cap_and_results_keep_call_order() {
     .unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
     let runs = Arc::new(AtomicUsize::new(0));
-    let mut rt = runtime_without_check(&project.root, store.clone(), &runs);
+    let mut rt = runtime_without_check(&project.root, store.clone(), &runs).await;
     let active = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));
     let (a, p) = (active.clone(), peak.clone());

@@ -62,9 +62,9 @@ fn project(files: Value) -> Project {
     ])
 }
 
-fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>) {
+async fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     let empty = json!({"type": "object", "properties": {}});
     rt.register_tool(
         DynamicTool::new("save", "Saves a note.")
@@ -107,7 +107,7 @@ fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>) {
 #[tokio::test]
 async fn the_files_a_call_names_are_copied_into_the_child_and_named_in_its_first_message() {
     let p = project(json!(["/notes/a.txt"]));
-    let (rt, store) = runtime(&p);
+    let (rt, store) = runtime(&p).await;
     let lead = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&lead.id).await.unwrap();
 
@@ -147,7 +147,7 @@ async fn a_path_that_is_not_a_file_of_the_caller_is_refused_and_no_child_starts(
         ),
     ] {
         let p = project(files);
-        let (rt, store) = runtime(&p);
+        let (rt, store) = runtime(&p).await;
         let lead = rt.start_thread("lead", "go").await.unwrap();
         rt.run(&lead.id).await.unwrap();
         assert!(store.threads(Some(&lead.id)).unwrap().is_empty());

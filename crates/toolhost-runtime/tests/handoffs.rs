@@ -41,9 +41,9 @@ struct Setup {
     billing: Arc<Recorded>,
 }
 
-fn setup(p: &Project, front_turns: Value) -> Setup {
+async fn setup(p: &Project, front_turns: Value) -> Setup {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     let front = Recorded::new(front_turns);
     // The scripted model plays the turn after the replies it is shown: billing is first shown
     // front's call (turn 2), then, after the next message, none (turn 1).
@@ -68,7 +68,8 @@ async fn calling_an_ai_human_agent_hands_the_same_thread_over_with_its_history()
     let s = setup(
         &p,
         json!([{"toolCalls": [{"name": "billing", "arguments": {}}]}]),
-    );
+    )
+    .await;
     // The handoff is offered with the agent's description and no arguments.
     let thread =
         s.rt.start_thread("front", "is my invoice paid?")
@@ -122,7 +123,8 @@ async fn a_dual_ai_thread_cannot_be_handed_over_and_keeps_its_agent() {
     let s = setup(
         &p,
         json!([{"toolCalls": [{"name": "billing", "arguments": {}}]}, {"text": "ok then"}]),
-    );
+    )
+    .await;
     let thread = s.rt.start_thread("duo", "hello").await.unwrap();
     s.rt.run(&thread.id).await.unwrap();
     assert_eq!(s.store.thread(&thread.id).unwrap().agent, "duo");
@@ -140,7 +142,7 @@ async fn a_dual_ai_thread_cannot_be_handed_over_and_keeps_its_agent() {
 #[tokio::test]
 async fn a_handoff_entry_with_settings_is_refused_naming_the_file() {
     let p = project(json!({"name": "billing", "blocking": true}));
-    let s = setup(&p, json!([{"text": "unused"}]));
+    let s = setup(&p, json!([{"text": "unused"}])).await;
     let err = s.rt.start_thread("front", "hi").await.unwrap_err();
     let RuntimeError::Unsound { problems, .. } = err else {
         panic!("expected Unsound, got {err}");

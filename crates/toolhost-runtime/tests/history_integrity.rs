@@ -44,7 +44,7 @@ impl Middleware for Scrambler {
 async fn a_broken_request_is_mended_without_inventing_a_success() {
     let project = one_prompt_project(&["ping"]);
     let model = ListModel::new(vec![call_answer("w1", "ping", "{}"), text_answer("done")]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(ping_tool());
     rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Scrambler));
     let thread = rt.start_thread("a", "ping it").await.unwrap();
@@ -117,7 +117,7 @@ async fn a_fault_that_stays_is_mended_every_time_and_recorded_once() {
         call_answer("w2", "ping", "{}"),
         text_answer("done"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(ping_tool());
     rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Stray));
     let thread = rt.start_thread("a", "ping twice").await.unwrap();

@@ -68,12 +68,12 @@ struct Setup {
     _project: common::Project,
 }
 
-fn setup(
+async fn setup(
     answers: Vec<Result<toolhost_providers::ModelResponse, toolhost_providers::ModelError>>,
     approve_pay: bool,
 ) -> Setup {
     let project = one_prompt_project(&["pay", "refund", "fail"]);
-    let (mut rt, store) = runtime_on(&project, ListModel::new(answers));
+    let (mut rt, store) = runtime_on(&project, ListModel::new(answers)).await;
     let runs = Arc::new(AtomicUsize::new(0));
     let mut pay = DynamicTool::new("pay", "Pays.")
         .parameters(json!({"type": "object", "properties": {"amount": {"type": "integer"}}}))
@@ -124,7 +124,8 @@ async fn a_skipped_call_is_answered_with_the_hooks_reason_and_does_not_run() {
             text_answer("done"),
         ],
         false,
-    );
+    )
+    .await;
     let thread = s.rt.start_thread("a", "pay").await.unwrap();
     s.rt.run(&thread.id).await.unwrap();
     assert_eq!(
@@ -156,7 +157,8 @@ async fn the_hook_before_a_call_sees_it_after_the_approval_decision() {
             text_answer("done"),
         ],
         true,
-    );
+    )
+    .await;
     let thread = s.rt.start_thread("a", "pay").await.unwrap();
     s.rt.run(&thread.id).await.unwrap();
     assert!(
@@ -181,7 +183,8 @@ async fn a_hook_that_cancels_stops_the_run_and_the_thread_can_go_on() {
     let s = setup(
         vec![call_answer("w1", "refund", "{}"), text_answer("done")],
         false,
-    );
+    )
+    .await;
     let thread = s.rt.start_thread("a", "refund").await.unwrap();
     let error = s.rt.run(&thread.id).await.unwrap_err();
     assert!(
@@ -212,7 +215,8 @@ async fn a_hook_after_a_failure_may_end_the_run_and_the_failure_is_stored() {
     let s = setup(
         vec![call_answer("w1", "fail", "{}"), text_answer("done")],
         false,
-    );
+    )
+    .await;
     let thread = s.rt.start_thread("a", "fail").await.unwrap();
     let error = s.rt.run(&thread.id).await.unwrap_err();
     assert!(

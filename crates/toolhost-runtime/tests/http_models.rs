@@ -98,6 +98,7 @@ async fn a_thread_runs_on_an_openai_compatible_server() {
         store.clone(),
         &toolhost_providers::model_from_env,
     )
+    .await
     .unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
@@ -148,6 +149,7 @@ async fn a_model_whose_key_is_missing_names_the_variable() {
         store.clone(),
         &toolhost_providers::model_from_env,
     )
+    .await
     .unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
@@ -181,7 +183,9 @@ async fn a_factory_reads_keys_where_it_likes() {
             (name == "FROM_THE_VAULT").then(|| "sk-vault".to_owned())
         })
     };
-    let mut rt = Runtime::load_with(&project.root, store, &factory).unwrap();
+    let mut rt = Runtime::load_with(&project.root, store, &factory)
+        .await
+        .unwrap();
     rt.override_model("local").unwrap();
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 1);
@@ -196,7 +200,7 @@ async fn without_a_factory_an_http_model_loads_but_cannot_be_used() {
         json!({"provider": "openai-compatible", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"}),
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let err = rt.start_thread("a", "hi").await.unwrap_err();
@@ -218,6 +222,7 @@ async fn answers_with_a_nameless_call_are_asked_again_within_the_retry_bound_the
         store.clone(),
         &toolhost_providers::model_from_env,
     )
+    .await
     .unwrap();
     rt.register_tool(lookup());
     let thread = rt.start_thread("a", "What does hei mean?").await.unwrap();
@@ -265,7 +270,9 @@ async fn openai_speaks_responses_and_its_stored_reasoning_goes_back_before_the_c
     let factory = |config: &toolhost_providers::ModelConfig| {
         toolhost_providers::model_from_config(config, |_| Some("sk-vault".to_owned()))
     };
-    let mut rt = Runtime::load_with(&project.root, store.clone(), &factory).unwrap();
+    let mut rt = Runtime::load_with(&project.root, store.clone(), &factory)
+        .await
+        .unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("a", "What does hei mean?").await.unwrap();
@@ -302,7 +309,9 @@ async fn an_unknown_api_is_a_problem_naming_the_file_and_the_field() {
     let factory = |config: &toolhost_providers::ModelConfig| {
         toolhost_providers::model_from_config(config, |_| Some("sk".to_owned()))
     };
-    let rt = Runtime::load_with(&project.root, store, &factory).unwrap();
+    let rt = Runtime::load_with(&project.root, store, &factory)
+        .await
+        .unwrap();
     let problem = rt
         .problems()
         .into_iter()

@@ -59,9 +59,9 @@ struct Run {
     peeked: Arc<Mutex<Vec<Option<String>>>>,
 }
 
-fn runtime(p: &Project) -> Run {
+async fn runtime(p: &Project) -> Run {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     rt.set_secret_key(SecretKey::generate().unwrap());
     let peeked = Arc::new(Mutex::new(Vec::new()));
     let seen = peeked.clone();
@@ -125,7 +125,7 @@ fn immediate_offer() -> Value {
 #[tokio::test]
 async fn an_immediate_sub_agent_runs_before_the_first_model_step_and_once_per_thread() {
     let p = project(immediate_offer(), None);
-    let run = runtime(&p);
+    let run = runtime(&p).await;
     assert!(run.rt.problems().is_empty(), "{:?}", run.rt.problems());
     let values = vec![
         VariableValue::text("TEAM", "blue team"),
@@ -162,7 +162,7 @@ async fn an_immediate_sub_agent_runs_before_the_first_model_step_and_once_per_th
 #[tokio::test]
 async fn scoped_env_values_reach_the_childs_tools_and_never_a_model_a_message_or_a_file() {
     let p = project(immediate_offer(), None);
-    let run = runtime(&p);
+    let run = runtime(&p).await;
     let values = vec![
         VariableValue::text("TEAM", "blue team"),
         VariableValue::text("GOAL", "map the coast"),
@@ -212,7 +212,7 @@ async fn scoped_env_values_reach_the_childs_tools_and_never_a_model_a_message_or
 #[tokio::test]
 async fn immediate_true_starts_the_child_with_the_threads_first_message() {
     let p = project(json!({"name": "research", "immediate": true}), None);
-    let run = runtime(&p);
+    let run = runtime(&p).await;
     let lead = run.rt.start_thread("lead", "chart the bay").await.unwrap();
     run.rt.run(&lead.id).await.unwrap();
     let child = run.store.threads(Some(&lead.id)).unwrap().remove(0);
@@ -227,7 +227,7 @@ async fn an_immediate_agent_whose_first_side_takes_arguments_is_refused_naming_t
     let schema = json!({"type": "object", "properties": {"topic": {"type": "string"}},
         "required": ["topic"]});
     let p = project(json!({"name": "research", "immediate": true}), Some(schema));
-    let run = runtime(&p);
+    let run = runtime(&p).await;
     let err = run.rt.start_thread("lead", "go").await.unwrap_err();
     let RuntimeError::Unsound { problems, .. } = err else {
         panic!("expected Unsound, got {err}")

@@ -44,16 +44,16 @@ fn project() -> Project {
 }
 
 /// A runtime on `provider` at the replay server on `port`, with `pay` registered.
-fn runtime(
+async fn runtime(
     project: &Project,
     provider: &str,
     port: u16,
     tool: toolhost_core::AnyTool,
 ) -> (Runtime, Arc<dyn Store>) {
-    runtime_with(project, ModelConfig::new(provider, "m"), port, tool)
+    runtime_with(project, ModelConfig::new(provider, "m"), port, tool).await
 }
 
-fn runtime_with(
+async fn runtime_with(
     project: &Project,
     mut config: ModelConfig,
     port: u16,
@@ -72,7 +72,7 @@ fn runtime_with(
     config.retry.max_attempts = 1;
     let model = model_from_config(&config, |_| Some("sk-wire-test".to_owned())).unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.register_model("wire", model);
     rt.register_tool(tool);
     (rt, store)
@@ -116,7 +116,7 @@ async fn refused_on_openai(strict: bool) {
     let runs = Arc::new(AtomicUsize::new(0));
     let mut config = ModelConfig::new("openai", "m");
     config.strict = strict;
-    let (rt, store) = runtime_with(&project, config, port, pay(runs.clone(), "paid".into()));
+    let (rt, store) = runtime_with(&project, config, port, pay(runs.clone(), "paid".into())).await;
     let thread = rt.start_thread("a", "Pay it.").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
@@ -164,7 +164,7 @@ async fn a_streamed_gemini_call_with_an_integer_past_64_bits_fails_naming_where(
     let (port, _) = replay_server(vec![("text/event-stream", stream)]).await;
     let project = project();
     let runs = Arc::new(AtomicUsize::new(0));
-    let (rt, store) = runtime(&project, "gemini", port, pay(runs.clone(), "paid".into()));
+    let (rt, store) = runtime(&project, "gemini", port, pay(runs.clone(), "paid".into())).await;
     let thread = rt.start_thread("a", "Pay it.").await.unwrap();
     let err = rt.run(&thread.id).await.unwrap_err().to_string();
     assert!(
@@ -201,7 +201,7 @@ async fn a_tool_result_holding_an_integer_past_64_bits_goes_back_to_gemini_exact
     let project = project();
     let runs = Arc::new(AtomicUsize::new(0));
     let answer = format!("{{\"receipt\": {BIG}}}");
-    let (rt, _store) = runtime(&project, "gemini", port, pay(runs.clone(), answer.clone()));
+    let (rt, _store) = runtime(&project, "gemini", port, pay(runs.clone(), answer.clone())).await;
     let thread = rt.start_thread("a", "Pay them.").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),

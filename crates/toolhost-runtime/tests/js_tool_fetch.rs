@@ -107,7 +107,7 @@ async fn results_with(
     make: fn(&Network, Duration, usize) -> Result<HttpFetcher, String>,
 ) -> Vec<String> {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(root, store.clone()).unwrap();
+    let mut rt = Runtime::load(root, store.clone()).await.unwrap();
     if let Some(hosts) = allowed {
         let fetcher = make(&Network::direct(), Duration::from_secs(10), 1 << 20).unwrap();
         rt.set_fetch(hosts, Arc::new(fetcher));

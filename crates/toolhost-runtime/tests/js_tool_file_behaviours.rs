@@ -15,14 +15,14 @@ use std::sync::Arc;
 use toolhost_runtime::engine::Runtime;
 use toolhost_store::{Role, SqliteStore, Store};
 
-fn runtime(root: &Path) -> (Runtime, Arc<dyn Store>) {
+async fn runtime(root: &Path) -> (Runtime, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
-    (Runtime::load(root, store.clone()).unwrap(), store)
+    (Runtime::load(root, store.clone()).await.unwrap(), store)
 }
 
 /// The problem of the tool file `name`.
-fn problem(root: &Path, name: &str) -> String {
-    let (rt, _) = runtime(root);
+async fn problem(root: &Path, name: &str) -> String {
+    let (rt, _) = runtime(root).await;
     rt.problems()
         .iter()
         .find(|p| p.tool == name)
@@ -32,14 +32,14 @@ fn problem(root: &Path, name: &str) -> String {
 
 const HEAD: &str = "import { defineTool } from '@standardagents/spec';\nimport { z } from 'zod';\n";
 
-#[test]
-fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
+#[tokio::test]
+async fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
     let source = format!(
         "{HEAD}export default defineTool({{\n  description: 'x',\n  args: z.object({{ when: z.date() }}),\n  execute: async () => 'ok',\n}});\n"
     );
     let p = one_agent_project(&[("when.js", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(root, "when");
+    let said = problem(root, "when").await;
     assert!(
         said.contains("when.js")
             && said.contains("z.date")
@@ -51,15 +51,15 @@ fn zod_outside_the_subset_is_refused_naming_the_file_and_line() {
     );
     let p = one_agent_project(&[("mail.ts", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(root, "mail");
+    let said = problem(root, "mail").await;
     assert!(
         said.contains(".email()") && said.contains("mail.ts:5"),
         "{said}"
     );
 }
 
-#[test]
-fn an_unknown_field_or_a_missing_default_export_is_refused() {
+#[tokio::test]
+async fn an_unknown_field_or_a_missing_default_export_is_refused() {
     let unknown = format!(
         "{HEAD}export default defineTool({{ description: 'x', execute: async () => 'ok', retries: 3 }});\n"
     );
@@ -71,14 +71,14 @@ fn an_unknown_field_or_a_missing_default_export_is_refused() {
         &[],
     );
     let root = &p.root;
-    let said = problem(root, "unknown");
+    let said = problem(root, "unknown").await;
     assert!(said.contains("\"retries\" is not a field"), "{said}");
-    let said = problem(root, "none");
+    let said = problem(root, "none").await;
     assert!(said.contains("default"), "{said}");
 }
 
-#[test]
-fn imports_stay_inside_agents_and_a_helper_there_is_used() {
+#[tokio::test]
+async fn imports_stay_inside_agents_and_a_helper_there_is_used() {
     let helper = "export const shout = (s) => s.toUpperCase();\n";
     let uses = format!(
         "{HEAD}import {{ shout }} from '../lib/shout.js';\nexport default defineTool({{ description: 'x', args: z.object({{ s: z.string() }}), execute: async (state, args) => shout(args.s) }});\n"
@@ -96,7 +96,7 @@ fn imports_stay_inside_agents_and_a_helper_there_is_used() {
         &[json!({"name": "loud", "arguments": {"s": "hi"}})],
     );
     let root = &p.root;
-    let said = problem(root, "escape");
+    let said = problem(root, "escape").await;
     assert!(
         said.contains("../../outside.js") && said.contains("agents/"),
         "{said}"
@@ -108,35 +108,31 @@ fn imports_stay_inside_agents_and_a_helper_there_is_used() {
         format!("{HEAD}import {{ secret }} from '../lib/linked.js';\nexport default defineTool({{ description: 'x', execute: async () => String(secret) }});\n"),
     )
     .unwrap();
-    let said = problem(root, "linked");
+    let said = problem(root, "linked").await;
     assert!(
         said.contains("../lib/linked.js") && said.contains("outside"),
         "{said}"
     );
     std::fs::remove_file(root.join("agents/tools/linked.js")).unwrap();
-    let (rt, store) = runtime(root);
-    let rt_thread = tokio::runtime::Runtime::new().unwrap();
-    let texts = rt_thread.block_on(async {
-        let thread = rt.start_thread("a", "go").await.unwrap();
-        rt.run(&thread.id).await.unwrap();
-        tool_texts(&store, &thread.id)
-    });
-    assert_eq!(texts, vec!["HI"]);
+    let (rt, store) = runtime(root).await;
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    rt.run(&thread.id).await.unwrap();
+    assert_eq!(tool_texts(&store, &thread.id), vec!["HI"]);
 }
 
-#[test]
-fn typescript_that_cannot_be_erased_is_refused_with_its_line() {
+#[tokio::test]
+async fn typescript_that_cannot_be_erased_is_refused_with_its_line() {
     let source = format!(
         "{HEAD}enum Mode {{ Fast, Slow }}\nexport default defineTool({{ description: 'x', execute: async () => 'ok' }});\n"
     );
     let p = one_agent_project(&[("modes.ts", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(root, "modes");
+    let said = problem(root, "modes").await;
     assert!(said.contains("line 3") && said.contains("enum"), "{said}");
 }
 
-#[test]
-fn a_schema_deeper_than_seven_levels_is_refused_like_a_blueprint() {
+#[tokio::test]
+async fn a_schema_deeper_than_seven_levels_is_refused_like_a_blueprint() {
     let mut schema = "z.string()".to_owned();
     for _ in 0..8 {
         schema = format!("z.object({{ x: {schema} }})");
@@ -146,7 +142,7 @@ fn a_schema_deeper_than_seven_levels_is_refused_like_a_blueprint() {
     );
     let p = one_agent_project(&[("deep.js", &source)], &[], &[], &[]);
     let root = &p.root;
-    let said = problem(root, "deep");
+    let said = problem(root, "deep").await;
     assert!(said.contains("levels deep"), "{said}");
 }
 
@@ -176,7 +172,7 @@ async fn a_throw_a_wrong_result_and_a_missing_capability_are_error_results() {
         ],
     );
     let root = &p.root;
-    let (rt, store) = runtime(root);
+    let (rt, store) = runtime(root).await;
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let texts = tool_texts(&store, &thread.id);
@@ -220,7 +216,7 @@ async fn a_tool_file_reaches_its_threads_files_and_runcode_and_sees_a_stop() {
         &[json!({"name": "files", "arguments": {"text": "tide at six"}})],
     );
     let root = &p.root;
-    let (rt, store) = runtime(root);
+    let (rt, store) = runtime(root).await;
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let texts = tool_texts(&store, &thread.id);
@@ -276,7 +272,7 @@ async fn attachments_a_tool_file_returns_are_stored_in_the_threads_files() {
         &[json!({"name": "draw", "arguments": {}})],
     );
     let root = &p.root;
-    let (rt, store) = runtime(root);
+    let (rt, store) = runtime(root).await;
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let result = store
@@ -314,16 +310,18 @@ async fn a_tool_file_declares_its_annotations_and_reports_progress_live() {
         &["counts"],
         &[json!({"name": "counts", "arguments": {}})],
     );
-    let (rt, store) = runtime(&p.root);
+    let (rt, store) = runtime(&p.root).await;
     let def = rt.tools().get("counts").unwrap().definition().clone();
     assert!(def.idempotent);
     assert_eq!(def.hints.read_only, Some(true));
     assert_eq!(def.hints.open_world, Some(false));
     assert_eq!(def.hints.destructive, None);
     assert!(
-        problem(&p.root, "wrong").contains("/annotations/harmless"),
-        "{}",
         problem(&p.root, "wrong")
+            .await
+            .contains("/annotations/harmless"),
+        "{}",
+        problem(&p.root, "wrong").await
     );
 
     let thread = rt.start_thread("a", "go").await.unwrap();
@@ -365,7 +363,7 @@ async fn outside_a_served_call_elicit_sample_and_roots_say_nobody_can_answer() {
         &["asks"],
         &[json!({"name": "asks", "arguments": {}})],
     );
-    let (rt, store) = runtime(&p.root);
+    let (rt, store) = runtime(&p.root).await;
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let said = tool_texts(&store, &thread.id).join("");

@@ -29,7 +29,7 @@ fn temp_db() -> PathBuf {
 #[tokio::test]
 async fn the_spec_examples_load_with_the_schema_a_blueprint_would_hold() {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&temp_db()).unwrap());
-    let rt = Runtime::load(&example(), store).unwrap();
+    let rt = Runtime::load(&example(), store).await.unwrap();
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let weather = rt.tools().get("get_weather").unwrap().definition().clone();
     assert_eq!(
@@ -85,7 +85,7 @@ async fn the_spec_examples_run_in_a_thread_with_their_state() {
 async fn spec_examples_run(warm: usize) {
     let db = temp_db();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
-    let mut rt = Runtime::load(&example(), store.clone()).unwrap();
+    let mut rt = Runtime::load(&example(), store.clone()).await.unwrap();
     rt.set_warm_runtimes(warm);
     let thread = rt
         .start_thread("assistant", "Help me at the harbour.")

@@ -43,7 +43,7 @@ async fn a_latent_call_is_answered_by_the_output_the_model_wrote() {
         ),
         text_answer("It is positive."),
     ]);
-    let (rt, store) = runtime_on(&project, model.clone());
+    let (rt, store) = runtime_on(&project, model.clone()).await;
     // The tool file loaded (the only problem is the model, registered in code).
     assert!(rt
         .problems()

@@ -57,7 +57,7 @@ async fn malformed_answers_are_asked_again_and_never_stored_or_run() {
         call_answer("w1", "ping", "{}"),
         text_answer("pong it is"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     let runs = Arc::new(AtomicUsize::new(0));
     rt.register_tool(counted_ping(&runs));
     let thread = rt.start_thread("a", "ping").await.unwrap();
@@ -89,7 +89,7 @@ async fn the_run_fails_with_a_clear_error_once_the_attempts_are_used_up() {
     let project = one_prompt_project(&["ping"]);
     let nameless = || call_answer("w1", "", "{}");
     let model = ListModel::new((0..6).map(|_| nameless()).collect());
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(ping_tool());
     let thread = rt.start_thread("a", "ping").await.unwrap();
     let err = rt.run(&thread.id).await.unwrap_err();

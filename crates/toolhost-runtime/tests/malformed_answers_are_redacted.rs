@@ -53,7 +53,7 @@ async fn a_secret_a_malformed_answer_quotes_reaches_neither_the_log_nor_the_erro
     ] {
         let project = one_prompt_project(&["ping"]);
         let model = ListModel::new((0..4).map(|_| call_answer(id, name, "{}")).collect());
-        let (mut rt, _store) = runtime_on(&project, model);
+        let (mut rt, _store) = runtime_on(&project, model).await;
         rt.register_tool(ping_tool());
         rt.set_secret_key(SecretKey::generate().unwrap());
         let thread = rt

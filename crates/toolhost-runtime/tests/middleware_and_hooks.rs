@@ -89,9 +89,9 @@ impl Middleware for Recorder {
     }
 }
 
-fn project_runtime(project: &Project, ran: &Log) -> (Runtime, Arc<dyn Store>) {
+async fn project_runtime(project: &Project, ran: &Log) -> (Runtime, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     let r = ran.clone();
     rt.register_tool(
         DynamicTool::new("pay", "Pays.")
@@ -123,7 +123,7 @@ async fn agent_level_runs_before_prompt_level_and_approval_sees_the_changed_argu
     );
     let ran: Log = Default::default();
     let log: Log = Default::default();
-    let (mut rt, store) = project_runtime(&project, &ran);
+    let (mut rt, store) = project_runtime(&project, &ran).await;
     let mw = |label, scale| {
         Arc::new(Recorder {
             label,
@@ -223,7 +223,7 @@ async fn output_middleware_and_hooks_shape_results_and_a_failing_hook_changes_no
         let project = new_project(script);
         let ran: Log = Default::default();
         let log: Log = Default::default();
-        let (mut rt, store) = project_runtime(&project, &ran);
+        let (mut rt, store) = project_runtime(&project, &ran).await;
         rt.add_middleware(
             MiddlewareScope::AllAgents,
             Arc::new(Recorder {

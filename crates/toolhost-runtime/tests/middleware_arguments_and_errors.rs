@@ -128,15 +128,15 @@ fn pay_tool(runs: Arc<AtomicUsize>) -> toolhost_core::AnyTool {
         .unwrap()
 }
 
-fn runtime(
+async fn runtime(
     answers: Vec<Result<ModelResponse, toolhost_providers::ModelError>>,
 ) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>, common::Project) {
-    let (rt, store, runs, project, _) = runtime_and_model(answers);
+    let (rt, store, runs, project, _) = runtime_and_model(answers).await;
     (rt, store, runs, project)
 }
 
 /// [`runtime`], and its model (which keeps each request).
-fn runtime_and_model(
+async fn runtime_and_model(
     answers: Vec<Result<ModelResponse, toolhost_providers::ModelError>>,
 ) -> (
     Runtime,
@@ -147,7 +147,7 @@ fn runtime_and_model(
 ) {
     let project = one_prompt_project(&["pay"]);
     let model = ListModel::new(answers);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     let runs = Arc::new(AtomicUsize::new(0));
     rt.register_tool(pay_tool(runs.clone()));
     (rt, store, runs, project, model)
@@ -158,7 +158,8 @@ async fn each_callback_gets_the_value_now_the_original_the_turn_and_the_calls_id
     let (mut rt, store, runs, _p, model) = runtime_and_model(vec![
         call_answer("wire-1", "pay", r#"{"amount": 5}"#),
         text_answer("done"),
-    ]);
+    ])
+    .await;
     let (first, second) = (Seen::default(), Seen::default());
     rt.add_middleware(
         MiddlewareScope::AllAgents,
@@ -252,7 +253,8 @@ async fn failing(stage: &'static str) -> (RuntimeError, Arc<dyn Store>, String, 
     let (mut rt, store, runs, _p) = runtime(vec![
         call_answer("w1", "pay", r#"{"amount": 5}"#),
         text_answer("done"),
-    ]);
+    ])
+    .await;
     rt.set_secret_key(toolhost_runtime::variables::secrets::SecretKey::generate().unwrap());
     rt.add_middleware(MiddlewareScope::AllAgents, Arc::new(Fails { stage }));
     let thread = rt

@@ -32,7 +32,7 @@ async fn run_one_call(
 ) -> (Runtime, Arc<dyn Store>, String) {
     let name = tool.name().to_owned();
     let model = ListModel::new(vec![call_answer("w1", &name, "{}"), text_answer("done")]);
-    let (mut rt, store) = runtime_on(project, model);
+    let (mut rt, store) = runtime_on(project, model).await;
     rt.register_tool(tool);
     rt.set_secret_key(SecretKey::generate().unwrap());
     let thread = rt
@@ -350,7 +350,7 @@ async fn a_short_secret_is_redacted_in_clear_but_its_encodings_are_left_alone() 
     // 34373131, a number any hex dump may hold. Its clear and URL-encoded forms are redacted.
     let project = one_prompt_project(&["pin"]);
     let model = ListModel::new(vec![call_answer("w1", "pin", "{}"), text_answer("done")]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     rt.register_tool(
         DynamicTool::new("pin", "Shows the pin.")
             .parameters(json!({"type": "object", "properties": {}}))
@@ -390,7 +390,7 @@ async fn a_short_secret_in_an_images_base64_by_chance_leaves_the_image_whole() {
 
     let project = one_prompt_project(&["snap"]);
     let model = ListModel::new(vec![call_answer("w1", "snap", "{}"), text_answer("done")]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(
         DynamicTool::new("snap", "Takes a picture of the pin pad.")
             .parameters(json!({"type": "object", "properties": {}}))
@@ -453,7 +453,7 @@ async fn a_short_secret_in_an_images_base64_by_chance_leaves_the_image_whole() {
 async fn a_secret_a_person_pastes_into_a_message_is_redacted_before_it_is_stored() {
     let project = one_prompt_project(&["export"]);
     let model = ListModel::new(vec![text_answer("ok"), text_answer("ok again")]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(tool_returning("export", |_| ToolResult::success("-")));
     rt.set_secret_key(SecretKey::generate().unwrap());
     let thread = rt
@@ -492,7 +492,7 @@ async fn a_secret_a_person_types_into_a_denial_is_redacted_before_it_is_stored()
         call_answer("w1", "pay", "{\"amount\": 5}"),
         text_answer("understood"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     rt.register_tool(
         DynamicTool::new("pay", "Pays.")
             .parameters(json!({"type": "object", "properties": {"amount": {"type": "number"}}}))
@@ -551,7 +551,7 @@ async fn a_secret_middleware_puts_into_arguments_runs_but_is_stored_only_as_its_
         call_answer("w1", "pay", "{\"amount\": 5}"),
         text_answer("paid"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     let seen = Arc::new(Mutex::new(None::<Value>));
     let seen_by_tool = seen.clone();
     rt.register_tool(

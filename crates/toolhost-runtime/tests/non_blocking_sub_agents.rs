@@ -65,13 +65,13 @@ struct Gate {
 
 /// With `approve_notes`, every `note` call waits for a person's decision; with `slow_notes`,
 /// each waits at the gate.
-fn runtime_with(
+async fn runtime_with(
     project: &Project,
     approve_notes: bool,
     slow_notes: Option<Arc<Gate>>,
 ) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     let notes = Arc::new(AtomicUsize::new(0));
     let counter = notes.clone();
     let mut note = DynamicTool::new("note", "Takes a note.")
@@ -106,8 +106,11 @@ fn runtime_with(
     (rt, store, notes)
 }
 
-fn runtime(project: &Project, approve_notes: bool) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
-    runtime_with(project, approve_notes, None)
+async fn runtime(
+    project: &Project,
+    approve_notes: bool,
+) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
+    runtime_with(project, approve_notes, None).await
 }
 
 fn user_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
@@ -123,7 +126,7 @@ fn user_texts(store: &Arc<dyn Store>, thread: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_non_blocking_call_returns_a_reference_and_the_result_arrives_later_as_a_message() {
     let p = project(lead_script());
-    let (rt, store, notes) = runtime(&p, false);
+    let (rt, store, notes) = runtime(&p, false).await;
     let lead = rt.start_thread("lead", "find it").await.unwrap();
     let outcome = rt.run(&lead.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::Response));
@@ -174,7 +177,7 @@ async fn a_non_blocking_call_returns_a_reference_and_the_result_arrives_later_as
 #[tokio::test]
 async fn a_child_that_waited_for_a_person_delivers_its_result_when_its_own_run_ends() {
     let p = project(lead_script());
-    let (rt, store, notes) = runtime(&p, true);
+    let (rt, store, notes) = runtime(&p, true).await;
     let lead = rt.start_thread("lead", "find it").await.unwrap();
     rt.run(&lead.id).await.unwrap();
 
@@ -206,7 +209,7 @@ async fn a_child_that_waited_for_a_person_delivers_its_result_when_its_own_run_e
 async fn a_parent_run_cut_off_while_its_child_runs_picks_the_child_up_and_delivers_once() {
     let p = project(lead_script());
     let gate = Arc::new(Gate::default());
-    let (rt, store, notes) = runtime_with(&p, false, Some(gate.clone()));
+    let (rt, store, notes) = runtime_with(&p, false, Some(gate.clone())).await;
     let lead = rt.start_thread("lead", "find it").await.unwrap();
     // The run is dropped while the child's slow `note` runs: like a process that died.
     let cut = tokio::time::timeout(std::time::Duration::from_secs(60), async {
@@ -224,7 +227,7 @@ async fn a_parent_run_cut_off_while_its_child_runs_picks_the_child_up_and_delive
     assert_eq!(user_texts(&store, &lead.id).len(), 1);
 
     // The lead's next run finds the child, runs it to its end and takes its result up once.
-    let (rt, _, _) = runtime_with(&p, false, None);
+    let (rt, _, _) = runtime_with(&p, false, None).await;
     rt.run(&lead.id).await.unwrap();
     assert_eq!(store.thread(&child.id).unwrap().status, ThreadStatus::Done);
     let users = user_texts(&store, &lead.id);

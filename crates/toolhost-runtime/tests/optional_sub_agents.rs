@@ -50,9 +50,9 @@ fn project() -> Project {
     Project::with_files(&files)
 }
 
-fn runtime(project: &Project) -> (Runtime, Arc<dyn Store>) {
+async fn runtime(project: &Project) -> (Runtime, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     for (name, description) in [("report", "Reports."), ("note", "Notes.")] {
         rt.register_tool(
             DynamicTool::new(name, description)
@@ -75,7 +75,7 @@ fn flag_values(flag: Option<&str>) -> Vec<VariableValue> {
 /// RESEARCH_ON (or nothing); `note` always is.
 async fn shown_with(flag: Option<&str>) -> bool {
     let p = project();
-    let (mut rt, _store) = runtime(&p);
+    let (mut rt, _store) = runtime(&p).await;
     let lead_model = Recorded::new(json!([{"toolCalls": [{"name": "note", "arguments": {}}]},
         {"text": "done"}]));
     rt.register_model("lead", lead_model.clone());
@@ -98,7 +98,7 @@ async fn shown_with(flag: Option<&str>) -> bool {
 /// returns the call's result and how many children the lead has.
 async fn call_with(flag: Option<&str>) -> (String, usize) {
     let p = project();
-    let (mut rt, store) = runtime(&p);
+    let (mut rt, store) = runtime(&p).await;
     let lead_model = ListModel::new(vec![
         call_answer("c1", "research", r#"{"message": "what is it?"}"#),
         text_answer("the lead is done"),

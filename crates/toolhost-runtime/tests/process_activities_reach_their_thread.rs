@@ -44,9 +44,9 @@ fn project(program: &str, script: serde_json::Value) -> Project {
     ])
 }
 
-fn runtime(p: &Project) -> (Arc<Runtime>, Arc<dyn Store>) {
+async fn runtime(p: &Project) -> (Arc<Runtime>, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     (Arc::new(rt), store)
 }
@@ -93,7 +93,7 @@ async fn a_process_activity_uses_its_threads_values_files_events_and_queue() {
         {"text": "done"}
     ]);
     let p = project(VISIT, script);
-    let (rt, store) = runtime(&p);
+    let (rt, store) = runtime(&p).await;
     let thread = rt.start_thread("worker", "go").await.unwrap();
     assert_eq!(
         rt.run(&thread.id).await.unwrap(),
@@ -143,7 +143,7 @@ async fn stop_while_running(n: i64) -> (String, Duration) {
         program = program.replace("\"ignore\" in json.dumps(call[\"arguments\"])", "True");
     }
     let p = project(&program, script);
-    let (rt, store) = runtime(&p);
+    let (rt, store) = runtime(&p).await;
     let thread = rt.start_thread("worker", "go").await.unwrap();
     let run = {
         let rt = rt.clone();
@@ -206,7 +206,7 @@ async fn garbage_on_the_channel_gets_an_error_answer_and_the_call_completes() {
         {"text": "done"}
     ]);
     let p = project(GARBAGE, script);
-    let (rt, store) = runtime(&p);
+    let (rt, store) = runtime(&p).await;
     let thread = rt.start_thread("worker", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let answer: serde_json::Value =

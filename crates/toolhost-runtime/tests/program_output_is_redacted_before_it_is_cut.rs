@@ -57,7 +57,7 @@ fn leaking_project(program: &str, max_output_bytes: usize) -> Project {
 async fn run_leak(project: &Project) -> (Runtime, Arc<dyn Store>, String) {
     let model = ListModel::new(vec![call_answer("w1", "leak", "{}"), text_answer("done")]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.register_model("list", model);
     rt.set_secret_key(SecretKey::generate().unwrap());
     let thread = rt

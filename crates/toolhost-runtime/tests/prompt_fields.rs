@@ -56,7 +56,7 @@ async fn include_parts_put_the_other_prompts_text_and_variables_in_place() {
         )],
     );
     let model = ListModel::new(vec![text_answer("ok")]);
-    let (rt, _store) = runtime_on(&project, model.clone());
+    let (rt, _store) = runtime_on(&project, model.clone()).await;
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("a", "hi").await.unwrap();
     rt.run(&thread.id).await.unwrap();
@@ -87,7 +87,7 @@ async fn unknown_parts_fields_and_broken_includes_are_errors_naming_the_file() {
             ),
         ],
     );
-    let (rt, _store) = runtime_on(&project, ListModel::new(vec![]));
+    let (rt, _store) = runtime_on(&project, ListModel::new(vec![])).await;
     let problems = rt.problems();
     let of = |file: &str| -> String {
         problems
@@ -127,7 +127,7 @@ async fn include_past_tools_without_include_chat_is_refused() {
         json!({"toolDescription": "x", "model": "list", "prompt": "Hi.", "includePastTools": true}),
         &[],
     );
-    let (rt, _store) = runtime_on(&project, ListModel::new(vec![]));
+    let (rt, _store) = runtime_on(&project, ListModel::new(vec![])).await;
     let problems = rt.problems();
     assert!(
         problems
@@ -166,7 +166,7 @@ async fn recent_image_threshold_keeps_images_on_the_most_recent_messages_only() 
         call_answer("c2", "ping", "{}"),
         text_answer("seen"),
     ]);
-    let (mut rt, _store) = runtime_on(&project, model.clone());
+    let (mut rt, _store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(snap_tool());
     rt.register_tool(common::ping_tool());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
@@ -209,7 +209,7 @@ async fn two_turns(settings: Value) -> Vec<Vec<ChatMessage>> {
         text_answer("second answer"),
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store).unwrap();
+    let mut rt = Runtime::load(&project.root, store).await.unwrap();
     rt.register_model("list", model.clone());
     rt.register_tool(common::ping_tool());
     let thread = rt.start_thread("a", "q1").await.unwrap();
@@ -287,7 +287,7 @@ async fn a_dual_ai_side_sees_only_what_it_answers_unless_its_prompt_includes_the
     let a = ListModel::new(vec![text_answer("A1"), text_answer("A2")]);
     let b = ListModel::new(vec![text_answer("B1"), text_answer("B2")]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store).unwrap();
+    let mut rt = Runtime::load(&project.root, store).await.unwrap();
     rt.register_model("ma", a.clone());
     rt.register_model("mb", b.clone());
     let thread = rt.start_thread("d", "Talk.").await.unwrap();

@@ -43,7 +43,7 @@ fn prompt(tools: Value, extra: Value) -> Value {
 
 /// The lines of the refusal to start a thread of `a`; nothing may have been stored.
 async fn refusal(project: &Project) -> Vec<String> {
-    let (mut rt, store) = runtime_on(project, ListModel::new(vec![]));
+    let (mut rt, store) = runtime_on(project, ListModel::new(vec![])).await;
     rt.register_tool(ping_tool());
     let err = rt.start_thread("a", "hi").await.unwrap_err();
     assert!(store.threads(None).unwrap().is_empty());
@@ -183,7 +183,7 @@ async fn a_chain_of_prompt_tools_deeper_than_the_limit_is_refused_and_one_at_it_
         .map(|(n, p)| (n.as_str(), p.clone()))
         .collect();
     let p = project(json!(["p1"]), &refs);
-    let (rt, _store) = runtime_on(&p, ListModel::new(vec![]));
+    let (rt, _store) = runtime_on(&p, ListModel::new(vec![])).await;
     assert!(rt.check_agent("a").is_ok(), "{:?}", rt.check_agent("a"));
 
     let too_deep = chain(MAX_SUBPROMPT_DEPTH + 1);

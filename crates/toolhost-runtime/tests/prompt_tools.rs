@@ -20,7 +20,8 @@ async fn a_prompt_is_offered_with_its_name_tool_description_and_a_message_argume
         helper_prompt(json!({})),
         lead_calls(json!({"message": "find the key"})),
         helper_pings(),
-    );
+    )
+    .await;
     let (_, messages) = s.run().await;
     let offered = &s.lead.requests()[0].tools;
     let tool = offered.iter().find(|t| t.name == "helper").unwrap();
@@ -75,7 +76,8 @@ async fn required_schema_is_the_prompt_tools_arguments_and_their_json_is_the_fir
                {"toolCalls": [{"name": "helper", "arguments": {"city": "Oslo", "days": 2}}]},
                {"text": "thanks"}]),
         json!([{"text": "sunny"}]),
-    );
+    )
+    .await;
     let (_, messages) = s.run().await;
     let tool = s.lead.requests()[0]
         .tools
@@ -107,7 +109,8 @@ async fn include_text_response_false_leaves_the_answer_out() {
         helper_prompt(json!({})),
         lead_calls(json!({"message": "go"})),
         helper_pings(),
-    );
+    )
+    .await;
     let (_, messages) = s.run().await;
     let result: Value =
         serde_json::from_str(helper_result(&messages).content.as_deref().unwrap()).unwrap();
@@ -122,7 +125,8 @@ async fn include_tool_calls_returns_each_call_with_its_arguments_and_result() {
         helper_prompt(json!({})),
         lead_calls(json!({"message": "go"})),
         helper_pings(),
-    );
+    )
+    .await;
     let (_, messages) = s.run().await;
     let result: Value =
         serde_json::from_str(helper_result(&messages).content.as_deref().unwrap()).unwrap();
@@ -142,7 +146,7 @@ async fn include_errors_returns_the_failed_calls_of_the_sub_prompt() {
         lead_calls(json!({"message": "go"})),
         json!([{"toolCalls": [{"name": "fail", "arguments": {}}, {"name": "ping", "arguments": {}}]},
                {"text": "could not"}]),
-    );
+    ).await;
     let (_, messages) = s.run().await;
     let result = helper_result(&messages);
     // The sub-prompt handled its tool's failure and answered: the call itself succeeded.
@@ -165,7 +169,8 @@ async fn a_sub_prompt_that_uses_its_steps_without_answering_fails_the_call() {
         helper_prompt(json!({"maxSteps": 2})),
         lead_calls(json!({"message": "go"})),
         json!([{"toolCalls": [{"name": "ping", "arguments": {}}], "times": 5}]),
-    );
+    )
+    .await;
     let (_, messages) = s.run().await;
     let result = helper_result(&messages);
     assert_eq!(result.status, Some(ToolStatus::Error));
@@ -187,7 +192,8 @@ async fn init_user_message_property_picks_the_argument_that_starts_the_sub_promp
         helper_prompt(json!({"requiredSchema": schema})),
         lead_calls(json!({"question": "where is it?", "tone": "dry"})),
         json!([{"text": "here"}]),
-    );
+    )
+    .await;
     s.run().await;
     let first = &s.helper.requests()[0].messages;
     assert_eq!(first[1].content.as_deref(), Some("where is it?"));
@@ -208,7 +214,8 @@ async fn init_attachments_property_passes_files_of_the_thread_and_refuses_others
                     {"message": "read", "files": ["/attachments/notes.txt"]}}]},
                {"text": "thanks"}]),
         json!([{"text": "read it"}]),
-    );
+    )
+    .await;
     let thread = s.rt.start_thread("a", "start").await.unwrap();
     s.store
         .apply(

@@ -47,7 +47,7 @@ async fn provider_results_are_stored_before_their_reply_and_never_sent_back() {
         }),
         text_answer("You are welcome."),
     ]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     rt.register_tool(

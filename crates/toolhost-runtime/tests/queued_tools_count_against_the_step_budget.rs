@@ -49,7 +49,7 @@ async fn a_tool_that_queues_itself_stops_at_the_step_budget() {
         ("agents/tools/again.js", AGAIN.to_owned()),
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("a", "go").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();

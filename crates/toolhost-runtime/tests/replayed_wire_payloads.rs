@@ -65,7 +65,7 @@ async fn run_on(provider: &str, stream: &str, text: &str) -> Run {
     config.api_key_env = Some("WIRE_TEST_KEY".to_owned());
     let model = model_from_config(&config, |_| Some("sk-wire-test".to_owned())).unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.register_model("wire", model);
     rt.register_tool(get_weather());
     let mut live = rt.subscribe();

@@ -100,7 +100,9 @@ async fn a_tool_call_round_trip_works_against_an_independent_server() {
     let factory = |config: &toolhost_providers::ModelConfig| {
         toolhost_providers::model_from_config(config, |_| Some("sk-mock".to_owned()))
     };
-    let mut rt = Runtime::load_with(&project.root, store.clone(), &factory).unwrap();
+    let mut rt = Runtime::load_with(&project.root, store.clone(), &factory)
+        .await
+        .unwrap();
     rt.register_tool(lookup());
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("a", "What does hei mean?").await.unwrap();

@@ -73,9 +73,9 @@ fn project(entry: Value, worker: Value, critic: Value) -> Project {
 
 /// The runtime on `project`, with `report` and `remember` (which stores the arguments the
 /// instance was started with under `seen`) and the lead's model recording its requests.
-fn runtime(project: &Project, lead: Value) -> (Runtime, Arc<dyn Store>, Arc<Recorded>) {
+async fn runtime(project: &Project, lead: Value) -> (Runtime, Arc<dyn Store>, Arc<Recorded>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.set_secret_key(SecretKey::generate().unwrap());
     rt.register_tool(
         DynamicTool::new("report", "Reports.")
@@ -169,7 +169,7 @@ async fn an_instance_keeps_its_conversation_and_each_message_opens_a_new_session
     );
     let lead =
         json!([create("scout", "look at alpha"), message("scout", "now beta"), {"text": "done"}]);
-    let (rt, store, lead_model) = runtime(&p, lead);
+    let (rt, store, lead_model) = runtime(&p, lead).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::Response));
@@ -227,7 +227,7 @@ async fn once_max_instances_exist_subagent_create_is_no_longer_offered() {
         json!([{"text": "unused"}]),
     );
     let lead = json!([create("scout", "a"), message("scout", "b"), {"text": "done"}]);
-    let (rt, store, lead_model) = runtime(&p, lead);
+    let (rt, store, lead_model) = runtime(&p, lead).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let requests = lead_model.requests();
@@ -251,7 +251,7 @@ async fn a_create_past_max_instances_or_with_a_taken_name_or_no_name_is_refused(
         {"name": "subagent_create", "arguments": {"name": " ", "arguments": {"message": "y", "topic": "t"}}},
         {"name": "subagent_create", "arguments": {"name": "c", "arguments": {"message": "y"}}}
     ]});
-    let (rt, store, _) = runtime(&p, json!([two, {"text": "done"}]));
+    let (rt, store, _) = runtime(&p, json!([two, {"text": "done"}])).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let texts: Vec<String> = store
@@ -293,7 +293,7 @@ async fn messages_to_side_b_arrive_as_side_a_speaking_and_side_b_answers() {
         message("c", "check two"),
         {"text": "done"}
     ]);
-    let (rt, store, _) = runtime(&p, lead);
+    let (rt, store, _) = runtime(&p, lead).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let results = results(&store, &thread.id);
@@ -331,7 +331,7 @@ async fn implicit_non_blocking_instances_queue_each_session_result_to_the_parent
         {"text": "sent"},
         {"text": "all in"}
     ]);
-    let (rt, store, _) = runtime(&p, lead);
+    let (rt, store, _) = runtime(&p, lead).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let users = user_texts(&store, &thread.id);
@@ -355,7 +355,7 @@ async fn explicit_instances_reach_the_parent_only_through_notify_parent() {
         json!([{"text": "unused"}]),
     );
     let lead = json!([create("s", "one"), {"text": "started"}, {"text": "heard it"}]);
-    let (rt, store, _) = runtime(&p, lead);
+    let (rt, store, _) = runtime(&p, lead).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let users = user_texts(&store, &thread.id);
@@ -372,7 +372,7 @@ async fn a_notify_from_a_thread_without_a_parent_is_refused() {
         json!([{"text": "unused"}]),
     );
     let lead = json!([{"toolCalls": [{"name": "tell", "arguments": {}}]}, {"text": "ok"}]);
-    let (rt, store, _) = runtime(&p, lead);
+    let (rt, store, _) = runtime(&p, lead).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let result = store
@@ -408,7 +408,7 @@ async fn an_instance_missing_scoped_variables_waits_for_them_and_their_values_bo
         {"text": "asked for the key"},
         {"text": "got the result"}
     ]);
-    let (rt, store, _) = runtime(&p, lead);
+    let (rt, store, _) = runtime(&p, lead).await;
     let thread = rt.start_thread("lead", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 

@@ -86,7 +86,7 @@ async fn a_models_run_code_call_returns_the_value_and_the_logs() {
         call_answer("c1", "run_code", &code_call(source, json!([2, 3]))),
         text_answer("done"),
     ]);
-    let (rt, store) = runtime_on(&project, model.clone());
+    let (rt, store) = runtime_on(&project, model.clone()).await;
     let thread = rt.start_thread("a", "go").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert!(matches!(outcome, RunOutcome::Done(_)), "{outcome:?}");
@@ -119,7 +119,7 @@ async fn an_endless_loop_is_stopped_at_the_deadline_and_the_thread_goes_on() {
         ),
         text_answer("done"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     rt.set_code_limits(limits(Some(Duration::from_millis(200))), 2)
         .unwrap();
     let thread = rt.start_thread("a", "go").await.unwrap();
@@ -163,7 +163,7 @@ async fn a_stop_of_the_thread_terminates_a_running_run_code() {
         ),
         text_answer("never asked"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     // No deadline: only the stop can end the run.
     rt.set_code_limits(limits(None), 1).unwrap();
     let rt = Arc::new(rt);
@@ -235,7 +235,7 @@ async fn spans_of_twice(max_in_flight: usize) -> Vec<Vec<i64>> {
     let _shared = sharing_the_sandbox().await;
     let project = one_prompt_project(&["twice"]);
     let model = ListModel::new(vec![call_answer("t1", "twice", "{}"), text_answer("done")]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     rt.register_tool(twice_tool());
     rt.set_code_limits(SandboxLimits::default(), max_in_flight)
         .unwrap();
@@ -289,7 +289,7 @@ async fn a_secret_printed_by_code_is_not_stored() {
         call_answer("c1", "run_code", &code_call(source, json!([codes]))),
         text_answer("done"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     rt.set_secret_key(SecretKey::generate().unwrap());
     let thread = rt
         .start_thread_with("a", "go", vec![VariableValue::secret("TOKEN", SECRET)])
@@ -315,7 +315,7 @@ async fn a_project_tool_named_run_code_replaces_the_built_in() {
         ),
         text_answer("done"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = runtime_on(&project, model).await;
     rt.register_tool(
         DynamicTool::new("run_code", "The project's own.")
             .parameters(json!({"type": "object", "properties": {"source": {"type": "string"}, "args": {"type": "array"}}}))
@@ -356,7 +356,7 @@ async fn a_project_tool_file_named_run_code_replaces_the_built_in() {
         call_answer("c1", "run_code", &json!({"source": "x"}).to_string()),
         text_answer("done"),
     ]);
-    let (rt, store) = runtime_on(&project, model);
+    let (rt, store) = runtime_on(&project, model).await;
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let result = &results_of(&store, &thread.id, "run_code")[0];

@@ -26,7 +26,7 @@ fn tool(name: &str) -> toolhost_core::AnyTool {
 
 /// A runtime on a project whose agent `s` is `agent`, with prompts `pa` and `pb` offering the
 /// tools `finish`, `give_up` and `report`, on models `ma` and `mb`.
-fn runtime(
+async fn runtime(
     agent: Value,
     a: Arc<ListModel>,
     b: Arc<ListModel>,
@@ -41,7 +41,7 @@ fn runtime(
         ("agents/prompts/pb.json", prompt("mb")),
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     for name in ["finish", "give_up", "report"] {
         rt.register_tool(tool(name));
     }
@@ -59,7 +59,7 @@ async fn session_stop_ends_the_session_with_the_calls_message_and_attachments() 
     )]);
     let agent = json!({"type": "ai_human", "sideA": {"prompt": "pa",
         "sessionStop": {"name": "finish", "messageProperty": "text", "attachmentsProperty": "files"}}});
-    let (rt, store, _project) = runtime(agent, a.clone(), ListModel::new(vec![]));
+    let (rt, store, _project) = runtime(agent, a.clone(), ListModel::new(vec![])).await;
     let thread = rt.start_thread("s", "work").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(
@@ -84,7 +84,7 @@ async fn fail_session_tool_ends_a_dual_ai_session_as_failed_before_its_turns_run
     let agent = json!({"type": "dual_ai", "maxSessionTurns": 6,
         "sideA": {"prompt": "pa", "failSessionTool": "give_up"},
         "sideB": {"prompt": "pb"}});
-    let (rt, store, _project) = runtime(agent, a, b.clone());
+    let (rt, store, _project) = runtime(agent, a, b.clone()).await;
     let thread = rt.start_thread("s", "work").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(
@@ -111,7 +111,7 @@ async fn status_tool_publishes_the_latest_status_without_ending_anything() {
     ]);
     let agent = json!({"type": "ai_human", "sideA": {"prompt": "pa",
         "statusTool": {"name": "report", "messageProperty": "text"}}});
-    let (rt, _store, _project) = runtime(agent, a, ListModel::new(vec![]));
+    let (rt, _store, _project) = runtime(agent, a, ListModel::new(vec![])).await;
     let thread = rt.start_thread("s", "work").await.unwrap();
     assert_eq!(rt.session_status(&thread.id).await.unwrap(), None);
     let outcome = rt.run(&thread.id).await.unwrap();
@@ -144,7 +144,7 @@ async fn a_binding_and_its_older_name_together_or_a_malformed_binding_are_errors
         ),
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store).unwrap();
+    let mut rt = Runtime::load(&project.root, store).await.unwrap();
     rt.register_model("ma", ListModel::new(vec![]));
     let problems = rt.problems();
     let of = |name: &str| {

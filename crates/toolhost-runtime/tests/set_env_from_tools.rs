@@ -61,7 +61,7 @@ async fn set_env_stores_a_secret_seen_from_the_next_step_and_passed_to_active_de
     let p = project();
     let db = p.root.join("t.db");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     rt.set_secret_key(SecretKey::generate().unwrap());
     rt.register_tool(
         DynamicTool::new("remember", "Remembers the key.")

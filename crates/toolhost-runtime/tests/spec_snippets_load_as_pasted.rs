@@ -31,7 +31,7 @@ async fn a_snippet_without_its_imports_loads_and_runs() {
         &[call],
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let thread = rt.start_thread("a", "go").await.unwrap();
     rt.run(&thread.id).await.unwrap();
@@ -71,7 +71,7 @@ async fn spec_001s_variables_are_declared_and_read_with_state_env() {
         &[call],
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
     let declared = &rt
         .tools()
@@ -102,7 +102,7 @@ async fn a_declaration_that_is_not_one_is_refused_naming_the_field() {
                   variables: [{ name: 'A', type: 'password', required: true, description: '' }] });";
     let project = common::one_agent_project(&[("bad.js", source)], &[], &["bad"], &[]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&project.root, store).unwrap();
+    let rt = Runtime::load(&project.root, store).await.unwrap();
     let problems = format!("{:?}", rt.problems());
     assert!(problems.contains("variables"), "{problems}");
     assert!(problems.contains("bad.js"), "{problems}");
@@ -115,7 +115,7 @@ async fn an_unknown_field_is_reported_at_the_line_of_the_users_file() {
                   export default defineTool({\n  description: 'x',\n  colour: 'red',\n  execute: async () => 'x',\n});\n";
     let project = common::one_agent_project(&[("bad.js", source)], &[], &["bad"], &[]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&project.root, store).unwrap();
+    let rt = Runtime::load(&project.root, store).await.unwrap();
     let problems = format!("{:?}", rt.problems());
     assert!(
         problems.contains("\\\"colour\\\" is not a field"),

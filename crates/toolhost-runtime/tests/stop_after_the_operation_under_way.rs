@@ -42,7 +42,7 @@ async fn a_stop_while_a_tool_runs_ends_the_run_without_asking_the_model_again() 
         call_answer("w2", "ping", "{}"),
         text_answer("done"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     let started = Arc::new(Notify::new());
     let signal = started.clone();
     rt.register_tool(
@@ -147,7 +147,7 @@ impl Model for SlowModel {
 async fn a_reply_that_arrives_after_a_stop_is_not_stored_and_is_asked_for_again() {
     let project = one_prompt_project(&["ping"]);
     let slow = SlowModel::new(calls("ping"), text("done"));
-    let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new()));
+    let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new())).await;
     rt.register_model("list", slow.clone());
     rt.register_tool(ping_tool());
     let rt = Arc::new(rt);
@@ -208,7 +208,7 @@ async fn parallel_calls_that_did_not_start_before_a_stop_are_not_started_after_i
         }),
         text_answer("done"),
     ]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     let started = Arc::new(AtomicUsize::new(0));
     let count = started.clone();
     rt.register_tool(
@@ -261,7 +261,7 @@ async fn a_stop_between_refused_answers_ends_the_retries() {
     let project = one_prompt_project(&["ping"]);
     // Every answer is malformed (a call without a tool name).
     let slow = SlowModel::new(calls(""), calls(""));
-    let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new()));
+    let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new())).await;
     rt.register_model("list", slow.clone());
     rt.register_tool(ping_tool());
     let rt = Arc::new(rt);

@@ -60,7 +60,7 @@ fn project() -> Project {
 async fn stopping_a_parent_stops_its_running_child() {
     let p = project();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     let started = Arc::new(Notify::new());
     let signal = started.clone();
     rt.register_tool(

@@ -136,7 +136,7 @@ async fn a_secret_split_across_deltas_is_redacted_from_live_events_and_the_store
     let model = model_from_config(&config, |_| Some("sk-wire-test".to_owned())).unwrap();
     let db = project.root.join("t.db");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.register_model("wire", model);
     rt.register_tool(note_tool());
     rt.set_secret_key(SecretKey::generate().unwrap());

@@ -27,7 +27,8 @@ async fn an_approval_inside_a_sub_prompt_pauses_the_thread_and_the_call_gets_one
         helper_prompt(json!({"tools": ["guarded"]})),
         lead_calls(json!({"message": "go"})),
         json!([{"toolCalls": [{"name": "guarded", "arguments": {}}]}, {"text": "guarded ran"}]),
-    );
+    )
+    .await;
     let mut rt = s.rt;
     let runs = Arc::new(Mutex::new(0));
     let counter = runs.clone();
@@ -89,7 +90,8 @@ async fn a_secret_in_a_sub_prompt_is_redacted_like_anywhere_else() {
         helper_prompt(json!({"tools": ["leak"]})),
         lead_calls(json!({"message": format!("use {SECRET}")})),
         json!([{"toolCalls": [{"name": "leak", "arguments": {}}]}, {"text": "used it"}]),
-    );
+    )
+    .await;
     let mut rt = s.rt;
     rt.register_tool(
         DynamicTool::new("leak", "Returns the token.")
@@ -132,7 +134,8 @@ async fn prompt_path_grows_when_a_call_runs_inside_a_sub_prompt() {
                {"toolCalls": [{"name": "helper", "arguments": {"message": "go"}}]},
                {"text": "thanks"}]),
         json!([{"toolCalls": [{"name": "where", "arguments": {}}]}, {"text": "ok"}]),
-    );
+    )
+    .await;
     let rt = s.rt;
     let thread = rt.start_thread("a", "start").await.unwrap();
     rt.run(&thread.id).await.unwrap();
@@ -158,7 +161,7 @@ async fn a_stop_inside_a_sub_prompt_ends_it_and_the_call_gets_one_result_saying_
         lead_calls(json!({"message": "go"})),
         json!([{"toolCalls": [{"name": "wait", "arguments": {}}, {"name": "ping", "arguments": {}}]},
                {"text": "never"}]),
-    );
+    ).await;
     let mut rt = s.rt;
     let started = Arc::new(tokio::sync::Notify::new());
     let signal = started.clone();
@@ -220,7 +223,8 @@ async fn a_session_stop_in_the_reply_that_called_a_prompt_tool_ends_the_session_
         json!([{"toolCalls": [{"name": "helper", "arguments": {"message": "go"}},
                               {"name": "finish", "arguments": {"text": "all done"}}]}]),
         json!([{"toolCalls": [{"name": "guarded", "arguments": {}}]}, {"text": "ok"}]),
-    );
+    )
+    .await;
     let mut rt = s.rt;
     rt.register_tool(
         DynamicTool::new("guarded", "Needs approval.")
@@ -254,7 +258,8 @@ async fn a_prompt_tool_inside_a_sub_prompt_nests_one_level_deeper() {
         lead_calls(json!({"message": "go"})),
         json!([{"toolCalls": [{"name": "deep", "arguments": {"message": "deeper"}}]},
                {"text": "helper done"}]),
-    );
+    )
+    .await;
     std::fs::write(
         s.project.root.join("agents/prompts/deep.json"),
         json!({"toolDescription": "Goes deep.", "prompt": "Deep.", "model": "deep",
@@ -263,7 +268,9 @@ async fn a_prompt_tool_inside_a_sub_prompt_nests_one_level_deeper() {
     )
     .unwrap();
     // The project as it is now, with the models and tools of the setup.
-    let mut rt = Runtime::load(&s.project.root, s.store.clone()).unwrap();
+    let mut rt = Runtime::load(&s.project.root, s.store.clone())
+        .await
+        .unwrap();
     register_tools(&mut rt);
     let deep = Recorded::new(
         json!([{"toolCalls": [{"name": "where", "arguments": {}}]}, {"text": "deep done"}]),

@@ -88,7 +88,7 @@ fn slow_tool(gate: Option<&Arc<Gate>>, runs: &Arc<AtomicUsize>) -> AnyTool {
 /// A second runtime on the same database file, as a second process would have.
 fn second_runtime(project: &common::Project, model: Arc<ListModel>) -> Runtime {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store).unwrap();
+    let mut rt = block_on(Runtime::load(&project.root, store)).unwrap();
     rt.register_model("list", model);
     rt
 }
@@ -113,7 +113,7 @@ fn two_runtimes(answers: Vec<Result<ModelResponse, ModelError>>) -> Two {
     let model = ListModel::new(answers);
     let runs = Arc::new(AtomicUsize::new(0));
     let gate = Gate::new();
-    let (mut first, store) = runtime_on(&project, model.clone());
+    let (mut first, store) = block_on(runtime_on(&project, model.clone()));
     first.register_tool(slow_tool(Some(&gate), &runs));
     let mut second = second_runtime(&project, model.clone());
     second.register_tool(slow_tool(Some(&gate), &runs));
@@ -284,7 +284,7 @@ fn a_stop_from_another_runtime_reaches_the_owner() {
 fn an_expired_lease_is_taken_over_and_a_dead_owner_at_once() {
     let project = one_prompt_project(&[]);
     let model = ListModel::new(vec![text_answer("one"), text_answer("two")]);
-    let (rt, store) = runtime_on(&project, model);
+    let (rt, store) = block_on(runtime_on(&project, model));
     let thread = block_on(rt.start_thread("a", "go")).unwrap();
 
     // Another machine's run, which stopped renewing.
@@ -341,7 +341,7 @@ fn a_run_that_lost_its_lease_writes_nothing_more() {
     let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
     let runs = Arc::new(AtomicUsize::new(0));
     let gate = Gate::new();
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = block_on(runtime_on(&project, model));
     rt.register_tool(slow_tool(Some(&gate), &runs));
     let thread = block_on(rt.start_thread("a", "go")).unwrap();
 
@@ -413,7 +413,7 @@ fn a_stop_while_the_model_answers_leaves_no_call_of_unknown_outcome() {
     let list = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
     let runs = Arc::new(AtomicUsize::new(0));
     let gate = Gate::new();
-    let (mut rt, store) = runtime_on(&project, list.clone());
+    let (mut rt, store) = block_on(runtime_on(&project, list.clone()));
     rt.register_model(
         "list",
         Arc::new(SlowModel {
@@ -464,7 +464,7 @@ fn a_run_whose_lease_was_taken_over_in_its_own_process_cannot_write() {
     let model = ListModel::new(vec![call_answer("c1", "slow", "{}"), text_answer("done")]);
     let runs = Arc::new(AtomicUsize::new(0));
     let gate = Gate::new();
-    let (mut rt, store) = runtime_on(&project, model);
+    let (mut rt, store) = block_on(runtime_on(&project, model));
     rt.register_tool(slow_tool(Some(&gate), &runs));
     let thread = block_on(rt.start_thread("a", "go")).unwrap();
     // `slow` is not released: the first run's call ends when its lost lease raises its abort
@@ -535,7 +535,7 @@ fn variables_given_while_the_owner_runs_are_taken_up_when_it_asks_for_them() {
             .unwrap()
     };
     let gate = Gate::new();
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = block_on(runtime_on(&project, model.clone()));
     rt.register_tool(slow_tool(Some(&gate), &runs));
     rt.register_tool(regional.clone());
     let mut other = second_runtime(&project, model.clone());

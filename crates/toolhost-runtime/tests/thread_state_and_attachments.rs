@@ -83,7 +83,7 @@ async fn run(data: &'static str) -> (Arc<dyn Store>, String, PathBuf) {
         &["chart", "echo"],
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&root, store.clone()).await.unwrap();
     rt.register_tool(chart_tool(data));
     rt.register_tool(echo_tool());
     let thread = rt.start_thread("a", "draw").await.unwrap();
@@ -188,7 +188,7 @@ async fn a_tool_invokes_another_shares_the_run_context_and_sees_its_execution() 
         &["relay", "echo"],
     );
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&root, store.clone()).await.unwrap();
     rt.register_tool(echo_tool());
     rt.register_tool(
         DynamicTool::new("relay", "Asks echo, counts its runs in the run's context.")

@@ -29,7 +29,7 @@ async fn images_of_a_result_are_sent_with_it() {
             mime_type: "image/png".into(),
         },
     ]);
-    let (rt, store, model, _project) = snapping(result);
+    let (rt, store, model, _project) = snapping(result).await;
     let thread = rt.start_thread("a", "take a picture").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 
@@ -82,10 +82,10 @@ fn attachment(name: &str, mime_type: &str, data: &str) -> NewAttachment {
 
 /// A runtime whose model calls `snap` once, which returns `result`, and then replies; with its
 /// store, its model and its project folder (removed when dropped).
-fn snapping(result: ToolResult) -> (Runtime, Arc<dyn Store>, Arc<ListModel>, Project) {
+async fn snapping(result: ToolResult) -> (Runtime, Arc<dyn Store>, Arc<ListModel>, Project) {
     let project = one_prompt_project(&["snap"]);
     let model = ListModel::new(vec![call_answer("w1", "snap", "{}"), text_answer("Seen.")]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(
         DynamicTool::new("snap", "Takes pictures.")
             .handler(move |_: Value, _| {
@@ -113,7 +113,7 @@ async fn images_no_api_takes_and_images_past_the_cap_are_named_instead() {
         "PHN2Zy8+",
     ));
     result.content = Some(content);
-    let (rt, _store, model, _project) = snapping(result);
+    let (rt, _store, model, _project) = snapping(result).await;
     let thread = rt.start_thread("a", "take pictures").await.unwrap();
     rt.run(&thread.id).await.unwrap();
 
@@ -159,7 +159,7 @@ async fn an_image_block_an_api_would_refuse_makes_the_result_an_error_naming_the
                 mime_type: mime_type.into(),
             },
         ]);
-        let (rt, store, model, _project) = snapping(result);
+        let (rt, store, model, _project) = snapping(result).await;
         let thread = rt.start_thread("a", "draw").await.unwrap();
         rt.run(&thread.id).await.unwrap();
 
@@ -190,7 +190,7 @@ async fn an_image_attachment_whose_bytes_are_not_its_type_is_named_instead_of_se
         "image/png",
         "aGVsbG8=",
     ));
-    let (rt, _store, model, _project) = snapping(result);
+    let (rt, _store, model, _project) = snapping(result).await;
     let thread = rt.start_thread("a", "take a picture").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let second = &model.requests()[1];

@@ -47,9 +47,9 @@ fn project(kind: &str, interviewer: Value, candidate: Value) -> Project {
 }
 
 /// `control` calls `force_turn` or `stop` as its `action` says; `note` counts its runs.
-fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
+async fn runtime(p: &Project) -> (Runtime, Arc<dyn Store>, Arc<AtomicUsize>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     rt.register_tool(
         DynamicTool::new("control", "Steers the run.")
             .parameters(json!({"type": "object", "properties": {"action": {"type": "string"}}}))
@@ -99,7 +99,7 @@ async fn force_turn_gives_the_next_turn_to_the_side_named() {
         ]),
         json!([{"text": "the candidate answers"}]),
     );
-    let (rt, store, _) = runtime(&p);
+    let (rt, store, _) = runtime(&p).await;
     let thread = rt.start_thread("interview", "begin").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::MaxSessionTurns(3)));
@@ -142,7 +142,7 @@ async fn stop_from_a_tool_ends_the_run_after_its_call_and_records_the_side() {
         ]),
         json!([{"text": "unused"}]),
     );
-    let (rt, store, notes) = runtime(&p);
+    let (rt, store, notes) = runtime(&p).await;
     let thread = rt.start_thread("interview", "begin").await.unwrap();
     let outcome = rt.run(&thread.id).await.unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::Stopped));
@@ -167,7 +167,7 @@ async fn force_turn_on_a_thread_with_one_side_is_an_error_result() {
         ]),
         json!([{"text": "unused"}]),
     );
-    let (rt, store, _) = runtime(&p);
+    let (rt, store, _) = runtime(&p).await;
     let thread = rt.start_thread("interview", "begin").await.unwrap();
     rt.run(&thread.id).await.unwrap();
     let result = store

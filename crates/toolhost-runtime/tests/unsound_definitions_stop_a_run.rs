@@ -25,7 +25,7 @@ fn unsound_lines(err: &RuntimeError) -> Vec<String> {
 async fn a_prompt_offering_a_missing_tool_is_refused_and_nothing_is_stored() {
     let project = one_prompt_project(&["ping", "no_such_tool"]);
     let model = ListModel::new(vec![text_answer("never asked")]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(common::ping_tool());
     let err = rt.start_thread("a", "hi").await.unwrap_err();
     let lines = unsound_lines(&err);
@@ -59,7 +59,7 @@ async fn an_agent_whose_prompt_did_not_load_is_refused_naming_the_prompt_file() 
             r#"{"toolDescription": "x", "prompt": "Hi.", "model": "list", "prompts": []}"#,
         ),
     ]);
-    let (rt, store) = runtime_on(&project, ListModel::new(vec![]));
+    let (rt, store) = runtime_on(&project, ListModel::new(vec![])).await;
     let err = rt.start_thread("a", "hi").await.unwrap_err();
     let lines = unsound_lines(&err);
     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -92,7 +92,7 @@ async fn a_blueprint_whose_activity_is_missing_does_not_load_and_its_agent_is_re
         .to_string(),
     )
     .unwrap();
-    let (rt, store) = runtime_on(&project, ListModel::new(vec![]));
+    let (rt, store) = runtime_on(&project, ListModel::new(vec![])).await;
     let err = rt.start_thread("a", "hi").await.unwrap_err();
     let lines = unsound_lines(&err);
     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -117,7 +117,7 @@ async fn a_side_rule_naming_a_tool_its_prompt_does_not_offer_is_refused() {
             r#"{"toolDescription": "x", "prompt": "Hi.", "model": "list", "tools": ["ping"]}"#,
         ),
     ]);
-    let (mut rt, store) = runtime_on(&project, ListModel::new(vec![]));
+    let (mut rt, store) = runtime_on(&project, ListModel::new(vec![])).await;
     rt.register_tool(common::ping_tool());
     let err = rt.start_thread("a", "hi").await.unwrap_err();
     let lines = unsound_lines(&err);
@@ -145,7 +145,7 @@ async fn a_side_rule_naming_a_tool_its_prompt_does_not_offer_is_refused() {
 async fn a_stored_thread_whose_agent_became_unsound_is_not_run_or_sent_to() {
     let project = one_prompt_project(&["ping"]);
     let model = ListModel::new(vec![text_answer("hello")]);
-    let (mut rt, store) = runtime_on(&project, model.clone());
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
     rt.register_tool(common::ping_tool());
     let thread = rt.start_thread("a", "hi").await.unwrap();
     rt.run(&thread.id).await.unwrap();
@@ -153,7 +153,7 @@ async fn a_stored_thread_whose_agent_became_unsound_is_not_run_or_sent_to() {
 
     // The same project loaded again, without the tool its prompt offers.
     let again: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, again).unwrap();
+    let mut rt = Runtime::load(&project.root, again).await.unwrap();
     rt.register_model("list", model.clone());
     let err = rt.send(&thread.id, "again").await.unwrap_err();
     assert!(unsound_lines(&err)[0].contains("\"ping\""), "{err}");
@@ -185,7 +185,7 @@ async fn a_name_other_than_the_files_is_refused_and_an_agent_without_type_is_ai_
         ),
     ]);
     let model = ListModel::new(vec![text_answer("hello")]);
-    let (rt, _store) = runtime_on(&project, model.clone());
+    let (rt, _store) = runtime_on(&project, model.clone()).await;
     let problems: Vec<String> = rt.problems().iter().map(|p| p.to_string()).collect();
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(

@@ -62,7 +62,7 @@ fn project_with(research_variables: Value, finder_tools: Value) -> Project {
 async fn finder_system_prompt(research_variables: Value, region: &str) -> String {
     let p = project(research_variables);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&p.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     rt.register_tool(
         DynamicTool::new("report", "Reports.")
             .parameters(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
@@ -105,7 +105,7 @@ async fn an_inherited_secret_reaches_the_childs_tool_and_nothing_else_in_plain_t
     let p = project_with(json!([]), json!(["peek", "report"]));
     let db = p.root.join("t.db");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
-    let mut rt = Runtime::load(&p.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&p.root, store.clone()).await.unwrap();
     rt.set_secret_key(SecretKey::generate().unwrap());
     let seen = Arc::new(std::sync::Mutex::new(None));
     let peeked = seen.clone();

@@ -105,14 +105,14 @@ fn tools(seen: &Arc<Mutex<Vec<String>>>) -> Vec<toolhost_core::AnyTool> {
     ]
 }
 
-fn runtime(
+async fn runtime(
     root: &Path,
     store: Arc<dyn Store>,
     model: Arc<ListModel>,
     seen: &Arc<Mutex<Vec<String>>>,
     key: &SecretKey,
 ) -> Runtime {
-    let mut rt = Runtime::load(root, store).unwrap();
+    let mut rt = Runtime::load(root, store).await.unwrap();
     for t in tools(seen) {
         rt.register_tool(t);
     }
@@ -144,7 +144,7 @@ async fn values_merge_prompt_then_agent_then_thread_and_required_ones_are_checke
     let model = ListModel::new(vec![Ok(text("ok")), Ok(text("ok"))]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let key = SecretKey::generate().unwrap();
-    let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key);
+    let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key).await;
     assert!(rt.problems().is_empty(), "{:?}", rt.problems());
 
     let err = rt.start_thread("ops", "hi").await.unwrap_err();
@@ -195,7 +195,7 @@ async fn a_missing_secret_pauses_the_call_and_the_secret_never_leaks() {
     ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let key = SecretKey::generate().unwrap();
-    let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key);
+    let rt = runtime(&project.root, store.clone(), model.clone(), &seen, &key).await;
     let thread = rt.start_thread("ops", "call the service").await.unwrap();
 
     let RunOutcome::Paused(Waiting::Variables { request_id, names }) =
@@ -266,14 +266,14 @@ async fn a_missing_secret_pauses_the_call_and_the_secret_never_leaks() {
     }
 }
 
-#[test]
-fn a_prompt_that_puts_a_secret_in_its_text_is_refused_at_load() {
+#[tokio::test]
+async fn a_prompt_that_puts_a_secret_in_its_text_is_refused_at_load() {
     let mut p = prompt();
     p["variables"] = json!([{"name": "REGION", "type": "secret", "required": true}]);
     p["values"] = json!({});
     let project = new_project(p, json!({"type": "ai_human", "sideA": {"prompt": "ops"}}));
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&project.root, store).unwrap();
+    let rt = Runtime::load(&project.root, store).await.unwrap();
     let problems = rt.problems();
     assert!(
         problems
@@ -287,7 +287,7 @@ fn a_prompt_that_puts_a_secret_in_its_text_is_refused_at_load() {
     p["prompt"] = json!("No parts.");
     let project = new_project(p, json!({"type": "ai_human", "sideA": {"prompt": "ops"}}));
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let rt = Runtime::load(&project.root, store).unwrap();
+    let rt = Runtime::load(&project.root, store).await.unwrap();
     assert!(rt.problems().iter().any(|p| p
         .message
         .contains("secrets are never written in definition files")));

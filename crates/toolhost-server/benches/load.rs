@@ -286,7 +286,7 @@ fn main() {
         std::fs::create_dir_all(root.join("data")).unwrap();
         let store: Arc<dyn Store> =
             Arc::new(SqliteStore::open(&root.join("data/toolhost.db")).unwrap());
-        let mut runtime = Runtime::load(&root, store.clone()).unwrap();
+        let mut runtime = Runtime::load(&root, store.clone()).await.unwrap();
         runtime.register_tool(
             DynamicTool::new("noop", "Does nothing.")
                 .parameters(json!({"type": "object", "properties": {}}))

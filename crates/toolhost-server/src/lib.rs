@@ -112,12 +112,15 @@ impl Server {
     /// previous one kept): the API and `/mcp` take the new load, what started on the previous
     /// one finishes on it (its runs still stream their events and obey stops), and MCP clients
     /// are told when what they list changed. Call it from within the Tokio runtime that serves.
-    pub fn reload_on_change(
+    pub fn reload_on_change<Load>(
         &self,
         root: std::path::PathBuf,
         every: std::time::Duration,
-        reload: impl Fn() -> Option<Runtime> + Send + Sync + 'static,
-    ) -> tokio::task::JoinHandle<()> {
+        reload: impl Fn() -> Load + Send + Sync + 'static,
+    ) -> tokio::task::JoinHandle<()>
+    where
+        Load: std::future::Future<Output = Option<Runtime>> + Send + 'static,
+    {
         reload::reload_on_change(self.state.slot.clone(), root, every, reload)
     }
 

@@ -40,16 +40,18 @@ fn fingerprint(root: &Path) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
 }
 
 /// Every `every`, looks at the project's files under `root`; when they changed, loads the
-/// project with `reload` (off the executor: loading reads files and starts MCP servers) and puts
+/// project with `reload` (on the blocking pool, driven there: loading reads and parses files) and puts
 /// the load in `slot`, having it carry over what belongs to the process from the load it
 /// replaces (see [`Runtime::carry_over_from`]). A load that fails (`None`) is passed over.
-pub(crate) fn reload_on_change(
+pub(crate) fn reload_on_change<Load>(
     slot: RuntimeSlot,
     root: PathBuf,
     every: Duration,
-    reload: impl Fn() -> Option<Runtime> + Send + Sync + 'static,
-) -> tokio::task::JoinHandle<()> {
-    let reload = Arc::new(reload);
+    reload: impl Fn() -> Load + Send + Sync + 'static,
+) -> tokio::task::JoinHandle<()>
+where
+    Load: std::future::Future<Output = Option<Runtime>> + Send + 'static,
+{
     tokio::spawn(async move {
         let mut seen = fingerprint(&root);
         loop {
@@ -59,8 +61,10 @@ pub(crate) fn reload_on_change(
                 continue;
             }
             seen = now;
-            let reload = reload.clone();
-            let Ok(Some(mut runtime)) = tokio::task::spawn_blocking(move || reload()).await else {
+            let (load, runtime) = (reload(), tokio::runtime::Handle::current());
+            let Ok(Some(mut runtime)) =
+                tokio::task::spawn_blocking(move || runtime.block_on(load)).await
+            else {
                 tracing::warn!(project = %root.display(), "the project's files changed but it did not load; the previous load is kept");
                 continue;
             };

@@ -30,7 +30,7 @@ async fn queued_messages_of_finished_threads_are_answered_once_after_a_restart()
     );
     let data = temp_dir();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&data.join("toolhost.db")).unwrap());
-    let runtime = Runtime::load(&project, store.clone()).unwrap();
+    let runtime = Runtime::load(&project, store.clone()).await.unwrap();
     let mut threads = Vec::new();
     for status in [ThreadStatus::Done, ThreadStatus::Failed] {
         let thread = runtime.start_thread("echo", "hello").await.unwrap();
@@ -54,7 +54,7 @@ async fn queued_messages_of_finished_threads_are_answered_once_after_a_restart()
     }
     drop(runtime);
 
-    let runtime = Runtime::load(&project, store.clone()).unwrap();
+    let runtime = Runtime::load(&project, store.clone()).await.unwrap();
     let server =
         toolhost_server::Server::new(Arc::new(runtime), toolhost_server::ServerConfig::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -125,12 +125,16 @@ async fn a_thread_left_without_its_run_is_taken_up_when_the_server_starts() {
     let data = temp_dir();
     let store: std::sync::Arc<dyn toolhost_store::Store> =
         std::sync::Arc::new(toolhost_store::SqliteStore::open(&data.join("toolhost.db")).unwrap());
-    let runtime = toolhost_runtime::engine::Runtime::load(&quickstart(), store.clone()).unwrap();
+    let runtime = toolhost_runtime::engine::Runtime::load(&quickstart(), store.clone())
+        .await
+        .unwrap();
     let thread = runtime.start_thread("assistant", "Weather?").await.unwrap();
     drop(runtime);
     assert_eq!(store.messages(&thread.id).unwrap().len(), 1);
 
-    let runtime = toolhost_runtime::engine::Runtime::load(&quickstart(), store.clone()).unwrap();
+    let runtime = toolhost_runtime::engine::Runtime::load(&quickstart(), store.clone())
+        .await
+        .unwrap();
     let server = toolhost_server::Server::new(
         std::sync::Arc::new(runtime),
         toolhost_server::ServerConfig::default(),

@@ -174,7 +174,9 @@ async fn a_client_holds_at_most_its_cap_of_connections() {
 async fn an_origin_with_a_path_is_refused_before_anything_is_served() {
     let store: std::sync::Arc<dyn toolhost_store::Store> =
         std::sync::Arc::new(toolhost_store::SqliteStore::in_memory().unwrap());
-    let runtime = toolhost_runtime::engine::Runtime::load(&quickstart(), store).unwrap();
+    let runtime = toolhost_runtime::engine::Runtime::load(&quickstart(), store)
+        .await
+        .unwrap();
     let config = ServerConfig {
         allowed_origins: vec!["https://app.example/ui".into()],
         ..ServerConfig::default()

@@ -236,17 +236,22 @@ fn main() {
         std::fs::create_dir_all(dir.join(name)).unwrap();
         Arc::new(SqliteStore::open(&dir.join(name).join("toolhost.db")).unwrap())
     };
-    let direct = Runtime::load(&serving, store("data-direct")).unwrap();
+    let direct = exec
+        .block_on(Runtime::load(&serving, store("data-direct")))
+        .unwrap();
     let factory = &toolhost_providers::model_from_env;
-    let mut imported = Runtime::load(&importing, store("data-importing")).unwrap();
-    let mut imported_http = Runtime::load_networked(
-        &importing_http,
-        store("data-importing-http"),
-        factory,
-        http_client(),
-        None,
-    )
-    .unwrap();
+    let mut imported = exec
+        .block_on(Runtime::load(&importing, store("data-importing")))
+        .unwrap();
+    let mut imported_http = exec
+        .block_on(Runtime::load_networked(
+            &importing_http,
+            store("data-importing-http"),
+            factory,
+            http_client(),
+            None,
+        ))
+        .unwrap();
     for rt in [&mut imported, &mut imported_http] {
         rt.set_approval_handler(Arc::new(Approve));
         assert!(rt.problems().is_empty(), "{:?}", rt.problems());

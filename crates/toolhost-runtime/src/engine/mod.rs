@@ -199,45 +199,37 @@ impl Runtime {
     /// on it fails saying so) unless a model is registered for it with
     /// [`Runtime::register_model`]. Files that do not load are kept in [`Runtime::problems`];
     /// the rest is usable.
-    pub fn load(root: &Path, store: Arc<dyn Store>) -> Result<Self, RuntimeError> {
-        Self::load_models(root, store, None)
+    pub async fn load(root: &Path, store: Arc<dyn Store>) -> Result<Self, RuntimeError> {
+        Self::load_project(root, store, None, None).await
     }
 
     /// Loads the project at `root`, building the models of its definitions other than the
     /// scripted ones with `factory` (see [`ModelFactory`]). A definition the factory refuses,
     /// for example because its key is not set, is no problem until a thread uses it. Otherwise
     /// the same as [`Runtime::load`].
-    pub fn load_with(
+    pub async fn load_with(
         root: &Path,
         store: Arc<dyn Store>,
         factory: &dyn ModelFactory,
     ) -> Result<Self, RuntimeError> {
-        Self::load_models(root, store, Some(factory))
+        Self::load_project(root, store, Some(factory), None).await
     }
 
     /// Loads the project at `root` as [`Runtime::load_with`] does, and reaches the MCP servers
     /// the project names by URL (`agents/mcp/`) through `http` (the command line passes the
     /// providers' hyper client); without it such a server is a problem of its file. `vault`
     /// keeps the servers' OAuth grants (see [`crate::mcp::oauth`]).
-    pub fn load_networked(
+    pub async fn load_networked(
         root: &Path,
         store: Arc<dyn Store>,
         factory: &dyn ModelFactory,
         http: Arc<dyn toolhost_providers::fetch::Fetcher>,
         vault: Option<Arc<crate::mcp::Vault>>,
     ) -> Result<Self, RuntimeError> {
-        Self::load_project(root, store, Some(factory), Some((http, vault)))
+        Self::load_project(root, store, Some(factory), Some((http, vault))).await
     }
 
-    fn load_models(
-        root: &Path,
-        store: Arc<dyn Store>,
-        factory: Option<&dyn ModelFactory>,
-    ) -> Result<Self, RuntimeError> {
-        Self::load_project(root, store, factory, None)
-    }
-
-    fn load_project(
+    async fn load_project(
         root: &Path,
         store: Arc<dyn Store>,
         factory: Option<&dyn ModelFactory>,
@@ -263,7 +255,7 @@ impl Runtime {
         let mut problems = project_tools.problems;
         problems.extend(defs.problems.iter().cloned());
         let (http, vault) = network.unzip();
-        let mcp = crate::mcp::load_mcp(root, http, vault.flatten());
+        let mcp = crate::mcp::load_mcp(root, http, vault.flatten()).await;
         problems.extend(mcp.problems);
         // Built-in tools come first, so a project file of the same name replaces them.
         // Their definitions are fixed and checked by their unit tests.

@@ -70,8 +70,8 @@ pub struct McpImport {
 /// Reads `agents/mcp/*.json` of the project at `root`, connects to each server and imports its
 /// tools; `http` carries the requests to servers at a URL (without it they are problems), and
 /// `vault` keeps their OAuth grants (without it a grant lasts as long as the process).
-/// Blocks until every server answered or failed (each within its connect timeout).
-pub fn load_mcp(
+/// Done when every server answered or failed (each within its connect timeout).
+pub async fn load_mcp(
     root: &Path,
     http: Option<Arc<dyn Fetcher>>,
     vault: Option<Arc<Vault>>,
@@ -111,7 +111,7 @@ pub fn load_mcp(
             return out;
         }
     };
-    for (name, listed) in hub.connect_all() {
+    for (name, listed) in hub.connect_all().await {
         let link = hub.server(&name).expect("connected servers are the hub's");
         let def = link.def.clone();
         match &listed {

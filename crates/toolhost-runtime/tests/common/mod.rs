@@ -113,9 +113,9 @@ pub fn one_prompt_project(tools: &[&str]) -> Project {
 }
 
 /// The project's runtime on a new SQLite file in it, with `model` registered as `list`.
-pub fn runtime_on(project: &Project, model: Arc<ListModel>) -> (Runtime, Arc<dyn Store>) {
+pub async fn runtime_on(project: &Project, model: Arc<ListModel>) -> (Runtime, Arc<dyn Store>) {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     rt.register_model("list", model);
     (rt, store)
 }

@@ -50,7 +50,7 @@ pub struct Setup {
     pub project: Project,
 }
 
-pub fn setup(offer: Value, helper: Value, lead_turns: Value, helper_turns: Value) -> Setup {
+pub async fn setup(offer: Value, helper: Value, lead_turns: Value, helper_turns: Value) -> Setup {
     setup_side(
         json!({"prompt": "lead"}),
         offer,
@@ -58,10 +58,11 @@ pub fn setup(offer: Value, helper: Value, lead_turns: Value, helper_turns: Value
         lead_turns,
         helper_turns,
     )
+    .await
 }
 
 /// [`setup`] with agent `a`'s side written as `side`.
-pub fn setup_side(
+pub async fn setup_side(
     side: Value,
     offer: Value,
     helper: Value,
@@ -82,7 +83,7 @@ pub fn setup_side(
         ("agents/prompts/helper.json", helper.to_string()),
     ]);
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&project.root.join("t.db")).unwrap());
-    let mut rt = Runtime::load(&project.root, store.clone()).unwrap();
+    let mut rt = Runtime::load(&project.root, store.clone()).await.unwrap();
     register_tools(&mut rt);
     let lead = Recorded::new(lead_turns);
     let helper_model = Recorded::new(helper_turns);

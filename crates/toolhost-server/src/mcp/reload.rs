@@ -64,12 +64,15 @@ impl McpTools {
     /// Loads the project at `root` again with `reload` when its files change (looked at every
     /// `every`); clients are told when what they list changed. Calls under way finish on the
     /// load they started on.
-    pub fn reload_on_change(
+    pub fn reload_on_change<Load>(
         &self,
         root: PathBuf,
         every: Duration,
-        reload: impl Fn() -> Option<Runtime> + Send + Sync + 'static,
-    ) -> tokio::task::JoinHandle<()> {
+        reload: impl Fn() -> Load + Send + Sync + 'static,
+    ) -> tokio::task::JoinHandle<()>
+    where
+        Load: std::future::Future<Output = Option<Runtime>> + Send + 'static,
+    {
         crate::reload::reload_on_change(self.runtime.clone(), root, every, reload)
     }
 

@@ -142,17 +142,18 @@ impl TestServer {
         let load = {
             let (project, store, data) = (project.to_owned(), store.clone(), data.clone());
             move || {
-                let mut runtime = Runtime::load_with(
-                    &project,
-                    store.clone(),
-                    &toolhost_providers::model_from_env,
-                )
-                .ok()?;
-                runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
-                Some(runtime)
+                let (project, store, data) = (project.clone(), store.clone(), data.clone());
+                async move {
+                    let mut runtime =
+                        Runtime::load_with(&project, store, &toolhost_providers::model_from_env)
+                            .await
+                            .ok()?;
+                    runtime.set_secret_key(SecretKey::load_or_create(&data).unwrap());
+                    Some(runtime)
+                }
             }
         };
-        let runtime = load().unwrap();
+        let runtime = load().await.unwrap();
         let mut config = ServerConfig {
             poll_interval: Duration::from_millis(50),
             max_body_bytes: 64 * 1024,

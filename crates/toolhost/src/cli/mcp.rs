@@ -128,7 +128,7 @@ fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
         Err(code) => return code,
     };
     let vault = project_vault(dir, data);
-    let mcp = load_mcp(dir, Some(http), vault.clone());
+    let mcp = block_on(load_mcp(dir, Some(http), vault.clone()));
     let file_problems: Vec<_> = mcp
         .problems
         .iter()
@@ -263,7 +263,7 @@ fn accept(dir: &Path, tool: &str, data: &Path) -> ExitCode {
         Ok(http) => http,
         Err(code) => return code,
     };
-    let mcp = load_mcp(dir, Some(http), mcp_vault(data));
+    let mcp = block_on(load_mcp(dir, Some(http), mcp_vault(data)));
     let Some(status) = mcp.servers.iter().find(|s| s.def.name == server) else {
         output::error(
             &format!("the project has no MCP server named \"{server}\"."),
@@ -333,9 +333,13 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
     // Tool files that change are loaded again (with the project's settings, on the same store)
     // and announced to the client; a project that no longer runs the agent is not taken.
     let reload = move || {
-        let runtime = load_runtime(&root, &data, store.clone())?;
-        runtime.check_agent(&agent_name).ok()?;
-        Some(runtime)
+        let (root, data, store) = (root.clone(), data.clone(), store.clone());
+        let agent_name = agent_name.clone();
+        async move {
+            let runtime = load_runtime(&root, &data, store).await?;
+            runtime.check_agent(&agent_name).ok()?;
+            Some(runtime)
+        }
     };
     let project = dir.to_owned();
     let served = block_on(async move {

@@ -263,7 +263,7 @@ pub(super) fn check_agent_first(
         output::error("the in-memory store could not be created.", Some(&e));
         output::exit(INVALID)
     })?;
-    let mut runtime = load_networked(dir, Arc::new(scratch), mcp_vault(data))?;
+    let mut runtime = block_on(load_networked(dir, Arc::new(scratch), mcp_vault(data)))?;
     if let Some(model) = model {
         runtime.override_model(model).map_err(|e| {
             output::error(&format!("--model {model} cannot be used."), Some(&e));
@@ -313,7 +313,7 @@ pub(super) fn open_project(
             }
         }
     }
-    let Some(mut runtime) = load_runtime(dir, data, store.clone()) else {
+    let Some(mut runtime) = block_on(load_runtime(dir, data, store.clone())) else {
         return Err(output::exit(BAD_INPUT));
     };
     if let Some(model) = model {
@@ -326,8 +326,12 @@ pub(super) fn open_project(
 }
 
 /// Loads and prepares the project on `store`, saying why when it cannot.
-pub(super) fn load_runtime(dir: &Path, data: &Path, store: Arc<dyn Store>) -> Option<Runtime> {
-    let runtime = load_networked(dir, store, mcp_vault(data)).ok()?;
+pub(super) async fn load_runtime(
+    dir: &Path,
+    data: &Path,
+    store: Arc<dyn Store>,
+) -> Option<Runtime> {
+    let runtime = load_networked(dir, store, mcp_vault(data)).await.ok()?;
     prepare_runtime(dir, data, runtime)
 }
 
@@ -376,7 +380,7 @@ const MCP_HTTP_MAX_BODY: usize = 16 * 1024 * 1024;
 /// Loads the project on `store`: HTTP models from the providers' adapters (keys from the process
 /// environment), and MCP servers at a URL through the same HTTP client (the environment's
 /// proxies apply). Says why when it cannot.
-fn load_networked(
+async fn load_networked(
     dir: &Path,
     store: Arc<dyn Store>,
     vault: Option<Arc<Vault>>,
@@ -384,9 +388,9 @@ fn load_networked(
     let factory = &toolhost_providers::model_from_env;
     // Only a project with MCP servers needs the HTTP client set up for them.
     let loaded = if dir.join("agents").join("mcp").is_dir() {
-        Runtime::load_networked(dir, store, factory, mcp_http()?, vault)
+        Runtime::load_networked(dir, store, factory, mcp_http()?, vault).await
     } else {
-        Runtime::load_with(dir, store, factory)
+        Runtime::load_with(dir, store, factory).await
     };
     loaded.map_err(|e| {
         output::error("the project could not be loaded.", Some(&e));
@@ -532,19 +536,29 @@ fn apply_code_limits(
     }
 }
 
-/// Runs a future to its end on a runtime of its own (the command line has no other async work).
-pub(super) fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt.block_on(future),
-        // Without an I/O driver the runtime cannot start at all: nothing can run.
-        Err(e) => {
-            output::error("the async runtime could not start.", Some(&e));
-            std::process::exit(i32::from(INVALID))
+/// The command line's one async runtime, made on first use: every part of a command runs its
+/// async work there, so what one part starts (a project's MCP connections, the keeper of its
+/// leases) lives on for the next, whatever command runs.
+pub(super) fn async_runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            // Without an I/O driver the runtime cannot start at all: nothing can run.
+            Err(e) => {
+                output::error("the async runtime could not start.", Some(&e));
+                std::process::exit(i32::from(INVALID))
+            }
         }
-    }
+    })
+}
+
+/// Runs a future to its end on the command line's runtime, from synchronous code.
+pub(super) fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    async_runtime().block_on(future)
 }
 
 /// Runs a thread until its turn ends and prints it.

@@ -124,29 +124,23 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         let (root, data, model) = (args.dir.clone(), data.clone(), args.model.clone());
         let (store, mcp_agent) = (store.clone(), config.mcp_agent.clone());
         move || {
-            let mut runtime = load_runtime(&root, &data, store.clone())?;
-            if let Some(model) = &model {
-                runtime.override_model(model).ok()?;
+            let (root, data, store) = (root.clone(), data.clone(), store.clone());
+            let (model, mcp_agent) = (model.clone(), mcp_agent.clone());
+            async move {
+                let mut runtime = load_runtime(&root, &data, store).await?;
+                if let Some(model) = &model {
+                    runtime.override_model(model).ok()?;
+                }
+                if let Some(agent) = &mcp_agent {
+                    runtime.definitions().agents.get(agent)?;
+                }
+                Some(runtime)
             }
-            if let Some(agent) = &mcp_agent {
-                runtime.definitions().agents.get(agent)?;
-            }
-            Some(runtime)
         }
     };
     let root = args.dir.clone();
     let reloading = !args.no_reload && file.server.reload.unwrap_or(true);
-    let threads = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            output::error("the async runtime could not start.", Some(&e));
-            return output::exit(INVALID);
-        }
-    };
-    threads.block_on(async move {
+    super::run::block_on(async move {
         let listener = match tokio::net::TcpListener::bind(&listen).await {
             Ok(l) => l,
             Err(e) => {
@@ -160,7 +154,10 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             .unwrap_or_else(|_| listen.clone());
         let stop = stop_signal();
         let data = data.display();
-        outln!("toolhost serves {} at http://{address} (threads in {data})", args.dir.display());
+        outln!(
+            "toolhost serves {} at http://{address} (threads in {data})",
+            args.dir.display()
+        );
         if active == 0 {
             outln!(
                 "no token exists yet: create one with `toolhost tokens create NAME --scope admin --data {data}`"

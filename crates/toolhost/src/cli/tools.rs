@@ -112,8 +112,8 @@ fn load_imported(dir: &Path) -> Result<toolhost_runtime::mcp::McpImport, ExitCod
         return Ok(Default::default());
     }
     let http = super::run::mcp_http()?;
-    let mcp =
-        toolhost_runtime::mcp::load_mcp(dir, Some(http), super::mcp::project_vault(dir, None));
+    let vault = super::mcp::project_vault(dir, None);
+    let mcp = super::run::block_on(toolhost_runtime::mcp::load_mcp(dir, Some(http), vault));
     for problem in &mcp.problems {
         output::error(
             &format!("MCP server file {} was not loaded.", problem.path.display()),

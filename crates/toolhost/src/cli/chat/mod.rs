@@ -94,16 +94,7 @@ pub fn chat(args: ChatArgs) -> ExitCode {
             Ok(_) => {}
         }
     }
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            output::error("the async runtime could not start.", Some(&e));
-            return output::exit(INVALID);
-        }
-    };
+    let rt = super::run::async_runtime();
     let interrupts = {
         let _entered = rt.enter();
         signal(SignalKind::interrupt())

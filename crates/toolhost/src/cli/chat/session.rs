@@ -48,7 +48,7 @@ pub(super) struct Session {
     /// Variables read without echo.
     pub(super) secrets: BTreeSet<String>,
     /// Runs each turn.
-    pub(super) rt: tokio::runtime::Runtime,
+    pub(super) rt: &'static tokio::runtime::Runtime,
     /// Ctrl-C while a turn runs.
     pub(super) interrupts: Signal,
 }
