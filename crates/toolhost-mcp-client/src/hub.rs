@@ -1,13 +1,18 @@
-//! The connections to a project's MCP servers, kept on a thread of their own.
+//! The connections to a project's MCP servers.
 //!
-//! Connections live on one dedicated thread with its own Tokio runtime, so that a project can be
-//! loaded from synchronous code or from inside any executor, and so that the servers' child
-//! processes are owned by one place that ends them: when the [`McpHub`] is dropped, every
-//! connection is closed there and each program sees its standard input end.
-//!
-//! A server is reached when the project loads (its tools must be known to offer them) and, if
-//! a program exits or a connection closes, again by the next call. A call that was under way
+//! A server is reached when its tools are listed (they must be known to offer them) and, if a
+//! program exits or a connection closes, again by the next call. A call that was under way
 //! then has an unknown outcome and says so; it is never sent twice.
+//!
+//! The connections live on the async runtime that made them (the one that awaited
+//! [`McpHub::connect_all`] or a call): no thread or runtime of their own. Each call runs as a
+//! task there, so that a call whose caller stops waiting still ends (its answer is passed over)
+//! rather than being cut off mid-exchange. [`McpHub::close`] ends every connection gracefully
+//! (a program sees its standard input end, then its signals; see the stdio transport); a hub
+//! dropped without it closes them the same way: waited for when it is dropped outside any
+//! runtime (a command that ends), in the background inside one (a server replacing a load).
+//! Should the runtime itself go away first, each program's process group is killed as its
+//! transport is dropped.
 
 pub use super::link::{ProgressFn, MAX_CONNECTIONS, MAX_LIST_PAGES, STDERR_LINES_KEPT};
 
@@ -15,15 +20,15 @@ use super::link::{CallError, OutgoingCall, ServerLink};
 use super::server_def::McpServerDef;
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use tokio::runtime::{Handle, RuntimeFlavor};
 use toolhost_providers::fetch::Fetcher;
 
-/// The project's MCP servers and the thread their connections live on.
+/// The project's MCP servers and their connections.
 pub struct McpHub {
-    runtime: tokio::runtime::Handle,
-    pub(crate) servers: BTreeMap<String, Arc<ServerLink>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    servers: BTreeMap<String, Arc<ServerLink>>,
+    /// The runtime the connections were made on, once one was.
+    runtime: OnceLock<Handle>,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -35,60 +40,30 @@ impl std::fmt::Debug for McpHub {
 }
 
 impl McpHub {
-    /// Starts the connection thread for these servers (nothing is connected yet); `http`
-    /// carries the requests to servers at a URL, `vault` keeps their OAuth grants.
-    pub fn start(
+    /// The hub of these servers (nothing is connected yet); `http` carries the requests to
+    /// servers at a URL, `vault` keeps their OAuth grants.
+    pub fn new(
         defs: Vec<McpServerDef>,
         http: Option<Arc<dyn Fetcher>>,
         vault: Option<Arc<super::oauth::Vault>>,
-    ) -> std::io::Result<Self> {
-        let servers: BTreeMap<String, Arc<ServerLink>> = defs
+    ) -> Self {
+        let servers = defs
             .into_iter()
             .map(|def| {
                 let link = ServerLink::new(def, http.clone(), vault.clone());
                 (link.def.name.clone(), Arc::new(link))
             })
             .collect();
-        let (handle_tx, handle_rx) = std::sync::mpsc::channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let links: Vec<Arc<ServerLink>> = servers.values().cloned().collect();
-        let thread = std::thread::Builder::new()
-            .name("toolhost-mcp".to_owned())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(runtime) => runtime,
-                    Err(e) => {
-                        let _ = handle_tx.send(Err(e));
-                        return;
-                    }
-                };
-                let _ = handle_tx.send(Ok(runtime.handle().clone()));
-                runtime.block_on(async move {
-                    let _ = stopped.await;
-                    // Connections are closed here, on the runtime that owns their processes.
-                    for link in links {
-                        link.close().await;
-                    }
-                });
-            })?;
-        let runtime = handle_rx
-            .recv()
-            .map_err(|_| std::io::Error::other("the MCP connection thread ended at once"))??;
-        Ok(Self {
-            runtime,
+        Self {
             servers,
-            stop: Some(stop),
-            thread: Some(thread),
-        })
+            runtime: OnceLock::new(),
+        }
     }
 
     /// Connects to every server and lists its tools, all at once; done when each has answered
-    /// or failed (each within its connect timeout). The connections are made on the hub's
-    /// thread whatever executor awaits this.
+    /// or failed (each within its connect timeout).
     pub async fn connect_all(&self) -> BTreeMap<String, Result<Vec<Tool>, String>> {
+        self.runtime.get_or_init(Handle::current);
         let pending: Vec<_> = self
             .servers
             .iter()
@@ -96,7 +71,7 @@ impl McpHub {
                 let link = link.clone();
                 (
                     name.clone(),
-                    self.runtime.spawn(async move { link.refresh().await }),
+                    tokio::spawn(async move { link.refresh().await }),
                 )
             })
             .collect();
@@ -110,7 +85,7 @@ impl McpHub {
         listed
     }
 
-    /// Makes `call` to `server`; runs on the hub's thread whatever executor awaits it.
+    /// Makes `call` to `server`, as a task of the runtime that awaits it.
     pub async fn call(
         &self,
         server: &str,
@@ -121,10 +96,15 @@ impl McpHub {
                 "no MCP server named \"{server}\""
             )));
         };
-        self.runtime
-            .spawn(async move { link.call(call).await })
+        self.runtime.get_or_init(Handle::current);
+        tokio::spawn(async move { link.call(call).await })
             .await
             .unwrap_or_else(|e| Err(CallError::Lost(format!("the call's task failed: {e}"))))
+    }
+
+    /// Ends every connection gracefully, all at once; a later call connects again.
+    pub async fn close(&self) {
+        close_all(self.servers.values().cloned().collect()).await
     }
 
     /// What a login for server `name` needs: its definition, the HTTP client and the vault its
@@ -144,16 +124,31 @@ impl McpHub {
     }
 }
 
+async fn close_all(links: Vec<Arc<ServerLink>>) {
+    let closing: Vec<_> = links
+        .into_iter()
+        .map(|link| tokio::spawn(async move { link.close().await }))
+        .collect();
+    for task in closing {
+        let _ = task.await;
+    }
+}
+
 impl Drop for McpHub {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            // Never wait on the hub's own thread (a runtime dropped from a task of it).
-            if thread.thread().id() != std::thread::current().id() {
-                let _ = thread.join();
-            }
+        let Some(runtime) = self.runtime.get().cloned() else {
+            // Never connected: nothing to close.
+            return;
+        };
+        let links: Vec<Arc<ServerLink>> = std::mem::take(&mut self.servers).into_values().collect();
+        // Outside any runtime the closes are waited for on the runtime that owns the
+        // connections, which its own threads drive (a current-thread runtime is driven only by
+        // whoever blocks on it, so its closes go on when it runs again, or end with it).
+        let outside = Handle::try_current().is_err();
+        if outside && runtime.runtime_flavor() == RuntimeFlavor::MultiThread {
+            runtime.block_on(close_all(links));
+        } else {
+            drop(runtime.spawn(close_all(links)));
         }
     }
 }

@@ -98,19 +98,7 @@ pub async fn load_mcp(
     if defs.is_empty() {
         return out;
     }
-    let hub = match McpHub::start(defs.clone(), http, vault) {
-        Ok(hub) => Arc::new(hub),
-        Err(e) => {
-            for def in defs {
-                out.problems.push(FileProblem::not_loaded(
-                    def.path.clone(),
-                    &def.name,
-                    format!("the MCP connection thread could not start: {e}"),
-                ));
-            }
-            return out;
-        }
-    };
+    let hub = Arc::new(McpHub::new(defs, http, vault));
     for (name, listed) in hub.connect_all().await {
         let link = hub.server(&name).expect("connected servers are the hub's");
         let def = link.def.clone();
