@@ -36,6 +36,7 @@ mod inherit;
 mod lease_keeper;
 mod lineage;
 mod live;
+mod load;
 mod middleware;
 mod offer;
 mod outcome;
@@ -81,6 +82,7 @@ pub use factory::ModelFactory;
 pub use fetch::FetchPolicy;
 pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
+pub use load::process_activities;
 pub use middleware::{
     AfterFailure, BeforeCall, CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware,
     MiddlewareError, MiddlewareResult, MiddlewareScope, MiddlewareStage, OutputReplacement,
@@ -100,26 +102,15 @@ pub use thread_vars::VariableToGive;
 pub use toolhost_core::canonical::canonical_hash;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
-use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};
-use crate::project::{
-    load_definitions, load_tools, Definitions, FileProblem, LoadedTool, ProjectError,
-};
+use crate::project::{Definitions, FileProblem, LoadedTool};
 use crate::variables::secrets::SecretKey;
 
-/// How MCP servers at a URL are reached: the HTTP client, and where their OAuth grants are kept.
-type McpNetwork = (
-    Arc<dyn toolhost_providers::fetch::Fetcher>,
-    Option<Arc<crate::mcp::Vault>>,
-);
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use toolhost_core::approval::Approval;
-use toolhost_core::blueprint::{Activities, Binding};
-use toolhost_core::tool::ToolError;
 use toolhost_core::{AnyTool, ToolSet};
-use toolhost_providers::{Model, ScriptError, ScriptedModel};
+use toolhost_providers::Model;
 use toolhost_store::{AsyncStore, Store, StoreError, Thread};
 
 /// How many releases of threads a waiting run may fall behind by before it looks at the store
@@ -194,178 +185,6 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Loads the project at `root` with no model factory: its scripted (`test`) models are
-    /// usable, and a model definition of any other provider loads but is unavailable (a thread
-    /// on it fails saying so) unless a model is registered for it with
-    /// [`Runtime::register_model`]. Files that do not load are kept in [`Runtime::problems`];
-    /// the rest is usable.
-    pub async fn load(root: &Path, store: Arc<dyn Store>) -> Result<Self, RuntimeError> {
-        Self::load_project(root, store, None, None).await
-    }
-
-    /// Loads the project at `root`, building the models of its definitions other than the
-    /// scripted ones with `factory` (see [`ModelFactory`]). A definition the factory refuses,
-    /// for example because its key is not set, is no problem until a thread uses it. Otherwise
-    /// the same as [`Runtime::load`].
-    pub async fn load_with(
-        root: &Path,
-        store: Arc<dyn Store>,
-        factory: &dyn ModelFactory,
-    ) -> Result<Self, RuntimeError> {
-        Self::load_project(root, store, Some(factory), None).await
-    }
-
-    /// Loads the project at `root` as [`Runtime::load_with`] does, and reaches the MCP servers
-    /// the project names by URL (`agents/mcp/`) through `http` (the command line passes the
-    /// providers' hyper client); without it such a server is a problem of its file. `vault`
-    /// keeps the servers' OAuth grants (see [`crate::mcp::oauth`]).
-    pub async fn load_networked(
-        root: &Path,
-        store: Arc<dyn Store>,
-        factory: &dyn ModelFactory,
-        http: Arc<dyn toolhost_providers::fetch::Fetcher>,
-        vault: Option<Arc<crate::mcp::Vault>>,
-    ) -> Result<Self, RuntimeError> {
-        Self::load_project(root, store, Some(factory), Some((http, vault))).await
-    }
-
-    async fn load_project(
-        root: &Path,
-        store: Arc<dyn Store>,
-        factory: Option<&dyn ModelFactory>,
-        network: Option<McpNetwork>,
-    ) -> Result<Self, RuntimeError> {
-        let defs = load_definitions(root);
-        let activities = process_activities(&defs);
-        // A project whose tools are all written in Rust needs no agents/tools/ folder.
-        let project_tools = match load_tools(root, &activities) {
-            Err(ProjectError::NoToolsFolder { .. }) => Default::default(),
-            other => other?,
-        };
-        let bound: HashMap<String, String> = project_tools
-            .tools
-            .iter()
-            .filter_map(|t| match &t.binding {
-                Binding::Explicit { activity } => {
-                    Some((t.tool.name().to_owned(), activity.clone()))
-                }
-                Binding::Latent => None,
-            })
-            .collect();
-        let mut problems = project_tools.problems;
-        problems.extend(defs.problems.iter().cloned());
-        let (http, vault) = network.unzip();
-        let mcp = crate::mcp::load_mcp(root, http, vault.flatten()).await;
-        problems.extend(mcp.problems);
-        // Built-in tools come first, so a project file of the same name replaces them.
-        // Their definitions are fixed and checked by their unit tests.
-        let builtin = [
-            toolhost_core::think::think_tool(),
-            run_code_tool::run_code_tool(),
-        ]
-        .map(|tool| tool.expect("a built-in tool's definition is valid"));
-        let files: HashMap<String, LoadedTool> = project_tools
-            .tools
-            .iter()
-            .map(|t| (t.tool.name().to_owned(), t.clone()))
-            .collect();
-        let tools = ToolSet::from_tools(builtin.into_iter().chain(mcp.tools).chain(
-            project_tools.tools.into_iter().map(|t| {
-                // A tool bound to an activity whose file asks for approval gets that policy.
-                let rule = match &t.binding {
-                    Binding::Explicit { activity } => defs
-                        .activities
-                        .get(activity)
-                        .and_then(|a| a.approval.clone()),
-                    Binding::Latent => None,
-                };
-                match rule {
-                    Some(rule) => t.tool.with_approval(Arc::new(policy_of(rule))),
-                    None => t.tool,
-                }
-            }),
-        ));
-        let mut models: HashMap<String, Arc<dyn Model>> = HashMap::new();
-        let mut unavailable: HashMap<String, String> = HashMap::new();
-        for (name, def) in &defs.models {
-            let problem = |message: String| {
-                FileProblem::not_loaded(
-                    root.join("agents/models").join(format!("{name}.json")),
-                    name,
-                    message,
-                )
-            };
-            if def.provider == "test" {
-                match load_script(root, name, def.script.as_deref()) {
-                    Ok(model) => {
-                        models.insert(name.clone(), Arc::new(model));
-                    }
-                    Err(reason) => {
-                        // A thread on it fails with this reason, not a guess at one.
-                        unavailable.insert(name.clone(), reason.clone());
-                        problems.push(problem(reason));
-                    }
-                }
-                continue;
-            }
-            // A model whose key is not set is no problem until a thread uses it.
-            match def.http_config() {
-                Err(reason) => problems.push(problem(reason)),
-                Ok(config) => match factory.map(|f| f.model(&config)) {
-                    Some(Ok(model)) => {
-                        models.insert(name.clone(), model);
-                    }
-                    Some(Err(e)) => {
-                        unavailable.insert(name.clone(), e.to_string());
-                    }
-                    None => {
-                        unavailable.insert(
-                            name.clone(),
-                            format!(
-                                "provider \"{}\" needs a model factory, and the runtime was loaded without one",
-                                def.provider
-                            ),
-                        );
-                    }
-                },
-            }
-        }
-        Ok(Self {
-            root: root.to_owned(),
-            db: AsyncStore::new(store.clone()),
-            leases: lease_keeper::LeaseKeeper::new(AsyncStore::new(store.clone())),
-            released: tokio::sync::broadcast::channel(RELEASES_KEPT).0,
-            store,
-            tools,
-            files,
-            models,
-            problems,
-            running: Default::default(),
-            lease_ttl: DEFAULT_LEASE_TTL,
-            unavailable,
-            model_override: None,
-            approval_handler: None,
-            secret_key: None,
-            middleware: Vec::new(),
-            hooks: Vec::new(),
-            live: live::LiveHub::new(),
-            answerers: ask::Answerers::default(),
-            bound,
-            prompt_tools: subprompt::offered_prompt_tools(&defs),
-            agent_tools: subagent::offered_agent_tools(&defs),
-            code: code::CodeRunner::default(),
-            fetch: None,
-            quotas: Arc::default(),
-            histories: Arc::default(),
-            detached: Default::default(),
-            requests: Default::default(),
-            mcp_hub: mcp.hub,
-            mcp_servers: mcp.servers,
-            mcp_pins: mcp.pins,
-            defs,
-        })
-    }
-
     /// Takes over what belongs to the process rather than to one load of the project from
     /// `previous` (a load of the same project, on the same store, before its files changed):
     /// its live events, the runs under way with their stop signals, the hand-offs of
@@ -615,75 +434,4 @@ impl Runtime {
 /// Why an offered name that is both a tool and a prompt is refused.
 pub(super) fn ambiguous(name: &str) -> String {
     format!("offers \"{name}\", which names both a tool and a prompt; rename one of them")
-}
-
-/// A model definition of the `test` provider: its script, read from the project.
-fn load_script(root: &Path, name: &str, script: Option<&Path>) -> Result<ScriptedModel, String> {
-    let Some(script) = script else {
-        return Err(
-            "a `test` model needs `script`: a JSON or JSONL file of assistant turns".to_owned(),
-        );
-    };
-    let path: PathBuf = root.join(script);
-    let text = crate::files::read_text(&path, crate::files::MAX_FILE_BYTES)
-        .map_err(|e| format!("cannot read script {}: {}", script.display(), e.reason()))?;
-    ScriptedModel::parse(format!("test:{name}"), &script.display().to_string(), &text)
-        .map_err(|e: ScriptError| e.to_string())
-}
-
-/// The approval policy of an activity file's `approval` rule: every call needs approval.
-fn policy_of(rule: ApprovalRule) -> Approval {
-    let mut policy = Approval::always();
-    if let Some(reason) = rule.reason {
-        policy = policy.with_reason(reason);
-    }
-    if let Some(text) = rule.reject_message {
-        policy = policy.with_reject_message(text);
-    }
-    policy
-}
-
-/// The process activities of a project's definitions, as the registry its blueprints bind to
-/// (a blueprint whose `_activity` is not among them does not load).
-pub fn process_activities(defs: &Definitions) -> Activities {
-    let mut activities = Activities::new();
-    for (name, activity) in &defs.activities {
-        register_process(&mut activities, name, activity.clone());
-    }
-    activities
-}
-
-/// Binds a process activity into the library's activity registry.
-fn register_process(activities: &mut Activities, name: &str, activity: ProcessActivity) {
-    let activity = Arc::new(activity);
-    activities.register(name, move |args, _meta, ctx| {
-        let activity = activity.clone();
-        async move {
-            let state = ctx.get::<ThreadState>();
-            let input = ActivityInput {
-                tool: ctx.tool_name().unwrap_or_default().to_owned(),
-                arguments: args,
-                thread_id: ctx.thread_id().map(str::to_owned),
-                call_id: ctx.call_id().to_owned(),
-                idempotency_key: ctx.idempotency_key(),
-                // Only the variables the tool declared, opened for this call.
-                variables: state
-                    .map(|state| {
-                        state
-                            .env_all()
-                            .iter()
-                            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            };
-            // Every secret of the thread, not only the tool's: the program's output is quoted
-            // before the engine redacts the result.
-            let redactor = state.map(|s| s.redactor().clone()).unwrap_or_default();
-            let result = activity
-                .run_in(&input, &redactor, state, ctx.abort_signal())
-                .await;
-            Ok::<_, ToolError>(result)
-        }
-    });
 }
