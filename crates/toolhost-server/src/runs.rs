@@ -3,13 +3,15 @@
 //! and metrics can count them.
 
 use crate::problem::Problem;
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::JoinSet;
-use toolhost_runtime::engine::{RunOutcome, Runtime, RuntimeError, StopReason, Waiting};
+use toolhost_runtime::engine::{
+    RunOutcome, Runtime, RuntimeError, SessionEnd, StopReason, Waiting,
+};
 use toolhost_store::{AsyncStore, EventKind, Write};
 
 /// How many run-ended notices an event stream may fall behind before it is dropped.
@@ -119,23 +121,28 @@ impl Runs {
             let mut ended = Ended {
                 runs: this,
                 thread: thread.clone(),
-                data: Some(json!({"status": "failed", "error": "the run panicked"})),
+                data: Some(RunEndedData::Failed {
+                    error: "the run panicked".to_owned(),
+                }),
             };
             let result = runtime.run(&thread).await;
             ended.data = match &result {
-                Ok(outcome) => Some(describe(outcome)),
+                Ok(outcome) => Some(RunEndedData::of(outcome)),
                 // The owner's run takes up what was stored; it, not this, ends the turn.
                 Err(RuntimeError::ThreadBusy { .. }) => None,
                 Err(e) => {
                     tracing::warn!(thread = %thread, error = %e, "a background run failed");
-                    Some(json!({"status": "failed", "error": e.to_string()}))
+                    Some(RunEndedData::Failed {
+                        error: e.to_string(),
+                    })
                 }
             };
             if let Some(data) = &ended.data {
                 // Stored, so that a client that follows the thread later still sees it.
                 let write = Write::Event {
                     kind: EventKind::RunEnded,
-                    data: data.clone(),
+                    // Plain strings, numbers and lists: they always have a JSON form.
+                    data: serde_json::to_value(data).unwrap_or_default(),
                 };
                 if let Err(e) = AsyncStore::new(runtime.store().clone())
                     .apply(&thread, vec![write])
@@ -191,13 +198,13 @@ impl Runs {
 struct Ended {
     runs: Runs,
     thread: String,
-    data: Option<Value>,
+    data: Option<RunEndedData>,
 }
 
 impl Drop for Ended {
     fn drop(&mut self) {
         let label = match &self.data {
-            Some(data) => outcome_label(data),
+            Some(data) => data.label(),
             None => "owned_elsewhere",
         };
         self.runs.finished(&self.thread, label);
@@ -226,52 +233,147 @@ impl Runs {
     }
 }
 
-/// The `status` of a described run, as a metric label.
-fn outcome_label(data: &Value) -> &'static str {
-    match data["status"].as_str() {
-        Some("done") => "done",
-        Some("paused") => "paused",
-        Some("owned_elsewhere") => "owned_elsewhere",
-        _ => "failed",
-    }
+/// How a run this node started ended, as clients read it: the data of its `run_ended` event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub(crate) enum RunEndedData {
+    /// The thread finished its turn, for `reason`.
+    Done {
+        /// Why (`response`, `stop_tool`, `max_steps`, ...).
+        reason: &'static str,
+        /// The tool that stopped it (`stop_tool`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+        /// The limit it reached (`max_steps`, `max_session_turns`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+        /// How a session binding's call ended the session (`session_stop`, `session_fail`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session: Option<SessionEnded>,
+    },
+    /// The thread waits for a person.
+    Paused(PausedFor),
+    /// The run failed.
+    Failed {
+        /// Why, in words.
+        error: String,
+    },
 }
 
-/// A run's outcome as clients read it.
-pub(crate) fn describe(outcome: &RunOutcome) -> Value {
-    match outcome {
-        RunOutcome::Done(reason) => {
-            let mut done = json!({"status": "done"});
-            let (name, detail) = match reason {
-                StopReason::Response => ("response", None),
-                StopReason::StopTool(tool) => ("stop_tool", Some(("tool", json!(tool)))),
-                StopReason::MaxSteps(n) => ("max_steps", Some(("limit", json!(n)))),
-                StopReason::MaxSessionTurns(n) => ("max_session_turns", Some(("limit", json!(n)))),
-                StopReason::Stopped => ("stopped", None),
-                StopReason::SessionStop(end) => ("session_stop", Some(("session", session(end)))),
-                StopReason::SessionFail(end) => ("session_fail", Some(("session", session(end)))),
-            };
-            done["reason"] = json!(name);
-            if let Some((key, value)) = detail {
-                done[key] = value;
+/// What a paused run waits for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "waiting_for", rename_all = "snake_case")]
+pub(crate) enum PausedFor {
+    /// A decision on a call.
+    Approval {
+        /// The call.
+        call_id: String,
+        /// Its tool.
+        tool: String,
+    },
+    /// Values of variables.
+    Variables {
+        /// The request the values answer.
+        request_id: String,
+        /// The variables wanted.
+        names: Vec<String>,
+    },
+}
+
+/// How a session binding's call ended the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct SessionEnded {
+    tool: String,
+    message: Option<String>,
+    attachments: Vec<String>,
+}
+
+impl RunEndedData {
+    /// A run's outcome.
+    pub(crate) fn of(outcome: &RunOutcome) -> Self {
+        match outcome {
+            RunOutcome::Done(reason) => {
+                let (reason, tool, limit, session) = match reason {
+                    StopReason::Response => ("response", None, None, None),
+                    StopReason::StopTool(tool) => ("stop_tool", Some(tool.clone()), None, None),
+                    StopReason::MaxSteps(n) => ("max_steps", None, Some(*n), None),
+                    StopReason::MaxSessionTurns(n) => ("max_session_turns", None, Some(*n), None),
+                    StopReason::Stopped => ("stopped", None, None, None),
+                    StopReason::SessionStop(end) => ("session_stop", None, None, Some(end.into())),
+                    StopReason::SessionFail(end) => ("session_fail", None, None, Some(end.into())),
+                };
+                RunEndedData::Done {
+                    reason,
+                    tool,
+                    limit,
+                    session,
+                }
             }
-            done
+            RunOutcome::Paused(Waiting::Approval(request)) => {
+                RunEndedData::Paused(PausedFor::Approval {
+                    call_id: request.call_id.clone(),
+                    tool: request.tool.clone(),
+                })
+            }
+            RunOutcome::Paused(Waiting::Variables { request_id, names }) => {
+                RunEndedData::Paused(PausedFor::Variables {
+                    request_id: request_id.clone(),
+                    names: names.clone(),
+                })
+            }
         }
-        RunOutcome::Paused(Waiting::Approval(request)) => json!({
-            "status": "paused",
-            "waiting_for": "approval",
-            "call_id": request.call_id,
-            "tool": request.tool,
-        }),
-        RunOutcome::Paused(Waiting::Variables { request_id, names }) => json!({
-            "status": "paused",
-            "waiting_for": "variables",
-            "request_id": request_id,
-            "names": names,
-        }),
+    }
+
+    /// Its `status`, as a metric label.
+    fn label(&self) -> &'static str {
+        match self {
+            RunEndedData::Done { .. } => "done",
+            RunEndedData::Paused(_) => "paused",
+            RunEndedData::Failed { .. } => "failed",
+        }
     }
 }
 
-/// How a session binding's call ended the session, as clients read it.
-fn session(end: &toolhost_runtime::engine::SessionEnd) -> Value {
-    json!({"tool": end.tool, "message": end.message, "attachments": end.attachments})
+impl From<&SessionEnd> for SessionEnded {
+    fn from(end: &SessionEnd) -> Self {
+        SessionEnded {
+            tool: end.tool.clone(),
+            message: end.message.clone(),
+            attachments: end.attachments.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_run_end_is_read_by_its_status_and_the_fields_of_that_status() {
+        let read = |data: RunEndedData| serde_json::to_value(data).unwrap();
+        let done = RunEndedData::of(&RunOutcome::Done(StopReason::MaxSteps(3)));
+        assert_eq!(done.label(), "done");
+        assert_eq!(
+            read(done),
+            json!({"status": "done", "reason": "max_steps", "limit": 3})
+        );
+        let paused = RunEndedData::of(&RunOutcome::Paused(Waiting::Variables {
+            request_id: "r1".into(),
+            names: vec!["TOKEN".into()],
+        }));
+        assert_eq!(paused.label(), "paused");
+        assert_eq!(
+            read(paused),
+            json!({"status": "paused", "waiting_for": "variables", "request_id": "r1", "names": ["TOKEN"]})
+        );
+        let failed = RunEndedData::Failed {
+            error: "no model".into(),
+        };
+        assert_eq!(failed.label(), "failed");
+        assert_eq!(
+            read(failed),
+            json!({"status": "failed", "error": "no model"})
+        );
+    }
 }

@@ -11,6 +11,7 @@
 //! [`Runtime::decide`]. With none of them the thread pauses durably at the call: the calls before
 //! it are done, the ones after it wait, and the request survives a restart.
 
+use super::events::{ApprovalDecided, ApprovalRequested, ThreadEvent};
 use super::fingerprint::fingerprint;
 use super::plan::Gate;
 use super::request::RunRequest;
@@ -23,9 +24,7 @@ use std::pin::Pin;
 use toolhost_core::approval::{rejection_text, ApprovalContext, ApprovalPolicy};
 use toolhost_core::canonical::canonical_hash;
 use toolhost_core::AnyTool;
-use toolhost_store::{
-    ApprovalDecision, ApprovalRecord, ApprovalRequest, EventKind, StoreError, Write,
-};
+use toolhost_store::{ApprovalDecision, ApprovalRecord, ApprovalRequest, StoreError, Write};
 
 /// A decision, as a person or a handler gives it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -171,52 +170,18 @@ impl Runtime {
         let records = self.db.approvals(thread_id).await?;
         if let Some(record) = records.iter().find(|r| r.request.call_id == call_id) {
             return Ok(match &record.decision {
-                // The tool, the program behind it or the arguments changed while the call
-                // waited: what a person would approve is not what would run. The call is closed
-                // as not run, so the model can call again and a new request is made.
+                // The tool, the program behind it or the arguments changed while it waited.
                 None if record.request.tool_fingerprint != request.tool_fingerprint
                     || record.request.args_hash != request.args_hash =>
                 {
-                    let decision = ApprovalDecision {
-                        approved: false,
-                        always: false,
-                        message: Some(CHANGED_WHILE_WAITING.to_owned()),
-                        reason: None,
-                        edited_arguments: None,
-                        decided_by: "toolhost".to_owned(),
-                        args_hash: record.request.args_hash.clone(),
-                        tool_fingerprint: record.request.tool_fingerprint.clone(),
-                    };
-                    let writes = vec![
-                        decided_event(&record.request, &decision),
-                        Write::DecideApproval {
-                            call_id: call_id.to_owned(),
-                            decision,
-                        },
-                    ];
-                    Gate::Rejected(CHANGED_WHILE_WAITING.to_owned(), writes)
+                    closed_as_changed(record)
                 }
                 None => Gate::Wait(record.request.clone()),
                 Some(decision) => self.apply_decision(tool, &request, args, decision, Vec::new()),
             });
         }
-        // An "always" decision on this tool (as it is defined now) decides later calls too.
-        let standing = records.iter().rev().find_map(|r| {
-            let d = r.decision.as_ref()?;
-            (d.always
-                && r.request.tool == request.tool
-                && d.tool_fingerprint == request.tool_fingerprint)
-                .then_some(d)
-        });
-        let verdict = match standing {
-            Some(d) => Some(Verdict {
-                approved: d.approved,
-                always: false,
-                message: d.message.clone(),
-                reason: d.reason.clone(),
-                edited_arguments: None,
-                decided_by: format!("always, as decided by {}", d.decided_by),
-            }),
+        let verdict = match standing_verdict(&records, &request) {
+            Some(verdict) => Some(verdict),
             // A handler given with the request wins over the runtime's.
             None => match request_settings
                 .approval_handler
@@ -382,31 +347,71 @@ fn decision_for(request: &ApprovalRequest, verdict: Verdict) -> ApprovalDecision
     }
 }
 
+/// A waiting call whose tool, program or arguments changed while it waited: what a person
+/// would approve is not what would run. It is closed as not run, so the model can call again
+/// and a new request is made.
+fn closed_as_changed(record: &ApprovalRecord) -> Gate {
+    let decision = ApprovalDecision {
+        approved: false,
+        always: false,
+        message: Some(CHANGED_WHILE_WAITING.to_owned()),
+        reason: None,
+        edited_arguments: None,
+        decided_by: "toolhost".to_owned(),
+        args_hash: record.request.args_hash.clone(),
+        tool_fingerprint: record.request.tool_fingerprint.clone(),
+    };
+    let writes = vec![
+        decided_event(&record.request, &decision),
+        Write::DecideApproval {
+            call_id: record.request.call_id.clone(),
+            decision,
+        },
+    ];
+    Gate::Rejected(CHANGED_WHILE_WAITING.to_owned(), writes)
+}
+
+/// The verdict an earlier "always" decision on this tool (as it is defined now) gives
+/// `request`, if one was made in the thread: the latest counts.
+fn standing_verdict(records: &[ApprovalRecord], request: &ApprovalRequest) -> Option<Verdict> {
+    let standing = records.iter().rev().find_map(|r| {
+        let d = r.decision.as_ref()?;
+        (d.always
+            && r.request.tool == request.tool
+            && d.tool_fingerprint == request.tool_fingerprint)
+            .then_some(d)
+    })?;
+    Some(Verdict {
+        approved: standing.approved,
+        always: false,
+        message: standing.message.clone(),
+        reason: standing.reason.clone(),
+        edited_arguments: None,
+        decided_by: format!("always, as decided by {}", standing.decided_by),
+    })
+}
+
 /// The event that shows a decision in the thread's history.
 fn decided_event(request: &ApprovalRequest, decision: &ApprovalDecision) -> Write {
-    Write::Event {
-        kind: EventKind::ApprovalDecided,
-        data: serde_json::json!({
-            "callId": request.call_id,
-            "tool": request.tool,
-            "approved": decision.approved,
-            "always": decision.always,
-            "decidedBy": decision.decided_by,
-            "edited": decision.edited_arguments.is_some(),
-        }),
+    ApprovalDecided {
+        call_id: request.call_id.clone(),
+        tool: request.tool.clone(),
+        approved: decision.approved,
+        always: decision.always,
+        decided_by: decision.decided_by.clone(),
+        edited: decision.edited_arguments.is_some(),
     }
+    .write()
 }
 
 /// The event that shows a request in the thread's history.
 pub(super) fn requested_event(request: &ApprovalRequest) -> Write {
-    Write::Event {
-        kind: EventKind::ApprovalRequested,
-        data: serde_json::json!({
-            "callId": request.call_id,
-            "tool": request.tool,
-            "reason": request.reason,
-        }),
+    ApprovalRequested {
+        call_id: request.call_id.clone(),
+        tool: request.tool.clone(),
+        reason: request.reason.clone(),
     }
+    .write()
 }
 
 #[cfg(test)]

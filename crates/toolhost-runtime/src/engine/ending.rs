@@ -3,6 +3,7 @@
 //! [`super::stop`]), with the calls that did not start answered "not run".
 
 use super::approvals::requested_event;
+use super::events::{ThreadEvent, VariablesRequested};
 use super::execute::mark_hook;
 use super::offer::Offer;
 use super::outcome::{RunOutcome, StopReason, Waiting};
@@ -11,9 +12,8 @@ use super::plan::answer_writes;
 use super::state::ThreadState;
 use super::stop::Stop;
 use super::{Runtime, RuntimeError};
-use serde_json::json;
 use toolhost_core::ToolResult;
-use toolhost_store::{new_id, EventKind, HookOutcome, ThreadStatus, ToolCallRecord, Write};
+use toolhost_store::{new_id, HookOutcome, ThreadStatus, ToolCallRecord, Write};
 
 impl Runtime {
     /// Records what the thread waits for (once, also when it is run again while it waits) and
@@ -55,10 +55,13 @@ impl Runtime {
                             id: id.clone(),
                             names: names.clone(),
                         });
-                        writes.push(Write::Event {
-                            kind: EventKind::VariablesRequested,
-                            data: json!({"requestId": id, "names": names}),
-                        });
+                        writes.push(
+                            VariablesRequested {
+                                request_id: id.clone(),
+                                names: names.clone(),
+                            }
+                            .write(),
+                        );
                         id
                     }
                 };

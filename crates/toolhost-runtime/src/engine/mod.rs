@@ -24,6 +24,7 @@ mod control;
 mod decide;
 mod ending;
 mod error;
+pub mod events;
 mod execute;
 mod factory;
 mod fetch;

@@ -1,13 +1,13 @@
 //! The messages the engine writes for what happened: a call's result, and the message queued
 //! work becomes. Plain functions from values to records, below the loop that stores them.
 
+use super::events::{ReplyDiscarded, ThreadEvent};
 use super::live::new_call_id;
 use super::turns::{Position, Side};
 use super::RuntimeError;
 use toolhost_core::ToolResult;
 use toolhost_store::{
-    Applied, EventKind, Message, MessageMeta, NewMessage, QueueItem, Role, StoreError,
-    ToolCallRecord, Write,
+    Applied, Message, MessageMeta, NewMessage, QueueItem, Role, StoreError, ToolCallRecord, Write,
 };
 
 /// The one message a result batch stores.
@@ -81,13 +81,11 @@ pub(super) fn discarded_reply(writes: &[Write]) -> Option<Write> {
     if reply.tool_calls.is_empty() {
         return None;
     }
-    let tools: Vec<&str> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
-    Some(Write::Event {
-        kind: EventKind::ReplyDiscarded,
-        data: serde_json::json!({
-            "model": reply.metadata.model,
-            "tools": tools,
-            "reason": "the run was asked to stop while the model answered; the thread asks again when it is resumed",
-        }),
-    })
+    let tools = reply.tool_calls.iter().map(|c| c.name.clone()).collect();
+    let event = ReplyDiscarded {
+        model: reply.metadata.model.clone(),
+        tools,
+        reason: "the run was asked to stop while the model answered; the thread asks again when it is resumed".to_owned(),
+    };
+    Some(event.write())
 }

@@ -14,6 +14,7 @@
 //! out. A repair is stored as a `history_repaired` event, once while the same fault stays.
 
 use super::answer::malformed;
+use super::events::{HistoryRepaired, ThreadEvent};
 use super::live::{delta_event, new_call_id, CallIds, LiveHub, LiveKind, LiveRedaction};
 use super::middleware::{middleware_error, StepInfo};
 use super::offer::Offer;
@@ -33,7 +34,7 @@ use toolhost_providers::{
     StreamDelta,
 };
 use toolhost_store::{
-    EventKind, MessageMeta, NewMessage, Role, ThreadStatus, ToolCallRecord, ToolStatus, Write,
+    MessageMeta, NewMessage, Role, ThreadStatus, ToolCallRecord, ToolStatus, Write,
 };
 
 impl Runtime {
@@ -177,10 +178,11 @@ impl Runtime {
             self.commit(
                 thread_id,
                 owner,
-                vec![Write::Event {
-                    kind: EventKind::HistoryRepaired,
-                    data: json!({"offset": from, "repairs": repairs}),
-                }],
+                vec![HistoryRepaired {
+                    offset: from,
+                    repairs: repairs.clone(),
+                }
+                .write()],
             )
             .await?;
             *last = repairs;

@@ -185,16 +185,7 @@ impl Runtime {
                     }
                     continue;
                 }
-                let ending = if abort.is_aborted() {
-                    Some(Ending::Stopped)
-                } else if mine.last().is_some_and(|m| m.role == Role::Assistant) {
-                    Some(Ending::Response)
-                } else if steps >= max_steps {
-                    Some(Ending::MaxSteps(max_steps))
-                } else {
-                    None
-                };
-                if let Some(ending) = ending {
+                if let Some(ending) = ending_of(abort.is_aborted(), &mine, steps, max_steps) {
                     return Ok(SubOutcome::Done(call_result(config, &mine, &ending)));
                 }
                 let writes = self
@@ -213,20 +204,7 @@ impl Runtime {
                     }
                 }
                 let mut writes = nest.place(writes);
-                let intents = writes
-                    .iter()
-                    .find_map(|w| match w {
-                        Write::AppendMessage(m) if m.role == Some(Role::Assistant) => {
-                            Some(early_intents(
-                                &m.tool_calls,
-                                &offer,
-                                state.variables(),
-                                &state.control().request(),
-                            ))
-                        }
-                        _ => None,
-                    })
-                    .unwrap_or_default();
+                let intents = reply_intents(&writes, &offer, state);
                 for intent in &intents {
                     if let Write::RecordIntent(i) = intent {
                         fresh.insert(i.call_id.clone());
@@ -332,4 +310,35 @@ fn surfaced(m: &Message) -> Message {
         depth: 0,
         ..m.clone()
     }
+}
+
+/// How a sub-prompt's turn ends now, if it does: stopped, answered (its last message is the
+/// model's, with no call left), or out of steps; `None` while it goes on.
+fn ending_of(aborted: bool, mine: &[Message], steps: u32, max_steps: u32) -> Option<Ending> {
+    if aborted {
+        Some(Ending::Stopped)
+    } else if mine.last().is_some_and(|m| m.role == Role::Assistant) {
+        Some(Ending::Response)
+    } else if steps >= max_steps {
+        Some(Ending::MaxSteps(max_steps))
+    } else {
+        None
+    }
+}
+
+/// The intents of the calls the model's reply among `writes` makes that may be recorded with
+/// the reply itself (see [`early_intents`]).
+fn reply_intents(writes: &[Write], offer: &Offer, state: &ThreadState) -> Vec<Write> {
+    writes
+        .iter()
+        .find_map(|w| match w {
+            Write::AppendMessage(m) if m.role == Some(Role::Assistant) => Some(early_intents(
+                &m.tool_calls,
+                offer,
+                state.variables(),
+                &state.control().request(),
+            )),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
