@@ -143,6 +143,7 @@ impl Server {
             self.state.slot.clone(),
             self.closing,
         );
+        let served = slot.clone();
         let stopping = runs.clone();
         // When asked to stop: no new runs, the runs under way stop after their operation, and
         // event streams end (a connection that never ends would hold the shutdown forever).
@@ -157,6 +158,8 @@ impl Server {
         };
         connections::serve(listener, app, limits, begin).await;
         runs.wait().await;
+        // The MCP servers of the project end with the server, not with the process.
+        served.current().close_mcp().await;
         Ok(())
     }
 }

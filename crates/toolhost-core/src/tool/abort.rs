@@ -1,5 +1,6 @@
 //! The signal that asks a running call to stop, which a task can check or await.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -19,8 +20,15 @@ pub struct AbortSignal(Arc<Signal>);
 #[derive(Debug, Default)]
 struct Signal {
     level: AtomicU8,
-    /// The tasks awaiting the signal, woken when it is raised (one waker per task).
-    waiting: Mutex<Vec<Waker>>,
+    /// Who awaits the signal, woken when it is raised: one waker per waiting [`Raised`], which
+    /// takes its own away when it is dropped.
+    waiting: Mutex<Waiting>,
+}
+
+#[derive(Debug, Default)]
+struct Waiting {
+    next: u64,
+    wakers: HashMap<u64, Waker>,
 }
 
 /// Not raised.
@@ -67,6 +75,7 @@ impl AbortSignal {
         Raised {
             signal: self,
             level: GRACEFUL,
+            slot: None,
         }
     }
 
@@ -75,17 +84,18 @@ impl AbortSignal {
         Raised {
             signal: self,
             level: NOW,
+            slot: None,
         }
     }
 
     fn wake_all(&self) {
-        let waiting = std::mem::take(&mut *self.waiting());
-        for waker in waiting {
+        let wakers = std::mem::take(&mut self.waiting().wakers);
+        for waker in wakers.into_values() {
             waker.wake();
         }
     }
 
-    fn waiting(&self) -> std::sync::MutexGuard<'_, Vec<Waker>> {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
         // A waker list is sound whatever a panicking holder left in it.
         self.0.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -97,25 +107,44 @@ impl AbortSignal {
 pub struct Raised<'a> {
     signal: &'a AbortSignal,
     level: u8,
+    /// Its place among the signal's wakers, once it waits.
+    slot: Option<u64>,
 }
 
 impl Future for Raised<'_> {
     type Output = ();
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let reached = || self.signal.0.level.load(Ordering::SeqCst) >= self.level;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let reached = || this.signal.0.level.load(Ordering::SeqCst) >= this.level;
         if reached() {
             return Poll::Ready(());
         }
-        let mut waiting = self.signal.waiting();
+        let mut waiting = this.signal.waiting();
         // Looked at again under the lock: a raise between the first look and here has already
-        // taken the list, and would never wake a waker put in it now.
+        // taken the wakers, and would never wake one put there now.
         if reached() {
             return Poll::Ready(());
         }
-        if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
-            waiting.push(cx.waker().clone());
+        let slot = *this.slot.get_or_insert_with(|| {
+            waiting.next += 1;
+            waiting.next
+        });
+        match waiting.wakers.get_mut(&slot) {
+            Some(kept) if kept.will_wake(cx.waker()) => {}
+            Some(kept) => kept.clone_from(cx.waker()),
+            None => {
+                waiting.wakers.insert(slot, cx.waker().clone());
+            }
         }
         Poll::Pending
+    }
+}
+
+impl Drop for Raised<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            self.signal.waiting().wakers.remove(&slot);
+        }
     }
 }
 
@@ -132,7 +161,7 @@ mod tests {
             gracefully.is_aborted()
         });
         // Raised once the waiter waits, so that it is the raise that wakes it.
-        while signal.waiting().is_empty() {
+        while signal.waiting().wakers.is_empty() {
             std::thread::yield_now();
         }
         signal.abort_gracefully();
@@ -144,7 +173,7 @@ mod tests {
             futures_executor::block_on(interrupt.interrupted());
             interrupt.is_interrupted()
         });
-        while signal.waiting().is_empty() {
+        while signal.waiting().wakers.is_empty() {
             std::thread::yield_now();
         }
         signal.abort();
@@ -154,7 +183,7 @@ mod tests {
     }
 
     #[test]
-    fn one_task_that_polls_again_is_kept_once() {
+    fn a_waiter_is_kept_once_however_often_it_is_polled_and_forgotten_when_dropped() {
         struct Task;
         impl std::task::Wake for Task {
             fn wake(self: Arc<Self>) {}
@@ -162,12 +191,23 @@ mod tests {
         let signal = AbortSignal::new();
         let waker = Waker::from(Arc::new(Task));
         let mut cx = Context::from_waker(&waker);
+        {
+            let mut raised = std::pin::pin!(signal.aborted());
+            for _ in 0..100 {
+                assert!(raised.as_mut().poll(&mut cx).is_pending());
+            }
+            assert_eq!(signal.waiting().wakers.len(), 1);
+        }
+        // Waits that end without the signal (a call that finished) leave nothing behind.
         for _ in 0..100 {
             let mut raised = std::pin::pin!(signal.aborted());
             assert!(raised.as_mut().poll(&mut cx).is_pending());
         }
-        assert_eq!(signal.waiting().len(), 1);
+        assert!(signal.waiting().wakers.is_empty());
+        let mut raised = std::pin::pin!(signal.aborted());
+        assert!(raised.as_mut().poll(&mut cx).is_pending());
         signal.abort();
-        assert!(signal.waiting().is_empty());
+        assert!(signal.waiting().wakers.is_empty());
+        assert!(raised.as_mut().poll(&mut cx).is_ready());
     }
 }

@@ -14,7 +14,7 @@ use super::envelope::UNREAD_ANSWER_MARK;
 use super::http::FetcherClient;
 use super::oauth::{Authorizer, Vault};
 use super::server_def::{fill, Endpoint, McpServerDef};
-use super::stdio::ChildTransport;
+use super::stdio::{ChildTransport, EXIT_GRACE};
 use crate::ask::{Answering, AskKind};
 use crate::definition::definition_pin;
 use client_side::ClientSide;
@@ -539,9 +539,20 @@ impl ServerLink {
 
     /// Closes every connection (a program sees its standard input end).
     pub(crate) async fn close(&self) {
-        for (_, connection) in self.connections.lock().await.drain(..) {
-            let _ = tokio::time::timeout(Duration::from_secs(2), connection.cancel()).await;
-        }
+        let connections: Vec<Connection> = self
+            .connections
+            .lock()
+            .await
+            .drain(..)
+            .map(|(_, connection)| connection)
+            .collect();
+        // Long enough for a program's whole ending (its end of input, then SIGTERM, then
+        // SIGKILL, each EXIT_GRACE apart), so that it has ended when whoever closes goes on.
+        let patience = 2 * EXIT_GRACE + Duration::from_secs(1);
+        let closing = connections
+            .into_iter()
+            .map(|connection| tokio::time::timeout(patience, connection.cancel()));
+        futures::future::join_all(closing).await;
     }
 }
 

@@ -51,7 +51,7 @@ impl Runtime {
     /// Loads the project at `root` as [`Runtime::load_with`] does, and reaches the MCP servers
     /// the project names by URL (`agents/mcp/`) through `http` (the command line passes the
     /// providers' hyper client); without it such a server is a problem of its file. `vault`
-    /// keeps the servers' OAuth grants (see [`crate::mcp::oauth`]).
+    /// keeps the servers' OAuth grants (see [`toolhost_mcp_client::oauth`]).
     pub async fn load_networked(
         root: &Path,
         store: Arc<dyn Store>,
@@ -148,6 +148,7 @@ impl Runtime {
             histories: Arc::default(),
             detached: Default::default(),
             requests: Default::default(),
+            call_results: Default::default(),
             mcp_hub: mcp.hub,
             mcp_servers: mcp.servers,
             mcp_pins: mcp.pins,

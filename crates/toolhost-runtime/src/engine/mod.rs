@@ -16,6 +16,7 @@ mod approvals;
 mod as_tool;
 mod ask;
 mod attachments;
+mod call_results;
 mod calls;
 mod code;
 mod content;
@@ -74,6 +75,7 @@ pub use approvals::{
 };
 pub use as_tool::{AsToolOptions, AS_TOOL_TAG};
 pub use ask::{Answerer, AnswererGuard, Answering, AskKind};
+pub use call_results::ExpectedResult;
 pub use calls::PARALLEL_CAP;
 pub use code::{DEFAULT_MAX_RUNS_IN_FLIGHT, DEFAULT_WARM_RUNTIMES};
 pub use content::MAX_IMAGE_BASE64;
@@ -173,11 +175,13 @@ pub struct Runtime {
     /// Where a call of a sub-agent that does not block hands its child to the run of the
     /// calling thread, by thread id (see [`subagent`]).
     detached: Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>>,
+    /// Who waits for the result of which call, as a value (see [`call_results`]).
+    call_results: call_results::CallResults,
     /// The settings of the requests under way that brought some, by thread (see [`request`]).
     requests: Arc<std::sync::Mutex<HashMap<String, Arc<RunRequest>>>>,
-    /// The connections to the project's MCP servers. Never read: held so that they live as
-    /// long as the runtime (its imported tools hold them weakly) and close when it is dropped.
-    #[allow(dead_code)]
+    /// The connections to the project's MCP servers, held so that they live as long as the
+    /// runtime (its imported tools hold them weakly); closed by [`Runtime::close_mcp`] or when
+    /// the runtime is dropped.
     mcp_hub: Option<Arc<crate::mcp::McpHub>>,
     /// The project's MCP servers as they loaded.
     mcp_servers: Vec<crate::mcp::ServerStatus>,
@@ -198,7 +202,17 @@ impl Runtime {
         self.running = previous.running.clone();
         self.detached = previous.detached.clone();
         self.requests = previous.requests.clone();
+        self.call_results = previous.call_results.clone();
         self.code = previous.code.clone();
+    }
+
+    /// Ends the connections to the project's MCP servers gracefully (each program sees its
+    /// standard input end, then its signals): what a program that embeds the runtime does before
+    /// it exits. A later call of an imported tool connects again.
+    pub async fn close_mcp(&self) {
+        if let Some(hub) = &self.mcp_hub {
+            hub.close().await;
+        }
     }
 
     /// The project's agents, prompts, models and activities as they loaded.
@@ -206,7 +220,7 @@ impl Runtime {
         &self.defs
     }
 
-    /// What a login for MCP server `name` needs (see [`crate::mcp::oauth::login`]): its
+    /// What a login for MCP server `name` needs (see [`toolhost_mcp_client::oauth::login`]): its
     /// definition, the HTTP client and the vault its grants are kept in; `None` unless the
     /// server is at a URL with `oauth` and this runtime keeps grants.
     pub fn mcp_login_parts(

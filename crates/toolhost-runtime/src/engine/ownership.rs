@@ -330,7 +330,9 @@ impl Runtime {
         mut writes: Vec<Write>,
     ) -> Result<toolhost_store::Applied, RuntimeError> {
         writes.insert(0, Write::CheckOwner(owner.as_str().to_owned()));
-        Ok(self.db.apply(thread_id, writes).await?)
+        let applied = self.db.apply(thread_id, writes).await?;
+        self.call_results.deliver(thread_id, &applied.messages);
+        Ok(applied)
     }
 }
 

@@ -4,9 +4,10 @@
 //! ## Contract
 //! - Each file names one server: a program run as a child process over standard input and
 //!   output, or a URL reached over MCP's streamable HTTP through the HTTP client the embedding
-//!   program gives ([`crate::engine::Runtime::load_networked`]); see [`server_def`].
+//!   program gives ([`crate::engine::Runtime::load_networked`]); see
+//!   [`server_def`](toolhost_mcp_client::server_def).
 //!   When the project loads, every server is started or reached and its tools listed
-//!   (all pages, up to [`hub::MAX_LIST_PAGES`]); a server that cannot be started, does not
+//!   (all pages, up to [`MAX_LIST_PAGES`](toolhost_mcp_client::hub::MAX_LIST_PAGES)); a server that cannot be started, does not
 //!   complete the handshake in time or lists a tool whose schema cannot be taken is a
 //!   [`FileProblem`] of its file, naming what went wrong (and the server's last words on
 //!   standard error). Its other tools still load.
@@ -17,12 +18,12 @@
 //!   pinned for the project ([`pins`]); a changed one is refused in every thread and session
 //!   until a person accepts it ([`accept_definition`]).
 //! - What servers write to standard error is kept apart from toolhost's own output (the last
-//!   [`hub::STDERR_LINES_KEPT`] lines per server, shown by `toolhost mcp list` and quoted when a
+//!   [`STDERR_LINES_KEPT`](toolhost_mcp_client::hub::STDERR_LINES_KEPT) lines per server, shown by `toolhost mcp list` and quoted when a
 //!   server fails). Only `PATH` and the variables a file names reach a server's environment.
 //! - A server at a URL gets the headers its file gives, each `${NAME}` filled from the calling
 //!   thread's variables (else toolhost's environment): one connection per set of values, at
-//!   most [`hub::MAX_CONNECTIONS`], so no thread's calls carry another's credentials.
-//! - A server at a URL whose file has `oauth` gets OAuth tokens ([`oauth`]): discovered from
+//!   most [`MAX_CONNECTIONS`](toolhost_mcp_client::hub::MAX_CONNECTIONS), so no thread's calls carry another's credentials.
+//! - A server at a URL whose file has `oauth` gets OAuth tokens ([`oauth`](toolhost_mcp_client::oauth)): discovered from
 //!   its 401, kept sealed in the store, renewed before they expire and when refused.
 
 pub mod imported;

@@ -236,6 +236,8 @@ impl McpTools {
         let name = tool.name();
         let round = (thread_id, call_id, name);
         let within_call = asks_within_call(context);
+        // The result comes from the run that stores it, as a value.
+        let mut expected = runtime.expect_result(thread_id, call_id);
         let waiting_since = tokio::time::Instant::now();
         let outcome = loop {
             // A cancel that came before the run started: nothing starts it.
@@ -345,7 +347,9 @@ impl McpTools {
             }
             break outcome;
         };
-        self.answer_of(tool, thread_id, call_id, outcome).await
+        let handed = expected.take();
+        self.answer_of(tool, thread_id, call_id, outcome, handed)
+            .await
     }
 
     /// What the client is answered once the call ran or stopped waiting: its result, or what
@@ -356,6 +360,7 @@ impl McpTools {
         thread_id: &str,
         call_id: &str,
         outcome: Result<RunOutcome, RuntimeError>,
+        handed: Option<toolhost_store::Message>,
     ) -> Result<CallToolResponse, McpError> {
         match outcome {
             Err(e) => Ok(Self::error(format!("the call failed: {e}"))),
@@ -387,7 +392,13 @@ impl McpTools {
                 )))
             }
             Ok(RunOutcome::Done(_)) => {
-                let Some(result) = self.result_of(thread_id, call_id).await? else {
+                // Stored by another run (another process's, or one that took the thread
+                // first): read from the thread.
+                let result = match handed {
+                    Some(result) => Some(result),
+                    None => self.result_of(thread_id, call_id).await?,
+                };
+                let Some(result) = result else {
                     return Ok(Self::error(format!(
                         "the call's thread {thread_id} ended without a result"
                     )));

@@ -217,6 +217,12 @@ impl McpTools {
         self.runtime.current()
     }
 
+    /// Ends the connections to the project's MCP servers gracefully: what the serving program
+    /// does when its session is over, before it exits.
+    pub async fn close(&self) {
+        self.runtime().close_mcp().await;
+    }
+
     /// The same tools for a new MCP session, whose calls go on a thread of its own.
     pub fn for_new_session(&self) -> Self {
         McpTools {

@@ -343,10 +343,18 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
     };
     let project = dir.to_owned();
     let served = block_on(async move {
-        let running = server.serve(super::mcp_stdio::stdio()).await?;
-        let _watch = watched.reload_on_change(project, RELOAD_EVERY, reload);
-        running.waiting().await?;
-        Ok::<(), Box<dyn std::error::Error>>(())
+        let session = async {
+            let running = server.serve(super::mcp_stdio::stdio()).await?;
+            let watch = watched.reload_on_change(project, RELOAD_EVERY, reload);
+            let waited = running.waiting().await;
+            watch.abort();
+            waited?;
+            Ok::<(), Box<dyn std::error::Error>>(())
+        };
+        let ended = session.await;
+        // However the session ended, the project's MCP servers end before toolhost does.
+        watched.close().await;
+        ended
     });
     match served {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,9 @@ Tools: `big` answers with a text of 20 MiB (over the 16 MiB a message may have),
 with its `text`. With DEEP=1 in the environment, `tools/list` answers with a tool whose schema
 is nested 10,000 levels deep.
 
+With PID_FILE in the environment it writes its process id there at start and does not end at
+the end of its input (a stubborn program: only a signal ends it).
+
 Over standard input and output by default. `oversized_server.py http` serves streamable HTTP
 on a free port of 127.0.0.1 (printed as `listening PORT`) at any path, answering as JSON, or
 with ANSWER=sse as an event stream whose events have ids: a stream resumed with
@@ -14,6 +17,7 @@ Last-Event-ID is sent the oversized event again, as a server replaying its event
 import json
 import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DEEP = os.environ.get("DEEP") == "1"
@@ -121,8 +125,14 @@ if len(sys.argv) == 2 and sys.argv[1] == "http":
     print(f"listening {server.server_address[1]}", flush=True)
     server.serve_forever()
 else:
+    PID_FILE = os.environ.get("PID_FILE")
+    if PID_FILE:
+        with open(PID_FILE, "w", encoding="utf-8") as f:
+            f.write(str(os.getpid()))
     for line in sys.stdin:
         line = answer(json.loads(line))
         if line is not None:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
+    while PID_FILE:
+        time.sleep(60)

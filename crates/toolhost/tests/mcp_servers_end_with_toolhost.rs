@@ -1,0 +1,114 @@
+//! The MCP servers a project imports end when the toolhost that started them stops, even a
+//! program that goes on after the end of its input (`tests/mcp/oversized_server.py` with
+//! PID_FILE): `toolhost serve` stopped with SIGTERM, and `toolhost mcp` whose client closes
+//! its side. Each is closed as any server is (its input ends, then SIGTERM, then SIGKILL), and
+//! toolhost exits only once it has ended.
+
+mod common;
+
+use common::{scripted_agent, test_python, write, TempProject};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A project whose agent offers the stubborn server `h`'s tools (it writes its process id to the
+/// file PID_FILE names).
+fn project() -> TempProject {
+    let project = TempProject::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/oversized_server.py");
+    write(
+        &project.root,
+        "agents/mcp/h.json",
+        &format!(
+            r#"{{"command": [{:?}, {:?}], "env": ["PID_FILE"], "trusted": true}}"#,
+            test_python(),
+            script
+        ),
+    );
+    scripted_agent(&project.root, &["h.echo"], "{\"text\": \"done\"}\n");
+    project
+}
+
+/// Whether process `pid` runs (a zombie does not).
+fn running(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+fn pid_in(file: &PathBuf) -> String {
+    std::fs::read_to_string(file).expect("the server wrote its process id when it started")
+}
+
+#[test]
+fn a_stopped_server_ends_the_programs_of_its_mcp_servers() {
+    let pid_file =
+        std::env::temp_dir().join(format!("toolhost-stubborn-serve-{}", std::process::id()));
+    let project = project();
+    let data = project.root.join("data");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &project.root.display().to_string(), "--data"])
+        .arg(&data)
+        .args(["--listen", "127.0.0.1:0", "--no-reload"])
+        .env("PID_FILE", &pid_file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The project is loaded, its MCP server started, before the address is printed.
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.contains("serves"), "{first}");
+    let pid = pid_in(&pid_file);
+    assert!(running(&pid), "the MCP server runs while toolhost serves");
+
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = server.wait().unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(0), "{rest}");
+    assert!(
+        !running(&pid),
+        "the MCP server outlived the toolhost that started it"
+    );
+    let _ = std::fs::remove_file(&pid_file);
+}
+
+#[test]
+fn an_mcp_session_that_ends_ends_the_programs_of_the_projects_mcp_servers() {
+    let pid_file =
+        std::env::temp_dir().join(format!("toolhost-stubborn-mcp-{}", std::process::id()));
+    let project = project();
+    let data = project.root.join("data");
+    // The client closes its side at once: the session ends, and toolhost with it.
+    let ended = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "mcp",
+            &project.root.display().to_string(),
+            "--agent",
+            "a",
+            "--data",
+        ])
+        .arg(&data)
+        .env("PID_FILE", &pid_file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let pid = pid_in(&pid_file);
+    assert!(
+        !running(&pid),
+        "the MCP server outlived the toolhost that started it: {}",
+        String::from_utf8_lossy(&ended.stderr)
+    );
+    let _ = std::fs::remove_file(&pid_file);
+}
