@@ -15,7 +15,7 @@ pub enum StopReason {
     MaxSteps(u32),
     /// A `dual_ai` session had its last turn.
     MaxSessionTurns(u32),
-    /// [`Runtime::stop`] was called.
+    /// [`Runtime::stop`](super::Runtime::stop) was called.
     Stopped,
     /// The side called its `sessionStop` tool: the session ended successfully.
     SessionStop(SessionEnd),
@@ -41,7 +41,7 @@ pub struct SessionEnd {
 pub enum RunOutcome {
     /// The thread finished its turn.
     Done(StopReason),
-    /// The thread waits durably for a person; it goes on when [`Runtime::run`] is called after
+    /// The thread waits durably for a person; it goes on when [`Runtime::run`](super::Runtime::run) is called after
     /// the wait is over.
     Paused(Waiting),
 }

@@ -14,7 +14,7 @@
 //! arguments. The runtime keeps runs of each tool prepared in advance (a warm pool,
 //! [`crate::engine::Runtime::set_warm_runtimes`]): a call takes one whose modules are already
 //! evaluated, and it is used once and replaced, so isolation is that of a fresh run. The `state` reaches the thread through one door (the sandbox's
-//! [`Host`]): storage, files, events, queued tools, `runCode` and the abort signal, with the
+//! [`Host`](toolhost_sandbox::Host)): storage, files, events, queued tools, `runCode` and the abort signal, with the
 //! checks and redaction of every tool's `ThreadState`. A returned string is a successful result;
 //! a throw is an error result with the error's name, message and stack.
 
