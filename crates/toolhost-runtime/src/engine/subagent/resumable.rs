@@ -261,63 +261,12 @@ impl Runtime {
                 Err(e) => return Err(e.into()),
             };
             if existing.is_none() {
-                let arguments = args.get("arguments").cloned().unwrap_or(json!({}));
-                if let Some(refused) = self.refuse_instance(parent, config, name).await? {
+                let created = self
+                    .create_child(state, config, agent, name, &child, &args)
+                    .await?;
+                if let Some(refused) = created {
                     return Ok(refused);
                 }
-                let receiving = receiving_side(config);
-                let Some(schema_tool) = self.receiving_tool(config) else {
-                    return Ok(ToolResult::error(format!(
-                        "agent \"{agent}\" cannot start: its receiving side's prompt did not load"
-                    )));
-                };
-                let arguments = match schema_tool.validate(arguments) {
-                    Ok(valid) => valid,
-                    Err(e) => return Ok(ToolResult::error(format!("`arguments`: {e}"))),
-                };
-                let has_schema = self.receiving_has_schema(config);
-                let text = first_message(config, has_schema, &arguments);
-                let (listed, mut writes) = match self.carry_down(state, config, &arguments).await? {
-                    Ok(carried) => carried,
-                    Err(why) => return Ok(ToolResult::error(why)),
-                };
-                let first = addressed(receiving, state.redactor().text(&(text + &listed)));
-                writes.insert(0, Write::AppendMessage(first));
-                writes.push(Write::SetValue {
-                    key: INSTANCE_KEY.to_owned(),
-                    value: Some(state.redactor().json(json!({
-                        "agent": agent,
-                        "name": name,
-                        "arguments": arguments,
-                        "parentCommunication": match config.resumable.as_ref().map(|r| r.parent_communication) {
-                            Some(ParentCommunication::Explicit) => "explicit",
-                            _ => "implicit",
-                        },
-                    }))),
-                });
-                // Required scoped variables no definition gives: the instance waits for them.
-                let missing = self.scoped_required(agent);
-                let deferred = (!missing.is_empty()).then(toolhost_store::new_id);
-                if let Some(request_id) = &deferred {
-                    writes.push(Write::SetValue {
-                        key: DEFERRED_KEY.to_owned(),
-                        value: Some(Value::String(request_id.clone())),
-                    });
-                }
-                let mut tags = vec![name_tag(name), RESUMABLE_TAG.to_owned()];
-                // A deferred instance starts after this call returned: its result is queued.
-                if !config.blocking || deferred.is_some() {
-                    tags.push(detached::DETACHED_TAG.to_owned());
-                }
-                self.db
-                    .create_thread(NewThread {
-                        id: Some(child.clone()),
-                        agent: agent.to_owned(),
-                        parent: Some(parent.to_owned()),
-                        tags,
-                        writes,
-                    })
-                    .await?;
             }
             let name = existing
                 .as_ref()
@@ -339,6 +288,78 @@ impl Runtime {
             }
             self.go_on(state, &child, &name, config, abort).await
         })
+    }
+
+    /// Creates the thread `child` of a new instance named `name` of `config`'s agent `agent`,
+    /// from the call's `args`; `None` once created, or the call's result when it may not be.
+    async fn create_child(
+        &self,
+        state: &ThreadState,
+        config: &SubagentToolConfig,
+        agent: &str,
+        name: &str,
+        child: &str,
+        args: &Value,
+    ) -> Result<Option<ToolResult>, RuntimeError> {
+        let parent = state.thread_id();
+        let arguments = args.get("arguments").cloned().unwrap_or(json!({}));
+        if let Some(refused) = self.refuse_instance(parent, config, name).await? {
+            return Ok(Some(refused));
+        }
+        let receiving = receiving_side(config);
+        let Some(schema_tool) = self.receiving_tool(config) else {
+            return Ok(Some(ToolResult::error(format!(
+                "agent \"{agent}\" cannot start: its receiving side's prompt did not load"
+            ))));
+        };
+        let arguments = match schema_tool.validate(arguments) {
+            Ok(valid) => valid,
+            Err(e) => return Ok(Some(ToolResult::error(format!("`arguments`: {e}")))),
+        };
+        let has_schema = self.receiving_has_schema(config);
+        let text = first_message(config, has_schema, &arguments);
+        let (listed, mut writes) = match self.carry_down(state, config, &arguments).await? {
+            Ok(carried) => carried,
+            Err(why) => return Ok(Some(ToolResult::error(why))),
+        };
+        let first = addressed(receiving, state.redactor().text(&(text + &listed)));
+        writes.insert(0, Write::AppendMessage(first));
+        writes.push(Write::SetValue {
+            key: INSTANCE_KEY.to_owned(),
+            value: Some(state.redactor().json(json!({
+                "agent": agent,
+                "name": name,
+                "arguments": arguments,
+                "parentCommunication": match config.resumable.as_ref().map(|r| r.parent_communication) {
+                    Some(ParentCommunication::Explicit) => "explicit",
+                    _ => "implicit",
+                },
+            }))),
+        });
+        // Required scoped variables no definition gives: the instance waits for them.
+        let missing = self.scoped_required(agent);
+        let deferred = (!missing.is_empty()).then(toolhost_store::new_id);
+        if let Some(request_id) = &deferred {
+            writes.push(Write::SetValue {
+                key: DEFERRED_KEY.to_owned(),
+                value: Some(Value::String(request_id.clone())),
+            });
+        }
+        let mut tags = vec![name_tag(name), RESUMABLE_TAG.to_owned()];
+        // A deferred instance starts after this call returned: its result is queued.
+        if !config.blocking || deferred.is_some() {
+            tags.push(detached::DETACHED_TAG.to_owned());
+        }
+        self.db
+            .create_thread(NewThread {
+                id: Some(child.to_owned()),
+                agent: agent.to_owned(),
+                parent: Some(parent.to_owned()),
+                tags,
+                writes,
+            })
+            .await?;
+        Ok(None)
     }
 
     /// Why another instance of `config`'s agent named `name` may not start, if it may not: the
