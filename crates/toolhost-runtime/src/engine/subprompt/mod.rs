@@ -18,6 +18,7 @@ use super::offer::{Nest, Offer};
 use super::outcome::Waiting;
 use super::ownership::OwnerId;
 use super::records::discarded_reply;
+use super::side::SideRun;
 use super::state::ThreadState;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
@@ -110,17 +111,9 @@ impl Runtime {
                 call_id: call.id.clone(),
                 depth: caller_depth + 1,
             };
-            if nest.depth as usize > MAX_SUBPROMPT_DEPTH {
-                return Ok(SubOutcome::Done(ToolResult::error(format!(
-                    "prompt tool \"{}\" would nest deeper than {MAX_SUBPROMPT_DEPTH} sub-prompts",
-                    config.name
-                ))));
-            }
-            let Some(prompt) = self.defs.prompts.get(&config.name) else {
-                return Ok(SubOutcome::Done(ToolResult::error(format!(
-                    "prompt tool \"{}\": the prompt did not load",
-                    config.name
-                ))));
+            let prompt = match self.nested_prompt(config, nest.depth) {
+                Ok(prompt) => prompt,
+                Err(refused) => return Ok(SubOutcome::Done(*refused)),
             };
             let thread_id = state.thread_id();
             let mut mine = match self
@@ -130,29 +123,11 @@ impl Runtime {
                 Ok(messages) => messages,
                 Err(refused) => return Ok(SubOutcome::Done(refused)),
             };
-            let side = side_of(prompt);
             let position = Position::single();
-            let texts = state.variables().texts();
-            let thread_model = self.thread_model(state.thread_id()).await?;
-            let mut run = self.side_run(
-                state.agent(),
-                &side,
-                None,
-                &[],
-                &[],
-                &texts,
-                None,
-                Turn::at(&[], &position),
-                thread_model.as_deref(),
-            )?;
-            run.offer = Offer {
-                nest: Some(nest.clone()),
-                ..run.offer
-            };
-            for m in &mine {
-                let shown = images_of(&self.db, thread_id, m).await;
-                run.see(&surfaced(m), || shown);
-            }
+            let side = side_of(prompt);
+            let mut run = self
+                .nested_run(state, &side, &nest, &mine, &position)
+                .await?;
             let offer = run.offer.clone();
             let inner = state.entering(&prompt.name, offer.tools.clone());
             let max_steps = prompt.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
@@ -220,6 +195,61 @@ impl Runtime {
                 }
             }
         })
+    }
+
+    /// The prompt of `config` for a sub-prompt at `depth`, or the call's result when it cannot
+    /// run: nested too deep, or its prompt did not load.
+    fn nested_prompt(
+        &self,
+        config: &SubpromptConfig,
+        depth: u32,
+    ) -> Result<&PromptDef, Box<ToolResult>> {
+        if depth as usize > MAX_SUBPROMPT_DEPTH {
+            return Err(Box::new(ToolResult::error(format!(
+                "prompt tool \"{}\" would nest deeper than {MAX_SUBPROMPT_DEPTH} sub-prompts",
+                config.name
+            ))));
+        }
+        self.defs.prompts.get(&config.name).ok_or_else(|| {
+            Box::new(ToolResult::error(format!(
+                "prompt tool \"{}\": the prompt did not load",
+                config.name
+            )))
+        })
+    }
+
+    /// The sub-prompt's side (`side`, of its prompt) as the model sees it: nested under the
+    /// call `nest`, having seen the messages `mine` it stored so far.
+    async fn nested_run<'a>(
+        &self,
+        state: &ThreadState,
+        side: &'a SideDef,
+        nest: &Nest,
+        mine: &[Message],
+        position: &Position,
+    ) -> Result<SideRun<'a>, RuntimeError> {
+        let texts = state.variables().texts();
+        let thread_model = self.thread_model(state.thread_id()).await?;
+        let mut run = self.side_run(
+            state.agent(),
+            side,
+            None,
+            &[],
+            &[],
+            &texts,
+            None,
+            Turn::at(&[], position),
+            thread_model.as_deref(),
+        )?;
+        run.offer = Offer {
+            nest: Some(nest.clone()),
+            ..run.offer
+        };
+        for m in mine {
+            let shown = images_of(&self.db, state.thread_id(), m).await;
+            run.see(&surfaced(m), || shown);
+        }
+        Ok(run)
     }
 
     /// The messages the sub-prompt has stored so far (after a crash or a pause: everything
