@@ -232,3 +232,51 @@ async fn a_prompt_tool_whose_file_did_not_load_is_named_with_why() {
         "{lines:?}"
     );
 }
+
+#[tokio::test]
+async fn an_agent_tools_argument_settings_are_checked_against_the_agents_arguments() {
+    // The offered agent takes a required `topic`: its first side's prompt says so.
+    let asker = prompt(
+        json!([]),
+        json!({"requiredSchema": {"type": "object", "properties": {"topic": {"type": "string"}},
+            "required": ["topic"]}}),
+    );
+    let files = [
+        (
+            "agents/agents/a.json",
+            json!({"type": "ai_human", "sideA": {"prompt": "lead"}}).to_string(),
+        ),
+        (
+            "agents/agents/researcher.json",
+            json!({"type": "dual_ai", "description": "Researches.",
+                "sideA": {"prompt": "asker"}, "sideB": {"prompt": "asker"}})
+            .to_string(),
+        ),
+        ("agents/prompts/asker.json", asker.to_string()),
+        (
+            "agents/prompts/lead.json",
+            json!({"toolDescription": "x", "prompt": "Lead.", "model": "list", "tools": [
+                {"name": "researcher", "immediate": {}, "initUserMessageProperty": "nope"}
+            ]})
+            .to_string(),
+        ),
+    ];
+    let project = Project::with_files(&files);
+    let lines = refusal(&project).await;
+    assert!(
+        has(&lines, "lead", &["tools[0].immediate", "takes arguments"]),
+        "{lines:?}"
+    );
+    assert!(
+        has(
+            &lines,
+            "lead",
+            &[
+                "tools[0].initUserMessageProperty",
+                "\"nope\"",
+                "not an argument"
+            ]
+        ),
+        "{lines:?}"
+    );
+}

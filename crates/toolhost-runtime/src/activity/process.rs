@@ -14,7 +14,7 @@
 //! program: SIGTERM to its group, SIGKILL after `stopGraceMs` ([`STOP_GRACE`] unless set).
 
 use super::channel::{STATE_FD, STATE_FD_VAR};
-use super::streams::{quoted_tail, read_capped};
+use super::streams::{quoted_tail, read_capped, Captured};
 use crate::engine::ThreadState;
 use crate::variables::Redactor;
 use serde::{Deserialize, Serialize};
@@ -188,15 +188,9 @@ impl ProcessActivity {
         }
     }
 
-    async fn try_run(
-        &self,
-        input: &ActivityInput,
-        redactor: &Redactor,
-        state: Option<&ThreadState>,
-        abort: &AbortSignal,
-    ) -> Result<ToolResult, String> {
-        let payload =
-            serde_json::to_vec(input).map_err(|e| format!("the call could not be encoded: {e}"))?;
+    /// The program as a command: its arguments and folder, only the variables its definition
+    /// names, its standard streams piped, in a process group of its own, killed if dropped.
+    fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command
             .args(&self.args)
@@ -212,6 +206,19 @@ impl ProcessActivity {
                 command.env(name, value);
             }
         }
+        command
+    }
+
+    async fn try_run(
+        &self,
+        input: &ActivityInput,
+        redactor: &Redactor,
+        state: Option<&ThreadState>,
+        abort: &AbortSignal,
+    ) -> Result<ToolResult, String> {
+        let payload =
+            serde_json::to_vec(input).map_err(|e| format!("the call could not be encoded: {e}"))?;
+        let mut command = self.command();
         let channel = match state {
             Some(state) => Some((hand_over_channel(&mut command)?, state.clone())),
             None => None,
@@ -293,31 +300,7 @@ impl ProcessActivity {
             kill_group(pgid);
         }
         let status = status.map_err(|e| format!("could not wait for the program: {e}"))?;
-        let stderr_tail = quoted_tail(&err, redactor, 500);
-        if !status.success() {
-            use std::os::unix::process::ExitStatusExt;
-            let how = match (status.code(), status.signal()) {
-                (Some(code), _) => format!("exited with status {code}"),
-                (None, Some(sig)) => format!("was killed by signal {sig}"),
-                (None, None) => "ended abnormally".to_owned(),
-            };
-            return Err(if stderr_tail.is_empty() {
-                how
-            } else {
-                format!("{how}: {stderr_tail}")
-            });
-        }
-        if out.cut {
-            return Err(format!(
-                "its output passed the cap of {cap} bytes and was cut"
-            ));
-        }
-        serde_json::from_slice::<ToolResult>(&out.bytes).map_err(|e| {
-            format!(
-                "its output is not a ToolResult ({e}); it printed: {}",
-                quoted_tail(&out, redactor, 200)
-            )
-        })
+        result_of(status, &out, &err, redactor, cap)
     }
 }
 
@@ -327,6 +310,43 @@ pub const STOP_GRACE: Duration = Duration::from_secs(2);
 enum Ended<T> {
     Done(Result<T, tokio::time::error::Elapsed>),
     Stopped,
+}
+
+/// What a program that ended with `status`, having written `out` and `err`, answered: its
+/// `ToolResult`, or why there is none (a failed exit with the end of what it said, output cut at
+/// `cap` bytes, output that is not a result).
+fn result_of(
+    status: std::process::ExitStatus,
+    out: &Captured,
+    err: &Captured,
+    redactor: &Redactor,
+    cap: usize,
+) -> Result<ToolResult, String> {
+    let stderr_tail = quoted_tail(err, redactor, 500);
+    if !status.success() {
+        use std::os::unix::process::ExitStatusExt;
+        let how = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            (None, None) => "ended abnormally".to_owned(),
+        };
+        return Err(if stderr_tail.is_empty() {
+            how
+        } else {
+            format!("{how}: {stderr_tail}")
+        });
+    }
+    if out.cut {
+        return Err(format!(
+            "its output passed the cap of {cap} bytes and was cut"
+        ));
+    }
+    serde_json::from_slice::<ToolResult>(&out.bytes).map_err(|e| {
+        format!(
+            "its output is not a ToolResult ({e}); it printed: {}",
+            quoted_tail(out, redactor, 200)
+        )
+    })
 }
 
 /// Completes when `abort` asks to interrupt; a graceful stop (a server shutting down) lets the

@@ -310,50 +310,67 @@ pub(super) fn check_agent_tools(
                     continue;
                 }
             }
-            if config.immediate.is_some() {
-                let required = prompts
-                    .get(&agent.side_a.prompt)
-                    .and_then(|p| p.required_schema.as_ref())
-                    .and_then(|schema| schema.get("required"))
-                    .and_then(Value::as_array)
-                    .is_some_and(|names| !names.is_empty());
-                if required {
-                    problem(format!(
-                        "`tools[{i}].immediate`: agent \"{}\" takes arguments (its first side's prompt has a `requiredSchema`), but a sub-agent started before the first model step gets only a message; offer it without `immediate` or drop its `requiredSchema`",
-                        offer.name
-                    ));
-                }
+            for message in argument_problems(i, &offer.name, agent, &config, prompts) {
+                problem(message);
             }
-            // The arguments are the receiving side's (a resumable agent's) or side A's.
-            let receiving = match config.resumable.as_ref().map(|r| r.receives_messages) {
-                Some(ReceivingSide::SideB) => agent.side_b.as_ref().unwrap_or(&agent.side_a),
-                _ => &agent.side_a,
-            };
-            let Some(first) = prompts.get(&receiving.prompt) else {
-                continue;
-            };
-            let schema = prompt_tool_schema(first);
-            let properties = [
-                (
-                    "initUserMessageProperty",
-                    &config.init_user_message_property,
-                ),
-                ("initAttachmentsProperty", &config.init_attachments_property),
-                ("initAgentNameProperty", &config.init_agent_name_property),
-            ];
-            for (field, property) in properties {
-                let Some(property) = property else { continue };
-                if schema
-                    .get("properties")
-                    .and_then(|p| p.get(property))
-                    .is_none()
-                {
-                    problem(format!(
-                        "`tools[{i}].{field}` names \"{property}\", which is not an argument of agent tool \"{}\" (the arguments are its receiving side's prompt's `requiredSchema`, or only `message`)",
-                        offer.name
-                    ));
-                }
-            }
+        }
+    }
+    problems
+}
+
+/// What is wrong with the argument settings of the agent tool `name` (offered at `tools[i]`,
+/// for `agent` with `config`): an `immediate` agent that takes arguments, and `init*Property`
+/// settings that name no argument of the tool.
+fn argument_problems(
+    i: usize,
+    name: &str,
+    agent: &AgentDef,
+    config: &SubagentToolConfig,
+    prompts: &BTreeMap<String, PromptDef>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    if config.immediate.is_some() {
+        let required = prompts
+            .get(&agent.side_a.prompt)
+            .and_then(|p| p.required_schema.as_ref())
+            .and_then(|schema| schema.get("required"))
+            .and_then(Value::as_array)
+            .is_some_and(|names| !names.is_empty());
+        if required {
+            problems.push(format!(
+                "`tools[{i}].immediate`: agent \"{}\" takes arguments (its first side's prompt has a `requiredSchema`), but a sub-agent started before the first model step gets only a message; offer it without `immediate` or drop its `requiredSchema`",
+                name
+            ));
+        }
+    }
+    // The arguments are the receiving side's (a resumable agent's) or side A's.
+    let receiving = match config.resumable.as_ref().map(|r| r.receives_messages) {
+        Some(ReceivingSide::SideB) => agent.side_b.as_ref().unwrap_or(&agent.side_a),
+        _ => &agent.side_a,
+    };
+    let Some(first) = prompts.get(&receiving.prompt) else {
+        return problems;
+    };
+    let schema = prompt_tool_schema(first);
+    let properties = [
+        (
+            "initUserMessageProperty",
+            &config.init_user_message_property,
+        ),
+        ("initAttachmentsProperty", &config.init_attachments_property),
+        ("initAgentNameProperty", &config.init_agent_name_property),
+    ];
+    for (field, property) in properties {
+        let Some(property) = property else { continue };
+        if schema
+            .get("properties")
+            .and_then(|p| p.get(property))
+            .is_none()
+        {
+            problems.push(format!(
+                "`tools[{i}].{field}` names \"{property}\", which is not an argument of agent tool \"{}\" (the arguments are its receiving side's prompt's `requiredSchema`, or only `message`)",
+                name
+            ));
         }
     }
     problems
