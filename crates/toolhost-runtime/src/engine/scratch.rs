@@ -26,6 +26,9 @@ pub struct ScratchCall {
     pub thread: Thread,
     /// The id of the call, as the journal and the approvals know it.
     pub call_id: String,
+    /// What was mended in the call's arguments to make them fit, a note per change (none when
+    /// they fit as written).
+    pub repairs: Vec<String>,
 }
 
 impl Runtime {
@@ -47,6 +50,7 @@ impl Runtime {
         self.refuse_undeclared(&values)?;
         let redactor = self.redactor_of(&values);
         let (message, call_id) = self.scratch_message(def, &[], tool, &redactor.text(text));
+        let repairs = repair_notes(&message);
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;
@@ -62,7 +66,11 @@ impl Runtime {
                 ..NewThread::default()
             })
             .await?;
-        Ok(ScratchCall { thread, call_id })
+        Ok(ScratchCall {
+            thread,
+            call_id,
+            repairs,
+        })
     }
 
     /// Adds a call of `tool` with the argument `text` to the scratch thread `thread_id` (one a
@@ -87,12 +95,17 @@ impl Runtime {
         let redactor = self.thread_redactor(thread_id).await?;
         let text = redactor.text(text);
         let (message, call_id) = self.scratch_message(def, history.messages(), tool, &text);
+        let repairs = repair_notes(&message);
         // Given back as read: the run that takes the call up reads the new message after it.
         self.histories.keep(thread_id, history);
         self.db
             .apply(thread_id, vec![Write::AppendMessage(message)])
             .await?;
-        Ok(ScratchCall { thread, call_id })
+        Ok(ScratchCall {
+            thread,
+            call_id,
+            repairs,
+        })
     }
 
     /// The stored result of call `call_id` in thread `thread_id`, if it has one: looked up in
@@ -155,4 +168,14 @@ impl Runtime {
         };
         (message, call_id)
     }
+}
+
+/// The notes of the repairs a direct call's message records.
+fn repair_notes(message: &NewMessage) -> Vec<String> {
+    message
+        .metadata
+        .repairs
+        .iter()
+        .flat_map(|r| r.notes.clone())
+        .collect()
 }

@@ -51,7 +51,9 @@ impl McpTools {
                     .await
             }
         };
-        let ScratchCall { thread, call_id } = match started {
+        let ScratchCall {
+            thread, call_id, ..
+        } = match started {
             Ok(call) => call,
             Err(e) => return Ok(Self::error(format!("the call could not start: {e}"))),
         };

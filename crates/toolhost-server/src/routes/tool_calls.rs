@@ -112,10 +112,16 @@ pub(super) async fn call(
         .at(pointer));
     }
     let values = variable_values(&state.runtime(), body.variables, body.secrets)?;
-    let ScratchCall { thread, call_id } = runtime
+    let ScratchCall {
+        thread,
+        call_id,
+        repairs,
+    } = runtime
         .start_scratch_call(&agent, &name, &text, values)
         .await?;
     let thread_id = thread.id.clone();
+    // The result comes from the run that stores it, as a value.
+    let mut expected = runtime.expect_result(&thread_id, &call_id);
     let outcome = state
         .runs
         .run(runtime.clone(), thread_id.clone())
@@ -148,22 +154,16 @@ pub(super) async fn call(
             StatusCode::ACCEPTED
         }
         RunOutcome::Done(_) => {
-            let id = thread_id.clone();
-            let messages = state.db.run_blocking(move |s| s.messages(&id)).await?;
-            let repairs: Vec<String> = messages
-                .iter()
-                .flat_map(|m| &m.metadata.repairs)
-                .filter(|r| r.call_id == call_id)
-                .flat_map(|r| r.notes.clone())
-                .collect();
-            let result = messages
-                .into_iter()
-                .find(|m| m.tool_call_id.as_deref() == Some(call_id.as_str()))
-                .ok_or_else(|| {
-                    Problem::internal(format!(
-                        "the run of thread {thread_id} ended without a result for call {call_id}"
-                    ))
-                })?;
+            // Stored by another run (one that took the thread first): read from the thread.
+            let result = match expected.take() {
+                Some(result) => Some(result),
+                None => runtime.call_result(&thread_id, &call_id).await?,
+            };
+            let result = result.ok_or_else(|| {
+                Problem::internal(format!(
+                    "the run of thread {thread_id} ended without a result for call {call_id}"
+                ))
+            })?;
             answer["status"] = json!("done");
             answer["result"] = match result.metadata.result {
                 Some(full) => json!(full),
