@@ -1,12 +1,12 @@
 //! The MCP servers a project imports end when the toolhost that started them stops, even a
 //! program that goes on after the end of its input (`tests/mcp/oversized_server.py` with
-//! PID_FILE): `toolhost serve` stopped with SIGTERM, and `toolhost mcp` whose client closes
-//! its side. Each is closed as any server is (its input ends, then SIGTERM, then SIGKILL), and
+//! PID_FILE): `toolhost serve` stopped with SIGTERM, `toolhost mcp` whose client closes its
+//! side, and a command that loads the project, runs a thread and ends (`toolhost run`). Each is closed as any server is (its input ends, then SIGTERM, then SIGKILL), and
 //! toolhost exits only once it has ended.
 
 mod common;
 
-use common::{scripted_agent, test_python, write, TempProject};
+use common::{scripted_agent, terminate, test_python, write, TempProject};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -68,11 +68,7 @@ fn a_stopped_server_ends_the_programs_of_its_mcp_servers() {
     let pid = pid_in(&pid_file);
     assert!(running(&pid), "the MCP server runs while toolhost serves");
 
-    let sent = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    terminate(&server);
     let status = server.wait().unwrap();
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
@@ -109,6 +105,39 @@ fn an_mcp_session_that_ends_ends_the_programs_of_the_projects_mcp_servers() {
         !running(&pid),
         "the MCP server outlived the toolhost that started it: {}",
         String::from_utf8_lossy(&ended.stderr)
+    );
+    let _ = std::fs::remove_file(&pid_file);
+}
+
+#[test]
+fn a_command_that_ends_ends_the_programs_of_the_projects_mcp_servers() {
+    let pid_file =
+        std::env::temp_dir().join(format!("toolhost-stubborn-run-{}", std::process::id()));
+    let project = project();
+    let data = project.root.join("data");
+    let ran = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "run",
+            &project.root.display().to_string(),
+            "--agent",
+            "a",
+            "--data",
+        ])
+        .arg(&data)
+        .arg("hello")
+        .env("PID_FILE", &pid_file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let pid = pid_in(&pid_file);
+    assert!(
+        !running(&pid),
+        "the MCP server outlived the toolhost that started it"
     );
     let _ = std::fs::remove_file(&pid_file);
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{http_get, quickstart, served_address, toolhost, TempProject};
+use common::{http_get, quickstart, served_address, terminate, toolhost, TempProject};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -269,13 +269,4 @@ fn server_oauth_in_toolhost_toml_serves_the_resource_metadata_and_a_bad_table_is
     assert_eq!(metadata["scopes_supported"][0], "toolhost:run");
     terminate(&server);
     assert_eq!(server.wait().unwrap().code(), Some(0));
-}
-
-/// Asks a served process to stop, as a service manager does (SIGTERM).
-fn terminate(server: &std::process::Child) {
-    let sent = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
 }

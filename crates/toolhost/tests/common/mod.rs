@@ -311,3 +311,12 @@ pub fn http_get(addr: &str, path: &str, token: &str) -> (u16, String) {
     let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
     (status, body)
 }
+
+/// Asks a served process to stop, as a service manager does (SIGTERM).
+pub fn terminate(server: &std::process::Child) {
+    let sent = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
