@@ -9,6 +9,10 @@
 
 use rmcp::model::{ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage};
 
+/// The largest message read from a server (a JSON answer, an event of an event stream, a line
+/// of a program's output): a server cannot make toolhost hold more than this for one message.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
 /// The `data` of an error answer toolhost made in place of one it could not read, so that a
 /// call says the server answered (and what was wrong with it) rather than that it refused.
 pub(crate) const UNREAD_ANSWER_MARK: &str = "toolhost:unread-answer";
@@ -30,7 +34,7 @@ pub(crate) fn unread_answer(id: RequestId, why: &str) -> ServerJsonRpcMessage {
 pub(crate) fn too_large(bytes: usize) -> String {
     format!(
         "it is a message of more than {} bytes (at least {bytes}), toolhost's limit for one MCP message",
-        super::http::MAX_MESSAGE_BYTES
+        MAX_MESSAGE_BYTES
     )
 }
 

@@ -28,9 +28,7 @@ const SESSION_ID: &str = "mcp-session-id";
 const LAST_EVENT_ID: &str = "last-event-id";
 /// How much of an error answer is quoted.
 const QUOTED_BYTES: usize = 500;
-/// The largest JSON answer, and the largest event of an event stream, read from a server: a
-/// server cannot make toolhost hold more than this for one message.
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub use super::envelope::MAX_MESSAGE_BYTES;
 
 /// Why an HTTP exchange with an MCP server failed, in one sentence.
 #[derive(Debug, thiserror::Error)]

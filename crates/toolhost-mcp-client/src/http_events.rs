@@ -8,8 +8,8 @@
 //! such an event reaches the SDK, which would otherwise drop it without a word (and, after an
 //! error in the stream, resume it and be sent the same event again).
 
+use super::envelope::MAX_MESSAGE_BYTES;
 use super::envelope::{not_parsed, too_large, unread_answer, Envelope};
-use super::http::MAX_MESSAGE_BYTES;
 use futures::stream::{BoxStream, StreamExt};
 use rmcp::model::{RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::SseError;

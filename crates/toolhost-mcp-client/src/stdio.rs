@@ -14,8 +14,8 @@
 //! standard input and gives it [`EXIT_GRACE`] to end, then SIGTERM and as long again, then
 //! SIGKILL for the group; a transport dropped without closing kills the group at once.
 
+use super::envelope::MAX_MESSAGE_BYTES;
 use super::envelope::{not_parsed, too_large, unread_answer, Envelope};
-use super::http::MAX_MESSAGE_BYTES;
 use rmcp::model::{ErrorCode, ErrorData};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use serde_json::Value;
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolhost_core::exact::{self, ExactJsonError};
 
@@ -395,4 +396,21 @@ impl Model for HttpModel {
     ) -> ModelFuture<'a> {
         Box::pin(self.run(request, Some(sink)))
     }
+}
+
+/// Builds the model a definition describes, reading its key through `env` (pass
+/// `|name| std::env::var(name).ok()` for the process environment). A missing key fails here,
+/// before any request, with an error naming the variable.
+pub fn model_from_config(
+    config: &ModelConfig,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Model>, ConfigError> {
+    Ok(Arc::new(HttpModel::new(config, env)?))
+}
+
+/// Builds the model a definition describes, reading its key from the process environment: the
+/// model factory of a program that runs HTTP models. A missing key fails here, before any
+/// request, with an error naming the variable.
+pub fn model_from_env(config: &ModelConfig) -> Result<Arc<dyn Model>, ConfigError> {
+    model_from_config(config, |name| std::env::var(name).ok())
 }

@@ -6,8 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
-#[cfg(feature = "http")]
-use {crate::adapter::HttpModel, crate::Model, std::sync::Arc};
 
 /// The HTTP APIs toolhost speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -284,23 +282,4 @@ pub enum ConfigError {
         /// What failed.
         reason: String,
     },
-}
-
-/// Builds the model a definition describes, reading its key through `env` (pass
-/// `|name| std::env::var(name).ok()` for the process environment). A missing key fails here,
-/// before any request, with an error naming the variable.
-#[cfg(feature = "http")]
-pub fn model_from_config(
-    config: &ModelConfig,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Arc<dyn Model>, ConfigError> {
-    Ok(Arc::new(HttpModel::new(config, env)?))
-}
-
-/// Builds the model a definition describes, reading its key from the process environment: the
-/// model factory of a program that runs HTTP models. A missing key fails here, before any
-/// request, with an error naming the variable.
-#[cfg(feature = "http")]
-pub fn model_from_env(config: &ModelConfig) -> Result<Arc<dyn Model>, ConfigError> {
-    model_from_config(config, |name| std::env::var(name).ok())
 }

@@ -181,9 +181,9 @@ pub mod sse;
 mod transport;
 
 #[cfg(feature = "http")]
-pub use adapter::{HttpModel, PreparedRequest};
+pub use adapter::{model_from_config, model_from_env};
 #[cfg(feature = "http")]
-pub use config::{model_from_config, model_from_env};
+pub use adapter::{HttpModel, PreparedRequest};
 pub use config::{ApiKind, ConfigError, Limits, ModelConfig, Timeouts};
 pub use delta::{DeltaSink, StreamDelta};
 pub use error::{ModelApi, ModelError, ModelErrorKind};

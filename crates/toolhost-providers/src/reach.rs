@@ -1,6 +1,6 @@
 //! Which addresses a direct connection may reach. Model adapters and MCP clients reach whatever
 //! their URL names (a local model server is a common case); the fetcher of tools
-//! ([`crate::fetch::HttpFetcher::public_only`]) reaches only public addresses when a host name is
+//! (`HttpFetcher::public_only` in `fetch`) reaches only public addresses when a host name is
 //! resolved, so that an allowed name that resolves to a loopback, private or link-local address
 //! (by mistake or by an attacker's DNS) cannot reach the machine's own or its network's
 //! services. The check is on the addresses the connection is made to, after resolution, so a

@@ -62,6 +62,7 @@ mod config;
 mod connections;
 mod cors;
 mod limits;
+mod logins;
 mod metrics;
 pub mod oauth;
 mod openapi;

@@ -60,7 +60,7 @@ pub(crate) struct AppState {
     /// Turns true when the server begins to shut down: event streams end then.
     pub closing: watch::Receiver<bool>,
     /// MCP logins waiting for their person (see `routes::mcp_login`).
-    pub logins: Arc<crate::routes::mcp_login::Logins>,
+    pub logins: Arc<crate::logins::Logins>,
 }
 
 impl AppState {

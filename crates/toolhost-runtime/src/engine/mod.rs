@@ -60,7 +60,7 @@ mod session_status;
 mod set_env;
 mod side;
 mod soundness;
-mod state;
+pub(crate) mod state;
 mod state_error;
 mod stop;
 mod stopping;

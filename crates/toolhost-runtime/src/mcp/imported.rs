@@ -33,7 +33,7 @@
 //!   came; `isError` makes an error result.
 
 use super::pins::PinCheck;
-use crate::engine::{AskKind, ThreadState};
+use crate::engine::state::ThreadState;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -43,6 +43,7 @@ use toolhost_core::result::ToolContent;
 use toolhost_core::tool::{DynamicTool, ToolContext, ToolError, ToolHints};
 use toolhost_core::variables::VariableDecl;
 use toolhost_core::{AnyTool, ToolResult};
+use toolhost_mcp_client::ask::AskKind;
 use toolhost_mcp_client::definition::definition_parts_changed;
 use toolhost_mcp_client::link::{AskFn, CallError, OutgoingCall, ProgressFn};
 use toolhost_mcp_client::{McpHub, McpServerDef};
@@ -215,7 +216,7 @@ impl ImportedCall {
                         .relay(kind, key, params)
                         .await
                         .map_err(|e| e.to_string())
-                }) as crate::engine::Answering
+                }) as toolhost_mcp_client::ask::Answering
             }) as AskFn
         });
         let call = OutgoingCall {

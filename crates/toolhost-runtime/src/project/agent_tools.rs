@@ -9,9 +9,9 @@
 //! default taking a `message`.
 
 use super::agent::{AgentDef, AgentKind};
+use super::offers::{ReceivingSide, SubagentToolConfig};
 use super::prompt::PromptDef;
 use super::prompt_tools::prompt_tool_schema;
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use toolhost_core::tool::{DynamicTool, ToolError};
@@ -20,182 +20,11 @@ use toolhost_core::AnyTool;
 /// How deep sub-agents nest: a thread's child is at depth 1, its grandchild at depth 2.
 pub const MAX_SUBAGENT_DEPTH: usize = 4;
 
-/// The fields of an entry of `tools` that only an agent tool has: an object entry holding one
-/// of them is read as a [`SubagentToolConfig`].
-pub(super) const AGENT_ONLY_FIELDS: [&str; 5] = [
-    "blocking",
-    "initAgentNameProperty",
-    "immediate",
-    "optional",
-    "resumable",
-];
-
 /// The tool a prompt that offers resumable agents gets to start an instance of one.
 pub const SUBAGENT_CREATE: &str = "subagent_create";
 
 /// The tool a prompt that offers resumable agents gets to send a message to an instance.
 pub const SUBAGENT_MESSAGE: &str = "subagent_message";
-
-fn yes() -> bool {
-    true
-}
-
-/// How a call of an agent tool runs its sub-agent (the spec's `SubagentToolConfig`). Given as
-/// an object in a prompt's `tools`; a plain name has the defaults.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SubagentToolConfig {
-    /// The agent offered.
-    pub name: String,
-    /// Whether the call waits for the child's session result (default true).
-    #[serde(default = "yes")]
-    pub blocking: bool,
-    /// The argument whose value is the child's first message (default `message` for a first
-    /// side without `requiredSchema`; otherwise the whole arguments as JSON).
-    #[serde(default)]
-    pub init_user_message_property: Option<String>,
-    /// The variable whose value decides whether the agent is offered at all (`true`, `1` or
-    /// `yes`, in any case); without it the agent is always offered.
-    #[serde(default)]
-    pub optional: Option<String>,
-    /// Whether (and how) the runtime starts the sub-agent itself when the prompt becomes
-    /// active, before the first model step; `false` or absent: only a model's call starts it.
-    #[serde(default, deserialize_with = "immediate")]
-    pub immediate: Option<Immediate>,
-    /// The argument holding attachment paths (a list of strings) of the calling thread that
-    /// are copied into the child with its first message.
-    #[serde(default)]
-    pub init_attachments_property: Option<String>,
-    /// The argument whose value is the child's display name (its `name:` tag); without it the
-    /// child is named after its agent.
-    #[serde(default)]
-    pub init_agent_name_property: Option<String>,
-    /// Whether the agent runs as instances that live on: the prompt is offered
-    /// `subagent_create` and `subagent_message` instead of a tool of the agent's name.
-    #[serde(default, deserialize_with = "resumable")]
-    pub resumable: Option<Resumable>,
-}
-
-/// The settings of a resumable agent (the spec's `resumable` object).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Resumable {
-    /// The side of the child a message from the parent goes to: `side_a` gets it as a user
-    /// message, `side_b` as an assistant message (side A's voice, which side B answers).
-    pub receives_messages: ReceivingSide,
-    /// How many instances the calling thread may have; once it has them, `subagent_create` is
-    /// no longer offered and messages go to the existing ones.
-    #[serde(default, rename = "maxInstances")]
-    pub max_instances: Option<u32>,
-    /// Whether the child's session result reaches the parent by itself.
-    #[serde(default, rename = "parentCommunication")]
-    pub parent_communication: ParentCommunication,
-}
-
-/// The side of a resumable child that receives the parent's messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum ReceivingSide {
-    /// Side A, as a user message.
-    #[serde(rename = "side_a")]
-    SideA,
-    /// Side B, as an assistant message.
-    #[serde(rename = "side_b")]
-    SideB,
-}
-
-/// How a resumable child reports to its parent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ParentCommunication {
-    /// Each session result is queued to the parent when the session ends.
-    #[default]
-    Implicit,
-    /// Only what the child's tools send with `ThreadState::notify_parent` reaches the parent.
-    Explicit,
-}
-
-/// `resumable` is `false` or an object of [`Resumable`] settings.
-fn resumable<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Resumable>, D::Error> {
-    let value = Value::deserialize(d)?;
-    match value {
-        Value::Bool(false) => Ok(None),
-        Value::Object(_) => serde_json::from_value(value)
-            .map(Some)
-            .map_err(|e| serde::de::Error::custom(format!("`resumable`: {e}"))),
-        _ => Err(serde::de::Error::custom(
-            "`resumable` is false, or an object with `receives_messages` (\"side_a\" or \"side_b\"), `maxInstances` and `parentCommunication` (\"implicit\" or \"explicit\")",
-        )),
-    }
-}
-
-/// The per-instance settings of an agent the runtime starts itself (`immediate`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Immediate {
-    /// The variable whose value names the instance; it is one of the two values the child's
-    /// first message (which models see) may carry.
-    #[serde(default)]
-    pub name_env: Option<String>,
-    /// The variable whose value describes the instance; the other value the child's first
-    /// message may carry.
-    #[serde(default)]
-    pub description_env: Option<String>,
-    /// The variables whose values are copied into the child thread. They stay runtime-only:
-    /// copied as secrets (never shown to a model, redacted everywhere), but for a name that
-    /// `nameEnv` or `descriptionEnv` also designates.
-    #[serde(default)]
-    pub scoped_env: Vec<String>,
-}
-
-/// `immediate` is `true`, `false` or an object of [`Immediate`] settings.
-fn immediate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Immediate>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Given {
-        Flag(bool),
-        Settings(Immediate),
-    }
-    Ok(match Given::deserialize(d) {
-        Ok(Given::Flag(true)) => Some(Immediate::default()),
-        Ok(Given::Flag(false)) => None,
-        Ok(Given::Settings(s)) => Some(s),
-        Err(_) => {
-            return Err(serde::de::Error::custom(
-                "`immediate` is true, false, or an object with `nameEnv`, `descriptionEnv` and `scopedEnv`",
-            ))
-        }
-    })
-}
-
-impl SubagentToolConfig {
-    /// The defaults, for an agent offered by its name alone.
-    pub fn named(name: &str) -> Self {
-        Self {
-            name: name.to_owned(),
-            blocking: true,
-            init_user_message_property: None,
-            optional: None,
-            immediate: None,
-            init_attachments_property: None,
-            init_agent_name_property: None,
-            resumable: None,
-        }
-    }
-
-    /// Whether the agent is offered, given the thread's text variables: an `optional` flag
-    /// must resolve to `true`, `1` or `yes`. Only text variables count: whether a secret is
-    /// set would otherwise show in what a model is offered.
-    pub fn is_offered(&self, texts: &BTreeMap<String, String>) -> bool {
-        self.optional.as_ref().is_none_or(|flag| {
-            texts.get(flag).is_some_and(|v| {
-                let v = v.trim();
-                ["true", "1", "yes"]
-                    .iter()
-                    .any(|y| v.eq_ignore_ascii_case(y))
-            })
-        })
-    }
-}
 
 /// The tool an agent is when a prompt offers it; `first` is the prompt of its first side. The
 /// engine runs its calls as sub-agents; the handler only answers a call made outside a

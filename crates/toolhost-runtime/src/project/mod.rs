@@ -20,15 +20,13 @@ mod agent_tools;
 mod definitions;
 mod includes;
 mod mcp_catalog;
+mod offers;
 mod prompt;
 mod prompt_tools;
 mod tools;
 
 pub use agent::{AgentDef, AgentKind, SessionBinding, SideDef};
-pub use agent_tools::{
-    agent_tool, Immediate, ParentCommunication, ReceivingSide, Resumable, SubagentToolConfig,
-    MAX_SUBAGENT_DEPTH, SUBAGENT_CREATE, SUBAGENT_MESSAGE,
-};
+pub use agent_tools::{agent_tool, MAX_SUBAGENT_DEPTH, SUBAGENT_CREATE, SUBAGENT_MESSAGE};
 pub(crate) use definitions::json_files;
 pub use definitions::{load_definitions, Definitions, ModelDef, DEFAULT_MAX_STEPS};
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
@@ -37,10 +35,13 @@ pub use mcp_catalog::{
     McpResourceDef, MessageContent, PromptArgument, PromptMessage, ResourceSource, Role, TextPart,
     UriTemplate, MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
 };
+pub use offers::{
+    Immediate, ParentCommunication, ReceivingSide, Resumable, SubagentToolConfig, SubpromptConfig,
+    ToolOffer,
+};
 pub use prompt::{PromptDef, PromptPart, ToolChoice, DEFAULT_RECENT_IMAGE_THRESHOLD};
 pub use prompt_tools::{
-    prompt_tool, prompt_tool_schema, SubpromptConfig, ToolOffer, DEFAULT_MESSAGE_PROPERTY,
-    MAX_SUBPROMPT_DEPTH,
+    prompt_tool, prompt_tool_schema, DEFAULT_MESSAGE_PROPERTY, MAX_SUBPROMPT_DEPTH,
 };
 pub use tools::{
     load_tools, FileProblem, LoadedTool, ProjectError, ProjectTools, MAX_TOOL_FILE_BYTES,

@@ -2,7 +2,7 @@
 //! system text and its parts, the model, the tools offered, and what of the thread the model
 //! sees.
 
-use super::prompt_tools::ToolOffer;
+use super::offers::ToolOffer;
 use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
@@ -108,7 +108,7 @@ pub struct PromptDef {
     pub model: String,
     /// The tools it offers: names of tools or of prompts (a prompt offered is a prompt tool,
     /// see [`super::SubpromptConfig`]), or a prompt tool's settings.
-    #[serde(default, deserialize_with = "super::prompt_tools::tool_offers")]
+    #[serde(default, deserialize_with = "super::offers::tool_offers")]
     pub tools: Vec<ToolOffer>,
     /// The arguments it takes when offered as a tool (`requiredSchema`); without it, one
     /// `message` string.

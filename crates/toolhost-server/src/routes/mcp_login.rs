@@ -5,6 +5,7 @@
 //! store, for every process of the project.
 
 use crate::auth::{Caller, Scope};
+use crate::logins::PATIENCE;
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -13,45 +14,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-use toolhost_mcp_client::oauth::login::{finish, page_html, start, Pending, Started};
+use toolhost_mcp_client::oauth::login::{finish, page_html, start, Started};
 
 /// The path the authorization server sends the person back to.
 pub(crate) const CALLBACK: &str = "/mcp/oauth/callback";
-/// How long a login waits for its person.
-const PATIENCE: Duration = Duration::from_secs(600);
-/// The most logins waiting at once; the oldest is dropped for a new one.
-const MAX_WAITING: usize = 64;
-
-/// Logins waiting for their person, by `state`.
-#[derive(Default)]
-pub(crate) struct Logins(Mutex<HashMap<String, (Instant, Pending)>>);
-
-impl Logins {
-    fn keep(&self, pending: Pending) {
-        let mut waiting = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        waiting.retain(|_, (at, _)| at.elapsed() < PATIENCE);
-        if waiting.len() >= MAX_WAITING {
-            let oldest = waiting
-                .iter()
-                .min_by_key(|(_, (at, _))| *at)
-                .map(|(state, _)| state.clone());
-            if let Some(oldest) = oldest {
-                waiting.remove(&oldest);
-            }
-        }
-        waiting.insert(pending.state.clone(), (Instant::now(), pending));
-    }
-
-    fn take(&self, state: &str) -> Option<Pending> {
-        let mut waiting = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let (at, pending) = waiting.remove(state)?;
-        (at.elapsed() < PATIENCE).then_some(pending)
-    }
-}
-
 #[utoipa::path(
     post, path = "/v1/mcp/servers/{name}/login", operation_id = "loginMcpServer", tag = "mcp",
     summary = "Authorize toolhost for an MCP server that asks for OAuth",

@@ -12,12 +12,11 @@
 //! - `toolhost mcp accept DIR TOOL`: a person accepts, for the project, the definition an MCP
 //!   server now gives a tool that the project pinned before (see `toolhost_runtime::mcp`).
 
+use super::data::{mcp_vault, open_store, DataArg};
+use super::executor::block_on;
+use super::open::{check_agent_first, load_runtime, mcp_http, open_checked};
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{
-    block_on, check_agent_first, load_runtime, mcp_http, mcp_vault, open_checked, open_store,
-    DataArg,
-};
 use clap::{Args, Subcommand};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};

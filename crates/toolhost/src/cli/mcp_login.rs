@@ -3,8 +3,10 @@
 //! grant), and the grant is kept in the data folder's store, sealed with its secrets key, for
 //! every later run; logout forgets it.
 
+use super::data::open_store;
+use super::executor::block_on;
+use super::open::mcp_http;
 use super::output::{self, outln, BAD_INPUT, INVALID};
-use super::run::{block_on, mcp_http, open_store};
 use serde_json::json;
 use std::io::Write as _;
 use std::path::Path;

@@ -8,11 +8,14 @@
 //! `cat` and `git` do: by `SIGPIPE`, which a shell shows as 141 (see `output`).
 
 mod chat;
+mod data;
+mod executor;
 mod lifetime;
 mod lines;
 mod mcp;
 mod mcp_login;
 mod mcp_stdio;
+mod open;
 mod output;
 mod progress;
 mod project_config;

@@ -57,8 +57,8 @@
 //! Every key is optional; an unknown key or a wrong type is an error naming the file and the
 //! key, never ignored.
 
+use super::data::DEFAULT_DATA_DIR;
 use super::lifetime::Lifetime;
-use super::run::DEFAULT_DATA_DIR;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toolhost_runtime::engine::WriteQuotas;

@@ -1,7 +1,10 @@
 //! `toolhost send`: a message to a stored thread, then its next turn, printed like `run`.
 
+use super::data::DataArg;
+use super::executor::block_on;
+use super::open::open_project;
 use super::output::{self, BAD_INPUT, INVALID};
-use super::run::{block_on, drive, open_project, DataArg, Drive};
+use super::run::{drive, Drive};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;

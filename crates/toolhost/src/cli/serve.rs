@@ -1,9 +1,9 @@
 //! `toolhost serve DIR`: the HTTP API over a project, until Ctrl-C or SIGTERM.
 
 use super::mcp::RELOAD_EVERY;
+use super::open::{load_runtime, open_project};
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
-use super::run::{load_runtime, open_project};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -140,7 +140,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     };
     let root = args.dir.clone();
     let reloading = !args.no_reload && file.server.reload.unwrap_or(true);
-    super::run::block_on(async move {
+    super::executor::block_on(async move {
         let listener = match tokio::net::TcpListener::bind(&listen).await {
             Ok(l) => l,
             Err(e) => {

@@ -1,7 +1,7 @@
 //! `toolhost threads ...`: list stored threads and show one, with what it waits for.
 
+use super::data::{open_store, DataArg};
 use super::output::{self, outln, BAD_INPUT, INVALID};
-use super::run::{open_store, DataArg};
 use super::transcript::{print_messages, thread_json};
 use super::tree::{print_tree, tree_json};
 use super::waiting::{pending_json, print_pending};

@@ -4,10 +4,10 @@
 //! of the project's toolhost.toml, else `.toolhost`. Its `[tokens]` table sets how long a new
 //! token lives by default and at most.
 
+use super::data::open_store;
 use super::lifetime::Lifetime;
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config::{self, ProjectConfig, FILE_NAME};
-use super::run::open_store;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -111,9 +111,9 @@ fn load_imported(dir: &Path) -> Result<toolhost_runtime::mcp::McpImport, ExitCod
     if !dir.join("agents").join("mcp").is_dir() {
         return Ok(Default::default());
     }
-    let http = super::run::mcp_http()?;
+    let http = super::open::mcp_http()?;
     let vault = super::mcp::project_vault(dir, None);
-    let mcp = super::run::block_on(toolhost_runtime::mcp::load_mcp(dir, Some(http), vault));
+    let mcp = super::executor::block_on(toolhost_runtime::mcp::load_mcp(dir, Some(http), vault));
     for problem in &mcp.problems {
         output::error(
             &format!("MCP server file {} was not loaded.", problem.path.display()),

@@ -1,8 +1,8 @@
 //! Printing what a thread waits for (calls to approve, variables to supply) and how its approval
 //! requests were decided.
 
+use super::data::{DEFAULT_DATA_DIR, EPHEMERAL};
 use super::output::{errln, outln};
-use super::run::{DEFAULT_DATA_DIR, EPHEMERAL};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::Path;

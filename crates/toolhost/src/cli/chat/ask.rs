@@ -179,5 +179,5 @@ fn later() -> Answer {
 
 /// Waits for a store operation from the prompt's (synchronous) side of the chat.
 fn wait_for<F: std::future::Future>(future: F) -> F::Output {
-    super::super::run::block_on(future)
+    super::super::executor::block_on(future)
 }

@@ -12,8 +12,8 @@ mod session;
 mod turn;
 mod watch;
 
+use super::data::DataArg;
 use super::output::{self, BAD_INPUT, INVALID};
-use super::run::DataArg;
 use clap::Args;
 use input::Input;
 use session::Session;
@@ -46,7 +46,7 @@ pub struct ChatArgs {
 
 /// Checks the project, agent and thread, then talks until the person leaves.
 pub fn chat(args: ChatArgs) -> ExitCode {
-    let checked = match super::run::check_agent_first(
+    let checked = match super::open::check_agent_first(
         &args.dir,
         &args.data.data,
         &args.agent,
@@ -55,7 +55,7 @@ pub fn chat(args: ChatArgs) -> ExitCode {
         Ok(checked) => checked,
         Err(code) => return code,
     };
-    let (store, runtime) = match super::run::open_checked(&args.dir, &args.data.data, checked) {
+    let (store, runtime) = match super::open::open_checked(&args.dir, &args.data.data, checked) {
         Ok(opened) => opened,
         Err(code) => return code,
     };
@@ -94,7 +94,7 @@ pub fn chat(args: ChatArgs) -> ExitCode {
             Ok(_) => {}
         }
     }
-    let rt = super::run::async_runtime();
+    let rt = super::executor::async_runtime();
     let interrupts = {
         let _entered = rt.enter();
         signal(SignalKind::interrupt())
