@@ -11,7 +11,13 @@
 //! 1; wrappers (nullable, optional, union) do not add a level. More than [`MAX_DEPTH`] is refused.
 //! The canonical form's size and the nesting of all schemas are bounded too (see [`super::budget`]).
 
+mod general;
+mod headers;
+mod refs;
+
 use super::budget::{Budget, MAX_SCHEMA_BYTES, MAX_SCHEMA_NESTING};
+pub use general::general_keywords;
+use refs::RefSite;
 use serde_json::{Map, Value};
 
 /// The deepest nesting a tool schema may have (spec 000 §3.3).
@@ -47,37 +53,6 @@ const ANNOTATIONS: [&str; 6] = [
 /// gateways that route on headers: kept, never sent to a model.
 pub const TRANSPORT_HEADER: &str = "x-mcp-header";
 
-/// Whether the schema at `ptr` is a property reached from the root through `properties` alone.
-fn on_properties_path(ptr: &str) -> bool {
-    let segments: Vec<&str> = ptr.split('/').skip(1).collect();
-    !segments.is_empty()
-        && segments.len() % 2 == 0
-        && segments.chunks(2).all(|pair| pair[0] == "properties")
-}
-
-/// What is wrong with `x-mcp-header: value` on the schema `map`, if anything: it names a
-/// header (an RFC 9110 token) and marks a string, integer or boolean property, whose value
-/// fits in a header.
-fn header_annotation_problem(map: &Map<String, Value>, value: &Value) -> Option<String> {
-    let token = value.as_str().filter(|t| {
-        !t.is_empty()
-            && t.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
-    });
-    if token.is_none() {
-        return Some(format!(
-            "`{TRANSPORT_HEADER}` must name an HTTP header (letters, digits and !#$%&'*+-.^_`|~)"
-        ));
-    }
-    let primitive = map
-        .get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| matches!(t, "string" | "integer" | "boolean"));
-    (!primitive).then(|| {
-        format!("`{TRANSPORT_HEADER}` marks a property of type string, integer or boolean, whose value fits in a header")
-    })
-}
-
 /// Keywords dropped from the canonical form because they carry nothing a validator needs.
 const DROPPED: [&str; 6] = [
     "$schema",
@@ -105,49 +80,6 @@ pub enum Dialect {
     /// `x-` (a misspelt constraint would otherwise go unenforced), and `x-mcp-header` is checked
     /// as in the subset.
     Declared,
-}
-
-/// Keywords of JSON Schema 2020-12 outside the subset whose value is one subschema.
-const GENERAL_SCHEMA: [&str; 9] = [
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "contentSchema",
-    "propertyNames",
-];
-
-/// Keywords of JSON Schema 2020-12 outside the subset whose value is a list of subschemas.
-const GENERAL_SCHEMA_LISTS: [&str; 2] = ["allOf", "prefixItems"];
-
-/// Keywords of JSON Schema 2020-12 outside the subset whose value maps names to subschemas.
-const GENERAL_SCHEMA_MAPS: [&str; 2] = ["patternProperties", "dependentSchemas"];
-
-/// Keywords of JSON Schema 2020-12 outside the subset that constrain with a plain value.
-const GENERAL_VALUES: [&str; 8] = [
-    "uniqueItems",
-    "minContains",
-    "maxContains",
-    "minProperties",
-    "maxProperties",
-    "dependentRequired",
-    "contentEncoding",
-    "contentMediaType",
-];
-
-/// Reference keywords that only name places for `$ref`s, which are inlined.
-const GENERAL_DROPPED: [&str; 3] = ["$anchor", "$dynamicAnchor", "$vocabulary"];
-
-/// The keywords a general schema may have beyond the subset's; see [`Dialect::General`].
-pub fn general_keywords() -> impl Iterator<Item = &'static str> {
-    GENERAL_SCHEMA
-        .into_iter()
-        .chain(GENERAL_SCHEMA_LISTS)
-        .chain(GENERAL_SCHEMA_MAPS)
-        .chain(GENERAL_VALUES)
 }
 
 /// Checks `raw` against the subset and returns its canonical form, or every issue found.
@@ -191,12 +123,6 @@ struct Walk<'a> {
     limit_reported: bool,
     /// The header names `x-mcp-header` gave so far, lowercased (each names one argument).
     headers: Vec<String>,
-}
-
-/// A `$ref` being inlined: the pointer of its use and its target.
-struct RefSite {
-    at: String,
-    target: String,
 }
 
 fn escape(token: &str) -> String {
@@ -326,6 +252,34 @@ impl Walk<'_> {
             return self.reference(map, reference, ptr, depth, is_root);
         }
 
+        let Some(is_object) = self.shape(map, ptr, depth, is_root) else {
+            return node.clone();
+        };
+        let mut out = Map::new();
+        for (key, value) in map {
+            if self.budget.spent {
+                break;
+            }
+            self.keyword(map, key, value, ptr, depth, &mut out);
+        }
+        // In general, a required name may be declared elsewhere (`patternProperties`, `allOf`).
+        if is_object && !general {
+            self.check_required(&out, ptr);
+        }
+        Value::Object(out)
+    }
+
+    /// Checks what a schema object is (its types; the root must be an object; nesting within
+    /// [`MAX_DEPTH`]) and says whether it is an object schema; `None` when it nests too deep to
+    /// be read further.
+    fn shape(
+        &mut self,
+        map: &Map<String, Value>,
+        ptr: &str,
+        depth: usize,
+        is_root: bool,
+    ) -> Option<bool> {
+        let general = self.dialect != Dialect::Subset;
         let types = self.types(map, ptr);
         let is_object = types.iter().any(|t| t == "object")
             || map.contains_key("properties")
@@ -349,197 +303,117 @@ impl Walk<'_> {
                 ptr,
                 format!("the schema nests {depth} levels deep; the limit is {MAX_DEPTH}"),
             );
-            return node.clone();
+            return None;
         }
-
-        let mut out = Map::new();
-        for (key, value) in map {
-            let at = format!("{ptr}/{}", escape(key));
-            if self.budget.spent {
-                break;
-            }
-            match key.as_str() {
-                k if DROPPED.contains(&k) => {}
-                TRANSPORT_HEADER if self.dialect != Dialect::General => {
-                    if let Some(why) = header_annotation_problem(map, value) {
-                        self.issue(&at, why);
-                    } else if !on_properties_path(ptr) {
-                        self.issue(&at, format!("`{TRANSPORT_HEADER}` marks a property reached from the root through `properties` alone (not in items, unions or records), whose one value a header can carry"));
-                    } else if let Some(name) = value.as_str() {
-                        let name = name.to_ascii_lowercase();
-                        if self.headers.contains(&name) {
-                            self.issue(&at, format!("header {name:?} is already given by another property's `{TRANSPORT_HEADER}` (names are compared ignoring case)"));
-                        }
-                        self.headers.push(name);
-                    }
-                    self.copy(&mut out, key, value, &at);
-                }
-                "type" | "format" => self.copy(&mut out, key, value, &at),
-                k if ANNOTATIONS.contains(&k) => self.copy(&mut out, key, value, &at),
-                "const" => self.copy(&mut out, key, value, &at),
-                "enum" => {
-                    match value.as_array() {
-                        Some(items) if !items.is_empty() => {}
-                        _ => self.issue(&at, "`enum` must be a non-empty array"),
-                    }
-                    self.copy(&mut out, key, value, &at);
-                }
-                "anyOf" | "oneOf" if !self.charge(&at, key.len() + 4) => {}
-                "anyOf" | "oneOf" => match value.as_array() {
-                    Some(branches) if !branches.is_empty() => {
-                        let branches = branches
-                            .iter()
-                            .enumerate()
-                            .map(|(i, b)| self.node(b, &format!("{at}/{i}"), depth, false))
-                            .collect();
-                        out.insert(key.clone(), Value::Array(branches));
-                    }
-                    _ => self.issue(&at, format!("`{key}` must be a non-empty array of schemas")),
-                },
-                "properties" => match value.as_object() {
-                    Some(props) => {
-                        let mut canon = Map::new();
-                        for (name, schema) in props {
-                            let p = format!("{at}/{}", escape(name));
-                            if !self.charge(&p, name.len() + 4) {
-                                break;
-                            }
-                            canon.insert(name.clone(), self.node(schema, &p, depth + 1, false));
-                        }
-                        out.insert(key.clone(), Value::Object(canon));
-                    }
-                    None => self.issue(&at, "`properties` must be an object of schemas"),
-                },
-                "required" => {
-                    let names_ok = value
-                        .as_array()
-                        .is_some_and(|names| names.iter().all(Value::is_string));
-                    if !names_ok {
-                        self.issue(&at, "`required` must be an array of property names");
-                    }
-                    self.copy(&mut out, key, value, &at);
-                }
-                "additionalProperties" => match value {
-                    Value::Bool(_) => self.copy(&mut out, key, value, &at),
-                    _ => {
-                        let canon = self.node(value, &at, depth + 1, false);
-                        out.insert(key.clone(), canon);
-                    }
-                },
-                k if general && self.general_keyword(map, k, value, &at, depth, &mut out) => {}
-                "propertyNames" => {
-                    // A record's keys are strings already; only the trivial form is accepted.
-                    if value.get("type") != Some(&Value::from("string"))
-                        || value.as_object().is_some_and(|m| m.len() > 1)
-                    {
-                        self.issue(
-                            &at,
-                            "`propertyNames` may only say `{\"type\": \"string\"}`: record keys are plain strings",
-                        );
-                    }
-                }
-                "items" => {
-                    if value.is_array() {
-                        self.issue(&at, "tuple `items` (an array of schemas) is outside the supported subset; use one schema");
-                    } else {
-                        let canon = self.node(value, &at, depth + 1, false);
-                        out.insert(key.clone(), canon);
-                    }
-                }
-                "minLength" | "maxLength" | "minItems" | "maxItems" => {
-                    if !value.is_u64() {
-                        self.issue(&at, format!("`{key}` must be a non-negative integer"));
-                    }
-                    self.copy(&mut out, key, value, &at);
-                }
-                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
-                    if !value.is_number() {
-                        self.issue(&at, format!("`{key}` must be a number"));
-                    }
-                    self.copy(&mut out, key, value, &at);
-                }
-                "pattern" => {
-                    if !value.is_string() {
-                        self.issue(&at, "`pattern` must be a string");
-                    }
-                    self.copy(&mut out, key, value, &at);
-                }
-                "nullable" => self.issue(
-                    &at,
-                    "`nullable` is OpenAPI, not JSON Schema; write `\"type\": [T, \"null\"]`",
-                ),
-                // JSON Schema ignores keywords it does not know: they annotate, kept as they are.
-                _ if self.dialect == Dialect::General => self.copy(&mut out, key, value, &at),
-                k if general && k.starts_with("x-") => self.copy(&mut out, key, value, &at),
-                other if general => self.issue(
-                    &at,
-                    format!("keyword `{other}` is not one of JSON Schema 2020-12 (extensions start with `x-`)"),
-                ),
-                other => self.issue(
-                    &at,
-                    format!("keyword `{other}` is outside the supported subset (string, number, integer, boolean, null, const, enum, array, object, record, anyOf/oneOf, with their length, pattern and bound constraints)"),
-                ),
-            }
-        }
-        // In general, a required name may be declared elsewhere (`patternProperties`, `allOf`).
-        if is_object && !general {
-            self.check_required(&out, ptr);
-        }
-        Value::Object(out)
+        Some(is_object)
     }
 
-    /// Canonicalizes keyword `key` of `map` when it is one of a general schema's beyond the
-    /// subset's, into `out`; false when it is not (the subset's rules apply).
-    fn general_keyword(
+    /// Canonicalizes keyword `key` (value `value`) of the schema object `map` at `ptr` into
+    /// `out`, or says why it cannot be.
+    fn keyword(
         &mut self,
         map: &Map<String, Value>,
         key: &str,
         value: &Value,
-        at: &str,
+        ptr: &str,
         depth: usize,
         out: &mut Map<String, Value>,
-    ) -> bool {
+    ) {
+        let general = self.dialect != Dialect::Subset;
+        let at = format!("{ptr}/{}", escape(key));
         match key {
-            k if GENERAL_DROPPED.contains(&k) => {}
-            "$dynamicRef" | "$recursiveRef" => self.issue(
-                at,
-                format!("`{key}` cannot be resolved into a self-contained schema; use `$ref` to a local definition"),
-            ),
-            k if GENERAL_SCHEMA.contains(&k) => {
-                let canon = self.node(value, at, depth, false);
-                out.insert(key.to_owned(), canon);
+            k if DROPPED.contains(&k) => {}
+            TRANSPORT_HEADER if self.dialect != Dialect::General => {
+                self.transport_header(map, value, ptr, &at);
+                self.copy(out, key, value, &at);
             }
-            // Draft 7's tuple form: 2020-12 writes it `prefixItems`, and `additionalItems` is
-            // then `items`.
-            "items" if value.is_array() => self.schema_list("prefixItems", value, at, depth, out),
-            "additionalItems" => {
-                if map.get("items").is_some_and(Value::is_array) {
-                    let canon = self.node(value, at, depth + 1, false);
-                    out.insert("items".to_owned(), canon);
+            "type" | "format" => self.copy(out, key, value, &at),
+            k if ANNOTATIONS.contains(&k) => self.copy(out, key, value, &at),
+            "const" => self.copy(out, key, value, &at),
+            "enum" => {
+                match value.as_array() {
+                    Some(items) if !items.is_empty() => {}
+                    _ => self.issue(&at, "`enum` must be a non-empty array"),
                 }
+                self.copy(out, key, value, &at);
             }
-            k if GENERAL_SCHEMA_LISTS.contains(&k) => {
-                self.schema_list(key, value, at, depth + usize::from(k == "prefixItems"), out);
-            }
-            k if GENERAL_SCHEMA_MAPS.contains(&k) => match value.as_object() {
-                Some(schemas) => {
-                    let mut canon = Map::new();
-                    for (name, schema) in schemas {
-                        let p = format!("{at}/{}", escape(name));
-                        canon.insert(name.clone(), self.node(schema, &p, depth + 1, false));
-                    }
-                    out.insert(key.to_owned(), Value::Object(canon));
+            "anyOf" | "oneOf" if !self.charge(&at, key.len() + 4) => {}
+            "anyOf" | "oneOf" => self.union(key, value, &at, depth, out),
+            "properties" => self.properties(value, &at, depth, out),
+            "required" => {
+                let names_ok = value
+                    .as_array()
+                    .is_some_and(|names| names.iter().all(Value::is_string));
+                if !names_ok {
+                    self.issue(&at, "`required` must be an array of property names");
                 }
-                None => self.issue(at, format!("`{key}` must be an object of schemas")),
+                self.copy(out, key, value, &at);
+            }
+            "additionalProperties" => match value {
+                Value::Bool(_) => self.copy(out, key, value, &at),
+                _ => {
+                    let canon = self.node(value, &at, depth + 1, false);
+                    out.insert(key.to_owned(), canon);
+                }
             },
-            k if GENERAL_VALUES.contains(&k) => self.copy(out, key, value, at),
-            _ => return false,
+            k if general && self.general_keyword(map, k, value, &at, depth, out) => {}
+            "propertyNames" => {
+                // A record's keys are strings already; only the trivial form is accepted.
+                if value.get("type") != Some(&Value::from("string"))
+                    || value.as_object().is_some_and(|m| m.len() > 1)
+                {
+                    self.issue(
+                        &at,
+                        "`propertyNames` may only say `{\"type\": \"string\"}`: record keys are plain strings",
+                    );
+                }
+            }
+            "items" => {
+                if value.is_array() {
+                    self.issue(&at, "tuple `items` (an array of schemas) is outside the supported subset; use one schema");
+                } else {
+                    let canon = self.node(value, &at, depth + 1, false);
+                    out.insert(key.to_owned(), canon);
+                }
+            }
+            "minLength" | "maxLength" | "minItems" | "maxItems" => {
+                if !value.is_u64() {
+                    self.issue(&at, format!("`{key}` must be a non-negative integer"));
+                }
+                self.copy(out, key, value, &at);
+            }
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
+                if !value.is_number() {
+                    self.issue(&at, format!("`{key}` must be a number"));
+                }
+                self.copy(out, key, value, &at);
+            }
+            "pattern" => {
+                if !value.is_string() {
+                    self.issue(&at, "`pattern` must be a string");
+                }
+                self.copy(out, key, value, &at);
+            }
+            "nullable" => self.issue(
+                &at,
+                "`nullable` is OpenAPI, not JSON Schema; write `\"type\": [T, \"null\"]`",
+            ),
+            // JSON Schema ignores keywords it does not know: they annotate, kept as they are.
+            _ if self.dialect == Dialect::General => self.copy(out, key, value, &at),
+            k if general && k.starts_with("x-") => self.copy(out, key, value, &at),
+            other if general => self.issue(
+                &at,
+                format!("keyword `{other}` is not one of JSON Schema 2020-12 (extensions start with `x-`)"),
+            ),
+            other => self.issue(
+                &at,
+                format!("keyword `{other}` is outside the supported subset (string, number, integer, boolean, null, const, enum, array, object, record, anyOf/oneOf, with their length, pattern and bound constraints)"),
+            ),
         }
-        true
     }
 
-    /// Canonicalizes a list of subschemas under `key` into `out`.
-    fn schema_list(
+    /// Canonicalizes the branches of a union (`anyOf` or `oneOf`): the same nesting level.
+    fn union(
         &mut self,
         key: &str,
         value: &Value,
@@ -548,16 +422,33 @@ impl Walk<'_> {
         out: &mut Map<String, Value>,
     ) {
         match value.as_array() {
-            Some(schemas) if !schemas.is_empty() => {
-                let canon = schemas
+            Some(branches) if !branches.is_empty() => {
+                let branches = branches
                     .iter()
                     .enumerate()
-                    .map(|(i, s)| self.node(s, &format!("{at}/{i}"), depth, false))
+                    .map(|(i, b)| self.node(b, &format!("{at}/{i}"), depth, false))
                     .collect();
-                out.insert(key.to_owned(), Value::Array(canon));
+                out.insert(key.to_owned(), Value::Array(branches));
             }
             _ => self.issue(at, format!("`{key}` must be a non-empty array of schemas")),
         }
+    }
+
+    /// Canonicalizes an object's `properties`, one nesting level down.
+    fn properties(&mut self, value: &Value, at: &str, depth: usize, out: &mut Map<String, Value>) {
+        let Some(props) = value.as_object() else {
+            self.issue(at, "`properties` must be an object of schemas");
+            return;
+        };
+        let mut canon = Map::new();
+        for (name, schema) in props {
+            let p = format!("{at}/{}", escape(name));
+            if !self.charge(&p, name.len() + 4) {
+                break;
+            }
+            canon.insert(name.clone(), self.node(schema, &p, depth + 1, false));
+        }
+        out.insert("properties".to_owned(), Value::Object(canon));
     }
 
     /// Reads `type` and reports values outside the subset.
@@ -611,65 +502,6 @@ impl Walk<'_> {
                 );
             }
         }
-    }
-
-    /// Inlines a local `$ref`, keeping sibling annotations (they win over the target's).
-    fn reference(
-        &mut self,
-        map: &Map<String, Value>,
-        reference: &Value,
-        ptr: &str,
-        depth: usize,
-        is_root: bool,
-    ) -> Value {
-        let at = format!("{ptr}/$ref");
-        let Some(target) = reference.as_str() else {
-            self.issue(&at, "`$ref` must be a string");
-            return Value::Null;
-        };
-        let Some(target_ptr) = target.strip_prefix('#') else {
-            self.issue(
-                &at,
-                format!("only local references (\"#/$defs/...\") are supported, not \"{target}\""),
-            );
-            return Value::Null;
-        };
-        if self.ref_stack.iter().any(|r| r.target == target) {
-            self.issue(
-                &at,
-                format!("the reference \"{target}\" is recursive; a tool schema must be finite"),
-            );
-            return Value::Null;
-        }
-        let Some(resolved) = self.root.pointer(target_ptr) else {
-            self.issue(&at, format!("the reference \"{target}\" points to nothing"));
-            return Value::Null;
-        };
-        let mut merged = match resolved {
-            Value::Object(m) => m.clone(),
-            other => {
-                let mut m = Map::new();
-                m.insert("$inline".into(), other.clone());
-                m
-            }
-        };
-        for (k, v) in map {
-            if k != "$ref" {
-                merged.insert(k.clone(), v.clone());
-            }
-        }
-        self.ref_stack.push(RefSite {
-            at: at.clone(),
-            target: target.to_owned(),
-        });
-        let merged = if let Some(inner) = merged.remove("$inline") {
-            inner
-        } else {
-            Value::Object(merged)
-        };
-        let out = self.node(&merged, target_ptr, depth, is_root);
-        self.ref_stack.pop();
-        out
     }
 }
 
