@@ -92,14 +92,15 @@ impl Runtime {
     /// executor's threads).
     async fn fingerprint_of(&self, tool: &AnyTool) -> String {
         let activity = self
+            .project
             .bound
             .get(tool.name())
-            .and_then(|name| self.defs.activities.get(name))
+            .and_then(|name| self.project.defs.activities.get(name))
             .cloned();
         let Some(activity) = activity else {
             return fingerprint(tool, None);
         };
-        let (tool, root) = (tool.clone(), self.root.clone());
+        let (tool, root) = (tool.clone(), self.project.root.clone());
         let blocking =
             tokio::task::spawn_blocking(move || fingerprint(&tool, Some((&activity, &root))));
         // A task that could not finish binds to nothing that matches: the call does not run.
@@ -167,7 +168,7 @@ impl Runtime {
             reject_message,
             arguments: shown,
         };
-        let records = self.db.approvals(thread_id).await?;
+        let records = self.services.db.approvals(thread_id).await?;
         if let Some(record) = records.iter().find(|r| r.request.call_id == call_id) {
             return Ok(match &record.decision {
                 // The tool, the program behind it or the arguments changed while it waited.
@@ -186,7 +187,7 @@ impl Runtime {
             None => match request_settings
                 .approval_handler
                 .as_ref()
-                .or(self.approval_handler.as_ref())
+                .or(self.services.approval_handler.as_ref())
             {
                 Some(handler) => handler.decide(thread_id, &request).await,
                 None => None,
@@ -273,7 +274,7 @@ impl Runtime {
             decided_by: redactor.text(&verdict.decided_by),
             ..verdict
         };
-        let records = self.db.approvals(thread_id).await?;
+        let records = self.services.db.approvals(thread_id).await?;
         let refused = |reason: String| {
             RuntimeError::Store(StoreError::DecisionRefused {
                 call_id: call_id.to_owned(),
@@ -286,12 +287,16 @@ impl Runtime {
             .ok_or_else(|| {
                 refused("no call of this thread waits for approval under this id".to_owned())
             })?;
-        let tool = self.tools.get(&record.request.tool).ok_or_else(|| {
-            refused(format!(
-                "tool \"{}\" is no longer defined",
-                record.request.tool
-            ))
-        })?;
+        let tool = self
+            .project
+            .tools
+            .get(&record.request.tool)
+            .ok_or_else(|| {
+                refused(format!(
+                    "tool \"{}\" is no longer defined",
+                    record.request.tool
+                ))
+            })?;
         if let Some(edited) = &verdict.edited_arguments {
             tool.validate(edited.clone()).map_err(|failure| {
                 refused(format!("the edited arguments are invalid: {failure}"))
@@ -315,7 +320,8 @@ impl Runtime {
             )));
         }
         let decision = decision_for(&current, verdict);
-        self.db
+        self.services
+            .db
             .apply(
                 thread_id,
                 vec![

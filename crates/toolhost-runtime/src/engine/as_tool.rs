@@ -101,10 +101,11 @@ impl Runtime {
         key: &str,
     ) -> Result<ToolResult, RuntimeError> {
         let id = child_id(&format!("as-tool:{agent}"), key);
-        match self.db.thread(&id).await {
+        match self.services.db.thread(&id).await {
             Ok(_) => {}
             Err(StoreError::ThreadNotFound(_)) => {
-                self.db
+                self.services
+                    .db
                     .create_thread(NewThread {
                         id: Some(id.clone()),
                         agent: agent.to_owned(),
@@ -121,7 +122,7 @@ impl Runtime {
             Err(e) => return Err(e.into()),
         }
         let outcome = self.run_when_free(&id).await?;
-        let history = self.db.messages(&id).await?;
+        let history = self.services.db.messages(&id).await?;
         Ok(session_result(&id, &outcome, &history))
     }
 }

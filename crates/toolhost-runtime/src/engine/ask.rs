@@ -83,13 +83,14 @@ impl Runtime {
         answerer: Arc<dyn Answerer>,
     ) -> AnswererGuard {
         let key = (thread_id.to_owned(), call_id.to_owned());
-        self.answerers
+        self.process
+            .answerers
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key.clone(), answerer.clone());
         AnswererGuard {
-            answerers: self.answerers.clone(),
+            answerers: self.process.answerers.clone(),
             key,
             answerer,
         }

@@ -98,20 +98,23 @@ impl Runtime {
     pub fn expect_result(&self, thread_id: &str, call_id: &str) -> ExpectedResult {
         let (sender, receiver) = oneshot::channel();
         let key = (thread_id.to_owned(), call_id.to_owned());
-        let mut waiting = self.call_results.lock();
+        let mut waiting = self.process.call_results.lock();
         waiting.next += 1;
         let number = waiting.next;
         // A later wait for the same call takes its place: the earlier one reads the thread.
         let replaced = waiting.senders.insert(key.clone(), (number, sender));
         if replaced.is_none() {
-            self.call_results.count.fetch_add(1, Ordering::AcqRel);
+            self.process
+                .call_results
+                .count
+                .fetch_add(1, Ordering::AcqRel);
         }
         drop(waiting);
         ExpectedResult {
             key,
             number,
             receiver,
-            results: self.call_results.clone(),
+            results: self.process.call_results.clone(),
         }
     }
 }

@@ -47,7 +47,11 @@ impl Runtime {
         let journaled = if fresh {
             Some(CallState::Intent)
         } else {
-            self.db.call(thread_id, &call.id).await?.map(|c| c.state)
+            self.services
+                .db
+                .call(thread_id, &call.id)
+                .await?
+                .map(|c| c.state)
         };
         let facts = CallFacts {
             journaled,

@@ -107,9 +107,9 @@ impl Runtime {
         limits: SandboxLimits,
         max_in_flight: usize,
     ) -> Result<(), SandboxError> {
-        let warm = self.code.warm;
-        self.code = CodeRunner::new(limits, max_in_flight)?;
-        self.code.warm = warm;
+        let warm = self.services.code.warm;
+        self.services.code = CodeRunner::new(limits, max_in_flight)?;
+        self.services.code.warm = warm;
         Ok(())
     }
 
@@ -118,16 +118,16 @@ impl Runtime {
     /// fresh QuickJS runtime with the tool's modules evaluated, used by one call and replaced:
     /// a call skips the preparation and still shares nothing with another.
     pub fn set_warm_runtimes(&mut self, per_tool: usize) {
-        self.code.warm = per_tool;
+        self.services.code.warm = per_tool;
     }
 
     /// The state of `thread_id` that a run hands its calls, with this runtime's sandbox.
     pub(crate) fn thread_state(&self, thread_id: &str, agent: &str) -> ThreadState {
-        ThreadState::new(self.db.clone(), thread_id, agent)
-            .with_code(self.code.clone())
-            .with_fetch(self.fetch.clone())
-            .with_quotas(self.quotas.clone())
-            .with_live(self.live.clone())
-            .with_answerers(self.answerers.clone())
+        ThreadState::new(self.services.db.clone(), thread_id, agent)
+            .with_code(self.services.code.clone())
+            .with_fetch(self.services.fetch.clone())
+            .with_quotas(self.services.quotas.clone())
+            .with_live(self.process.live.clone())
+            .with_answerers(self.process.answerers.clone())
     }
 }

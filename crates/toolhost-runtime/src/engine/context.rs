@@ -153,7 +153,7 @@ impl Runtime {
                     None => continue,
                 }
             };
-            let shown = images_of(&self.db, thread_id, &m).await;
+            let shown = images_of(&self.services.db, thread_id, &m).await;
             run.see(&m, || shown);
         }
     }

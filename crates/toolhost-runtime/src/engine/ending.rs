@@ -29,6 +29,7 @@ impl Runtime {
         let waiting = match waiting {
             Waiting::Approval(request) => {
                 let asked = self
+                    .services
                     .db
                     .approvals(thread_id)
                     .await?
@@ -42,6 +43,7 @@ impl Runtime {
             }
             Waiting::Variables { names, .. } => {
                 let open = self
+                    .services
                     .db
                     .variable_requests(thread_id)
                     .await?
@@ -134,7 +136,7 @@ impl Runtime {
         let text = stop.not_run_text();
         let mut writes = Vec::new();
         for (i, call) in calls.iter().enumerate() {
-            let journaled = match self.db.call(state.thread_id(), &call.id).await {
+            let journaled = match self.services.db.call(state.thread_id(), &call.id).await {
                 Ok(c) => c.is_some(),
                 Err(e) => return e.into(),
             };

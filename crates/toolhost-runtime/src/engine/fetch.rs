@@ -109,7 +109,7 @@ impl FetchPolicy {
 impl Runtime {
     /// Lets tools fetch from the hosts `allowed` through `fetcher` (by default they reach none).
     pub fn set_fetch(&mut self, allowed: Vec<String>, fetcher: Arc<dyn Fetcher>) {
-        self.fetch = Some(Arc::new(FetchPolicy::new(allowed, fetcher)));
+        self.services.fetch = Some(Arc::new(FetchPolicy::new(allowed, fetcher)));
     }
 }
 

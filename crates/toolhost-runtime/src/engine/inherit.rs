@@ -23,12 +23,12 @@ impl Runtime {
     ) -> Boxed<'a, Resolved> {
         Box::pin(async move {
             let mut inherited = Resolved::default();
-            let Some(parent) = self.db.thread(thread_id).await?.parent else {
+            let Some(parent) = self.services.db.thread(thread_id).await?.parent else {
                 return Ok(inherited);
             };
-            let parent_thread = self.db.thread(&parent).await?;
+            let parent_thread = self.services.db.thread(&parent).await?;
             // A parent whose agent is gone passes nothing on.
-            let Some(parent_agent) = self.defs.agents.get(&parent_thread.agent) else {
+            let Some(parent_agent) = self.project.defs.agents.get(&parent_thread.agent) else {
                 return Ok(inherited);
             };
             let scoped = self.scoped_names(agent);
@@ -47,7 +47,7 @@ impl Runtime {
         let of_tools = self
             .agent_prompts(agent)
             .flat_map(|p| p.tools.iter())
-            .filter_map(|name| self.tools.get(name))
+            .filter_map(|name| self.project.tools.get(name))
             .flat_map(|t| t.definition().variables.clone());
         self.agent_declarations(agent)
             .into_iter()

@@ -3,8 +3,12 @@
 //! ([`Runtime::problems`]); the rest is usable.
 
 use super::{
-    ask, code, lease_keeper, live, run_code_tool, subagent, subprompt, ModelFactory, Runtime,
-    RuntimeError, ThreadState, DEFAULT_LEASE_TTL, RELEASES_KEPT,
+    code,
+    in_process::InProcess,
+    lease_keeper,
+    loaded::{LoadedProject, Services},
+    run_code_tool, subagent, subprompt, ModelFactory, Runtime, RuntimeError, ThreadState,
+    DEFAULT_LEASE_TTL,
 };
 use crate::activity::{ActivityInput, ApprovalRule, ProcessActivity};
 use crate::project::{
@@ -119,40 +123,39 @@ impl Runtime {
             }),
         ));
         let (models, unavailable) = project_models(root, &defs, factory, &mut problems);
-        Ok(Self {
+        let project = LoadedProject {
             root: root.to_owned(),
-            db: AsyncStore::new(store.clone()),
-            leases: lease_keeper::LeaseKeeper::new(AsyncStore::new(store.clone())),
-            released: tokio::sync::broadcast::channel(RELEASES_KEPT).0,
-            store,
             tools,
             files,
             models,
             problems,
-            running: Default::default(),
-            lease_ttl: DEFAULT_LEASE_TTL,
-            unavailable,
             model_override: None,
+            unavailable,
+            bound,
+            prompt_tools: subprompt::offered_prompt_tools(&defs),
+            agent_tools: subagent::offered_agent_tools(&defs),
+            mcp_servers: mcp.servers,
+            mcp_pins: mcp.pins,
+            defs,
+        };
+        let services = Services {
+            db: AsyncStore::new(store.clone()),
+            leases: lease_keeper::LeaseKeeper::new(AsyncStore::new(store.clone())),
+            store,
+            lease_ttl: DEFAULT_LEASE_TTL,
             approval_handler: None,
             secret_key: None,
             middleware: Vec::new(),
             hooks: Vec::new(),
-            live: live::LiveHub::new(),
-            answerers: ask::Answerers::default(),
-            bound,
-            prompt_tools: subprompt::offered_prompt_tools(&defs),
-            agent_tools: subagent::offered_agent_tools(&defs),
             code: code::CodeRunner::default(),
             fetch: None,
             quotas: Arc::default(),
-            histories: Arc::default(),
-            detached: Default::default(),
-            requests: Default::default(),
-            call_results: Default::default(),
             mcp_hub: mcp.hub,
-            mcp_servers: mcp.servers,
-            mcp_pins: mcp.pins,
-            defs,
+        };
+        Ok(Self {
+            project,
+            services,
+            process: InProcess::new(),
         })
     }
 }

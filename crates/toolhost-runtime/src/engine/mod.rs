@@ -34,11 +34,13 @@ mod histories;
 mod history;
 mod hooks;
 mod images;
+mod in_process;
 mod inherit;
 mod lease_keeper;
 mod lineage;
 mod live;
 mod load;
+mod loaded;
 mod middleware;
 mod offer;
 mod outcome;
@@ -106,118 +108,48 @@ pub use toolhost_core::canonical::canonical_hash;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
 use crate::project::{Definitions, FileProblem, LoadedTool};
-use crate::variables::secrets::SecretKey;
+use in_process::InProcess;
+use loaded::{LoadedProject, Services};
 
 use serde_json::Value;
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use toolhost_core::{AnyTool, ToolSet};
 use toolhost_providers::Model;
 use toolhost_store::{AsyncStore, Store, StoreError, Thread};
 
-/// How many releases of threads a waiting run may fall behind by before it looks at the store
-/// again anyway.
-const RELEASES_KEPT: usize = 1024;
-
-/// A loaded project, ready to run threads against a store.
+/// A loaded project, ready to run threads against a store: the project as it loaded (plain
+/// data), the services its runs use, and what the runs of this process share.
 pub struct Runtime {
-    root: PathBuf,
-    store: Arc<dyn Store>,
-    /// The same store, for the engine's async code: nothing it does blocks an executor thread.
-    db: AsyncStore,
-    defs: Definitions,
-    tools: ToolSet,
-    /// The tools loaded from files, as loaded (file, blueprint, binding); a tool not in it is
-    /// written in Rust.
-    files: HashMap<String, LoadedTool>,
-    models: HashMap<String, Arc<dyn Model>>,
-    problems: Vec<FileProblem>,
-    /// The model definition every prompt uses instead of its own, when set.
-    model_override: Option<String>,
-    /// Why a model definition that loaded cannot be used (its key is not set, for example).
-    unavailable: HashMap<String, String>,
-    /// The run of each thread that a run of this runtime owns: its owner id and abort signal.
-    running: Arc<std::sync::Mutex<HashMap<String, ownership::RunEntry>>>,
-    /// How long a thread's lease lasts unless renewed.
-    lease_ttl: std::time::Duration,
-    /// Keeps the leases of the threads this runtime's runs own (see [`lease_keeper`]).
-    leases: lease_keeper::LeaseKeeper,
-    /// The threads the runs of this runtime let go of, as they do: what wakes a run that
-    /// waits to claim one (see `ownership.rs`).
-    released: tokio::sync::broadcast::Sender<Arc<str>>,
-    /// Decides approval requests at once, when the embedding program installed one.
-    approval_handler: Option<Arc<dyn ApprovalHandler>>,
-    /// Seals and opens secret values.
-    secret_key: Option<SecretKey>,
-    /// Middleware in registration order, with where it applies.
-    middleware: Vec<(MiddlewareScope, Arc<dyn Middleware>)>,
-    /// Tool hooks in registration order.
-    hooks: Vec<Arc<dyn ToolHooks>>,
-    /// Live events (streamed answers) of every thread this runtime runs.
-    live: live::LiveHub,
-    /// Who answers what the calls of served threads ask while they run.
-    answerers: ask::Answerers,
-    /// The process activity each project tool is bound to, by tool name (for approvals).
-    bound: HashMap<String, String>,
-    /// The tool of each prompt another prompt offers, by name (see [`subprompt`]).
-    prompt_tools: HashMap<String, AnyTool>,
-    /// The tool of each `dual_ai` agent a prompt offers, by name (see [`subagent`]).
-    agent_tools: HashMap<String, AnyTool>,
-    /// The `runCode` sandbox every thread's calls share (see [`code`]).
-    code: code::CodeRunner,
-    /// The hosts tools may fetch from, and what fetches (see [`fetch`]); none by default.
-    fetch: Option<Arc<fetch::FetchPolicy>>,
-    /// What tools may store, per call and per thread (see [`quotas`]).
-    quotas: Arc<quotas::WriteQuotas>,
-    /// The messages of recently run threads, kept between runs (see [`histories`]).
-    histories: Arc<histories::Histories>,
-    /// Where a call of a sub-agent that does not block hands its child to the run of the
-    /// calling thread, by thread id (see [`subagent`]).
-    detached: Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<String>>>>,
-    /// Who waits for the result of which call, as a value (see [`call_results`]).
-    call_results: call_results::CallResults,
-    /// The settings of the requests under way that brought some, by thread (see [`request`]).
-    requests: Arc<std::sync::Mutex<HashMap<String, Arc<RunRequest>>>>,
-    /// The connections to the project's MCP servers, held so that they live as long as the
-    /// runtime (its imported tools hold them weakly); closed by [`Runtime::close_mcp`] or when
-    /// the runtime is dropped.
-    mcp_hub: Option<Arc<crate::mcp::McpHub>>,
-    /// The project's MCP servers as they loaded.
-    mcp_servers: Vec<crate::mcp::ServerStatus>,
-    /// The pin of each imported tool's definition as it loaded.
-    mcp_pins: HashMap<String, Value>,
+    project: LoadedProject,
+    services: Services,
+    process: InProcess,
 }
 
 impl Runtime {
     /// Takes over what belongs to the process rather than to one load of the project from
     /// `previous` (a load of the same project, on the same store, before its files changed):
     /// its live events, the runs under way with their stop signals, the hand-offs of
-    /// sub-agents, the settings of requests under way and the `runCode` slots. A server that
+    /// sub-agents, the settings of requests under way, the threads' kept histories, the
+    /// wake-ups of runs waiting for a thread and the `runCode` slots. A server that
     /// loads its project again with this keeps streaming, stopping and limiting the runs the
     /// previous load started, which finish on the project they started with.
     pub fn carry_over_from(&mut self, previous: &Runtime) {
-        self.live = previous.live.clone();
-        self.answerers = previous.answerers.clone();
-        self.running = previous.running.clone();
-        self.detached = previous.detached.clone();
-        self.requests = previous.requests.clone();
-        self.call_results = previous.call_results.clone();
-        self.code = previous.code.clone();
+        self.process = previous.process.clone();
+        self.services.code = previous.services.code.clone();
     }
 
     /// Ends the connections to the project's MCP servers gracefully (each program sees its
     /// standard input end, then its signals): what a program that embeds the runtime does before
     /// it exits. A later call of an imported tool connects again.
     pub async fn close_mcp(&self) {
-        if let Some(hub) = &self.mcp_hub {
+        if let Some(hub) = &self.services.mcp_hub {
             hub.close().await;
         }
     }
 
     /// The project's agents, prompts, models and activities as they loaded.
     pub fn definitions(&self) -> &Definitions {
-        &self.defs
+        &self.project.defs
     }
 
     /// What a login for MCP server `name` needs (see [`toolhost_mcp_client::oauth::login`]): its
@@ -231,19 +163,19 @@ impl Runtime {
         Arc<dyn toolhost_providers::fetch::Fetcher>,
         Arc<crate::mcp::Vault>,
     )> {
-        self.mcp_hub.as_ref()?.login_parts(name)
+        self.services.mcp_hub.as_ref()?.login_parts(name)
     }
 
     /// The project's MCP servers (`agents/mcp/`) as they loaded: their tools, or why they
     /// have none, and what they wrote to standard error.
     pub fn mcp_servers(&self) -> &[crate::mcp::ServerStatus] {
-        &self.mcp_servers
+        &self.project.mcp_servers
     }
 
     /// The pin of the definition the imported tool `tool` loaded with; `None` for a tool that
     /// is not one of the project's MCP servers'.
     pub fn mcp_pin(&self, tool: &str) -> Option<&Value> {
-        self.mcp_pins.get(tool)
+        self.project.mcp_pins.get(tool)
     }
 
     /// Accepts, for the whole project, the definition the MCP server gave the imported tool
@@ -256,7 +188,8 @@ impl Runtime {
             )))
         })?;
         let tool = tool.to_owned();
-        self.db
+        self.services
+            .db
             .run_blocking(move |store| crate::mcp::accept_definition(store, &tool, &pin))
             .await?;
         Ok(())
@@ -264,27 +197,27 @@ impl Runtime {
 
     /// Every tool of the project (files, built-ins and tools registered in Rust), by name.
     pub fn tools(&self) -> &ToolSet {
-        &self.tools
+        &self.project.tools
     }
 
     /// The tool `name` as it loaded from its file (the file, the blueprint as written, and
     /// whether it is latent or bound to an activity); `None` for a tool written in Rust (built
     /// in or registered) or one that does not exist.
     pub fn tool_file(&self, name: &str) -> Option<&LoadedTool> {
-        self.files.get(name)
+        self.project.files.get(name)
     }
 
     /// Subscribes to the live events of every thread this runtime runs from now on: the
     /// pieces of each model answer as it streams in (see [`LiveEvent`]). They are not stored;
     /// the stored reply is the authoritative answer.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<LiveEvent> {
-        self.live.subscribe_all()
+        self.process.live.subscribe_all()
     }
 
     /// Subscribes to the live events of one thread from now on. A follower of one thread never
     /// falls behind because another thread is busy.
     pub fn subscribe_thread(&self, thread_id: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
-        self.live.subscribe_thread(thread_id)
+        self.process.live.subscribe_thread(thread_id)
     }
 
     /// The model a prompt naming `name` runs on in a thread that was started with
@@ -296,25 +229,7 @@ impl Runtime {
         name: &str,
         thread_model: Option<&str>,
     ) -> Result<Arc<dyn Model>, RuntimeError> {
-        let name = self
-            .model_override
-            .as_deref()
-            .or(thread_model)
-            .unwrap_or(name);
-        self.models
-            .get(name)
-            .cloned()
-            .ok_or_else(|| RuntimeError::Model {
-                name: name.to_owned(),
-                reason: match (self.unavailable.get(name), self.defs.models.get(name)) {
-                    (Some(why), _) => why.clone(),
-                    (None, Some(def)) => format!(
-                        "provider \"{}\" has no adapter in this version",
-                        def.provider
-                    ),
-                    (None, None) => "the model definition did not load".to_owned(),
-                },
-            })
+        self.project.model_for(name, thread_model)
     }
 
     /// Files of the project that did not load, and files that refer to a name that does not
@@ -322,79 +237,39 @@ impl Runtime {
     /// registered after loading count). A thread whose agent reaches any of them is refused
     /// (see [`Runtime::check_agent`]).
     pub fn problems(&self) -> Vec<FileProblem> {
-        let mut problems = self.problems.clone();
-        for prompt in self.defs.prompts.values() {
-            let model = &prompt.model;
-            if !self.models.contains_key(model) && !self.unavailable.contains_key(model) {
-                let file = self
-                    .root
-                    .join("agents/models")
-                    .join(format!("{model}.json"));
-                // A model file that did not load is a problem of its own already.
-                if !self.problems.iter().any(|p| p.path == file) {
-                    problems.push(FileProblem::dangling(
-                        self.root
-                            .join("agents/prompts")
-                            .join(format!("{}.json", prompt.name)),
-                        &prompt.name,
-                        format!("names model \"{model}\", which is not in agents/models/"),
-                    ));
-                }
-            }
-            let file = self
-                .root
-                .join("agents/prompts")
-                .join(format!("{}.json", prompt.name));
-            for name in &prompt.tools {
-                let message = match (
-                    self.tools.contains(name),
-                    self.defs.prompts.contains_key(&name.name),
-                ) {
-                    // An agent offered is checked when the project loads.
-                    (false, false) if self.defs.agents.contains_key(&name.name) => continue,
-                    (false, false) => format!("offers tool \"{name}\", which is not defined"),
-                    (true, true) => ambiguous(name),
-                    _ => continue,
-                };
-                problems.push(FileProblem::dangling(file.clone(), &prompt.name, message));
-            }
-        }
-        problems
+        self.project.problems()
     }
 
     /// The store threads are kept in.
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+        &self.services.store
     }
 
     /// Moves the runtime onto another store before it runs anything: a project loaded and
     /// checked once (its MCP servers started once) is then used on the store it serves.
     pub fn set_store(&mut self, store: Arc<dyn Store>) {
-        self.db = AsyncStore::new(store.clone());
-        self.leases = lease_keeper::LeaseKeeper::new(self.db.clone());
-        self.store = store;
+        self.services.db = AsyncStore::new(store.clone());
+        self.services.leases = lease_keeper::LeaseKeeper::new(self.services.db.clone());
+        self.services.store = store;
     }
 
     /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
     pub fn register_tool(&mut self, tool: AnyTool) {
-        self.files.remove(tool.name());
+        self.project.files.remove(tool.name());
         // The Rust tool replaces a project tool of the same name, and the activity behind it.
-        self.bound.remove(tool.name());
-        self.tools.add(tool);
+        self.project.bound.remove(tool.name());
+        self.project.tools.add(tool);
     }
 
     /// Installs a handler that decides approval requests at once; without one, a thread pauses
     /// at a call that needs approval until [`Runtime::decide`] is called.
     pub fn set_approval_handler(&mut self, handler: Arc<dyn ApprovalHandler>) {
-        self.approval_handler = Some(handler);
+        self.services.approval_handler = Some(handler);
     }
 
     /// The error for an agent name the project does not define, listing the ones it does.
     pub(crate) fn unknown_agent(&self, name: &str) -> RuntimeError {
-        RuntimeError::UnknownAgent {
-            name: name.to_owned(),
-            known: self.defs.agents.keys().cloned().collect(),
-        }
+        self.project.unknown_agent(name)
     }
 
     /// Makes every prompt use the model definition `name` instead of its own (for example to
@@ -402,42 +277,25 @@ impl Runtime {
     /// creates remembers it, and later runs of the thread use it unless their runtime names
     /// another ([`Runtime::thread_model`]). Fails when no model definition of that name loaded.
     pub fn override_model(&mut self, name: &str) -> Result<(), RuntimeError> {
-        if let Some(why) = self.unavailable.get(name) {
-            return Err(RuntimeError::Model {
-                name: name.to_owned(),
-                reason: why.clone(),
-            });
-        }
-        if !self.models.contains_key(name) {
-            return Err(RuntimeError::Model {
-                name: name.to_owned(),
-                reason: format!(
-                    "there is no model definition of this name in agents/models/ (the usable ones: {}; the ones that cannot be used now: {})",
-                    name_list(&self.models.keys().collect::<Vec<_>>()),
-                    name_list(&self.unavailable.keys().collect::<Vec<_>>())
-                ),
-            });
-        }
-        self.model_override = Some(name.to_owned());
-        Ok(())
+        self.project.override_model(name)
     }
 
     /// Adds middleware where `scope` says; see [`Middleware`] for the order it runs in.
     pub fn add_middleware(&mut self, scope: MiddlewareScope, middleware: Arc<dyn Middleware>) {
-        self.middleware.push((scope, middleware));
+        self.services.middleware.push((scope, middleware));
     }
 
     /// Adds hooks that see every tool call's end.
     pub fn add_tool_hooks(&mut self, hooks: Arc<dyn ToolHooks>) {
-        self.hooks.push(hooks);
+        self.services.hooks.push(hooks);
     }
 
     /// Uses `model` for the model definition `name` (a real adapter, or a test double), also
     /// when the definition itself could not be made usable.
     pub fn register_model(&mut self, name: impl Into<String>, model: Arc<dyn Model>) {
         let name = name.into();
-        self.unavailable.remove(&name);
-        self.models.insert(name, model);
+        self.project.unavailable.remove(&name);
+        self.project.models.insert(name, model);
     }
 
     /// Creates a thread for `agent` with the user's first message.

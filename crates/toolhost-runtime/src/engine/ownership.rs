@@ -163,6 +163,7 @@ impl Ownership<'_> {
         self.forget();
         if let Err(e) = self
             .runtime
+            .services
             .db
             .release(&self.thread_id, self.owner.as_str())
             .await
@@ -172,11 +173,16 @@ impl Ownership<'_> {
         }
         self.forget_run();
         // Whoever waits to claim this thread looks again.
-        let _ = self.runtime.released.send(self.thread_id.as_str().into());
+        let _ = self
+            .runtime
+            .process
+            .released
+            .send(self.thread_id.as_str().into());
     }
 
     fn forget(&self) {
         self.runtime
+            .services
             .leases
             .forget(&self.thread_id, self.owner.as_str());
     }
@@ -184,6 +190,7 @@ impl Ownership<'_> {
     fn forget_run(&self) {
         let mut running = self
             .runtime
+            .process
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner());
@@ -205,7 +212,10 @@ impl Drop for Ownership<'_> {
         self.abort.abort();
         self.forget();
         self.forget_run();
-        let (store, released) = (self.runtime.store.clone(), self.runtime.released.clone());
+        let (store, released) = (
+            self.runtime.services.store.clone(),
+            self.runtime.process.released.clone(),
+        );
         let (thread, owner) = (self.thread_id.clone(), self.owner.as_str().to_owned());
         let release = move || {
             let _ = store.release(&thread, &owner);
@@ -222,12 +232,12 @@ impl Runtime {
     /// Sets how long a thread's lease lasts unless renewed (a run renews it every third of
     /// this); a thread whose owner died is taken over after this long at most.
     pub fn set_lease_ttl(&mut self, ttl: Duration) {
-        self.lease_ttl = ttl.max(Duration::from_millis(30));
+        self.services.lease_ttl = ttl.max(Duration::from_millis(30));
     }
 
     /// Who owns the thread now, if anyone (an expired lease is a dead owner's: nobody's).
     pub async fn owner_of(&self, thread_id: &str) -> Result<Option<Lease>, RuntimeError> {
-        let lease = self.db.lease(thread_id).await?;
+        let lease = self.services.db.lease(thread_id).await?;
         Ok(lease.filter(|l| l.is_live(toolhost_store::now_millis())))
     }
 
@@ -235,17 +245,17 @@ impl Runtime {
     /// live run owns it.
     pub(super) async fn claim(&self, thread_id: &str) -> Result<Ownership<'_>, RuntimeError> {
         let owner = OwnerId::new();
-        let ttl_ms = self.lease_ttl.as_millis() as i64;
+        let ttl_ms = self.services.lease_ttl.as_millis() as i64;
         let mut claim = LeaseClaim {
             owner: owner.as_str().to_owned(),
             ttl_ms,
             replacing: None,
         };
-        let lease = match self.db.claim(thread_id, &claim).await {
+        let lease = match self.services.db.claim(thread_id, &claim).await {
             Err(StoreError::ThreadOwned { lease, .. }) if owner_is_dead(&lease.owner) => {
                 tracing::debug!(thread = thread_id, dead = %lease.owner, "taking over from a dead owner");
                 claim.replacing = Some(lease.owner);
-                self.db.claim(thread_id, &claim).await
+                self.services.db.claim(thread_id, &claim).await
             }
             other => other,
         };
@@ -260,7 +270,8 @@ impl Runtime {
         if lease.stop_requested {
             abort.abort();
         }
-        self.running
+        self.process
+            .running
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(
@@ -271,10 +282,10 @@ impl Runtime {
                 },
             );
         let lost = Arc::new(AtomicBool::new(false));
-        self.leases.keep(
+        self.services.leases.keep(
             thread_id,
             owner.as_str(),
-            self.lease_ttl,
+            self.services.lease_ttl,
             abort.clone(),
             lost.clone(),
         );
@@ -298,13 +309,13 @@ impl Runtime {
         let mut pause = Duration::from_millis(20);
         loop {
             // Subscribed before the claim, so a release between the claim and the wait is seen.
-            let mut released = self.released.subscribe();
+            let mut released = self.process.released.subscribe();
             match self.claim(thread_id).await {
                 Err(RuntimeError::ThreadBusy { .. }) => {
                     let freed = tokio::time::timeout(pause, let_go(&mut released, thread_id));
                     if freed.await.is_err() {
                         pause = (pause * 2)
-                            .min(self.lease_ttl / 4)
+                            .min(self.services.lease_ttl / 4)
                             .max(Duration::from_millis(20));
                     }
                 }
@@ -317,7 +328,7 @@ impl Runtime {
     /// a caller that found the thread busy and tries again once it may be free (an owner in
     /// another process is only seen by trying again, hence the bound).
     pub async fn until_released(&self, thread_id: &str, at_most: Duration) {
-        let mut released = self.released.subscribe();
+        let mut released = self.process.released.subscribe();
         let _ = tokio::time::timeout(at_most, let_go(&mut released, thread_id)).await;
     }
 
@@ -330,8 +341,10 @@ impl Runtime {
         mut writes: Vec<Write>,
     ) -> Result<toolhost_store::Applied, RuntimeError> {
         writes.insert(0, Write::CheckOwner(owner.as_str().to_owned()));
-        let applied = self.db.apply(thread_id, writes).await?;
-        self.call_results.deliver(thread_id, &applied.messages);
+        let applied = self.services.db.apply(thread_id, writes).await?;
+        self.process
+            .call_results
+            .deliver(thread_id, &applied.messages);
         Ok(applied)
     }
 }

@@ -147,12 +147,12 @@ impl Runtime {
     /// Sets what tools may store, per call and per thread ([`WriteQuotas::default`] unless
     /// set).
     pub fn set_write_quotas(&mut self, quotas: WriteQuotas) {
-        self.quotas = std::sync::Arc::new(quotas);
+        self.services.quotas = std::sync::Arc::new(quotas);
     }
 
     /// What tools may store.
     pub fn write_quotas(&self) -> &WriteQuotas {
-        &self.quotas
+        &self.services.quotas
     }
 }
 

@@ -82,8 +82,13 @@ impl Runtime {
         let (model, offer) = (&run.model, &run.offer);
         let ids = CallIds::default();
         let redaction = Arc::new(LiveRedaction::new(redactor.clone()));
-        let sink = live_sink(thread_id, self.live.clone(), ids.clone(), redaction.clone());
-        self.live.publish(
+        let sink = live_sink(
+            thread_id,
+            self.process.live.clone(),
+            ids.clone(),
+            redaction.clone(),
+        );
+        self.process.live.publish(
             thread_id,
             LiveKind::AnswerStarted,
             json!({"model": model.name()}),
@@ -122,9 +127,10 @@ impl Runtime {
         };
         for rest in redaction.flush() {
             let (kind, data) = delta_event(&ids, rest);
-            self.live.publish(thread_id, kind, data);
+            self.process.live.publish(thread_id, kind, data);
         }
-        self.live
+        self.process
+            .live
             .publish(thread_id, LiveKind::AnswerEnded, json!({}));
         match outcome {
             Ok(Some(response)) => {

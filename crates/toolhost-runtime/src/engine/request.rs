@@ -45,6 +45,7 @@ struct Held<'a> {
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         self.runtime
+            .process
             .requests
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -61,7 +62,11 @@ impl Runtime {
         request: RunRequest,
     ) -> Result<RunOutcome, RuntimeError> {
         let busy = {
-            let mut held = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+            let mut held = self
+                .process
+                .requests
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             let busy = held.contains_key(thread_id);
             if !busy {
                 held.insert(thread_id.to_owned(), Arc::new(request));
@@ -86,7 +91,8 @@ impl Runtime {
 
     /// The settings of the request that runs `thread_id`, if one brought any.
     pub(super) fn request_for(&self, thread_id: &str) -> Arc<RunRequest> {
-        self.requests
+        self.process
+            .requests
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(thread_id)

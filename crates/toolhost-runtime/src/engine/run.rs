@@ -18,7 +18,7 @@ impl Runtime {
     /// Work that arrives while the run ends (a queued message, a decision on the call it paused
     /// at) is taken up before it returns.
     pub async fn run(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
+        let thread = self.services.db.thread(thread_id).await?;
         self.check_agent(&thread.agent)?;
         self.check_not_deferred(&thread).await?;
         let ownership = self.claim(thread_id).await?;
@@ -29,7 +29,7 @@ impl Runtime {
 
     /// Like [`Runtime::run`], but waits while another run owns the thread, then runs it.
     pub async fn run_when_free(&self, thread_id: &str) -> Result<RunOutcome, RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
+        let thread = self.services.db.thread(thread_id).await?;
         self.check_agent(&thread.agent)?;
         self.check_not_deferred(&thread).await?;
         let ownership = self.claim_when_free(thread_id).await?;
@@ -83,8 +83,9 @@ impl Runtime {
     ) -> Result<bool, RuntimeError> {
         Ok(match outcome {
             RunOutcome::Done(StopReason::Stopped) => false,
-            RunOutcome::Done(_) => !self.db.queued(thread_id).await?.is_empty(),
+            RunOutcome::Done(_) => !self.services.db.queued(thread_id).await?.is_empty(),
             RunOutcome::Paused(Waiting::Approval(request)) => self
+                .services
                 .db
                 .approvals(thread_id)
                 .await?
@@ -94,13 +95,15 @@ impl Runtime {
             // the request is then answered by what is already there.
             RunOutcome::Paused(Waiting::Variables { request_id, names }) => {
                 let answered = self
+                    .services
                     .db
                     .variable_requests(thread_id)
                     .await?
                     .iter()
                     .any(|r| &r.id == request_id && r.answered_at.is_some());
                 if !answered && self.has_values(thread_id, names).await? {
-                    self.db
+                    self.services
+                        .db
                         .apply(
                             thread_id,
                             vec![Write::AnswerVariables {
@@ -124,12 +127,16 @@ impl Runtime {
         owner: &OwnerId,
         abort: &AbortSignal,
     ) -> Result<RunOutcome, RuntimeError> {
-        let mut history = self.histories.take(&self.db, thread_id).await?;
+        let mut history = self
+            .process
+            .histories
+            .take(&self.services.db, thread_id)
+            .await?;
         let outcome = self
             .run_owned_on(thread_id, owner, abort, &mut history)
             .await;
         if outcome.is_ok() {
-            self.histories.keep(thread_id, history);
+            self.process.histories.keep(thread_id, history);
         }
         outcome
     }

@@ -77,8 +77,9 @@ impl<'r> Runner<'r> {
         abort: &'r AbortSignal,
         history: &'r mut History,
     ) -> Result<Runner<'r>, RuntimeError> {
-        let thread = rt.db.thread(thread_id).await?;
+        let thread = rt.services.db.thread(thread_id).await?;
         let agent = rt
+            .project
             .defs
             .agents
             .get(&thread.agent)
@@ -89,7 +90,7 @@ impl<'r> Runner<'r> {
         let texts = variables.texts();
         // The thread's sub-agent instances decide what its lifecycle tools offer.
         let children = match rt.offers_resumable(agent) {
-            true => Some(rt.db.threads(Some(thread_id)).await?),
+            true => Some(rt.services.db.threads(Some(thread_id)).await?),
             false => None,
         };
         // A scratch thread never asks a model: its sides need what they offer, not a request
@@ -99,7 +100,7 @@ impl<'r> Runner<'r> {
         // What each stored result shows (read once, for both sides).
         let mut shown = Vec::with_capacity(seen.len());
         for m in seen {
-            shown.push(images_of(&rt.db, thread_id, m).await);
+            shown.push(images_of(&rt.services.db, thread_id, m).await);
         }
         let thread_model = rt.thread_model(thread_id).await?;
         let mut sides = Vec::with_capacity(2);
@@ -240,7 +241,7 @@ impl<'r> Runner<'r> {
                 .await?;
             return self.finish(StopReason::Stopped).await;
         }
-        let queued = rt.db.queued(self.thread_id()).await?;
+        let queued = rt.services.db.queued(self.thread_id()).await?;
         if self.scratch && queued.is_empty() {
             return self.finish(StopReason::MaxSteps(0)).await;
         }
@@ -442,7 +443,7 @@ impl<'r> Runner<'r> {
     /// they show).
     async fn record(&mut self, messages: Vec<Message>) {
         for m in messages {
-            let shown = images_of(&self.rt.db, &self.thread.id, &m).await;
+            let shown = images_of(&self.rt.services.db, &self.thread.id, &m).await;
             for side in self.sides.iter_mut() {
                 side.see(&m, || shown.clone());
             }

@@ -57,6 +57,7 @@ impl Runtime {
         writes.extend(self.thread_model_write());
         writes.push(Write::AppendMessage(message));
         let thread = self
+            .services
             .db
             .create_thread(NewThread {
                 id: Some(id),
@@ -84,21 +85,26 @@ impl Runtime {
         tool: &str,
         text: &str,
     ) -> Result<ScratchCall, RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
+        let thread = self.services.db.thread(thread_id).await?;
         if !thread.tags.iter().any(|t| t == SCRATCH_TAG) {
             return Err(RuntimeError::Store(toolhost_store::StoreError::Refused(format!(
                 "thread {thread_id} is not a scratch thread; only a direct call's thread takes more direct calls"
             ))));
         }
         let def = self.startable_agent(&thread.agent)?;
-        let history = self.histories.take(&self.db, thread_id).await?;
+        let history = self
+            .process
+            .histories
+            .take(&self.services.db, thread_id)
+            .await?;
         let redactor = self.thread_redactor(thread_id).await?;
         let text = redactor.text(text);
         let (message, call_id) = self.scratch_message(def, history.messages(), tool, &text);
         let repairs = repair_notes(&message);
         // Given back as read: the run that takes the call up reads the new message after it.
-        self.histories.keep(thread_id, history);
-        self.db
+        self.process.histories.keep(thread_id, history);
+        self.services
+            .db
             .apply(thread_id, vec![Write::AppendMessage(message)])
             .await?;
         Ok(ScratchCall {
@@ -116,14 +122,18 @@ impl Runtime {
         thread_id: &str,
         call_id: &str,
     ) -> Result<Option<Message>, RuntimeError> {
-        let history = self.histories.take(&self.db, thread_id).await?;
+        let history = self
+            .process
+            .histories
+            .take(&self.services.db, thread_id)
+            .await?;
         let found = history
             .messages()
             .iter()
             .rev()
             .find(|m| m.tool_call_id.as_deref() == Some(call_id))
             .cloned();
-        self.histories.keep(thread_id, history);
+        self.process.histories.keep(thread_id, history);
         Ok(found)
     }
 
@@ -142,7 +152,7 @@ impl Runtime {
             ..MessageMeta::default()
         };
         Position::from_history(def, history).mark(&mut metadata);
-        let arguments = match self.tools.get(tool).map(|t| fit_arguments(t, text)) {
+        let arguments = match self.project.tools.get(tool).map(|t| fit_arguments(t, text)) {
             Some(Ok(fitted)) => match fitted.mended {
                 Some(value) => {
                     metadata.repairs.push(ArgumentRepair {

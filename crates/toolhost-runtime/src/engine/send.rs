@@ -22,7 +22,8 @@ impl Runtime {
     /// secrets are redacted from it first.
     pub async fn queue_message(&self, thread_id: &str, content: &str) -> Result<(), RuntimeError> {
         let content = self.thread_redactor(thread_id).await?.text(content);
-        self.db
+        self.services
+            .db
             .apply(
                 thread_id,
                 vec![Write::Enqueue(QueueItem::Message {
@@ -44,7 +45,8 @@ impl Runtime {
         arguments: Value,
     ) -> Result<(), RuntimeError> {
         let arguments = self.thread_redactor(thread_id).await?.json(arguments);
-        self.db
+        self.services
+            .db
             .apply(
                 thread_id,
                 vec![Write::Enqueue(QueueItem::Tool {
@@ -59,7 +61,7 @@ impl Runtime {
     /// Sends a user message: it is stored first, then, when no run owns the thread, the thread
     /// runs its next turn here. When another run owns it, the message waits for that run.
     pub async fn send(&self, thread_id: &str, message: &str) -> Result<Delivery, RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
+        let thread = self.services.db.thread(thread_id).await?;
         // A thread whose agent cannot run is told so before the message is stored.
         self.check_agent(&thread.agent)?;
         self.queue_message(thread_id, message).await?;

@@ -10,11 +10,11 @@ impl Runtime {
     /// `sessionStatus` tool published (see [`SessionBinding`]); `None` when no side has the
     /// binding or none called it yet.
     pub async fn session_status(&self, thread_id: &str) -> Result<Option<String>, RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
-        let Some(agent) = self.defs.agents.get(&thread.agent) else {
+        let thread = self.services.db.thread(thread_id).await?;
+        let Some(agent) = self.project.defs.agents.get(&thread.agent) else {
             return Err(self.unknown_agent(&thread.agent));
         };
-        let history = self.db.messages(thread_id).await?;
+        let history = self.services.db.messages(thread_id).await?;
         let bindings: Vec<&SessionBinding> = agent
             .sides()
             .into_iter()

@@ -21,12 +21,13 @@ impl Runtime {
         self.commit(thread_id, owner, writes).await?;
         let mut below = vec![thread_id.to_owned()];
         while let Some(thread) = below.pop() {
-            for child in self.db.threads(Some(&thread)).await? {
+            for child in self.services.db.threads(Some(&thread)).await? {
                 below.push(child.id.clone());
                 if matches!(child.status, ThreadStatus::Done | ThreadStatus::Failed) {
                     continue;
                 }
                 let scoped = self
+                    .project
                     .defs
                     .agents
                     .get(&child.agent)
@@ -39,7 +40,7 @@ impl Runtime {
                     .collect();
                 if !passed.is_empty() {
                     let writes = self.variable_writes(&child.id, passed)?;
-                    self.db.apply(&child.id, writes).await?;
+                    self.services.db.apply(&child.id, writes).await?;
                 }
             }
         }

@@ -79,14 +79,15 @@ impl Runtime {
         turn: Turn,
         thread_model: Option<&str>,
     ) -> Result<SideRun<'a>, RuntimeError> {
-        let prompt = self
-            .defs
-            .prompts
-            .get(&def.prompt)
-            .ok_or_else(|| RuntimeError::Model {
-                name: def.prompt.clone(),
-                reason: "the agent's prompt did not load".to_owned(),
-            })?;
+        let prompt =
+            self.project
+                .defs
+                .prompts
+                .get(&def.prompt)
+                .ok_or_else(|| RuntimeError::Model {
+                    name: def.prompt.clone(),
+                    reason: "the agent's prompt did not load".to_owned(),
+                })?;
         let model = self.model_for(&prompt.model, thread_model)?;
         // A name is a tool, else a prompt offered as a tool (a name that is both is refused
         // before a run starts).
@@ -98,10 +99,11 @@ impl Runtime {
                 .iter()
                 .filter(|n| !self.withheld(n, &subagents))
                 .filter_map(|name| {
-                    self.tools
+                    self.project
+                        .tools
                         .get(name)
-                        .or_else(|| self.prompt_tools.get(&name.name))
-                        .or_else(|| self.agent_tools.get(&name.name))
+                        .or_else(|| self.project.prompt_tools.get(&name.name))
+                        .or_else(|| self.project.agent_tools.get(&name.name))
                         .cloned()
                 }),
         );
@@ -137,8 +139,8 @@ impl Runtime {
                 tools: Arc::new(offered),
                 parallel: prompt.parallel_tool_calls,
                 pipeline: Arc::new(Pipeline::select(
-                    &self.middleware,
-                    &self.hooks,
+                    &self.services.middleware,
+                    &self.services.hooks,
                     agent,
                     &prompt.name,
                 )),

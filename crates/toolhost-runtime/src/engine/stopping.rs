@@ -9,7 +9,11 @@ impl Runtime {
     /// letting a running program or `runCode` run finish (a server shutting down); returns
     /// whether this runtime runs it. A later [`Runtime::stop`] still interrupts it.
     pub fn stop_gracefully(&self, thread_id: &str) -> bool {
-        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let running = self
+            .process
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         match running.get(thread_id) {
             Some(entry) => {
                 entry.signal.abort_gracefully();
@@ -32,13 +36,17 @@ impl Runtime {
     /// thread.
     pub async fn stop(&self, thread_id: &str) -> bool {
         {
-            let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            let running = self
+                .process
+                .running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if let Some(entry) = running.get(thread_id) {
                 entry.signal.abort();
                 return true;
             }
         }
-        match self.db.request_stop(thread_id).await {
+        match self.services.db.request_stop(thread_id).await {
             Ok(owned) => owned,
             Err(e) => {
                 tracing::warn!(thread = thread_id, error = %e, "the stop request was not stored");

@@ -15,10 +15,13 @@ impl Runtime {
     /// The write that records this runtime's model override on a thread being created, if it
     /// has one.
     pub(super) fn thread_model_write(&self) -> Option<Write> {
-        self.model_override.as_ref().map(|name| Write::SetValue {
-            key: THREAD_MODEL_KEY.to_owned(),
-            value: Some(Value::String(name.clone())),
-        })
+        self.project
+            .model_override
+            .as_ref()
+            .map(|name| Write::SetValue {
+                key: THREAD_MODEL_KEY.to_owned(),
+                value: Some(Value::String(name.clone())),
+            })
     }
 
     /// The model the thread (or the nearest of its ancestors) was started with, if any.
@@ -26,10 +29,11 @@ impl Runtime {
         let mut at = thread_id.to_owned();
         // A sub-agent tree is at most this deep.
         for _ in 0..=MAX_SUBAGENT_DEPTH {
-            if let Some(Value::String(name)) = self.db.value(&at, THREAD_MODEL_KEY).await? {
+            if let Some(Value::String(name)) = self.services.db.value(&at, THREAD_MODEL_KEY).await?
+            {
                 return Ok(Some(name));
             }
-            match self.db.thread(&at).await?.parent {
+            match self.services.db.thread(&at).await?.parent {
                 Some(parent) => at = parent,
                 None => return Ok(None),
             }

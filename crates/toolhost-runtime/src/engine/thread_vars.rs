@@ -25,11 +25,12 @@ pub struct VariableToGive {
 impl Runtime {
     /// Uses `key` to seal and open secret values.
     pub fn set_secret_key(&mut self, key: SecretKey) {
-        self.secret_key = Some(key);
+        self.services.secret_key = Some(key);
     }
 
     fn secret_key(&self) -> Result<&SecretKey, RuntimeError> {
-        self.secret_key
+        self.services
+            .secret_key
             .as_ref()
             .ok_or(RuntimeError::Secret(SecretError::NoKey))
     }
@@ -41,7 +42,7 @@ impl Runtime {
     ) -> impl Iterator<Item = &'a PromptDef> {
         let sides: Vec<&PromptDef> = std::iter::once(&agent.side_a)
             .chain(agent.side_b.as_ref())
-            .filter_map(|side| self.defs.prompts.get(&side.prompt))
+            .filter_map(|side| self.project.defs.prompts.get(&side.prompt))
             .collect();
         // The prompts its sides offer as tools run on its threads too.
         let subs: Vec<&PromptDef> = sides.iter().flat_map(|p| self.reached_prompts(p)).collect();
@@ -70,12 +71,12 @@ impl Runtime {
     /// secret when any declaration says so), leaving out those its definitions give a value.
     /// `None` when there is no such agent.
     pub fn variables_to_give(&self, agent: &str) -> Option<Vec<VariableToGive>> {
-        let def = self.defs.agents.get(agent)?;
+        let def = self.project.defs.agents.get(agent)?;
         let at_start = self.agent_declarations(def);
         let of_tools: Vec<&VariableDecl> = self
             .agent_prompts(def)
             .flat_map(|p| p.tools.iter())
-            .filter_map(|name| self.tools.get(name))
+            .filter_map(|name| self.project.tools.get(name))
             .flat_map(|t| t.definition().variables.iter())
             .collect();
         let mut wanted: Vec<VariableToGive> = Vec::new();
@@ -110,11 +111,24 @@ impl Runtime {
 
     /// Every variable declaration of the project's tools, prompts and agents.
     fn declarations(&self) -> impl Iterator<Item = &VariableDecl> {
-        self.tools
+        self.project
+            .tools
             .values()
             .flat_map(|t| t.definition().variables.iter())
-            .chain(self.defs.prompts.values().flat_map(|p| p.variables.iter()))
-            .chain(self.defs.agents.values().flat_map(|a| a.variables.iter()))
+            .chain(
+                self.project
+                    .defs
+                    .prompts
+                    .values()
+                    .flat_map(|p| p.variables.iter()),
+            )
+            .chain(
+                self.project
+                    .defs
+                    .agents
+                    .values()
+                    .flat_map(|a| a.variables.iter()),
+            )
     }
 
     /// The names every definition of the project (tool, prompt or agent) declares secret: what a
@@ -132,7 +146,7 @@ impl Runtime {
     /// may be given (project-wide, since a thread's children inherit them).
     pub fn declared_names(&self) -> BTreeSet<String> {
         let mut names: BTreeSet<String> = self.declarations().map(|d| d.name.clone()).collect();
-        for prompt in self.defs.prompts.values() {
+        for prompt in self.project.defs.prompts.values() {
             names.extend(prompt.env_parts());
             for config in prompt.tools.iter().filter_map(|t| t.agent.as_ref()) {
                 names.extend(config.optional.iter().cloned());
@@ -186,7 +200,7 @@ impl Runtime {
         }
         resolved.merge(agent.values.iter().map(text));
         resolved.merge(self.inherited(thread_id, agent).await?.entries());
-        let stored = self.db.variables(thread_id).await?;
+        let stored = self.services.db.variables(thread_id).await?;
         let mut opened = Vec::with_capacity(stored.len());
         for v in stored {
             if v.secret {
@@ -205,15 +219,15 @@ impl Runtime {
     /// into a message reaches neither the store nor the model.
     pub(super) async fn thread_redactor(&self, thread_id: &str) -> Result<Redactor, RuntimeError> {
         let mut secrets = Vec::new();
-        for v in self.db.variables(thread_id).await? {
+        for v in self.services.db.variables(thread_id).await? {
             if v.secret {
                 let value = self.secret_key()?.open(thread_id, &v.name, &v.value)?;
                 secrets.push((v.name, value));
             }
         }
         // The secrets it inherits are its own too.
-        let thread = self.db.thread(thread_id).await?;
-        if let Some(agent) = self.defs.agents.get(&thread.agent) {
+        let thread = self.services.db.thread(thread_id).await?;
+        if let Some(agent) = self.project.defs.agents.get(&thread.agent) {
             let inherited = self.inherited(thread_id, agent).await?;
             secrets.extend(
                 inherited
@@ -267,12 +281,12 @@ impl Runtime {
         let given: BTreeSet<String> = values.iter().map(|v| v.name.clone()).collect();
         let mut writes = self.variable_writes(thread_id, values)?;
         let covered = self.covered(thread_id, given).await?;
-        for request in self.db.variable_requests(thread_id).await? {
+        for request in self.services.db.variable_requests(thread_id).await? {
             if request.answered_at.is_none() && covered.all(&request.names) {
                 writes.push(Write::AnswerVariables { id: request.id });
             }
         }
-        self.db.apply(thread_id, writes).await?;
+        self.services.db.apply(thread_id, writes).await?;
         Ok(())
     }
 
@@ -292,14 +306,15 @@ impl Runtime {
         thread_id: &str,
         given: BTreeSet<String>,
     ) -> Result<Covered<'_>, RuntimeError> {
-        let thread = self.db.thread(thread_id).await?;
+        let thread = self.services.db.thread(thread_id).await?;
         let mut names = given;
-        if let Some(agent) = self.defs.agents.get(&thread.agent) {
+        if let Some(agent) = self.project.defs.agents.get(&thread.agent) {
             let inherited = self.inherited(thread_id, agent).await?;
             names.extend(inherited.entries().map(|(name, _, _)| name));
         }
         names.extend(
-            self.db
+            self.services
+                .db
                 .variables(thread_id)
                 .await?
                 .into_iter()
@@ -307,7 +322,7 @@ impl Runtime {
         );
         Ok(Covered {
             runtime: self,
-            agent: self.defs.agents.get(&thread.agent),
+            agent: self.project.defs.agents.get(&thread.agent),
             names,
         })
     }
@@ -317,6 +332,7 @@ impl Runtime {
     pub(super) fn startable_agent(&self, agent: &str) -> Result<&AgentDef, RuntimeError> {
         self.check_agent(agent)?;
         let def = self
+            .project
             .defs
             .agents
             .get(agent)
@@ -326,7 +342,7 @@ impl Runtime {
             .as_ref()
             .filter(|_| def.kind == AgentKind::DualAi);
         for side in std::iter::once(&def.side_a).chain(side_b) {
-            if let Some(prompt) = self.defs.prompts.get(&side.prompt) {
+            if let Some(prompt) = self.project.defs.prompts.get(&side.prompt) {
                 self.model_for(&prompt.model, None)?;
             }
         }
@@ -384,6 +400,7 @@ impl Runtime {
         }));
         // One transaction: a crash never leaves a thread without its message or variables.
         Ok(self
+            .services
             .db
             .create_thread(NewThread {
                 id: Some(id),

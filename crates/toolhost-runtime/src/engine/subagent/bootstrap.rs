@@ -33,7 +33,7 @@ impl Runtime {
     /// The variables the agent named `agent` (its definitions) requires and declares `scoped`
     /// that none of them gives a value: an instance cannot start without them.
     pub(super) fn scoped_required(&self, agent: &str) -> Vec<String> {
-        let Some(def) = self.defs.agents.get(agent) else {
+        let Some(def) = self.project.defs.agents.get(agent) else {
             return Vec::new();
         };
         let names: BTreeSet<String> = self
@@ -54,6 +54,7 @@ impl Runtime {
         names: &[String],
     ) -> Result<(), RuntimeError> {
         let known = self
+            .services
             .db
             .variable_requests(parent)
             .await?
@@ -72,7 +73,7 @@ impl Runtime {
                 names: names.to_vec(),
             },
         ];
-        self.db.apply(parent, writes).await?;
+        self.services.db.apply(parent, writes).await?;
         Ok(())
     }
 
@@ -110,6 +111,7 @@ impl Runtime {
         child: &str,
     ) -> Result<Option<String>, RuntimeError> {
         Ok(self
+            .services
             .db
             .value(child, DEFERRED_KEY)
             .await?
@@ -140,7 +142,12 @@ impl Runtime {
         parent: &str,
         request_id: &str,
     ) -> Result<Option<String>, RuntimeError> {
-        let child = match self.db.value(parent, &request_key(request_id)).await {
+        let child = match self
+            .services
+            .db
+            .value(parent, &request_key(request_id))
+            .await
+        {
             Ok(v) => v.and_then(|v| v.as_str().map(str::to_owned)),
             Err(StoreError::ThreadNotFound(_)) => None,
             Err(e) => return Err(e.into()),
@@ -157,7 +164,7 @@ impl Runtime {
         thread: &str,
         mut values: Vec<VariableValue>,
     ) -> Result<Vec<VariableValue>, RuntimeError> {
-        for request in self.db.variable_requests(thread).await? {
+        for request in self.services.db.variable_requests(thread).await? {
             if request.answered_at.is_some() || values.is_empty() {
                 continue;
             }
@@ -173,7 +180,8 @@ impl Runtime {
             }
             // The child's values first: a crash before the answer leaves the request open,
             // and giving the values again stores them again.
-            self.db
+            self.services
+                .db
                 .apply(&child, self.variable_writes(&child, mine)?)
                 .await?;
             if self.has_values(&child, &request.names).await? {
@@ -181,11 +189,11 @@ impl Runtime {
                     key: DEFERRED_KEY.to_owned(),
                     value: None,
                 };
-                self.db.apply(&child, vec![booted]).await?;
+                self.services.db.apply(&child, vec![booted]).await?;
                 let answer = Write::AnswerVariables {
                     id: request.id.clone(),
                 };
-                self.db.apply(thread, vec![answer]).await?;
+                self.services.db.apply(thread, vec![answer]).await?;
             }
         }
         Ok(values)

@@ -51,7 +51,7 @@ impl Runtime {
         };
         if !writes.is_empty() {
             // The same files are written again when a crash makes the call run again.
-            self.db.apply(parent, writes).await?;
+            self.services.db.apply(parent, writes).await?;
         }
         Ok(Ok(refs))
     }
@@ -108,7 +108,7 @@ impl Runtime {
                 Ok(p) => p,
                 Err(e) => return Ok(Err(format!("attachment \"{path}\": {e}"))),
             };
-            let stat = match self.db.stat(from, &source).await? {
+            let stat = match self.services.db.stat(from, &source).await? {
                 Some(s) if !s.is_folder => s,
                 _ => {
                     return Ok(Err(format!(
@@ -120,7 +120,7 @@ impl Runtime {
                 Ok(t) => t,
                 Err(why) => return Ok(Err(why)),
             };
-            let bytes = self.db.read_file(from, &source).await?;
+            let bytes = self.services.db.read_file(from, &source).await?;
             let mime_type = stat
                 .mime_type
                 .clone()

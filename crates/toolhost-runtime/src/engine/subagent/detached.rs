@@ -80,6 +80,7 @@ struct Registration<'a> {
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         self.runtime
+            .process
             .detached
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -103,7 +104,11 @@ impl Runtime {
     /// Without one (which a call inside a run cannot meet), the parent's next run finds the
     /// child in the store.
     pub(super) fn detach(&self, parent: &str, child: &str) {
-        let registry = self.detached.lock().unwrap_or_else(|p| p.into_inner());
+        let registry = self
+            .process
+            .detached
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if let Some(tx) = registry.get(parent) {
             let _ = tx.send(child.to_owned());
         }
@@ -119,7 +124,8 @@ impl Runtime {
         abort: &AbortSignal,
     ) -> Result<RunOutcome, RuntimeError> {
         let (tx, mut started) = mpsc::unbounded_channel();
-        self.detached
+        self.process
+            .detached
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(thread_id.to_owned(), tx);
@@ -163,7 +169,8 @@ impl Runtime {
             // starts the next turn; a thread that waits for a person or was stopped waits on.
             let idle = run.is_none()
                 && matches!(&last, Some(RunOutcome::Done(r)) if *r != StopReason::Stopped);
-            if idle && !abort.is_aborted() && !self.db.queued(thread_id).await?.is_empty() {
+            if idle && !abort.is_aborted() && !self.services.db.queued(thread_id).await?.is_empty()
+            {
                 run = Some(Box::pin(self.run_owned(thread_id, owner, abort)));
             }
         }
@@ -172,10 +179,15 @@ impl Runtime {
     /// The thread's detached children whose results were not delivered.
     async fn undelivered_children(&self, parent: &str) -> Result<Vec<String>, RuntimeError> {
         let mut found = Vec::new();
-        for child in self.db.threads(Some(parent)).await? {
+        for child in self.services.db.threads(Some(parent)).await? {
             // A deferred instance waits for variables: it runs once they are given.
             if child.tags.iter().any(|t| t == DETACHED_TAG)
-                && self.db.value(&child.id, DELIVERED_KEY).await?.is_none()
+                && self
+                    .services
+                    .db
+                    .value(&child.id, DELIVERED_KEY)
+                    .await?
+                    .is_none()
                 && self.deferred_request(&child.id).await?.is_none()
             {
                 found.push(child.id);
@@ -213,14 +225,21 @@ impl Runtime {
             RunOutcome::Done(StopReason::Stopped) | RunOutcome::Paused(_) => false,
             RunOutcome::Done(_) => true,
         };
-        if !ended || self.db.value(&thread.id, DELIVERED_KEY).await?.is_some() {
+        if !ended
+            || self
+                .services
+                .db
+                .value(&thread.id, DELIVERED_KEY)
+                .await?
+                .is_some()
+        {
             return Ok(());
         }
         // A resumable instance whose parent hears from it explicitly: only what its tools
         // sent (`notify_parent`) goes up, and that wakes the parent.
         if self.reports_explicitly(thread).await? {
             self.mark_delivered(&thread.id).await?;
-            if !self.db.queued(parent).await?.is_empty() {
+            if !self.services.db.queued(parent).await?.is_empty() {
                 self.wake(parent).await;
             }
             return Ok(());
@@ -255,6 +274,7 @@ impl Runtime {
         // One result per session of the child: an instance's later sessions have keys of
         // their own.
         let sessions = self
+            .services
             .db
             .messages(&thread.id)
             .await?
@@ -266,6 +286,7 @@ impl Runtime {
             n => format!("subagent-result:{}:{n}", thread.id),
         };
         let applied = self
+            .services
             .db
             .apply(
                 parent,
@@ -292,7 +313,7 @@ impl Runtime {
             key: DELIVERED_KEY.to_owned(),
             value: Some(Value::Bool(true)),
         };
-        self.db.apply(child, vec![write]).await?;
+        self.services.db.apply(child, vec![write]).await?;
         Ok(())
     }
 
@@ -301,7 +322,7 @@ impl Runtime {
         if !thread.tags.iter().any(|t| t == RESUMABLE_TAG) {
             return Ok(false);
         }
-        let started = self.db.value(&thread.id, INSTANCE_KEY).await?;
+        let started = self.services.db.value(&thread.id, INSTANCE_KEY).await?;
         Ok(started
             .as_ref()
             .and_then(|v| v.get("parentCommunication"))
@@ -315,7 +336,7 @@ impl Runtime {
     fn wake<'a>(&'a self, parent: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(async move {
             let waits = matches!(
-                self.db.thread(parent).await.map(|t| t.status),
+                self.services.db.thread(parent).await.map(|t| t.status),
                 Ok(ThreadStatus::Paused)
             );
             if waits {

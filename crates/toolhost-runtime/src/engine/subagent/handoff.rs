@@ -47,7 +47,7 @@ impl Runtime {
         end: CallEnd,
     ) -> Result<Vec<Write>, RuntimeError> {
         let agent = call.name.clone();
-        let current = self.defs.agents.get(state.agent());
+        let current = self.project.defs.agents.get(state.agent());
         let refusal = if offer.nest.is_some() {
             Some("a sub-prompt cannot hand the thread over".to_owned())
         } else if current.is_some_and(|a| a.kind == AgentKind::DualAi) {
@@ -77,6 +77,6 @@ impl Runtime {
         thread_id: &str,
         agent: &str,
     ) -> Result<bool, RuntimeError> {
-        Ok(self.db.thread(thread_id).await?.agent != agent)
+        Ok(self.services.db.thread(thread_id).await?.agent != agent)
     }
 }

@@ -36,7 +36,7 @@ impl Runtime {
     ) -> Result<(), RuntimeError> {
         let prompts: Vec<&PromptDef> = std::iter::once(&agent.side_a)
             .chain(agent.side_b.as_ref())
-            .filter_map(|side| self.defs.prompts.get(&side.prompt))
+            .filter_map(|side| self.project.defs.prompts.get(&side.prompt))
             .collect();
         let texts = resolved.texts();
         let mut writes = Vec::new();
@@ -46,7 +46,8 @@ impl Runtime {
                 let Some(immediate) = &config.immediate else {
                     continue;
                 };
-                if !self.agent_tools.contains_key(&offer.name) || !config.is_offered(&texts) {
+                if !self.project.agent_tools.contains_key(&offer.name) || !config.is_offered(&texts)
+                {
                     continue;
                 }
                 let message = first_message(immediate, resolved, history);

@@ -107,10 +107,10 @@ impl Runtime {
         let mut offered = HashMap::new();
         let mut resumable = Vec::new();
         for t in &prompt.tools {
-            if self.tools.contains(t) || !self.agent_tools.contains_key(&t.name) {
+            if self.project.tools.contains(t) || !self.project.agent_tools.contains_key(&t.name) {
                 continue;
             }
-            let Some(agent) = self.defs.agents.get(&t.name) else {
+            let Some(agent) = self.project.defs.agents.get(&t.name) else {
                 continue;
             };
             let offer = match agent.kind {
@@ -167,7 +167,7 @@ impl Runtime {
         agent
             .sides()
             .into_iter()
-            .filter_map(|(_, side)| self.defs.prompts.get(&side.prompt))
+            .filter_map(|(_, side)| self.project.defs.prompts.get(&side.prompt))
             .flat_map(|p| p.tools.iter())
             .any(|t| t.agent.as_ref().is_some_and(|c| c.resumable.is_some()))
     }
@@ -185,10 +185,11 @@ impl Runtime {
                     let creatable: Vec<(&SubagentToolConfig, Value)> = configs
                         .iter()
                         .filter_map(|c| {
-                            let agent = self.defs.agents.get(&c.name)?;
+                            let agent = self.project.defs.agents.get(&c.name)?;
                             let prompt = resumable::receiving_prompt(c, agent)?;
-                            let schema =
-                                crate::project::prompt_tool_schema(self.defs.prompts.get(&prompt)?);
+                            let schema = crate::project::prompt_tool_schema(
+                                self.project.defs.prompts.get(&prompt)?,
+                            );
                             Some((c, schema))
                         })
                         .collect();
@@ -211,9 +212,9 @@ impl Runtime {
         offer: &crate::project::ToolOffer,
         offered: &HashMap<String, AgentOffer>,
     ) -> bool {
-        self.agent_tools.contains_key(&offer.name)
-            && !self.tools.contains(offer)
-            && !self.prompt_tools.contains_key(&offer.name)
+        self.project.agent_tools.contains_key(&offer.name)
+            && !self.project.tools.contains(offer)
+            && !self.project.prompt_tools.contains_key(&offer.name)
             && !offered.contains_key(&offer.name)
     }
 
@@ -250,7 +251,7 @@ impl Runtime {
                 )));
             }
             let child = child_id(parent, &call.id);
-            match self.db.thread(&child).await {
+            match self.services.db.thread(&child).await {
                 Ok(_) => {}
                 Err(StoreError::ThreadNotFound(_)) => {
                     let text = first_message(config, self.has_schema(&config.name), &args);
@@ -285,7 +286,8 @@ impl Runtime {
                     if !config.blocking {
                         tags.push(detached::DETACHED_TAG.to_owned());
                     }
-                    self.db
+                    self.services
+                        .db
                         .create_thread(NewThread {
                             id: Some(child.clone()),
                             agent: config.name.clone(),
@@ -317,7 +319,7 @@ impl Runtime {
         parent: &str,
         outcome: &super::RunOutcome,
     ) -> Result<ToolResult, RuntimeError> {
-        let history = self.db.messages(child).await?;
+        let history = self.services.db.messages(child).await?;
         let mut result = session_result(child, outcome, &history);
         let ended = match outcome {
             super::RunOutcome::Done(
@@ -361,21 +363,22 @@ impl Runtime {
     /// How many ancestors the thread has (a thread started by a person is at depth 0).
     async fn depth_of(&self, thread_id: &str) -> Result<usize, RuntimeError> {
         let mut depth = 0;
-        let mut at = self.db.thread(thread_id).await?.parent;
+        let mut at = self.services.db.thread(thread_id).await?.parent;
         // Bounded: a chain longer than the limit is refused whatever is above it.
         while let Some(parent) = at.filter(|_| depth <= MAX_SUBAGENT_DEPTH) {
             depth += 1;
-            at = self.db.thread(&parent).await?.parent;
+            at = self.services.db.thread(&parent).await?.parent;
         }
         Ok(depth)
     }
 
     /// Whether the agent's first side's prompt has a `requiredSchema` (its tool's arguments).
     fn has_schema(&self, agent: &str) -> bool {
-        self.defs
+        self.project
+            .defs
             .agents
             .get(agent)
-            .and_then(|a| self.defs.prompts.get(&a.side_a.prompt))
+            .and_then(|a| self.project.defs.prompts.get(&a.side_a.prompt))
             .is_some_and(|p| p.required_schema.is_some())
     }
 }

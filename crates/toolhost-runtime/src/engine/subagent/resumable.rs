@@ -255,7 +255,7 @@ impl Runtime {
                 ));
             }
             let child = child_id(parent, &call.id);
-            let existing = match self.db.thread(&child).await {
+            let existing = match self.services.db.thread(&child).await {
                 Ok(t) => Some(t),
                 Err(StoreError::ThreadNotFound(_)) => None,
                 Err(e) => return Err(e.into()),
@@ -350,7 +350,8 @@ impl Runtime {
         if !config.blocking || deferred.is_some() {
             tags.push(detached::DETACHED_TAG.to_owned());
         }
-        self.db
+        self.services
+            .db
             .create_thread(NewThread {
                 id: Some(child.to_owned()),
                 agent: agent.to_owned(),
@@ -370,7 +371,7 @@ impl Runtime {
         config: &SubagentToolConfig,
         name: &str,
     ) -> Result<Option<ToolResult>, RuntimeError> {
-        let children = self.db.threads(Some(parent)).await?;
+        let children = self.services.db.threads(Some(parent)).await?;
         let names: Vec<&str> = instances(&children).filter_map(display_name).collect();
         if names.contains(&name) {
             return Ok(Some(ToolResult::error(format!(
@@ -409,7 +410,7 @@ impl Runtime {
                 .get(DEFAULT_MESSAGE_PROPERTY)
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let children = self.db.threads(Some(parent)).await?;
+            let children = self.services.db.threads(Some(parent)).await?;
             let all: Vec<&Thread> = instances(&children).collect();
             let Some(child) = all
                 .iter()
@@ -439,7 +440,8 @@ impl Runtime {
             }
             // The child takes the queued message in as `addressed` makes it.
             let role = receiving_role(receiving_side(config));
-            self.db
+            self.services
+                .db
                 .apply(
                     &child.id,
                     vec![
@@ -486,17 +488,22 @@ impl Runtime {
 
     /// The tool whose arguments are the instance's: its receiving side's prompt's.
     fn receiving_tool(&self, config: &SubagentToolConfig) -> Option<AnyTool> {
-        let agent = self.defs.agents.get(&config.name)?;
-        let prompt = self.defs.prompts.get(&receiving_prompt(config, agent)?)?;
+        let agent = self.project.defs.agents.get(&config.name)?;
+        let prompt = self
+            .project
+            .defs
+            .prompts
+            .get(&receiving_prompt(config, agent)?)?;
         agent_tool(agent, prompt).ok()
     }
 
     fn receiving_has_schema(&self, config: &SubagentToolConfig) -> bool {
-        self.defs
+        self.project
+            .defs
             .agents
             .get(&config.name)
             .and_then(|a| receiving_prompt(config, a))
-            .and_then(|p| self.defs.prompts.get(&p))
+            .and_then(|p| self.project.defs.prompts.get(&p))
             .is_some_and(|p| p.required_schema.is_some())
     }
 }

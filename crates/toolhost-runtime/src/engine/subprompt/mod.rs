@@ -64,7 +64,9 @@ impl Runtime {
         prompt
             .tools
             .iter()
-            .filter(|t| !self.tools.contains(t) && self.prompt_tools.contains_key(&t.name))
+            .filter(|t| {
+                !self.project.tools.contains(t) && self.project.prompt_tools.contains_key(&t.name)
+            })
             .map(|t| (t.name.clone(), t.subprompt()))
             .collect()
     }
@@ -76,10 +78,11 @@ impl Runtime {
         let mut next = vec![prompt];
         while let Some(p) = next.pop() {
             for offer in &p.tools {
-                let Some(sub) = self.defs.prompts.get(&offer.name) else {
+                let Some(sub) = self.project.defs.prompts.get(&offer.name) else {
                     continue;
                 };
-                if self.tools.contains(offer) || reached.iter().any(|r| r.name == sub.name) {
+                if self.project.tools.contains(offer) || reached.iter().any(|r| r.name == sub.name)
+                {
                     continue;
                 }
                 reached.push(sub);
@@ -150,7 +153,7 @@ impl Runtime {
                         .await?;
                     fresh.clear();
                     for m in results {
-                        let shown = images_of(&self.db, thread_id, &m).await;
+                        let shown = images_of(&self.services.db, thread_id, &m).await;
                         run.see(&surfaced(&m), || shown);
                         answered.extend(m.tool_call_id.clone());
                         mine.push(m);
@@ -189,7 +192,7 @@ impl Runtime {
                 let applied = self.commit(thread_id, owner, writes).await?;
                 steps += 1;
                 for m in applied.messages {
-                    let shown = images_of(&self.db, thread_id, &m).await;
+                    let shown = images_of(&self.services.db, thread_id, &m).await;
                     run.see(&surfaced(&m), || shown);
                     mine.push(m);
                 }
@@ -210,7 +213,7 @@ impl Runtime {
                 config.name
             ))));
         }
-        self.defs.prompts.get(&config.name).ok_or_else(|| {
+        self.project.defs.prompts.get(&config.name).ok_or_else(|| {
             Box::new(ToolResult::error(format!(
                 "prompt tool \"{}\": the prompt did not load",
                 config.name
@@ -246,7 +249,7 @@ impl Runtime {
             ..run.offer
         };
         for m in mine {
-            let shown = images_of(&self.db, state.thread_id(), m).await;
+            let shown = images_of(&self.services.db, state.thread_id(), m).await;
             run.see(&surfaced(m), || shown);
         }
         Ok(run)
@@ -265,7 +268,7 @@ impl Runtime {
         owner: &OwnerId,
     ) -> Result<Result<Vec<Message>, ToolResult>, RuntimeError> {
         let thread_id = state.thread_id();
-        let stored = self.db.messages(thread_id).await?;
+        let stored = self.services.db.messages(thread_id).await?;
         let mine: Vec<Message> = stored.into_iter().filter(|m| nest.holds(m)).collect();
         if !mine.is_empty() {
             return Ok(Ok(mine));
@@ -298,7 +301,7 @@ impl Runtime {
         let mut lines = String::new();
         for path in paths {
             let stat = match normalize(path) {
-                Ok(p) => self.db.stat(thread_id, &p).await?,
+                Ok(p) => self.services.db.stat(thread_id, &p).await?,
                 Err(e) => return Ok(Err(format!("attachment \"{path}\": {e}"))),
             };
             match stat {
