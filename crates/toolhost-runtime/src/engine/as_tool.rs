@@ -122,7 +122,8 @@ impl Runtime {
             Err(e) => return Err(e.into()),
         }
         let outcome = self.run_when_free(&id).await?;
-        let history = self.services.db.messages(&id).await?;
-        Ok(session_result(&id, &outcome, &history))
+        Ok(self
+            .read_history(&id, |history| session_result(&id, &outcome, history))
+            .await?)
     }
 }

@@ -137,6 +137,27 @@ impl Histories {
     }
 }
 
+impl super::Runtime {
+    /// What `read` makes of `thread`'s messages, read through the kept histories and given
+    /// back: after a run of this process ended well (it gave its history back), this reads only
+    /// what was stored since and the tally, not the thread. A caller that waits for a run's
+    /// result (a parent, an agent's tool) builds it from here.
+    pub(super) async fn read_history<T>(
+        &self,
+        thread: &str,
+        read: impl FnOnce(&[Message]) -> T,
+    ) -> StoreResult<T> {
+        let history = self
+            .process
+            .histories
+            .take(&self.services.db, thread)
+            .await?;
+        let made = read(history.messages());
+        self.process.histories.keep(thread, history);
+        Ok(made)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,12 +14,13 @@ impl Runtime {
         let Some(agent) = self.project.defs.agents.get(&thread.agent) else {
             return Err(self.unknown_agent(&thread.agent));
         };
-        let history = self.services.db.messages(thread_id).await?;
         let bindings: Vec<&SessionBinding> = agent
             .sides()
             .into_iter()
             .filter_map(|(_, side)| side.session_status.as_ref())
             .collect();
-        Ok(latest_status(&bindings, &history))
+        Ok(self
+            .read_history(thread_id, |history| latest_status(&bindings, history))
+            .await?)
     }
 }

@@ -274,13 +274,10 @@ impl Runtime {
         // One result per session of the child: an instance's later sessions have keys of
         // their own.
         let sessions = self
-            .services
-            .db
-            .messages(&thread.id)
-            .await?
-            .iter()
-            .filter(|m| opens_session(m))
-            .count();
+            .read_history(&thread.id, |history| {
+                history.iter().filter(|m| opens_session(m)).count()
+            })
+            .await?;
         let key = match sessions {
             0 | 1 => format!("subagent-result:{}", thread.id),
             n => format!("subagent-result:{}:{n}", thread.id),

@@ -319,8 +319,9 @@ impl Runtime {
         parent: &str,
         outcome: &super::RunOutcome,
     ) -> Result<ToolResult, RuntimeError> {
-        let history = self.services.db.messages(child).await?;
-        let mut result = session_result(child, outcome, &history);
+        let mut result = self
+            .read_history(child, |history| session_result(child, outcome, history))
+            .await?;
         let ended = match outcome {
             super::RunOutcome::Done(
                 StopReason::SessionStop(end) | StopReason::SessionFail(end),
