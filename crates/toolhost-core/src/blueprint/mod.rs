@@ -25,6 +25,7 @@
 
 mod activity;
 mod latent;
+mod reader;
 mod request;
 
 pub use activity::Activities;
@@ -32,7 +33,8 @@ pub use request::request_schema;
 
 use crate::schema::{Dialect, SchemaIssue};
 use crate::tool::{ExecutionMode, ToolHints};
-use crate::variables::{variables_from_tenvs, VariableDecl};
+use crate::variables::VariableDecl;
+use reader::Reader;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -175,46 +177,6 @@ pub fn split_call(call: Value) -> (Value, CallMeta) {
     (Value::Object(args), meta)
 }
 
-struct Reader {
-    tool: String,
-    issues: Vec<SchemaIssue>,
-}
-
-impl Reader {
-    fn issue(&mut self, pointer: impl Into<String>, reason: impl Into<String>) {
-        self.issues.push(SchemaIssue {
-            pointer: pointer.into(),
-            reason: reason.into(),
-        });
-    }
-
-    /// The string constant of a meta-property (`const`, or a one-value `enum`).
-    fn constant(&mut self, key: &str, schema: &Value) -> Option<String> {
-        let at = format!("/properties/{key}");
-        let value = schema.get("const").or_else(|| {
-            schema
-                .get("enum")
-                .and_then(Value::as_array)
-                .filter(|e| e.len() == 1)
-                .and_then(|e| e.first())
-        });
-        match value {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                self.issue(
-                    format!("{at}/const"),
-                    format!("`{key}` must be a string constant"),
-                );
-                None
-            }
-            None => {
-                self.issue(at, format!("`{key}` must give its value as `const`"));
-                None
-            }
-        }
-    }
-}
-
 impl Blueprint {
     /// Parses a blueprint file's text; `stem` is the file name without `.json`.
     pub fn parse(stem: &str, text: &str) -> Result<Self, BlueprintError> {
@@ -246,21 +208,13 @@ impl Blueprint {
 
     /// Reads a blueprint from its JSON value; `stem` is the tool name from the file name.
     pub fn from_value(stem: &str, value: &Value) -> Result<Self, BlueprintError> {
-        let mut r = Reader {
-            tool: stem.to_owned(),
-            issues: Vec::new(),
-        };
+        let mut r = Reader::new(stem);
         let Some(root) = value.as_object() else {
             r.issue("/", "a blueprint must be a JSON object (an object schema)");
-            return Err(BlueprintError {
-                tool: r.tool,
-                issues: r.issues,
-            });
+            return Err(r.into_error());
         };
-        if let Some(t) = root.get("type") {
-            if t != "object" {
-                r.issue("/type", "a blueprint's `type` must be \"object\"");
-            }
+        if root.get("type").is_some_and(|t| t != "object") {
+            r.issue("/type", "a blueprint's `type` must be \"object\"");
         }
         let description = match root.get("description") {
             Some(Value::String(d)) if !d.trim().is_empty() => d.clone(),
@@ -273,134 +227,24 @@ impl Blueprint {
             }
         };
         let title = root.get("title").and_then(Value::as_str).map(str::to_owned);
-
-        let mut meta = BlueprintMeta::default();
-        let mut arg_props = Map::new();
-        if let Some(props) = root.get("properties") {
-            let Some(props) = props.as_object() else {
-                r.issue("/properties", "`properties` must be an object");
-                return Err(BlueprintError {
-                    tool: r.tool,
-                    issues: r.issues,
-                });
-            };
-            for (key, schema) in props {
-                match key.as_str() {
-                    "_tool" => meta.tool = r.constant(key, schema),
-                    "_activity" => meta.activity = r.constant(key, schema),
-                    "_outputPath" => meta.output_path = r.constant(key, schema),
-                    "_output" => meta.output = Some(schema.clone()),
-                    "_delegate" => meta.delegate = Some(schema.clone()),
-                    "_instance" => meta.instance = Some(schema.clone()),
-                    "_reasoningForCall" => meta.reasoning_for_call = Some(schema.clone()),
-                    k if k.starts_with('_') => r.issue(
-                        format!("/properties/{k}"),
-                        format!(
-                            "unknown meta-property `{k}`; known ones are {}",
-                            META_PROPERTIES.join(", ")
-                        ),
-                    ),
-                    _ => {
-                        arg_props.insert(key.clone(), schema.clone());
-                    }
-                }
-            }
-        }
-        if let Some(declared) = &meta.tool {
-            if declared != stem {
-                r.issue(
-                    "/properties/_tool/const",
-                    format!("`_tool` is \"{declared}\" but the file is named {stem}.json; they must match"),
-                );
-            }
-        }
-
-        let mut arguments = Map::new();
-        arguments.insert("type".into(), "object".into());
-        arguments.insert("properties".into(), Value::Object(arg_props));
-        for (key, value) in root {
-            match key.as_str() {
-                "type" | "properties" | "description" | "title" => {}
-                "required" => {
-                    let names: Vec<Value> = value
-                        .as_array()
-                        .map(|names| {
-                            names
-                                .iter()
-                                .filter(|n| n.as_str().is_some_and(|n| !n.starts_with('_')))
-                                .cloned()
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    if !value.is_array() {
-                        r.issue("/required", "`required` must be an array of property names");
-                    }
-                    if !names.is_empty() {
-                        arguments.insert("required".into(), Value::Array(names));
-                    }
-                }
-                k if TOOLHOST_KEYS.contains(&k) => {}
-                _ => {
-                    arguments.insert(key.clone(), value.clone());
-                }
-            }
-        }
-
-        let mut variables = Vec::new();
-        if let Some(v) = root.get("variables") {
-            match serde_json::from_value::<Vec<VariableDecl>>(v.clone()) {
-                Ok(decls) => variables.extend(decls),
-                Err(e) => r.issue("/variables", format!("`variables` must be a list of {{name, type: text|secret, required, scoped, description}}: {e}")),
-            }
-        }
-        if let Some(t) = root.get("tenvs") {
-            match variables_from_tenvs(t) {
-                Ok(decls) => variables.extend(decls),
-                Err(e) => r.issue("/tenvs", e.to_string()),
-            }
-        }
-        let execution_mode = match root.get("executionMode").and_then(Value::as_str) {
-            None | Some("local") => ExecutionMode::Local,
-            Some("provider") => ExecutionMode::Provider,
-            Some(other) => {
-                r.issue(
-                    "/executionMode",
-                    format!("`executionMode` is \"{other}\"; expected \"local\" or \"provider\""),
-                );
-                ExecutionMode::Local
-            }
+        let Some((meta, arg_props)) = r.properties(root, stem) else {
+            return Err(r.into_error());
         };
+        let arguments = r.arguments(root, arg_props);
+        let variables = r.variables(root);
+        let execution_mode = r.execution_mode(root);
         let execution_provider = root
             .get("executionProvider")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let idempotent = match root.get("idempotent") {
-            None => false,
-            Some(Value::Bool(yes)) => *yes,
-            Some(_) => {
-                r.issue("/idempotent", "`idempotent` must be true or false");
-                false
-            }
-        };
-        let hints = match root.get("annotations").map(hints_of) {
-            None => ToolHints::default(),
-            Some(Ok(hints)) => hints,
-            Some(Err((pointer, reason))) => {
-                r.issue(&pointer, reason);
-                ToolHints::default()
-            }
-        };
-
+        let idempotent = r.idempotent(root);
+        let hints = r.hints(root);
         let dialect = match root.get("$schema").and_then(Value::as_str) {
             Some(uri) if uri.trim_end_matches('#') == GENERAL_DIALECT => Dialect::Declared,
             _ => Dialect::Subset,
         };
-
         if !r.issues.is_empty() {
-            return Err(BlueprintError {
-                tool: r.tool,
-                issues: r.issues,
-            });
+            return Err(r.into_error());
         }
         Ok(Blueprint {
             name: stem.to_owned(),
@@ -457,45 +301,6 @@ impl Blueprint {
         }
         schema
     }
-}
-
-/// The `annotations` of a blueprint: `readOnlyHint`, `destructiveHint` and `openWorldHint`, each
-/// a boolean; anything else is refused with its pointer (`idempotentHint` is the `idempotent`
-/// key's).
-fn hints_of(value: &Value) -> Result<ToolHints, (String, String)> {
-    let Some(map) = value.as_object() else {
-        return Err((
-            "/annotations".to_owned(),
-            "`annotations` must be an object of readOnlyHint, destructiveHint and openWorldHint"
-                .to_owned(),
-        ));
-    };
-    let mut hints = ToolHints::default();
-    for (key, v) in map {
-        let pointer = format!("/annotations/{key}");
-        let slot = match key.as_str() {
-            "readOnlyHint" => &mut hints.read_only,
-            "destructiveHint" => &mut hints.destructive,
-            "openWorldHint" => &mut hints.open_world,
-            "idempotentHint" => {
-                return Err((
-                    pointer,
-                    "say `\"idempotent\": true` at the blueprint's root instead: it also decides whether a call is run again after a crash".to_owned(),
-                ))
-            }
-            other => {
-                return Err((
-                    pointer,
-                    format!("unknown annotation `{other}`; expected readOnlyHint, destructiveHint or openWorldHint"),
-                ))
-            }
-        };
-        *slot = Some(
-            v.as_bool()
-                .ok_or_else(|| (pointer.clone(), format!("`{key}` must be true or false")))?,
-        );
-    }
-    Ok(hints)
 }
 
 #[cfg(test)]
