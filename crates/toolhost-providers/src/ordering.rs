@@ -189,6 +189,13 @@ struct Block<'a> {
 
 /// The slow path: pairs results with calls, then writes the conversation in order.
 fn repair(messages: &[ChatMessage]) -> (Vec<ChatMessage>, Vec<HistoryRepair>) {
+    let (blocks, dropped) = pair(messages);
+    rebuild(messages, blocks, dropped)
+}
+
+/// Each assistant message with calls, with the result chosen for each call; and the tool
+/// messages dropped, in the order of the conversation.
+fn pair(messages: &[ChatMessage]) -> (Vec<Block<'_>>, Vec<HistoryRepair>) {
     let mut blocks: Vec<Block> = Vec::new();
     // For each call id, the (block, slot) of every call with it, oldest first.
     let mut calls_by_id: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
@@ -219,61 +226,85 @@ fn repair(messages: &[ChatMessage]) -> (Vec<ChatMessage>, Vec<HistoryRepair>) {
                 });
             }
             ChatRole::Tool => {
-                let Some(id) = message.tool_call_id.as_deref() else {
-                    dropped.push(HistoryRepair {
-                        kind: HistoryRepairKind::OrphanResult,
-                        call_id: None,
-                        message_index: i,
-                        detail: format!(
-                            "dropped tool message {i}: it names no call; its text: {}",
-                            excerpt(message)
-                        ),
-                    });
-                    continue;
-                };
-                let Some(candidates) = calls_by_id.get(id) else {
-                    dropped.push(HistoryRepair {
-                        kind: HistoryRepairKind::OrphanResult,
-                        call_id: Some(id.to_owned()),
-                        message_index: i,
-                        detail: format!(
-                            "dropped tool message {i}: no earlier assistant message made call \
-                             {id:?}; its text: {}",
-                            excerpt(message)
-                        ),
-                    });
-                    continue;
-                };
-                let open = candidates
-                    .iter()
-                    .rev()
-                    .find(|&&(b, s)| blocks[b].slots[s].1.is_none());
-                match open {
-                    Some(&(b, s)) => blocks[b].slots[s].1 = Some(i),
-                    None => {
-                        // Every call with this id is answered; the nearest one took the result
-                        // this one repeats.
-                        let (b, s) = candidates[candidates.len() - 1];
-                        let (call, kept) = blocks[b].slots[s];
-                        let kept = kept.map_or_else(String::new, |k| format!(" in message {k}"));
-                        dropped.push(HistoryRepair {
-                            kind: HistoryRepairKind::DuplicateResult,
-                            call_id: Some(id.to_owned()),
-                            message_index: i,
-                            detail: format!(
-                                "dropped tool message {i}: a second result for call {id:?} \
-                                 ({}), whose first result{kept} is kept; its text: {}",
-                                call.name,
-                                excerpt(message)
-                            ),
-                        });
-                    }
+                if let Some(repair) = place_result(&mut blocks, &calls_by_id, message, i) {
+                    dropped.push(repair);
                 }
             }
             ChatRole::System | ChatRole::User | ChatRole::Assistant => {}
         }
     }
+    (blocks, dropped)
+}
 
+/// Gives tool message `i` to the call it answers (the latest unanswered call of its id), or says
+/// why it is dropped: it names no call, no earlier message made its call, or its call is answered
+/// already.
+fn place_result(
+    blocks: &mut [Block<'_>],
+    calls_by_id: &HashMap<&str, Vec<(usize, usize)>>,
+    message: &ChatMessage,
+    i: usize,
+) -> Option<HistoryRepair> {
+    let Some(id) = message.tool_call_id.as_deref() else {
+        return Some(HistoryRepair {
+            kind: HistoryRepairKind::OrphanResult,
+            call_id: None,
+            message_index: i,
+            detail: format!(
+                "dropped tool message {i}: it names no call; its text: {}",
+                excerpt(message)
+            ),
+        });
+    };
+    let Some(candidates) = calls_by_id.get(id) else {
+        return Some(HistoryRepair {
+            kind: HistoryRepairKind::OrphanResult,
+            call_id: Some(id.to_owned()),
+            message_index: i,
+            detail: format!(
+                "dropped tool message {i}: no earlier assistant message made call \
+                 {id:?}; its text: {}",
+                excerpt(message)
+            ),
+        });
+    };
+    let open = candidates
+        .iter()
+        .rev()
+        .find(|&&(b, s)| blocks[b].slots[s].1.is_none());
+    match open {
+        Some(&(b, s)) => {
+            blocks[b].slots[s].1 = Some(i);
+            None
+        }
+        None => {
+            // Every call with this id is answered; the nearest one took the result
+            // this one repeats.
+            let (b, s) = candidates[candidates.len() - 1];
+            let (call, kept) = blocks[b].slots[s];
+            let kept = kept.map_or_else(String::new, |k| format!(" in message {k}"));
+            Some(HistoryRepair {
+                kind: HistoryRepairKind::DuplicateResult,
+                call_id: Some(id.to_owned()),
+                message_index: i,
+                detail: format!(
+                    "dropped tool message {i}: a second result for call {id:?} \
+                     ({}), whose first result{kept} is kept; its text: {}",
+                    call.name,
+                    excerpt(message)
+                ),
+            })
+        }
+    }
+}
+
+/// The conversation in order: each call followed by its result (moved there, or an error result
+/// for a missing one), with every change said.
+fn rebuild(
+    messages: &[ChatMessage],
+    blocks: Vec<Block<'_>>,
+    dropped: Vec<HistoryRepair>,
+) -> (Vec<ChatMessage>, Vec<HistoryRepair>) {
     let missing = blocks
         .iter()
         .flat_map(|b| &b.slots)
