@@ -5,13 +5,14 @@ use super::open::{load_runtime, open_project};
 use super::output::{self, outln, BAD_INPUT, INVALID};
 use super::project_config;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
+use toolhost_runtime::engine::Runtime;
 use toolhost_server::{Server, ServerConfig};
-use toolhost_store::now_millis;
+use toolhost_store::{now_millis, Store};
 
 /// Where `toolhost serve` listens unless `--listen` says otherwise: this machine only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -54,44 +55,16 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     };
-    let data = file.data_folder(&args.dir, args.data);
+    let data = file.data_folder(&args.dir, args.data.clone());
     let listen = args
         .listen
-        .or(file.server.listen)
+        .clone()
+        .or(file.server.listen.clone())
         .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
-    let mut config = ServerConfig::default();
-    if let Some(ms) = file.server.request_timeout_ms {
-        config.request_timeout = Duration::from_millis(ms);
-    }
-    if let Some(bytes) = file.server.max_body_bytes {
-        config.max_body_bytes = bytes;
-    }
-    if let Some(ms) = file.server.header_read_timeout_ms {
-        config.header_read_timeout = Duration::from_millis(ms);
-    }
-    if let Some(cap) = file.server.max_connections_per_client {
-        config.max_connections_per_client = cap;
-    }
-    config.allowed_origins = if args.allowed_origins.is_empty() {
-        file.server.allowed_origins.unwrap_or_default()
-    } else {
-        args.allowed_origins
+    let config = match server_config(&args, &file) {
+        Ok(config) => config,
+        Err(code) => return code,
     };
-    config.mcp_agent = args.mcp_agent.or(file.server.mcp_agent);
-    config.mcp_stream_hold = file.server.mcp_stream_hold_ms.map(Duration::from_millis);
-    if let Some(oauth) = &file.server.oauth {
-        match oauth_settings(oauth) {
-            Ok(settings) => config.oauth = Some(settings),
-            Err(why) => {
-                output::error("the [server.oauth] table cannot be used.", Some(&why));
-                return output::exit(BAD_INPUT);
-            }
-        }
-    }
-    if let Err(why) = config.check() {
-        output::error("the server settings cannot be used.", Some(&why));
-        return output::exit(BAD_INPUT);
-    }
     let (store, runtime) = match open_project(&args.dir, &data, None, args.model.as_deref()) {
         Ok(opened) => opened,
         Err(code) => return code,
@@ -105,40 +78,11 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             return output::exit(BAD_INPUT);
         }
     }
-    let active = match store.tokens() {
-        Ok(tokens) => {
-            let now = now_millis();
-            tokens
-                .iter()
-                .filter(|t| t.revoked_at.is_none() && !t.is_expired(now))
-                .count()
-        }
-        Err(e) => {
-            output::error("the tokens could not be read.", Some(&e));
-            return output::exit(INVALID);
-        }
+    let active = match active_tokens(store.as_ref()) {
+        Ok(active) => active,
+        Err(code) => return code,
     };
-    // The project is loaded again when its files change, as it was loaded now (`--model`
-    // applied); a load that no longer has the MCP agent is not taken.
-    let reload = {
-        let (root, data, model) = (args.dir.clone(), data.clone(), args.model.clone());
-        let (store, mcp_agent) = (store.clone(), config.mcp_agent.clone());
-        move || {
-            let (root, data, store) = (root.clone(), data.clone(), store.clone());
-            let (model, mcp_agent) = (model.clone(), mcp_agent.clone());
-            async move {
-                let mut runtime = load_runtime(&root, &data, store).await?;
-                if let Some(model) = &model {
-                    runtime.override_model(model).ok()?;
-                }
-                if let Some(agent) = &mcp_agent {
-                    runtime.definitions().agents.get(agent)?;
-                }
-                Some(runtime)
-            }
-        }
-    };
-    let root = args.dir.clone();
+    let reload = reloader(&args, &data, store, config.mcp_agent.clone());
     let reloading = !args.no_reload && file.server.reload.unwrap_or(true);
     super::executor::block_on(async move {
         let listener = match tokio::net::TcpListener::bind(&listen).await {
@@ -153,28 +97,10 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             .map(|a| a.to_string())
             .unwrap_or_else(|_| listen.clone());
         let stop = stop_signal();
-        let data = data.display();
-        outln!(
-            "toolhost serves {} at http://{address} (threads in {data})",
-            args.dir.display()
-        );
-        if active == 0 {
-            outln!(
-                "no token exists yet: create one with `toolhost tokens create NAME --scope admin --data {data}`"
-            );
-        } else {
-            outln!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
-        }
-        if let Some(oauth) = &config.oauth {
-            outln!(
-                "/mcp also takes access tokens of {} for {} (metadata at {})",
-                oauth.issuer,
-                oauth.resource,
-                oauth.metadata_url()
-            );
-        }
+        greet(&args.dir, &address, &data, active, &config);
         let server = Server::new(Arc::new(runtime), config);
-        let _watch = reloading.then(|| server.reload_on_change(root, RELOAD_EVERY, reload));
+        let _watch =
+            reloading.then(|| server.reload_on_change(args.dir.clone(), RELOAD_EVERY, reload));
         match server.run(listener, stop).await {
             Ok(()) => {
                 outln!("stopped: every run of this server stored its work and released its thread");
@@ -186,6 +112,117 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             }
         }
     })
+}
+
+/// The server's settings: `toolhost.toml`'s `[server]` table, with the command line's options
+/// over it; checked, or an error already said.
+fn server_config(
+    args: &ServeArgs,
+    file: &project_config::ProjectConfig,
+) -> Result<ServerConfig, ExitCode> {
+    let mut config = ServerConfig::default();
+    if let Some(ms) = file.server.request_timeout_ms {
+        config.request_timeout = Duration::from_millis(ms);
+    }
+    if let Some(bytes) = file.server.max_body_bytes {
+        config.max_body_bytes = bytes;
+    }
+    if let Some(ms) = file.server.header_read_timeout_ms {
+        config.header_read_timeout = Duration::from_millis(ms);
+    }
+    if let Some(cap) = file.server.max_connections_per_client {
+        config.max_connections_per_client = cap;
+    }
+    config.allowed_origins = if args.allowed_origins.is_empty() {
+        file.server.allowed_origins.clone().unwrap_or_default()
+    } else {
+        args.allowed_origins.clone()
+    };
+    config.mcp_agent = args.mcp_agent.clone().or(file.server.mcp_agent.clone());
+    config.mcp_stream_hold = file.server.mcp_stream_hold_ms.map(Duration::from_millis);
+    if let Some(oauth) = &file.server.oauth {
+        match oauth_settings(oauth) {
+            Ok(settings) => config.oauth = Some(settings),
+            Err(why) => {
+                output::error("the [server.oauth] table cannot be used.", Some(&why));
+                return Err(output::exit(BAD_INPUT));
+            }
+        }
+    }
+    if let Err(why) = config.check() {
+        output::error("the server settings cannot be used.", Some(&why));
+        return Err(output::exit(BAD_INPUT));
+    }
+    Ok(config)
+}
+
+/// How many tokens can be used now, or an error already said.
+fn active_tokens(store: &dyn Store) -> Result<usize, ExitCode> {
+    match store.tokens() {
+        Ok(tokens) => {
+            let now = now_millis();
+            Ok(tokens
+                .iter()
+                .filter(|t| t.revoked_at.is_none() && !t.is_expired(now))
+                .count())
+        }
+        Err(e) => {
+            output::error("the tokens could not be read.", Some(&e));
+            Err(output::exit(INVALID))
+        }
+    }
+}
+
+/// Loads the project again when its files change, as it was loaded at the start (`--model`
+/// applied); a load that no longer has the MCP agent is not taken.
+fn reloader(
+    args: &ServeArgs,
+    data: &Path,
+    store: Arc<dyn Store>,
+    mcp_agent: Option<String>,
+) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<Runtime>> + Send>>
+       + Send
+       + Sync
+       + 'static {
+    let (root, data, model) = (args.dir.clone(), data.to_owned(), args.model.clone());
+    move || {
+        let (root, data, store) = (root.clone(), data.clone(), store.clone());
+        let (model, mcp_agent) = (model.clone(), mcp_agent.clone());
+        Box::pin(async move {
+            let mut runtime = load_runtime(&root, &data, store).await?;
+            if let Some(model) = &model {
+                runtime.override_model(model).ok()?;
+            }
+            if let Some(agent) = &mcp_agent {
+                runtime.definitions().agents.get(agent)?;
+            }
+            Some(runtime)
+        })
+    }
+}
+
+/// Says where the server listens, how to authenticate, and what `/mcp` also takes.
+fn greet(dir: &Path, address: &str, data: &Path, active: usize, config: &ServerConfig) {
+    let data = data.display();
+    outln!(
+        "toolhost serves {} at http://{address} (threads in {data})",
+        dir.display()
+    );
+    if active == 0 {
+        outln!(
+            "no token exists yet: create one with `toolhost tokens create NAME --scope admin --data {data}`"
+        );
+    } else {
+        outln!("authenticate with `Authorization: Bearer <token>` ({active} active tokens; `toolhost tokens list --data {data}`)");
+    }
+    if let Some(oauth) = &config.oauth {
+        outln!(
+            "/mcp also takes access tokens of {} for {} (metadata at {})",
+            oauth.issuer,
+            oauth.resource,
+            oauth.metadata_url()
+        );
+    }
 }
 
 /// The OAuth settings of `[server.oauth]`, with an HTTP client for the authorization server's
