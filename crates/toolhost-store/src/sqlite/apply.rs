@@ -7,6 +7,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::EventKind;
 use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
 
 /// Applies `writes` to a thread inside a transaction the caller commits.
 pub(super) fn apply_in(
@@ -28,33 +29,11 @@ pub(super) fn apply_in(
                 .messages
                 .push(complete_call(tx, thread, &call_id, result, now)?),
             Write::SetValue { key, value } => set_value(tx, thread, &key, value)?,
-            Write::Enqueue(item) => {
-                let text = serde_json::to_string(&item).map_err(corrupt)?;
-                exec(
-                    tx,
-                    "INSERT INTO queue (thread, item) VALUES (?1, ?2)",
-                    params![thread, text],
-                )
-                .map_err(db)?;
-                applied.queued.push(tx.last_insert_rowid());
-            }
+            Write::Enqueue(item) => applied.queued.extend(enqueue(tx, thread, None, &item)?),
             Write::EnqueueOnce { key, item } => {
-                let fresh = exec(
-                    tx,
-                    "INSERT OR IGNORE INTO queue_keys (thread, key) VALUES (?1, ?2)",
-                    params![thread, key],
-                )
-                .map_err(db)?;
-                if fresh == 1 {
-                    let text = serde_json::to_string(&item).map_err(corrupt)?;
-                    exec(
-                        tx,
-                        "INSERT INTO queue (thread, item) VALUES (?1, ?2)",
-                        params![thread, text],
-                    )
-                    .map_err(db)?;
-                    applied.queued.push(tx.last_insert_rowid());
-                }
+                applied
+                    .queued
+                    .extend(enqueue(tx, thread, Some(&key), &item)?)
             }
             Write::Dequeue { through } => {
                 exec(
@@ -80,26 +59,9 @@ pub(super) fn apply_in(
                 )
                 .map_err(db)?;
             }
-            Write::Event { kind, data } => {
-                if let EventKind::Custom(name) = &kind {
-                    if EventKind::RESERVED.contains(&name.as_str()) {
-                        return Err(StoreError::ReservedEventName(name.clone()));
-                    }
-                }
-                let text = serde_json::to_string(&data).map_err(corrupt)?;
-                // Only a tool's own events count against its thread's limit.
-                let bytes = match &kind {
-                    EventKind::Custom(name) => name.len() + text.len(),
-                    _ => 0,
-                };
-                exec(
-                    tx,
-                    "INSERT INTO events (thread, kind, data, at, bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![thread, kind.as_str(), text, now, bytes as i64],
-                )
-                .map_err(db)?;
-                applied.events.push(tx.last_insert_rowid());
-            }
+            Write::Event { kind, data } => applied
+                .events
+                .push(append_event(tx, thread, &kind, &data, now)?),
             Write::WriteFile {
                 path,
                 bytes,
@@ -135,6 +97,63 @@ pub(super) fn apply_in(
     )
     .map_err(db)?;
     Ok(applied)
+}
+
+/// Queues `item` for the thread; with a `key`, only if no item of that key was ever queued.
+/// Returns the item's position, if it was queued.
+fn enqueue(
+    tx: &Connection,
+    thread: &str,
+    key: Option<&str>,
+    item: &QueueItem,
+) -> StoreResult<Option<i64>> {
+    if let Some(key) = key {
+        let fresh = exec(
+            tx,
+            "INSERT OR IGNORE INTO queue_keys (thread, key) VALUES (?1, ?2)",
+            params![thread, key],
+        )
+        .map_err(db)?;
+        if fresh != 1 {
+            return Ok(None);
+        }
+    }
+    let text = serde_json::to_string(item).map_err(corrupt)?;
+    exec(
+        tx,
+        "INSERT INTO queue (thread, item) VALUES (?1, ?2)",
+        params![thread, text],
+    )
+    .map_err(db)?;
+    Ok(Some(tx.last_insert_rowid()))
+}
+
+/// Stores an event of the thread (a reserved name is toolhost's alone); returns its position.
+fn append_event(
+    tx: &Connection,
+    thread: &str,
+    kind: &EventKind,
+    data: &Value,
+    now: Millis,
+) -> StoreResult<i64> {
+    if let EventKind::Custom(name) = kind {
+        if EventKind::RESERVED.contains(&name.as_str()) {
+            return Err(StoreError::ReservedEventName(name.clone()));
+        }
+    }
+    let text = serde_json::to_string(data).map_err(corrupt)?;
+    // Only a tool's own events count against its thread's limit.
+    let bytes = match kind {
+        EventKind::Custom(name) => name.len() + text.len(),
+        _ => 0,
+    };
+    exec(
+        tx,
+        "INSERT INTO events (thread, kind, data, at, bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![thread, kind.as_str(), text, now, bytes as i64],
+    )
+    .map_err(db)?;
+    Ok(tx.last_insert_rowid())
 }
 
 fn append_message(
