@@ -28,19 +28,8 @@ impl ChunkReader {
         out: &mut Assembly,
         sink: Option<&DeltaSink>,
     ) -> Result<(), String> {
-        let emit = |d: StreamDelta| {
-            if let Some(sink) = sink {
-                sink(d);
-            }
-        };
         if let Some(usage) = chunk.get("usageMetadata") {
-            let count = |k: &str| usage.get(k).and_then(Value::as_u64);
-            out.usage.input_tokens = count("promptTokenCount").or(out.usage.input_tokens);
-            let output = match (count("candidatesTokenCount"), count("thoughtsTokenCount")) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-            };
-            out.usage.output_tokens = output.or(out.usage.output_tokens);
+            read_usage(usage, out);
         }
         let Some(candidate) = chunk
             .get("candidates")
@@ -54,79 +43,7 @@ impl ChunkReader {
             .pointer("/content/parts")
             .and_then(Value::as_array);
         for part in parts.into_iter().flatten() {
-            let signature = part
-                .get("thoughtSignature")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            if let (Some(signature), None) = (signature, part.get("functionCall")) {
-                self.signatures.set_text(signature);
-            }
-            if let Some(text) = part.get("text").and_then(Value::as_str) {
-                if part.get("thought").and_then(Value::as_bool) == Some(true) {
-                    out.push_reasoning(text);
-                    emit(StreamDelta::Reasoning(text.to_owned()));
-                } else {
-                    out.push_text(text);
-                    emit(StreamDelta::Text(text.to_owned()));
-                }
-            } else if let Some(call) = part.get("functionCall") {
-                let name = call
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .ok_or("a functionCall has no name")?;
-                let id = call.get("id").and_then(Value::as_str);
-                if let Some((index, id, name)) = out.start_call(id, name) {
-                    if let Some(signature) = signature {
-                        self.signatures.set_call(index, signature);
-                    }
-                    let args = call
-                        .get("args")
-                        .cloned()
-                        .unwrap_or_else(|| Value::Object(Default::default()))
-                        .to_string();
-                    out.push_arguments(index, &args);
-                    emit(StreamDelta::ToolCallStarted {
-                        index,
-                        id: id.clone(),
-                        name,
-                    });
-                    emit(StreamDelta::ToolCallArguments {
-                        index,
-                        id,
-                        fragment: args,
-                    });
-                }
-            } else if let Some(code) = part.get("executableCode") {
-                let name = out.context().hosted_tool_name("code_execution");
-                out.provider_results.push(ProviderToolResult {
-                    call_id: None,
-                    name,
-                    input: Some(code.clone()),
-                    output: Value::Null,
-                    failed: false,
-                });
-            } else if let Some(result) = part.get("codeExecutionResult") {
-                let name = out.context().hosted_tool_name("code_execution");
-                let failed = result.get("outcome").and_then(Value::as_str) != Some("OUTCOME_OK");
-                match out
-                    .provider_results
-                    .iter_mut()
-                    .rev()
-                    .find(|r| r.name == name)
-                {
-                    Some(last) if last.output.is_null() => {
-                        last.output = result.clone();
-                        last.failed = failed;
-                    }
-                    _ => out.provider_results.push(ProviderToolResult {
-                        call_id: None,
-                        name,
-                        input: None,
-                        output: result.clone(),
-                        failed,
-                    }),
-                }
-            }
+            self.part(part, out, sink)?;
         }
         if let Some(grounding) = candidate.get("groundingMetadata") {
             if out.context().hosts("google_search") {
@@ -150,6 +67,111 @@ impl ChunkReader {
             self.finished = true;
         }
         Ok(())
+    }
+
+    /// One part of a candidate's content: text or a thought, a function call (with the
+    /// signature that must go back with it), or code the model ran and its result.
+    fn part(
+        &mut self,
+        part: &Value,
+        out: &mut Assembly,
+        sink: Option<&DeltaSink>,
+    ) -> Result<(), String> {
+        let emit = |d: StreamDelta| {
+            if let Some(sink) = sink {
+                sink(d);
+            }
+        };
+        let signature = part
+            .get("thoughtSignature")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        if let (Some(signature), None) = (signature, part.get("functionCall")) {
+            self.signatures.set_text(signature);
+        }
+        if let Some(text) = part.get("text").and_then(Value::as_str) {
+            if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                out.push_reasoning(text);
+                emit(StreamDelta::Reasoning(text.to_owned()));
+            } else {
+                out.push_text(text);
+                emit(StreamDelta::Text(text.to_owned()));
+            }
+        } else if let Some(call) = part.get("functionCall") {
+            let name = call
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or("a functionCall has no name")?;
+            let id = call.get("id").and_then(Value::as_str);
+            if let Some((index, id, name)) = out.start_call(id, name) {
+                if let Some(signature) = signature {
+                    self.signatures.set_call(index, signature);
+                }
+                let args = call
+                    .get("args")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Default::default()))
+                    .to_string();
+                out.push_arguments(index, &args);
+                emit(StreamDelta::ToolCallStarted {
+                    index,
+                    id: id.clone(),
+                    name,
+                });
+                emit(StreamDelta::ToolCallArguments {
+                    index,
+                    id,
+                    fragment: args,
+                });
+            }
+        } else if let Some(code) = part.get("executableCode") {
+            let name = out.context().hosted_tool_name("code_execution");
+            out.provider_results.push(ProviderToolResult {
+                call_id: None,
+                name,
+                input: Some(code.clone()),
+                output: Value::Null,
+                failed: false,
+            });
+        } else if let Some(result) = part.get("codeExecutionResult") {
+            code_result(result, out);
+        }
+        Ok(())
+    }
+}
+
+/// The token counts of `usageMetadata` (thoughts count as output).
+fn read_usage(usage: &Value, out: &mut Assembly) {
+    let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+    out.usage.input_tokens = count("promptTokenCount").or(out.usage.input_tokens);
+    let output = match (count("candidatesTokenCount"), count("thoughtsTokenCount")) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    out.usage.output_tokens = output.or(out.usage.output_tokens);
+}
+
+/// The result of code the model ran: it completes the code's entry, or stands alone.
+fn code_result(result: &Value, out: &mut Assembly) {
+    let name = out.context().hosted_tool_name("code_execution");
+    let failed = result.get("outcome").and_then(Value::as_str) != Some("OUTCOME_OK");
+    match out
+        .provider_results
+        .iter_mut()
+        .rev()
+        .find(|r| r.name == name)
+    {
+        Some(last) if last.output.is_null() => {
+            last.output = result.clone();
+            last.failed = failed;
+        }
+        _ => out.provider_results.push(ProviderToolResult {
+            call_id: None,
+            name,
+            input: None,
+            output: result.clone(),
+            failed,
+        }),
     }
 }
 
