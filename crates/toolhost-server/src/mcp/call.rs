@@ -18,7 +18,9 @@ use rmcp::ErrorData as McpError;
 use serde_json::Value;
 use std::sync::Arc;
 use toolhost_core::AnyTool;
-use toolhost_runtime::engine::{fit_arguments, RunOutcome, RuntimeError, ScratchCall, Waiting};
+use toolhost_runtime::engine::{
+    fit_arguments, RunOutcome, Runtime, RuntimeError, ScratchCall, Waiting,
+};
 
 /// How long a cancelled call's run may take to stop (a tool that does not heed its abort
 /// signal); past it the run is dropped and the call's outcome is unknown.
@@ -246,28 +248,7 @@ impl McpTools {
             if context.ct.is_cancelled() {
                 return Err(McpError::internal_error("the call was cancelled", None));
             }
-            let run = runtime.run(thread_id);
-            tokio::pin!(run);
-            let outcome = tokio::select! {
-                // The run first: it must have claimed its thread before a stop can reach it.
-                biased;
-                outcome = &mut run => outcome,
-                () = context.ct.cancelled() => {
-                    // The run is stopped while it still owns the thread, and awaited: the call
-                    // under way is interrupted (or, not started, answered "not run"), stored
-                    // with its error result, and the thread is left free. Dropping the run
-                    // instead would leave it `running` with an unanswered call.
-                    runtime.stop(thread_id).await;
-                    if tokio::time::timeout(CANCEL_GRACE, &mut run).await.is_err() {
-                        tracing::warn!(
-                            thread = thread_id,
-                            "a cancelled call did not stop within {} s; its run was dropped",
-                            CANCEL_GRACE.as_secs()
-                        );
-                    }
-                    return Err(McpError::internal_error("the call was cancelled", None));
-                }
-            };
+            let outcome = run_or_cancel(&runtime, thread_id, context).await?;
             // Another run owns the thread (the server resumes a thread whose variables were
             // given on its page): the call's result comes from that run, so wait for it to let
             // go (an owner in another process is looked for again every quarter second).
@@ -279,79 +260,113 @@ impl McpTools {
                     continue;
                 }
             }
-            match &outcome {
-                Ok(RunOutcome::Paused(Waiting::Variables { names, request_id })) => {
-                    let wanted = self.wanted(names);
-                    if wanted.iter().any(|v| v.secret) {
-                        // A secret only ever on the thread's page, never through the client.
-                        let page = match self.answering {
-                            Answering::Http => thread_page(context, thread_id),
-                            Answering::CommandLine { .. } => None,
-                        };
-                        if let Some(page) = page {
-                            let request = secrets_url(name, &page, request_id, names);
-                            if within_call {
-                                let asked = Asked::Secrets {
-                                    request_id: request_id.clone(),
-                                };
-                                return self.rounds.input_required(round, asked, request);
-                            }
-                            if let Some(answer) = ask(context, request).await {
-                                if went_to_page(&answer)
-                                    && self.given(thread_id, request_id, context).await
-                                {
-                                    continue;
-                                }
-                            }
-                        }
-                    } else {
-                        let request = variables_form(name, &wanted);
-                        if within_call {
-                            let asked = Asked::Variables {
-                                names: names.clone(),
-                            };
-                            return self.rounds.input_required(round, asked, request);
-                        }
-                        let values = ask(context, request)
-                            .await
-                            .and_then(|answer| values_of(&answer, names));
-                        if let Some(values) = values {
-                            if let Err(e) = runtime.set_variables(thread_id, values).await {
-                                return Ok(Self::error(format!("the values were not taken: {e}")));
-                            }
-                            continue;
-                        }
-                    }
-                }
-                Ok(RunOutcome::Paused(Waiting::Approval(request))) => {
-                    let form = approval_form(request);
-                    if within_call {
-                        let asked = Asked::Approval {
-                            call_id: request.call_id.clone(),
-                        };
-                        return self.rounds.input_required(round, asked, form);
-                    }
-                    let verdict = ask(context, form)
-                        .await
-                        .and_then(|answer| verdict_of(&answer));
-                    if let Some(verdict) = verdict {
-                        if let Err(e) = self
-                            .runtime()
-                            .decide(thread_id, &request.call_id, verdict)
-                            .await
-                        {
-                            return Ok(Self::error(format!("the decision was not taken: {e}")));
-                        }
-                        continue;
-                    }
-                }
-                _ => {}
+            let Ok(RunOutcome::Paused(waiting)) = &outcome else {
+                break outcome;
+            };
+            match self
+                .resume(&runtime, waiting, round, within_call, context)
+                .await
+            {
+                Resume::Again => continue,
+                Resume::Stay => break outcome,
+                Resume::Answer(answer) => return *answer,
             }
-            break outcome;
         };
         let handed = expected.take();
         self.answer_of(tool, thread_id, call_id, outcome, handed)
             .await
+    }
+
+    /// Asks the client for what a paused run waits for (variables, a secret on the thread's
+    /// page, a decision), within this call or as a round of questions, and says what the call
+    /// does next.
+    async fn resume(
+        &self,
+        runtime: &Runtime,
+        waiting: &Waiting,
+        round: (&str, &str, &str),
+        within_call: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Resume {
+        let (thread_id, _, name) = round;
+        match waiting {
+            Waiting::Variables { names, request_id } => {
+                let wanted = self.wanted(names);
+                if wanted.iter().any(|v| v.secret) {
+                    // A secret only ever on the thread's page, never through the client.
+                    let page = match self.answering {
+                        Answering::Http => thread_page(context, thread_id),
+                        Answering::CommandLine { .. } => None,
+                    };
+                    if let Some(page) = page {
+                        let request = secrets_url(name, &page, request_id, names);
+                        if within_call {
+                            let asked = Asked::Secrets {
+                                request_id: request_id.clone(),
+                            };
+                            return Resume::Answer(Box::new(
+                                self.rounds.input_required(round, asked, request),
+                            ));
+                        }
+                        if let Some(answer) = ask(context, request).await {
+                            if went_to_page(&answer)
+                                && self.given(thread_id, request_id, context).await
+                            {
+                                return Resume::Again;
+                            }
+                        }
+                    }
+                } else {
+                    let request = variables_form(name, &wanted);
+                    if within_call {
+                        let asked = Asked::Variables {
+                            names: names.clone(),
+                        };
+                        return Resume::Answer(Box::new(
+                            self.rounds.input_required(round, asked, request),
+                        ));
+                    }
+                    let values = ask(context, request)
+                        .await
+                        .and_then(|answer| values_of(&answer, names));
+                    if let Some(values) = values {
+                        if let Err(e) = runtime.set_variables(thread_id, values).await {
+                            return Resume::Answer(Box::new(Ok(Self::error(format!(
+                                "the values were not taken: {e}"
+                            )))));
+                        }
+                        return Resume::Again;
+                    }
+                }
+            }
+            Waiting::Approval(request) => {
+                let form = approval_form(request);
+                if within_call {
+                    let asked = Asked::Approval {
+                        call_id: request.call_id.clone(),
+                    };
+                    return Resume::Answer(Box::new(
+                        self.rounds.input_required(round, asked, form),
+                    ));
+                }
+                let verdict = ask(context, form)
+                    .await
+                    .and_then(|answer| verdict_of(&answer));
+                if let Some(verdict) = verdict {
+                    if let Err(e) = self
+                        .runtime()
+                        .decide(thread_id, &request.call_id, verdict)
+                        .await
+                    {
+                        return Resume::Answer(Box::new(Ok(Self::error(format!(
+                            "the decision was not taken: {e}"
+                        )))));
+                    }
+                    return Resume::Again;
+                }
+            }
+        }
+        Resume::Stay
     }
 
     /// What the client is answered once the call ran or stopped waiting: its result, or what
@@ -436,5 +451,46 @@ impl McpTools {
             .call_result(thread_id, call_id)
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+}
+
+/// What a call does after the client was asked what its paused run waits for.
+enum Resume {
+    /// Run the thread again: what it waited for was given.
+    Again,
+    /// Answer with the paused outcome (where the wait is answered).
+    Stay,
+    /// Answer with this.
+    Answer(Box<Result<CallToolResponse, McpError>>),
+}
+
+/// Runs the thread until it ends or pauses; a cancel of the call stops the run while it still
+/// owns the thread, and waits for it (briefly) to store the interrupted call.
+async fn run_or_cancel(
+    runtime: &Runtime,
+    thread_id: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<Result<RunOutcome, RuntimeError>, McpError> {
+    let run = runtime.run(thread_id);
+    tokio::pin!(run);
+    tokio::select! {
+        // The run first: it must have claimed its thread before a stop can reach it.
+        biased;
+        outcome = &mut run => Ok(outcome),
+        () = context.ct.cancelled() => {
+            // The run is stopped while it still owns the thread, and awaited: the call
+            // under way is interrupted (or, not started, answered "not run"), stored
+            // with its error result, and the thread is left free. Dropping the run
+            // instead would leave it `running` with an unanswered call.
+            runtime.stop(thread_id).await;
+            if tokio::time::timeout(CANCEL_GRACE, &mut run).await.is_err() {
+                tracing::warn!(
+                    thread = thread_id,
+                    "a cancelled call did not stop within {} s; its run was dropped",
+                    CANCEL_GRACE.as_secs()
+                );
+            }
+            Err(McpError::internal_error("the call was cancelled", None))
+        }
     }
 }
