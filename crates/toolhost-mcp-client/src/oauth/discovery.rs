@@ -219,92 +219,17 @@ pub async fn discover(
     server: &str,
     challenge: &Challenge,
 ) -> Result<Discovered, String> {
-    let (origin, path) = split_url(server);
-    let mut places = Vec::new();
-    if let Some(named) = &challenge.resource_metadata {
-        places.push(named.clone());
-    }
-    if !path.is_empty() {
-        places.push(format!(
-            "{origin}/.well-known/oauth-protected-resource{path}"
-        ));
-    }
-    places.push(format!("{origin}/.well-known/oauth-protected-resource"));
-    let mut resource_metadata = None;
-    let mut unreachable = Vec::new();
-    for place in &places {
-        if secure("the resource metadata", place).is_err() {
-            continue;
-        }
-        // A place that cannot be reached is passed over for the next, as a missing one is.
-        match fetch_json(http, place).await {
-            Ok(Some(found)) => {
-                resource_metadata = Some((place.clone(), found));
-                break;
+    let origin = split_url(server).0;
+    let (resource, resource_scopes, issuer, legacy) =
+        match resource_metadata(http, server, challenge).await? {
+            Some((place, metadata)) => {
+                let (resource, scopes, issuer) = protected_resource(&place, &metadata, server)?;
+                (resource, scopes, issuer, false)
             }
-            Ok(None) => {}
-            Err(why) => unreachable.push(why),
-        }
-    }
-    if resource_metadata.is_none() && !unreachable.is_empty() {
-        return Err(unreachable.join("; "));
-    }
-    let (resource, resource_scopes, issuer, legacy) = match resource_metadata {
-        Some((place, metadata)) => {
-            let resource = text(&metadata, "resource")
-                .ok_or_else(|| format!("the resource metadata at {place} names no \"resource\""))?;
-            if !covers(&resource, server) {
-                return Err(format!(
-                    "the resource metadata at {place} is for {resource:?}, not for {server:?}: toolhost refuses to get tokens for another resource"
-                ));
-            }
-            let issuer = strings(&metadata, "authorization_servers")
-                .into_iter()
-                .next()
-                .ok_or_else(|| {
-                    format!("the resource metadata at {place} names no authorization server")
-                })?;
-            secure("the authorization server", &issuer)?;
-            (
-                resource,
-                strings(&metadata, "scopes_supported"),
-                issuer,
-                false,
-            )
-        }
-        // The 2025-03-26 revision: the server is its own authorization server.
-        None => (server.to_owned(), Vec::new(), origin.to_owned(), true),
-    };
-    let mut metadata = None;
-    for place in metadata_places(&issuer) {
-        if let Some(found) = fetch_json(http, &place).await? {
-            let named = text(&found, "issuer").unwrap_or_default();
-            // Under the 2025-03-26 revision the server's origin is where the metadata is, not
-            // an issuer anyone named, so there is nothing to compare.
-            if !legacy && named.trim_end_matches('/') != issuer.trim_end_matches('/') {
-                return Err(format!(
-                    "the authorization server metadata at {place} is of issuer {named:?}, not {issuer:?}"
-                ));
-            }
-            metadata = Some(found);
-            break;
-        }
-    }
-    let metadata = match (metadata, legacy) {
-        (Some(found), _) => found,
-        (None, true) => serde_json::json!({
-            "authorization_endpoint": format!("{issuer}/authorize"),
-            "token_endpoint": format!("{issuer}/token"),
-            "registration_endpoint": format!("{issuer}/register"),
-            "code_challenge_methods_supported": ["S256"],
-        }),
-        (None, false) => {
-            return Err(format!(
-                "the authorization server {issuer} publishes no metadata (tried {})",
-                metadata_places(&issuer).join(", ")
-            ))
-        }
-    };
+            // The 2025-03-26 revision: the server is its own authorization server.
+            None => (server.to_owned(), Vec::new(), origin.to_owned(), true),
+        };
+    let metadata = server_metadata(http, &issuer, legacy).await?;
     let token_endpoint = text(&metadata, "token_endpoint")
         .ok_or_else(|| format!("the authorization server {issuer} names no token endpoint"))?;
     secure("the token endpoint", &token_endpoint)?;
@@ -337,6 +262,96 @@ pub async fn discover(
             .and_then(Value::as_bool)
             .unwrap_or(false),
     })
+}
+
+/// The protected resource metadata of `server` (RFC 9728) and where it was found: where the
+/// challenge names, else at the well-known places of the server's path and origin. `None` when
+/// no place has it (a server of the 2025-03-26 revision); an error when none could be reached.
+async fn resource_metadata(
+    http: &dyn Fetcher,
+    server: &str,
+    challenge: &Challenge,
+) -> Result<Option<(String, Value)>, String> {
+    let (origin, path) = split_url(server);
+    let mut places = Vec::new();
+    if let Some(named) = &challenge.resource_metadata {
+        places.push(named.clone());
+    }
+    if !path.is_empty() {
+        places.push(format!(
+            "{origin}/.well-known/oauth-protected-resource{path}"
+        ));
+    }
+    places.push(format!("{origin}/.well-known/oauth-protected-resource"));
+    let mut unreachable = Vec::new();
+    for place in &places {
+        if secure("the resource metadata", place).is_err() {
+            continue;
+        }
+        // A place that cannot be reached is passed over for the next, as a missing one is.
+        match fetch_json(http, place).await {
+            Ok(Some(found)) => return Ok(Some((place.clone(), found))),
+            Ok(None) => {}
+            Err(why) => unreachable.push(why),
+        }
+    }
+    if unreachable.is_empty() {
+        Ok(None)
+    } else {
+        Err(unreachable.join("; "))
+    }
+}
+
+/// What the resource metadata found at `place` says: the resource (which must cover
+/// `server`), its scopes, and its first authorization server (which must be secure).
+fn protected_resource(
+    place: &str,
+    metadata: &Value,
+    server: &str,
+) -> Result<(String, Vec<String>, String), String> {
+    let resource = text(metadata, "resource")
+        .ok_or_else(|| format!("the resource metadata at {place} names no \"resource\""))?;
+    if !covers(&resource, server) {
+        return Err(format!(
+            "the resource metadata at {place} is for {resource:?}, not for {server:?}: toolhost refuses to get tokens for another resource"
+        ));
+    }
+    let issuer = strings(metadata, "authorization_servers")
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("the resource metadata at {place} names no authorization server"))?;
+    secure("the authorization server", &issuer)?;
+    Ok((resource, strings(metadata, "scopes_supported"), issuer))
+}
+
+/// The authorization server's metadata (RFC 8414 or OpenID), of the issuer it names; for a
+/// server of the 2025-03-26 revision (`legacy`) without any, the default endpoints.
+async fn server_metadata(http: &dyn Fetcher, issuer: &str, legacy: bool) -> Result<Value, String> {
+    for place in metadata_places(issuer) {
+        if let Some(found) = fetch_json(http, &place).await? {
+            let named = text(&found, "issuer").unwrap_or_default();
+            // Under the 2025-03-26 revision the server's origin is where the metadata is, not
+            // an issuer anyone named, so there is nothing to compare.
+            if !legacy && named.trim_end_matches('/') != issuer.trim_end_matches('/') {
+                return Err(format!(
+                    "the authorization server metadata at {place} is of issuer {named:?}, not {issuer:?}"
+                ));
+            }
+            return Ok(found);
+        }
+    }
+    if legacy {
+        return Ok(serde_json::json!({
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "registration_endpoint": format!("{issuer}/register"),
+            "code_challenge_methods_supported": ["S256"],
+        }));
+    }
+    Err(format!(
+        "the authorization server {issuer} publishes no metadata (tried {})",
+        metadata_places(issuer).join(", ")
+    ))
 }
 
 /// The scope to ask for: the file's, else the challenge's, else the resource's list, else none.
