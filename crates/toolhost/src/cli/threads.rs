@@ -49,124 +49,133 @@ pub enum ThreadsCommand {
 
 pub fn threads(cmd: ThreadsCommand) -> ExitCode {
     match cmd {
-        ThreadsCommand::List { data, json } => {
-            let store = match open_store(&data.data) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
-            match store.threads(None) {
-                Ok(threads) if json => {
-                    let rows: Vec<serde_json::Value> = threads
-                        .iter()
-                        .map(|t| {
-                            let count = store.messages(&t.id).map(|m| m.len()).unwrap_or(0);
-                            let mut row = serde_json::to_value(t).unwrap_or_default();
-                            row["messages"] = count.into();
-                            row
-                        })
-                        .collect();
-                    output::json(&serde_json::Value::Array(rows));
-                }
-                Ok(threads) if threads.is_empty() => {
-                    outln!("no threads in {}", data.data.display())
-                }
-                Ok(threads) => {
-                    outln!(
-                        "{:36}  {:8}  {:20}  {:>8}  {:19}  LAST ACTIVE (UTC)",
-                        "THREAD",
-                        "STATUS",
-                        "AGENT",
-                        "MESSAGES",
-                        "CREATED (UTC)"
-                    );
-                    for t in threads {
-                        let count = store.messages(&t.id).map(|m| m.len()).unwrap_or(0);
-                        outln!(
-                            "{:36}  {:8}  {:20}  {count:>8}  {:19}  {}",
-                            t.id,
-                            t.status.as_str(),
-                            t.agent,
-                            to_the_second(t.created_at),
-                            to_the_second(t.updated_at),
-                        );
-                    }
-                }
-                Err(e) => {
-                    output::error("the threads could not be listed.", Some(&e));
-                    return output::exit(INVALID);
-                }
-            }
-            ExitCode::SUCCESS
-        }
+        ThreadsCommand::List { data, json } => list(&data.data, json),
         ThreadsCommand::Show {
             thread_id,
             data,
             json,
             tree,
-        } => {
-            let store = match open_store(&data.data) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
-            if tree {
-                return show_tree(store.as_ref(), &thread_id, &data.data, json);
-            }
-            let loaded = store
-                .thread(&thread_id)
-                .and_then(|t| Ok((t, store.messages(&thread_id)?, store.calls(&thread_id)?)));
-            match loaded {
-                Ok((t, messages, calls)) => {
-                    let owner = store
-                        .lease(&t.id)
-                        .ok()
-                        .flatten()
-                        .filter(|l| l.is_live(toolhost_store::now_millis()));
-                    if json {
-                        let mut record = thread_json(&t, &messages, &calls);
-                        record["pending"] = pending_json(store.as_ref(), &t.id);
-                        record["owner"] = serde_json::to_value(&owner).unwrap_or_default();
-                        output::json(&record);
-                    } else {
-                        outln!("thread {} ({}, agent {})", t.id, t.status.as_str(), t.agent);
-                        if let Some(lease) = &owner {
-                            outln!("{}", describe_owner(lease));
-                        }
-                        print_messages(&messages);
-                        print_pending(store.as_ref(), &t.id);
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
-                    missing_thread(store.as_ref(), &thread_id, &data.data)
-                }
-                Err(e) => {
-                    output::error("the thread could not be read.", Some(&e));
-                    output::exit(INVALID)
-                }
+        } => show(&thread_id, &data.data, json, tree),
+        ThreadsCommand::Stop { thread_id, data } => stop(&thread_id, &data.data),
+    }
+}
+
+/// `threads list`: every thread with its status, agent, size and times.
+fn list(data: &Path, json: bool) -> ExitCode {
+    let store = match open_store(data) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    match store.threads(None) {
+        Ok(threads) if json => {
+            let rows: Vec<serde_json::Value> = threads
+                .iter()
+                .map(|t| {
+                    let count = store.message_tally(&t.id).map(|n| n.count).unwrap_or(0);
+                    let mut row = serde_json::to_value(t).unwrap_or_default();
+                    row["messages"] = count.into();
+                    row
+                })
+                .collect();
+            output::json(&serde_json::Value::Array(rows));
+        }
+        Ok(threads) if threads.is_empty() => {
+            outln!("no threads in {}", data.display())
+        }
+        Ok(threads) => {
+            outln!(
+                "{:36}  {:8}  {:20}  {:>8}  {:19}  LAST ACTIVE (UTC)",
+                "THREAD",
+                "STATUS",
+                "AGENT",
+                "MESSAGES",
+                "CREATED (UTC)"
+            );
+            for t in threads {
+                let count = store.message_tally(&t.id).map(|n| n.count).unwrap_or(0);
+                outln!(
+                    "{:36}  {:8}  {:20}  {count:>8}  {:19}  {}",
+                    t.id,
+                    t.status.as_str(),
+                    t.agent,
+                    to_the_second(t.created_at),
+                    to_the_second(t.updated_at),
+                );
             }
         }
-        ThreadsCommand::Stop { thread_id, data } => {
-            let store = match open_store(&data.data) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
-            match store.request_stop(&thread_id) {
-                Ok(true) => {
-                    outln!("asked the run that owns thread {thread_id} to stop");
-                    ExitCode::SUCCESS
+        Err(e) => {
+            output::error("the threads could not be listed.", Some(&e));
+            return output::exit(INVALID);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `threads show THREAD`: its messages and what it waits for (`--tree`: with its descendants).
+fn show(thread_id: &str, data: &Path, json: bool, tree: bool) -> ExitCode {
+    let store = match open_store(data) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if tree {
+        return show_tree(store.as_ref(), thread_id, data, json);
+    }
+    let loaded = store
+        .thread(thread_id)
+        .and_then(|t| Ok((t, store.messages(thread_id)?, store.calls(thread_id)?)));
+    match loaded {
+        Ok((t, messages, calls)) => {
+            let owner = store
+                .lease(&t.id)
+                .ok()
+                .flatten()
+                .filter(|l| l.is_live(toolhost_store::now_millis()));
+            if json {
+                let mut record = thread_json(&t, &messages, &calls);
+                record["pending"] = pending_json(store.as_ref(), &t.id);
+                record["owner"] = serde_json::to_value(&owner).unwrap_or_default();
+                output::json(&record);
+            } else {
+                outln!("thread {} ({}, agent {})", t.id, t.status.as_str(), t.agent);
+                if let Some(lease) = &owner {
+                    outln!("{}", describe_owner(lease));
                 }
-                Ok(false) => {
-                    outln!("no run owns thread {thread_id}; nothing to stop");
-                    ExitCode::SUCCESS
-                }
-                Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
-                    missing_thread(store.as_ref(), &thread_id, &data.data)
-                }
-                Err(e) => {
-                    output::error("the stop request was not stored.", Some(&e));
-                    output::exit(INVALID)
-                }
+                print_messages(&messages);
+                print_pending(store.as_ref(), &t.id);
             }
+            ExitCode::SUCCESS
+        }
+        Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+            missing_thread(store.as_ref(), thread_id, data)
+        }
+        Err(e) => {
+            output::error("the thread could not be read.", Some(&e));
+            output::exit(INVALID)
+        }
+    }
+}
+
+/// `threads stop THREAD`: asks the run that owns it to stop.
+fn stop(thread_id: &str, data: &Path) -> ExitCode {
+    let store = match open_store(data) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    match store.request_stop(thread_id) {
+        Ok(true) => {
+            outln!("asked the run that owns thread {thread_id} to stop");
+            ExitCode::SUCCESS
+        }
+        Ok(false) => {
+            outln!("no run owns thread {thread_id}; nothing to stop");
+            ExitCode::SUCCESS
+        }
+        Err(toolhost_store::StoreError::ThreadNotFound(_)) => {
+            missing_thread(store.as_ref(), thread_id, data)
+        }
+        Err(e) => {
+            output::error("the stop request was not stored.", Some(&e));
+            output::exit(INVALID)
         }
     }
 }
