@@ -18,6 +18,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use toolhost_core::ToolSetError;
 use toolhost_runtime::engine::{fit_arguments, RunOutcome, ScratchCall, Waiting};
 use utoipa::ToSchema;
 
@@ -67,49 +68,12 @@ pub(super) async fn call(
     if let Some(agent) = &body.agent {
         caller.require_agent(agent)?;
     }
-    let agent = match body.agent {
-        Some(agent) if !offering.contains(&agent) => {
-            return Err(Problem::invalid(format!(
-                "agent \"{agent}\" does not offer tool \"{name}\" in its first prompt (the agents that do: {})",
-                list(&offering)
-            ))
-            .at("/agent"))
-        }
-        Some(agent) => agent,
-        None => offering
-            .into_iter()
-            .find(|a| caller.may_reach(a))
-            .ok_or_else(|| {
-                Problem::invalid(format!(
-                    "tool \"{name}\" cannot be called directly: a direct call runs as an agent whose first prompt offers the tool, and no agent this token reaches does"
-                ))
-            })?,
-    };
+    let agent = calling_agent(&caller, &name, body.agent, offering)?;
     let (text, field) = argument_text(body.arguments, body.argument_text)?;
     // Arguments that no repair makes fit are refused here, with nothing stored: a model would
     // be asked to call again.
     if let Err(e) = fit_arguments(&tool, &text) {
-        let listed = violations(&e);
-        let first = listed.first().cloned().unwrap_or_default();
-        let pointer = match (field, first["pointer"].as_str()) {
-            ("/arguments", Some(at)) => format!("/arguments{at}"),
-            _ => field.to_owned(),
-        };
-        let all: Vec<String> = listed
-            .iter()
-            .map(|v| {
-                let at = v["pointer"]
-                    .as_str()
-                    .filter(|p| !p.is_empty())
-                    .unwrap_or("/");
-                format!("at {at}: {}", v["message"].as_str().unwrap_or_default())
-            })
-            .collect();
-        return Err(Problem::invalid(format!(
-            "the arguments do not fit tool \"{name}\": {}",
-            all.join("; ")
-        ))
-        .at(pointer));
+        return Err(unfit(&name, field, &e));
     }
     let values = variable_values(&state.runtime(), body.variables, body.secrets)?;
     let ScratchCall {
@@ -135,22 +99,8 @@ pub(super) async fn call(
         })??;
     let mut answer = json!({"thread_id": thread_id, "call_id": call_id, "agent": agent});
     let status = match outcome {
-        RunOutcome::Paused(Waiting::Approval(request)) => {
-            answer["status"] = json!("waiting");
-            answer["waiting_for"] = json!("approval");
-            answer["approval"] = json!({
-                "tool": request.tool,
-                "decide": format!("/v1/threads/{thread_id}/approvals/{}", request.call_id),
-            });
-            StatusCode::ACCEPTED
-        }
-        RunOutcome::Paused(Waiting::Variables { request_id, names }) => {
-            answer["status"] = json!("waiting");
-            answer["waiting_for"] = json!("variables");
-            answer["variables"] = json!({
-                "names": names,
-                "give": format!("/v1/threads/{thread_id}/variables/{request_id}"),
-            });
+        RunOutcome::Paused(waiting) => {
+            waiting_answer(&mut answer, &thread_id, waiting);
             StatusCode::ACCEPTED
         }
         RunOutcome::Done(_) => {
@@ -174,6 +124,78 @@ pub(super) async fn call(
         }
     };
     Ok((status, Json(answer)))
+}
+
+/// The agent a direct call runs as: the one asked for, which must offer the tool in its first
+/// prompt, or the first offering agent the token reaches.
+fn calling_agent(
+    caller: &Caller,
+    name: &str,
+    asked: Option<String>,
+    offering: Vec<String>,
+) -> Result<String, Problem> {
+    match asked {
+        Some(agent) if !offering.contains(&agent) => Err(Problem::invalid(format!(
+            "agent \"{agent}\" does not offer tool \"{name}\" in its first prompt (the agents that do: {})",
+            list(&offering)
+        ))
+        .at("/agent")),
+        Some(agent) => Ok(agent),
+        None => offering
+            .into_iter()
+            .find(|a| caller.may_reach(a))
+            .ok_or_else(|| {
+                Problem::invalid(format!(
+                    "tool \"{name}\" cannot be called directly: a direct call runs as an agent whose first prompt offers the tool, and no agent this token reaches does"
+                ))
+            }),
+    }
+}
+
+/// The refusal of arguments that no repair makes fit: every violation, pointed at the first.
+fn unfit(name: &str, field: &str, e: &ToolSetError) -> Problem {
+    let listed = violations(e);
+    let first = listed.first().cloned().unwrap_or_default();
+    let pointer = match (field, first["pointer"].as_str()) {
+        ("/arguments", Some(at)) => format!("/arguments{at}"),
+        _ => field.to_owned(),
+    };
+    let all: Vec<String> = listed
+        .iter()
+        .map(|v| {
+            let at = v["pointer"]
+                .as_str()
+                .filter(|p| !p.is_empty())
+                .unwrap_or("/");
+            format!("at {at}: {}", v["message"].as_str().unwrap_or_default())
+        })
+        .collect();
+    Problem::invalid(format!(
+        "the arguments do not fit tool \"{name}\": {}",
+        all.join("; ")
+    ))
+    .at(pointer)
+}
+
+/// What a paused direct call answers: what it waits for, and where that is given.
+fn waiting_answer(answer: &mut Value, thread_id: &str, waiting: Waiting) {
+    answer["status"] = json!("waiting");
+    match waiting {
+        Waiting::Approval(request) => {
+            answer["waiting_for"] = json!("approval");
+            answer["approval"] = json!({
+                "tool": request.tool,
+                "decide": format!("/v1/threads/{thread_id}/approvals/{}", request.call_id),
+            });
+        }
+        Waiting::Variables { request_id, names } => {
+            answer["waiting_for"] = json!("variables");
+            answer["variables"] = json!({
+                "names": names,
+                "give": format!("/v1/threads/{thread_id}/variables/{request_id}"),
+            });
+        }
+    }
 }
 
 fn list(names: &[String]) -> String {
