@@ -24,59 +24,12 @@ const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 /// The snapshot as exposition text.
 pub(crate) fn render(s: &Snapshot) -> String {
     let mut out = String::new();
-    header(
-        &mut out,
-        "toolhost_http_requests_total",
-        "counter",
-        "HTTP requests answered, by route template, method and status class.",
-    );
-    for (key, stats) in &s.requests {
-        for (class, n) in CLASSES.iter().zip(stats.by_class) {
-            if n > 0 {
-                let labels = route_labels(key, &[("status", class)]);
-                sample(&mut out, "toolhost_http_requests_total", &labels, n as f64);
-            }
-        }
-    }
-    header(
-        &mut out,
-        "toolhost_http_request_duration_seconds",
-        "histogram",
-        "Time until an answer's head, by route template and method.",
-    );
-    for (key, stats) in &s.requests {
-        let mut cumulative = 0;
-        for (i, n) in stats.buckets.iter().enumerate() {
-            cumulative += n;
-            let le = BUCKETS.get(i).map_or("+Inf".to_owned(), |b| b.to_string());
-            let labels = route_labels(key, &[("le", &le)]);
-            sample(
-                &mut out,
-                "toolhost_http_request_duration_seconds_bucket",
-                &labels,
-                cumulative as f64,
-            );
-        }
-        let labels = route_labels(key, &[]);
-        let name = "toolhost_http_request_duration_seconds";
-        sample(&mut out, &format!("{name}_sum"), &labels, stats.seconds);
-        sample(
-            &mut out,
-            &format!("{name}_count"),
-            &labels,
-            stats.count() as f64,
-        );
-    }
-    header(
+    requests(&mut out, s);
+    single(
         &mut out,
         "toolhost_runs_started_total",
         "counter",
         "Runs of threads this server started.",
-    );
-    sample(
-        &mut out,
-        "toolhost_runs_started_total",
-        "",
         s.runs.started as f64,
     );
     header(
@@ -89,57 +42,85 @@ pub(crate) fn render(s: &Snapshot) -> String {
         let labels = format!("{{outcome=\"{}\"}}", escape(outcome));
         sample(&mut out, "toolhost_runs_ended_total", &labels, *n as f64);
     }
-    header(
+    single(
         &mut out,
         "toolhost_runs_under_way",
         "gauge",
         "Runs of threads this server has under way.",
-    );
-    sample(
-        &mut out,
-        "toolhost_runs_under_way",
-        "",
         s.runs.under_way as f64,
     );
-    header(
+    single(
         &mut out,
         "toolhost_event_streams_open",
         "gauge",
         "Server-sent event streams open now.",
-    );
-    sample(
-        &mut out,
-        "toolhost_event_streams_open",
-        "",
         s.streams_open as f64,
     );
     if let Some(stats) = s.store {
-        header(
+        single(
             &mut out,
             "toolhost_store_writes_total",
             "counter",
             "Writes the store applied (batches, thread creations, lease operations).",
-        );
-        sample(
-            &mut out,
-            "toolhost_store_writes_total",
-            "",
             stats.writes as f64,
         );
-        header(
+        single(
             &mut out,
             "toolhost_store_commits_total",
             "counter",
             "Transactions the store committed for its writes; fewer than writes when writes shared a commit.",
-        );
-        sample(
-            &mut out,
-            "toolhost_store_commits_total",
-            "",
             stats.commits as f64,
         );
     }
     out
+}
+
+/// The HTTP requests answered (by route, method and status class) and how long they took.
+fn requests(out: &mut String, s: &Snapshot) {
+    header(
+        out,
+        "toolhost_http_requests_total",
+        "counter",
+        "HTTP requests answered, by route template, method and status class.",
+    );
+    for (key, stats) in &s.requests {
+        for (class, n) in CLASSES.iter().zip(stats.by_class) {
+            if n > 0 {
+                let labels = route_labels(key, &[("status", class)]);
+                sample(out, "toolhost_http_requests_total", &labels, n as f64);
+            }
+        }
+    }
+    header(
+        out,
+        "toolhost_http_request_duration_seconds",
+        "histogram",
+        "Time until an answer's head, by route template and method.",
+    );
+    for (key, stats) in &s.requests {
+        let mut cumulative = 0;
+        for (i, n) in stats.buckets.iter().enumerate() {
+            cumulative += n;
+            let le = BUCKETS.get(i).map_or("+Inf".to_owned(), |b| b.to_string());
+            let labels = route_labels(key, &[("le", &le)]);
+            sample(
+                out,
+                "toolhost_http_request_duration_seconds_bucket",
+                &labels,
+                cumulative as f64,
+            );
+        }
+        let labels = route_labels(key, &[]);
+        let name = "toolhost_http_request_duration_seconds";
+        sample(out, &format!("{name}_sum"), &labels, stats.seconds);
+        sample(out, &format!("{name}_count"), &labels, stats.count() as f64);
+    }
+}
+
+/// A metric without labels: its header and its one sample.
+fn single(out: &mut String, name: &str, kind: &str, help: &str, value: f64) {
+    header(out, name, kind, help);
+    sample(out, name, "", value);
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
