@@ -137,38 +137,7 @@ fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
         let servers: Vec<Value> = mcp
             .servers
             .iter()
-            .map(|s| {
-                let (state, tools) = match &s.listed {
-                    Ok(tools) => (
-                        json!("connected"),
-                        tools
-                            .iter()
-                            .map(|t| {
-                                json!({
-                                    "name": toolhost_runtime::mcp::imported_name(&s.def.name, &t.name),
-                                    "description": t.description,
-                                    "annotations": t.annotations,
-                                    "approval": needs_approval(s.def.trusted, t),
-                                })
-                            })
-                            .collect(),
-                    ),
-                    Err(why) => (json!({"failed": why}), Vec::new()),
-                };
-                let refused: Vec<Value> = refused(&mcp.problems, s)
-                    .map(|p| json!({"tool": p.tool, "problem": p.message}))
-                    .collect();
-                json!({
-                    "name": s.def.name,
-                    "file": s.def.path.display().to_string(),
-                    "trusted": s.def.trusted,
-                    "oauth": oauth_state(vault.as_deref(), &s.def).map(|o| o.json),
-                    "state": state,
-                    "tools": tools,
-                    "refused": refused,
-                    "log": s.log,
-                })
-            })
+            .map(|s| server_json(s, &mcp.problems, vault.as_deref()))
             .collect();
         let problems: Vec<Value> = file_problems
             .iter()
@@ -180,51 +149,7 @@ fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
             outln!("no MCP servers in {}", dir.join("agents/mcp").display());
         }
         for s in &mcp.servers {
-            let trust = if s.def.trusted { ", trusted" } else { "" };
-            match &s.listed {
-                Ok(tools) => {
-                    outln!(
-                        "{} ({}{trust}): connected, {} tools",
-                        s.def.name,
-                        s.def.path.display(),
-                        tools.len()
-                    );
-                    for t in tools {
-                        let approval = if needs_approval(s.def.trusted, t) {
-                            "needs approval"
-                        } else {
-                            "no approval"
-                        };
-                        outln!(
-                            "  {}  [{approval}]  {}",
-                            toolhost_runtime::mcp::imported_name(&s.def.name, &t.name),
-                            t.description
-                                .as_deref()
-                                .unwrap_or("")
-                                .lines()
-                                .next()
-                                .unwrap_or("")
-                        );
-                    }
-                }
-                Err(why) => outln!(
-                    "{} ({}{trust}): not usable: {why}",
-                    s.def.name,
-                    s.def.path.display()
-                ),
-            }
-            if let Some(oauth) = oauth_state(vault.as_deref(), &s.def) {
-                outln!("  OAuth: {}", oauth.said);
-            }
-            for p in refused(&mcp.problems, s) {
-                outln!("  {}  [not imported]  {}", p.tool, p.message);
-            }
-            if !s.log.is_empty() {
-                outln!("  last words on standard error:");
-                for line in &s.log {
-                    outln!("    {line}");
-                }
-            }
+            print_server(s, &mcp.problems, vault.as_deref());
         }
         for p in &file_problems {
             output::error(
@@ -237,6 +162,98 @@ fn list(dir: &Path, as_json: bool, data: Option<PathBuf>) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         output::exit(BAD_INPUT)
+    }
+}
+
+/// One server of `toolhost mcp list --json`: its file, state, tools (or why it has none),
+/// the tools refused, its OAuth state and its last words.
+fn server_json(
+    s: &toolhost_runtime::mcp::ServerStatus,
+    problems: &[toolhost_runtime::project::FileProblem],
+    vault: Option<&toolhost_runtime::mcp::Vault>,
+) -> Value {
+    let (state, tools) = match &s.listed {
+        Ok(tools) => (
+            json!("connected"),
+            tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": toolhost_runtime::mcp::imported_name(&s.def.name, &t.name),
+                        "description": t.description,
+                        "annotations": t.annotations,
+                        "approval": needs_approval(s.def.trusted, t),
+                    })
+                })
+                .collect(),
+        ),
+        Err(why) => (json!({"failed": why}), Vec::new()),
+    };
+    let refused: Vec<Value> = refused(problems, s)
+        .map(|p| json!({"tool": p.tool, "problem": p.message}))
+        .collect();
+    json!({
+        "name": s.def.name,
+        "file": s.def.path.display().to_string(),
+        "trusted": s.def.trusted,
+        "oauth": oauth_state(vault, &s.def).map(|o| o.json),
+        "state": state,
+        "tools": tools,
+        "refused": refused,
+        "log": s.log,
+    })
+}
+
+/// One server of `toolhost mcp list`, as lines.
+fn print_server(
+    s: &toolhost_runtime::mcp::ServerStatus,
+    problems: &[toolhost_runtime::project::FileProblem],
+    vault: Option<&toolhost_runtime::mcp::Vault>,
+) {
+    let trust = if s.def.trusted { ", trusted" } else { "" };
+    match &s.listed {
+        Ok(tools) => {
+            outln!(
+                "{} ({}{trust}): connected, {} tools",
+                s.def.name,
+                s.def.path.display(),
+                tools.len()
+            );
+            for t in tools {
+                let approval = if needs_approval(s.def.trusted, t) {
+                    "needs approval"
+                } else {
+                    "no approval"
+                };
+                outln!(
+                    "  {}  [{approval}]  {}",
+                    toolhost_runtime::mcp::imported_name(&s.def.name, &t.name),
+                    t.description
+                        .as_deref()
+                        .unwrap_or("")
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                );
+            }
+        }
+        Err(why) => outln!(
+            "{} ({}{trust}): not usable: {why}",
+            s.def.name,
+            s.def.path.display()
+        ),
+    }
+    if let Some(oauth) = oauth_state(vault, &s.def) {
+        outln!("  OAuth: {}", oauth.said);
+    }
+    for p in refused(problems, s) {
+        outln!("  {}  [not imported]  {}", p.tool, p.message);
+    }
+    if !s.log.is_empty() {
+        outln!("  last words on standard error:");
+        for line in &s.log {
+            outln!("    {line}");
+        }
     }
 }
 
