@@ -101,55 +101,67 @@ pub(super) fn strict_node(
         || map.contains_key("properties")
         || map.contains_key("additionalProperties");
     if is_object {
-        if map
-            .get("additionalProperties")
-            .is_some_and(Value::is_object)
-        {
-            return Err(Dropped {
-                pointer: ptr.to_owned(),
-                what: "a record (free keys) cannot be expressed in strict mode".to_owned(),
-            });
-        }
-        if map.get("additionalProperties") != Some(&Value::Bool(false)) {
-            note(
-                dropped,
-                ptr,
-                "closed: undeclared properties are not offered to the model",
-            );
-        }
-        let required: Vec<&str> = map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let mut props = Map::new();
-        if let Some(declared) = map.get("properties").and_then(Value::as_object) {
-            for (name, schema) in declared {
-                let at = format!("{ptr}/properties/{name}");
-                let mut lowered = strict_node(schema, &at, dropped)?;
-                if !required.contains(&name.as_str()) {
-                    if accepts_null(&lowered) {
-                        note(dropped, &at, "optional property sent as required: the model must give it (null is a value here, so its absence cannot be expressed)");
-                    } else {
-                        lowered = make_nullable(lowered);
-                        note(
-                            dropped,
-                            &at,
-                            "optional property sent as required and nullable (null means absent)",
-                        );
-                    }
-                }
-                props.insert(name.clone(), lowered);
-            }
-        }
-        out.insert(
-            "required".into(),
-            Value::Array(props.keys().cloned().map(Value::from).collect()),
-        );
-        out.insert("properties".into(), Value::Object(props));
-        out.insert("additionalProperties".into(), Value::Bool(false));
+        strict_object(map, ptr, dropped, &mut out)?;
     }
     Ok(Value::Object(out))
+}
+
+/// An object in strict mode: closed, every property required, an optional one made nullable
+/// (so that `null` says it is absent); a record cannot be expressed.
+fn strict_object(
+    map: &Map<String, Value>,
+    ptr: &str,
+    dropped: &mut Vec<Dropped>,
+    out: &mut Map<String, Value>,
+) -> Result<(), Dropped> {
+    if map
+        .get("additionalProperties")
+        .is_some_and(Value::is_object)
+    {
+        return Err(Dropped {
+            pointer: ptr.to_owned(),
+            what: "a record (free keys) cannot be expressed in strict mode".to_owned(),
+        });
+    }
+    if map.get("additionalProperties") != Some(&Value::Bool(false)) {
+        note(
+            dropped,
+            ptr,
+            "closed: undeclared properties are not offered to the model",
+        );
+    }
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut props = Map::new();
+    if let Some(declared) = map.get("properties").and_then(Value::as_object) {
+        for (name, schema) in declared {
+            let at = format!("{ptr}/properties/{name}");
+            let mut lowered = strict_node(schema, &at, dropped)?;
+            if !required.contains(&name.as_str()) {
+                if accepts_null(&lowered) {
+                    note(dropped, &at, "optional property sent as required: the model must give it (null is a value here, so its absence cannot be expressed)");
+                } else {
+                    lowered = make_nullable(lowered);
+                    note(
+                        dropped,
+                        &at,
+                        "optional property sent as required and nullable (null means absent)",
+                    );
+                }
+            }
+            props.insert(name.clone(), lowered);
+        }
+    }
+    out.insert(
+        "required".into(),
+        Value::Array(props.keys().cloned().map(Value::from).collect()),
+    );
+    out.insert("properties".into(), Value::Object(props));
+    out.insert("additionalProperties".into(), Value::Bool(false));
+    Ok(())
 }
 
 fn make_nullable(node: Value) -> Value {
