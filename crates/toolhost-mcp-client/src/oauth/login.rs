@@ -233,30 +233,8 @@ async fn probe(
     headers: &[(String, String)],
     name: &str,
 ) -> Result<super::discovery::Challenge, String> {
-    let mut sent = vec![
-        ("content-type".to_owned(), "application/json".to_owned()),
-        (
-            "accept".to_owned(),
-            "application/json, text/event-stream".to_owned(),
-        ),
-    ];
-    for (header, value) in headers {
-        // A header whose variable is missing is left out: it is likely the token to be had.
-        if let Ok(value) = fill(value, &|n| std::env::var(n).ok()) {
-            sent.push((header.clone(), value));
-        }
-    }
-    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}});
-    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-    // A server of the stateless 2026-07-28 protocol knows no `initialize`: the same list the
-    // way it takes it, versions and capabilities in `_meta`.
-    let stateless_list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
-        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                             "io.modelcontextprotocol/clientCapabilities": {},
-                             "io.modelcontextprotocol/clientInfo":
-                                 {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}}});
+    let mut sent = probe_headers(headers);
+    let [initialize, list, stateless_list] = probe_messages();
     let mut session = None;
     let mut outcome = Err(format!(
         "MCP server \"{name}\" let toolhost in and list its tools without a token: it needs no login"
@@ -334,6 +312,41 @@ async fn probe(
             .await;
     }
     outcome
+}
+
+/// The headers of a probe: JSON in, JSON or events out, and the server's headers whose
+/// variables are set (one whose variable is missing is likely the token to be had).
+fn probe_headers(headers: &[(String, String)]) -> Vec<(String, String)> {
+    let mut sent = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        (
+            "accept".to_owned(),
+            "application/json, text/event-stream".to_owned(),
+        ),
+    ];
+    for (header, value) in headers {
+        // A header whose variable is missing is left out: it is likely the token to be had.
+        if let Ok(value) = fill(value, &|n| std::env::var(n).ok()) {
+            sent.push((header.clone(), value));
+        }
+    }
+    sent
+}
+
+/// What a probe sends: `initialize` and `tools/list` of a session, and `tools/list` the way a
+/// server of the stateless 2026-07-28 protocol takes it (no `initialize`; versions and
+/// capabilities in `_meta`).
+fn probe_messages() -> [serde_json::Value; 3] {
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}});
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let stateless_list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {},
+                             "io.modelcontextprotocol/clientInfo":
+                                 {"name": "toolhost", "version": env!("CARGO_PKG_VERSION")}}}});
+    [initialize, list, stateless_list]
 }
 
 /// How long one connection to the loopback port may take to send its request.
