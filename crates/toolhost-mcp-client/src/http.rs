@@ -45,8 +45,8 @@ pub struct FetcherClient {
 
 type Failure = StreamableHttpError<HttpExchangeError>;
 
-fn failed(why: String) -> Failure {
-    StreamableHttpError::Client(HttpExchangeError(why))
+fn failed(why: impl std::fmt::Display) -> Failure {
+    StreamableHttpError::Client(HttpExchangeError(why.to_string()))
 }
 
 fn header<'a>(answer: &'a OpenResponse, name: &str) -> Option<&'a str> {

@@ -16,10 +16,11 @@ use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 use std::collections::VecDeque;
 use tokio::sync::mpsc::Receiver;
+use toolhost_providers::fetch::FetchError;
 use toolhost_providers::sse::{Overflow, SseEvent, SseItem, SseParser};
 
 /// The pieces of an answer's body, as the fetcher gives them.
-type Body = Receiver<Result<Vec<u8>, String>>;
+type Body = Receiver<Result<Vec<u8>, FetchError>>;
 
 /// The answer's body as a stream of server-sent events. `waiting` is the request the stream
 /// answers (a POST's), to which an unreadable event that names no id is attributed; `None`
@@ -122,7 +123,7 @@ impl EventReader {
                 },
                 Some(Err(why)) => {
                     self.ended = true;
-                    return Some(Err(SseError::Body(why.into())));
+                    return Some(Err(SseError::Body(Box::new(why))));
                 }
                 None => {
                     self.ended = true;

@@ -36,8 +36,42 @@ pub struct FetchResponse {
     pub body: Vec<u8>,
 }
 
-/// What a fetch returns: the answer, or why there is none, in one sentence.
-pub type FetchFuture<'a> = Pin<Box<dyn Future<Output = Result<FetchResponse, String>> + Send + 'a>>;
+/// Why a request got no answer, or not all of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchError {
+    /// The fetcher could not be set up (its TLS settings, an authority to trust).
+    Setup(String),
+    /// The request is not one HTTP can carry: its method, a header's name or value.
+    BadRequest(String),
+    /// Nothing arrived within the time allowed.
+    Timeout(std::time::Duration),
+    /// The connection failed, was refused or reset, or the body was cut.
+    Connection(String),
+    /// The body passed the limit of this many bytes; it is not read on.
+    TooLarge(usize),
+    /// This fetcher cannot do what was asked (stream an answer, say).
+    Unsupported(String),
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Setup(why) | FetchError::BadRequest(why) => f.write_str(why),
+            FetchError::Timeout(d) => write!(f, "no answer within {:.1} s", d.as_secs_f64()),
+            FetchError::Connection(reason) => write!(f, "connection failed: {reason}"),
+            FetchError::TooLarge(limit) => {
+                write!(f, "the answer's body passed the limit of {limit} bytes")
+            }
+            FetchError::Unsupported(what) => write!(f, "this HTTP client cannot {what}"),
+        }
+    }
+}
+
+impl std::error::Error for FetchError {}
+
+/// What a fetch returns: the answer, or why there is none.
+pub type FetchFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<FetchResponse, FetchError>> + Send + 'a>>;
 
 /// One answer whose body arrives piece by piece.
 #[derive(Debug)]
@@ -48,11 +82,12 @@ pub struct OpenResponse {
     pub headers: Vec<(String, String)>,
     /// The body's pieces as they arrive; an `Err` says why it was cut, the channel's end is
     /// the body's.
-    pub body: tokio::sync::mpsc::Receiver<Result<Vec<u8>, String>>,
+    pub body: tokio::sync::mpsc::Receiver<Result<Vec<u8>, FetchError>>,
 }
 
 /// What an open returns: the answer's head with its body to come, or why there is none.
-pub type OpenFuture<'a> = Pin<Box<dyn Future<Output = Result<OpenResponse, String>> + Send + 'a>>;
+pub type OpenFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<OpenResponse, FetchError>> + Send + 'a>>;
 
 /// Something that carries out HTTP requests.
 pub trait Fetcher: Send + Sync {
@@ -64,7 +99,7 @@ pub trait Fetcher: Send + Sync {
     /// caller decides). Not every fetcher can: the default says so.
     fn open(&self, request: FetchRequest) -> OpenFuture<'_> {
         let _ = request;
-        Box::pin(async { Err("this HTTP client cannot stream an answer".to_owned()) })
+        Box::pin(async { Err(FetchError::Unsupported("stream an answer".to_owned())) })
     }
 }
 
@@ -73,9 +108,12 @@ pub use http::HttpFetcher;
 
 #[cfg(feature = "http")]
 mod http {
-    use super::{FetchFuture, FetchRequest, FetchResponse, Fetcher, OpenFuture, OpenResponse};
+    use super::{
+        FetchError, FetchFuture, FetchRequest, FetchResponse, Fetcher, OpenFuture, OpenResponse,
+    };
     use crate::network::Network;
     use crate::reach::Reach;
+    use crate::transport::TransportError;
     use crate::transport::{read_body, Transport};
     use bytes::Bytes;
     use hyper::header::{HeaderName, HeaderValue};
@@ -97,7 +135,7 @@ mod http {
             network: &Network,
             timeout: Duration,
             max_body_bytes: usize,
-        ) -> Result<Self, String> {
+        ) -> Result<Self, FetchError> {
             Self::reaching(network, timeout, max_body_bytes, Reach::Any)
         }
 
@@ -108,7 +146,7 @@ mod http {
             network: &Network,
             timeout: Duration,
             max_body_bytes: usize,
-        ) -> Result<Self, String> {
+        ) -> Result<Self, FetchError> {
             Self::reaching(network, timeout, max_body_bytes, Reach::PublicOnly)
         }
 
@@ -117,9 +155,9 @@ mod http {
             timeout: Duration,
             max_body_bytes: usize,
             reach: Reach,
-        ) -> Result<Self, String> {
+        ) -> Result<Self, FetchError> {
             Ok(HttpFetcher {
-                transport: Transport::new(timeout, network, reach)?,
+                transport: Transport::new(timeout, network, reach).map_err(FetchError::Setup)?,
                 timeout,
                 max_body_bytes,
             })
@@ -131,22 +169,33 @@ mod http {
         async fn head(
             &self,
             request: FetchRequest,
-        ) -> Result<hyper::Response<hyper::body::Incoming>, String> {
+        ) -> Result<hyper::Response<hyper::body::Incoming>, FetchError> {
+            let bad = FetchError::BadRequest;
             let method = hyper::Method::from_bytes(request.method.as_bytes())
-                .map_err(|_| format!("\"{}\" is not an HTTP method", request.method))?;
+                .map_err(|_| bad(format!("\"{}\" is not an HTTP method", request.method)))?;
             let mut headers = Vec::with_capacity(request.headers.len());
             for (name, value) in &request.headers {
                 let name = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("\"{name}\" is not a header name"))?;
+                    .map_err(|_| bad(format!("\"{name}\" is not a header name")))?;
                 let value = HeaderValue::from_str(value)
-                    .map_err(|_| format!("the value of header {name} is not valid"))?;
+                    .map_err(|_| bad(format!("the value of header {name} is not valid")))?;
                 headers.push((name, value));
             }
             let body = Bytes::from(request.body.unwrap_or_default());
             self.transport
                 .send(method, &request.url, &headers, body, self.timeout)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(FetchError::from)
+        }
+    }
+
+    impl From<TransportError> for FetchError {
+        fn from(e: TransportError) -> Self {
+            match e {
+                TransportError::Timeout(d) => FetchError::Timeout(d),
+                TransportError::Connection(why) => FetchError::Connection(why),
+                TransportError::TooLarge(limit) => FetchError::TooLarge(limit),
+            }
         }
     }
 
@@ -181,7 +230,7 @@ mod http {
                                 // Trailers carry no body.
                                 Err(_) => continue,
                             },
-                            Err(e) => Err(format!("the body was cut: {e}")),
+                            Err(e) => Err(FetchError::Connection(format!("the body was cut: {e}"))),
                         };
                         let failed = piece.is_err();
                         // The reader went away: nobody wants the rest.
@@ -205,7 +254,7 @@ mod http {
                 let headers = header_list(&response);
                 let body = read_body(response.into_body(), self.timeout, self.max_body_bytes)
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(FetchError::from)?;
                 Ok(FetchResponse {
                     status: status.as_u16(),
                     status_text: status.canonical_reason().unwrap_or_default().to_owned(),

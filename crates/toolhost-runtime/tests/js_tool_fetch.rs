@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use toolhost_providers::fetch::HttpFetcher;
+use toolhost_providers::fetch::{FetchError, HttpFetcher};
 use toolhost_providers::Network;
 use toolhost_runtime::engine::Runtime;
 use toolhost_store::{Role, SqliteStore, Store};
@@ -104,7 +104,7 @@ async fn results(root: &Path, allowed: Option<Vec<String>>) -> Vec<String> {
 async fn results_with(
     root: &Path,
     allowed: Option<Vec<String>>,
-    make: fn(&Network, Duration, usize) -> Result<HttpFetcher, String>,
+    make: fn(&Network, Duration, usize) -> Result<HttpFetcher, FetchError>,
 ) -> Vec<String> {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("t.db")).unwrap());
     let mut rt = Runtime::load(root, store.clone()).await.unwrap();

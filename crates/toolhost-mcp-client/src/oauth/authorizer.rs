@@ -398,14 +398,19 @@ pub(crate) fn check_pinned(def: &OAuthDef, found: &Discovered) -> Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolhost_providers::fetch::{FetchFuture, FetchRequest};
+    use toolhost_providers::fetch::{FetchError, FetchFuture, FetchRequest};
     use toolhost_store::secrets::SecretKey;
 
     struct NoNetwork;
 
     impl Fetcher for NoNetwork {
         fn fetch(&self, request: FetchRequest) -> FetchFuture<'_> {
-            Box::pin(async move { Err(format!("no network for {}", request.url)) })
+            Box::pin(async move {
+                Err(FetchError::Connection(format!(
+                    "no network for {}",
+                    request.url
+                )))
+            })
         }
     }
 

@@ -121,7 +121,11 @@ mod tests {
     struct Never;
     impl Fetcher for Never {
         fn fetch(&self, _: FetchRequest) -> FetchFuture<'_> {
-            Box::pin(async { Err("not here".to_owned()) })
+            Box::pin(async {
+                Err(toolhost_providers::fetch::FetchError::Connection(
+                    "not here".to_owned(),
+                ))
+            })
         }
     }
 

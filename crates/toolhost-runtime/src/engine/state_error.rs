@@ -44,9 +44,9 @@ pub enum StateError {
         /// The hosts the project allows, listed (`none` when it allows none).
         allowed: String,
     },
-    /// The request went out and failed (the HTTP client's words).
+    /// The request went out and failed.
     #[error("fetch: {0}")]
-    Fetch(String),
+    Fetch(#[from] toolhost_providers::fetch::FetchError),
     /// Nobody can answer a question of this kind while this call runs.
     #[error("{}", nobody_answers(*.0))]
     NobodyAnswers(AskKind),

@@ -1,11 +1,16 @@
 use super::*;
-use toolhost_providers::fetch::FetchFuture;
+use toolhost_providers::fetch::{FetchError, FetchFuture};
 
 struct NoNetwork;
 
 impl Fetcher for NoNetwork {
     fn fetch(&self, request: FetchRequest) -> FetchFuture<'_> {
-        Box::pin(async move { Err(format!("no network for {}", request.url)) })
+        Box::pin(async move {
+            Err(FetchError::Connection(format!(
+                "no network for {}",
+                request.url
+            )))
+        })
     }
 }
 
@@ -138,7 +143,7 @@ async fn a_failed_fetch_of_the_keys_is_not_tried_again_before_the_floor() {
     impl Fetcher for Counting {
         fn fetch(&self, request: FetchRequest) -> FetchFuture<'_> {
             self.0.fetch_add(1, Ordering::SeqCst);
-            Box::pin(async move { Err(format!("down: {}", request.url)) })
+            Box::pin(async move { Err(FetchError::Connection(format!("down: {}", request.url))) })
         }
     }
     let counting = Arc::new(Counting(AtomicUsize::new(0)));

@@ -111,6 +111,7 @@ pub(super) fn mcp_http() -> Result<Arc<dyn toolhost_providers::fetch::Fetcher>, 
                 MCP_HTTP_TIMEOUT,
                 MCP_HTTP_MAX_BODY,
             )
+            .map_err(|e| e.to_string())
         })
         .map(|http| Arc::new(http) as Arc<dyn toolhost_providers::fetch::Fetcher>)
         .map_err(|e| {
@@ -232,6 +233,7 @@ fn apply_fetch(
         .map_err(|e| e.to_string())
         .and_then(|network| {
             toolhost_providers::fetch::HttpFetcher::public_only(&network, timeout, max)
+                .map_err(|e| e.to_string())
         });
     match fetcher {
         Ok(fetcher) => {

@@ -232,7 +232,8 @@ fn oauth_settings(
 ) -> Result<toolhost_server::OAuthSettings, String> {
     let network = toolhost_providers::Network::from_env().map_err(|e| e.to_string())?;
     let fetcher =
-        toolhost_providers::fetch::HttpFetcher::new(&network, Duration::from_secs(10), 1 << 20)?;
+        toolhost_providers::fetch::HttpFetcher::new(&network, Duration::from_secs(10), 1 << 20)
+            .map_err(|e| e.to_string())?;
     let mut settings =
         toolhost_server::OAuthSettings::new(&table.issuer, &table.resource, Arc::new(fetcher));
     settings.jwks_uri = table.jwks_uri.clone();
