@@ -3,7 +3,7 @@
 
 use super::discovery::{chosen_scope, covers, discover, parse_challenge, Challenge, Discovered};
 use super::token::{self, Asked};
-use super::vault::{Kept, Vault};
+use super::vault::{Kept, Vault, VaultError};
 use super::{now_ms, Client, Grant, GrantType, OAuthDef};
 use crate::server_def::fill;
 use std::sync::Arc;
@@ -134,7 +134,7 @@ impl Authorizer {
         let server = self.server.clone();
         let loaded = tokio::task::spawn_blocking(move || vault.load(&server))
             .await
-            .unwrap_or_else(|e| Err(format!("the vault could not be read: {e}")));
+            .unwrap_or_else(|e| Err(VaultError::Open(format!("the read failed: {e}"))));
         match loaded {
             Ok(Some(kept)) if self.is_mine(&kept.grant) => Some(kept),
             Ok(_) => None,
@@ -354,8 +354,8 @@ impl Authorizer {
         let (server, kept, expected) = (self.server.clone(), grant.clone(), held.version);
         let saved = tokio::task::spawn_blocking(move || vault.save(&server, &kept, expected))
             .await
-            .unwrap_or_else(|e| Err(format!("the vault could not be written: {e}")));
-        if let Some(version) = saved? {
+            .unwrap_or_else(|e| Err(VaultError::Open(format!("the write failed: {e}"))));
+        if let Some(version) = saved.map_err(|e| e.to_string())? {
             held.grant = Some(grant);
             held.version = Some(version);
             return Ok(());

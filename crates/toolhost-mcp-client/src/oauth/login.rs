@@ -107,7 +107,9 @@ pub async fn start(
         )
         .await?;
         let grant = token::grant_of(GrantType::ClientCredentials, &found, client, tokens, scope);
-        vault.replace(&def.name, &grant)?;
+        vault
+            .replace(&def.name, &grant)
+            .map_err(|e| e.to_string())?;
         return Ok(Started::Granted(Box::new(grant)));
     }
     if !found
@@ -195,7 +197,9 @@ pub async fn finish(
         tokens,
         pending.scope,
     );
-    vault.replace(&pending.server, &grant)?;
+    vault
+        .replace(&pending.server, &grant)
+        .map_err(|e| e.to_string())?;
     Ok(grant)
 }
 

@@ -6,6 +6,42 @@ use std::sync::Arc;
 use toolhost_store::secrets::SecretKey;
 use toolhost_store::Store;
 
+/// Why a grant could not be read or kept.
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    /// The store or the key the grants are kept with could not be opened (or created).
+    #[error("the vault of MCP authorizations cannot be opened: {0}")]
+    Open(String),
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] toolhost_store::StoreError),
+    /// The kept grant is sealed with another key than the data folder's.
+    #[error("the kept authorization of MCP server \"{server}\" cannot be opened with this data folder's key; log in again")]
+    WrongKey {
+        /// The server whose grant it is.
+        server: String,
+    },
+    /// The kept grant does not read as a grant.
+    #[error(
+        "the kept authorization of MCP server \"{server}\" is damaged ({reason}); log in again"
+    )]
+    Damaged {
+        /// The server whose grant it is.
+        server: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The grant could not be sealed.
+    #[error("the authorization could not be sealed: {0}")]
+    Seal(String),
+    /// Other processes kept writing the grant while this one tried to replace it.
+    #[error("the authorization of MCP server \"{server}\" kept changing under the write")]
+    Contended {
+        /// The server whose grant it is.
+        server: String,
+    },
+}
+
 /// The sealed grants of one project's MCP servers.
 pub struct Vault {
     opened: std::sync::OnceLock<(Arc<dyn Store>, SecretKey)>,
@@ -14,7 +50,7 @@ pub struct Vault {
 }
 
 /// Opens the store and the key a deferred vault keeps grants in.
-type Opener = dyn Fn() -> Result<(Arc<dyn Store>, SecretKey), String> + Send + Sync;
+type Opener = dyn Fn() -> Result<(Arc<dyn Store>, SecretKey), VaultError> + Send + Sync;
 
 impl std::fmt::Debug for Vault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -46,7 +82,7 @@ impl Vault {
         let _ = opened.set((store, key));
         Vault {
             opened,
-            open: Box::new(|| Err("the vault is open".to_owned())),
+            open: Box::new(|| Err(VaultError::Open("it is open already".to_owned()))),
             exists: Box::new(|| true),
         }
     }
@@ -60,13 +96,13 @@ impl Vault {
     ) -> Self {
         Vault {
             opened: std::sync::OnceLock::new(),
-            open: Box::new(open),
+            open: Box::new(move || open().map_err(VaultError::Open)),
             exists: Box::new(exists),
         }
     }
 
     /// The store and key, opened (and created) now if need be.
-    fn opened(&self) -> Result<&(Arc<dyn Store>, SecretKey), String> {
+    fn opened(&self) -> Result<&(Arc<dyn Store>, SecretKey), VaultError> {
         if let Some(opened) = self.opened.get() {
             return Ok(opened);
         }
@@ -75,22 +111,23 @@ impl Vault {
     }
 
     /// The grant of `server`, if one is kept; an unreadable one is an error that says so.
-    pub fn load(&self, server: &str) -> Result<Option<Kept>, String> {
+    pub fn load(&self, server: &str) -> Result<Option<Kept>, VaultError> {
         if self.opened.get().is_none() && !(self.exists)() {
             return Ok(None);
         }
         let (store, key) = self.opened()?;
         let name = credential(server);
-        let Some(stored) = store.credential(&name).map_err(|e| e.to_string())? else {
+        let Some(stored) = store.credential(&name)? else {
             return Ok(None);
         };
         let text = key
             .open(CONTEXT, &name, &stored.value)
-            .map_err(|_| format!("the kept authorization of MCP server \"{server}\" cannot be opened with this data folder's key; log in again"))?;
-        let grant: Grant = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "the kept authorization of MCP server \"{server}\" is damaged ({e}); log in again"
-            )
+            .map_err(|_| VaultError::WrongKey {
+                server: server.to_owned(),
+            })?;
+        let grant: Grant = serde_json::from_str(&text).map_err(|e| VaultError::Damaged {
+            server: server.to_owned(),
+            reason: e.to_string(),
         })?;
         Ok(Some(Kept {
             grant,
@@ -105,39 +142,35 @@ impl Vault {
         server: &str,
         grant: &Grant,
         expected: Option<i64>,
-    ) -> Result<Option<i64>, String> {
+    ) -> Result<Option<i64>, VaultError> {
         let (store, key) = self.opened()?;
         let name = credential(server);
-        let text = serde_json::to_string(grant).map_err(|e| e.to_string())?;
-        let sealed = key.seal(CONTEXT, &name, &text).map_err(|e| e.to_string())?;
-        store
-            .put_credential(&name, &sealed, expected)
-            .map_err(|e| e.to_string())
+        let text = serde_json::to_string(grant).map_err(|e| VaultError::Seal(e.to_string()))?;
+        let sealed = key
+            .seal(CONTEXT, &name, &text)
+            .map_err(|e| VaultError::Seal(e.to_string()))?;
+        Ok(store.put_credential(&name, &sealed, expected)?)
     }
 
     /// Keeps `grant` for `server` whatever was kept before (a person just logged in).
-    pub fn replace(&self, server: &str, grant: &Grant) -> Result<(), String> {
+    pub fn replace(&self, server: &str, grant: &Grant) -> Result<(), VaultError> {
         for _ in 0..8 {
             let expected = self
                 .opened()?
                 .0
-                .credential(&credential(server))
-                .map_err(|e| e.to_string())?
+                .credential(&credential(server))?
                 .map(|stored| stored.version);
             if self.save(server, grant, expected)?.is_some() {
                 return Ok(());
             }
         }
-        Err(format!(
-            "the authorization of MCP server \"{server}\" kept changing under the write"
-        ))
+        Err(VaultError::Contended {
+            server: server.to_owned(),
+        })
     }
 
     /// Forgets the grant of `server`; `false` when there was none.
-    pub fn forget(&self, server: &str) -> Result<bool, String> {
-        self.opened()?
-            .0
-            .delete_credential(&credential(server))
-            .map_err(|e| e.to_string())
+    pub fn forget(&self, server: &str) -> Result<bool, VaultError> {
+        Ok(self.opened()?.0.delete_credential(&credential(server))?)
     }
 }
