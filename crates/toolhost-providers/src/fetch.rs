@@ -45,8 +45,10 @@ pub enum FetchError {
     BadRequest(String),
     /// Nothing arrived within the time allowed.
     Timeout(std::time::Duration),
-    /// The connection failed, was refused or reset, or the body was cut.
+    /// The connection failed, or was refused or reset.
     Connection(String),
+    /// The answer's body was cut before its end.
+    BodyCut(String),
     /// The body passed the limit of this many bytes; it is not read on.
     TooLarge(usize),
     /// This fetcher cannot do what was asked (stream an answer, say).
@@ -59,6 +61,7 @@ impl std::fmt::Display for FetchError {
             FetchError::Setup(why) | FetchError::BadRequest(why) => f.write_str(why),
             FetchError::Timeout(d) => write!(f, "no answer within {:.1} s", d.as_secs_f64()),
             FetchError::Connection(reason) => write!(f, "connection failed: {reason}"),
+            FetchError::BodyCut(reason) => write!(f, "the body was cut: {reason}"),
             FetchError::TooLarge(limit) => {
                 write!(f, "the answer's body passed the limit of {limit} bytes")
             }
@@ -230,7 +233,7 @@ mod http {
                                 // Trailers carry no body.
                                 Err(_) => continue,
                             },
-                            Err(e) => Err(FetchError::Connection(format!("the body was cut: {e}"))),
+                            Err(e) => Err(FetchError::BodyCut(e.to_string())),
                         };
                         let failed = piece.is_err();
                         // The reader went away: nobody wants the rest.

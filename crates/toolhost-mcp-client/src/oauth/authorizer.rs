@@ -134,7 +134,7 @@ impl Authorizer {
         let server = self.server.clone();
         let loaded = tokio::task::spawn_blocking(move || vault.load(&server))
             .await
-            .unwrap_or_else(|e| Err(VaultError::Open(format!("the read failed: {e}"))));
+            .unwrap_or_else(|e| Err(VaultError::Interrupted(e.to_string())));
         match loaded {
             Ok(Some(kept)) if self.is_mine(&kept.grant) => Some(kept),
             Ok(_) => None,
@@ -354,7 +354,7 @@ impl Authorizer {
         let (server, kept, expected) = (self.server.clone(), grant.clone(), held.version);
         let saved = tokio::task::spawn_blocking(move || vault.save(&server, &kept, expected))
             .await
-            .unwrap_or_else(|e| Err(VaultError::Open(format!("the write failed: {e}"))));
+            .unwrap_or_else(|e| Err(VaultError::Interrupted(e.to_string())));
         if let Some(version) = saved.map_err(|e| e.to_string())? {
             held.grant = Some(grant);
             held.version = Some(version);

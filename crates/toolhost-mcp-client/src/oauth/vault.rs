@@ -34,6 +34,9 @@ pub enum VaultError {
     /// The grant could not be sealed.
     #[error("the authorization could not be sealed: {0}")]
     Seal(String),
+    /// The work on the vault stopped before its end (its task panicked or was cancelled).
+    #[error("the work on the vault of MCP authorizations stopped: {0}")]
+    Interrupted(String),
     /// Other processes kept writing the grant while this one tried to replace it.
     #[error("the authorization of MCP server \"{server}\" kept changing under the write")]
     Contended {

@@ -7,9 +7,10 @@
 //! it holds, and checked against the store's [`MessageTally`] (how many messages, the sum of
 //! their positions): a message removed, or one stored by another process that was missed, makes
 //! the tally differ, and the thread is read whole instead. What is kept is given back after a
-//! run that ended well; a run that failed gives nothing back. At most [`MAX_KEPT`] threads and
-//! [`MAX_KEPT_MESSAGES`] messages in all are kept; one more pushes out those given back
-//! longest ago.
+//! run that ended well; a run that failed gives nothing back. A caller that only reads a thread
+//! (`Runtime::read_history`) reads through a kept history and gives it back, and keeps none it
+//! did not find. At most [`MAX_KEPT`] threads and [`MAX_KEPT_MESSAGES`] messages in all are
+//! kept; one more pushes out those given back longest ago.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -86,6 +87,16 @@ impl Histories {
     /// The thread's history, up to date: the kept one with what was stored since, or the
     /// thread read whole. Nothing of the thread stays kept until it is given back.
     pub(super) async fn take(&self, db: &AsyncStore, thread: &str) -> StoreResult<History> {
+        match self.take_kept(db, thread).await? {
+            Some(history) => Ok(history),
+            None => Ok(History::of(db.messages(thread).await?)),
+        }
+    }
+
+    /// The thread's kept history with what was stored since, if one is kept and it still
+    /// agrees with the store; `None` otherwise. Nothing of the thread stays kept until it is
+    /// given back.
+    async fn take_kept(&self, db: &AsyncStore, thread: &str) -> StoreResult<Option<History>> {
         let kept = self
             .kept
             .lock()
@@ -107,10 +118,10 @@ impl Histories {
             };
             if tally == with_newer {
                 history.extend(newer);
-                return Ok(history);
+                return Ok(Some(history));
             }
         }
-        Ok(History::of(db.messages(thread).await?))
+        Ok(None)
     }
 
     /// Keeps the thread's history, as taken and grown, for its next run.
@@ -138,23 +149,25 @@ impl Histories {
 }
 
 impl super::Runtime {
-    /// What `read` makes of `thread`'s messages, read through the kept histories and given
-    /// back: after a run of this process ended well (it gave its history back), this reads only
-    /// what was stored since and the tally, not the thread. A caller that waits for a run's
-    /// result (a parent, an agent's tool) builds it from here.
+    /// What `read` makes of `thread`'s messages. After a run of this process ended well (it
+    /// gave its history back), this reads only what was stored since and the tally, and gives
+    /// the history back again; otherwise it reads the thread and keeps nothing (a thread this
+    /// process does not run, or one a run holds now, takes no room from those it runs). A
+    /// caller that waits for a run's result (a parent, an agent's tool) builds it from here.
     pub(super) async fn read_history<T>(
         &self,
         thread: &str,
         read: impl FnOnce(&[Message]) -> T,
     ) -> StoreResult<T> {
-        let history = self
-            .process
-            .histories
-            .take(&self.services.db, thread)
-            .await?;
-        let made = read(history.messages());
-        self.process.histories.keep(thread, history);
-        Ok(made)
+        let histories = &self.process.histories;
+        match histories.take_kept(&self.services.db, thread).await? {
+            Some(history) => {
+                let made = read(history.messages());
+                histories.keep(thread, history);
+                Ok(made)
+            }
+            None => Ok(read(&self.services.db.messages(thread).await?)),
+        }
     }
 }
 
@@ -221,6 +234,29 @@ mod tests {
         let fourth = histories.take(&db, &thread).await.unwrap();
         assert_eq!(texts(fourth.messages()), ["two", "three", "four"]);
         assert_eq!(fourth.tally, MessageTally::of(fourth.messages()));
+    }
+
+    #[tokio::test]
+    async fn only_a_kept_history_is_taken_for_a_reader() {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().unwrap());
+        let db = AsyncStore::new(store.clone());
+        let thread = store
+            .create_thread(NewThread {
+                agent: "a".into(),
+                ..NewThread::default()
+            })
+            .unwrap()
+            .id;
+        store.apply(&thread, vec![said("one")]).unwrap();
+        let histories = Histories::default();
+        // Not kept: a reader gets nothing from here, and nothing is kept for it.
+        assert!(histories.take_kept(&db, &thread).await.unwrap().is_none());
+        assert!(histories.kept.lock().unwrap().by_thread.is_empty());
+        // Kept by a run: a reader takes it, up to date.
+        histories.keep(&thread, histories.take(&db, &thread).await.unwrap());
+        store.apply(&thread, vec![said("two")]).unwrap();
+        let taken = histories.take_kept(&db, &thread).await.unwrap().unwrap();
+        assert_eq!(texts(taken.messages()), ["one", "two"]);
     }
 
     #[test]

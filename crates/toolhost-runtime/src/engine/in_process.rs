@@ -23,7 +23,8 @@ pub(crate) struct InProcess {
     pub(crate) live: live::LiveHub,
     /// Who answers what the calls of served threads ask while they run.
     pub(crate) answerers: ask::Answerers,
-    /// The messages of recently run threads, kept between runs (see `histories`).
+    /// The messages of threads recently run by this process, kept between runs (see
+    /// `histories`).
     pub(crate) histories: Arc<histories::Histories>,
     /// Where a call of a sub-agent that does not block hands its child to the run of the
     /// calling thread, by thread id (see `subagent`).

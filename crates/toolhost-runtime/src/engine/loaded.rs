@@ -43,7 +43,7 @@ pub(crate) struct LoadedProject {
 
 impl LoadedProject {
     /// The model a prompt naming `name` runs on in a thread that was started with
-    /// `thread_model` (see [`Runtime::thread_model`]): this runtime's override when one is set,
+    /// `thread_model` (see [`super::Runtime::thread_model`]): this runtime's override when one is set,
     /// else the thread's, else the prompt's own; or why it cannot be used (a key that is not
     /// set names its variable).
     pub(crate) fn model_for(
@@ -75,7 +75,7 @@ impl LoadedProject {
     /// Files of the project that did not load, and files that refer to a name that does not
     /// exist, such as prompts that offer a tool that is not defined (checked now, so tools
     /// registered after loading count). A thread whose agent reaches any of them is refused
-    /// (see [`Runtime::check_agent`]).
+    /// (see [`super::Runtime::check_agent`]).
     pub(crate) fn problems(&self) -> Vec<FileProblem> {
         let mut problems = self.problems.clone();
         for prompt in self.defs.prompts.values() {
@@ -128,7 +128,7 @@ impl LoadedProject {
     /// Makes every prompt use the model definition `name` instead of its own (for example to
     /// run a project written for the scripted model on a real one). A thread this runtime
     /// creates remembers it, and later runs of the thread use it unless their runtime names
-    /// another ([`Runtime::thread_model`]). Fails when no model definition of that name loaded.
+    /// another ([`super::Runtime::thread_model`]). Fails when no model definition of that name loaded.
     pub(crate) fn override_model(&mut self, name: &str) -> Result<(), RuntimeError> {
         if let Some(why) = self.unavailable.get(name) {
             return Err(RuntimeError::Model {

@@ -128,9 +128,10 @@ pub struct Runtime {
 impl Runtime {
     /// Takes over what belongs to the process rather than to one load of the project from
     /// `previous` (a load of the same project, on the same store, before its files changed):
-    /// its live events, the runs under way with their stop signals, the hand-offs of
-    /// sub-agents, the settings of requests under way, the threads' kept histories, the
-    /// wake-ups of runs waiting for a thread and the `runCode` slots. A server that
+    /// its live events, the runs under way with their stop signals, who answers their
+    /// questions, the callers waiting for results as values, the hand-offs of sub-agents, the
+    /// settings of requests under way, the threads' kept histories, the wake-ups of runs
+    /// waiting for a thread and the `runCode` slots. A server that
     /// loads its project again with this keeps streaming, stopping and limiting the runs the
     /// previous load started, which finish on the project they started with.
     pub fn carry_over_from(&mut self, previous: &Runtime) {

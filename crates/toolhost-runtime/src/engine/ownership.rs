@@ -299,7 +299,7 @@ impl Runtime {
         })
     }
 
-    /// Claims the thread, waiting while another live run owns it: a run of this runtime wakes
+    /// Claims the thread, waiting while another live run owns it: a run of this process wakes
     /// the waiter as it lets go; an owner in another process or on another machine is waited
     /// for by looking at the store again, less and less often.
     pub(super) async fn claim_when_free(
@@ -324,7 +324,7 @@ impl Runtime {
         }
     }
 
-    /// Waits until a run of this runtime lets go of `thread_id`, or `at_most` has passed: for
+    /// Waits until a run of this process lets go of `thread_id`, or `at_most` has passed: for
     /// a caller that found the thread busy and tries again once it may be free (an owner in
     /// another process is only seen by trying again, hence the bound).
     pub async fn until_released(&self, thread_id: &str, at_most: Duration) {
@@ -349,7 +349,7 @@ impl Runtime {
     }
 }
 
-/// Returns once a run of this runtime lets go of `thread_id`, or when releases were missed
+/// Returns once a run of this process lets go of `thread_id`, or when releases were missed
 /// (too many at once): any of them may have been this thread's.
 async fn let_go(released: &mut tokio::sync::broadcast::Receiver<Arc<str>>, thread_id: &str) {
     use tokio::sync::broadcast::error::RecvError;

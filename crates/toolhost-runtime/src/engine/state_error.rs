@@ -44,7 +44,7 @@ pub enum StateError {
         /// The hosts the project allows, listed (`none` when it allows none).
         allowed: String,
     },
-    /// The request went out and failed.
+    /// The fetch failed: the request could not be made, got no answer, or not all of it.
     #[error("fetch: {0}")]
     Fetch(#[from] toolhost_providers::fetch::FetchError),
     /// Nobody can answer a question of this kind while this call runs.
