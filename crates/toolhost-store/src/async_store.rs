@@ -128,6 +128,12 @@ impl AsyncStore {
         self.run(move |s| s.messages(&thread)).await
     }
 
+    /// [`Store::messages_after`].
+    pub async fn messages_after(&self, thread: &str, seq: i64) -> StoreResult<Vec<Message>> {
+        let thread = thread.to_owned();
+        self.run(move |s| s.messages_after(&thread, seq)).await
+    }
+
     /// [`Store::calls`].
     pub async fn calls(&self, thread: &str) -> StoreResult<Vec<CallRecord>> {
         let thread = thread.to_owned();

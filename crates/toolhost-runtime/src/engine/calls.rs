@@ -96,9 +96,11 @@ impl Runtime {
     /// call order. It stops at a call that waits (for approval or variables) and says what it
     /// waits for: the calls before it are done, the ones after it wait with it. `fresh` are the
     /// calls whose intent this run journaled with their reply (see [`early_intents`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn finish_calls(
         &self,
         state: &ThreadState,
+        reply: i64,
         calls: Vec<ToolCallRecord>,
         offer: &Offer,
         abort: &AbortSignal,
@@ -112,6 +114,7 @@ impl Runtime {
         });
         let step = Step {
             state,
+            reply,
             offer,
             abort,
             owner,
@@ -135,6 +138,7 @@ impl Runtime {
             offer,
             abort,
             owner,
+            ..
         } = *step;
         let thread_id = state.thread_id();
         let mut messages = Vec::with_capacity(calls.len());
@@ -200,6 +204,7 @@ impl Runtime {
     ) -> Result<Ran, RuntimeError> {
         let Step {
             state,
+            reply,
             offer,
             abort,
             owner,
@@ -215,7 +220,7 @@ impl Runtime {
             let depth = offer.depth();
             return Ok(
                 match self
-                    .run_subprompt(state, &call, args, config, depth, abort, owner)
+                    .run_subprompt(state, reply, &call, args, config, depth, abort, owner)
                     .await?
                 {
                     SubOutcome::Done(result) => Ran::Done(end.finish(call, result)),
@@ -263,6 +268,7 @@ impl Runtime {
             offer,
             abort,
             owner,
+            ..
         } = *step;
         let thread_id = state.thread_id();
         let (mut plans, waiting) = match self.plan_all(step, &calls, fresh).await? {
@@ -347,6 +353,8 @@ impl Runtime {
 #[derive(Clone, Copy)]
 struct Step<'a> {
     state: &'a ThreadState,
+    /// The position of the reply that made the calls: what a call stored is after it.
+    reply: i64,
     offer: &'a Offer,
     abort: &'a AbortSignal,
     owner: &'a OwnerId,

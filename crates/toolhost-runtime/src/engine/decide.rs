@@ -27,11 +27,11 @@ pub(super) enum Step {
 }
 
 /// The calls of the thread's last reply that have no result yet, in call order, with the side
-/// whose reply made them; `None` when every call has its result.
+/// whose reply made them and the reply's position; `None` when every call has its result.
 pub(super) fn pending_calls(
     history: &[Message],
     answered: &HashSet<String>,
-) -> Option<(Side, Vec<ToolCallRecord>)> {
+) -> Option<(Side, i64, Vec<ToolCallRecord>)> {
     let last = history
         .iter()
         .rev()
@@ -42,7 +42,7 @@ pub(super) fn pending_calls(
         .filter(|c| !answered.contains(&c.id))
         .cloned()
         .collect();
-    (!pending.is_empty()).then(|| (side_of(last).unwrap_or(Side::A), pending))
+    (!pending.is_empty()).then(|| (side_of(last).unwrap_or(Side::A), last.seq, pending))
 }
 
 /// The rules of the side whose turn it is, and of the session.
@@ -151,7 +151,7 @@ mod tests {
             message(Role::Assistant, &["a", "b", "c"], MessageMeta::default()),
         ];
         let answered: HashSet<String> = ["b".to_owned()].into();
-        let (side, calls) = pending_calls(&history, &answered).unwrap();
+        let (side, _, calls) = pending_calls(&history, &answered).unwrap();
         assert_eq!(side, Side::A);
         let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["a", "c"]);

@@ -161,7 +161,7 @@ impl<'r> Runner<'r> {
             // a stop, the ones that did not start are answered "not run" rather than left
             // journaled: a call stored with its reply must not read as cut off later.
             let flow = match pending_calls(self.history.messages(), self.history.answered()) {
-                Some((caller, pending)) => self.finish_calls(caller, pending).await?,
+                Some((caller, reply, pending)) => self.finish_calls(caller, reply, pending).await?,
                 None => self.step().await?,
             };
             match flow {
@@ -175,11 +175,12 @@ impl<'r> Runner<'r> {
         &self.thread.id
     }
 
-    /// Gives the pending calls of `caller`'s last reply their results, then takes up what
-    /// they changed (values set, a forced turn, a handoff, a new instance).
+    /// Gives the pending calls of `caller`'s last reply (at position `reply`) their results,
+    /// then takes up what they changed (values set, a forced turn, a handoff, a new instance).
     async fn finish_calls(
         &mut self,
         caller: Side,
+        reply: i64,
         pending: Vec<toolhost_store::ToolCallRecord>,
     ) -> Result<Flow, RuntimeError> {
         let (rt, owner, abort) = (self.rt, self.owner, self.abort);
@@ -194,7 +195,7 @@ impl<'r> Runner<'r> {
             .with_control(self.control.clone())
             .entering(&offer.prompt, offer.tools.clone());
         let (results, waiting) = rt
-            .finish_calls(&state, pending, &offer, abort, &self.fresh, owner)
+            .finish_calls(&state, reply, pending, &offer, abort, &self.fresh, owner)
             .await?;
         self.fresh.clear();
         // A new instance changes what the lifecycle tools offer (see below).

@@ -96,12 +96,14 @@ impl Runtime {
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
-    /// Runs (or continues) the sub-prompt of `call`, a call of the prompt tool `config` names,
-    /// offered by a prompt whose messages are at `caller_depth`. Boxed: sub-prompts nest.
+    /// Runs (or continues) the sub-prompt of `call`, a call of the prompt tool `config` names
+    /// made by the reply at position `reply`, offered by a prompt whose messages are at
+    /// `caller_depth`. Boxed: sub-prompts nest.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run_subprompt<'a>(
         &'a self,
         state: &'a ThreadState,
+        reply: i64,
         call: &'a ToolCallRecord,
         args: Value,
         config: &'a SubpromptConfig,
@@ -120,7 +122,7 @@ impl Runtime {
             };
             let thread_id = state.thread_id();
             let mut mine = match self
-                .begun(state, &nest, config, prompt, &args, owner)
+                .begun(state, reply, &nest, config, prompt, &args, owner)
                 .await?
             {
                 Ok(messages) => messages,
@@ -141,6 +143,7 @@ impl Runtime {
             let redactor = state.redactor().clone();
             loop {
                 let last = mine.iter().rev().find(|m| m.role == Role::Assistant);
+                let last_reply = last.map_or(0, |m| m.seq);
                 let pending: Vec<ToolCallRecord> = last
                     .map(|m| m.tool_calls.clone())
                     .unwrap_or_default()
@@ -149,7 +152,7 @@ impl Runtime {
                     .collect();
                 if !pending.is_empty() {
                     let (results, waiting) = self
-                        .finish_calls(&inner, pending, &offer, abort, &fresh, owner)
+                        .finish_calls(&inner, last_reply, pending, &offer, abort, &fresh, owner)
                         .await?;
                     fresh.clear();
                     for m in results {
@@ -258,9 +261,11 @@ impl Runtime {
     /// The messages the sub-prompt has stored so far (after a crash or a pause: everything
     /// before it), or, when it has none, its first message, stored now; or why the call is
     /// refused before the sub-prompt starts (its arguments give no usable attachments).
+    #[allow(clippy::too_many_arguments)]
     async fn begun(
         &self,
         state: &ThreadState,
+        reply: i64,
         nest: &Nest,
         config: &SubpromptConfig,
         prompt: &PromptDef,
@@ -268,7 +273,9 @@ impl Runtime {
         owner: &OwnerId,
     ) -> Result<Result<Vec<Message>, ToolResult>, RuntimeError> {
         let thread_id = state.thread_id();
-        let stored = self.services.db.messages(thread_id).await?;
+        // All of it is stored after the reply that made the call: the rest of the thread is
+        // not read.
+        let stored = self.services.db.messages_after(thread_id, reply).await?;
         let mine: Vec<Message> = stored.into_iter().filter(|m| nest.holds(m)).collect();
         if !mine.is_empty() {
             return Ok(Ok(mine));
