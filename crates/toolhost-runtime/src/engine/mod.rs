@@ -47,6 +47,7 @@ mod outcome;
 mod ownership;
 mod plan;
 mod quotas;
+mod reach;
 mod records;
 mod redaction;
 mod repair;

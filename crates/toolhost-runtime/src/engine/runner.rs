@@ -89,7 +89,7 @@ impl<'r> Runner<'r> {
         let redactor = variables.redactor();
         let texts = variables.texts();
         // The thread's sub-agent instances decide what its lifecycle tools offer.
-        let children = match rt.offers_resumable(agent) {
+        let children = match rt.project.offers_resumable(agent) {
             true => Some(rt.services.db.threads(Some(thread_id)).await?),
             false => None,
         };

@@ -92,7 +92,9 @@ impl Runtime {
         // A name is a tool, else a prompt offered as a tool (a name that is both is refused
         // before a run starts).
         // An agent offered under an `optional` flag that is off is not offered at all.
-        let subagents = self.offered_subagents(prompt, Some(texts), children);
+        let subagents = self
+            .project
+            .offered_subagents(prompt, Some(texts), children);
         let mut offered = ToolSet::from_tools(
             prompt
                 .tools
@@ -108,7 +110,7 @@ impl Runtime {
                 }),
         );
         offered.add_many(self.lifecycle_tools(&subagents, children.unwrap_or_default()));
-        let subprompts = self.offered_subprompts(prompt);
+        let subprompts = self.project.offered_subprompts(prompt);
         let mut run = SideRun {
             def,
             agent: agent.to_owned(),

@@ -4,6 +4,7 @@
 //! is stored when one does not, naming each file and what is missing; it never goes on
 //! without the missing part.
 
+use super::loaded::LoadedProject;
 use super::{Runtime, RuntimeError};
 use crate::project::{FileProblem, PromptDef, SideDef};
 use std::path::PathBuf;
@@ -20,6 +21,13 @@ impl Runtime {
     /// [`RuntimeError::Unsound`] listing each problem otherwise. Checked when a thread is
     /// started, sent a message or run, so tools registered after loading count.
     pub fn check_agent(&self, agent: &str) -> Result<(), RuntimeError> {
+        self.project.check_agent(agent)
+    }
+}
+
+impl LoadedProject {
+    /// [`Runtime::check_agent`].
+    pub(crate) fn check_agent(&self, agent: &str) -> Result<(), RuntimeError> {
         let problems = self.agent_problems(agent)?;
         if problems.is_empty() {
             return Ok(());
@@ -42,7 +50,7 @@ impl Runtime {
     ) -> Result<Vec<FileProblem>, RuntimeError> {
         seen.insert(agent.to_owned());
         let agent_file = self.file("agents", agent);
-        let Some(def) = self.project.defs.agents.get(agent) else {
+        let Some(def) = self.defs.agents.get(agent) else {
             return match self.not_loaded(&agent_file) {
                 Some(problem) => Ok(vec![problem]),
                 None => Err(self.unknown_agent(agent)),
@@ -50,7 +58,7 @@ impl Runtime {
         };
         let mut problems = Vec::new();
         for (field, side) in def.sides() {
-            let Some(prompt) = self.project.defs.prompts.get(&side.prompt) else {
+            let Some(prompt) = self.defs.prompts.get(&side.prompt) else {
                 let file = self.file("prompts", &side.prompt);
                 problems.push(self.not_loaded(&file).unwrap_or_else(|| {
                     FileProblem::dangling(
@@ -90,15 +98,10 @@ impl Runtime {
     fn prompt_problems(&self, prompt: &PromptDef) -> Vec<FileProblem> {
         let prompt_file = self.file("prompts", &prompt.name);
         let mut problems = Vec::new();
-        let model = self
-            .project
-            .model_override
-            .as_deref()
-            .unwrap_or(&prompt.model);
+        let model = self.model_override.as_deref().unwrap_or(&prompt.model);
         // A model that loaded but cannot be used now (its key is not set) fails when the
         // thread starts, naming the key; here only definitions count.
-        if !self.project.models.contains_key(model) && !self.project.unavailable.contains_key(model)
-        {
+        if !self.models.contains_key(model) && !self.unavailable.contains_key(model) {
             let file = self.file("models", model);
             problems.push(self.not_loaded(&file).unwrap_or_else(|| {
                 FileProblem::dangling(
@@ -110,16 +113,13 @@ impl Runtime {
         }
         // What loading found wrong with the file (its prompt tools' settings, for example).
         problems.extend(
-            self.project
-                .problems
+            self.problems
                 .iter()
                 .filter(|p| p.loaded && p.path == prompt_file)
                 .cloned(),
         );
         for tool in &prompt.tools {
-            if self.project.tools.contains(tool)
-                && self.project.defs.prompts.contains_key(&tool.name)
-            {
+            if self.tools.contains(tool) && self.defs.prompts.contains_key(&tool.name) {
                 problems.push(FileProblem::dangling(
                     prompt_file.clone(),
                     &prompt.name,
@@ -128,9 +128,9 @@ impl Runtime {
             }
         }
         let undefined = |t: &&crate::project::ToolOffer| {
-            !self.project.tools.contains(t)
-                && !self.project.defs.prompts.contains_key(&t.name)
-                && !self.project.defs.agents.contains_key(&t.name)
+            !self.tools.contains(t)
+                && !self.defs.prompts.contains_key(&t.name)
+                && !self.defs.agents.contains_key(&t.name)
         };
         for tool in prompt.tools.iter().filter(undefined) {
             // A tool file, or a prompt offered as a tool, that did not load says why.
@@ -172,7 +172,7 @@ impl Runtime {
             }
         }
         for (rule, binding) in side.bindings() {
-            let Some(tool) = self.project.tools.get(&binding.name) else {
+            let Some(tool) = self.tools.get(&binding.name) else {
                 continue;
             };
             let parameters = &tool.definition().parameters;
@@ -198,8 +198,7 @@ impl Runtime {
 
     /// `agents/KIND/NAME.json` of this project.
     fn file(&self, kind: &str, name: &str) -> PathBuf {
-        self.project
-            .root
+        self.root
             .join("agents")
             .join(kind)
             .join(format!("{name}.json"))
@@ -207,8 +206,7 @@ impl Runtime {
 
     /// The problem of `file`, when it did not load.
     fn not_loaded(&self, file: &std::path::Path) -> Option<FileProblem> {
-        self.project
-            .problems
+        self.problems
             .iter()
             .find(|p| !p.loaded && p.path == file)
             .cloned()

@@ -45,7 +45,10 @@ impl Runtime {
             .filter_map(|side| self.project.defs.prompts.get(&side.prompt))
             .collect();
         // The prompts its sides offer as tools run on its threads too.
-        let subs: Vec<&PromptDef> = sides.iter().flat_map(|p| self.reached_prompts(p)).collect();
+        let subs: Vec<&PromptDef> = sides
+            .iter()
+            .flat_map(|p| self.project.reached_prompts(p))
+            .collect();
         sides.into_iter().chain(subs)
     }
 

@@ -25,8 +25,8 @@ use crate::project::{agent_tool, AgentKind, Definitions, SubagentToolConfig, MAX
 use handoff::handoff_tool;
 pub(super) use result::session_result;
 pub(super) use resumable::display_name;
-use resumable::instances;
-use resumable::{create_tool, has_room, instance_counts, message_tool};
+use resumable::{create_tool, message_tool};
+pub(super) use resumable::{has_room, instance_counts, instances};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -92,86 +92,6 @@ pub(super) fn child_id(parent: &str, call_id: &str) -> String {
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
-    /// The agents `prompt` offers, by name, with what a call of each does; a sub-agent whose
-    /// `optional` flag is off in `texts` (the thread's text variables) is not among them;
-    /// without `texts` (checking what an agent reaches) every one is. Resumable agents are
-    /// offered through `subagent_create` (those that may take one more instance, given the
-    /// thread's `children`) and `subagent_message` (once the thread has an instance); without
-    /// `children` both are offered for every one.
-    pub(super) fn offered_subagents(
-        &self,
-        prompt: &crate::project::PromptDef,
-        texts: Option<&std::collections::BTreeMap<String, String>>,
-        children: Option<&[toolhost_store::Thread]>,
-    ) -> HashMap<String, AgentOffer> {
-        let mut offered = HashMap::new();
-        let mut resumable = Vec::new();
-        for t in &prompt.tools {
-            if self.project.tools.contains(t) || !self.project.agent_tools.contains_key(&t.name) {
-                continue;
-            }
-            let Some(agent) = self.project.defs.agents.get(&t.name) else {
-                continue;
-            };
-            let offer = match agent.kind {
-                AgentKind::DualAi if texts.is_some_and(|v| !t.subagent().is_offered(v)) => continue,
-                AgentKind::DualAi if t.subagent().resumable.is_some() => {
-                    resumable.push(t.subagent());
-                    continue;
-                }
-                AgentKind::DualAi => AgentOffer::Sub(t.subagent()),
-                AgentKind::AiHuman => AgentOffer::Handoff,
-            };
-            offered.insert(t.name.clone(), offer);
-        }
-        if resumable.is_empty() {
-            return offered;
-        }
-        let counts = children.map(instance_counts);
-        let creatable: Vec<SubagentToolConfig> = resumable
-            .iter()
-            .filter(|c| counts.as_ref().is_none_or(|n| has_room(c, n)))
-            .cloned()
-            .collect();
-        if !creatable.is_empty() {
-            offered.insert(
-                crate::project::SUBAGENT_CREATE.to_owned(),
-                AgentOffer::Create(creatable),
-            );
-        }
-        if children.is_none_or(|c| instances(c).next().is_some()) {
-            offered.insert(
-                crate::project::SUBAGENT_MESSAGE.to_owned(),
-                AgentOffer::Message(resumable),
-            );
-        }
-        offered
-    }
-
-    /// Every agent `prompt` can start, whatever its flags (for checking what an agent reaches).
-    pub(super) fn agents_offered(&self, prompt: &crate::project::PromptDef) -> Vec<String> {
-        let mut names = Vec::new();
-        for (key, offer) in self.offered_subagents(prompt, None, None) {
-            match offer {
-                AgentOffer::Sub(_) | AgentOffer::Handoff => names.push(key),
-                AgentOffer::Create(configs) => names.extend(configs.into_iter().map(|c| c.name)),
-                AgentOffer::Message(_) => {}
-            }
-        }
-        names
-    }
-
-    /// Whether a prompt of `agent`'s sides offers a resumable agent (whose offer depends on the
-    /// thread's instances).
-    pub(super) fn offers_resumable(&self, agent: &crate::project::AgentDef) -> bool {
-        agent
-            .sides()
-            .into_iter()
-            .filter_map(|(_, side)| self.project.defs.prompts.get(&side.prompt))
-            .flat_map(|p| p.tools.iter())
-            .any(|t| t.agent.as_ref().is_some_and(|c| c.resumable.is_some()))
-    }
-
     /// The tools of the lifecycle offers in `offered` (`subagent_create`, `subagent_message`).
     pub(super) fn lifecycle_tools(
         &self,

@@ -55,44 +55,6 @@ pub(super) fn offered_prompt_tools(defs: &Definitions) -> HashMap<String, AnyToo
         .collect()
 }
 
-impl Runtime {
-    /// The settings of the prompt tools `prompt` offers, by name.
-    pub(super) fn offered_subprompts(
-        &self,
-        prompt: &PromptDef,
-    ) -> HashMap<String, SubpromptConfig> {
-        prompt
-            .tools
-            .iter()
-            .filter(|t| {
-                !self.project.tools.contains(t) && self.project.prompt_tools.contains_key(&t.name)
-            })
-            .map(|t| (t.name.clone(), t.subprompt()))
-            .collect()
-    }
-
-    /// The prompts `prompt` reaches as prompt tools, directly or through others, each once
-    /// (the limit on nesting bounds the walk; a name that is also a tool is not followed).
-    pub(super) fn reached_prompts<'a>(&'a self, prompt: &'a PromptDef) -> Vec<&'a PromptDef> {
-        let mut reached: Vec<&PromptDef> = Vec::new();
-        let mut next = vec![prompt];
-        while let Some(p) = next.pop() {
-            for offer in &p.tools {
-                let Some(sub) = self.project.defs.prompts.get(&offer.name) else {
-                    continue;
-                };
-                if self.project.tools.contains(offer) || reached.iter().any(|r| r.name == sub.name)
-                {
-                    continue;
-                }
-                reached.push(sub);
-                next.push(sub);
-            }
-        }
-        reached
-    }
-}
-
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
