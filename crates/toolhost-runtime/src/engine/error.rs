@@ -2,7 +2,6 @@
 //! its messages.
 
 use super::ownership::owner_process;
-use super::soundness;
 use crate::project::{FileProblem, ProjectError};
 use toolhost_providers::ModelError;
 use toolhost_store::StoreError;
@@ -34,7 +33,7 @@ pub enum RuntimeError {
         reason: String,
     },
     /// Definitions the agent reaches are missing or did not load; nothing was run or stored.
-    #[error("agent \"{agent}\" cannot run: {}", soundness::describe(problems))]
+    #[error("agent \"{agent}\" cannot run: {}", describe_problems(problems))]
     Unsound {
         /// The agent.
         agent: String,
@@ -173,4 +172,10 @@ fn quoted(names: &[String]) -> String {
         shown.push(format!("and {} more", names.len() - 10));
     }
     shown.join(", ")
+}
+
+/// One line per problem, for the error people read.
+fn describe_problems(problems: &[FileProblem]) -> String {
+    let lines: Vec<String> = problems.iter().map(|p| format!("\n  {p}")).collect();
+    format!("its definitions are not sound:{}", lines.concat())
 }

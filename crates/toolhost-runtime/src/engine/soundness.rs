@@ -9,12 +9,6 @@ use super::{Runtime, RuntimeError};
 use crate::project::{FileProblem, PromptDef, SideDef};
 use std::path::PathBuf;
 
-/// One line per problem, for the error people read.
-pub(super) fn describe(problems: &[FileProblem]) -> String {
-    let lines: Vec<String> = problems.iter().map(|p| format!("\n  {p}")).collect();
-    format!("its definitions are not sound:{}", lines.concat())
-}
-
 impl Runtime {
     /// Checks every definition a thread of `agent` reaches (see the module's page). Fails with
     /// [`RuntimeError::UnknownAgent`] when there is no such agent file, and with
