@@ -15,7 +15,7 @@ use super::prompt_tools::prompt_tool_schema;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use toolhost_core::tool::{DynamicTool, ToolError};
-use toolhost_core::AnyTool;
+use toolhost_core::{AnyTool, SchemaError};
 
 /// How deep sub-agents nest: a thread's child is at depth 1, its grandchild at depth 2.
 pub const MAX_SUBAGENT_DEPTH: usize = 4;
@@ -29,7 +29,8 @@ pub const SUBAGENT_MESSAGE: &str = "subagent_message";
 /// The tool an agent is when a prompt offers it; `first` is the prompt of its first side. The
 /// engine runs its calls as sub-agents; the handler only answers a call made outside a
 /// thread's run. Idempotent: a call run again after a crash finds the child it started.
-pub fn agent_tool(agent: &AgentDef, first: &PromptDef) -> Result<AnyTool, String> {
+/// A `requiredSchema` outside the schema subset is the error.
+pub fn agent_tool(agent: &AgentDef, first: &PromptDef) -> Result<AnyTool, SchemaError> {
     let name = agent.name.clone();
     let description = agent
         .description
@@ -47,7 +48,6 @@ pub fn agent_tool(agent: &AgentDef, first: &PromptDef) -> Result<AnyTool, String
             }
         })
         .build()
-        .map_err(|e| format!("`requiredSchema`: {e}"))
 }
 
 /// Checks the agents every prompt offers; returns each problem with the prompt whose file it

@@ -12,7 +12,7 @@ use super::prompt::PromptDef;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use toolhost_core::tool::{DynamicTool, ToolError};
-use toolhost_core::AnyTool;
+use toolhost_core::{AnyTool, SchemaError};
 
 /// How deep prompt tools may nest: a prompt's prompt tool is at depth 1, a prompt tool it
 /// offers at depth 2, and so on.
@@ -38,7 +38,8 @@ pub fn prompt_tool_schema(prompt: &PromptDef) -> Value {
 /// The tool a prompt is when another prompt offers it. The engine runs its calls as
 /// sub-prompts; the handler only answers a call made outside a thread's run. Idempotent: a
 /// call run again after a crash continues the stored sub-prompt and runs nothing twice.
-pub fn prompt_tool(prompt: &PromptDef) -> Result<AnyTool, String> {
+/// A `requiredSchema` outside the schema subset is the error.
+pub fn prompt_tool(prompt: &PromptDef) -> Result<AnyTool, SchemaError> {
     let name = prompt.name.clone();
     DynamicTool::new(&prompt.name, &prompt.tool_description)
         .parameters(prompt_tool_schema(prompt))
@@ -52,7 +53,6 @@ pub fn prompt_tool(prompt: &PromptDef) -> Result<AnyTool, String> {
             }
         })
         .build()
-        .map_err(|e| format!("`requiredSchema`: {e}"))
 }
 
 /// Checks the prompt tools every prompt offers; returns each problem with the prompt whose file
@@ -70,7 +70,9 @@ pub(super) fn check_prompt_tools(
             if let Some(target) = prompts.get(&offer.name) {
                 built.entry(target.name.as_str()).or_insert_with(|| {
                     prompt_tool(target)
-                        .map_err(|e| problems.push((target.name.clone(), e)))
+                        .map_err(|e| {
+                            problems.push((target.name.clone(), format!("`requiredSchema`: {e}")))
+                        })
                         .ok()
                 });
             }

@@ -11,11 +11,11 @@ use super::super::{Runtime, RuntimeError};
 use crate::project::{AgentDef, AgentKind};
 use serde_json::json;
 use toolhost_core::tool::{DynamicTool, ToolError};
-use toolhost_core::{AnyTool, ToolResult};
+use toolhost_core::{AnyTool, SchemaError, ToolResult};
 use toolhost_store::{ToolCallRecord, Write};
 
 /// The tool an `ai_human` agent is when a prompt offers it: it takes no arguments.
-pub(in crate::engine) fn handoff_tool(agent: &AgentDef) -> Result<AnyTool, String> {
+pub(in crate::engine) fn handoff_tool(agent: &AgentDef) -> Result<AnyTool, SchemaError> {
     let name = agent.name.clone();
     let description = agent.description.clone().unwrap_or_else(|| {
         format!("Hands the conversation over to the agent \"{name}\", which answers from now on.")
@@ -32,7 +32,6 @@ pub(in crate::engine) fn handoff_tool(agent: &AgentDef) -> Result<AnyTool, Strin
             }
         })
         .build()
-        .map_err(|e| e.to_string())
 }
 
 impl Runtime {
