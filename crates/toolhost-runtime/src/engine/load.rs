@@ -194,7 +194,7 @@ fn project_models(
         }
         // A model whose key is not set is no problem until a thread uses it.
         match def.http_config() {
-            Err(reason) => problems.push(problem(reason)),
+            Err(reason) => problems.push(problem(reason.to_string())),
             Ok(config) => match factory.map(|f| f.model(&config)) {
                 Some(Ok(model)) => {
                     models.insert(name.clone(), model);

@@ -78,12 +78,26 @@ pub struct ModelDef {
     pub timeouts: Option<Value>,
 }
 
+/// Why a model definition does not make an adapter's configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelDefError {
+    /// A model served over HTTP names no `model`.
+    #[error("a model served over HTTP needs `model`, the id the API knows")]
+    NoModel,
+    /// The fields do not make a configuration.
+    #[error("not a valid model definition: {0}")]
+    Invalid(serde_json::Error),
+    /// The provider does not speak the `api` named.
+    #[error("field `api`: {0}")]
+    Api(toolhost_providers::ConfigError),
+}
+
 impl ModelDef {
     /// The adapter configuration of a model served over HTTP.
-    pub fn http_config(&self) -> Result<toolhost_providers::ModelConfig, String> {
+    pub fn http_config(&self) -> Result<toolhost_providers::ModelConfig, ModelDefError> {
         let mut config = serde_json::json!({
             "provider": self.provider,
-            "model": self.model.clone().ok_or("a model served over HTTP needs `model`, the id the API knows")?,
+            "model": self.model.clone().ok_or(ModelDefError::NoModel)?,
             "baseUrl": self.base_url,
             "apiKeyEnv": self.api_key_env,
             "api": self.api,
@@ -99,11 +113,11 @@ impl ModelDef {
         if let Some(timeouts) = &self.timeouts {
             config["timeouts"] = timeouts.clone();
         }
-        let config: toolhost_providers::ModelConfig = serde_json::from_value(config)
-            .map_err(|e| format!("not a valid model definition: {e}"))?;
+        let config: toolhost_providers::ModelConfig =
+            serde_json::from_value(config).map_err(ModelDefError::Invalid)?;
         // An `api` the provider does not speak fails here, naming the field, not at first use.
         if config.api.is_some() {
-            config.wire_api().map_err(|e| format!("field `api`: {e}"))?;
+            config.wire_api().map_err(ModelDefError::Api)?;
         }
         Ok(config)
     }

@@ -15,7 +15,7 @@ mod definition_file;
 mod uri_template;
 
 pub use definition_file::{media_type, DefinitionFile};
-pub use uri_template::{percent_decoded, UriTemplate};
+pub use uri_template::{percent_decoded, TemplateError, UriTemplate};
 
 use super::definitions::json_files;
 use super::tools::FileProblem;

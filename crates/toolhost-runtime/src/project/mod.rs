@@ -28,12 +28,12 @@ mod tools;
 pub use agent::{AgentDef, AgentKind, SessionBinding, SideDef};
 pub use agent_tools::{agent_tool, MAX_SUBAGENT_DEPTH, SUBAGENT_CREATE, SUBAGENT_MESSAGE};
 pub(crate) use definitions::json_files;
-pub use definitions::{load_definitions, Definitions, ModelDef, DEFAULT_MAX_STEPS};
+pub use definitions::{load_definitions, Definitions, ModelDef, ModelDefError, DEFAULT_MAX_STEPS};
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
 pub use mcp_catalog::{
     load_mcp_catalog, media_type, percent_decoded, DefinitionFile, McpCatalog, McpPromptDef,
-    McpResourceDef, MessageContent, PromptArgument, PromptMessage, ResourceSource, Role, TextPart,
-    UriTemplate, MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
+    McpResourceDef, MessageContent, PromptArgument, PromptMessage, ResourceSource, Role,
+    TemplateError, TextPart, UriTemplate, MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
 };
 pub use offers::{
     Immediate, ParentCommunication, ReceivingSide, Resumable, SubagentToolConfig, SubpromptConfig,

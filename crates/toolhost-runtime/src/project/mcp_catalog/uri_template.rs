@@ -3,6 +3,29 @@
 
 use std::collections::BTreeMap;
 
+/// Why a text is not a URI template toolhost takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A `}` with no `{` before it.
+    #[error("a `}}` closes no expression")]
+    UnopenedClose,
+    /// A `{` with no `}` after it.
+    #[error("an expression `{{` is not closed")]
+    Unclosed,
+    /// Two expressions with nothing between them.
+    #[error("two expressions follow each other with nothing between them, so a URI could be split either way")]
+    Adjacent,
+    /// An expression that is not a plain name (operators of RFC 6570 levels 2-4 are not taken).
+    #[error("expression {{{0}}} is not a simple one: write {{NAME}} with letters, digits and `_`")]
+    NotSimple(String),
+    /// The same name twice.
+    #[error("expression {{{0}}} is used twice")]
+    Repeated(String),
+    /// No expression at all.
+    #[error("a template needs at least one {{NAME}} expression; a fixed URI goes in `uri`")]
+    NoExpression,
+}
+
 /// A URI template of simple expressions: literal text and `{name}`, each expression taking one
 /// non-empty path segment (no `/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,44 +41,37 @@ enum TemplatePart {
 
 impl UriTemplate {
     /// Reads `text`; an error says what is wrong with it.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, TemplateError> {
         let mut parts = Vec::new();
         let mut rest = text;
         while let Some(open) = rest.find('{') {
             if rest[..open].contains('}') {
-                return Err("a `}` closes no expression".to_owned());
+                return Err(TemplateError::UnopenedClose);
             }
             if open > 0 {
                 parts.push(TemplatePart::Literal(rest[..open].to_owned()));
             } else if matches!(parts.last(), Some(TemplatePart::Variable(_))) {
-                return Err("two expressions follow each other with nothing between them, so a URI could be split either way".to_owned());
+                return Err(TemplateError::Adjacent);
             }
-            let close = rest[open..]
-                .find('}')
-                .ok_or("an expression `{` is not closed")?;
+            let close = rest[open..].find('}').ok_or(TemplateError::Unclosed)?;
             let name = &rest[open + 1..open + close];
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "expression {{{name}}} is not a simple one: write {{NAME}} with letters, digits and `_`"
-                ));
+                return Err(TemplateError::NotSimple(name.to_owned()));
             }
             if parts.contains(&TemplatePart::Variable(name.to_owned())) {
-                return Err(format!("expression {{{name}}} is used twice"));
+                return Err(TemplateError::Repeated(name.to_owned()));
             }
             parts.push(TemplatePart::Variable(name.to_owned()));
             rest = &rest[open + close + 1..];
         }
         if rest.contains('}') {
-            return Err("a `}` closes no expression".to_owned());
+            return Err(TemplateError::UnopenedClose);
         }
         if !rest.is_empty() {
             parts.push(TemplatePart::Literal(rest.to_owned()));
         }
         if !parts.iter().any(|p| matches!(p, TemplatePart::Variable(_))) {
-            return Err(
-                "a template needs at least one {NAME} expression; a fixed URI goes in `uri`"
-                    .to_owned(),
-            );
+            return Err(TemplateError::NoExpression);
         }
         Ok(Self { parts })
     }
