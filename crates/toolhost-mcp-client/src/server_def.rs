@@ -150,9 +150,20 @@ fn placeholders(value: &str) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
+/// A `${NAME}` whose variable has no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the variable {name} is not set")]
+pub struct MissingVariable {
+    /// The variable's name.
+    pub name: String,
+}
+
 /// `value` (checked by [`McpServerDef::parse`]) with each `${NAME}` replaced by
 /// `lookup(NAME)`, or the first name that has no value.
-pub fn fill(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn fill(
+    value: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, MissingVariable> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find("${") {
@@ -160,7 +171,9 @@ pub fn fill(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Stri
         let after = &rest[at + 2..];
         let end = after.find('}').unwrap_or(after.len());
         let name = &after[..end];
-        out.push_str(&lookup(name).ok_or_else(|| name.to_owned())?);
+        out.push_str(&lookup(name).ok_or_else(|| MissingVariable {
+            name: name.to_owned(),
+        })?);
         rest = after.get(end + 1..).unwrap_or("");
     }
     out.push_str(rest);
@@ -464,7 +477,7 @@ mod tests {
         assert_eq!(def.header_variables(), ["TOKEN", "TEAM"]);
         let values = |name: &str| (name == "TOKEN").then(|| "t0k".to_owned());
         assert_eq!(fill("Bearer ${TOKEN}", &values).unwrap(), "Bearer t0k");
-        assert_eq!(fill("${TEAM}-x", &values).unwrap_err(), "TEAM");
+        assert_eq!(fill("${TEAM}-x", &values).unwrap_err().name, "TEAM");
         assert_eq!(fill("no vars $ here", &values).unwrap(), "no vars $ here");
     }
 

@@ -224,7 +224,7 @@ impl ServerLink {
             .map(|(name, value)| {
                 fill(value, lookup)
                     .map(|filled| (name.clone(), filled))
-                    .map_err(|missing| (name.clone(), missing))
+                    .map_err(|missing| (name.clone(), missing.name))
             })
             .collect()
     }

@@ -56,7 +56,10 @@ pub(crate) fn configured_client(
             .as_deref()
             .map(|w| {
                 fill(w, &|name| std::env::var(name).ok()).map_err(|missing| {
-                    format!("`oauth.{field}` needs the variable {missing}, which is not in toolhost's environment")
+                    format!(
+                        "`oauth.{field}` needs the variable {}, which is not in toolhost's environment",
+                        missing.name
+                    )
                 })
             })
             .transpose()
