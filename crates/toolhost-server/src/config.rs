@@ -59,45 +59,89 @@ impl Default for ServerConfig {
 
 impl ServerConfig {
     /// Checks what a person configured, naming the setting at fault.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SettingsError> {
         for origin in &self.allowed_origins {
-            crate::cors::origin(origin)?;
+            crate::cors::origin(origin).map_err(SettingsError::Origin)?;
         }
         if self.request_timeout.is_zero() {
-            return Err("request_timeout must be more than 0".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "request_timeout",
+                minimum: "more than 0",
+            });
         }
         if self.max_body_bytes == 0 {
-            return Err("max_body_bytes must be more than 0".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "max_body_bytes",
+                minimum: "more than 0",
+            });
         }
         if self.header_read_timeout.is_zero() {
-            return Err("header_read_timeout must be more than 0".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "header_read_timeout",
+                minimum: "more than 0",
+            });
         }
         if self.max_connections_per_client == 0 {
-            return Err("max_connections_per_client must be more than 0".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "max_connections_per_client",
+                minimum: "more than 0",
+            });
         }
         if self
             .mcp_stream_hold
             .is_some_and(|hold| hold < Duration::from_millis(10))
         {
-            return Err("mcp_stream_hold must be at least 10 ms".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "mcp_stream_hold",
+                minimum: "at least 10 ms",
+            });
         }
         if self.poll_interval < Duration::from_millis(10) {
-            return Err("poll_interval must be at least 10 ms".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "poll_interval",
+                minimum: "at least 10 ms",
+            });
         }
         if self.keep_alive.is_zero() {
-            return Err("keep_alive must be more than 0".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "keep_alive",
+                minimum: "more than 0",
+            });
         }
         if let Some(oauth) = &self.oauth {
             if self.mcp_agent.is_none() {
-                return Err(
-                    "oauth applies to /mcp only, which needs an MCP agent (mcp_agent)".to_owned(),
-                );
+                return Err(SettingsError::OAuthWithoutMcp);
             }
-            oauth.check()?;
+            oauth.check().map_err(SettingsError::OAuth)?;
         }
         if self.max_page == 0 {
-            return Err("max_page must be more than 0".to_owned());
+            return Err(SettingsError::TooSmall {
+                setting: "max_page",
+                minimum: "more than 0",
+            });
         }
         Ok(())
     }
+}
+
+/// Why the server's settings cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// An allowed origin that is not an origin.
+    #[error("{0}")]
+    Origin(String),
+    /// A setting under its minimum.
+    #[error("{setting} must be {minimum}")]
+    TooSmall {
+        /// The setting.
+        setting: &'static str,
+        /// What it must be.
+        minimum: &'static str,
+    },
+    /// OAuth settings without `/mcp` to apply to.
+    #[error("oauth applies to /mcp only, which needs an MCP agent (mcp_agent)")]
+    OAuthWithoutMcp,
+    /// The OAuth settings cannot be used.
+    #[error("{0}")]
+    OAuth(String),
 }

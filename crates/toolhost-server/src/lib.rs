@@ -74,7 +74,7 @@ mod runs;
 mod state;
 mod web;
 
-pub use config::ServerConfig;
+pub use config::{ServerConfig, SettingsError};
 pub use oauth::OAuthSettings;
 
 pub mod mcp;
