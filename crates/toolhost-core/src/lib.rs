@@ -54,7 +54,9 @@ pub mod toolset;
 pub mod variables;
 
 pub use args::parse_tool_args;
-pub use result::{Attachment, AttachmentRef, NewAttachment, ToolContent, ToolResult, ToolStatus};
+pub use result::{
+    Attachment, AttachmentRef, ContentError, NewAttachment, ToolContent, ToolResult, ToolStatus,
+};
 pub use schema::{SchemaError, Violations};
 pub use tool::{AnyTool, DynamicTool, Tool, ToolContext, ToolDefinition, ToolError};
 pub use toolset::{ToolSet, ToolSetError};

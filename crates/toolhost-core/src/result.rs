@@ -178,17 +178,26 @@ pub enum ToolContent {
     },
 }
 
+/// Why a content block is not what it says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContentError {
+    /// An image block whose MIME type is not an image's.
+    #[error("an image block's MIME type is {0:?}, not an image's")]
+    NotAnImageType(String),
+    /// An image block whose data is not standard base64.
+    #[error("the data of an image block ({0}) is not base64")]
+    NotBase64(String),
+}
+
 impl ToolContent {
     /// Checks the block is what it says: an image's data must be standard base64 (padded or
     /// not, no white space), with a MIME type that is an image's.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ContentError> {
         let ToolContent::Image { data, mime_type } = self else {
             return Ok(());
         };
         if !mime_type.starts_with("image/") {
-            return Err(format!(
-                "an image block's MIME type is {mime_type:?}, not an image's"
-            ));
+            return Err(ContentError::NotAnImageType(mime_type.clone()));
         }
         let body = data.trim_end_matches('=');
         let padding = data.len() - body.len();
@@ -200,9 +209,7 @@ impl ToolContent {
             || body.len() % 4 == 1
             || !body.chars().all(alphabet)
         {
-            return Err(format!(
-                "the data of an image block ({mime_type}) is not base64"
-            ));
+            return Err(ContentError::NotBase64(mime_type.clone()));
         }
         Ok(())
     }
