@@ -424,9 +424,9 @@ async fn run_together(
 /// reply with its intents, then the result) instead of three: those of the calls that will
 /// start as soon as the reply is stored. That is the first call (all of them when the prompt
 /// runs calls in parallel), up to the first that may wait (its tool, or the request, asks for
-/// approval, or it lacks a required variable): an intent journaled for a call that then waits would read as "outcome
-/// unknown" after a restart. A crash between this batch and the call's start leaves the call
-/// with an unknown outcome, as a crash during it does.
+/// approval, or it lacks a required variable): an intent journaled for a call that then waits
+/// would read as "outcome unknown" after a restart. A crash between this batch and the call's
+/// start leaves the call with an unknown outcome, as a crash during it does.
 pub(super) fn early_intents(
     calls: &[ToolCallRecord],
     offer: &Offer,

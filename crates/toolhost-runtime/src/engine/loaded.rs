@@ -43,9 +43,9 @@ pub(crate) struct LoadedProject {
 
 impl LoadedProject {
     /// The model a prompt naming `name` runs on in a thread that was started with
-    /// `thread_model` (see [`super::Runtime::thread_model`]): this runtime's override when one is set,
-    /// else the thread's, else the prompt's own; or why it cannot be used (a key that is not
-    /// set names its variable).
+    /// `thread_model` (see [`super::Runtime::thread_model`]): this runtime's override when one
+    /// is set, else the thread's, else the prompt's own; or why it cannot be used (a key that
+    /// is not set names its variable).
     pub(crate) fn model_for(
         &self,
         name: &str,
@@ -128,7 +128,8 @@ impl LoadedProject {
     /// Makes every prompt use the model definition `name` instead of its own (for example to
     /// run a project written for the scripted model on a real one). A thread this runtime
     /// creates remembers it, and later runs of the thread use it unless their runtime names
-    /// another ([`super::Runtime::thread_model`]). Fails when no model definition of that name loaded.
+    /// another ([`super::Runtime::thread_model`]). Fails when no model definition of that
+    /// name loaded.
     pub(crate) fn override_model(&mut self, name: &str) -> Result<(), RuntimeError> {
         if let Some(why) = self.unavailable.get(name) {
             return Err(RuntimeError::Model {

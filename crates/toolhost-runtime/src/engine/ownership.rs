@@ -136,8 +136,9 @@ pub(super) struct RunEntry {
 }
 
 /// Holds a thread for one run: has its lease kept (renewed, stop requests forwarded) until
-/// [`Ownership::release`] gives the thread up and forgets the run's abort signal (only its own). Dropped without a release (a cancelled run), it releases on the blocking
-/// pool; the lease would otherwise run out on its own.
+/// [`Ownership::release`] gives the thread up and forgets the run's abort signal (only its
+/// own). Dropped without a release (a cancelled run), it releases on the blocking pool; the
+/// lease would otherwise run out on its own.
 pub(super) struct Ownership<'a> {
     runtime: &'a Runtime,
     thread_id: String,
