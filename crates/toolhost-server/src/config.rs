@@ -142,6 +142,6 @@ pub enum SettingsError {
     #[error("oauth applies to /mcp only, which needs an MCP agent (mcp_agent)")]
     OAuthWithoutMcp,
     /// The OAuth settings cannot be used.
-    #[error("{0}")]
-    OAuth(String),
+    #[error(transparent)]
+    OAuth(#[from] crate::oauth::OAuthSettingsError),
 }

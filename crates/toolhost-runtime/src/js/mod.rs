@@ -59,11 +59,25 @@ pub struct Declared {
     pub blueprint: Value,
 }
 
+/// Why a JavaScript or TypeScript tool file does not load.
+#[derive(Debug, thiserror::Error)]
+pub enum JsLoadError {
+    /// The file, or a module it imports, cannot be read or transpiled (what and where).
+    #[error("{0}")]
+    Modules(String),
+    /// The sandbox refused to run it.
+    #[error(transparent)]
+    Sandbox(#[from] toolhost_sandbox::SandboxError),
+    /// Its code threw while it declared the tool (the error, located in the file).
+    #[error("{0}")]
+    Threw(String),
+}
+
 impl JsTool {
     /// Loads the tool file at `path` of the project at `root` as the tool `name`.
-    pub fn load(root: &Path, path: &Path, name: &str) -> Result<Declared, String> {
-        let (modules, entry) = imports::gather(root, path)?;
-        let sandbox = Sandbox::new(SandboxLimits::default()).map_err(|e| e.to_string())?;
+    pub fn load(root: &Path, path: &Path, name: &str) -> Result<Declared, JsLoadError> {
+        let (modules, entry) = imports::gather(root, path).map_err(JsLoadError::Modules)?;
+        let sandbox = Sandbox::new(SandboxLimits::default())?;
         let tool = JsTool {
             name: name.to_owned(),
             entry,
@@ -74,12 +88,15 @@ impl JsTool {
         };
         let described = tool
             .sandbox
-            .run_to_end(tool.code("describeTool(tool)", "", Vec::new()), None)
-            .map_err(|e| e.to_string())?;
+            .run_to_end(tool.code("describeTool(tool)", "", Vec::new()), None)?;
         let declared = match described {
             RunResult::Success { result, .. } => result,
             RunResult::Error { error, .. } => {
-                return Err(tool.located(&error.name, &error.message, error.stack.as_deref()))
+                return Err(JsLoadError::Threw(tool.located(
+                    &error.name,
+                    &error.message,
+                    error.stack.as_deref(),
+                )))
             }
         };
         let has_args = declared.get("hasArgs").and_then(Value::as_bool) == Some(true);

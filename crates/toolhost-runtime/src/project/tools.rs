@@ -173,7 +173,7 @@ pub fn load_tools(root: &Path, activities: &Activities) -> Result<ProjectTools, 
 /// A tool file written in JavaScript or TypeScript: what it declares, checked as a blueprint
 /// is, bound to an activity that runs its `execute` (see [`crate::js`]).
 fn load_js(root: &Path, path: &Path, stem: &str) -> Result<LoadedTool, String> {
-    let declared = crate::js::JsTool::load(root, path, stem)?;
+    let declared = crate::js::JsTool::load(root, path, stem).map_err(|e| e.to_string())?;
     let blueprint = Blueprint::from_value(stem, &declared.blueprint).map_err(|e| e.to_string())?;
     let mut activities = Activities::new();
     let tool = std::sync::Arc::new(declared.tool);

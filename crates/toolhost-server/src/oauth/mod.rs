@@ -98,20 +98,19 @@ impl OAuthSettings {
 
     /// Checks the URLs, naming the setting at fault: HTTPS, or HTTP to this machine only; no
     /// fragment; no query in the issuer (RFC 8414).
-    pub fn check(&self) -> Result<(), String> {
-        checked_url("oauth.issuer", &self.issuer)?;
+    pub fn check(&self) -> Result<(), OAuthSettingsError> {
+        checked_url("oauth.issuer", &self.issuer).map_err(OAuthSettingsError::Url)?;
         if self.issuer.contains('?') {
-            return Err("oauth.issuer must have no query".to_owned());
+            return Err(OAuthSettingsError::IssuerQuery);
         }
-        checked_url("oauth.resource", &self.resource)?;
+        checked_url("oauth.resource", &self.resource).map_err(OAuthSettingsError::Url)?;
         if let Some(uri) = &self.jwks_uri {
-            checked_url("oauth.jwks_uri", uri)?;
+            checked_url("oauth.jwks_uri", uri).map_err(OAuthSettingsError::Url)?;
         }
         if self.leeway > MAX_LEEWAY {
-            return Err(format!(
-                "oauth.leeway_s must be at most {} s: clocks further apart let expired tokens in",
-                MAX_LEEWAY.as_secs()
-            ));
+            return Err(OAuthSettingsError::Leeway {
+                max_s: MAX_LEEWAY.as_secs(),
+            });
         }
         Ok(())
     }
@@ -371,6 +370,25 @@ pub(crate) fn challenge(
             .insert(header::WWW_AUTHENTICATE, value);
     }
     response
+}
+
+/// Why OAuth settings cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OAuthSettingsError {
+    /// A URL that is not an https one (or an http one to this machine), said with its setting.
+    #[error("{0}")]
+    Url(String),
+    /// An issuer with a query.
+    #[error("oauth.issuer must have no query")]
+    IssuerQuery,
+    /// A leeway longer than toolhost allows.
+    #[error(
+        "oauth.leeway_s must be at most {max_s} s: clocks further apart let expired tokens in"
+    )]
+    Leeway {
+        /// The most, in seconds.
+        max_s: u64,
+    },
 }
 
 #[cfg(test)]
