@@ -180,36 +180,78 @@ pub fn fill(
     Ok(out)
 }
 
+/// Why an MCP server's definition file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerDefError {
+    /// Not JSON of a definition's shape.
+    #[error("not a valid MCP server definition: {0}")]
+    NotADefinition(serde_json::Error),
+    /// Both a program and a URL.
+    #[error("give `command` (a program toolhost runs) or `url` (a server it reaches), not both")]
+    CommandAndUrl,
+    /// Neither a program nor a URL.
+    #[error("`command` or `url` is missing: the program that runs the server and its arguments as a list, or the URL of its MCP endpoint")]
+    NoEndpoint,
+    /// `env` or `cwd` for a server at a URL.
+    #[error("`env` and `cwd` are for a server toolhost runs (`command`); a server at a `url` gets `headers`")]
+    ProgramSettingsForUrl,
+    /// `headers` for a program.
+    #[error("`headers` are for a server at a `url`; a program gets `env`")]
+    HeadersForProgram,
+    /// The program or the URL, or what goes with it, cannot be used.
+    #[error("{0}")]
+    Endpoint(String),
+    /// A time limit of 0.
+    #[error("`{0}` must be greater than 0")]
+    Zero(&'static str),
+    /// A longest call shorter than the default call.
+    #[error("`maxCallTimeoutMs` must not be shorter than `callTimeoutMs`")]
+    MaxBelowCall,
+    /// `oauth` for a program.
+    #[error("`oauth` is for a server at a `url`")]
+    OAuthForProgram,
+    /// `oauth` with a URL that is not https (nor to this machine).
+    #[error("{0}: with `oauth`, tokens would travel in clear")]
+    InsecureForOAuth(String),
+    /// The `oauth` settings cannot be used.
+    #[error("{0}")]
+    OAuth(String),
+}
+
 impl McpServerDef {
     /// Reads `agents/mcp/NAME.json` (its text); `project` is the root that `cwd` and relative
     /// program paths are resolved against. The error says what is wrong, without the path.
-    pub fn parse(name: &str, path: &Path, text: &str, project: &Path) -> Result<Self, String> {
-        let written: Written = serde_json::from_str(text)
-            .map_err(|e| format!("not a valid MCP server definition: {e}"))?;
+    pub fn parse(
+        name: &str,
+        path: &Path,
+        text: &str,
+        project: &Path,
+    ) -> Result<Self, ServerDefError> {
+        let written: Written =
+            serde_json::from_str(text).map_err(ServerDefError::NotADefinition)?;
         let endpoint = match (written.command, written.url) {
             (Some(_), Some(_)) => {
-                return Err("give `command` (a program toolhost runs) or `url` (a server it reaches), not both".to_owned());
+                return Err(ServerDefError::CommandAndUrl);
             }
             (None, None) => {
-                return Err("`command` or `url` is missing: the program that runs the server and its arguments as a list, or the URL of its MCP endpoint".to_owned());
+                return Err(ServerDefError::NoEndpoint);
             }
             (None, Some(url)) => {
                 if !written.env.is_empty() || written.cwd.is_some() {
-                    return Err("`env` and `cwd` are for a server toolhost runs (`command`); a server at a `url` gets `headers`".to_owned());
+                    return Err(ServerDefError::ProgramSettingsForUrl);
                 }
-                url_endpoint(url, written.headers)?
+                url_endpoint(url, written.headers).map_err(ServerDefError::Endpoint)?
             }
             (Some(command), None) => {
                 if !written.headers.is_empty() {
-                    return Err(
-                        "`headers` are for a server at a `url`; a program gets `env`".to_owned(),
-                    );
+                    return Err(ServerDefError::HeadersForProgram);
                 }
-                command_endpoint(command, written.env, written.cwd.as_deref(), project)?
+                command_endpoint(command, written.env, written.cwd.as_deref(), project)
+                    .map_err(ServerDefError::Endpoint)?
             }
         };
-        let millis = |field: &str, value: Option<u64>, default: u64| match value {
-            Some(0) => Err(format!("`{field}` must be greater than 0")),
+        let millis = |field: &'static str, value: Option<u64>, default: u64| match value {
+            Some(0) => Err(ServerDefError::Zero(field)),
             v => Ok(Duration::from_millis(v.unwrap_or(default))),
         };
         let connect_timeout = millis(
@@ -228,19 +270,19 @@ impl McpServerDef {
             DEFAULT_MAX_CALL_TIMEOUT_MS.max(written.call_timeout_ms.unwrap_or(0)),
         )?;
         if max_call_timeout < call_timeout {
-            return Err("`maxCallTimeoutMs` must not be shorter than `callTimeoutMs`".to_owned());
+            return Err(ServerDefError::MaxBelowCall);
         }
         let oauth = match written.oauth {
             None => None,
             Some(_) if matches!(endpoint, Endpoint::Command { .. }) => {
-                return Err("`oauth` is for a server at a `url`".to_owned())
+                return Err(ServerDefError::OAuthForProgram)
             }
             Some(o) => {
                 if let Endpoint::Url { url, .. } = &endpoint {
                     super::oauth::discovery::secure("`url`", url)
-                        .map_err(|e| format!("{e}: with `oauth`, tokens would travel in clear"))?;
+                        .map_err(ServerDefError::InsecureForOAuth)?;
                 }
-                Some(oauth_def(o)?)
+                Some(oauth_def(o).map_err(ServerDefError::OAuth)?)
             }
         };
         Ok(Self {
@@ -394,6 +436,7 @@ mod tests {
             text,
             Path::new("/p"),
         )
+        .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -82,7 +82,9 @@ pub async fn load_mcp(
     for (name, path) in json_files(&root.join("agents").join("mcp")) {
         let loaded = read_text(&path, MAX_FILE_BYTES)
             .map_err(|e| e.reason())
-            .and_then(|text| McpServerDef::parse(&name, &path, &text, root));
+            .and_then(|text| {
+                McpServerDef::parse(&name, &path, &text, root).map_err(|e| e.to_string())
+            });
         match loaded {
             Ok(def) if name.contains('.') => out.problems.push(FileProblem::not_loaded(
                 def.path,

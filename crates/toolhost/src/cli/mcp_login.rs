@@ -36,7 +36,7 @@ fn server(dir: &Path, name: &str) -> Result<McpServerDef, ExitCode> {
     }
     read_text(&path, MAX_FILE_BYTES)
         .map_err(|e| e.reason())
-        .and_then(|text| McpServerDef::parse(name, &path, &text, dir))
+        .and_then(|text| McpServerDef::parse(name, &path, &text, dir).map_err(|e| e.to_string()))
         .map_err(|why| {
             output::error(&format!("{} cannot be used.", path.display()), Some(&why));
             output::exit(BAD_INPUT)
