@@ -296,7 +296,9 @@ impl Authorizer {
         challenge: &Challenge,
         wants_scope: bool,
     ) -> Result<Grant, String> {
-        let found = discover(&*self.http, &self.url, challenge).await?;
+        let found = discover(&*self.http, &self.url, challenge)
+            .await
+            .map_err(|e| e.to_string())?;
         check_pinned(&self.def, &found)?;
         let client = configured_client(&self.def, &found)?.ok_or(
             "the client credentials grant needs `oauth.clientId` (and `clientSecret` or `privateKey`)",

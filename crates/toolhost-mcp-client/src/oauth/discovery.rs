@@ -213,32 +213,59 @@ pub fn metadata_places(issuer: &str) -> Vec<String> {
     }
 }
 
+/// Why the authorization of an MCP server could not be discovered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DiscoveryError {
+    /// No place that may hold the resource's metadata could be reached (each place and why).
+    #[error("{0}")]
+    Unreachable(String),
+    /// The resource's metadata says what toolhost refuses (another resource, no server).
+    #[error("{0}")]
+    Resource(String),
+    /// The authorization server publishes no usable metadata (missing, of another issuer, no
+    /// token endpoint).
+    #[error("{0}")]
+    AuthorizationServer(String),
+    /// An address that is neither `https` nor `http` to this machine.
+    #[error("{0}")]
+    Insecure(String),
+}
+
 /// Finds the authorization server of the MCP server at `server` from its challenge.
 pub async fn discover(
     http: &dyn Fetcher,
     server: &str,
     challenge: &Challenge,
-) -> Result<Discovered, String> {
+) -> Result<Discovered, DiscoveryError> {
     let origin = split_url(server).0;
     let (resource, resource_scopes, issuer, legacy) =
-        match resource_metadata(http, server, challenge).await? {
+        match resource_metadata(http, server, challenge)
+            .await
+            .map_err(DiscoveryError::Unreachable)?
+        {
             Some((place, metadata)) => {
-                let (resource, scopes, issuer) = protected_resource(&place, &metadata, server)?;
+                let (resource, scopes, issuer) = protected_resource(&place, &metadata, server)
+                    .map_err(DiscoveryError::Resource)?;
                 (resource, scopes, issuer, false)
             }
             // The 2025-03-26 revision: the server is its own authorization server.
             None => (server.to_owned(), Vec::new(), origin.to_owned(), true),
         };
-    let metadata = server_metadata(http, &issuer, legacy).await?;
-    let token_endpoint = text(&metadata, "token_endpoint")
-        .ok_or_else(|| format!("the authorization server {issuer} names no token endpoint"))?;
-    secure("the token endpoint", &token_endpoint)?;
+    let metadata = server_metadata(http, &issuer, legacy)
+        .await
+        .map_err(DiscoveryError::AuthorizationServer)?;
+    let token_endpoint = text(&metadata, "token_endpoint").ok_or_else(|| {
+        DiscoveryError::AuthorizationServer(format!(
+            "the authorization server {issuer} names no token endpoint"
+        ))
+    })?;
+    secure("the token endpoint", &token_endpoint).map_err(DiscoveryError::Insecure)?;
     for (what, field) in [
         ("the authorization endpoint", "authorization_endpoint"),
         ("the registration endpoint", "registration_endpoint"),
     ] {
         if let Some(url) = text(&metadata, field) {
-            secure(what, &url)?;
+            secure(what, &url).map_err(DiscoveryError::Insecure)?;
         }
     }
     Ok(Discovered {

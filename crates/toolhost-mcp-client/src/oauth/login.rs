@@ -80,7 +80,9 @@ pub async fn start(
         )
     })?;
     let challenge = probe(http, url, headers, &def.name).await?;
-    let found = discover(http, url, &challenge).await?;
+    let found = discover(http, url, &challenge)
+        .await
+        .map_err(|e| e.to_string())?;
     check_pinned(&oauth, &found)?;
     // What the server asked for since the last login, too.
     let wanted = vault
