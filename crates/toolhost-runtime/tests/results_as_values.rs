@@ -3,12 +3,14 @@
 
 mod common;
 
-use common::{one_prompt_project, ping_tool, runtime_on, ListModel};
-use toolhost_runtime::engine::RunOutcome;
-use toolhost_store::Role;
+use common::{one_prompt_project, ping_tool, runtime_on, ListModel, Project};
+use std::sync::Arc;
+use toolhost_runtime::engine::{RunOutcome, Runtime, ScratchCall};
+use toolhost_store::{Role, Store};
 
-#[tokio::test]
-async fn the_run_that_stores_a_calls_result_hands_it_to_whoever_waits_for_it() {
+/// A runtime with the `ping` tool, and a direct call of it stored on a thread of its own (the
+/// project is returned so that its folder lives as long as the test).
+async fn a_ping_call() -> (Project, Runtime, Arc<dyn Store>, ScratchCall) {
     let project = one_prompt_project(&["ping"]);
     let (mut rt, store) = runtime_on(&project, ListModel::new(Vec::new())).await;
     rt.register_tool(ping_tool());
@@ -16,6 +18,12 @@ async fn the_run_that_stores_a_calls_result_hands_it_to_whoever_waits_for_it() {
         .start_scratch_call("a", "ping", "{}", Vec::new())
         .await
         .unwrap();
+    (project, rt, store, call)
+}
+
+#[tokio::test]
+async fn the_run_that_stores_a_calls_result_hands_it_to_whoever_waits_for_it() {
+    let (_project, rt, store, call) = a_ping_call().await;
     let mut expected = rt.expect_result(&call.thread.id, &call.call_id);
     // Another call's wait is not answered by this one's result.
     let mut other = rt.expect_result(&call.thread.id, "not-this-call");
@@ -47,13 +55,7 @@ async fn the_run_that_stores_a_calls_result_hands_it_to_whoever_waits_for_it() {
 
 #[tokio::test]
 async fn a_later_wait_for_the_same_call_gets_its_result_whatever_the_earlier_one_does() {
-    let project = one_prompt_project(&["ping"]);
-    let (mut rt, _store) = runtime_on(&project, ListModel::new(Vec::new())).await;
-    rt.register_tool(ping_tool());
-    let call = rt
-        .start_scratch_call("a", "ping", "{}", Vec::new())
-        .await
-        .unwrap();
+    let (_project, rt, _store, call) = a_ping_call().await;
     let earlier = rt.expect_result(&call.thread.id, &call.call_id);
     let mut later = rt.expect_result(&call.thread.id, &call.call_id);
     // The earlier wait ends (its caller went away) before the run: the later one still waits.

@@ -1,15 +1,16 @@
 //! The MCP servers a project imports end when the toolhost that started them stops, even a
 //! program that goes on after the end of its input (`tests/mcp/oversized_server.py` with
 //! PID_FILE): `toolhost serve` stopped with SIGTERM, `toolhost mcp` whose client closes its
-//! side, and a command that loads the project, runs a thread and ends (`toolhost run`). Each is closed as any server is (its input ends, then SIGTERM, then SIGKILL), and
-//! toolhost exits only once it has ended.
+//! side, and a command that loads the project, runs a thread and ends (`toolhost run`). Each is
+//! closed as any server is (its input ends, then SIGTERM, then SIGKILL), and toolhost exits only
+//! once it has ended.
 
 mod common;
 
 use common::{scripted_agent, terminate, test_python, write, TempProject};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// A project whose agent offers the stubborn server `h`'s tools (it writes its process id to the
 /// file PID_FILE names).
@@ -43,6 +44,19 @@ fn running(pid: &str) -> bool {
 
 fn pid_in(file: &PathBuf) -> String {
     std::fs::read_to_string(file).expect("the server wrote its process id when it started")
+}
+
+/// Runs `toolhost COMMAND PROJECT --agent a --data DATA ARGS...` to its end, its standard input
+/// closed, with the server's PID_FILE set.
+fn to_the_end(command: &str, project: &TempProject, pid_file: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([command, &project.root.display().to_string(), "--agent", "a"])
+        .arg("--data")
+        .arg(project.root.join("data"))
+        .args(args)
+        .env("PID_FILE", pid_file)
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -85,21 +99,8 @@ fn an_mcp_session_that_ends_ends_the_programs_of_the_projects_mcp_servers() {
     let pid_file =
         std::env::temp_dir().join(format!("toolhost-stubborn-mcp-{}", std::process::id()));
     let project = project();
-    let data = project.root.join("data");
     // The client closes its side at once: the session ends, and toolhost with it.
-    let ended = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args([
-            "mcp",
-            &project.root.display().to_string(),
-            "--agent",
-            "a",
-            "--data",
-        ])
-        .arg(&data)
-        .env("PID_FILE", &pid_file)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let ended = to_the_end("mcp", &project, &pid_file, &[]);
     let pid = pid_in(&pid_file);
     assert!(
         !running(&pid),
@@ -114,20 +115,7 @@ fn a_command_that_ends_ends_the_programs_of_the_projects_mcp_servers() {
     let pid_file =
         std::env::temp_dir().join(format!("toolhost-stubborn-run-{}", std::process::id()));
     let project = project();
-    let data = project.root.join("data");
-    let ran = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args([
-            "run",
-            &project.root.display().to_string(),
-            "--agent",
-            "a",
-            "--data",
-        ])
-        .arg(&data)
-        .arg("hello")
-        .env("PID_FILE", &pid_file)
-        .output()
-        .unwrap();
+    let ran = to_the_end("run", &project, &pid_file, &["hello"]);
     assert_eq!(
         ran.status.code(),
         Some(0),

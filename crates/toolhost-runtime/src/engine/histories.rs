@@ -185,6 +185,19 @@ mod tests {
         })
     }
 
+    /// An in-memory store with one empty thread.
+    fn a_thread() -> (Arc<dyn Store>, AsyncStore, String) {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().unwrap());
+        let thread = store
+            .create_thread(NewThread {
+                agent: "a".into(),
+                ..NewThread::default()
+            })
+            .unwrap()
+            .id;
+        (store.clone(), AsyncStore::new(store), thread)
+    }
+
     fn texts(messages: &[Message]) -> Vec<&str> {
         messages
             .iter()
@@ -194,15 +207,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_kept_history_is_brought_up_to_date_and_read_whole_when_one_was_removed() {
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().unwrap());
-        let db = AsyncStore::new(store.clone());
-        let thread = store
-            .create_thread(NewThread {
-                agent: "a".into(),
-                ..NewThread::default()
-            })
-            .unwrap()
-            .id;
+        let (store, db, thread) = a_thread();
         store
             .apply(&thread, vec![said("one"), said("two")])
             .unwrap();
@@ -238,15 +243,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_a_kept_history_is_taken_for_a_reader() {
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::in_memory().unwrap());
-        let db = AsyncStore::new(store.clone());
-        let thread = store
-            .create_thread(NewThread {
-                agent: "a".into(),
-                ..NewThread::default()
-            })
-            .unwrap()
-            .id;
+        let (store, db, thread) = a_thread();
         store.apply(&thread, vec![said("one")]).unwrap();
         let histories = Histories::default();
         // Not kept: a reader gets nothing from here, and nothing is kept for it.

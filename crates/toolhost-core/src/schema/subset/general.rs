@@ -97,26 +97,4 @@ impl Walk<'_> {
         }
         true
     }
-
-    /// Canonicalizes a list of subschemas under `key` into `out`.
-    fn schema_list(
-        &mut self,
-        key: &str,
-        value: &Value,
-        at: &str,
-        depth: usize,
-        out: &mut Map<String, Value>,
-    ) {
-        match value.as_array() {
-            Some(schemas) if !schemas.is_empty() => {
-                let canon = schemas
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| self.node(s, &format!("{at}/{i}"), depth, false))
-                    .collect();
-                out.insert(key.to_owned(), Value::Array(canon));
-            }
-            _ => self.issue(at, format!("`{key}` must be a non-empty array of schemas")),
-        }
-    }
 }

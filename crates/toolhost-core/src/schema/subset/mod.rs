@@ -338,7 +338,7 @@ impl Walk<'_> {
                 self.copy(out, key, value, &at);
             }
             "anyOf" | "oneOf" if !self.charge(&at, key.len() + 4) => {}
-            "anyOf" | "oneOf" => self.union(key, value, &at, depth, out),
+            "anyOf" | "oneOf" => self.schema_list(key, value, &at, depth, out),
             "properties" => self.properties(value, &at, depth, out),
             "required" => {
                 let names_ok = value
@@ -412,8 +412,9 @@ impl Walk<'_> {
         }
     }
 
-    /// Canonicalizes the branches of a union (`anyOf` or `oneOf`): the same nesting level.
-    fn union(
+    /// Canonicalizes a list of subschemas under `key` into `out` (a union's branches, `allOf`,
+    /// `prefixItems`), each at level `depth`.
+    fn schema_list(
         &mut self,
         key: &str,
         value: &Value,
@@ -422,13 +423,13 @@ impl Walk<'_> {
         out: &mut Map<String, Value>,
     ) {
         match value.as_array() {
-            Some(branches) if !branches.is_empty() => {
-                let branches = branches
+            Some(schemas) if !schemas.is_empty() => {
+                let canon = schemas
                     .iter()
                     .enumerate()
-                    .map(|(i, b)| self.node(b, &format!("{at}/{i}"), depth, false))
+                    .map(|(i, s)| self.node(s, &format!("{at}/{i}"), depth, false))
                     .collect();
-                out.insert(key.to_owned(), Value::Array(branches));
+                out.insert(key.to_owned(), Value::Array(canon));
             }
             _ => self.issue(at, format!("`{key}` must be a non-empty array of schemas")),
         }
