@@ -4,45 +4,18 @@
 //! slot (MCP sessions and listen streams) is told of the new load.
 
 use crate::state::RuntimeSlot;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use toolhost_runtime::engine::Runtime;
+use toolhost_runtime::project::ProjectFiles;
 
-/// How deep under `agents/` the watch looks (tool files may import helpers in folders).
-const WATCH_DEPTH: usize = 4;
-
-/// Every file under the project's `agents/` with its size and modification time, sorted: what
-/// changes when a definition is written, added or removed.
-fn fingerprint(root: &Path) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
-    let mut files = Vec::new();
-    let mut folders = vec![(root.join("agents"), 0)];
-    while let Some((folder, depth)) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let Ok(meta) = entry.metadata() else {
-                continue;
-            };
-            if meta.is_dir() {
-                if depth < WATCH_DEPTH {
-                    folders.push((path, depth + 1));
-                }
-            } else {
-                files.push((path, meta.len(), meta.modified().ok()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-/// Every `every`, looks at the project's files under `root`; when they changed, loads the
-/// project with `reload` (on the blocking pool, driven there: loading reads and parses files) and puts
-/// the load in `slot`, having it carry over what belongs to the process from the load it
-/// replaces (see [`Runtime::carry_over_from`]). A load that fails (`None`) is passed over.
+/// Every `every`, compares the project's files under `root` with what the current load found
+/// (see [`Runtime::files_seen`]), so a change made before the watch began is not missed; when
+/// they differ, loads the project with `reload` (on the blocking pool, driven there: loading
+/// reads and parses files) and puts the load in `slot`, having it carry over what belongs to
+/// the process from the load it replaces (see [`Runtime::carry_over_from`]). A load that fails
+/// (`None`) is passed over, and not tried again until the files change once more.
 pub(crate) fn reload_on_change<Load>(
     slot: RuntimeSlot,
     root: PathBuf,
@@ -53,21 +26,22 @@ where
     Load: std::future::Future<Output = Option<Runtime>> + Send + 'static,
 {
     tokio::spawn(async move {
-        let mut seen = fingerprint(&root);
+        let mut failed: Option<ProjectFiles> = None;
         loop {
             tokio::time::sleep(every).await;
-            let now = fingerprint(&root);
-            if now == seen {
+            let now = ProjectFiles::look(&root);
+            if now == *slot.current().files_seen() || failed.as_ref() == Some(&now) {
                 continue;
             }
-            seen = now;
             let (load, runtime) = (reload(), tokio::runtime::Handle::current());
             let Ok(Some(mut runtime)) =
                 tokio::task::spawn_blocking(move || runtime.block_on(load)).await
             else {
+                failed = Some(now);
                 tracing::warn!(project = %root.display(), "the project's files changed but it did not load; the previous load is kept");
                 continue;
             };
+            failed = None;
             runtime.carry_over_from(&slot.current());
             let old = slot.replace(Arc::new(runtime));
             tracing::info!(project = %root.display(), "the project's files changed; loaded again");
@@ -76,4 +50,44 @@ where
             tokio::task::spawn_blocking(move || drop(old));
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_store::{SqliteStore, Store};
+
+    /// A file written after the project loaded but before the watch began is still a change:
+    /// the watch compares the disk with what the load found, not with its own first look.
+    #[tokio::test]
+    async fn a_change_made_before_the_watch_began_is_loaded() {
+        let root = std::env::temp_dir().join(format!("reload-late-watch-{}", std::process::id()));
+        let tools = root.join("agents/tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&root.join("toolhost.db")).unwrap());
+        let load = {
+            let (root, store) = (root.clone(), store.clone());
+            move || {
+                let (root, store) = (root.clone(), store.clone());
+                async move { Runtime::load(&root, store).await.ok() }
+            }
+        };
+        let slot = RuntimeSlot::new(Arc::new(load().await.unwrap()));
+        assert!(slot.current().tools().get("recall").is_none());
+        std::fs::write(
+            tools.join("recall.json"),
+            r#"{"type": "object", "description": "Recalls a fact.", "properties": {}}"#,
+        )
+        .unwrap();
+        let mut loads = slot.loads();
+        let watch = reload_on_change(slot.clone(), root.clone(), Duration::from_millis(10), load);
+        // A guard against a missed change, not a limit on how fast the load must be.
+        tokio::time::timeout(Duration::from_secs(600), loads.changed())
+            .await
+            .expect("the change was never loaded")
+            .unwrap();
+        assert!(slot.current().tools().get("recall").is_some());
+        watch.abort();
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

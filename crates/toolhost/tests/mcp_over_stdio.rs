@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
 
 fn example() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,8 +23,27 @@ fn example() -> String {
 struct Client {
     child: Child,
     input: ChildStdin,
-    output: BufReader<ChildStdout>,
+    output: Receiver<String>,
     next_id: u64,
+}
+
+/// How long a test waits for the next line before it fails instead of hanging: a guard against
+/// a lost answer or notification, far beyond what any answer takes on a slow machine.
+const NO_LINE_AFTER: Duration = Duration::from_secs(600);
+
+/// The lines `toolhost mcp` writes to standard output, read on a thread of their own so a
+/// wait for one can end.
+fn lines_of(stdout: ChildStdout) -> Receiver<String> {
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
 }
 
 impl Client {
@@ -36,7 +57,7 @@ impl Client {
             .spawn()
             .unwrap();
         let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
+        let output = lines_of(child.stdout.take().unwrap());
         Client {
             child,
             input,
@@ -56,6 +77,18 @@ impl Client {
         init
     }
 
+    /// The next line of standard output; fails the test when the server closed it, or wrote
+    /// nothing for [`NO_LINE_AFTER`].
+    fn next_line(&mut self) -> String {
+        match self.output.recv_timeout(NO_LINE_AFTER) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("the server wrote nothing for {NO_LINE_AFTER:?}")
+            }
+        }
+    }
+
     fn send(&mut self, message: Value) {
         writeln!(self.input, "{message}").unwrap();
         self.input.flush().unwrap();
@@ -67,11 +100,7 @@ impl Client {
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "the server closed its output"
-            );
+            let line = self.next_line();
             let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
                 panic!("standard output holds something that is not JSON ({e}): {line}")
             });
@@ -316,11 +345,7 @@ impl Client {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let (mut asked, mut notes) = (Vec::new(), Vec::new());
         loop {
-            let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "the server closed its output"
-            );
+            let line = self.next_line();
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["id"] == json!(id) && message.get("method").is_none() {
                 return (message, asked, notes);
@@ -632,15 +657,10 @@ fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
 }
 
 impl Client {
-    /// Reads lines until a notification with `method` arrives (there must be one within 20 s,
-    /// or the test's own timeout ends it).
+    /// Reads lines until a notification with `method` arrives.
     fn wait_for_notification(&mut self, method: &str) -> Value {
         loop {
-            let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "the server closed its output"
-            );
+            let line = self.next_line();
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["method"] == method {
                 return message;
@@ -799,9 +819,7 @@ fn a_bad_line_is_answered_with_a_parse_error_and_the_session_goes_on() {
     let answer = |client: &mut Client, line: &str| -> Value {
         writeln!(client.input, "{line}").unwrap();
         client.input.flush().unwrap();
-        let mut text = String::new();
-        client.output.read_line(&mut text).unwrap();
-        serde_json::from_str(&text).unwrap()
+        serde_json::from_str(&client.next_line()).unwrap()
     };
     let broken = answer(
         &mut client,

@@ -72,6 +72,7 @@ impl Runtime {
         factory: Option<&dyn ModelFactory>,
         network: Option<McpNetwork>,
     ) -> Result<Self, RuntimeError> {
+        let files_seen = crate::project::ProjectFiles::look(root);
         let defs = load_definitions(root);
         let activities = process_activities(&defs);
         // A project whose tools are all written in Rust needs no agents/tools/ folder.
@@ -125,6 +126,7 @@ impl Runtime {
         let (models, unavailable) = project_models(root, &defs, factory, &mut problems);
         let project = LoadedProject {
             root: root.to_owned(),
+            files_seen,
             tools,
             files,
             models,

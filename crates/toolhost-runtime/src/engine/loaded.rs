@@ -14,6 +14,8 @@ use toolhost_providers::Model;
 pub(crate) struct LoadedProject {
     /// The project's folder.
     pub(crate) root: PathBuf,
+    /// The project's files as this load found them, before it read any.
+    pub(crate) files_seen: crate::project::ProjectFiles,
     /// Its agents, prompts, models and activities as they loaded.
     pub(crate) defs: Definitions,
     /// Every tool: built-ins, files, imported MCP tools and tools registered in Rust.

@@ -149,6 +149,13 @@ impl Runtime {
         }
     }
 
+    /// The project's files as this load found them before it read any: a watch that compares
+    /// the disk with it loads the project again when they changed (see
+    /// [`crate::project::ProjectFiles`]).
+    pub fn files_seen(&self) -> &crate::project::ProjectFiles {
+        &self.project.files_seen
+    }
+
     /// The project's agents, prompts, models and activities as they loaded.
     pub fn definitions(&self) -> &Definitions {
         &self.project.defs

@@ -18,6 +18,7 @@
 mod agent;
 mod agent_tools;
 mod definitions;
+mod files_seen;
 mod includes;
 mod mcp_catalog;
 mod offers;
@@ -29,6 +30,7 @@ pub use agent::{AgentDef, AgentKind, SessionBinding, SideDef};
 pub use agent_tools::{agent_tool, MAX_SUBAGENT_DEPTH, SUBAGENT_CREATE, SUBAGENT_MESSAGE};
 pub(crate) use definitions::json_files;
 pub use definitions::{load_definitions, Definitions, ModelDef, ModelDefError, DEFAULT_MAX_STEPS};
+pub use files_seen::ProjectFiles;
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
 pub use mcp_catalog::{
     load_mcp_catalog, media_type, percent_decoded, DefinitionFile, McpCatalog, McpPromptDef,
