@@ -15,12 +15,15 @@ mod pages;
 mod read;
 mod rows;
 mod schema;
+mod statements;
 mod tokens;
 mod work;
 mod writer;
 
 use crate::error::{StoreError, StoreResult};
 use rusqlite::{Connection, OpenFlags};
+use statements::keep_plans;
+pub(crate) use statements::{exec, query_one};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -119,7 +122,7 @@ impl SqliteStore {
             )
             .map_err(db)?;
             reader.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
-            reader.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+            keep_plans(&reader)?;
             // Only the writer writes.
             reader.execute_batch("PRAGMA query_only = 1").map_err(db)?;
             readers.push(Arc::new(Mutex::new(reader)));
@@ -159,7 +162,7 @@ impl SqliteStore {
     /// Opens the write connection and brings the schema up to date.
     fn init(mut conn: Connection) -> StoreResult<Connection> {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        keep_plans(&conn)?;
         let version = user_version(&conn)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::SchemaTooNew {
@@ -308,35 +311,6 @@ impl Drop for ReadGuard<'_> {
             let _ = exec(&self.conn, "COMMIT", []);
         }
     }
-}
-
-/// How many prepared statements each connection keeps: every statement the store runs, so none
-/// is parsed twice.
-const STATEMENT_CACHE: usize = 192;
-
-/// Runs a query for one row through the connection's statement cache (rusqlite's own
-/// `query_row` parses its SQL each time, and the hot paths run a few statements many times).
-pub(crate) fn query_one<T, P, F>(
-    conn: &Connection,
-    sql: &str,
-    params: P,
-    row: F,
-) -> rusqlite::Result<T>
-where
-    P: rusqlite::Params,
-    F: FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-{
-    conn.prepare_cached(sql)?.query_row(params, row)
-}
-
-/// Runs one statement through the connection's statement cache: the write paths run the same
-/// few statements over and over, and parsing them anew took a fifth of the writer's time.
-pub(crate) fn exec<P: rusqlite::Params>(
-    conn: &Connection,
-    sql: &str,
-    params: P,
-) -> rusqlite::Result<usize> {
-    conn.prepare_cached(sql)?.execute(params)
 }
 
 fn writer_gone() -> StoreError {
