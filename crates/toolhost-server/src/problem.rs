@@ -56,7 +56,7 @@ impl Problem {
     /// the log only, under an id the answer gives, so an operator can find it.
     pub fn internal(detail: impl Into<String>) -> Self {
         let detail = detail.into();
-        let id = toolhost_store::new_id();
+        let id = toolhost_store::random_id();
         let id = &id[..8];
         tracing::error!(%detail, error_id = id, "a request failed inside toolhost");
         Self::new(

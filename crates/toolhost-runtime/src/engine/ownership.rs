@@ -28,7 +28,7 @@ pub struct OwnerId(String);
 impl OwnerId {
     /// A new id for a run in this process.
     pub fn new() -> Self {
-        let nonce = toolhost_store::new_id();
+        let nonce = toolhost_store::random_id();
         Self(format!(
             "{}:{}:{}",
             this_host(),

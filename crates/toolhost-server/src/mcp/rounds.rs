@@ -49,7 +49,7 @@ pub(super) struct Rounds(Mutex<HashMap<String, Round>>);
 impl Rounds {
     /// Remembers a waiting call; returns the request state the client echoes.
     fn remember(&self, thread_id: &str, call_id: &str, tool: &str, asked: Asked) -> String {
-        let state = toolhost_store::new_id();
+        let state = toolhost_store::random_id();
         let mut rounds = self.0.lock().unwrap_or_else(|e| e.into_inner());
         rounds.retain(|_, r| r.made.elapsed() < ROUND_TTL);
         rounds.insert(

@@ -20,10 +20,12 @@ pub fn threads_are_created_listed_and_found(store: &dyn Store) {
         })
         .unwrap();
     assert_ne!(a.id, b.id);
+    // Time-ordered ids (UUID v7): a thread made later sorts after.
     assert_eq!(
         uuid::Uuid::parse_str(&a.id).map(|u| u.get_version_num()),
-        Ok(4)
+        Ok(7)
     );
+    assert!(a.id < b.id, "{} then {}", a.id, b.id);
     assert_eq!(a.status, ThreadStatus::Idle);
     assert_eq!(store.thread(&a.id).unwrap().tags, ["name:first"]);
     let all: Vec<String> = store
