@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::Project;
+use common::{within, Project};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -252,10 +252,13 @@ async fn stop_takes_effect_after_the_call_under_way_and_leaves_no_call_without_r
     let thread = rt.start_thread("helper", "go").await.unwrap();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    started.notified().await;
+    within("the start of the wait_for_stop tool", started.notified()).await;
     assert!(rt.stop(&thread.id).await);
     assert_eq!(
-        task.await.unwrap().unwrap(),
+        within("the end of the stopped run", task)
+            .await
+            .unwrap()
+            .unwrap(),
         RunOutcome::Done(StopReason::Stopped)
     );
     assert!(!rt.stop(&thread.id).await, "the run is over");

@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{call_answer, one_prompt_project, ping_tool, runtime_on, text_answer, ListModel};
+use common::{
+    call_answer, one_prompt_project, ping_tool, runtime_on, text_answer, within, ListModel,
+};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -68,10 +70,13 @@ async fn a_stop_while_a_tool_runs_ends_the_run_without_asking_the_model_again() 
     let thread = rt.start_thread("a", "go").await.unwrap();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    started.notified().await;
+    within("the start of the wait tool", started.notified()).await;
     assert!(rt.stop(&thread.id).await);
     assert_eq!(
-        task.await.unwrap().unwrap(),
+        within("the end of the stopped run", task)
+            .await
+            .unwrap()
+            .unwrap(),
         RunOutcome::Done(StopReason::Stopped)
     );
     assert_eq!(model.requests().len(), 1, "the model was not asked again");
@@ -154,11 +159,14 @@ async fn a_reply_that_arrives_after_a_stop_is_not_stored_and_is_asked_for_again(
     let thread = rt.start_thread("a", "go").await.unwrap();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    slow.asked.notified().await;
+    within("the model's first request", slow.asked.notified()).await;
     assert!(rt.stop(&thread.id).await);
     slow.release.notify_one();
     assert_eq!(
-        task.await.unwrap().unwrap(),
+        within("the end of the stopped run", task)
+            .await
+            .unwrap()
+            .unwrap(),
         RunOutcome::Done(StopReason::Stopped)
     );
     // Only the user's message is stored: no reply whose call would never run.
@@ -233,12 +241,18 @@ async fn parallel_calls_that_did_not_start_before_a_stop_are_not_started_after_i
     let thread = rt.start_thread("a", "go").await.unwrap();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    while started.load(Ordering::SeqCst) < PARALLEL_CAP {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    within("the start of the first parallel calls", async {
+        while started.load(Ordering::SeqCst) < PARALLEL_CAP {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await;
     assert!(rt.stop(&thread.id).await);
     assert_eq!(
-        task.await.unwrap().unwrap(),
+        within("the end of the stopped run", task)
+            .await
+            .unwrap()
+            .unwrap(),
         RunOutcome::Done(StopReason::Stopped)
     );
     assert_eq!(started.load(Ordering::SeqCst), PARALLEL_CAP);
@@ -268,11 +282,14 @@ async fn a_stop_between_refused_answers_ends_the_retries() {
     let thread = rt.start_thread("a", "go").await.unwrap();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    slow.asked.notified().await;
+    within("the model's first request", slow.asked.notified()).await;
     assert!(rt.stop(&thread.id).await);
     slow.release.notify_one();
     assert_eq!(
-        task.await.unwrap().unwrap(),
+        within("the end of the stopped run", task)
+            .await
+            .unwrap()
+            .unwrap(),
         RunOutcome::Done(StopReason::Stopped)
     );
     assert_eq!(*slow.requests.lock().unwrap(), 1, "no retry after the stop");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::Project;
+use common::{within, Project};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -83,12 +83,11 @@ async fn stopping_a_parent_stops_its_running_child() {
     let lead = rt.start_thread("lead", "start").await.unwrap();
     let (runner, id) = (rt.clone(), lead.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    started.notified().await;
+    within("the start of the child's wait tool", started.notified()).await;
     // The parent is asked to stop; nobody names the child.
     assert!(rt.stop(&lead.id).await);
-    let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), task)
+    let outcome = within("the end of the parent's run", task)
         .await
-        .expect("the parent's run ended")
         .unwrap()
         .unwrap();
     assert_eq!(outcome, RunOutcome::Done(StopReason::Stopped));

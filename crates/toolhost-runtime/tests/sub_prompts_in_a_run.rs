@@ -185,10 +185,13 @@ async fn a_stop_inside_a_sub_prompt_ends_it_and_the_call_gets_one_result_saying_
     let thread = rt.start_thread("a", "start").await.unwrap();
     let (runner, id) = (rt.clone(), thread.id.clone());
     let task = tokio::spawn(async move { runner.run(&id).await });
-    started.notified().await;
+    common::within("the start of the wait tool", started.notified()).await;
     assert!(rt.stop(&thread.id).await);
     assert_eq!(
-        task.await.unwrap().unwrap(),
+        common::within("the end of the stopped run", task)
+            .await
+            .unwrap()
+            .unwrap(),
         RunOutcome::Done(StopReason::Stopped)
     );
     // Neither model was asked again; every call has one result, the call that had not started

@@ -82,7 +82,10 @@ async fn a_shutdown_mid_call_stores_the_result_and_releases_the_thread() {
             .contains("shutting down"),
         "{rest:?}"
     );
-    assert!(stream.next().await.is_none(), "the stream ended");
+    assert!(
+        stream.next_within("the end of the stream").await.is_none(),
+        "the stream ended"
+    );
 
     assert_eq!(store.lease(&id).unwrap(), None, "the thread was released");
     let calls = store.calls(&id).unwrap();
@@ -154,6 +157,9 @@ async fn a_thread_left_without_its_run_is_taken_up_when_the_server_starts() {
     let messages = store.messages(&thread.id).unwrap();
     assert_eq!(messages.len(), 7, "{messages:#?}");
     let _ = stop.send(());
-    served.await.unwrap().unwrap();
+    within("the end of the server after its stop", served)
+        .await
+        .unwrap()
+        .unwrap();
     let _ = std::fs::remove_dir_all(data);
 }

@@ -89,7 +89,12 @@ async fn a_body_that_never_arrives_is_abandoned_with_a_problem() {
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut answer = vec![0u8; 4096];
-    let n = stream.read(&mut answer).await.unwrap();
+    let n = within(
+        "the answer to a body that never arrives",
+        stream.read(&mut answer),
+    )
+    .await
+    .unwrap();
     let answer = String::from_utf8_lossy(&answer[..n]).into_owned();
     // The client is at fault, not the server.
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
@@ -142,7 +147,9 @@ async fn a_client_holds_at_most_its_cap_of_connections() {
         let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut buf = [0u8; 64];
-        let n = stream.read(&mut buf).await.unwrap();
+        let n = within("the answer on a held connection", stream.read(&mut buf))
+            .await
+            .unwrap();
         assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
         held.push(stream);
     }
@@ -150,7 +157,11 @@ async fn a_client_holds_at_most_its_cap_of_connections() {
     let mut third = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let _ = third.write_all(request.as_bytes()).await;
     let mut answer = Vec::new();
-    let _ = third.read_to_end(&mut answer).await;
+    let _ = within(
+        "the close of a connection past the cap",
+        third.read_to_end(&mut answer),
+    )
+    .await;
     assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
     // Once one of the two is closed, a new connection is served again.
     drop(held.pop());
@@ -159,7 +170,9 @@ async fn a_client_holds_at_most_its_cap_of_connections() {
         let mut again = tokio::net::TcpStream::connect(server.addr).await.unwrap();
         let _ = again.write_all(request.as_bytes()).await;
         let mut buf = [0u8; 64];
-        let n = again.read(&mut buf).await.unwrap_or(0);
+        let n = within("an answer on a new connection", again.read(&mut buf))
+            .await
+            .unwrap_or(0);
         if buf[..n].starts_with(b"HTTP/1.1 200") {
             break;
         }

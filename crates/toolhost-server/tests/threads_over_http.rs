@@ -77,7 +77,10 @@ async fn a_reconnecting_stream_gets_exactly_what_was_stored_after_its_last_id() 
     let mut first = server.events(&id, &token, None).await;
     let mut early = Vec::new();
     while early.len() < 3 {
-        let e = first.next().await.unwrap();
+        let e = first
+            .next_within("the next event of a finished thread's stream")
+            .await
+            .unwrap();
         if e.event == "message" {
             early.push(e);
         }
@@ -88,7 +91,10 @@ async fn a_reconnecting_stream_gets_exactly_what_was_stored_after_its_last_id() 
     let mut again = server.events(&id, &token, Some(&last)).await;
     let mut rest = Vec::new();
     while rest.len() < 4 {
-        let e = again.next().await.unwrap();
+        let e = again
+            .next_within("the next event after the last seen id")
+            .await
+            .unwrap();
         if e.event == "message" {
             rest.push(e);
         }
@@ -247,7 +253,10 @@ async fn the_all_threads_stream_shows_every_reachable_thread_and_resumes() {
     let mut all = server.events_all(&assistant_only, None).await;
     let mut messages = Vec::new();
     while messages.len() < 7 {
-        let e = all.next().await.unwrap();
+        let e = all
+            .next_within("the next event of the reachable thread")
+            .await
+            .unwrap();
         if e.event == "message" {
             messages.push(e);
         }
@@ -264,7 +273,10 @@ async fn the_all_threads_stream_shows_every_reachable_thread_and_resumes() {
 
     let mut again = server.events_all(&assistant_only, Some(&last)).await;
     let next = loop {
-        let e = again.next().await.unwrap();
+        let e = again
+            .next_within("the next event after the last seen id")
+            .await
+            .unwrap();
         if e.event == "message" {
             break e;
         }
@@ -277,7 +289,10 @@ async fn the_all_threads_stream_shows_every_reachable_thread_and_resumes() {
     let mut everything = server.events_all(&admin, None).await;
     let mut threads = std::collections::BTreeSet::new();
     while threads.len() < 2 {
-        let e = everything.next().await.unwrap();
+        let e = everything
+            .next_within("events of both threads")
+            .await
+            .unwrap();
         if e.event == "message" {
             threads.insert(e.data["thread_id"].as_str().unwrap().to_owned());
         }

@@ -188,7 +188,10 @@ async fn an_open_stream_ends_when_its_token_is_revoked() {
         .as_str()
         .unwrap()
         .contains("revoked"));
-    assert!(stream.next().await.is_none(), "the stream ended");
+    assert!(
+        stream.next_within("the end of the stream").await.is_none(),
+        "the stream ended"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -274,7 +277,10 @@ async fn an_open_stream_ends_when_its_token_expires() {
             display_millis(expires_at)
         )
     );
-    assert!(stream.next().await.is_none(), "the stream ended");
+    assert!(
+        stream.next_within("the end of the stream").await.is_none(),
+        "the stream ended"
+    );
 }
 
 /// Sets the expiry of the stored token `id` to `at` (the store offers no way to change it: the

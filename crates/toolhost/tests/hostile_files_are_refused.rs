@@ -199,16 +199,11 @@ fn a_tool_whose_refs_expand_exponentially_is_refused_naming_file_pointer_and_lim
 
 /// Runs `toolhost` with standard input read from `/dev/zero`, which never ends a line.
 fn with_endless_stdin(args: &[&str]) -> common::Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .stdin(std::fs::File::open("/dev/zero").unwrap())
-        .output()
-        .expect("run toolhost");
-    common::Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    common::Run::from(common::output_of(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .stdin(std::fs::File::open("/dev/zero").unwrap()),
+    ))
 }
 
 #[test]

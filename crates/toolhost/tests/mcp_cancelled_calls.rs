@@ -4,16 +4,18 @@
 
 mod common;
 
-use common::{toolhost, TempProject};
+use common::{toolhost, TempProject, PATIENCE};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 struct Client {
     child: Child,
     input: ChildStdin,
-    output: BufReader<ChildStdout>,
+    /// Standard output's lines, read on a thread so that a wait for one can end.
+    output: Receiver<String>,
 }
 
 impl Client {
@@ -22,14 +24,11 @@ impl Client {
         self.input.flush().unwrap();
     }
 
-    /// Reads lines until the answer to request `id`.
+    /// Reads lines until the answer to request `id`; fails the test when the server closed its
+    /// output or wrote nothing for [`PATIENCE`].
     fn answer(&mut self, id: u64) -> Value {
         loop {
-            let mut line = String::new();
-            assert!(
-                self.output.read_line(&mut line).unwrap() > 0,
-                "the server closed its output"
-            );
+            let line = common::next_line(&self.output);
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["id"] == json!(id) {
                 return message;
@@ -96,7 +95,7 @@ fn a_cancelled_call_ends_with_an_error_result_and_frees_its_thread() {
         .unwrap();
     let mut client = Client {
         input: child.stdin.take().unwrap(),
-        output: BufReader::new(child.stdout.take().unwrap()),
+        output: common::lines_of(child.stdout.take().unwrap()),
         child,
     };
     client.send(
@@ -144,5 +143,5 @@ fn a_cancelled_call_ends_with_an_error_result_and_frees_its_thread() {
     }
     assert!(found, "the cancelled call has its result: {threads:?}");
     drop(client.input);
-    client.child.wait().unwrap();
+    common::wait_or_kill(client.child, "toolhost mcp", PATIENCE);
 }

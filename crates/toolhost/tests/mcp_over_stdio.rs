@@ -5,13 +5,12 @@
 
 mod common;
 
-use common::TempProject;
+use common::{TempProject, PATIENCE};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::Duration;
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
 
 fn example() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,25 +26,6 @@ struct Client {
     next_id: u64,
 }
 
-/// How long a test waits for the next line before it fails instead of hanging: a guard against
-/// a lost answer or notification, far beyond what any answer takes on a slow machine.
-const NO_LINE_AFTER: Duration = Duration::from_secs(600);
-
-/// The lines `toolhost mcp` writes to standard output, read on a thread of their own so a
-/// wait for one can end.
-fn lines_of(stdout: ChildStdout) -> Receiver<String> {
-    let (sender, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if sender.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    lines
-}
-
 impl Client {
     /// `toolhost mcp PROJECT --agent AGENT --data DATA`, not yet initialized.
     fn spawn(project: &str, agent: &str, data: &str) -> Self {
@@ -53,11 +33,12 @@ impl Client {
             .args(["mcp", project, "--agent", agent, "--data", data])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            // Never read: a full pipe would stall the server.
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let input = child.stdin.take().unwrap();
-        let output = lines_of(child.stdout.take().unwrap());
+        let output = common::lines_of(child.stdout.take().unwrap());
         Client {
             child,
             input,
@@ -78,15 +59,16 @@ impl Client {
     }
 
     /// The next line of standard output; fails the test when the server closed it, or wrote
-    /// nothing for [`NO_LINE_AFTER`].
+    /// nothing for [`PATIENCE`].
     fn next_line(&mut self) -> String {
-        match self.output.recv_timeout(NO_LINE_AFTER) {
-            Ok(line) => line,
-            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
-            Err(RecvTimeoutError::Timeout) => {
-                panic!("the server wrote nothing for {NO_LINE_AFTER:?}")
-            }
-        }
+        common::next_line(&self.output)
+    }
+
+    /// Closes standard input, as a client that leaves does, and waits for the server to end;
+    /// fails the test if it is still there after [`PATIENCE`].
+    fn leave(self) -> Output {
+        drop(self.input);
+        common::wait_or_kill(self.child, "toolhost mcp", PATIENCE)
     }
 
     fn send(&mut self, message: Value) {
@@ -179,8 +161,7 @@ fn an_mcp_client_lists_and_calls_the_agents_tools() {
     );
 
     // The client leaves: the server ends cleanly.
-    drop(client.input);
-    let status = client.child.wait().unwrap();
+    let status = client.leave().status;
     assert!(status.success(), "{status:?}");
 
     // The session's calls were journaled on one thread, one after the other.
@@ -284,8 +265,7 @@ fn a_tool_with_an_output_schema_gives_structured_content_and_annotations_are_lis
         "{called}"
     );
     assert_eq!(called["result"]["content"][0]["text"], r#"{"depth": 12.5}"#);
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
 }
 
 /// The official MCP SDK's Python client against `toolhost mcp`: it negotiates, lists and calls.
@@ -296,16 +276,17 @@ fn the_official_python_client_lists_and_calls_the_tools() {
     let python = common::test_python();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_client.py");
     let data = TempProject::new();
-    let out = Command::new(python)
-        .arg(script)
-        .args([
-            env!("CARGO_BIN_EXE_toolhost"),
-            &example(),
-            "assistant",
-            &data.root.join("data").display().to_string(),
-        ])
-        .output()
-        .unwrap();
+    let out = common::output_of(
+        Command::new(python)
+            .arg(script)
+            .args([
+                env!("CARGO_BIN_EXE_toolhost"),
+                &example(),
+                "assistant",
+                &data.root.join("data").display().to_string(),
+            ])
+            .stdin(Stdio::null()),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let seen: Value =
@@ -447,8 +428,7 @@ fn a_call_that_needs_approval_is_put_to_a_client_that_can_elicit() {
     );
     assert_eq!(denied["result"]["isError"], true, "{denied}");
     assert_eq!(denied["result"]["content"][0]["text"], "not today");
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
 
     // A client that cannot elicit is told what the call waits for and how to answer it.
     let mut plain = start_on(&p, json!({}));
@@ -462,8 +442,7 @@ fn a_call_that_needs_approval_is_put_to_a_client_that_can_elicit() {
         said.contains("approval") && said.contains("toolhost resume"),
         "{said}"
     );
-    drop(plain.input);
-    assert!(plain.child.wait().unwrap().success());
+    assert!(plain.leave().status.success());
 }
 
 /// A project whose tool `locate` needs the text variable REGION and `unlock` the secret
@@ -553,8 +532,7 @@ fn a_text_variable_is_asked_of_a_client_that_can_elicit_and_a_secret_never_is() 
         .as_str()
         .unwrap()
         .contains("waits for values of REGION"));
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
 }
 
 #[test]
@@ -606,8 +584,7 @@ fn what_a_tool_says_of_its_progress_reaches_a_client_that_gave_a_progress_token(
         client.request_with_notifications("tools/call", json!({"name": "count", "arguments": {}}));
     assert_eq!(counted["result"]["content"][0]["text"], "counted");
     assert!(notes.is_empty(), "{notes:?}");
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
 }
 
 /// Progress travels through two MCP hops: the official Python SDK's server reports it to
@@ -652,8 +629,7 @@ fn progress_of_an_imported_tool_is_passed_on_to_the_client_of_toolhost_mcp() {
         messages == ["step 1", "step 2"] || messages == ["step 1", "step 2", "step 3"],
         "{notes:?}"
     );
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
 }
 
 impl Client {
@@ -694,8 +670,7 @@ fn a_tool_file_added_while_serving_is_announced_and_listed() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["recall", "think"], "{listed}");
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
 }
 
 /// Under 2026-07-28 (no `initialize`), a `subscriptions/listen` stream is acknowledged with what
@@ -743,8 +718,7 @@ fn a_listen_stream_of_2026_07_28_is_told_when_the_tool_list_changes() {
         2,
         "{listed}"
     );
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
 }
 
 /// The notes server over streamable HTTP on `port` (the official Python SDK), once it listens.
@@ -804,8 +778,7 @@ fn an_expired_session_of_a_server_at_a_url_is_set_up_again_and_the_call_goes_on(
     let again = add(&mut client, 41);
     assert_eq!(again["result"]["isError"], false, "{again}");
     assert_eq!(again["result"]["content"][0]["text"], "42", "{again}");
-    drop(client.input);
-    assert!(client.child.wait().unwrap().success());
+    assert!(client.leave().status.success());
     server.kill().unwrap();
     let _ = server.wait();
 }

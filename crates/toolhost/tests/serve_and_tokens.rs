@@ -5,9 +5,11 @@
 
 mod common;
 
-use common::{http_get, quickstart, served_address, terminate, toolhost, TempProject};
+use common::{
+    http_get, lines_of, next_line, quickstart, rest_of, served_address, terminate, toolhost,
+    wait_or_kill, TempProject, PATIENCE,
+};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 
 #[test]
@@ -58,12 +60,10 @@ fn a_token_made_on_the_command_line_opens_the_server_until_it_is_revoked() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
+    let out = lines_of(server.stdout.take().unwrap());
+    let first = next_line(&out);
     let addr = served_address(&first);
-    let mut second = String::new();
-    out.read_line(&mut second).unwrap();
+    let second = next_line(&out);
     assert!(second.contains("1 active tokens"), "{second}");
 
     let (status, body) = http_get(&addr, "/v1/agents", &token);
@@ -78,9 +78,8 @@ fn a_token_made_on_the_command_line_opens_the_server_until_it_is_revoked() {
     assert_eq!(again.code, 2);
 
     terminate(&server);
-    let status = server.wait().unwrap();
-    let mut rest = String::new();
-    out.read_to_string(&mut rest).unwrap();
+    let status = wait_or_kill(server, "toolhost serve", PATIENCE).status;
+    let rest = rest_of(&out);
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(rest.contains("stopped:"), "{rest}");
 }
@@ -118,14 +117,18 @@ fn toolhost_toml_sets_what_serve_uses_and_an_unknown_key_is_an_error() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
+    let out = lines_of(server.stdout.take().unwrap());
+    let first = next_line(&out);
     assert!(first.contains("http://127.0.0.1:"), "{first}");
     assert!(first.contains("from-toml)"), "{first}");
     assert!(project.root.join("from-toml/toolhost.db").exists());
     terminate(&server);
-    assert_eq!(server.wait().unwrap().code(), Some(0));
+    assert_eq!(
+        wait_or_kill(server, "toolhost serve", PATIENCE)
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 #[test]
@@ -153,13 +156,16 @@ fn serve_counts_only_the_tokens_that_still_open_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(server.stdout.take().unwrap());
-    let (mut first, mut second) = (String::new(), String::new());
-    out.read_line(&mut first).unwrap();
-    out.read_line(&mut second).unwrap();
+    let out = lines_of(server.stdout.take().unwrap());
+    let (first, second) = (next_line(&out), next_line(&out));
     assert!(second.contains("(1 active tokens;"), "{first}{second}");
     terminate(&server);
-    assert_eq!(server.wait().unwrap().code(), Some(0));
+    assert_eq!(
+        wait_or_kill(server, "toolhost serve", PATIENCE)
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 #[test]
@@ -197,16 +203,19 @@ fn a_token_made_for_a_project_opens_the_server_of_that_project() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(server.stdout.take().unwrap());
-    let (mut first, mut second) = (String::new(), String::new());
-    out.read_line(&mut first).unwrap();
-    out.read_line(&mut second).unwrap();
+    let out = lines_of(server.stdout.take().unwrap());
+    let (first, second) = (next_line(&out), next_line(&out));
     assert!(second.contains("(1 active tokens;"), "{first}{second}");
     let addr = served_address(&first);
     let (status, body) = http_get(&addr, "/v1/agents", &token);
     assert_eq!(status, 200, "{body}");
     terminate(&server);
-    assert_eq!(server.wait().unwrap().code(), Some(0));
+    assert_eq!(
+        wait_or_kill(server, "toolhost serve", PATIENCE)
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 #[test]
@@ -248,12 +257,10 @@ fn server_oauth_in_toolhost_toml_serves_the_resource_metadata_and_a_bad_table_is
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let out = lines_of(server.stdout.take().unwrap());
     let mut lines = Vec::new();
     for _ in 0..3 {
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        lines.push(line);
+        lines.push(next_line(&out));
     }
     let addr = served_address(&lines[0]);
     assert!(
@@ -268,5 +275,10 @@ fn server_oauth_in_toolhost_toml_serves_the_resource_metadata_and_a_bad_table_is
     assert_eq!(metadata["resource"], "https://tools.example/mcp");
     assert_eq!(metadata["scopes_supported"][0], "toolhost:run");
     terminate(&server);
-    assert_eq!(server.wait().unwrap().code(), Some(0));
+    assert_eq!(
+        wait_or_kill(server, "toolhost serve", PATIENCE)
+            .status
+            .code(),
+        Some(0)
+    );
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use toolhost_core::tool::{DynamicTool, ToolError};
@@ -20,6 +21,19 @@ use toolhost_providers::{
 };
 use toolhost_runtime::engine::Runtime;
 use toolhost_store::{SqliteStore, Store};
+
+/// How long a test waits for something another task should do (a tool to start, a run to end)
+/// before it fails instead of hanging: a hang must fail the test, not stall CI until it is cut.
+/// Far beyond what anything takes on a slow machine, so it never fails a test that works.
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(600);
+
+/// Awaits `wait`, failing the test with a message saying that `what` never happened when it
+/// has not ended after [`GIVE_UP_AFTER`].
+pub async fn within<T>(what: &str, wait: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(GIVE_UP_AFTER, wait)
+        .await
+        .unwrap_or_else(|_| panic!("{what} never happened within {GIVE_UP_AFTER:?}"))
+}
 
 /// A project folder under the system's temporary folder, removed when dropped.
 pub struct Project {

@@ -22,6 +22,19 @@ use toolhost_server::auth::{mint, Scope};
 use toolhost_server::{Server, ServerConfig};
 use toolhost_store::{Millis, SqliteStore, Store};
 
+/// How long a test waits for an answer, an event or a socket before it fails instead of
+/// hanging: a hang must fail the test, not stall CI until it is cut. Far beyond what anything
+/// takes on a slow machine, so it never fails a test that works.
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(600);
+
+/// Awaits `wait`, failing the test with a message naming `what` it waited for when it has not
+/// ended after [`GIVE_UP_AFTER`].
+pub async fn within<T>(what: &str, wait: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(GIVE_UP_AFTER, wait)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not come within {GIVE_UP_AFTER:?}"))
+}
+
 /// The example project of the repository.
 pub fn quickstart() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart")
@@ -63,12 +76,17 @@ pub async fn python_client(script: &str, args: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp")
         .join(script);
-    let out = tokio::process::Command::new(python)
-        .arg(script)
-        .args(args)
-        .output()
-        .await
-        .unwrap();
+    // Killed when the wait is given up (the future dropped).
+    let out = within(
+        &format!("the end of the Python client {}", script.display()),
+        tokio::process::Command::new(python)
+            .arg(script)
+            .args(args)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
@@ -208,10 +226,15 @@ impl TestServer {
     }
 
     async fn connect(&self) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
-        let stream = TcpStream::connect(self.addr).await.unwrap();
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        let stream = within("a connection to the server", TcpStream::connect(self.addr))
             .await
             .unwrap();
+        let (sender, connection) = within(
+            "an HTTP/1 handshake with the server",
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+        )
+        .await
+        .unwrap();
         tokio::spawn(connection);
         sender
     }
@@ -251,10 +274,12 @@ impl TestServer {
         body: Vec<u8>,
     ) -> Answer {
         let mut sender = self.connect().await;
-        let response = sender
-            .send_request(self.build(method, path, token, headers, body))
-            .await
-            .unwrap();
+        let response = within(
+            &format!("the head of the answer to {method} {path}"),
+            sender.send_request(self.build(method, path, token, headers, body)),
+        )
+        .await
+        .unwrap();
         let status = response.status().as_u16();
         let header = |name: &str| {
             response
@@ -265,7 +290,13 @@ impl TestServer {
         let content_type = header("content-type").unwrap_or_default();
         let allow_origin = header("access-control-allow-origin");
         let headers = response.headers().clone();
-        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let bytes = within(
+            &format!("the whole body of the answer to {method} {path}"),
+            response.into_body().collect(),
+        )
+        .await
+        .unwrap()
+        .to_bytes();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Answer {
             status,
@@ -309,10 +340,12 @@ impl TestServer {
         if let Some(id) = last_id {
             headers.push(("last-event-id", id));
         }
-        let response = sender
-            .send_request(self.build("GET", path, Some(token), &headers, Vec::new()))
-            .await
-            .unwrap();
+        let response = within(
+            &format!("the head of the event stream {path}"),
+            sender.send_request(self.build("GET", path, Some(token), &headers, Vec::new())),
+        )
+        .await
+        .unwrap();
         assert_eq!(response.status(), 200);
         EventStream {
             body: response.into_body(),
@@ -328,10 +361,16 @@ impl TestServer {
         answer.json["thread"]["id"].as_str().unwrap().to_owned()
     }
 
-    /// Stops the server gracefully and waits until it has.
+    /// Stops the server gracefully and waits until it has (failing the test if it has not
+    /// after [`GIVE_UP_AFTER`]).
     pub async fn shutdown(mut self) -> std::io::Result<()> {
         let _ = self.stop.take().unwrap().send(());
-        self.served.take().unwrap().await.unwrap()
+        within(
+            "the end of a graceful shutdown",
+            self.served.take().unwrap(),
+        )
+        .await
+        .unwrap()
     }
 
     /// Stops the server like [`TestServer::shutdown`] and keeps its data folder for another.
@@ -432,6 +471,12 @@ impl EventStream {
                 self.buffer.push_str(std::str::from_utf8(bytes).unwrap());
             }
         }
+    }
+
+    /// [`EventStream::next`], failing the test with a message naming `what` it waited for when
+    /// neither an event nor the stream's end came after [`GIVE_UP_AFTER`].
+    pub async fn next_within(&mut self, what: &str) -> Option<Sse> {
+        within(what, self.next()).await
     }
 
     /// Events until a `run_ended` whose status is `status` arrives (it included).

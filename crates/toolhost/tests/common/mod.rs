@@ -3,9 +3,130 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a line, an answer or the end of a process before it fails instead
+/// of hanging: a hang must fail the test, not stall CI until it is cut. Far beyond what anything
+/// takes on a slow machine, so it never fails a test that works.
+pub const PATIENCE: Duration = Duration::from_secs(600);
+
+/// The lines of `output` (a process's standard output, a socket), read on a thread of their own
+/// so that a wait for one can end: see [`next_line`].
+pub fn lines_of(output: impl Read + Send + 'static) -> Receiver<String> {
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
+/// The next of `lines` (from [`lines_of`]); fails the test when the output was closed, or
+/// when nothing came for [`PATIENCE`] (a lost answer must fail, not hang).
+pub fn next_line(lines: &Receiver<String>) -> String {
+    match lines.recv_timeout(PATIENCE) {
+        Ok(line) => line,
+        Err(RecvTimeoutError::Disconnected) => panic!("the output was closed"),
+        Err(RecvTimeoutError::Timeout) => panic!("no line came for {PATIENCE:?}"),
+    }
+}
+
+/// The rest of `lines` (from [`lines_of`]) until the output is closed, each line ended with a
+/// line break; fails the test when it stays open and silent for [`PATIENCE`].
+pub fn rest_of(lines: &Receiver<String>) -> String {
+    let mut rest = String::new();
+    loop {
+        match lines.recv_timeout(PATIENCE) {
+            Ok(line) => {
+                rest.push_str(&line);
+                rest.push('\n');
+            }
+            Err(RecvTimeoutError::Disconnected) => return rest,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("the output was not closed; silent for {PATIENCE:?} after:\n{rest}")
+            }
+        }
+    }
+}
+
+/// Waits for `child` (described by `what`) to end, collecting what it writes to its piped
+/// standard output and error (a pipe taken before is left to its reader), like
+/// `wait_with_output`. A child that neither ends nor writes anything for `patience` is killed
+/// (SIGKILL) and the test fails, naming it and showing what it wrote: a hang must fail the
+/// test, not stall CI. Polling `try_wait` only bounds the wait; no verdict depends on its pace.
+pub fn wait_or_kill(mut child: Child, what: &str, patience: Duration) -> Output {
+    fn drain(
+        pipe: Option<impl Read + Send + 'static>,
+    ) -> (Arc<Mutex<Vec<u8>>>, Option<std::thread::JoinHandle<()>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let reader = pipe.map(|mut pipe| {
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match pipe.read(&mut chunk) {
+                        Ok(0) => return,
+                        Ok(n) => seen.lock().unwrap().extend_from_slice(&chunk[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => return,
+                    }
+                }
+            })
+        });
+        (seen, reader)
+    }
+    let (stdout, out_reader) = drain(child.stdout.take());
+    let (stderr, err_reader) = drain(child.stderr.take());
+    let written = || stdout.lock().unwrap().len() + stderr.lock().unwrap().len();
+    let mut status: Option<ExitStatus> = None;
+    let (mut heard, mut last_news) = (0, Instant::now());
+    loop {
+        if status.is_none() {
+            status = child
+                .try_wait()
+                .unwrap_or_else(|e| panic!("waiting for {what}: {e}"));
+        }
+        let reading = [&out_reader, &err_reader]
+            .into_iter()
+            .flatten()
+            .any(|reader| !reader.is_finished());
+        if let (Some(status), false) = (status, reading) {
+            return Output {
+                status,
+                stdout: std::mem::take(&mut *stdout.lock().unwrap()),
+                stderr: std::mem::take(&mut *stderr.lock().unwrap()),
+            };
+        }
+        if written() != heard {
+            (heard, last_news) = (written(), Instant::now());
+        } else if last_news.elapsed() > patience {
+            let state = match status {
+                Some(status) => format!("ended ({status}) but its output stayed open"),
+                None => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    "had not ended; killed".to_owned()
+                }
+            };
+            panic!(
+                "{what} was silent for {patience:?} and {state}\n--- standard output so far:\n{}\n--- standard error so far:\n{}",
+                String::from_utf8_lossy(&stdout.lock().unwrap()),
+                String::from_utf8_lossy(&stderr.lock().unwrap()),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
 
 /// A project folder under the system's temporary folder, removed when dropped.
 pub struct TempProject {
@@ -66,37 +187,56 @@ pub fn toolhost_in(cwd: &Path, args: &[&str]) -> Run {
 /// sees everything it could leak) and without a secrets key from the environment.
 pub fn toolhost_with_input(args: &[&str], stdin: &str) -> Run {
     use std::io::Write as _;
-    use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    command
         .args(args)
         .env("TOOLHOST_LOG", "debug")
         .env_remove("TOOLHOST_SECRET_KEY")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run toolhost");
-    child
-        .stdin
-        .take()
-        .expect("a piped standard input")
-        .write_all(stdin.as_bytes())
-        .expect("write standard input");
-    let out = child.wait_with_output().expect("run toolhost");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("run toolhost");
+    // Written on a thread of its own: a child that does not read it cannot stall the test.
+    let mut input = child.stdin.take().expect("a piped standard input");
+    let text = stdin.to_owned();
+    let writer = std::thread::spawn(move || input.write_all(text.as_bytes()));
+    let out = wait_or_kill(child, &format!("{command:?}"), PATIENCE);
+    if writer.is_finished() {
+        // A child that ended without reading all of its input is for the test to judge by its
+        // output; any other failure to write is the test's own.
+        match writer.join().expect("the writer of standard input") {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                panic!("write standard input: {e}")
+            }
+            _ => {}
+        }
+    }
+    Run::from(out)
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Self {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
     }
 }
 
+/// Runs `command` with its standard output and error piped, as `output()` does, and waits for
+/// it with [`wait_or_kill`]. Standard input is the caller's to set (`output()` makes it empty).
+pub fn output_of(command: &mut Command) -> Output {
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {command:?}: {e}"));
+    wait_or_kill(child, &format!("{command:?}"), PATIENCE)
+}
+
 fn finish(command: &mut Command) -> Run {
-    let out = command.output().expect("run toolhost");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(output_of(command.stdin(Stdio::null())))
 }
 
 /// The example project shipped with the repository.
@@ -151,8 +291,6 @@ pub fn run_with_random_kills(
     kills: usize,
     max_wait_ms: u64,
 ) -> KilledRun {
-    use std::process::Stdio;
-    use std::time::Duration;
     use toolhost_store::{SqliteStore, Store};
     let dir = root.display().to_string();
     let data = root.join("data");
@@ -193,7 +331,7 @@ pub fn run_with_random_kills(
                 }
             }
         } else {
-            Some(child.wait().unwrap())
+            Some(wait_or_kill(child, "a toolhost run or resume", PATIENCE).status)
         };
         // What the store holds now must contain everything it held before.
         if db.exists() {
@@ -298,15 +436,20 @@ pub fn served_address(first_line: &str) -> String {
 
 /// A plain HTTP/1.0 `GET path` to `addr` with a bearer `token`: the status and the body.
 pub fn http_get(addr: &str, path: &str, token: &str) -> (u16, String) {
-    use std::io::{Read, Write};
+    use std::io::Write;
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    // A server that never answers fails the test instead of hanging it.
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream.set_write_timeout(Some(PATIENCE)).unwrap();
     write!(
         stream,
         "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
     )
     .unwrap();
     let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    stream
+        .read_to_string(&mut answer)
+        .unwrap_or_else(|e| panic!("GET {path} from {addr}: no whole answer ({e}): {answer}"));
     let status = answer[9..12].parse().unwrap();
     let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
     (status, body)
