@@ -10,7 +10,7 @@ use common::Project;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use toolhost_core::tool::DynamicTool;
 use toolhost_providers::{model_from_config, ModelConfig};
@@ -34,23 +34,7 @@ async fn replay(bodies: Vec<String>) -> (u16, Arc<Mutex<Vec<Value>>>) {
     tokio::spawn(async move {
         for body in bodies {
             let (mut socket, _) = listener.accept().await.unwrap();
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 8192];
-            let request = loop {
-                let n = socket.read(&mut chunk).await.unwrap();
-                buf.extend_from_slice(&chunk[..n]);
-                let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                    continue;
-                };
-                let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .map_or(0, |v| v.trim().parse().unwrap());
-                if buf.len() >= end + 4 + length {
-                    break buf[end + 4..end + 4 + length].to_vec();
-                }
-            };
+            let request = common::read_body(&mut socket).await;
             log.lock()
                 .unwrap()
                 .push(serde_json::from_slice(&request).unwrap());

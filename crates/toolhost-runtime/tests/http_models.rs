@@ -10,7 +10,7 @@ mod common;
 use common::Project;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
@@ -25,26 +25,7 @@ async fn replay_server(replies: Vec<Value>) -> (u16, Arc<Mutex<Vec<Value>>>) {
     tokio::spawn(async move {
         for reply in replies {
             let (mut socket, _) = listener.accept().await.unwrap();
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            let body = loop {
-                let n = socket.read(&mut chunk).await.unwrap();
-                buf.extend_from_slice(&chunk[..n]);
-                let text = String::from_utf8_lossy(&buf).to_string();
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let length: usize = text[..end]
-                        .lines()
-                        .find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse().ok())?
-                        })
-                        .unwrap_or(0);
-                    if buf.len() >= end + 4 + length {
-                        break buf[end + 4..end + 4 + length].to_vec();
-                    }
-                }
-            };
+            let body = common::read_body(&mut socket).await;
             log.lock()
                 .unwrap()
                 .push(serde_json::from_slice::<Value>(&body).unwrap());

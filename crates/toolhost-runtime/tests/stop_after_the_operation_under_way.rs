@@ -142,7 +142,11 @@ impl Model for SlowModel {
                 return Ok(self.later.clone());
             }
             self.asked.notify_one();
-            self.release.notified().await;
+            within(
+                "the test's release of the model's first answer",
+                self.release.notified(),
+            )
+            .await;
             Ok(self.first.clone())
         })
     }

@@ -9,7 +9,7 @@ use common::Project;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::variables::VariableDecl;
@@ -28,23 +28,7 @@ async fn replay_server(replies: Vec<(&'static str, String)>) -> u16 {
     tokio::spawn(async move {
         for (kind, body) in replies {
             let (mut socket, _) = listener.accept().await.unwrap();
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            loop {
-                let n = socket.read(&mut chunk).await.unwrap();
-                buf.extend_from_slice(&chunk[..n]);
-                let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                    continue;
-                };
-                let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .map_or(0, |v| v.trim().parse().unwrap());
-                if n == 0 || buf.len() >= end + 4 + length {
-                    break;
-                }
-            }
+            common::read_body(&mut socket).await;
             let response = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{error_of, run, run_with, short_deadline, small_limits, value_of};
+use common::{
+    error_of, run, run_with, short_deadline, small_limits, value_of, within, GIVE_UP_AFTER,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolhost_sandbox::{Host, RunCode, RunError, RunResult, Sandbox, SandboxLimits};
@@ -67,13 +69,22 @@ async fn terminated_after_its_first_log(source: &str) -> (RunResult, Duration) {
     let handle = sandbox.run_with_host(code, host).expect("the run starts");
     let terminator = handle.terminator();
     let stopped = tokio::task::spawn_blocking(move || {
-        heard.recv().expect("the run logs before it spins");
+        // Stopped also when no log comes: a run without a deadline would never end otherwise.
+        let heard = heard.recv_timeout(GIVE_UP_AFTER);
         let at = Instant::now();
         terminator.terminate();
-        at
+        heard.map(|_| at)
     });
-    let result = handle.await;
+    // Awaited on a task of its own while the stop comes, so that the bound on its end starts
+    // once the stop was sent.
+    let run = tokio::spawn(handle);
     let at = stopped.await.expect("the stopping task ends");
+    let result = within("the end of the terminated run", run)
+        .await
+        .expect("the run's task ends");
+    let at = at.unwrap_or_else(|e| {
+        panic!("the run never logged before it spins ({e}); it ended with {result:?}")
+    });
     (result, at.elapsed())
 }
 

@@ -147,14 +147,19 @@ async fn proxy(target: SocketAddr, token: String) -> SocketAddr {
 /// Runs one scenario of the suite at `suite` against `url`: its checks, or what failed in it.
 async fn scenario(suite: &str, version: &str, url: &str, name: &str) -> Result<Vec<Value>, String> {
     let out = temp_dir();
-    let ran = tokio::process::Command::new(installed("TOOLHOST_TEST_NODE22"))
-        .arg(suite)
-        .args(["server", "--url", url, "--scenario", name])
-        .args(["--spec-version", version, "-o"])
-        .arg(&out)
-        .output()
-        .await
-        .unwrap();
+    // Killed when the wait is given up (the future dropped).
+    let ran = within(
+        &format!("the end of the conformance scenario {name}"),
+        tokio::process::Command::new(installed("TOOLHOST_TEST_NODE22"))
+            .arg(suite)
+            .args(["server", "--url", url, "--scenario", name])
+            .args(["--spec-version", version, "-o"])
+            .arg(&out)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .unwrap();
     let printed = printed(&ran);
     let checks = checks_in(&out);
     let _ = std::fs::remove_dir_all(&out);

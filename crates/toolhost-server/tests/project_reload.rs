@@ -101,7 +101,11 @@ async fn a_tool_added_while_serving_reaches_the_api_mcp_clients_and_open_streams
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
-    let before: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    let before = within("the MCP client's first list of tools", lines.next_line())
+        .await
+        .unwrap()
+        .expect("the MCP client ended before it listed the tools");
+    let before: Value = serde_json::from_str(&before).unwrap();
     assert_eq!(before["before"], json!(["first"]), "{before}");
 
     tool(&root, "second");
@@ -113,7 +117,10 @@ async fn a_tool_added_while_serving_reaches_the_api_mcp_clients_and_open_streams
         .unwrap();
     let after: Value = serde_json::from_str(&after).unwrap();
     assert_eq!(after["after"], json!(["first", "second"]), "{after}");
-    assert!(client.wait().await.unwrap().success());
+    assert!(within("the end of the MCP client", client.wait())
+        .await
+        .unwrap()
+        .success());
 
     // The API lists the new tool, and a run on the new load calls it; the stream opened before
     // the reload sees that run's live events, not only what it stored.

@@ -374,7 +374,9 @@ async fn abandoned_downloads_free_what_they_held() {
         );
         socket.write_all(request.as_bytes()).await.unwrap();
         let mut first = [0u8; 64];
-        let read = socket.read(&mut first).await.unwrap();
+        let read = within("the first bytes of a download", socket.read(&mut first))
+            .await
+            .unwrap();
         assert!(first[..read].starts_with(b"HTTP/1.1 200"));
         drop(socket);
     }

@@ -4,18 +4,23 @@
 
 mod common;
 
-use common::{scripted_agent, served_address, toolhost, TempProject};
+use common::{
+    lines_of, next_line, read_away, scripted_agent, served_address, toolhost, TempProject, PATIENCE,
+};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A plain HTTP/1.0 POST of a JSON body: the status and the body, or `None` when the server
-/// did not answer (it was killed).
+/// did not answer (it was killed, or it was silent for [`PATIENCE`]).
 fn post(addr: &str, path: &str, token: &str, body: &str) -> Option<(u16, String)> {
     let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    // A server that never answers ends the wait instead of hanging the test.
+    stream.set_read_timeout(Some(PATIENCE)).ok()?;
+    stream.set_write_timeout(Some(PATIENCE)).ok()?;
     write!(
         stream,
         "POST {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
@@ -40,11 +45,10 @@ fn serve(project: &str, data: &str) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut out = BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
+    let out = lines_of(server.stdout.take().unwrap());
+    let first = next_line(&out);
     // The rest of its output is read so that it never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    read_away(out);
     (server, served_address(&first))
 }
 

@@ -4,9 +4,10 @@
 
 mod common;
 
-use common::{toolhost_with_input as toolhost_with, write, TempProject};
+use common::{
+    output_of, output_with_input, toolhost_with_input as toolhost_with, write, TempProject,
+};
 use serde_json::Value;
-use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -284,22 +285,13 @@ fn a_pause_for_a_secret_says_to_give_it_on_standard_input_with_the_data_folder()
 
     // The hint works as printed, from another folder, with the value on standard input.
     let command = hint.replacen("toolhost", env!("CARGO_BIN_EXE_toolhost"), 1);
-    let mut child = Command::new("sh")
-        .args(["-c", &command])
-        .current_dir(std::env::temp_dir())
-        .env_remove("TOOLHOST_SECRET_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{CANARY}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_with_input(
+        Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(std::env::temp_dir())
+            .env_remove("TOOLHOST_SECRET_KEY"),
+        &format!("{CANARY}\n"),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -341,11 +333,12 @@ fn an_approval_hint_names_the_data_folder_it_was_given() {
     }
     let approve = hints[0].strip_prefix("continue with: ").unwrap();
     let command = approve.replacen("toolhost", env!("CARGO_BIN_EXE_toolhost"), 1);
-    let out = Command::new("sh")
-        .args(["-c", &command])
-        .current_dir(std::env::temp_dir())
-        .output()
-        .unwrap();
+    let out = output_of(
+        Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(std::env::temp_dir())
+            .stdin(Stdio::null()),
+    );
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -222,10 +222,11 @@ fn shop(script: &str) -> TempProject {
 }
 
 fn toolhost_json(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::output_of(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .stdin(Stdio::null()),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -334,10 +335,11 @@ fn a_conversation_typed_in_a_terminal() {
     assert!(!screen.contains(CANARY), "the secret was shown:\n{screen}");
 
     // One thread holds the whole conversation.
-    let list = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["threads", "list", "--data", &data])
-        .output()
-        .unwrap();
+    let list = common::output_of(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["threads", "list", "--data", &data])
+            .stdin(Stdio::null()),
+    );
     let list = String::from_utf8_lossy(&list.stdout).into_owned();
     let rows: Vec<&str> = list.lines().skip(1).collect();
     assert_eq!(rows.len(), 1, "one thread:\n{list}");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{quickstart, toolhost, TempProject};
+use common::{quickstart, toolhost, wait_or_kill, TempProject, PATIENCE};
 use std::os::fd::{FromRawFd as _, OwnedFd};
 use std::os::unix::process::ExitStatusExt as _;
 use std::process::{Command, Stdio};
@@ -13,13 +13,14 @@ use std::process::{Command, Stdio};
 /// how it ended and its standard error.
 fn with_closed_stdout(args: &[&str]) -> (std::process::ExitStatus, String) {
     let writer = pipe_without_reader();
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+    let child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(args)
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(Stdio::piped())
-        .output()
+        .spawn()
         .expect("run toolhost");
+    let out = wait_or_kill(child, &format!("toolhost {args:?}"), PATIENCE);
     (
         out.status,
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -103,11 +104,14 @@ fn a_full_disk_on_standard_output_is_reported_and_exits_1() {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full");
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+    let child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["tools", "list", &quickstart()])
+        .stdin(Stdio::null())
         .stdout(full)
-        .output()
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run toolhost");
+    let out = wait_or_kill(child, "toolhost tools list", PATIENCE);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{write, Lcg, TempProject};
+use common::{wait_or_kill, write, Lcg, TempProject, PATIENCE};
 use std::collections::{HashMap, HashSet};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -90,9 +90,8 @@ fn many_processes_on_one_thread_run_every_call_once() {
             "run", &dir, "--agent", "clerk", "--data", &data_arg, "start",
         ],
         &ledger,
-    )
-    .wait_with_output()
-    .unwrap();
+    );
+    let first = wait_or_kill(first, "the first toolhost run", PATIENCE);
     assert_eq!(
         first.status.code(),
         Some(3),
@@ -120,7 +119,9 @@ fn many_processes_on_one_thread_run_every_call_once() {
         if kill {
             let pid = child.id();
             let _ = child.kill(); // SIGKILL
-            let out = child.wait_with_output().unwrap();
+                                  // Bounded as well: its standard error is read to the end, which waits for whatever
+                                  // else holds that pipe open.
+            let out = wait_or_kill(child, &format!("toolhost {}", s.what), PATIENCE);
             if out.status.code().is_none() {
                 killed_pids.insert(pid);
                 if let Some(m) = s.message {
@@ -131,7 +132,7 @@ fn many_processes_on_one_thread_run_every_call_once() {
             // It had finished already: judge it like any other.
             return judge(&s.what, out, s.message, stored, exits, seed);
         }
-        let out = child.wait_with_output().unwrap();
+        let out = wait_or_kill(child, &format!("toolhost {}", s.what), PATIENCE);
         judge(&s.what, out, s.message, stored, exits, seed)
     };
 
@@ -254,7 +255,11 @@ fn many_processes_on_one_thread_run_every_call_once() {
         if let Some(call) = pending.first() {
             args.extend(["--approve", call.as_str()]);
         }
-        let out = spawn(&args, &ledger).wait_with_output().unwrap();
+        let out = wait_or_kill(
+            spawn(&args, &ledger),
+            "a settling toolhost resume",
+            PATIENCE,
+        );
         let code = out.status.code();
         assert!(
             matches!(code, Some(0) | Some(3)),

@@ -7,9 +7,10 @@
 
 mod common;
 
-use common::{scripted_agent, test_python, tool_results, write, TempProject};
+use common::{
+    lines_of, next_line, output_of, scripted_agent, test_python, tool_results, write, TempProject,
+};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -56,7 +57,7 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(answer: &str, deep: bool) -> Self {
-        let mut child = Command::new(test_python())
+        let child = Command::new(test_python())
             .arg(server_script())
             .arg("http")
             .env("ANSWER", answer)
@@ -64,16 +65,15 @@ impl HttpServer {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let port = first
+        // Killed when dropped, also when it never says where it listens.
+        let mut server = HttpServer { child, port: 0 };
+        let first = next_line(&lines_of(server.child.stdout.take().unwrap()));
+        server.port = first
             .trim()
             .strip_prefix("listening ")
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("the server said {first:?}"));
-        HttpServer { child, port }
+        server
     }
 }
 
@@ -85,11 +85,12 @@ impl Drop for HttpServer {
 }
 
 fn toolhost(deep: bool, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .env("DEEP", if deep { "1" } else { "0" })
-        .output()
-        .expect("run toolhost");
+    let out = output_of(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .env("DEEP", if deep { "1" } else { "0" })
+            .stdin(Stdio::null()),
+    );
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

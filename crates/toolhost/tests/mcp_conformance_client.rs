@@ -20,11 +20,11 @@ mod common;
 #[path = "../../toolhost-server/tests/conformance/mod.rs"]
 mod conformance;
 
-use common::{scripted_agent, test_python, TempProject};
+use common::{output_of, scripted_agent, test_python, TempProject};
 use conformance::{checks_in, failures, installed, printed};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// Runs client scenario `name` with toolhost running an agent whose prompt offers `tools` of the
 /// scenario's server and whose scripted model says `script`: the checks the suite made, once
@@ -106,12 +106,13 @@ fn run_client(
         project.root.display(),
         project.root.join("data").display()
     );
-    let ran = Command::new(installed("TOOLHOST_TEST_NODE22"))
-        .arg(installed(suite_var))
-        .args(["client", "--scenario", name, "--command", &command, "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let ran = output_of(
+        Command::new(installed("TOOLHOST_TEST_NODE22"))
+            .arg(installed(suite_var))
+            .args(["client", "--scenario", name, "--command", &command, "-o"])
+            .arg(&out)
+            .stdin(Stdio::null()),
+    );
     let printed = printed(&ran);
     let checks = checks_in(&out);
     assert!(!checks.is_empty(), "{name} saved no checks:\n{printed}");

@@ -6,9 +6,10 @@
 
 mod common;
 
-use common::{scripted_agent, served_address, write, TempProject};
+use common::{
+    lines_of, next_line, output_of, read_away, scripted_agent, served_address, write, TempProject,
+};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -46,16 +47,13 @@ fn authorization_server() -> (Running, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Ended when dropped, also when it never says it started.
+    let running = Running(child);
+    let first = next_line(&lines_of(stdout));
     let started: Value = serde_json::from_str(&first)
         .unwrap_or_else(|e| panic!("the authorization server said {first:?}: {e}"));
-    (
-        Running(child),
-        started["issuer"].as_str().unwrap().to_owned(),
-    )
+    (running, started["issuer"].as_str().unwrap().to_owned())
 }
 
 /// A port free a moment ago (the served project must name its own URL before it listens).
@@ -86,13 +84,14 @@ fn served(issuer: &str) -> (TempProject, Running, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    out.read_line(&mut first).unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    // Ended when dropped, also when it never says where it listens.
+    let running = Running(child);
+    let first = next_line(&out);
     assert_eq!(served_address(&first), format!("127.0.0.1:{port}"));
     // The rest of what it prints is read away, so that it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in out.lines() {});
-    (project, Running(child), url)
+    read_away(out);
+    (project, running, url)
 }
 
 /// A project whose agent calls `remote.think` of the server at `url`, with client credentials
@@ -116,11 +115,12 @@ fn client_project(url: &str, issuer: &str) -> TempProject {
 }
 
 fn toolhost_with_secret(secret: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .env("REMOTE_CLIENT_SECRET", secret)
-        .output()
-        .unwrap();
+    let out = output_of(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .env("REMOTE_CLIENT_SECRET", secret)
+            .stdin(Stdio::null()),
+    );
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -169,7 +169,6 @@ struct OverHttp {
 
 impl OverHttp {
     fn start() -> Self {
-        use std::io::{BufRead, BufReader};
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -182,22 +181,17 @@ impl OverHttp {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut said = BufReader::new(child.stderr.take().unwrap()).lines();
-        loop {
-            let line = said
-                .next()
-                .expect("the reference server ended before it listened")
-                .unwrap();
-            if line.contains("listening on port") {
-                break;
-            }
-        }
-        // Its later lines go nowhere rather than filling a pipe no one reads.
-        std::thread::spawn(move || said.for_each(drop));
-        OverHttp {
+        let said = common::lines_of(child.stderr.take().unwrap());
+        // Killed when dropped, also when it never says it listens.
+        let server = OverHttp {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
-        }
+        };
+        // Fails when the server ended, or said nothing for a long time, before it listened.
+        while !common::next_line(&said).contains("listening on port") {}
+        // Its later lines go nowhere rather than filling a pipe no one reads.
+        common::read_away(said);
+        server
     }
 }
 

@@ -8,9 +8,8 @@
 
 mod common;
 
-use common::{scripted_agent, test_python, TempProject};
+use common::{lines_of, next_line, output_of, scripted_agent, test_python, TempProject};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -35,11 +34,10 @@ fn a_servers_question_reaches_the_client_toolhost_serves_and_its_answer_goes_bac
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut port = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut port)
-        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Killed when dropped, also when it never says its port.
     let _server = Server(child);
+    let port = next_line(&lines_of(stdout));
     let url = format!("http://127.0.0.1:{}/mcp", port.trim());
 
     scripted_agent(
@@ -48,14 +46,15 @@ fn a_servers_question_reaches_the_client_toolhost_serves_and_its_answer_goes_bac
         "{\"text\": \"unused\"}\n",
     );
     std::fs::create_dir_all(project.root.join("agents/mcp")).unwrap();
-    let ran = Command::new(test_python())
-        .arg(tests.join("conformance_proxy_client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolhost"))
-        .arg(&project.root)
-        .arg(project.root.join("data"))
-        .arg(&url)
-        .output()
-        .unwrap();
+    let ran = output_of(
+        Command::new(test_python())
+            .arg(tests.join("conformance_proxy_client.py"))
+            .arg(env!("CARGO_BIN_EXE_toolhost"))
+            .arg(&project.root)
+            .arg(project.root.join("data"))
+            .arg(&url)
+            .stdin(Stdio::null()),
+    );
     let stderr = String::from_utf8_lossy(&ran.stderr);
     let seen = std::fs::read_to_string(project.root.join("seen.json"))
         .unwrap_or_else(|e| panic!("the client saw nothing ({e}): {stderr}"));

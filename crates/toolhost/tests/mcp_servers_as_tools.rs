@@ -6,10 +6,11 @@
 mod common;
 
 use common::{
-    notes_server, scripted_agent, test_python, tool_results, toolhost, write, Run, TempProject,
+    notes_server, output_of, scripted_agent, test_python, tool_results, toolhost, write, Run,
+    TempProject,
 };
 use serde_json::{json, Value};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// A project whose agent `a` offers every tool of the server `notes` (trusted or not, with
 /// `extra` fields in its file) and runs on a scripted model answering with `script`. The
@@ -41,12 +42,13 @@ fn project(trusted: bool, extra: &str, script: &str) -> TempProject {
 
 /// Runs `toolhost` with the notes server's files inside the project.
 fn th(project: &TempProject, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .env("NOTES_FILE", project.root.join("notes.txt"))
-        .env("NOTES_V2", project.root.join("v2"))
-        .output()
-        .expect("run toolhost");
+    let out = output_of(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .env("NOTES_FILE", project.root.join("notes.txt"))
+            .env("NOTES_V2", project.root.join("v2"))
+            .stdin(Stdio::null()),
+    );
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -7,8 +7,10 @@
 
 mod common;
 
-use common::{scripted_agent, terminate, test_python, write, TempProject};
-use std::io::{BufRead, BufReader, Read};
+use common::{
+    lines_of, next_line, output_of, rest_of, scripted_agent, terminate, test_python, wait_or_kill,
+    write, TempProject, PATIENCE,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -49,14 +51,15 @@ fn pid_in(file: &PathBuf) -> String {
 /// Runs `toolhost COMMAND PROJECT --agent a --data DATA ARGS...` to its end, its standard input
 /// closed, with the server's PID_FILE set.
 fn to_the_end(command: &str, project: &TempProject, pid_file: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args([command, &project.root.display().to_string(), "--agent", "a"])
-        .arg("--data")
-        .arg(project.root.join("data"))
-        .args(args)
-        .env("PID_FILE", pid_file)
-        .output()
-        .unwrap()
+    output_of(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args([command, &project.root.display().to_string(), "--agent", "a"])
+            .arg("--data")
+            .arg(project.root.join("data"))
+            .args(args)
+            .env("PID_FILE", pid_file)
+            .stdin(Stdio::null()),
+    )
 }
 
 #[test]
@@ -75,17 +78,15 @@ fn a_stopped_server_ends_the_programs_of_its_mcp_servers() {
         .spawn()
         .unwrap();
     // The project is loaded, its MCP server started, before the address is printed.
-    let mut out = BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    out.read_line(&mut first).unwrap();
+    let out = lines_of(server.stdout.take().unwrap());
+    let first = next_line(&out);
     assert!(first.contains("serves"), "{first}");
     let pid = pid_in(&pid_file);
     assert!(running(&pid), "the MCP server runs while toolhost serves");
 
     terminate(&server);
-    let status = server.wait().unwrap();
-    let mut rest = String::new();
-    out.read_to_string(&mut rest).unwrap();
+    let status = wait_or_kill(server, "toolhost serve", PATIENCE).status;
+    let rest = rest_of(&out);
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(
         !running(&pid),

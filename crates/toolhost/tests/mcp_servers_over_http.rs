@@ -6,9 +6,10 @@
 
 mod common;
 
-use common::{notes_server, scripted_agent, test_python, tool_results, write, TempProject};
+use common::{
+    notes_server, output_with_input, scripted_agent, test_python, tool_results, write, TempProject,
+};
 use serde_json::Value;
-use std::io::Write as _;
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -83,21 +84,11 @@ fn toolhost(
         .args(args)
         .current_dir(&p.root)
         .env_remove("REMOTE_TOKEN")
-        .env_remove("TOOLHOST_SECRET_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env_remove("TOOLHOST_SECRET_KEY");
     if let Some(token) = env_token {
         command.env("REMOTE_TOKEN", token);
     }
-    let mut child = command.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_with_input(&mut command, stdin);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

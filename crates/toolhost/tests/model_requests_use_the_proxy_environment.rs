@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{write, Run, TempProject};
+use common::{output_of, write, Run, TempProject};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -33,16 +33,12 @@ fn toolhost_with_env(args: &[&str], vars: &[(&str, &str)]) -> Run {
     for name in PROXY_VARS {
         command.env_remove(name);
     }
-    let out = command
-        .args(args)
-        .envs(vars.iter().copied())
-        .output()
-        .expect("run toolhost");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(output_of(
+        command
+            .args(args)
+            .envs(vars.iter().copied())
+            .stdin(std::process::Stdio::null()),
+    ))
 }
 
 /// Reads one request (head and body) from `stream`.

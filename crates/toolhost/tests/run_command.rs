@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{quickstart, toolhost, TempProject};
+use common::{output_of, quickstart, toolhost, TempProject};
 use serde_json::Value;
 
 #[test]
@@ -110,20 +110,21 @@ fn an_unknown_agent_or_thread_exits_2_with_a_clear_sentence() {
 #[test]
 fn an_ephemeral_store_runs_the_same_and_leaves_nothing_on_disk() {
     let cwd = TempProject::new();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args([
-            "run",
-            &quickstart(),
-            "--agent",
-            "assistant",
-            "--data",
-            ":memory:",
-            "--json",
-            "What's the weather in Oslo?",
-        ])
-        .current_dir(&cwd.root)
-        .output()
-        .unwrap();
+    let out = output_of(
+        std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args([
+                "run",
+                &quickstart(),
+                "--agent",
+                "assistant",
+                "--data",
+                ":memory:",
+                "--json",
+                "What's the weather in Oslo?",
+            ])
+            .current_dir(&cwd.root)
+            .stdin(std::process::Stdio::null()),
+    );
     assert_eq!(
         out.status.code(),
         Some(0),

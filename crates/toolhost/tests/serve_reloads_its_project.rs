@@ -3,10 +3,12 @@
 
 mod common;
 
-use common::{http_get, scripted_agent, served_address, toolhost, write, TempProject};
+use common::{
+    http_get, lines_of, next_line, scripted_agent, served_address, toolhost, write, TempProject,
+};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 /// A JavaScript tool `name` that answers with its own name.
@@ -25,7 +27,7 @@ fn tool(p: &TempProject, name: &str) {
 /// closed ends at its next line, as a command-line program should.
 struct Served {
     child: Child,
-    _output: BufReader<std::process::ChildStdout>,
+    _output: Receiver<String>,
 }
 
 /// `toolhost serve` of `p` on a port of its own with `extra` arguments: the process and its
@@ -39,9 +41,8 @@ fn serve(p: &TempProject, data: &str, extra: &[&str]) -> (Served, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut output = BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    output.read_line(&mut first).unwrap();
+    let output = lines_of(server.stdout.take().unwrap());
+    let first = next_line(&output);
     let addr = served_address(&first);
     let served = Served {
         child: server,

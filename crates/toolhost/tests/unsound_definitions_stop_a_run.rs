@@ -6,23 +6,8 @@
 
 mod common;
 
-use common::{quickstart, toolhost, write, TempProject};
+use common::{quickstart, toolhost, toolhost_in, write, TempProject};
 use std::path::Path;
-use std::process::Command;
-
-/// Runs `toolhost` with `args` in the folder `cwd`.
-fn toolhost_in(cwd: &Path, args: &[&str]) -> common::Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run toolhost");
-    common::Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
 
 /// A project under `root/p` whose agent `a` runs prompt `p` on a scripted model that calls
 /// `ok` once and then answers; the tool `ok` runs the program `activities/ok.sh` of the project.

@@ -198,6 +198,9 @@ pub async fn replay_server(replies: Vec<(&'static str, String)>) -> (u16, Arc<Mu
     (port, seen)
 }
 
+/// The body of the HTTP request read from `socket`: as long as its head's content-length says,
+/// or what came of it before the client closed the connection (nothing without a whole head),
+/// so that a connection closed early ends the read instead of spinning on it.
 pub async fn read_body(socket: &mut tokio::net::TcpStream) -> Vec<u8> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -205,6 +208,9 @@ pub async fn read_body(socket: &mut tokio::net::TcpStream) -> Vec<u8> {
         let n = socket.read(&mut chunk).await.unwrap();
         buf.extend_from_slice(&chunk[..n]);
         let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            if n == 0 {
+                return Vec::new();
+            }
             continue;
         };
         let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
@@ -214,6 +220,9 @@ pub async fn read_body(socket: &mut tokio::net::TcpStream) -> Vec<u8> {
             .map_or(0, |v| v.trim().parse().unwrap());
         if buf.len() >= end + 4 + length {
             return buf[end + 4..end + 4 + length].to_vec();
+        }
+        if n == 0 {
+            return buf[end + 4..].to_vec();
         }
     }
 }

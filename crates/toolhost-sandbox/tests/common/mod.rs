@@ -4,6 +4,19 @@
 use std::time::Duration;
 use toolhost_sandbox::{RunCode, RunResult, Sandbox, SandboxLimits};
 
+/// How long a test waits for something the run should do (log, end) before it fails instead of
+/// hanging: a hang must fail the test, not stall CI until it is cut. Far beyond what anything
+/// takes on a slow machine, so it never fails a test that works.
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(600);
+
+/// Awaits `wait`, failing the test with a message saying that `what` never happened when it
+/// has not ended after [`GIVE_UP_AFTER`].
+pub async fn within<T>(what: &str, wait: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(GIVE_UP_AFTER, wait)
+        .await
+        .unwrap_or_else(|_| panic!("{what} never happened within {GIVE_UP_AFTER:?}"))
+}
+
 /// A small memory cap, so that memory tests end quickly, and a deadline long enough that no
 /// run that is meant to end by itself meets it, however slow the machine.
 pub fn small_limits() -> SandboxLimits {

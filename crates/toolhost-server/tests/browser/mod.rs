@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+use crate::common::within;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
@@ -136,8 +137,12 @@ impl Browser {
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body)))
             .unwrap();
-        let response = sender.send_request(request).await.ok()?;
-        let bytes = response.into_body().collect().await.ok()?.to_bytes();
+        let asked = format!("ChromeDriver's answer to {method} {path}");
+        let response = within(&asked, sender.send_request(request)).await.ok()?;
+        let bytes = within(&asked, response.into_body().collect())
+            .await
+            .ok()?
+            .to_bytes();
         let answer: Value = serde_json::from_slice(&bytes).ok()?;
         Some(answer.get("value").cloned().unwrap_or(answer))
     }

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use crate::common::{write_project, TestServer};
+use crate::common::{within, write_project, TestServer};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::HeaderMap;
@@ -184,13 +184,21 @@ pub async fn fetch(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = sender
-        .send_request(request.body(Full::new(Bytes::new())).unwrap())
-        .await
-        .unwrap();
+    let response = within(
+        &format!("the head of the answer to GET {path}"),
+        sender.send_request(request.body(Full::new(Bytes::new())).unwrap()),
+    )
+    .await
+    .unwrap();
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let bytes = within(
+        &format!("the whole body of the answer to GET {path}"),
+        response.into_body().collect(),
+    )
+    .await
+    .unwrap()
+    .to_bytes();
     Download {
         status,
         headers,

@@ -33,6 +33,7 @@ pub fn lines_of(output: impl Read + Send + 'static) -> Receiver<String> {
 
 /// The next of `lines` (from [`lines_of`]); fails the test when the output was closed, or
 /// when nothing came for [`PATIENCE`] (a lost answer must fail, not hang).
+#[track_caller]
 pub fn next_line(lines: &Receiver<String>) -> String {
     match lines.recv_timeout(PATIENCE) {
         Ok(line) => line,
@@ -41,8 +42,15 @@ pub fn next_line(lines: &Receiver<String>) -> String {
     }
 }
 
+/// Reads away the rest of `lines` (from [`lines_of`]) on a thread of its own, so that the
+/// process writing them never blocks on a full pipe nor meets a closed one.
+pub fn read_away(lines: Receiver<String>) {
+    std::thread::spawn(move || lines.into_iter().for_each(drop));
+}
+
 /// The rest of `lines` (from [`lines_of`]) until the output is closed, each line ended with a
 /// line break; fails the test when it stays open and silent for [`PATIENCE`].
+#[track_caller]
 pub fn rest_of(lines: &Receiver<String>) -> String {
     let mut rest = String::new();
     loop {
@@ -186,32 +194,13 @@ pub fn toolhost_in(cwd: &Path, args: &[&str]) -> Run {
 /// Runs `toolhost` with `stdin` as standard input, logging at debug level (so that a test
 /// sees everything it could leak) and without a secrets key from the environment.
 pub fn toolhost_with_input(args: &[&str], stdin: &str) -> Run {
-    use std::io::Write as _;
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
-    command
-        .args(args)
-        .env("TOOLHOST_LOG", "debug")
-        .env_remove("TOOLHOST_SECRET_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().expect("run toolhost");
-    // Written on a thread of its own: a child that does not read it cannot stall the test.
-    let mut input = child.stdin.take().expect("a piped standard input");
-    let text = stdin.to_owned();
-    let writer = std::thread::spawn(move || input.write_all(text.as_bytes()));
-    let out = wait_or_kill(child, &format!("{command:?}"), PATIENCE);
-    if writer.is_finished() {
-        // A child that ended without reading all of its input is for the test to judge by its
-        // output; any other failure to write is the test's own.
-        match writer.join().expect("the writer of standard input") {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                panic!("write standard input: {e}")
-            }
-            _ => {}
-        }
-    }
-    Run::from(out)
+    Run::from(output_with_input(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(args)
+            .env("TOOLHOST_LOG", "debug")
+            .env_remove("TOOLHOST_SECRET_KEY"),
+        stdin,
+    ))
 }
 
 impl From<Output> for Run {
@@ -233,6 +222,33 @@ pub fn output_of(command: &mut Command) -> Output {
         .spawn()
         .unwrap_or_else(|e| panic!("start {command:?}: {e}"));
     wait_or_kill(child, &format!("{command:?}"), PATIENCE)
+}
+
+/// [`output_of`] with `input` as the child's standard input. It is written on a thread of its
+/// own, so that a child that does not read it cannot stall the test; a child that ended without
+/// reading all of it is for the test to judge by its output, any other failure to write is the
+/// test's own.
+pub fn output_with_input(command: &mut Command, input: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {command:?}: {e}"));
+    let mut stdin = child.stdin.take().expect("a piped standard input");
+    let text = input.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+    let out = wait_or_kill(child, &format!("{command:?}"), PATIENCE);
+    if writer.is_finished() {
+        match writer.join().expect("the writer of standard input") {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                panic!("write standard input of {command:?}: {e}")
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 fn finish(command: &mut Command) -> Run {
