@@ -114,6 +114,20 @@ fn client_project(url: &str, issuer: &str) -> TempProject {
     project
 }
 
+/// Whether `bytes` hold a JSON Web Token: base64url text from `eyJ` (an encoded `{"`) to a dot
+/// and a second `eyJ`. A bare `eyJ` is not enough: sealed values are base64 of random bytes,
+/// where those three letters turn up by chance (about once in 260,000 places), but no dot does.
+fn holds_a_jwt(bytes: &[u8]) -> bool {
+    let base64url = |b: &u8| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_';
+    bytes.windows(3).enumerate().any(|(at, w)| {
+        w == b"eyJ" && {
+            let rest = &bytes[at + 3..];
+            let header = rest.iter().take_while(|b| base64url(b)).count();
+            rest[header..].starts_with(b".eyJ")
+        }
+    })
+}
+
 fn toolhost_with_secret(secret: &str, args: &[&str]) -> (i32, String, String) {
     let out = output_of(
         Command::new(env!("CARGO_BIN_EXE_toolhost"))
@@ -156,12 +170,16 @@ fn a_toolhost_client_uses_a_toolhost_servers_tools_with_tokens_of_a_real_authori
     let db = std::fs::read(data.join("toolhost.db")).unwrap();
     let wal = std::fs::read(data.join("toolhost.db-wal")).unwrap_or_default();
     for bytes in [&db, &wal] {
-        for plain in ["access_token", "eyJ", CLIENT_SECRET] {
+        for plain in ["access_token", CLIENT_SECRET] {
             assert!(
                 !bytes.windows(plain.len()).any(|w| w == plain.as_bytes()),
                 "{plain} is in the database in plain text"
             );
         }
+        assert!(
+            !holds_a_jwt(bytes),
+            "a token is in the database in plain text"
+        );
     }
 
     // Listing again reuses the kept token: the wrong secret does not matter now.
