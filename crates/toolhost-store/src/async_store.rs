@@ -1,7 +1,8 @@
 //! The store seen from async code. Every call leaves the executor thread: a write is handed to
 //! the backend's writer when it can be awaited ([`Store::apply_nonblocking`]), anything else runs
 //! on the blocking pool. An engine that runs many threads in one process therefore never stalls
-//! its executor on a disk, and its writes can share commits.
+//! its executor on a disk, and its writes can share commits. A store that waits for nothing
+//! ([`Store::runs_in_place`]: in memory) is called in place instead.
 
 use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::*;
@@ -44,6 +45,9 @@ impl AsyncStore {
         T: Send + 'static,
         F: FnOnce(&dyn Store) -> StoreResult<T> + Send + 'static,
     {
+        if self.inner.runs_in_place() {
+            return call(&*self.inner);
+        }
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || call(&*inner))
             .await

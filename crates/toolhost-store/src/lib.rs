@@ -139,6 +139,15 @@ pub trait Store: Send + Sync {
         None
     }
 
+    /// Whether a call made now would finish in microseconds on the caller's thread, waiting for
+    /// no disk, network, other process or other call (an in-memory store that no other call is
+    /// using): [`AsyncStore`] then makes the call in place instead of handing it to another
+    /// thread and back, which would cost more than the call itself. A hint: the answer may be
+    /// stale by the time the call is made.
+    fn runs_in_place(&self) -> bool {
+        false
+    }
+
     /// Stores a new API token; [`StoreError::TokenExists`] when its id is taken.
     fn create_token(&self, token: &ApiToken) -> StoreResult<()>;
 

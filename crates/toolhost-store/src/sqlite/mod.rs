@@ -44,6 +44,9 @@ pub struct SqliteStore {
     readers: Vec<Arc<Mutex<Connection>>>,
     next_reader: AtomicUsize,
     counters: Arc<writer::Counters>,
+    /// In memory: the one connection, written on the caller's thread (no writer thread, since
+    /// there is no disk to share commits of).
+    in_place: Option<Arc<Mutex<Connection>>>,
 }
 
 /// How many writes the store applied and in how many commits: with many writers at once,
@@ -136,7 +139,14 @@ impl SqliteStore {
         let conn = Arc::new(Mutex::new(Self::init(
             Connection::open_in_memory().map_err(db)?,
         )?));
-        Self::start(conn.clone(), vec![conn])
+        Ok(Self {
+            writes: None,
+            writer: None,
+            readers: vec![conn.clone()],
+            next_reader: AtomicUsize::new(0),
+            counters: Arc::default(),
+            in_place: Some(conn),
+        })
     }
 
     fn start(
@@ -156,6 +166,7 @@ impl SqliteStore {
             readers,
             next_reader: AtomicUsize::new(0),
             counters,
+            in_place: None,
         })
     }
 
@@ -208,7 +219,7 @@ impl SqliteStore {
     }
 
     /// Runs `work` on the writer thread inside the next group's transaction and returns its
-    /// result once the group is committed.
+    /// result once the group is committed (in memory: at once, on this thread).
     pub(crate) fn write<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
@@ -238,6 +249,10 @@ impl SqliteStore {
     }
 
     fn send(&self, job: Box<dyn Job>) -> StoreResult<()> {
+        if let Some(conn) = &self.in_place {
+            writer::apply_group(&lock_conn(conn), vec![job], &self.counters);
+            return Ok(());
+        }
         self.writes
             .as_ref()
             .ok_or_else(writer_gone)?

@@ -151,6 +151,10 @@ impl Store for SqliteStore {
         thread: &str,
         writes: Vec<Write>,
     ) -> Result<crate::PendingApply, Vec<Write>> {
+        if self.in_place.is_some() && !self.runs_in_place() {
+            // In memory and in use: the caller applies it where it may wait.
+            return Err(writes);
+        }
         let thread = thread.to_owned();
         Ok(Box::pin(self.write_async(move |tx| {
             super::apply::apply_in(tx, &thread, writes, now_millis())
@@ -159,6 +163,13 @@ impl Store for SqliteStore {
 
     fn write_stats(&self) -> Option<crate::WriteStats> {
         Some(SqliteStore::write_stats(self))
+    }
+
+    fn runs_in_place(&self) -> bool {
+        // Not while another call holds the connection: the caller would block on it.
+        self.in_place
+            .as_ref()
+            .is_some_and(|conn| conn.try_lock().is_ok())
     }
 
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {

@@ -105,16 +105,16 @@ pub(super) fn run_writer(
                 Err(_) => break,
             }
         }
-        let conn = lock_conn(&conn);
-        counters
-            .writes
-            .fetch_add(group.len() as u64, Ordering::Relaxed);
-        counters.commits.fetch_add(1, Ordering::Relaxed);
-        apply_group(&conn, group);
+        apply_group(&lock_conn(&conn), group, &counters);
     }
 }
 
-fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>) {
+/// Applies a group of writes in one transaction and tells each its outcome.
+pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, counters: &Counters) {
+    counters
+        .writes
+        .fetch_add(group.len() as u64, Ordering::Relaxed);
+    counters.commits.fetch_add(1, Ordering::Relaxed);
     // IMMEDIATE: the database's write lock is taken now (waiting for another process's
     // writer up to the busy timeout), so no write of the group can fail for want of it later.
     if let Err(e) = exec(conn, "BEGIN IMMEDIATE", []).map_err(db) {
