@@ -13,7 +13,7 @@
 //!   wrapped to time each of its calls (writes through the same non-blocking path the engine
 //!   takes with a bare `SqliteStore`), which splits a cycle into its commits, its reads and the
 //!   rest (engine, model, tool). The whole run divided by N is reported too, per run.
-//!   Target: cycle p50 <= 2.2 x fdatasync p50 (appended).
+//!   Target: cycle p50 <= 2.5 x fdatasync p50 (appended).
 //! - **ephemeral cycle**: the same on [`SqliteStore::in_memory`] (nothing on disk).
 //! - **fdatasync**: 4 KiB written then `File::sync_data()`, appended (the file grows, as a new
 //!   WAL does) and in place (the file keeps its size, as a WAL that was reset after a checkpoint
@@ -270,6 +270,9 @@ impl Store for TimedStore {
             spans.lock().unwrap().push(Span { start, took, kind });
             out
         }))
+    }
+    fn runs_in_place(&self) -> bool {
+        self.inner.runs_in_place()
     }
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {
         self.timed(Kind::Read, || self.inner.messages(thread))
@@ -620,7 +623,7 @@ fn filesystem(_dir: &Path) -> String {
 // ---------------------------------------------------------------------------------------------
 
 /// Target: a cycle p50 at most this many appended-fdatasync p50s.
-const CYCLE_OVER_FSYNC: f64 = 2.2;
+const CYCLE_OVER_FSYNC: f64 = 2.5;
 
 fn row(name: &str, p50: f64, p90: f64, note: &str) {
     println!("{name:<44} {p50:>10.1} {p90:>10.1}   {note}");
