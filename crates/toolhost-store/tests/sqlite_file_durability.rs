@@ -170,23 +170,3 @@ fn the_store_in_memory_flushes_nothing() {
     assert_eq!(store.write_stats().flushes, 0);
     assert!(store.write_stats().commits >= 2);
 }
-
-#[test]
-fn a_database_reached_through_a_link_is_flushed_where_it_is() {
-    let dir = temp_dir();
-    let real = dir.join("real");
-    std::fs::create_dir_all(&real).unwrap();
-    let path = real.join("t.db");
-    drop(SqliteStore::open(&path).unwrap());
-    let link = dir.join("link.db");
-    std::os::unix::fs::symlink(&path, &link).unwrap();
-    let store = SqliteStore::open(&link).unwrap();
-    let thread = store.create_thread(NewThread::default()).unwrap().id;
-    store.apply(&thread, vec![note("through a link")]).unwrap();
-    assert!(store.write_stats().flushes >= 2);
-    drop(store);
-    let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.messages(&thread).unwrap().len(), 1);
-    drop(store);
-    let _ = std::fs::remove_dir_all(dir);
-}

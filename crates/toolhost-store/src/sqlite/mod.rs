@@ -25,7 +25,7 @@ use crate::error::{StoreError, StoreResult};
 use rusqlite::{Connection, OpenFlags};
 use statements::keep_plans;
 pub(crate) use statements::{exec, query_one};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -135,11 +135,7 @@ impl SqliteStore {
             readers.push(Arc::new(Mutex::new(reader)));
         }
         let counters = Arc::new(writer::Counters::default());
-        // The database file as SQLite names it (absolute): its log is that name and `-wal`.
-        let database = conn
-            .path()
-            .map_or_else(|| path.to_path_buf(), PathBuf::from);
-        let flusher = flush::Flusher::for_log_of(&database, counters.clone())
+        let flusher = flush::Flusher::for_log_of(path, counters.clone())
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
         Self::start(Arc::new(Mutex::new(conn)), readers, counters, flusher)
     }
