@@ -6,7 +6,7 @@
 //! What it measures, in a data folder on disk (`TOOLHOST_BENCH_DIR`, default the target
 //! folder's `tmp/`, so the same disk as the build):
 //! - **cycle**: a thread of the scripted `test` model whose script is N tool-call turns of a
-//!   trivial Rust tool, then a final text, on [`SqliteStore`] (WAL; each commit's log flushed before its writes hear of it). One
+//!   trivial Rust tool, then a final text, on [`SqliteStore`] (WAL, `synchronous=FULL`). One
 //!   cycle = model step + the reply committed with the intent of its call + tool run + result
 //!   committed: two commits. Each cycle is timed on its own: the tool stamps the time it runs,
 //!   and the time from one run of the tool to the next is exactly one cycle. The store is
@@ -407,7 +407,7 @@ struct ThreadRun {
 /// Where a thread's store keeps its data.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Backend {
-    /// A database file in the data folder (WAL; each commit's log flushed).
+    /// A database file in the data folder (WAL, `synchronous=FULL`).
     File,
     /// [`SqliteStore::in_memory`]: the ephemeral store.
     Memory,
@@ -426,8 +426,8 @@ fn run_thread(base: &Path, label: &str, n: usize, backend: Backend) -> ThreadRun
         let (mode, sync) = store.inner.durability_settings().unwrap();
         assert_eq!(
             (mode.as_str(), sync),
-            ("wal", 1),
-            "the store must run WAL, flushing the log after each commit itself"
+            ("wal", 2),
+            "the store must run WAL with synchronous=FULL"
         );
     }
     let stamps = Arc::new(Mutex::new(Vec::with_capacity(n + 1)));
@@ -691,7 +691,7 @@ fn main() {
     println!("durable_cycle: toolhost durable tool-call cycle");
     println!("data folder: {} ({})", s.dir.display(), filesystem(&s.dir));
     println!(
-        "store: SqliteStore (WAL, each commit flushed), and SqliteStore::in_memory(); {} runs of {} cycles; long thread {} cycles x {}; {} flush/commit samples",
+        "store: SqliteStore (WAL, synchronous=FULL), and SqliteStore::in_memory(); {} runs of {} cycles; long thread {} cycles x {}; {} flush/commit samples",
         s.runs, s.cycles, s.long, s.long_runs, s.samples
     );
     println!();

@@ -3,17 +3,17 @@
 //! Run: `cargo bench -p toolhost-runtime --bench throughput`.
 //!
 //! One process, one tokio multi-thread runtime (a worker per core), one [`Runtime`], one
-//! SQLite file (WAL; each commit's log flushed before its writes hear of it) in the data folder (`TOOLHOST_BENCH_DIR`, default the
+//! SQLite file (WAL, `synchronous=FULL`) in the data folder (`TOOLHOST_BENCH_DIR`, default the
 //! target folder's `tmp/`). Every thread runs the scripted `test` model whose script is N
 //! tool-call turns of a trivial Rust tool, then a final text; each thread is one
 //! [`Runtime::run`]. The bench runs one thread alone, then T threads at once (each its own
 //! task), and reports for each:
 //! - **cycles per second**: tool runs of all threads divided by the time from the first run's
 //!   start to the last one's end;
-//! - **commits and flushes per cycle**: commits of the store's writer and flushes of its log
-//!   (fdatasync; commits that wait together share one; a checkpoint adds a few, about once
-//!   every thousand pages) from [`SqliteStore::write_stats`] over the phase, divided by its
-//!   cycles; writes per commit shows how many writes shared each commit;
+//! - **commits per cycle**: commits of the store's writer ([`SqliteStore::write_stats`]) over
+//!   the phase, divided by its cycles. With WAL and `synchronous=FULL` a commit is one fsync of
+//!   the WAL (a checkpoint adds a few, about once every thousand pages), so this is the fsyncs
+//!   per cycle; writes per commit shows how many writes shared each one;
 //! - **cycle p50 / p90**: the time from one run of the tool to the next in the same thread.
 //!
 //! The targets: T threads make at least 12,000 cycles per second on the durable store, and at
@@ -110,9 +110,6 @@ impl Phase {
     fn commits_per_cycle(&self) -> f64 {
         self.stats.commits as f64 / self.cycles as f64
     }
-    fn flushes_per_cycle(&self) -> f64 {
-        self.stats.flushes as f64 / self.cycles as f64
-    }
     fn writes_per_commit(&self) -> f64 {
         self.stats.writes as f64 / self.stats.commits.max(1) as f64
     }
@@ -182,7 +179,6 @@ impl Bench {
             stats: WriteStats {
                 writes: after.writes - before.writes,
                 commits: after.commits - before.commits,
-                flushes: after.flushes - before.flushes,
             },
             cycle_us,
         }
@@ -195,7 +191,6 @@ struct Summary {
     cycles_per_s: f64,
     per_run: Vec<f64>,
     commits_per_cycle: f64,
-    flushes_per_cycle: f64,
     writes_per_commit: f64,
     cycle_p50_us: f64,
     cycle_p90_us: f64,
@@ -215,13 +210,6 @@ fn summarize(phases: &[Phase]) -> Summary {
                 .collect::<Vec<_>>(),
             0.5,
         ),
-        flushes_per_cycle: pct(
-            &phases
-                .iter()
-                .map(Phase::flushes_per_cycle)
-                .collect::<Vec<_>>(),
-            0.5,
-        ),
         writes_per_commit: pct(
             &phases
                 .iter()
@@ -236,11 +224,10 @@ fn summarize(phases: &[Phase]) -> Summary {
 
 fn print_row(label: &str, s: &Summary) {
     println!(
-        "{label:<34} {:>7} {:>11.0} {:>10.2} {:>10.2} {:>10.1} {:>10.0} {:>10.0}   per run: {}",
+        "{label:<34} {:>7} {:>11.0} {:>10.2} {:>10.1} {:>10.0} {:>10.0}   per run: {}",
         s.threads,
         s.cycles_per_s,
         s.commits_per_cycle,
-        s.flushes_per_cycle,
         s.writes_per_commit,
         s.cycle_p50_us,
         s.cycle_p90_us,
@@ -258,7 +245,6 @@ fn summary_json(s: &Summary) -> Value {
         "cycles_per_s": round1(s.cycles_per_s),
         "cycles_per_s_per_run": s.per_run.iter().map(|r| round1(*r)).collect::<Vec<_>>(),
         "commits_per_cycle": round3(s.commits_per_cycle),
-        "flushes_per_cycle": round3(s.flushes_per_cycle),
         "writes_per_commit": round1(s.writes_per_commit),
         "cycle_p50_us": round1(s.cycle_p50_us),
         "cycle_p90_us": round1(s.cycle_p90_us),
@@ -315,8 +301,8 @@ fn main() {
         let (mode, sync) = store.durability_settings().unwrap();
         assert_eq!(
             (mode.as_str(), sync),
-            ("wal", 1),
-            "the store must run WAL, flushing the log after each commit itself"
+            ("wal", 2),
+            "the store must run WAL with synchronous=FULL"
         );
         store
     });
@@ -329,25 +315,18 @@ fn main() {
     let _ = std::fs::remove_dir_all(&s.dir);
 
     println!(
-        "{:<34} {:>7} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "store",
-        "threads",
-        "cycles/s",
-        "commits/c",
-        "flushes/c",
-        "writes/c.",
-        "cycle p50",
-        "cycle p90"
+        "{:<34} {:>7} {:>11} {:>10} {:>10} {:>10} {:>10}",
+        "store", "threads", "cycles/s", "commits/c", "writes/c.", "cycle p50", "cycle p90"
     );
-    println!("{}", "-".repeat(111));
-    print_row("SqliteStore (WAL, flushed)", &file_one);
-    print_row("SqliteStore (WAL, flushed)", &file_many);
+    println!("{}", "-".repeat(100));
+    print_row("SqliteStore (WAL, FULL)", &file_one);
+    print_row("SqliteStore (WAL, FULL)", &file_many);
     if let Some((one, many)) = &memory {
         print_row("SqliteStore::in_memory", one);
         print_row("SqliteStore::in_memory", many);
     }
     println!(
-        "(commits/c = commits per cycle; flushes/c = flushes of the log (fdatasync) per cycle, commits waiting together sharing one; writes/c. = writes per commit; cycle = tool-to-tool time in one thread, microseconds)"
+        "(commits/c = commits per cycle, about one fsync each; writes/c. = writes per commit; cycle = tool-to-tool time in one thread, microseconds)"
     );
     let ratio = file_many.cycles_per_s / file_one.cycles_per_s;
     println!();

@@ -7,9 +7,7 @@
 //! ## Contract
 //! - **Batches are atomic and durable.** [`Store::apply`] writes a list of [`Write`]s in one
 //!   transaction: when it returns `Ok`, all of them survive a crash or power loss (SQLite runs in
-//!   WAL mode, and the log is flushed after the commit before the caller hears of it); when it
-//!   returns `Err`, none of them happened. Other readers may see a commit a moment before its
-//!   flush ends; nobody was told it was stored until then. The runtime
+//!   WAL mode with `synchronous=FULL`); when it returns `Err`, none of them happened. The runtime
 //!   groups a step's writes (the assistant message, the call journal, results, dequeued work)
 //!   into as few batches as the durability contract allows.
 //! - **History is append-only and ordered.** Messages, queued items and events get strictly

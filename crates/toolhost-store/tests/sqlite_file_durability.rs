@@ -1,6 +1,5 @@
-//! The SQLite file: WAL (SQLite's `synchronous=NORMAL`, the store flushing the log after each
-//! commit before anyone hears of it), data that survives reopening, and a database from a newer
-//! toolhost refused without being touched.
+//! The SQLite file: WAL with `synchronous=FULL`, data that survives reopening, and a database
+//! from a newer toolhost refused without being touched.
 
 mod common;
 
@@ -10,10 +9,10 @@ use toolhost_store::{
 };
 
 #[test]
-fn the_database_runs_in_wal_mode_and_leaves_the_flush_to_the_store() {
+fn the_database_runs_in_wal_mode_with_full_synchronisation() {
     let dir = temp_dir();
     let store = SqliteStore::open(&dir.join("t.db")).unwrap();
-    assert_eq!(store.durability_settings().unwrap(), ("wal".to_owned(), 1));
+    assert_eq!(store.durability_settings().unwrap(), ("wal".to_owned(), 2));
     drop(store);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -111,62 +110,4 @@ fn the_store_can_be_shared_between_threads() {
     }
     assert_eq!(store.messages(&t).unwrap().len(), 100);
     let _ = std::fs::remove_dir_all(dir);
-}
-
-fn note(text: &str) -> Write {
-    Write::AppendMessage(NewMessage {
-        role: Some(Role::User),
-        content: Some(text.into()),
-        ..Default::default()
-    })
-}
-
-#[test]
-fn a_write_hears_of_its_commit_only_after_the_log_is_flushed() {
-    let dir = temp_dir();
-    let store = SqliteStore::open(&dir.join("t.db")).unwrap();
-    let thread = store.create_thread(NewThread::default()).unwrap().id;
-    // One at a time: each commit is flushed on its own before the write returns.
-    for i in 0..5 {
-        let before = store.write_stats();
-        store.apply(&thread, vec![note(&format!("{i}"))]).unwrap();
-        let after = store.write_stats();
-        assert_eq!(after.commits - before.commits, 1);
-        assert_eq!(after.flushes - before.flushes, 1, "write {i}");
-    }
-    // Many at once: commits that wait together share a flush, and none returns unflushed.
-    let before = store.write_stats();
-    std::thread::scope(|scope| {
-        for t in 0..8 {
-            let (store, thread) = (&store, &thread);
-            scope.spawn(move || {
-                for i in 0..25 {
-                    store
-                        .apply(thread, vec![note(&format!("{t}-{i}"))])
-                        .unwrap();
-                }
-            });
-        }
-    });
-    let after = store.write_stats();
-    let (commits, flushes) = (
-        after.commits - before.commits,
-        after.flushes - before.flushes,
-    );
-    assert!(
-        flushes >= 1 && flushes <= commits,
-        "{flushes} flushes, {commits} commits"
-    );
-    assert_eq!(store.messages(&thread).unwrap().len(), 5 + 8 * 25);
-    drop(store);
-    let _ = std::fs::remove_dir_all(dir);
-}
-
-#[test]
-fn the_store_in_memory_flushes_nothing() {
-    let store = SqliteStore::in_memory().unwrap();
-    let thread = store.create_thread(NewThread::default()).unwrap().id;
-    store.apply(&thread, vec![note("x")]).unwrap();
-    assert_eq!(store.write_stats().flushes, 0);
-    assert!(store.write_stats().commits >= 2);
 }

@@ -38,7 +38,7 @@ fn ten_stores_opening_a_new_file_together_all_succeed() {
         }
         let store = SqliteStore::open(&path).unwrap();
         assert_eq!(store.threads(None).unwrap().len(), 10);
-        assert_eq!(store.durability_settings().unwrap(), ("wal".to_owned(), 1));
+        assert_eq!(store.durability_settings().unwrap(), ("wal".to_owned(), 2));
         drop(opened);
         let _ = std::fs::remove_dir_all(&dir);
     }

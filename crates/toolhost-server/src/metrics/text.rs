@@ -71,13 +71,6 @@ pub(crate) fn render(s: &Snapshot) -> String {
             "Transactions the store committed for its writes; fewer than writes when writes shared a commit.",
             stats.commits as f64,
         );
-        single(
-            &mut out,
-            "toolhost_store_flushes_total",
-            "counter",
-            "Flushes of the store's write-ahead log to the disk; fewer than commits when commits shared one.",
-            stats.flushes as f64,
-        );
     }
     out
 }
@@ -183,7 +176,6 @@ mod tests {
             store: Some(WriteStats {
                 writes: 7,
                 commits: 3,
-                flushes: 2,
             }),
         });
         let route = r#"route="/odd\"\\\n",method="GET""#;
@@ -206,7 +198,6 @@ mod tests {
             "toolhost_http_request_duration_seconds_count{{{route}}} 2\n"
         )));
         assert!(text.contains("toolhost_store_commits_total 3\n"));
-        assert!(text.contains("toolhost_store_flushes_total 2\n"));
         assert!(text.contains("# TYPE toolhost_runs_under_way gauge\n"));
     }
 }

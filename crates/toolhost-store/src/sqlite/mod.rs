@@ -9,7 +9,6 @@
 mod apply;
 mod delete;
 mod files;
-mod flush;
 mod gates;
 mod leases;
 mod pages;
@@ -58,9 +57,6 @@ pub struct WriteStats {
     pub writes: u64,
     /// Transactions committed for them.
     pub commits: u64,
-    /// Flushes of the write-ahead log to the disk that made commits durable: at most one per
-    /// commit, fewer when commits waited together for one (none in memory).
-    pub flushes: u64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -134,10 +130,7 @@ impl SqliteStore {
             reader.execute_batch("PRAGMA query_only = 1").map_err(db)?;
             readers.push(Arc::new(Mutex::new(reader)));
         }
-        let counters = Arc::new(writer::Counters::default());
-        let flusher = flush::Flusher::for_log_of(path, counters.clone())
-            .map_err(|e| StoreError::Backend(Box::new(e)))?;
-        Self::start(Arc::new(Mutex::new(conn)), readers, counters, flusher)
+        Self::start(Arc::new(Mutex::new(conn)), readers)
     }
 
     /// A private in-memory database, for tests and throw-away runs: the same semantics as a
@@ -159,14 +152,13 @@ impl SqliteStore {
     fn start(
         conn: Arc<Mutex<Connection>>,
         readers: Vec<Arc<Mutex<Connection>>>,
-        counters: Arc<writer::Counters>,
-        flusher: flush::Flusher,
     ) -> StoreResult<Self> {
         let (writes, jobs) = mpsc::channel();
+        let counters = Arc::new(writer::Counters::default());
         let seen = counters.clone();
         let writer = std::thread::Builder::new()
             .name("toolhost-store-writer".to_owned())
-            .spawn(move || writer::run_writer(conn, jobs, seen, flusher))
+            .spawn(move || writer::run_writer(conn, jobs, seen))
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
         Ok(Self {
             writes: Some(writes),
@@ -223,9 +215,6 @@ impl SqliteStore {
                 .map_err(db)?;
             tx.commit().map_err(db)?;
         }
-        // From here on the log is flushed beside the writer, after each commit (see `flush`).
-        conn.execute_batch("PRAGMA synchronous = NORMAL")
-            .map_err(db)?;
         Ok(conn)
     }
 
@@ -261,11 +250,7 @@ impl SqliteStore {
 
     fn send(&self, job: Box<dyn Job>) -> StoreResult<()> {
         if let Some(conn) = &self.in_place {
-            if let Some(committed) =
-                writer::apply_group(&lock_conn(conn), vec![job], &self.counters)
-            {
-                flush::Flusher::None.flush(committed);
-            }
+            writer::apply_group(&lock_conn(conn), vec![job], &self.counters);
             return Ok(());
         }
         self.writes
@@ -276,8 +261,7 @@ impl SqliteStore {
     }
 
     /// The journal mode and `synchronous` level in force on the write connection, as SQLite
-    /// reports them: `("wal", 1)`, WAL with NORMAL synchronisation, SQLite leaving the flush of
-    /// the log after each commit to the store's flusher (see the `flush` module).
+    /// reports them (`("wal", 2)` means WAL with FULL synchronisation).
     pub fn durability_settings(&self) -> StoreResult<(String, i64)> {
         self.write(|conn| {
             let mode: String = conn
@@ -295,7 +279,6 @@ impl SqliteStore {
         WriteStats {
             writes: self.counters.writes.load(Ordering::Relaxed),
             commits: self.counters.commits.load(Ordering::Relaxed),
-            flushes: self.counters.flushes.load(Ordering::Relaxed),
         }
     }
 

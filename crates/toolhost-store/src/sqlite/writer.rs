@@ -1,12 +1,10 @@
 //! The one writer: a thread of its own that owns the write connection and applies every write
 //! the store is asked for. Writes that arrive while a commit is under way wait in the channel
-//! and then go together: one transaction, one commit for the whole group (group commit). Each
-//! write runs inside a savepoint of the group's transaction, so one that fails is undone alone
-//! and fails alone; the others still commit. A caller hears of its write only once the group's
-//! commit is durable: on a file, once the [`Flusher`] has flushed the log after the commit,
-//! while the writer already applies the next group.
+//! and then go together: one transaction, one commit, one fsync for the whole group (group
+//! commit). Each write runs inside a savepoint of the group's transaction, so one that fails is
+//! undone alone and fails alone; the others still commit. A caller hears of its write only once
+//! the group's commit is durable.
 
-use super::flush::{Committed, Flusher};
 use super::{db, exec, lock_conn};
 use crate::error::{StoreError, StoreResult};
 use rusqlite::Connection;
@@ -16,9 +14,6 @@ use std::sync::{Arc, Mutex};
 
 /// The most writes that share one commit: bounds how long the first of them waits.
 const MAX_GROUP: usize = 256;
-
-/// The largest group the writer flushes itself when nothing else waits (see [`run_writer`]).
-const LONE_GROUP: usize = 2;
 
 /// A write waiting for the writer: it runs once, then hears whether its group committed.
 pub(super) trait Job: Send {
@@ -94,27 +89,15 @@ where
 pub(super) struct Counters {
     pub writes: AtomicU64,
     pub commits: AtomicU64,
-    pub flushes: AtomicU64,
 }
 
 /// Applies groups of writes until every sender is gone.
-/// Applies groups of writes until every sender is gone; each committed group goes to `flusher`
-/// and its writes hear of it once the log is flushed.
 pub(super) fn run_writer(
     conn: Arc<Mutex<Connection>>,
     jobs: Receiver<Box<dyn Job>>,
     counters: Arc<Counters>,
-    flusher: Flusher,
 ) {
-    let mut next = None;
-    loop {
-        let first = match next.take() {
-            Some(job) => job,
-            None => match jobs.recv() {
-                Ok(job) => job,
-                Err(_) => return,
-            },
-        };
+    while let Ok(first) = jobs.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
             match jobs.try_recv() {
@@ -122,32 +105,12 @@ pub(super) fn run_writer(
                 Err(_) => break,
             }
         }
-        let size = group.len();
-        if let Some(committed) = apply_group(&lock_conn(&conn), group, &counters) {
-            match jobs.try_recv() {
-                // More to apply: the flush goes on beside it.
-                Ok(job) => {
-                    next = Some(job);
-                    flusher.flush(committed);
-                }
-                // A lone write with nothing behind it (one thread at work): flushing here
-                // spares a hand-over to the flusher and back. Under load the groups are larger,
-                // and the writer stays free for what comes during the flush.
-                Err(_) if size <= LONE_GROUP => flusher.flush_here(committed),
-                Err(_) => flusher.flush(committed),
-            }
-        }
+        apply_group(&lock_conn(&conn), group, &counters);
     }
 }
 
-/// Applies a group of writes in one transaction. The writes that failed, and all of them when
-/// the transaction did, hear of it at once; the committed ones come back, to hear of it once
-/// the commit is durable (in memory: at once, [`Committed::deliver`]).
-pub(super) fn apply_group(
-    conn: &Connection,
-    group: Vec<Box<dyn Job>>,
-    counters: &Counters,
-) -> Option<Committed> {
+/// Applies a group of writes in one transaction and tells each its outcome.
+pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, counters: &Counters) {
     counters
         .writes
         .fetch_add(group.len() as u64, Ordering::Relaxed);
@@ -159,7 +122,7 @@ pub(super) fn apply_group(
         for job in group {
             job.finish(Err(why.clone()));
         }
-        return None;
+        return;
     }
     if group.len() == 1 {
         return apply_alone(conn, group);
@@ -187,40 +150,35 @@ pub(super) fn apply_group(
             for job in ran.into_iter().chain(std::iter::once(job)).chain(waiting) {
                 Job::finish(job, Err(why.clone()));
             }
-            return None;
+            return;
         }
         ran.push(job);
     }
-    commit(conn, ran)
-}
-
-/// Commits the open transaction of `jobs`: they come back to hear of it once it is durable,
-/// or hear at once that it failed.
-fn commit(conn: &Connection, jobs: Vec<Box<dyn Job>>) -> Option<Committed> {
-    match exec(conn, "COMMIT", []) {
-        Ok(_) => Some(Committed::new(jobs)),
-        Err(e) => {
-            let _ = exec(conn, "ROLLBACK", []);
-            let why = format!("the commit failed: {e}");
-            for job in jobs {
-                job.finish(Err(why.clone()));
-            }
-            None
-        }
+    let committed = exec(conn, "COMMIT", []).map(|_| ()).map_err(|e| {
+        let _ = exec(conn, "ROLLBACK", []);
+        format!("the commit failed: {e}")
+    });
+    for job in ran {
+        job.finish(committed.clone());
     }
 }
 
 /// A group of one write: its transaction is its own, so it needs no savepoint; a write that
 /// fails (or panics) rolls the transaction back.
-fn apply_alone(conn: &Connection, group: Vec<Box<dyn Job>>) -> Option<Committed> {
-    let mut job = group.into_iter().next()?;
-    let ok =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn))).unwrap_or(false);
-    if !ok {
-        let _ = exec(conn, "ROLLBACK", []);
-        // The job reports its own failure; nothing was committed.
-        job.finish(Ok(()));
-        return None;
+fn apply_alone(conn: &Connection, group: Vec<Box<dyn Job>>) {
+    for mut job in group {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn)))
+            .unwrap_or(false);
+        if !ok {
+            let _ = exec(conn, "ROLLBACK", []);
+            // The job reports its own failure; nothing was committed.
+            job.finish(Ok(()));
+            continue;
+        }
+        let committed = exec(conn, "COMMIT", []).map(|_| ()).map_err(|e| {
+            let _ = exec(conn, "ROLLBACK", []);
+            format!("the commit failed: {e}")
+        });
+        job.finish(committed);
     }
-    commit(conn, vec![job])
 }
