@@ -39,28 +39,45 @@ impl AsyncStore {
         &self.inner
     }
 
-    /// Runs a blocking store call on the blocking pool.
+    /// Runs one of this type's store calls: in place when the store waits for nothing
+    /// ([`Store::runs_in_place`]), else on the blocking pool. Either way a call that panics
+    /// fails with an error instead of taking its task down.
     async fn run<T, F>(&self, call: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Store) -> StoreResult<T> + Send + 'static,
     {
         if self.inner.runs_in_place() {
-            return call(&*self.inner);
+            let inner = &*self.inner;
+            return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call(inner)))
+                .unwrap_or_else(|_| {
+                    Err(StoreError::Backend(
+                        "a store call failed: it panicked".into(),
+                    ))
+                });
         }
+        self.on_blocking_pool(call).await
+    }
+
+    async fn on_blocking_pool<T, F>(&self, call: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Store) -> StoreResult<T> + Send + 'static,
+    {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || call(&*inner))
             .await
             .map_err(|e| StoreError::Backend(format!("a store call failed: {e}").into()))?
     }
 
-    /// Runs any blocking call on the store on the blocking pool: for what has no method here.
+    /// Runs any blocking call on the store on the blocking pool, always (the closure is the
+    /// caller's, and may do more than one quick call): for what has no method here.
     pub async fn run_blocking<T, F>(&self, call: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&dyn Store) -> StoreResult<T> + Send + 'static,
     {
-        self.run(call).await
+        self.on_blocking_pool(call).await
     }
 
     /// [`Store::apply`].

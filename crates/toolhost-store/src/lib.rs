@@ -26,7 +26,8 @@
 //!   still owns the thread. Lease times are the store's clock (SQLite: the local clock).
 //! - **Opening is safe from many processes at once:** migrations run under the database's own
 //!   write lock and are idempotent.
-//! - Methods block on I/O. Async callers run them on a blocking thread ([`AsyncStore`] does).
+//! - Methods block on I/O. Async callers run them on a blocking thread ([`AsyncStore`] does),
+//!   except on a store that waits for nothing ([`Store::runs_in_place`]: in memory).
 //! - **Writes that arrive together may share one commit** (SQLite: one writer thread, group
 //!   commit); each batch still succeeds or fails alone.
 

@@ -166,10 +166,11 @@ impl Store for SqliteStore {
     }
 
     fn runs_in_place(&self) -> bool {
-        // Not while another call holds the connection: the caller would block on it.
-        self.in_place
-            .as_ref()
-            .is_some_and(|conn| conn.try_lock().is_ok())
+        // Not while another call holds the connection: the caller would block on it. A
+        // connection poisoned by a panic is still usable (see `lock_conn`).
+        self.in_place.as_ref().is_some_and(|conn| {
+            !matches!(conn.try_lock(), Err(std::sync::TryLockError::WouldBlock))
+        })
     }
 
     fn messages(&self, thread: &str) -> StoreResult<Vec<Message>> {
