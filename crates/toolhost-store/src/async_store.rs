@@ -1,8 +1,9 @@
-//! The store seen from async code. Every call leaves the executor thread: a write is handed to
-//! the backend's writer when it can be awaited ([`Store::apply_nonblocking`]), anything else runs
-//! on the blocking pool. An engine that runs many threads in one process therefore never stalls
-//! its executor on a disk, and its writes can share commits. A store that waits for nothing
-//! ([`Store::runs_in_place`]: in memory) is called in place instead.
+//! The store seen from async code. A call that may wait leaves the executor thread: a write is
+//! handed to the backend's writer when it can be awaited ([`Store::apply_nonblocking`]), anything
+//! else runs on the blocking pool. An engine that runs many threads in one process therefore
+//! never stalls its executor on a disk, and its writes can share commits. A store that waits for
+//! nothing ([`Store::runs_in_place`]: in memory) is called in place instead, a hand-over to
+//! another thread and back costing more than the call.
 
 use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::*;

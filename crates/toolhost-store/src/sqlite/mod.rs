@@ -4,7 +4,8 @@
 //! together share one commit ([`writer`]). Reads use a small pool of read connections beside it
 //! (WAL lets them read while the writer writes); each read runs in a read transaction of its
 //! own, so a read that takes several queries sees one snapshot. An in-memory database has one
-//! connection, which the writer and the reads take turns on.
+//! connection and no writer thread: its writes and reads take turns on it, on the caller's
+//! thread. Every connection keeps its statements and their plans ([`statements`]).
 
 mod apply;
 mod delete;
