@@ -273,30 +273,10 @@ impl TestServer {
         headers: &[(&str, &str)],
         body: Vec<u8>,
     ) -> Answer {
-        let mut sender = self.connect().await;
-        let response = within(
-            &format!("the head of the answer to {method} {path}"),
-            sender.send_request(self.build(method, path, token, headers, body)),
-        )
-        .await
-        .unwrap();
-        let status = response.status().as_u16();
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap().to_owned())
-        };
+        let (status, headers, bytes) = self.exchange(method, path, token, headers, body).await;
+        let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap().to_owned());
         let content_type = header("content-type").unwrap_or_default();
         let allow_origin = header("access-control-allow-origin");
-        let headers = response.headers().clone();
-        let bytes = within(
-            &format!("the whole body of the answer to {method} {path}"),
-            response.into_body().collect(),
-        )
-        .await
-        .unwrap()
-        .to_bytes();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Answer {
             status,
@@ -306,6 +286,35 @@ impl TestServer {
             text: String::from_utf8_lossy(&bytes).into_owned(),
             json,
         }
+    }
+
+    /// Sends a request on a connection of its own and reads the answer's status, headers and
+    /// whole body as bytes.
+    pub async fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> (u16, hyper::HeaderMap, Bytes) {
+        let mut sender = self.connect().await;
+        let response = within(
+            &format!("the head of the answer to {method} {path}"),
+            sender.send_request(self.build(method, path, token, headers, body)),
+        )
+        .await
+        .unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = within(
+            &format!("the whole body of the answer to {method} {path}"),
+            response.into_body().collect(),
+        )
+        .await
+        .unwrap()
+        .to_bytes();
+        (status, headers, bytes)
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> Answer {

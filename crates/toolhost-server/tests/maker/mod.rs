@@ -4,16 +4,12 @@
 
 #![allow(dead_code)]
 
-use crate::common::{within, write_project, TestServer};
+use crate::common::{write_project, TestServer};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
 use hyper::header::HeaderMap;
-use hyper::Request;
-use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::net::TcpStream;
 
 /// The size of the binary attachment: more than two store chunks.
 pub const DATA_LEN: usize = 4_000_000;
@@ -169,36 +165,9 @@ pub async fn fetch(
     token: Option<&str>,
     headers: &[(&str, &str)],
 ) -> Download {
-    let stream = TcpStream::connect(server.addr).await.unwrap();
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    let mut request = Request::builder()
-        .method("GET")
-        .uri(path)
-        .header("host", server.addr.to_string());
-    if let Some(token) = token {
-        request = request.header("authorization", format!("Bearer {token}"));
-    }
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = within(
-        &format!("the head of the answer to GET {path}"),
-        sender.send_request(request.body(Full::new(Bytes::new())).unwrap()),
-    )
-    .await
-    .unwrap();
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let bytes = within(
-        &format!("the whole body of the answer to GET {path}"),
-        response.into_body().collect(),
-    )
-    .await
-    .unwrap()
-    .to_bytes();
+    let (status, headers, bytes) = server
+        .exchange("GET", path, token, headers, Vec::new())
+        .await;
     Download {
         status,
         headers,
