@@ -413,3 +413,39 @@ impl Store for SqliteStore {
         super::files::grep(&conn, thread, under, needle, limit)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{NewThread, SqliteStore, Store};
+
+    #[test]
+    fn an_in_memory_store_in_use_sends_its_callers_elsewhere() {
+        let store = SqliteStore::in_memory().unwrap();
+        let thread = store.create_thread(NewThread::default()).unwrap().id;
+        assert!(store.runs_in_place());
+        {
+            let _held = super::super::lock_conn(&store.readers[0]);
+            assert!(!store.runs_in_place());
+            // The writes come back, for the caller to apply where it may wait.
+            assert!(store.apply_nonblocking(&thread, Vec::new()).is_err());
+        }
+        assert!(store.runs_in_place());
+        // A panic while the connection was held leaves it usable, and so free.
+        let conn = store.readers[0].clone();
+        let _ = std::thread::spawn(move || {
+            let _held = conn.lock().unwrap();
+            panic!("a call panicked");
+        })
+        .join();
+        assert!(store.readers[0].is_poisoned());
+        assert!(store.runs_in_place());
+        assert!(store.apply_nonblocking(&thread, Vec::new()).is_ok());
+        // File stores hand their calls to the writer and the blocking pool.
+        let dir = std::env::temp_dir().join(format!("toolhost-in-place-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(!SqliteStore::open(&dir.join("t.db"))
+            .unwrap()
+            .runs_in_place());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
