@@ -13,6 +13,7 @@
 
 use super::events::{ApprovalDecided, ApprovalRequested, ThreadEvent};
 use super::fingerprint::fingerprint;
+use super::loaded::LoadedProject;
 use super::plan::Gate;
 use super::request::RunRequest;
 use super::stop::Stop;
@@ -87,28 +88,6 @@ pub const CHANGED_WHILE_WAITING: &str = "ToolCallError: this call was not run: t
 const DECIDED_FOR_OTHER: &str = "ToolCallError: this call was not run: its approval was given for other arguments or another definition of the tool (or program behind it) than it has now.";
 
 impl Runtime {
-    /// The fingerprint a decision on `tool` is bound to: its definition, and the process
-    /// activity behind it when a project file binds one (the files it names are read, off the
-    /// executor's threads).
-    async fn fingerprint_of(&self, tool: &AnyTool) -> String {
-        let activity = self
-            .project
-            .bound
-            .get(tool.name())
-            .and_then(|name| self.project.defs.activities.get(name))
-            .cloned();
-        let Some(activity) = activity else {
-            return fingerprint(tool, None);
-        };
-        let (tool, root) = (tool.clone(), self.project.root.clone());
-        let blocking =
-            tokio::task::spawn_blocking(move || fingerprint(&tool, Some((&activity, &root))));
-        // A task that could not finish binds to nothing that matches: the call does not run.
-        blocking
-            .await
-            .unwrap_or_else(|e| format!("unavailable: {e}"))
-    }
-
     /// The approval step of one call with validated (and middleware-changed) arguments.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn gate(
@@ -163,7 +142,7 @@ impl Runtime {
             call_id: call_id.to_owned(),
             tool: tool.name().to_owned(),
             args_hash: canonical_hash(&shown),
-            tool_fingerprint: self.fingerprint_of(tool).await,
+            tool_fingerprint: self.project.fingerprint_of(tool).await,
             reason,
             reject_message,
             arguments: shown,
@@ -178,7 +157,7 @@ impl Runtime {
                     closed_as_changed(record)
                 }
                 None => Gate::Wait(record.request.clone()),
-                Some(decision) => self.apply_decision(tool, &request, args, decision, Vec::new()),
+                Some(decision) => apply_decision(tool, &request, args, decision, Vec::new()),
             });
         }
         let verdict = match standing_verdict(&records, &request) {
@@ -205,53 +184,7 @@ impl Runtime {
                 decision: decision.clone(),
             },
         ];
-        Ok(self.apply_decision(tool, &request, args, &decision, writes))
-    }
-
-    /// What a decision on `current` makes of the call: `args` are the arguments it runs with
-    /// (the request holds them as shown, secrets redacted).
-    fn apply_decision(
-        &self,
-        tool: &AnyTool,
-        current: &ApprovalRequest,
-        args: Value,
-        decision: &ApprovalDecision,
-        writes: Vec<Write>,
-    ) -> Gate {
-        if decision.tool_fingerprint != current.tool_fingerprint
-            || decision.args_hash != current.args_hash
-        {
-            return Gate::Rejected(DECIDED_FOR_OTHER.to_owned(), writes);
-        }
-        if !decision.approved {
-            let text = rejection_text(
-                decision.message.as_deref(),
-                decision.reason.as_deref(),
-                current.reject_message.as_deref(),
-            );
-            return Gate::Rejected(text, writes);
-        }
-        let args = match &decision.edited_arguments {
-            None => args,
-            Some(edited) => match tool.validate(edited.clone()) {
-                Ok(valid) if valid != current.arguments => return Gate::RunEdited(valid, writes),
-                // Edited back to what was shown: the call runs as it was made.
-                Ok(_) => args,
-                Err(failure) => {
-                    return Gate::Rejected(
-                        format!(
-                        "ToolCallError: the arguments edited at approval are invalid: {failure}"
-                    ),
-                        writes,
-                    )
-                }
-            },
-        };
-        if writes.is_empty() {
-            Gate::Run(args)
-        } else {
-            Gate::RunAfter(args, writes)
-        }
+        Ok(apply_decision(tool, &request, args, &decision, writes))
     }
 
     /// Records a person's decision on a call waiting for approval; then [`Runtime::run`]
@@ -310,7 +243,7 @@ impl Runtime {
             ));
         }
         let current = ApprovalRequest {
-            tool_fingerprint: self.fingerprint_of(tool).await,
+            tool_fingerprint: self.project.fingerprint_of(tool).await,
             ..record.request.clone()
         };
         if current.tool_fingerprint != record.request.tool_fingerprint {
@@ -418,6 +351,74 @@ pub(super) fn requested_event(request: &ApprovalRequest) -> Write {
         reason: request.reason.clone(),
     }
     .write()
+}
+
+/// What a decision on `current` makes of the call: `args` are the arguments it runs with
+/// (the request holds them as shown, secrets redacted).
+fn apply_decision(
+    tool: &AnyTool,
+    current: &ApprovalRequest,
+    args: Value,
+    decision: &ApprovalDecision,
+    writes: Vec<Write>,
+) -> Gate {
+    if decision.tool_fingerprint != current.tool_fingerprint
+        || decision.args_hash != current.args_hash
+    {
+        return Gate::Rejected(DECIDED_FOR_OTHER.to_owned(), writes);
+    }
+    if !decision.approved {
+        let text = rejection_text(
+            decision.message.as_deref(),
+            decision.reason.as_deref(),
+            current.reject_message.as_deref(),
+        );
+        return Gate::Rejected(text, writes);
+    }
+    let args = match &decision.edited_arguments {
+        None => args,
+        Some(edited) => match tool.validate(edited.clone()) {
+            Ok(valid) if valid != current.arguments => return Gate::RunEdited(valid, writes),
+            // Edited back to what was shown: the call runs as it was made.
+            Ok(_) => args,
+            Err(failure) => {
+                return Gate::Rejected(
+                    format!(
+                        "ToolCallError: the arguments edited at approval are invalid: {failure}"
+                    ),
+                    writes,
+                )
+            }
+        },
+    };
+    if writes.is_empty() {
+        Gate::Run(args)
+    } else {
+        Gate::RunAfter(args, writes)
+    }
+}
+
+impl LoadedProject {
+    /// The fingerprint a decision on `tool` is bound to: its definition, and the process
+    /// activity behind it when a project file binds one (the files it names are read, off the
+    /// executor's threads).
+    async fn fingerprint_of(&self, tool: &AnyTool) -> String {
+        let activity = self
+            .bound
+            .get(tool.name())
+            .and_then(|name| self.defs.activities.get(name))
+            .cloned();
+        let Some(activity) = activity else {
+            return fingerprint(tool, None);
+        };
+        let (tool, root) = (tool.clone(), self.root.clone());
+        let blocking =
+            tokio::task::spawn_blocking(move || fingerprint(&tool, Some((&activity, &root))));
+        // A task that could not finish binds to nothing that matches: the call does not run.
+        blocking
+            .await
+            .unwrap_or_else(|e| format!("unavailable: {e}"))
+    }
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ impl Runtime {
         agent: &str,
         options: AsToolOptions,
     ) -> Result<AnyTool, RuntimeError> {
-        let def = runtime.startable_agent(agent)?;
+        let def = runtime.project.startable_agent(agent)?;
         let name = options.name.clone().unwrap_or_else(|| agent.to_owned());
         let description = options
             .description

@@ -8,7 +8,7 @@
 //! results are still stored in call order.
 
 use super::execute::{call_info, context, execute, joined, CallEnd, CallTask};
-use super::hooks::BeforeCall;
+use super::hooks::{before_call, BeforeCall};
 use super::middleware::Failed;
 use super::offer::{AgentOffer, Offer};
 use super::outcome::Waiting;
@@ -160,7 +160,7 @@ impl Runtime {
                         self.commit(thread_id, owner, offer.placed(before)).await?;
                     }
                     // The hooks before the call may skip it, or cancel the run.
-                    match self.before_call(state, offer, call, &run.args) {
+                    match before_call(state, offer, call, &run.args) {
                         BeforeCall::Run => {}
                         BeforeCall::Skip(writes) => {
                             let writes = offer.placed(writes);
@@ -233,7 +233,7 @@ impl Runtime {
                 let result = self.run_subagent(state, &call, args, config, abort).await?;
                 end.finish(call, result)
             }
-            Some(AgentOffer::Handoff) => self.hand_off(state, call, offer, end)?,
+            Some(AgentOffer::Handoff) => self.project.hand_off(state, call, offer, end)?,
             Some(AgentOffer::Create(configs)) => {
                 let result = self
                     .create_instance(state, &call, args, configs, abort)
@@ -296,7 +296,7 @@ impl Runtime {
             let Plan::Run { run, .. } = plan else {
                 continue;
             };
-            match self.before_call(state, offer, call, &run.args) {
+            match before_call(state, offer, call, &run.args) {
                 BeforeCall::Run => {}
                 BeforeCall::Skip(writes) => *plan = Plan::Answered(writes),
                 BeforeCall::Cancel(reason) => {

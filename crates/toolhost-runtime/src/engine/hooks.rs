@@ -6,7 +6,6 @@ use super::middleware::BeforeCall as Decided;
 use super::offer::Offer;
 use super::plan::answer_writes;
 use super::state::ThreadState;
-use super::Runtime;
 use serde_json::Value;
 use toolhost_core::ToolResult;
 use toolhost_store::{HookOutcome, ToolCallRecord, Write};
@@ -19,28 +18,25 @@ pub(super) enum BeforeCall {
     Cancel(String),
 }
 
-impl Runtime {
-    /// Asks the hooks before `call` runs with `args` (see [`super::middleware::BeforeCall`]).
-    pub(super) fn before_call(
-        &self,
-        state: &ThreadState,
-        offer: &Offer,
-        call: &ToolCallRecord,
-        args: &Value,
-    ) -> BeforeCall {
-        if offer.pipeline.is_empty() {
-            return BeforeCall::Run;
+/// Asks the hooks before `call` runs with `args` (see [`super::middleware::BeforeCall`]).
+pub(super) fn before_call(
+    state: &ThreadState,
+    offer: &Offer,
+    call: &ToolCallRecord,
+    args: &Value,
+) -> BeforeCall {
+    if offer.pipeline.is_empty() {
+        return BeforeCall::Run;
+    }
+    let info = call_info(state, offer, call);
+    match offer.pipeline.before_call(&info, args, state.redactor()) {
+        Decided::Run => BeforeCall::Run,
+        Decided::Skip(reason) => {
+            // The call's intent is journaled already (its plan's writes were stored).
+            let mut writes = answer_writes(call, true, &ToolResult::success(reason.clone()));
+            mark_hook(&mut writes, HookOutcome::Skipped { reason });
+            BeforeCall::Skip(writes)
         }
-        let info = call_info(state, offer, call);
-        match offer.pipeline.before_call(&info, args, state.redactor()) {
-            Decided::Run => BeforeCall::Run,
-            Decided::Skip(reason) => {
-                // The call's intent is journaled already (its plan's writes were stored).
-                let mut writes = answer_writes(call, true, &ToolResult::success(reason.clone()));
-                mark_hook(&mut writes, HookOutcome::Skipped { reason });
-                BeforeCall::Skip(writes)
-            }
-            Decided::Cancel(reason) => BeforeCall::Cancel(reason),
-        }
+        Decided::Cancel(reason) => BeforeCall::Cancel(reason),
     }
 }

@@ -6,7 +6,6 @@
 use super::{Runtime, RuntimeError};
 use crate::project::AgentDef;
 use crate::variables::Resolved;
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -31,7 +30,7 @@ impl Runtime {
             let Some(parent_agent) = self.project.defs.agents.get(&parent_thread.agent) else {
                 return Ok(inherited);
             };
-            let scoped = self.scoped_names(agent);
+            let scoped = self.project.scoped_names(agent);
             let values = self.resolve(&parent, parent_agent).await?;
             inherited.merge(
                 values
@@ -40,20 +39,5 @@ impl Runtime {
             );
             Ok(inherited)
         })
-    }
-
-    /// The names the agent, its prompts and the tools they offer declare `scoped`.
-    pub(super) fn scoped_names(&self, agent: &AgentDef) -> BTreeSet<String> {
-        let of_tools = self
-            .agent_prompts(agent)
-            .flat_map(|p| p.tools.iter())
-            .filter_map(|name| self.project.tools.get(name))
-            .flat_map(|t| t.definition().variables.clone());
-        self.agent_declarations(agent)
-            .into_iter()
-            .chain(of_tools)
-            .filter(|d| d.scoped)
-            .map(|d| d.name)
-            .collect()
     }
 }

@@ -23,6 +23,7 @@ mod content;
 mod context;
 mod control;
 mod decide;
+mod declarations;
 mod ending;
 mod error;
 pub mod events;
@@ -83,6 +84,7 @@ pub use calls::PARALLEL_CAP;
 pub use code::{DEFAULT_MAX_RUNS_IN_FLIGHT, DEFAULT_WARM_RUNTIMES};
 pub use content::MAX_IMAGE_BASE64;
 pub use control::STOPPED_BY_KEY;
+pub use declarations::VariableToGive;
 pub use error::{describe_owner, name_list, RuntimeError};
 pub use factory::ModelFactory;
 pub use fetch::FetchPolicy;
@@ -104,7 +106,6 @@ pub use scratch::{ScratchCall, SCRATCH_TAG};
 pub use send::Delivery;
 pub use state::ThreadState;
 pub use state_error::StateError;
-pub use thread_vars::VariableToGive;
 pub use toolhost_core::canonical::canonical_hash;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 
@@ -305,6 +306,26 @@ impl Runtime {
         let name = name.into();
         self.project.unavailable.remove(&name);
         self.project.models.insert(name, model);
+    }
+
+    /// The variables a person may give a new thread of `agent`, for a form that starts one:
+    /// those the agent, its prompts and the tools its prompts offer declare, once per name (a
+    /// secret when any declaration says so), leaving out those its definitions give a value.
+    /// `None` when there is no such agent.
+    pub fn variables_to_give(&self, agent: &str) -> Option<Vec<VariableToGive>> {
+        self.project.variables_to_give(agent)
+    }
+
+    /// The names every definition of the project (tool, prompt or agent) declares secret: what a
+    /// program asking for values must read without showing them.
+    pub fn secret_names(&self) -> std::collections::BTreeSet<String> {
+        self.project.secret_names()
+    }
+
+    /// The variable names the project's definitions use (see
+    /// [`Runtime::set_variables`]): the only variables a thread may be given.
+    pub fn declared_names(&self) -> std::collections::BTreeSet<String> {
+        self.project.declared_names()
     }
 
     /// Creates a thread for `agent` with the user's first message.

@@ -6,6 +6,7 @@
 //! results, its run ends with a step budget of zero (see `run`).
 
 use super::live::new_call_id;
+use super::loaded::LoadedProject;
 use super::repair::fit_arguments;
 use super::turns::Position;
 use super::{Runtime, RuntimeError};
@@ -46,15 +47,17 @@ impl Runtime {
         text: &str,
         values: Vec<VariableValue>,
     ) -> Result<ScratchCall, RuntimeError> {
-        let def = self.startable_agent(agent)?;
-        self.refuse_undeclared(&values)?;
-        let redactor = self.redactor_of(&values);
-        let (message, call_id) = self.scratch_message(def, &[], tool, &redactor.text(text));
+        let def = self.project.startable_agent(agent)?;
+        self.project.refuse_undeclared(&values)?;
+        let redactor = self.project.redactor_of(&values);
+        let (message, call_id) = self
+            .project
+            .scratch_message(def, &[], tool, &redactor.text(text));
         let repairs = repair_notes(&message);
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
         let mut writes = self.variable_writes(&id, values)?;
-        writes.extend(self.thread_model_write());
+        writes.extend(self.project.thread_model_write());
         writes.push(Write::AppendMessage(message));
         let thread = self
             .services
@@ -91,7 +94,7 @@ impl Runtime {
                 "thread {thread_id} is not a scratch thread; only a direct call's thread takes more direct calls"
             ))));
         }
-        let def = self.startable_agent(&thread.agent)?;
+        let def = self.project.startable_agent(&thread.agent)?;
         let history = self
             .process
             .histories
@@ -99,7 +102,9 @@ impl Runtime {
             .await?;
         let redactor = self.thread_redactor(thread_id).await?;
         let text = redactor.text(text);
-        let (message, call_id) = self.scratch_message(def, history.messages(), tool, &text);
+        let (message, call_id) = self
+            .project
+            .scratch_message(def, history.messages(), tool, &text);
         let repairs = repair_notes(&message);
         // Given back as read: the run that takes the call up reads the new message after it.
         self.process.histories.keep(thread_id, history);
@@ -136,7 +141,19 @@ impl Runtime {
         self.process.histories.keep(thread_id, history);
         Ok(found)
     }
+}
 
+/// The notes of the repairs a direct call's message records.
+fn repair_notes(message: &NewMessage) -> Vec<String> {
+    message
+        .metadata
+        .repairs
+        .iter()
+        .flat_map(|r| r.notes.clone())
+        .collect()
+}
+
+impl LoadedProject {
     /// The message of a direct call: the runtime's assistant message holding it, marked queued
     /// at the thread's position, its arguments mended where a repair makes them fit.
     fn scratch_message(
@@ -152,7 +169,7 @@ impl Runtime {
             ..MessageMeta::default()
         };
         Position::from_history(def, history).mark(&mut metadata);
-        let arguments = match self.project.tools.get(tool).map(|t| fit_arguments(t, text)) {
+        let arguments = match self.tools.get(tool).map(|t| fit_arguments(t, text)) {
             Some(Ok(fitted)) => match fitted.mended {
                 Some(value) => {
                     metadata.repairs.push(ArgumentRepair {
@@ -178,14 +195,4 @@ impl Runtime {
         };
         (message, call_id)
     }
-}
-
-/// The notes of the repairs a direct call's message records.
-fn repair_notes(message: &NewMessage) -> Vec<String> {
-    message
-        .metadata
-        .repairs
-        .iter()
-        .flat_map(|r| r.notes.clone())
-        .collect()
 }

@@ -31,7 +31,7 @@ impl Runtime {
                     .defs
                     .agents
                     .get(&child.agent)
-                    .map(|a| self.scoped_names(a))
+                    .map(|a| self.project.scoped_names(a))
                     .unwrap_or_default();
                 let passed: Vec<VariableValue> = values
                     .iter()

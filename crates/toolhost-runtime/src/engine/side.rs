@@ -99,7 +99,7 @@ impl Runtime {
             prompt
                 .tools
                 .iter()
-                .filter(|n| !self.withheld(n, &subagents))
+                .filter(|n| !self.project.withheld(n, &subagents))
                 .filter_map(|name| {
                     self.project
                         .tools
@@ -109,7 +109,10 @@ impl Runtime {
                         .cloned()
                 }),
         );
-        offered.add_many(self.lifecycle_tools(&subagents, children.unwrap_or_default()));
+        offered.add_many(
+            self.project
+                .lifecycle_tools(&subagents, children.unwrap_or_default()),
+        );
         let subprompts = self.project.offered_subprompts(prompt);
         let mut run = SideRun {
             def,

@@ -3,6 +3,7 @@
 //! `chat --thread`, a server's run) answers with the same model unless that run's runtime names
 //! another. Sub-agent threads take their ancestors' when they have none of their own.
 
+use super::loaded::LoadedProject;
 use super::{Runtime, RuntimeError};
 use crate::project::MAX_SUBAGENT_DEPTH;
 use serde_json::Value;
@@ -12,18 +13,6 @@ use toolhost_store::Write;
 pub(super) const THREAD_MODEL_KEY: &str = "toolhost.model";
 
 impl Runtime {
-    /// The write that records this runtime's model override on a thread being created, if it
-    /// has one.
-    pub(super) fn thread_model_write(&self) -> Option<Write> {
-        self.project
-            .model_override
-            .as_ref()
-            .map(|name| Write::SetValue {
-                key: THREAD_MODEL_KEY.to_owned(),
-                value: Some(Value::String(name.clone())),
-            })
-    }
-
     /// The model the thread (or the nearest of its ancestors) was started with, if any.
     pub async fn thread_model(&self, thread_id: &str) -> Result<Option<String>, RuntimeError> {
         let mut at = thread_id.to_owned();
@@ -39,5 +28,16 @@ impl Runtime {
             }
         }
         Ok(None)
+    }
+}
+
+impl LoadedProject {
+    /// The write that records this runtime's model override on a thread being created, if it
+    /// has one.
+    pub(super) fn thread_model_write(&self) -> Option<Write> {
+        self.model_override.as_ref().map(|name| Write::SetValue {
+            key: THREAD_MODEL_KEY.to_owned(),
+            value: Some(Value::String(name.clone())),
+        })
     }
 }

@@ -15,7 +15,6 @@ use super::super::{Runtime, RuntimeError};
 use super::{DEFERRED_KEY, RESUMABLE_TAG};
 use crate::variables::VariableValue;
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use toolhost_core::ToolResult;
 use toolhost_store::{StoreError, Write};
 
@@ -30,21 +29,6 @@ fn endpoint(parent: &str, request_id: &str) -> String {
 }
 
 impl Runtime {
-    /// The variables the agent named `agent` (its definitions) requires and declares `scoped`
-    /// that none of them gives a value: an instance cannot start without them.
-    pub(super) fn scoped_required(&self, agent: &str) -> Vec<String> {
-        let Some(def) = self.project.defs.agents.get(agent) else {
-            return Vec::new();
-        };
-        let names: BTreeSet<String> = self
-            .agent_declarations(def)
-            .into_iter()
-            .filter(|d| d.required && d.scoped && !self.defined_value(def, &d.name))
-            .map(|d| d.name)
-            .collect();
-        names.into_iter().collect()
-    }
-
     /// Records (once) the request for `names` on `parent` that the deferred `child` waits for.
     pub(super) async fn request_for_child(
         &self,
@@ -77,34 +61,6 @@ impl Runtime {
         Ok(())
     }
 
-    /// The structured error a `subagent_create` returns for a deferred instance.
-    pub(super) fn env_required(
-        parent: &str,
-        child: &str,
-        name: &str,
-        agent: &str,
-        request_id: &str,
-        names: &[String],
-    ) -> ToolResult {
-        let at = endpoint(parent, request_id);
-        ToolResult::error(
-            json!({
-                "error": "subagent_env_required",
-                "message": format!(
-                    "the instance \"{name}\" of \"{agent}\" needs values of {} before it starts; a person gives them for request {request_id}",
-                    names.join(", ")
-                ),
-                "request_id": request_id,
-                "reference": child,
-                "name": name,
-                "agent": agent,
-                "variables": names,
-                "endpoints": {"get": at, "post": at},
-            })
-            .to_string(),
-        )
-    }
-
     /// The request a deferred child waits for, if it is deferred.
     pub(super) async fn deferred_request(
         &self,
@@ -131,7 +87,7 @@ impl Runtime {
         }
         Err(RuntimeError::MissingVariables {
             agent: thread.agent.clone(),
-            names: self.scoped_required(&thread.agent),
+            names: self.project.scoped_required(&thread.agent),
         })
     }
 
@@ -198,4 +154,32 @@ impl Runtime {
         }
         Ok(values)
     }
+}
+
+/// The structured error a `subagent_create` returns for a deferred instance.
+pub(super) fn env_required(
+    parent: &str,
+    child: &str,
+    name: &str,
+    agent: &str,
+    request_id: &str,
+    names: &[String],
+) -> ToolResult {
+    let at = endpoint(parent, request_id);
+    ToolResult::error(
+        json!({
+            "error": "subagent_env_required",
+            "message": format!(
+                "the instance \"{name}\" of \"{agent}\" needs values of {} before it starts; a person gives them for request {request_id}",
+                names.join(", ")
+            ),
+            "request_id": request_id,
+            "reference": child,
+            "name": name,
+            "agent": agent,
+            "variables": names,
+            "endpoints": {"get": at, "post": at},
+        })
+        .to_string(),
+    )
 }

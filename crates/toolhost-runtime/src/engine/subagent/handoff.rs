@@ -5,6 +5,7 @@
 //! answered. The new agent's first side takes the turn over from the next step.
 
 use super::super::execute::CallEnd;
+use super::super::loaded::LoadedProject;
 use super::super::offer::Offer;
 use super::super::state::ThreadState;
 use super::super::{Runtime, RuntimeError};
@@ -35,6 +36,17 @@ pub(in crate::engine) fn handoff_tool(agent: &AgentDef) -> Result<AnyTool, Schem
 }
 
 impl Runtime {
+    /// Whether the thread is now run by another agent than `agent` (a handoff happened).
+    pub(in crate::engine) async fn handed_over(
+        &self,
+        thread_id: &str,
+        agent: &str,
+    ) -> Result<bool, RuntimeError> {
+        Ok(self.services.db.thread(thread_id).await?.agent != agent)
+    }
+}
+
+impl LoadedProject {
     /// The writes of a handoff call: its result and, when the handoff can happen, the change
     /// of the thread's agent. It cannot inside a sub-prompt (whose conversation is not the
     /// thread's) nor in a `dual_ai` thread (whose sides take turns).
@@ -46,7 +58,7 @@ impl Runtime {
         end: CallEnd,
     ) -> Result<Vec<Write>, RuntimeError> {
         let agent = call.name.clone();
-        let current = self.project.defs.agents.get(state.agent());
+        let current = self.defs.agents.get(state.agent());
         let refusal = if offer.nest.is_some() {
             Some("a sub-prompt cannot hand the thread over".to_owned())
         } else if current.is_some_and(|a| a.kind == AgentKind::DualAi) {
@@ -68,14 +80,5 @@ impl Runtime {
         );
         writes.push(Write::SetAgent(agent));
         Ok(writes)
-    }
-
-    /// Whether the thread is now run by another agent than `agent` (a handoff happened).
-    pub(in crate::engine) async fn handed_over(
-        &self,
-        thread_id: &str,
-        agent: &str,
-    ) -> Result<bool, RuntimeError> {
-        Ok(self.services.db.thread(thread_id).await?.agent != agent)
     }
 }

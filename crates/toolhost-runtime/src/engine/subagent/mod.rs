@@ -18,6 +18,7 @@ mod immediate;
 mod result;
 mod resumable;
 
+use super::loaded::LoadedProject;
 use super::offer::AgentOffer;
 use super::state::ThreadState;
 use super::{Runtime, RuntimeError, StopReason};
@@ -92,52 +93,6 @@ pub(super) fn child_id(parent: &str, call_id: &str) -> String {
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 impl Runtime {
-    /// The tools of the lifecycle offers in `offered` (`subagent_create`, `subagent_message`).
-    pub(super) fn lifecycle_tools(
-        &self,
-        offered: &HashMap<String, AgentOffer>,
-        children: &[toolhost_store::Thread],
-    ) -> Vec<AnyTool> {
-        let mut tools = Vec::new();
-        for offer in offered.values() {
-            match offer {
-                AgentOffer::Create(configs) => {
-                    let creatable: Vec<(&SubagentToolConfig, Value)> = configs
-                        .iter()
-                        .filter_map(|c| {
-                            let agent = self.project.defs.agents.get(&c.name)?;
-                            let prompt = resumable::receiving_prompt(c, agent)?;
-                            let schema = crate::project::prompt_tool_schema(
-                                self.project.defs.prompts.get(&prompt)?,
-                            );
-                            Some((c, schema))
-                        })
-                        .collect();
-                    tools.extend(create_tool(&creatable));
-                }
-                AgentOffer::Message(_) => {
-                    let names: Vec<&str> = instances(children).filter_map(display_name).collect();
-                    tools.extend(message_tool(&names));
-                }
-                _ => {}
-            }
-        }
-        tools
-    }
-
-    /// Whether `offer` names an agent that `offered` (what [`Runtime::offered_subagents`]
-    /// returned for its prompt) left out: one whose `optional` flag is off.
-    pub(super) fn withheld(
-        &self,
-        offer: &crate::project::ToolOffer,
-        offered: &HashMap<String, AgentOffer>,
-    ) -> bool {
-        self.project.agent_tools.contains_key(&offer.name)
-            && !self.project.tools.contains(offer)
-            && !self.project.prompt_tools.contains_key(&offer.name)
-            && !offered.contains_key(&offer.name)
-    }
-
     /// Runs (or continues) the child thread of `call`, a call of the agent tool `config` names,
     /// to the end of its session, and returns the call's result. Boxed: sub-agents nest.
     pub(super) fn run_subagent<'a>(
@@ -174,7 +129,7 @@ impl Runtime {
             match self.services.db.thread(&child).await {
                 Ok(_) => {}
                 Err(StoreError::ThreadNotFound(_)) => {
-                    let text = first_message(config, self.has_schema(&config.name), &args);
+                    let text = first_message(config, self.project.has_schema(&config.name), &args);
                     let (listed, files) = match self.carry_down(state, config, &args).await? {
                         Ok(carried) => carried,
                         Err(why) => return Ok(ToolResult::error(why)),
@@ -292,16 +247,6 @@ impl Runtime {
         }
         Ok(depth)
     }
-
-    /// Whether the agent's first side's prompt has a `requiredSchema` (its tool's arguments).
-    fn has_schema(&self, agent: &str) -> bool {
-        self.project
-            .defs
-            .agents
-            .get(agent)
-            .and_then(|a| self.project.defs.prompts.get(&a.side_a.prompt))
-            .is_some_and(|p| p.required_schema.is_some())
-    }
 }
 
 /// The child's display name: the argument `initAgentNameProperty` names, when it holds a
@@ -331,6 +276,62 @@ fn first_message(config: &SubagentToolConfig, has_schema: bool, args: &Value) ->
         Some(Some(other)) => other.to_string(),
         Some(None) => String::new(),
         None => args.to_string(),
+    }
+}
+
+impl LoadedProject {
+    /// Whether the agent's first side's prompt has a `requiredSchema` (its tool's arguments).
+    fn has_schema(&self, agent: &str) -> bool {
+        self.defs
+            .agents
+            .get(agent)
+            .and_then(|a| self.defs.prompts.get(&a.side_a.prompt))
+            .is_some_and(|p| p.required_schema.is_some())
+    }
+
+    /// The tools of the lifecycle offers in `offered` (`subagent_create`, `subagent_message`).
+    pub(super) fn lifecycle_tools(
+        &self,
+        offered: &HashMap<String, AgentOffer>,
+        children: &[toolhost_store::Thread],
+    ) -> Vec<AnyTool> {
+        let mut tools = Vec::new();
+        for offer in offered.values() {
+            match offer {
+                AgentOffer::Create(configs) => {
+                    let creatable: Vec<(&SubagentToolConfig, Value)> = configs
+                        .iter()
+                        .filter_map(|c| {
+                            let agent = self.defs.agents.get(&c.name)?;
+                            let prompt = resumable::receiving_prompt(c, agent)?;
+                            let schema =
+                                crate::project::prompt_tool_schema(self.defs.prompts.get(&prompt)?);
+                            Some((c, schema))
+                        })
+                        .collect();
+                    tools.extend(create_tool(&creatable));
+                }
+                AgentOffer::Message(_) => {
+                    let names: Vec<&str> = instances(children).filter_map(display_name).collect();
+                    tools.extend(message_tool(&names));
+                }
+                _ => {}
+            }
+        }
+        tools
+    }
+
+    /// Whether `offer` names an agent that `offered` (what [`Runtime::offered_subagents`]
+    /// returned for its prompt) left out: one whose `optional` flag is off.
+    pub(super) fn withheld(
+        &self,
+        offer: &crate::project::ToolOffer,
+        offered: &HashMap<String, AgentOffer>,
+    ) -> bool {
+        self.agent_tools.contains_key(&offer.name)
+            && !self.tools.contains(offer)
+            && !self.prompt_tools.contains_key(&offer.name)
+            && !offered.contains_key(&offer.name)
     }
 }
 

@@ -23,9 +23,11 @@
 //! Idempotent like every agent call: the instance's id is derived from the creating call, and a
 //! message is queued once per call, so a call run again after a crash starts nothing twice.
 
+use super::super::loaded::LoadedProject;
 use super::super::state::ThreadState;
 use super::super::turns::Side;
 use super::super::{Runtime, RuntimeError};
+use super::bootstrap::env_required;
 use super::{
     child_id, detached, first_message, name_tag, Boxed, DEFERRED_KEY, INSTANCE_KEY, RESUMABLE_TAG,
 };
@@ -274,10 +276,10 @@ impl Runtime {
                 .unwrap_or(name)
                 .to_owned();
             if let Some(request_id) = self.deferred_request(&child).await? {
-                let missing = self.scoped_required(agent);
+                let missing = self.project.scoped_required(agent);
                 self.request_for_child(parent, &child, &request_id, &missing)
                     .await?;
-                return Ok(Self::env_required(
+                return Ok(env_required(
                     parent,
                     &child,
                     &name,
@@ -307,7 +309,7 @@ impl Runtime {
             return Ok(Some(refused));
         }
         let receiving = receiving_side(config);
-        let Some(schema_tool) = self.receiving_tool(config) else {
+        let Some(schema_tool) = self.project.receiving_tool(config) else {
             return Ok(Some(ToolResult::error(format!(
                 "agent \"{agent}\" cannot start: its receiving side's prompt did not load"
             ))));
@@ -316,7 +318,7 @@ impl Runtime {
             Ok(valid) => valid,
             Err(e) => return Ok(Some(ToolResult::error(format!("`arguments`: {e}")))),
         };
-        let has_schema = self.receiving_has_schema(config);
+        let has_schema = self.project.receiving_has_schema(config);
         let text = first_message(config, has_schema, &arguments);
         let (listed, mut writes) = match self.carry_down(state, config, &arguments).await? {
             Ok(carried) => carried,
@@ -337,7 +339,7 @@ impl Runtime {
             }))),
         });
         // Required scoped variables no definition gives: the instance waits for them.
-        let missing = self.scoped_required(agent);
+        let missing = self.project.scoped_required(agent);
         let deferred = (!missing.is_empty()).then(toolhost_store::new_id);
         if let Some(request_id) = &deferred {
             writes.push(Write::SetValue {
@@ -485,27 +487,6 @@ impl Runtime {
             .await?;
         Ok(answer(child, name, &config.name, Some(session)))
     }
-
-    /// The tool whose arguments are the instance's: its receiving side's prompt's.
-    fn receiving_tool(&self, config: &SubagentToolConfig) -> Option<AnyTool> {
-        let agent = self.project.defs.agents.get(&config.name)?;
-        let prompt = self
-            .project
-            .defs
-            .prompts
-            .get(&receiving_prompt(config, agent)?)?;
-        agent_tool(agent, prompt).ok()
-    }
-
-    fn receiving_has_schema(&self, config: &SubagentToolConfig) -> bool {
-        self.project
-            .defs
-            .agents
-            .get(&config.name)
-            .and_then(|a| receiving_prompt(config, a))
-            .and_then(|p| self.project.defs.prompts.get(&p))
-            .is_some_and(|p| p.required_schema.is_some())
-    }
 }
 
 /// The side of a resumable agent that receives the parent's messages.
@@ -524,5 +505,23 @@ pub(in crate::engine) fn receiving_prompt(
     match receiving_side(config) {
         ReceivingSide::SideA => Some(agent.side_a.prompt.clone()),
         ReceivingSide::SideB => agent.side_b.as_ref().map(|b| b.prompt.clone()),
+    }
+}
+
+impl LoadedProject {
+    /// The tool whose arguments are the instance's: its receiving side's prompt's.
+    fn receiving_tool(&self, config: &SubagentToolConfig) -> Option<AnyTool> {
+        let agent = self.defs.agents.get(&config.name)?;
+        let prompt = self.defs.prompts.get(&receiving_prompt(config, agent)?)?;
+        agent_tool(agent, prompt).ok()
+    }
+
+    fn receiving_has_schema(&self, config: &SubagentToolConfig) -> bool {
+        self.defs
+            .agents
+            .get(&config.name)
+            .and_then(|a| receiving_prompt(config, a))
+            .and_then(|p| self.defs.prompts.get(&p))
+            .is_some_and(|p| p.required_schema.is_some())
     }
 }

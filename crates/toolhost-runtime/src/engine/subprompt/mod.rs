@@ -14,6 +14,7 @@ mod shape;
 use super::calls::early_intents;
 use super::context::Turn;
 use super::images::images_of;
+use super::loaded::LoadedProject;
 use super::offer::{Nest, Offer};
 use super::outcome::Waiting;
 use super::ownership::OwnerId;
@@ -78,7 +79,7 @@ impl Runtime {
                 call_id: call.id.clone(),
                 depth: caller_depth + 1,
             };
-            let prompt = match self.nested_prompt(config, nest.depth) {
+            let prompt = match self.project.nested_prompt(config, nest.depth) {
                 Ok(prompt) => prompt,
                 Err(refused) => return Ok(SubOutcome::Done(*refused)),
             };
@@ -162,27 +163,6 @@ impl Runtime {
                     mine.push(m);
                 }
             }
-        })
-    }
-
-    /// The prompt of `config` for a sub-prompt at `depth`, or the call's result when it cannot
-    /// run: nested too deep, or its prompt did not load.
-    fn nested_prompt(
-        &self,
-        config: &SubpromptConfig,
-        depth: u32,
-    ) -> Result<&PromptDef, Box<ToolResult>> {
-        if depth as usize > MAX_SUBPROMPT_DEPTH {
-            return Err(Box::new(ToolResult::error(format!(
-                "prompt tool \"{}\" would nest deeper than {MAX_SUBPROMPT_DEPTH} sub-prompts",
-                config.name
-            ))));
-        }
-        self.project.defs.prompts.get(&config.name).ok_or_else(|| {
-            Box::new(ToolResult::error(format!(
-                "prompt tool \"{}\": the prompt did not load",
-                config.name
-            )))
         })
     }
 
@@ -343,4 +323,27 @@ fn reply_intents(writes: &[Write], offer: &Offer, state: &ThreadState) -> Vec<Wr
             _ => None,
         })
         .unwrap_or_default()
+}
+
+impl LoadedProject {
+    /// The prompt of `config` for a sub-prompt at `depth`, or the call's result when it cannot
+    /// run: nested too deep, or its prompt did not load.
+    fn nested_prompt(
+        &self,
+        config: &SubpromptConfig,
+        depth: u32,
+    ) -> Result<&PromptDef, Box<ToolResult>> {
+        if depth as usize > MAX_SUBPROMPT_DEPTH {
+            return Err(Box::new(ToolResult::error(format!(
+                "prompt tool \"{}\" would nest deeper than {MAX_SUBPROMPT_DEPTH} sub-prompts",
+                config.name
+            ))));
+        }
+        self.defs.prompts.get(&config.name).ok_or_else(|| {
+            Box::new(ToolResult::error(format!(
+                "prompt tool \"{}\": the prompt did not load",
+                config.name
+            )))
+        })
+    }
 }
