@@ -160,16 +160,6 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, logs: &Rc<RefCell<LogBuffer>>) -> rqu
     ctx.globals().set("console", console)
 }
 
-pub(crate) fn level_name(level: LogLevel) -> &'static str {
-    match level {
-        LogLevel::Log => "log",
-        LogLevel::Debug => "debug",
-        LogLevel::Info => "info",
-        LogLevel::Warn => "warn",
-        LogLevel::Error => "error",
-    }
-}
-
 /// A string as itself; an error as `String(error)` (`Name: message`); another object as its JSON
 /// text when it has one; anything else as `String(value)`.
 fn format_value<'js>(ctx: &Ctx<'js>, value: Value<'js>) -> rquickjs::Result<String> {

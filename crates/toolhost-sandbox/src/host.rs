@@ -1,6 +1,7 @@
 //! The one door a run may be given to its host ([`Host`]): a global function
-//! `__toolhost(op, text)` that hands an operation's name and its JSON text to the host and
-//! returns the host's JSON text, or throws an `Error` with the host's message. Only runs started
+//! `__toolhost(op, text)` that hands an operation's name and its JSON text to the host, which
+//! reads them into an operation of its own type, and returns the host's answer as JSON text, or
+//! throws an `Error` with the text of the host's error. Only runs started
 //! with [`crate::Sandbox::run_with_host`] have it; `runCode` runs never do.
 //!
 //! The run lives in a process of its own and its host in toolhost's: the door sends the call
@@ -10,25 +11,103 @@
 //! the deadline.
 
 use crate::ipc::{self, FromRun, ToRun};
-use crate::result::Execute;
+use crate::result::{Execute, LogEntry};
 use rquickjs::{Ctx, Exception, Function};
+use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::os::unix::net::UnixStream;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What a hosted run may ask of its host. Called on the run's supervising thread, in toolhost's
-/// process; it may block (the run waits for the answer).
-pub trait Host: Send + Sync {
-    /// Carries out `op` with the JSON text `args`; returns JSON text, or a message the code
-    /// gets as a thrown `Error`.
-    fn call(&self, op: &str, args: &str) -> Result<String, String>;
+/// What a hosted run may ask of its host: the operations of its door, each read into the host's
+/// own type (`Op`) before the host sees it, and the console entries the run writes. Called on
+/// the run's supervising thread, in toolhost's process; it may block (the run waits for the
+/// answer).
+pub trait Host: Send + Sync + 'static {
+    /// One operation the run may ask for, with its arguments.
+    type Op: Send;
+    /// Why an operation was not understood, refused or failed: the code gets its text as a
+    /// thrown `Error`.
+    type Error: std::fmt::Display;
+
+    /// Reads the operation `name` with the JSON arguments the code passed.
+    fn parse(&self, name: &str, args: Value) -> Result<Self::Op, Self::Error>;
+
+    /// Carries out `op`; its answer is what the code's call returns.
+    fn call(&self, op: Self::Op) -> Result<Value, Self::Error>;
 
     /// Whether `op` waits for someone outside the run to answer (a person, a model): its time
     /// does not count against the run's deadline, which is for the run's own work.
-    fn waits_for_someone(&self, op: &str) -> bool {
+    fn waits_for_someone(&self, op: &Self::Op) -> bool {
         let _ = op;
         false
+    }
+
+    /// A `console` entry the code wrote during its call, as it writes it (an entry cut at the
+    /// log cap, and anything past it, is kept with the result only). The run does not wait for
+    /// it to be shown.
+    fn log(&self, entry: &LogEntry) {
+        let _ = entry;
+    }
+}
+
+/// A host's door as a run is given it: the host, whatever its types, behind the text the run
+/// and its supervisor exchange.
+#[derive(Clone)]
+pub struct HostDoor(Arc<dyn Door>);
+
+impl HostDoor {
+    /// The door to `host`.
+    pub fn new<H: Host>(host: Arc<H>) -> Self {
+        HostDoor(host)
+    }
+
+    /// Answers one call of the code: the JSON text of the answer or the text of the error, and
+    /// how long the host waited for someone else.
+    pub(crate) fn answer(&self, name: &str, args: &str) -> (Result<String, String>, Duration) {
+        self.0.answer(name, args)
+    }
+
+    /// Hands a console entry to the host.
+    pub(crate) fn log(&self, entry: &LogEntry) {
+        self.0.log(entry);
+    }
+}
+
+/// [`Host`] with its types erased: what the supervisor calls.
+trait Door: Send + Sync {
+    fn answer(&self, name: &str, args: &str) -> (Result<String, String>, Duration);
+    fn log(&self, entry: &LogEntry);
+}
+
+impl<H: Host> Door for H {
+    fn answer(&self, name: &str, args: &str) -> (Result<String, String>, Duration) {
+        // The door's own JavaScript sends `JSON.stringify` of the arguments: text that is not
+        // JSON comes from code that called the global itself.
+        let args: Value = match serde_json::from_str(args) {
+            Ok(args) => args,
+            Err(e) => {
+                return (
+                    Err(format!("{name}: the arguments are not JSON: {e}")),
+                    Duration::ZERO,
+                )
+            }
+        };
+        let op = match self.parse(name, args) {
+            Ok(op) => op,
+            Err(e) => return (Err(e.to_string()), Duration::ZERO),
+        };
+        let since = self.waits_for_someone(&op).then(Instant::now);
+        let answer = self
+            .call(op)
+            .map(|value| value.to_string())
+            .map_err(|e| e.to_string());
+        (answer, since.map(|s| s.elapsed()).unwrap_or_default())
+    }
+
+    fn log(&self, entry: &LogEntry) {
+        Host::log(self, entry);
     }
 }
 

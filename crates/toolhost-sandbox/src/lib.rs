@@ -62,7 +62,7 @@ mod result;
 mod worker;
 
 pub use convert::MAX_DEPTH;
-pub use host::{Host, HOST_FUNCTION};
+pub use host::{Host, HostDoor, HOST_FUNCTION};
 pub use process::grace;
 pub use result::{Execute, LogEntry, LogLevel, RunCode, RunError, RunResult};
 
@@ -202,11 +202,7 @@ impl Sandbox {
 
     /// Like [`Sandbox::run`], with one door to the host: the global function `__toolhost`
     /// (see [`Host`]). For toolhost's own JavaScript tools, never for `runCode`.
-    pub fn run_with_host(
-        &self,
-        code: RunCode,
-        host: Arc<dyn Host>,
-    ) -> Result<RunHandle, SandboxError> {
+    pub fn run_with_host(&self, code: RunCode, host: HostDoor) -> Result<RunHandle, SandboxError> {
         self.start(code, Some(host))
     }
 
@@ -216,7 +212,7 @@ impl Sandbox {
     pub fn run_to_end(
         &self,
         code: RunCode,
-        host: Option<Arc<dyn Host>>,
+        host: Option<HostDoor>,
     ) -> Result<RunResult, SandboxError> {
         self.check(&code)?;
         let limits = Arc::clone(&self.limits);
@@ -253,7 +249,7 @@ impl Sandbox {
         Ok(())
     }
 
-    fn start(&self, code: RunCode, host: Option<Arc<dyn Host>>) -> Result<RunHandle, SandboxError> {
+    fn start(&self, code: RunCode, host: Option<HostDoor>) -> Result<RunHandle, SandboxError> {
         self.check(&code)?;
         let control = Arc::new(Control::default());
         let (sender, receiver) = oneshot::channel();
@@ -363,11 +359,7 @@ impl WarmPool {
 
     /// Calls `execute` on a prepared run (with `host`'s door, when given), or on a cold one
     /// when none is left; await the handle as for [`Sandbox::run`].
-    pub fn run(
-        &self,
-        execute: Execute,
-        host: Option<Arc<dyn Host>>,
-    ) -> Result<RunHandle, SandboxError> {
+    pub fn run(&self, execute: Execute, host: Option<HostDoor>) -> Result<RunHandle, SandboxError> {
         let taken = self
             .ready
             .lock()

@@ -15,7 +15,7 @@
 // fork, kill, waitpid and descriptor calls; each block says why it is sound.
 #![allow(unsafe_code)]
 
-use crate::host::{Channel, Host};
+use crate::host::{Channel, HostDoor};
 use crate::ipc::{self, FromRun, ToRun};
 use crate::result::{Execute, LogEntry, RunCode, RunError, RunResult};
 use crate::worker::{self, Start};
@@ -60,7 +60,7 @@ impl Control {
 /// the result goes.
 pub(crate) struct Job {
     pub(crate) execute: Execute,
-    pub(crate) host: Option<Arc<dyn Host>>,
+    pub(crate) host: Option<HostDoor>,
     pub(crate) reply: oneshot::Sender<RunResult>,
 }
 
@@ -77,7 +77,7 @@ pub(crate) fn run(
     limits: &SandboxLimits,
     code: RunCode,
     control: Arc<Control>,
-    host: Option<Arc<dyn Host>>,
+    host: Option<HostDoor>,
 ) -> RunResult {
     let hosted = host.is_some();
     let mut supervisor = match Supervisor::fork(limits, code, control, Start::Now { hosted }) {
@@ -211,7 +211,7 @@ impl Supervisor {
 
     /// Serves the run until it ends: answers its host calls with `host`, relays its logs, and
     /// returns its result, or the result of its end when it had to be killed or died.
-    fn serve(&mut self, host: Option<Arc<dyn Host>>) -> RunResult {
+    fn serve(&mut self, host: Option<HostDoor>) -> RunResult {
         let mut called = false;
         loop {
             let wait = match self.kill_at() {
@@ -248,25 +248,16 @@ impl Supervisor {
                 FromRun::Log(entry) => {
                     // The module's top level ran before the call had a host.
                     if let (true, Some(host)) = (called, &host) {
-                        let relayed = serde_json::json!({
-                            "level": crate::console::level_name(entry.level),
-                            "message": entry.message,
-                        });
-                        // A host that shows no logs refuses the op; that is no concern of the run's.
                         // The run does not wait for this, so its time is not the run's.
                         let since = Instant::now();
-                        let _ = host.call("log", &relayed.to_string());
+                        host.log(&entry);
                         self.waited += since.elapsed();
                     }
                     self.logs.push(entry);
                 }
                 FromRun::Call { op, args } => {
                     let (answer, waited) = match &host {
-                        Some(host) => {
-                            let since = host.waits_for_someone(&op).then(Instant::now);
-                            let answer = host.call(&op, &args);
-                            (answer, since.map(|s| s.elapsed()).unwrap_or_default())
-                        }
+                        Some(host) => host.answer(&op, &args),
                         None => (
                             Err("the host is not reachable: this run has none".to_owned()),
                             Duration::ZERO,

@@ -229,6 +229,19 @@ pub enum LogLevel {
     Error,
 }
 
+impl LogLevel {
+    /// The method's name: `log`, `debug`, `info`, `warn` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Log => "log",
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,18 +1,30 @@
 //! In a run with a host (a tool file's call), each `console` entry the log buffer keeps whole
-//! is handed to the host as it is written (op `log`), so its thread can show it live; an entry
+//! is handed to the host as it is written ([`Host::log`]), so its thread can show it live; an entry
 //! cut at the log cap is not (it could end in part of a secret), nor anything past the cap.
 
 use std::sync::{Arc, Mutex};
-use toolhost_sandbox::{Host, RunCode, Sandbox, SandboxLimits};
+use toolhost_sandbox::{Host, HostDoor, LogEntry, LogLevel, RunCode, Sandbox, SandboxLimits};
 
 #[derive(Default)]
-struct Recording(Mutex<Vec<(String, serde_json::Value)>>);
+struct Recording(Mutex<Vec<(LogLevel, String)>>);
 
 impl Host for Recording {
-    fn call(&self, op: &str, args: &str) -> Result<String, String> {
-        let args = serde_json::from_str(args).map_err(|e| e.to_string())?;
-        self.0.lock().unwrap().push((op.to_owned(), args));
-        Ok("null".to_owned())
+    type Op = ();
+    type Error = String;
+
+    fn parse(&self, name: &str, _args: serde_json::Value) -> Result<(), String> {
+        Err(format!("no operation {name}"))
+    }
+
+    fn call(&self, (): ()) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn log(&self, entry: &LogEntry) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((entry.level, entry.message.clone()));
     }
 }
 
@@ -35,21 +47,17 @@ fn entries_kept_whole_reach_the_host_as_they_are_written() {
         .to_owned(),
         ..RunCode::default()
     };
-    let result = sandbox.run_to_end(code, Some(host.clone())).unwrap();
+    let result = sandbox
+        .run_to_end(code, Some(HostDoor::new(host.clone())))
+        .unwrap();
     let logs = serde_json::to_value(&result).unwrap()["logs"].clone();
     assert!(logs.as_array().unwrap().len() >= 3, "{logs}");
     let relayed = host.0.lock().unwrap().clone();
     assert_eq!(
         relayed,
         vec![
-            (
-                "log".to_owned(),
-                serde_json::json!({"level": "info", "message": "starting {\"n\":1}"})
-            ),
-            (
-                "log".to_owned(),
-                serde_json::json!({"level": "debug", "message": "dbg"})
-            ),
+            (LogLevel::Info, "starting {\"n\":1}".to_owned()),
+            (LogLevel::Debug, "dbg".to_owned()),
         ]
     );
 }

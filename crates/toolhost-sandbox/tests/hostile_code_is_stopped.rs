@@ -8,7 +8,9 @@ use common::{
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use toolhost_sandbox::{Host, RunCode, RunError, RunResult, Sandbox, SandboxLimits};
+use toolhost_sandbox::{
+    Host, HostDoor, LogEntry, RunCode, RunError, RunResult, Sandbox, SandboxLimits,
+};
 
 #[tokio::test]
 async fn an_endless_loop_is_killed_at_its_deadline() {
@@ -44,11 +46,19 @@ async fn a_catastrophic_regular_expression_is_killed_at_its_deadline() {
 struct Announcing(std::sync::Mutex<std::sync::mpsc::Sender<String>>);
 
 impl Host for Announcing {
-    fn call(&self, op: &str, args: &str) -> Result<String, String> {
-        if op == "log" {
-            let _ = self.0.lock().unwrap().send(args.to_owned());
-        }
-        Ok("null".to_owned())
+    type Op = ();
+    type Error = String;
+
+    fn parse(&self, name: &str, _args: serde_json::Value) -> Result<(), String> {
+        Err(format!("no operation {name}"))
+    }
+
+    fn call(&self, (): ()) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn log(&self, entry: &LogEntry) {
+        let _ = self.0.lock().unwrap().send(entry.message.clone());
     }
 }
 
@@ -66,7 +76,9 @@ async fn terminated_after_its_first_log(source: &str) -> (RunResult, Duration) {
         source: source.to_owned(),
         ..RunCode::default()
     };
-    let handle = sandbox.run_with_host(code, host).expect("the run starts");
+    let handle = sandbox
+        .run_with_host(code, HostDoor::new(host))
+        .expect("the run starts");
     let terminator = handle.terminator();
     let stopped = tokio::task::spawn_blocking(move || {
         // Stopped also when no log comes: a run without a deadline would never end otherwise.

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use toolhost_sandbox::{Host, RunCode, Sandbox, SandboxLimits};
+use toolhost_sandbox::{Host, HostDoor, RunCode, Sandbox, SandboxLimits};
 
 const DEADLINE: Duration = Duration::from_millis(500);
 
@@ -15,14 +15,31 @@ const DEADLINE: Duration = Duration::from_millis(500);
 /// does not.
 struct Slow;
 
+/// The two operations of [`Slow`].
+enum Op {
+    Ask,
+    Work,
+}
+
 impl Host for Slow {
-    fn call(&self, _op: &str, _args: &str) -> Result<String, String> {
-        std::thread::sleep(DEADLINE);
-        Ok("1".to_owned())
+    type Op = Op;
+    type Error = String;
+
+    fn parse(&self, name: &str, _args: serde_json::Value) -> Result<Op, String> {
+        match name {
+            "ask" => Ok(Op::Ask),
+            "work" => Ok(Op::Work),
+            other => Err(format!("no operation {other}")),
+        }
     }
 
-    fn waits_for_someone(&self, op: &str) -> bool {
-        op == "ask"
+    fn call(&self, _op: Op) -> Result<serde_json::Value, String> {
+        std::thread::sleep(DEADLINE);
+        Ok(1.into())
+    }
+
+    fn waits_for_someone(&self, op: &Op) -> bool {
+        matches!(op, Op::Ask)
     }
 }
 
@@ -39,7 +56,9 @@ fn three_times(op: &str) -> serde_json::Value {
         ),
         ..RunCode::default()
     };
-    let result = sandbox.run_to_end(code, Some(Arc::new(Slow))).unwrap();
+    let result = sandbox
+        .run_to_end(code, Some(HostDoor::new(Arc::new(Slow))))
+        .unwrap();
     serde_json::to_value(&result).unwrap()
 }
 

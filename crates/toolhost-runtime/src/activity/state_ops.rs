@@ -93,6 +93,21 @@ pub(crate) fn optional_text(request: &Value, field: &str) -> Option<String> {
 }
 
 impl StateOp {
+    /// The operation's name, as a request gives it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::GetValue { .. } => "getValue",
+            Self::SetValue { .. } => "setValue",
+            Self::ReadFile { .. } => "readFile",
+            Self::WriteFile { .. } => "writeFile",
+            Self::Readdir { .. } => "readdir",
+            Self::Stat { .. } => "stat",
+            Self::EmitThreadEvent { .. } => "emitThreadEvent",
+            Self::QueueTool { .. } => "queueTool",
+            Self::Progress { .. } => "progress",
+        }
+    }
+
     /// The operation `request` asks for (its `op` field names it).
     pub fn parse(request: &Value) -> Result<Self, OpError> {
         let owned = |field| text(request, field).map(str::to_owned);

@@ -4,12 +4,13 @@
 //! runtime like a Rust tool's.
 //!
 //! Ops: those of a process activity's state channel (`getValue`, `setValue`, `readFile`,
-//! `writeFile`, `readdir`, `stat`, `emitThreadEvent`, `queueTool`; see
+//! `writeFile`, `readdir`, `stat`, `emitThreadEvent`, `queueTool`, `progress`; see
 //! [`crate::activity::channel`]), plus `readText` and `writeText` (UTF-8 text), `aborted` (the
 //! call's abort signal), `runCode` (the sandbox of `state.runCode`), `fetch` (through the
-//! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host), `log` (each
-//! `console` entry as it is written, published live), and `elicit`, `sample` and `roots` (asking
-//! whoever made the call, see [`crate::engine::Answerer`]).
+//! runtime's [`crate::engine::FetchPolicy`], refused when it allows no host), and `elicit`,
+//! `sample` and `roots` (asking whoever made the call, see [`crate::engine::Answerer`]). The
+//! sandbox reads each request into a [`HostOp`] before it reaches the call's task. Each `console`
+//! entry the code writes reaches the thread as it is written (published live).
 
 use crate::activity::state_ops::{optional_text, text, OpError, StateOp};
 use crate::engine::{StateError, ThreadState};
@@ -19,13 +20,17 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use toolhost_core::tool::AbortSignal;
 use toolhost_providers::fetch::FetchRequest;
-use toolhost_sandbox::{Host, RunCode, RunHandle, RunResult};
+use toolhost_sandbox::{Host, HostDoor, LogEntry, RunCode, RunHandle, RunResult};
 
 /// One request from the run.
-pub(super) struct Request {
-    op: String,
-    args: String,
-    reply: oneshot::Sender<Result<String, String>>,
+pub(super) enum Request {
+    /// An operation, and where its answer goes.
+    Op {
+        op: HostOp,
+        reply: oneshot::Sender<Result<Value, HostError>>,
+    },
+    /// A `console` entry the code wrote, as it wrote it.
+    Log(LogEntry),
 }
 
 /// The run's side of the door.
@@ -34,30 +39,39 @@ struct Door {
 }
 
 impl Host for Door {
-    fn call(&self, op: &str, args: &str) -> Result<String, String> {
+    type Op = HostOp;
+    type Error = HostError;
+
+    fn parse(&self, name: &str, args: Value) -> Result<HostOp, HostError> {
+        HostOp::parse(name, args)
+    }
+
+    fn call(&self, op: HostOp) -> Result<Value, HostError> {
         let (reply, answer) = oneshot::channel();
         self.requests
-            .send(Request {
-                op: op.to_owned(),
-                args: args.to_owned(),
-                reply,
-            })
-            .map_err(|_| "the tool's call has ended".to_owned())?;
-        answer
-            .blocking_recv()
-            .map_err(|_| "the tool's call has ended".to_owned())?
+            .send(Request::Op { op, reply })
+            .map_err(|_| HostError::Ended)?;
+        answer.blocking_recv().map_err(|_| HostError::Ended)?
     }
 
     /// A person's form, a model's completion or a client's roots: the time they take is theirs.
-    fn waits_for_someone(&self, op: &str) -> bool {
-        matches!(op, "elicit" | "sample" | "roots")
+    fn waits_for_someone(&self, op: &HostOp) -> bool {
+        matches!(
+            op,
+            HostOp::Elicit { .. } | HostOp::Sample { .. } | HostOp::Roots { .. }
+        )
+    }
+
+    fn log(&self, entry: &LogEntry) {
+        // A call that has ended shows nothing more.
+        let _ = self.requests.send(Request::Log(entry.clone()));
     }
 }
 
 /// A door for one run, and where its requests arrive.
-pub(super) fn door() -> (Arc<dyn Host>, mpsc::UnboundedReceiver<Request>) {
+pub(super) fn door() -> (HostDoor, mpsc::UnboundedReceiver<Request>) {
     let (requests, arrive) = mpsc::unbounded_channel();
-    (Arc::new(Door { requests }), arrive)
+    (HostDoor::new(Arc::new(Door { requests })), arrive)
 }
 
 /// Answers the run's requests until it ends; stops it when the call is asked to stop at once.
@@ -72,11 +86,18 @@ pub(super) async fn serve_while(
     loop {
         tokio::select! {
             result = &mut handle => return result,
-            Some(request) = requests.recv() => {
-                let answer = answer(state, abort, &request.op, &request.args).await;
-                // The run may have ended meanwhile (terminated): nobody waits for the answer.
-                let _ = request.reply.send(answer);
-            }
+            Some(request) = requests.recv() => match request {
+                Request::Op { op, reply } => {
+                    let answer = answer(state, abort, op).await;
+                    // The run may have ended meanwhile (terminated): nobody waits for the answer.
+                    let _ = reply.send(answer);
+                }
+                Request::Log(entry) => {
+                    if let Some(state) = state {
+                        state.log(entry.level.as_str(), &entry.message);
+                    }
+                }
+            },
             () = abort.interrupted(), if !abort.is_interrupted() => {}
         }
         if abort.is_interrupted() {
@@ -87,7 +108,7 @@ pub(super) async fn serve_while(
 
 /// One operation a JavaScript tool asks of its host, with its arguments parsed.
 #[derive(Debug)]
-enum HostOp {
+pub(super) enum HostOp {
     /// Whether the call was asked to stop.
     Aborted,
     /// `readText {path}`: a file as UTF-8 text.
@@ -100,8 +121,6 @@ enum HostOp {
     },
     /// `fetch {url, method, headers, body?}` (see [`fetch`]).
     Fetch(Value),
-    /// `log {level, message}`: a `console` entry.
-    Log { level: String, message: String },
     /// `elicit {message, requestedSchema, key?}`: a question to whoever made the call.
     Elicit {
         message: String,
@@ -120,13 +139,10 @@ enum HostOp {
 
 /// Why a host operation failed: the text the tool's code gets as a thrown `Error`.
 #[derive(Debug, thiserror::Error)]
-enum HostError {
-    /// The request is not JSON.
-    #[error("{op}: the request is not JSON: {reason}")]
-    NotJson {
-        op: String,
-        reason: serde_json::Error,
-    },
+pub(super) enum HostError {
+    /// The tool's call ended before the run's request was answered.
+    #[error("the tool's call has ended")]
+    Ended,
     /// The call was made outside a thread's run.
     #[error("{op}: this call has no thread (it was made outside a thread's run)")]
     NoThread { op: String },
@@ -148,6 +164,21 @@ enum HostError {
 }
 
 impl HostOp {
+    /// The operation's name, as the code asks for it.
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Aborted => "aborted",
+            Self::ReadText { .. } => "readText",
+            Self::WriteText { .. } => "writeText",
+            Self::Fetch(_) => "fetch",
+            Self::Elicit { .. } => "elicit",
+            Self::Sample { .. } => "sample",
+            Self::Roots { .. } => "roots",
+            Self::RunCode(_) => "runCode",
+            Self::State(op) => op.name(),
+        }
+    }
+
     /// The operation `op` with the JSON `args`.
     fn parse(op: &str, args: Value) -> Result<Self, HostError> {
         let owned = |field| text(&args, field).map(str::to_owned);
@@ -161,10 +192,6 @@ impl HostOp {
                 path: owned("path")?,
                 text: owned("text")?,
                 mime_type: optional_text(&args, "mimeType"),
-            },
-            "log" => Self::Log {
-                level: owned("level")?,
-                message: owned("message")?,
             },
             "elicit" => Self::Elicit {
                 message: owned("message")?,
@@ -216,10 +243,6 @@ impl HostOp {
                 Value::String(written.as_str().to_owned())
             }
             Self::Fetch(args) => fetch(state, args).await?,
-            Self::Log { level, message } => {
-                state.log(&level, &message);
-                Value::Null
-            }
             Self::Elicit {
                 message,
                 schema,
@@ -235,30 +258,19 @@ impl HostOp {
     }
 }
 
-/// Answers one request of the run: the JSON text of the value, or the error's text.
+/// Answers one request of the run.
 async fn answer(
     state: Option<&ThreadState>,
     abort: &AbortSignal,
-    op: &str,
-    args: &str,
-) -> Result<String, String> {
-    let asked = || -> Result<HostOp, HostError> {
-        let args: Value = serde_json::from_str(args).map_err(|reason| HostError::NotJson {
-            op: op.to_owned(),
-            reason,
-        })?;
-        HostOp::parse(op, args)
-    };
-    let done = match asked() {
-        Ok(HostOp::Aborted) => Ok(Value::Bool(abort.is_aborted())),
-        Ok(asked) => match state {
-            Some(state) => asked.perform(state).await,
-            None => Err(HostError::NoThread { op: op.to_owned() }),
-        },
-        Err(e) => Err(e),
-    };
-    done.map(|value| value.to_string())
-        .map_err(|e| e.to_string())
+    op: HostOp,
+) -> Result<Value, HostError> {
+    match (op, state) {
+        (HostOp::Aborted, _) => Ok(Value::Bool(abort.is_aborted())),
+        (op, Some(state)) => op.perform(state).await,
+        (op, None) => Err(HostError::NoThread {
+            op: op.name().to_owned(),
+        }),
+    }
 }
 
 /// A tool's `fetch`: `{url, method, headers: [[name, value]], body?: base64}` through the
