@@ -343,6 +343,44 @@ async fn a_tool_file_declares_its_annotations_and_reports_progress_live() {
     );
 }
 
+/// Every console entry a tool's code writes reaches the thread's live events, in order, before
+/// the call's result does: also the last ones, written just before the code returns.
+#[tokio::test]
+async fn a_tool_files_console_entries_all_reach_the_thread_before_its_result() {
+    let logs = format!(
+        "{HEAD}export default defineTool({{ description: 'Logs.',
+            execute: async () => {{
+                console.info('one'); console.warn('two'); console.log('three');
+                return 'logged';
+            }} }});\n"
+    );
+    let p = one_agent_project(
+        &[("logs.js", &logs)],
+        &[],
+        &["logs"],
+        &[json!({"name": "logs", "arguments": {}})],
+    );
+    let (rt, store) = runtime(&p.root).await;
+    let thread = rt.start_thread("a", "go").await.unwrap();
+    let mut live = rt.subscribe_thread(&thread.id);
+    rt.run(&thread.id).await.unwrap();
+    assert_eq!(tool_texts(&store, &thread.id), ["logged"]);
+    let mut entries = Vec::new();
+    while let Ok(event) = live.try_recv() {
+        if event.kind == toolhost_runtime::engine::LiveKind::ToolLog {
+            entries.push((event.data["level"].clone(), event.data["message"].clone()));
+        }
+    }
+    assert_eq!(
+        entries,
+        [
+            (json!("info"), json!("one")),
+            (json!("warn"), json!("two")),
+            (json!("log"), json!("three"))
+        ]
+    );
+}
+
 /// In a call a model made, nobody can answer a tool's question: `state.elicit`,
 /// `state.sample` and `state.roots` throw one sentence saying so, which the tool may catch and
 /// go on.

@@ -85,24 +85,36 @@ pub(super) async fn serve_while(
     tokio::pin!(handle);
     loop {
         tokio::select! {
-            result = &mut handle => return result,
+            result = &mut handle => {
+                // The supervisor hands each console entry over before it reads the run's end:
+                // entries still in the channel are shown before the call ends.
+                while let Ok(request) = requests.try_recv() {
+                    if let Request::Log(entry) = request {
+                        show(state, &entry);
+                    }
+                }
+                return result;
+            }
             Some(request) = requests.recv() => match request {
                 Request::Op { op, reply } => {
                     let answer = answer(state, abort, op).await;
                     // The run may have ended meanwhile (terminated): nobody waits for the answer.
                     let _ = reply.send(answer);
                 }
-                Request::Log(entry) => {
-                    if let Some(state) = state {
-                        state.log(entry.level.as_str(), &entry.message);
-                    }
-                }
+                Request::Log(entry) => show(state, &entry),
             },
             () = abort.interrupted(), if !abort.is_interrupted() => {}
         }
         if abort.is_interrupted() {
             terminator.terminate();
         }
+    }
+}
+
+/// Publishes a console entry of the call's code on its thread (live).
+fn show(state: Option<&ThreadState>, entry: &LogEntry) {
+    if let Some(state) = state {
+        state.log(entry.level.as_str(), &entry.message);
     }
 }
 
