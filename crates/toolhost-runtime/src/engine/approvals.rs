@@ -17,15 +17,18 @@ use super::loaded::LoadedProject;
 use super::plan::Gate;
 use super::request::RunRequest;
 use super::stop::Stop;
-use super::{Runtime, RuntimeError};
+use super::RuntimeError;
 use crate::variables::Redactor;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use toolhost_core::approval::{rejection_text, ApprovalContext, ApprovalPolicy};
 use toolhost_core::canonical::canonical_hash;
 use toolhost_core::AnyTool;
-use toolhost_store::{ApprovalDecision, ApprovalRecord, ApprovalRequest, StoreError, Write};
+use toolhost_store::{
+    ApprovalDecision, ApprovalRecord, ApprovalRequest, AsyncStore, StoreError, Write,
+};
 
 /// A decision, as a person or a handler gives it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -87,7 +90,17 @@ pub const CHANGED_WHILE_WAITING: &str = "ToolCallError: this call was not run: t
 /// The result of a call whose decision was made for other arguments or another tool.
 const DECIDED_FOR_OTHER: &str = "ToolCallError: this call was not run: its approval was given for other arguments or another definition of the tool (or program behind it) than it has now.";
 
-impl Runtime {
+/// The approvals of a runtime's threads: the step every call passes before it runs, and the
+/// decisions people make. What it needs and nothing more: the project (for tools and their
+/// fingerprints), the store (where requests and decisions are kept) and the handler the
+/// embedding program installed.
+pub(super) struct Approvals<'a> {
+    pub(super) project: &'a LoadedProject,
+    pub(super) db: &'a AsyncStore,
+    pub(super) handler: Option<&'a Arc<dyn ApprovalHandler>>,
+}
+
+impl Approvals<'_> {
     /// The approval step of one call with validated (and middleware-changed) arguments.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn gate(
@@ -147,7 +160,7 @@ impl Runtime {
             reject_message,
             arguments: shown,
         };
-        let records = self.services.db.approvals(thread_id).await?;
+        let records = self.db.approvals(thread_id).await?;
         if let Some(record) = records.iter().find(|r| r.request.call_id == call_id) {
             return Ok(match &record.decision {
                 // The tool, the program behind it or the arguments changed while it waited.
@@ -163,11 +176,7 @@ impl Runtime {
         let verdict = match standing_verdict(&records, &request) {
             Some(verdict) => Some(verdict),
             // A handler given with the request wins over the runtime's.
-            None => match request_settings
-                .approval_handler
-                .as_ref()
-                .or(self.services.approval_handler.as_ref())
-            {
+            None => match request_settings.approval_handler.as_ref().or(self.handler) {
                 Some(handler) => handler.decide(thread_id, &request).await,
                 None => None,
             },
@@ -187,19 +196,17 @@ impl Runtime {
         Ok(apply_decision(tool, &request, args, &decision, writes))
     }
 
-    /// Records a person's decision on a call waiting for approval; then [`Runtime::run`]
-    /// continues the thread. The decision is bound to the arguments the call waits with and to
-    /// the tool as it is defined now: when the tool was redefined since the request, or the call
-    /// does not wait, the decision is refused and nothing changes.
-    pub async fn decide(
+    /// Records a person's decision (see [`Runtime::decide`]); what they typed is redacted with
+    /// the thread's `redactor` before it is stored.
+    pub(super) async fn decide(
         &self,
         thread_id: &str,
         call_id: &str,
         verdict: Verdict,
+        redactor: &Redactor,
     ) -> Result<ApprovalRecord, RuntimeError> {
         // What a person types is stored like everything else: a secret pasted into a denial's
         // message or into edited arguments is kept (and run) as its marker, never in clear.
-        let redactor = self.thread_redactor(thread_id).await?;
         let verdict = Verdict {
             message: verdict.message.map(|m| redactor.text(&m)),
             reason: verdict.reason.map(|r| redactor.text(&r)),
@@ -207,7 +214,7 @@ impl Runtime {
             decided_by: redactor.text(&verdict.decided_by),
             ..verdict
         };
-        let records = self.services.db.approvals(thread_id).await?;
+        let records = self.db.approvals(thread_id).await?;
         let refused = |reason: String| {
             RuntimeError::Store(StoreError::DecisionRefused {
                 call_id: call_id.to_owned(),
@@ -253,8 +260,7 @@ impl Runtime {
             )));
         }
         let decision = decision_for(&current, verdict);
-        self.services
-            .db
+        self.db
             .apply(
                 thread_id,
                 vec![

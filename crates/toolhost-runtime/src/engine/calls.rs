@@ -73,6 +73,7 @@ impl Runtime {
                 } => (tool, args, env, changed),
             };
         let gate = self
+            .approvals()
             .gate(
                 thread_id,
                 state.agent(),

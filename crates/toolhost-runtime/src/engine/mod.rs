@@ -36,7 +36,6 @@ mod history;
 mod hooks;
 mod images;
 mod in_process;
-mod inherit;
 mod lease_keeper;
 mod lineage;
 mod live;
@@ -326,6 +325,40 @@ impl Runtime {
     /// [`Runtime::set_variables`]): the only variables a thread may be given.
     pub fn declared_names(&self) -> std::collections::BTreeSet<String> {
         self.project.declared_names()
+    }
+
+    /// Records a person's decision on a call waiting for approval; then [`Runtime::run`]
+    /// continues the thread. The decision is bound to the arguments the call waits with and to
+    /// the tool as it is defined now: when the tool was redefined since the request, or the call
+    /// does not wait, the decision is refused and nothing changes.
+    pub async fn decide(
+        &self,
+        thread_id: &str,
+        call_id: &str,
+        verdict: Verdict,
+    ) -> Result<toolhost_store::ApprovalRecord, RuntimeError> {
+        let redactor = self.variables().thread_redactor(thread_id).await?;
+        self.approvals()
+            .decide(thread_id, call_id, verdict, &redactor)
+            .await
+    }
+
+    /// The variables of this runtime's threads.
+    fn variables(&self) -> thread_vars::Variables<'_> {
+        thread_vars::Variables {
+            project: &self.project,
+            db: &self.services.db,
+            key: self.services.secret_key.as_ref(),
+        }
+    }
+
+    /// The approvals of this runtime's threads.
+    fn approvals(&self) -> approvals::Approvals<'_> {
+        approvals::Approvals {
+            project: &self.project,
+            db: &self.services.db,
+            handler: self.services.approval_handler.as_ref(),
+        }
     }
 
     /// Creates a thread for `agent` with the user's first message.

@@ -101,7 +101,7 @@ impl Runtime {
                     .await?
                     .iter()
                     .any(|r| &r.id == request_id && r.answered_at.is_some());
-                if !answered && self.has_values(thread_id, names).await? {
+                if !answered && self.variables().has_values(thread_id, names).await? {
                     self.services
                         .db
                         .apply(

@@ -85,7 +85,7 @@ impl<'r> Runner<'r> {
             .get(&thread.agent)
             .ok_or_else(|| rt.unknown_agent(&thread.agent))?;
         let position = Position::from_history(agent, history.messages());
-        let variables = Arc::new(rt.resolve(thread_id, agent).await?);
+        let variables = Arc::new(rt.variables().resolve(thread_id, agent).await?);
         let redactor = variables.redactor();
         let texts = variables.texts();
         // The thread's sub-agent instances decide what its lifecycle tools offer.
@@ -217,7 +217,7 @@ impl<'r> Runner<'r> {
         let set = self.control.take_env();
         if !set.is_empty() {
             rt.store_env(&thread_id, owner, set).await?;
-            self.variables = Arc::new(rt.resolve(&thread_id, self.agent).await?);
+            self.variables = Arc::new(rt.variables().resolve(&thread_id, self.agent).await?);
             self.redactor = self.variables.redactor();
         }
         // A call gave the next turn of the session to a side (`forceTurn`).

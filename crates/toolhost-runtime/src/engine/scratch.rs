@@ -56,7 +56,7 @@ impl Runtime {
         let repairs = repair_notes(&message);
         // The id is chosen first: secrets are sealed for their thread.
         let id = new_id();
-        let mut writes = self.variable_writes(&id, values)?;
+        let mut writes = self.variables().variable_writes(&id, values)?;
         writes.extend(self.project.thread_model_write());
         writes.push(Write::AppendMessage(message));
         let thread = self
@@ -100,7 +100,7 @@ impl Runtime {
             .histories
             .take(&self.services.db, thread_id)
             .await?;
-        let redactor = self.thread_redactor(thread_id).await?;
+        let redactor = self.variables().thread_redactor(thread_id).await?;
         let text = redactor.text(text);
         let (message, call_id) = self
             .project

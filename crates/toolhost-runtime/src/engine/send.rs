@@ -21,7 +21,11 @@ impl Runtime {
     /// Stores a user message for the thread's next step, without running it; the thread's
     /// secrets are redacted from it first.
     pub async fn queue_message(&self, thread_id: &str, content: &str) -> Result<(), RuntimeError> {
-        let content = self.thread_redactor(thread_id).await?.text(content);
+        let content = self
+            .variables()
+            .thread_redactor(thread_id)
+            .await?
+            .text(content);
         self.services
             .db
             .apply(
@@ -44,7 +48,11 @@ impl Runtime {
         tool: &str,
         arguments: Value,
     ) -> Result<(), RuntimeError> {
-        let arguments = self.thread_redactor(thread_id).await?.json(arguments);
+        let arguments = self
+            .variables()
+            .thread_redactor(thread_id)
+            .await?
+            .json(arguments);
         self.services
             .db
             .apply(

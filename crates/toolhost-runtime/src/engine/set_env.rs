@@ -17,7 +17,9 @@ impl Runtime {
         owner: &OwnerId,
         values: Vec<VariableValue>,
     ) -> Result<(), RuntimeError> {
-        let writes = self.variable_writes(thread_id, values.clone())?;
+        let writes = self
+            .variables()
+            .variable_writes(thread_id, values.clone())?;
         self.commit(thread_id, owner, writes).await?;
         let mut below = vec![thread_id.to_owned()];
         while let Some(thread) = below.pop() {
@@ -39,7 +41,7 @@ impl Runtime {
                     .cloned()
                     .collect();
                 if !passed.is_empty() {
-                    let writes = self.variable_writes(&child.id, passed)?;
+                    let writes = self.variables().variable_writes(&child.id, passed)?;
                     self.services.db.apply(&child.id, writes).await?;
                 }
             }

@@ -138,9 +138,9 @@ impl Runtime {
             // and giving the values again stores them again.
             self.services
                 .db
-                .apply(&child, self.variable_writes(&child, mine)?)
+                .apply(&child, self.variables().variable_writes(&child, mine)?)
                 .await?;
-            if self.has_values(&child, &request.names).await? {
+            if self.variables().has_values(&child, &request.names).await? {
                 let booted = Write::SetValue {
                     key: DEFERRED_KEY.to_owned(),
                     value: None,

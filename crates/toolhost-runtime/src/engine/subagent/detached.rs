@@ -265,12 +265,16 @@ impl Runtime {
             Some(name) if name != thread.agent => format!(" (instance \"{name}\")"),
             _ => String::new(),
         };
-        let text = self.thread_redactor(parent).await?.text(&format!(
-            "The sub-agent \"{}\"{named} (thread {}) {outcome_word}:\n{}{attached}",
-            thread.agent,
-            thread.id,
-            result.model_text()
-        ));
+        let text = self
+            .variables()
+            .thread_redactor(parent)
+            .await?
+            .text(&format!(
+                "The sub-agent \"{}\"{named} (thread {}) {outcome_word}:\n{}{attached}",
+                thread.agent,
+                thread.id,
+                result.model_text()
+            ));
         // One result per session of the child: an instance's later sessions have keys of
         // their own.
         let sessions = self

@@ -92,7 +92,8 @@ impl Runtime {
                 ))
             })
             .collect();
-        self.variable_writes(child, values.into_values().collect())
+        self.variables()
+            .variable_writes(child, values.into_values().collect())
     }
 }
 
