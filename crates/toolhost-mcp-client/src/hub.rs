@@ -16,7 +16,7 @@
 
 pub use super::link::{ProgressFn, MAX_CONNECTIONS, MAX_LIST_PAGES, STDERR_LINES_KEPT};
 
-use super::link::{CallError, OutgoingCall, ServerLink};
+use super::link::{CallError, ConnectError, OutgoingCall, ServerLink};
 use super::server_def::McpServerDef;
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::BTreeMap;
@@ -62,7 +62,7 @@ impl McpHub {
 
     /// Connects to every server and lists its tools, all at once; done when each has answered
     /// or failed (each within its connect timeout).
-    pub async fn connect_all(&self) -> BTreeMap<String, Result<Vec<Tool>, String>> {
+    pub async fn connect_all(&self) -> BTreeMap<String, Result<Vec<Tool>, ConnectError>> {
         self.runtime.get_or_init(Handle::current);
         let pending: Vec<_> = self
             .servers
@@ -79,7 +79,7 @@ impl McpHub {
         for (name, task) in pending {
             let tools = task
                 .await
-                .unwrap_or_else(|e| Err(format!("the connection task failed: {e}")));
+                .unwrap_or_else(|e| Err(ConnectError::Task(e.to_string())));
             listed.insert(name, tools);
         }
         listed

@@ -37,5 +37,6 @@ pub mod server_def;
 mod stdio;
 
 pub use hub::McpHub;
+pub use link::ConnectError;
 pub use oauth::Vault;
 pub use server_def::McpServerDef;

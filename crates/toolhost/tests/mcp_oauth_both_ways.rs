@@ -255,6 +255,20 @@ fn login_and_logout_say_clearly_what_cannot_be_done() {
         "{stderr}"
     );
 
+    // A server that lets anyone in needs no login, and the login says so.
+    let open = open_mcp_server();
+    write(
+        &project.root,
+        "agents/mcp/open.json",
+        &serde_json::json!({"url": open, "oauth": {}}).to_string(),
+    );
+    let (code, _, stderr) = run(&["mcp", "login", &dir, "open", "--data", &data]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("MCP server \"open\" let toolhost in and list its tools without a token: it needs no login"),
+        "{stderr}"
+    );
+
     write(
         &project.root,
         "agents/mcp/plain.json",
@@ -267,4 +281,44 @@ fn login_and_logout_say_clearly_what_cannot_be_done() {
         !stderr.contains("written-in"),
         "the secret was quoted: {stderr}"
     );
+}
+
+/// An MCP server on loopback that lets anyone in: each request is answered 200 with an empty
+/// tool list. Serves, on a thread of its own, until the test ends. Its URL.
+fn open_mcp_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            // The head, then as much body as it announces.
+            let mut seen = Vec::new();
+            let mut buffer = [0u8; 4096];
+            loop {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.extend_from_slice(&buffer[..n]),
+                }
+                let text = String::from_utf8_lossy(&seen).to_ascii_lowercase();
+                let Some(end) = text.find("\r\n\r\n") else {
+                    continue;
+                };
+                let length = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if seen.len() >= end + 4 + length {
+                    break;
+                }
+            }
+            let body = r#"{"jsonrpc":"2.0","id":0,"result":{"tools":[]}}"#;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    url
 }

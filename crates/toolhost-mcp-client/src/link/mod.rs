@@ -6,6 +6,7 @@
 //! its own, so that no thread's calls carry another's credentials.
 
 mod client_side;
+mod connect_error;
 mod listing;
 mod rounds;
 mod stderr;
@@ -18,6 +19,7 @@ use super::stdio::{ChildTransport, EXIT_GRACE};
 use crate::ask::{Answering, AskKind};
 use crate::definition::definition_pin;
 use client_side::ClientSide;
+pub use connect_error::ConnectError;
 use listing::list_tools;
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
 use rmcp::model::{
@@ -363,27 +365,28 @@ impl ServerLink {
     }
 
     /// Connects with the headers toolhost's environment gives and lists the server's tools.
-    pub(crate) async fn refresh(self: &Arc<Self>) -> Result<Vec<Tool>, String> {
+    pub(crate) async fn refresh(self: &Arc<Self>) -> Result<Vec<Tool>, ConnectError> {
         let env = |name: &str| std::env::var(name).ok();
-        let headers = match self.headers(&env) {
-            Ok(headers) => headers,
-            Err((header, missing)) => {
-                return Err(format!(
-                    "header {header} needs the variable {missing}, which is not in toolhost's environment, so the server's tools cannot be listed"
-                ))
-            }
-        };
-        let peer = self.peer(&headers).await?;
+        let headers = self
+            .headers(&env)
+            .map_err(|(header, variable)| ConnectError::MissingVariable { header, variable })?;
+        let peer = self.peer(&headers).await.map_err(|failed| {
+            self.refusal()
+                .map_or(ConnectError::Connect(failed), ConnectError::Unauthorized)
+        })?;
         let listed = tokio::time::timeout(self.def.call_timeout, list_tools(&peer))
             .await
             .map_err(|_| {
-                format!(
+                ConnectError::Listing(format!(
                     "tools/list got no answer within {} ms",
                     self.def.call_timeout.as_millis()
-                )
+                ))
             })?;
         // A list refused for want of authorization says so, and what a person does about it.
-        let tools = listed.map_err(|failed| self.refusal().unwrap_or(failed))?;
+        let tools = listed.map_err(|failed| {
+            self.refusal()
+                .map_or(ConnectError::Listing(failed), ConnectError::Unauthorized)
+        })?;
         self.keep_listed(&tools);
         Ok(tools)
     }

@@ -3,9 +3,9 @@
 //! person and is done here too when asked, so `toolhost mcp login` works for both.
 
 use super::authorizer::{check_pinned, configured_client};
-use super::discovery::{chosen_scope, discover, parse_challenge};
+use super::discovery::{chosen_scope, discover, parse_challenge, DiscoveryError};
 use super::token::{self, decode, Asked, Pkce};
-use super::vault::Vault;
+use super::vault::{Vault, VaultError};
 use super::{union, Grant, GrantType};
 use crate::server_def::{fill, Endpoint, McpServerDef};
 use std::sync::Arc;
@@ -58,6 +58,59 @@ pub enum Started {
     Pending(Box<Pending>),
 }
 
+/// Why a login did not get a grant. The variants say whose the fault is: the project's files,
+/// the MCP server, its authorization server, the person, or this machine.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    /// The server is a program toolhost starts, not a server at a URL.
+    #[error("MCP server \"{server}\" is a program, not a server at a URL: it needs no login")]
+    NotAtUrl {
+        /// The server's name.
+        server: String,
+    },
+    /// The server's file has no `oauth` part.
+    #[error("the file of MCP server \"{server}\" has no `oauth`: add `\"oauth\": {{}}` to log in")]
+    NoOAuth {
+        /// The server's name.
+        server: String,
+    },
+    /// The server let toolhost in without a token.
+    #[error("MCP server \"{server}\" let toolhost in and list its tools without a token: it needs no login")]
+    NeedsNoLogin {
+        /// The server's name.
+        server: String,
+    },
+    /// The MCP server could not be reached, or answered otherwise than by asking for
+    /// authorization.
+    #[error("{0}")]
+    Server(String),
+    /// Its authorization server could not be found or described.
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    /// The authorization server, or what the server's file pins or gives, does not allow this
+    /// login (another issuer than the pinned one, no PKCE, no client).
+    #[error("{0}")]
+    NotAllowed(String),
+    /// Getting a client or tokens from the authorization server failed.
+    #[error("{0}")]
+    Token(String),
+    /// The authorization's answer was refused: another issuer named, or the person declined.
+    #[error("{0}")]
+    Answer(String),
+    /// No person authorized toolhost in time.
+    #[error("nobody authorized toolhost within {seconds} s")]
+    TimedOut {
+        /// How long toolhost waited.
+        seconds: u64,
+    },
+    /// The loopback port that takes the answer could not be opened or failed.
+    #[error("{0}")]
+    Loopback(String),
+    /// The grant could not be kept.
+    #[error(transparent)]
+    Vault(#[from] VaultError),
+}
+
 /// Starts getting `def`'s server a grant: asks the server, finds its authorization server, and
 /// gets a client credentials grant at once (kept in `vault`), or prepares the authorization a
 /// person makes, answered at `redirect_uri`.
@@ -66,24 +119,18 @@ pub async fn start(
     http: &dyn Fetcher,
     vault: &Vault,
     redirect_uri: &str,
-) -> Result<Started, String> {
+) -> Result<Started, LoginError> {
     let Endpoint::Url { url, headers } = &def.endpoint else {
-        return Err(format!(
-            "MCP server \"{}\" is a program, not a server at a URL: it needs no login",
-            def.name
-        ));
+        return Err(LoginError::NotAtUrl {
+            server: def.name.clone(),
+        });
     };
-    let oauth = def.oauth.clone().ok_or_else(|| {
-        format!(
-            "the file of MCP server \"{}\" has no `oauth`: add `\"oauth\": {{}}` to log in",
-            def.name
-        )
+    let oauth = def.oauth.clone().ok_or_else(|| LoginError::NoOAuth {
+        server: def.name.clone(),
     })?;
     let challenge = probe(http, url, headers, &def.name).await?;
-    let found = discover(http, url, &challenge)
-        .await
-        .map_err(|e| e.to_string())?;
-    check_pinned(&oauth, &found)?;
+    let found = discover(http, url, &challenge).await?;
+    check_pinned(&oauth, &found).map_err(LoginError::NotAllowed)?;
     // What the server asked for since the last login, too.
     let wanted = vault
         .load(&def.name)
@@ -95,8 +142,9 @@ pub async fn start(
         wanted.as_deref(),
     );
     if oauth.grant == GrantType::ClientCredentials {
-        let client = configured_client(&oauth, &found)?
-            .ok_or("the client credentials grant needs `oauth.clientId` (and `clientSecret` or `privateKey`)")?;
+        let client = configured_client(&oauth, &found)
+            .map_err(LoginError::NotAllowed)?
+            .ok_or_else(|| LoginError::NotAllowed("the client credentials grant needs `oauth.clientId` (and `clientSecret` or `privateKey`)".to_owned()))?;
         let asked = Asked::ClientCredentials {
             scope: scope.as_deref(),
         };
@@ -107,11 +155,10 @@ pub async fn start(
             &found.resource,
             asked,
         )
-        .await?;
+        .await
+        .map_err(LoginError::Token)?;
         let grant = token::grant_of(GrantType::ClientCredentials, &found, client, tokens, scope);
-        vault
-            .replace(&def.name, &grant)
-            .map_err(|e| e.to_string())?;
+        vault.replace(&def.name, &grant)?;
         return Ok(Started::Granted(Box::new(grant)));
     }
     if !found
@@ -119,17 +166,19 @@ pub async fn start(
         .as_ref()
         .is_some_and(|m| m.iter().any(|m| m == "S256"))
     {
-        return Err(format!(
+        return Err(LoginError::NotAllowed(format!(
             "the authorization server {} does not say it supports PKCE with S256, which the authorization code grant needs",
             found.issuer
-        ));
+        )));
     }
-    let client = match configured_client(&oauth, &found)? {
+    let client = match configured_client(&oauth, &found).map_err(LoginError::NotAllowed)? {
         Some(client) => client,
-        None => token::register(http, &found, redirect_uri, scope.as_deref()).await?,
+        None => token::register(http, &found, redirect_uri, scope.as_deref())
+            .await
+            .map_err(LoginError::Token)?,
     };
-    let pkce = Pkce::new()?;
-    let state = token::state()?;
+    let pkce = Pkce::new().map_err(LoginError::Token)?;
+    let state = token::state().map_err(LoginError::Token)?;
     let authorize_url = token::authorization_url(
         &found,
         &client,
@@ -137,7 +186,8 @@ pub async fn start(
         &pkce,
         &state,
         scope.as_deref(),
-    )?;
+    )
+    .map_err(LoginError::NotAllowed)?;
     Ok(Started::Pending(Box::new(Pending {
         server: def.name.clone(),
         found,
@@ -160,21 +210,21 @@ pub async fn finish(
     iss: Option<&str>,
     http: &dyn Fetcher,
     vault: &Vault,
-) -> Result<Grant, String> {
+) -> Result<Grant, LoginError> {
     // RFC 9207 compares with the issuer of the authorization server's metadata.
     let found = &pending.found;
     let issuer = found.metadata_issuer.as_ref().unwrap_or(&found.issuer);
     match iss {
         // Compared as given, never normalized (RFC 9207 section 2.4).
         Some(iss) if iss != issuer => {
-            return Err(format!(
+            return Err(LoginError::Answer(format!(
                 "the authorization answer names issuer {iss}, not {issuer}, which toolhost asked; it is refused"
-            ))
+            )))
         }
         None if pending.found.iss_in_answers => {
-            return Err(format!(
+            return Err(LoginError::Answer(format!(
                 "the authorization answer does not name its issuer, though {issuer} says it always does; it is refused"
-            ))
+            )))
         }
         _ => {}
     }
@@ -191,7 +241,8 @@ pub async fn finish(
         &found.resource,
         asked,
     )
-    .await?;
+    .await
+    .map_err(LoginError::Token)?;
     let grant = token::grant_of(
         GrantType::AuthorizationCode,
         found,
@@ -199,9 +250,7 @@ pub async fn finish(
         tokens,
         pending.scope,
     );
-    vault
-        .replace(&pending.server, &grant)
-        .map_err(|e| e.to_string())?;
+    vault.replace(&pending.server, &grant)?;
     Ok(grant)
 }
 
@@ -214,11 +263,14 @@ pub async fn login(
     vault: &Vault,
     open: &mut (dyn FnMut(&str) + Send),
     patience: Duration,
-) -> Result<Grant, String> {
+) -> Result<Grant, LoginError> {
+    let loopback = |e: std::io::Error| {
+        LoginError::Loopback(format!("no loopback port to take the answer on: {e}"))
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
-        .map_err(|e| format!("no loopback port to take the answer on: {e}"))?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+        .map_err(loopback)?;
+    let port = listener.local_addr().map_err(loopback)?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK}");
     let pending = match start(def, &*http, vault, &redirect_uri).await? {
         Started::Granted(grant) => return Ok(*grant),
@@ -227,7 +279,9 @@ pub async fn login(
     open(&pending.authorize_url);
     let (code, iss) = tokio::time::timeout(patience, answer(&listener, &pending.state, &def.name))
         .await
-        .map_err(|_| format!("nobody authorized toolhost within {} s", patience.as_secs()))??;
+        .map_err(|_| LoginError::TimedOut {
+            seconds: patience.as_secs(),
+        })??;
     finish(*pending, &code, iss.as_deref(), &*http, vault).await
 }
 
@@ -238,13 +292,13 @@ async fn probe(
     url: &str,
     headers: &[(String, String)],
     name: &str,
-) -> Result<super::discovery::Challenge, String> {
+) -> Result<super::discovery::Challenge, LoginError> {
     let mut sent = probe_headers(headers);
     let [initialize, list, stateless_list] = probe_messages();
     let mut session = None;
-    let mut outcome = Err(format!(
-        "MCP server \"{name}\" let toolhost in and list its tools without a token: it needs no login"
-    ));
+    let mut outcome = Err(LoginError::NeedsNoLogin {
+        server: name.to_owned(),
+    });
     let mut messages = vec![initialize, list].into_iter();
     while let Some(message) = messages.next() {
         let stateless = message["id"] == 2;
@@ -261,7 +315,9 @@ async fn probe(
                 body: Some(message.to_string().into_bytes()),
             })
             .await
-            .map_err(|why| format!("MCP server \"{name}\" cannot be reached: {why}"))?;
+            .map_err(|why| {
+                LoginError::Server(format!("MCP server \"{name}\" cannot be reached: {why}"))
+            })?;
         let header = |wanted: &str| {
             answer
                 .headers
@@ -299,9 +355,9 @@ async fn probe(
                 continue;
             }
             status => {
-                outcome = Err(format!(
+                outcome = Err(LoginError::Server(format!(
                     "MCP server \"{name}\" answered HTTP {status} instead of asking for authorization"
-                ));
+                )));
             }
         }
         break;
@@ -366,12 +422,12 @@ async fn answer(
     listener: &tokio::net::TcpListener,
     state: &str,
     name: &str,
-) -> Result<(String, Option<String>), String> {
+) -> Result<(String, Option<String>), LoginError> {
     let (outcome, mut outcomes) = tokio::sync::mpsc::channel::<Answered>(1);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = accepted.map_err(|e| format!("the loopback port failed: {e}"))?;
+                let (stream, _) = accepted.map_err(|e| LoginError::Loopback(format!("the loopback port failed: {e}")))?;
                 let (outcome, state, name) = (outcome.clone(), state.to_owned(), name.to_owned());
                 tokio::spawn(async move {
                     let read = tokio::time::timeout(READ_PATIENCE, one_request(stream, &state, &name));
@@ -380,7 +436,7 @@ async fn answer(
                     }
                 });
             }
-            Some(result) = outcomes.recv() => return result,
+            Some(result) = outcomes.recv() => return result.map_err(LoginError::Answer),
         }
     }
 }
@@ -537,8 +593,9 @@ mod tests {
         )
         .await;
         let why = waiting.await.unwrap().unwrap_err();
+        assert!(matches!(why, LoginError::Answer(_)), "{why:?}");
         assert_eq!(
-            why,
+            why.to_string(),
             "the authorization was refused: access_denied (no thanks)"
         );
     }

@@ -46,7 +46,7 @@ pub struct ServerStatus {
     /// The server's definition.
     pub def: McpServerDef,
     /// The tools it listed (as it described them), or why it could not be reached.
-    pub listed: Result<Vec<rmcp::model::Tool>, String>,
+    pub listed: Result<Vec<rmcp::model::Tool>, toolhost_mcp_client::ConnectError>,
     /// The last lines it wrote to standard error.
     pub log: Vec<String>,
 }

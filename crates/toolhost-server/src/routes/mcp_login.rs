@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use toolhost_mcp_client::oauth::login::{finish, page_html, start, Started};
+use toolhost_mcp_client::oauth::login::{finish, page_html, start, LoginError, Started};
 
 /// The path the authorization server sends the person back to.
 pub(crate) const CALLBACK: &str = "/mcp/oauth/callback";
@@ -26,6 +26,7 @@ pub(crate) const CALLBACK: &str = "/mcp/oauth/callback";
     responses(
         (status = 200, description = "The address to open, or the grant got at once.", body = crate::openapi::answers::McpLoginStarted),
         (status = 404, description = "The project has no MCP server of that name at a URL with `oauth`, or keeps no grants."),
+        (status = 409, description = "The MCP server needs no login (it lets toolhost in without a token), or its authorization server or its file does not allow one (another issuer than the pinned one, no PKCE, no client); the detail says which."),
         (status = 502, description = "The MCP server or its authorization server refused or could not be reached; the detail says which and why."),
     ),
     security(("bearer" = ["admin"])),
@@ -48,7 +49,7 @@ pub(super) async fn login(
     let redirect_uri = format!("{origin}{CALLBACK}");
     let started = start(&def, &*http, &vault, &redirect_uri)
         .await
-        .map_err(|why| Problem::new(StatusCode::BAD_GATEWAY, "bad-gateway", why))?;
+        .map_err(|why| login_problem(&why))?;
     Ok(Json(match started {
         Started::Granted(_) => json!({"server": name, "authorized": true}),
         Started::Pending(pending) => {
@@ -129,5 +130,54 @@ pub(crate) async fn callback(
             StatusCode::BAD_GATEWAY,
             &format!("toolhost could not be authorized for MCP server \"{server}\": {why}"),
         ),
+    }
+}
+
+/// The answer to a login that did not start: the project's or the servers' side of it.
+fn login_problem(why: &LoginError) -> Problem {
+    match why {
+        LoginError::NotAtUrl { .. }
+        | LoginError::NoOAuth { .. }
+        | LoginError::NeedsNoLogin { .. }
+        | LoginError::NotAllowed(_) => {
+            Problem::new(StatusCode::CONFLICT, "no-login", why.to_string())
+        }
+        LoginError::Vault(_) | LoginError::Loopback(_) => Problem::internal(why.to_string()),
+        LoginError::Server(_)
+        | LoginError::Discovery(_)
+        | LoginError::Token(_)
+        | LoginError::Answer(_)
+        | LoginError::TimedOut { .. } => {
+            Problem::new(StatusCode::BAD_GATEWAY, "bad-gateway", why.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_login_that_cannot_be_had_is_a_conflict_and_a_failing_server_a_bad_gateway() {
+        let server = || "docs".to_owned();
+        for why in [
+            LoginError::NeedsNoLogin { server: server() },
+            LoginError::NoOAuth { server: server() },
+            LoginError::NotAtUrl { server: server() },
+            LoginError::NotAllowed("no PKCE".to_owned()),
+        ] {
+            assert_eq!(login_problem(&why).status, StatusCode::CONFLICT, "{why}");
+        }
+        for why in [
+            LoginError::Server("cannot be reached".to_owned()),
+            LoginError::Token("refused".to_owned()),
+            LoginError::TimedOut { seconds: 1 },
+        ] {
+            assert_eq!(login_problem(&why).status, StatusCode::BAD_GATEWAY, "{why}");
+        }
+        assert_eq!(
+            login_problem(&LoginError::Loopback("no port".to_owned())).status,
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
     }
 }

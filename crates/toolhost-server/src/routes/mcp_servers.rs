@@ -38,7 +38,7 @@ pub(super) async fn list(
                             .map(|t| imported_name(&s.def.name, &t.name))
                             .collect(),
                     ),
-                    Err(why) => (false, Some(why.clone()), Vec::new()),
+                    Err(why) => (false, Some(why.to_string()), Vec::new()),
                 };
                 json!({
                     "name": s.def.name,

@@ -187,7 +187,7 @@ fn server_json(
                 })
                 .collect(),
         ),
-        Err(why) => (json!({"failed": why}), Vec::new()),
+        Err(why) => (json!({"failed": why.to_string()}), Vec::new()),
     };
     let refused: Vec<Value> = refused(problems, s)
         .map(|p| json!({"tool": p.tool, "problem": p.message}))
