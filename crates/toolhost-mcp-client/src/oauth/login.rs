@@ -3,9 +3,10 @@
 //! person and is done here too when asked, so `toolhost mcp login` works for both.
 
 use super::authorizer::{check_pinned, configured_client};
-use super::discovery::{chosen_scope, discover, parse_challenge, DiscoveryError};
+use super::discovery::{chosen_scope, discover, parse_challenge};
+pub use super::login_error::LoginError;
 use super::token::{self, decode, Asked, Pkce};
-use super::vault::{Vault, VaultError};
+use super::vault::Vault;
 use super::{union, Grant, GrantType};
 use crate::server_def::{fill, Endpoint, McpServerDef};
 use std::sync::Arc;
@@ -56,59 +57,6 @@ pub enum Started {
     /// An authorization a person must make at [`Pending::authorize_url`]; its answer comes to
     /// `redirect_uri` and goes to [`finish`].
     Pending(Box<Pending>),
-}
-
-/// Why a login did not get a grant. The variants say whose the fault is: the project's files,
-/// the MCP server, its authorization server, the person, or this machine.
-#[derive(Debug, thiserror::Error)]
-pub enum LoginError {
-    /// The server is a program toolhost starts, not a server at a URL.
-    #[error("MCP server \"{server}\" is a program, not a server at a URL: it needs no login")]
-    NotAtUrl {
-        /// The server's name.
-        server: String,
-    },
-    /// The server's file has no `oauth` part.
-    #[error("the file of MCP server \"{server}\" has no `oauth`: add `\"oauth\": {{}}` to log in")]
-    NoOAuth {
-        /// The server's name.
-        server: String,
-    },
-    /// The server let toolhost in without a token.
-    #[error("MCP server \"{server}\" let toolhost in and list its tools without a token: it needs no login")]
-    NeedsNoLogin {
-        /// The server's name.
-        server: String,
-    },
-    /// The MCP server could not be reached, or answered otherwise than by asking for
-    /// authorization.
-    #[error("{0}")]
-    Server(String),
-    /// Its authorization server could not be found or described.
-    #[error(transparent)]
-    Discovery(#[from] DiscoveryError),
-    /// The authorization server, or what the server's file pins or gives, does not allow this
-    /// login (another issuer than the pinned one, no PKCE, no client).
-    #[error("{0}")]
-    NotAllowed(String),
-    /// Getting a client or tokens from the authorization server failed.
-    #[error("{0}")]
-    Token(String),
-    /// The authorization's answer was refused: another issuer named, or the person declined.
-    #[error("{0}")]
-    Answer(String),
-    /// No person authorized toolhost in time.
-    #[error("nobody authorized toolhost within {seconds} s")]
-    TimedOut {
-        /// How long toolhost waited.
-        seconds: u64,
-    },
-    /// The loopback port that takes the answer could not be opened or failed.
-    #[error("{0}")]
-    Loopback(String),
-    /// The grant could not be kept.
-    #[error(transparent)]
-    Vault(#[from] VaultError),
 }
 
 /// Starts getting `def`'s server a grant: asks the server, finds its authorization server, and

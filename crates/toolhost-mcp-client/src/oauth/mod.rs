@@ -42,6 +42,7 @@ mod assertion;
 mod authorizer;
 pub mod discovery;
 pub mod login;
+mod login_error;
 mod token;
 pub mod vault;
 

@@ -50,6 +50,22 @@ impl CodeRunner {
         self.warm
     }
 
+    /// A runner with other limits (and a new set of slots), keeping how many runs are kept warm.
+    pub(super) fn with_limits(
+        &self,
+        limits: SandboxLimits,
+        max_in_flight: usize,
+    ) -> Result<Self, SandboxError> {
+        let mut runner = Self::new(limits, max_in_flight)?;
+        runner.warm = self.warm;
+        Ok(runner)
+    }
+
+    /// Keeps `per_tool` runs of each JavaScript tool file prepared in advance.
+    pub(super) fn set_warm(&mut self, per_tool: usize) {
+        self.warm = per_tool;
+    }
+
     /// Runs `code` once a slot is free; `abort` raised to interrupt ends the wait or terminates
     /// the run.
     pub(crate) async fn run(&self, code: RunCode, abort: &AbortSignal) -> RunResult {
@@ -98,29 +114,6 @@ fn error_result(started: std::time::Instant, name: &str, message: String) -> Run
 }
 
 impl Runtime {
-    /// Sets the limits of every `runCode` run (memory, stack, deadline, result and log sizes;
-    /// [`SandboxLimits::default`] unless set) and how many runs may be in flight at once
-    /// ([`DEFAULT_MAX_RUNS_IN_FLIGHT`] unless set; each run takes an OS thread, and runs past the
-    /// cap wait). Refuses limits out of their ranges, keeping the ones in force.
-    pub fn set_code_limits(
-        &mut self,
-        limits: SandboxLimits,
-        max_in_flight: usize,
-    ) -> Result<(), SandboxError> {
-        let warm = self.services.code.warm;
-        self.services.code = CodeRunner::new(limits, max_in_flight)?;
-        self.services.code.warm = warm;
-        Ok(())
-    }
-
-    /// Sets how many runs of each JavaScript tool file are kept prepared in advance
-    /// ([`DEFAULT_WARM_RUNTIMES`] unless set; 0 prepares none). Each is an idle thread holding a
-    /// fresh QuickJS runtime with the tool's modules evaluated, used by one call and replaced:
-    /// a call skips the preparation and still shares nothing with another.
-    pub fn set_warm_runtimes(&mut self, per_tool: usize) {
-        self.services.code.warm = per_tool;
-    }
-
     /// The state of `thread_id` that a run hands its calls, with this runtime's sandbox.
     pub(crate) fn thread_state(&self, thread_id: &str, agent: &str) -> ThreadState {
         ThreadState::new(self.services.db.clone(), thread_id, agent)

@@ -9,7 +9,6 @@
 //! so an allowed host cannot send a request elsewhere.
 
 use super::state_error::StateError;
-use super::Runtime;
 use std::sync::Arc;
 use toolhost_providers::fetch::{FetchRequest, FetchResponse, Fetcher};
 
@@ -103,13 +102,6 @@ impl FetchPolicy {
     pub async fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, StateError> {
         self.check(&request.url)?;
         self.fetcher.fetch(request).await.map_err(StateError::Fetch)
-    }
-}
-
-impl Runtime {
-    /// Lets tools fetch from the hosts `allowed` through `fetcher` (by default they reach none).
-    pub fn set_fetch(&mut self, allowed: Vec<String>, fetcher: Arc<dyn Fetcher>) {
-        self.services.fetch = Some(Arc::new(FetchPolicy::new(allowed, fetcher)));
     }
 }
 

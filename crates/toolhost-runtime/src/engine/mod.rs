@@ -61,6 +61,7 @@ mod send;
 mod session;
 mod session_status;
 mod set_env;
+mod setup;
 mod side;
 mod soundness;
 pub(crate) mod state;
@@ -114,9 +115,9 @@ use loaded::{LoadedProject, Services};
 
 use serde_json::Value;
 use std::sync::Arc;
-use toolhost_core::{AnyTool, ToolSet};
+use toolhost_core::ToolSet;
 use toolhost_providers::Model;
-use toolhost_store::{AsyncStore, Store, StoreError, Thread};
+use toolhost_store::{Store, StoreError, Thread};
 
 /// A loaded project, ready to run threads against a store: the project as it loaded (plain
 /// data), the services its runs use, and what the runs of this process share.
@@ -127,19 +128,6 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Takes over what belongs to the process rather than to one load of the project from
-    /// `previous` (a load of the same project, on the same store, before its files changed):
-    /// its live events, the runs under way with their stop signals, who answers their
-    /// questions, the callers waiting for results as values, the hand-offs of sub-agents, the
-    /// settings of requests under way, the threads' kept histories, the wake-ups of runs
-    /// waiting for a thread and the `runCode` slots. A server that
-    /// loads its project again with this keeps streaming, stopping and limiting the runs the
-    /// previous load started, which finish on the project they started with.
-    pub fn carry_over_from(&mut self, previous: &Runtime) {
-        self.process = previous.process.clone();
-        self.services.code = previous.services.code.clone();
-    }
-
     /// Ends the connections to the project's MCP servers gracefully (each program sees its
     /// standard input end, then its signals): what a program that embeds the runtime does before
     /// it exits. A later call of an imported tool connects again.
@@ -254,57 +242,9 @@ impl Runtime {
         &self.services.store
     }
 
-    /// Moves the runtime onto another store before it runs anything: a project loaded and
-    /// checked once (its MCP servers started once) is then used on the store it serves.
-    pub fn set_store(&mut self, store: Arc<dyn Store>) {
-        self.services.db = AsyncStore::new(store.clone());
-        self.services.leases = lease_keeper::LeaseKeeper::new(self.services.db.clone());
-        self.services.store = store;
-    }
-
-    /// Adds a tool written in Rust; a later tool of the same name replaces an earlier one.
-    pub fn register_tool(&mut self, tool: AnyTool) {
-        self.project.files.remove(tool.name());
-        // The Rust tool replaces a project tool of the same name, and the activity behind it.
-        self.project.bound.remove(tool.name());
-        self.project.tools.add(tool);
-    }
-
-    /// Installs a handler that decides approval requests at once; without one, a thread pauses
-    /// at a call that needs approval until [`Runtime::decide`] is called.
-    pub fn set_approval_handler(&mut self, handler: Arc<dyn ApprovalHandler>) {
-        self.services.approval_handler = Some(handler);
-    }
-
     /// The error for an agent name the project does not define, listing the ones it does.
     pub(crate) fn unknown_agent(&self, name: &str) -> RuntimeError {
         self.project.unknown_agent(name)
-    }
-
-    /// Makes every prompt use the model definition `name` instead of its own (for example to
-    /// run a project written for the scripted model on a real one). A thread this runtime
-    /// creates remembers it, and later runs of the thread use it unless their runtime names
-    /// another ([`Runtime::thread_model`]). Fails when no model definition of that name loaded.
-    pub fn override_model(&mut self, name: &str) -> Result<(), RuntimeError> {
-        self.project.override_model(name)
-    }
-
-    /// Adds middleware where `scope` says; see [`Middleware`] for the order it runs in.
-    pub fn add_middleware(&mut self, scope: MiddlewareScope, middleware: Arc<dyn Middleware>) {
-        self.services.middleware.push((scope, middleware));
-    }
-
-    /// Adds hooks that see every tool call's end.
-    pub fn add_tool_hooks(&mut self, hooks: Arc<dyn ToolHooks>) {
-        self.services.hooks.push(hooks);
-    }
-
-    /// Uses `model` for the model definition `name` (a real adapter, or a test double), also
-    /// when the definition itself could not be made usable.
-    pub fn register_model(&mut self, name: impl Into<String>, model: Arc<dyn Model>) {
-        let name = name.into();
-        self.project.unavailable.remove(&name);
-        self.project.models.insert(name, model);
     }
 
     /// The variables a person may give a new thread of `agent`, for a form that starts one:

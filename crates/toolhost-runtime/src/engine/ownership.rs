@@ -230,12 +230,6 @@ impl Drop for Ownership<'_> {
 }
 
 impl Runtime {
-    /// Sets how long a thread's lease lasts unless renewed (a run renews it every third of
-    /// this); a thread whose owner died is taken over after this long at most.
-    pub fn set_lease_ttl(&mut self, ttl: Duration) {
-        self.services.lease_ttl = ttl.max(Duration::from_millis(30));
-    }
-
     /// Who owns the thread now, if anyone (an expired lease is a dead owner's: nobody's).
     pub async fn owner_of(&self, thread_id: &str) -> Result<Option<Lease>, RuntimeError> {
         let lease = self.services.db.lease(thread_id).await?;

@@ -12,7 +12,6 @@
 //! person's attachments, files a sub-agent's result carries to its parent) are not limited
 //! here, but count in what the thread holds.
 
-use super::Runtime;
 use std::sync::atomic::{AtomicU64, Ordering};
 use toolhost_store::{StoreError, Usage, UsageLimits, Write};
 
@@ -140,19 +139,6 @@ pub(crate) fn explain(error: StoreError) -> StoreError {
             setting("thread", usage)
         )),
         other => other,
-    }
-}
-
-impl Runtime {
-    /// Sets what tools may store, per call and per thread ([`WriteQuotas::default`] unless
-    /// set).
-    pub fn set_write_quotas(&mut self, quotas: WriteQuotas) {
-        self.services.quotas = std::sync::Arc::new(quotas);
-    }
-
-    /// What tools may store.
-    pub fn write_quotas(&self) -> &WriteQuotas {
-        &self.services.quotas
     }
 }
 

@@ -19,11 +19,6 @@ use toolhost_store::{
 };
 
 impl Runtime {
-    /// Uses `key` to seal and open secret values.
-    pub fn set_secret_key(&mut self, key: SecretKey) {
-        self.services.secret_key = Some(key);
-    }
-
     /// Gives a thread variable values (for example the ones it paused for); a request whose
     /// variables all have values now is marked answered. Run the thread again to continue.
     /// Values a request of a deferred sub-agent instance asks for are stored in that instance
