@@ -6,7 +6,8 @@
 //!   through [`AnyTool::call`] on a parsed `Value`, against the baseline of a `jsonschema`
 //!   validator compiled once and `is_valid` on the same arguments; and [`ToolSet::execute`] from
 //!   an argument string against `serde_json::from_str` + `is_valid`.
-//!   Target: ours / baseline ≤ 1.3×.
+//!   Targets: `AnyTool::call` at most 1.6× `is_valid` plus dropping the arguments (the engine's
+//!   issue); the other pairs at most 1.3× (the first dispatch target).
 //! - `dispatch_breakdown`: the pieces of a call measured on their own, to see where the overhead
 //!   over `is_valid` goes.
 //! - `schema_compile`: registering one tool (canonicalize + compile), with its parts.
@@ -503,16 +504,29 @@ criterion_group! {
     config = config();
     targets = validate_and_dispatch, dispatch_breakdown, schema_compile, register_1000_tools
 }
-/// The comparisons the dispatch target is stated in: (ours, baseline), both in
-/// `validate_and_dispatch`.
-const RATIOS: [(&str, &str); 4] = [
-    ("toolhost/anytool_call_value", "baseline/is_valid_value"),
-    ("toolhost/toolset_execute_str", "baseline/from_str_is_valid"),
+/// The comparisons the dispatch targets are stated in: (ours, baseline, the most ours may
+/// take as a multiple of the baseline), both in `validate_and_dispatch`.
+const RATIOS: [(&str, &str, f64); 4] = [
+    (
+        "toolhost/anytool_call_value",
+        "baseline/is_valid_value",
+        1.6,
+    ),
+    (
+        "toolhost/toolset_execute_str",
+        "baseline/from_str_is_valid",
+        1.3,
+    ),
     (
         "toolhost/typed_tool_call_value",
         "baseline/is_valid_value_typed_schema",
+        1.3,
     ),
-    ("toolhost/clone_anytool_call", "baseline/clone_is_valid"),
+    (
+        "toolhost/clone_anytool_call",
+        "baseline/clone_is_valid",
+        1.3,
+    ),
 ];
 
 /// Where criterion may have written its results, in its own order of preference:
@@ -555,7 +569,7 @@ fn median_ns(home: &Path, group: &str, id: &str, since: SystemTime) -> Option<f6
 /// Prints ours / baseline for each pair measured in this run.
 fn print_ratios(since: SystemTime) {
     let group = "validate_and_dispatch";
-    for (ours, baseline) in RATIOS {
+    for (ours, baseline, target) in RATIOS {
         let medians = criterion_homes().into_iter().find_map(|home| {
             Some((
                 median_ns(&home, group, ours, since)?,
@@ -563,8 +577,9 @@ fn print_ratios(since: SystemTime) {
             ))
         });
         if let Some((a, b)) = medians {
+            let verdict = if a / b <= target { "met" } else { "NOT met" };
             println!(
-                "ratio {ours} / {baseline}: {a:.1} ns / {b:.1} ns = {:.2}x (target 1.3x)",
+                "ratio {ours} / {baseline}: {a:.1} ns / {b:.1} ns = {:.2}x (target <= {target}x: {verdict})",
                 a / b
             );
         }
