@@ -1,7 +1,7 @@
 //! The sandbox's `console`: `log`, `debug`, `info`, `warn` and `error` append to a bounded
 //! [`LogBuffer`]; each entry kept whole is also sent to the run's supervisor as it is written,
 //! so that a run that is killed still has its logs, and a hosted run's host (a tool file's
-//! call) sees them live (op `log`).
+//! call) sees them live ([`crate::Host::log`]).
 
 use crate::host::Channel;
 use crate::ipc::FromRun;

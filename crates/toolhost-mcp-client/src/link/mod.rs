@@ -232,7 +232,7 @@ impl ServerLink {
     }
 
     /// Starts or reaches the server and completes the handshake, within the connect timeout.
-    async fn connect(self: &Arc<Self>, headers: &HeaderSet) -> Result<Connection, String> {
+    async fn connect(self: &Arc<Self>, headers: &HeaderSet) -> Result<Connection, ConnectError> {
         let handler = ClientSide {
             link: Arc::downgrade(self),
         };
@@ -252,21 +252,26 @@ impl ServerLink {
                     }
                 }
                 let (transport, stderr) = ChildTransport::spawn(command, self.stderr.clone())
-                    .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+                    .map_err(|e| {
+                        ConnectError::Connect(format!("cannot start {}: {e}", program.display()))
+                    })?;
                 tokio::spawn(read_stderr(stderr, self.stderr.clone()));
                 tokio::time::timeout(timeout, handler.serve(transport)).await
             }
             Endpoint::Url { url, .. } => {
                 let Some(http) = self.http.clone() else {
-                    return Err("this runtime was loaded without an HTTP client, so it cannot reach an MCP server at a URL (the command line gives it one)".to_owned());
+                    return Err(ConnectError::Connect("this runtime was loaded without an HTTP client, so it cannot reach an MCP server at a URL (the command line gives it one)".to_owned()));
                 };
                 let mut custom = HashMap::new();
                 for (name, value) in headers {
-                    let name = http::HeaderName::from_bytes(name.as_bytes())
-                        .map_err(|_| format!("{name:?} is not a header name"))?;
+                    let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                        ConnectError::Connect(format!("{name:?} is not a header name"))
+                    })?;
                     // The value is never quoted: it may hold a secret.
                     let value = http::HeaderValue::from_str(value).map_err(|_| {
-                        format!("the value of header {name} is not a valid header value")
+                        ConnectError::Connect(format!(
+                            "the value of header {name} is not a valid header value"
+                        ))
                     })?;
                     custom.insert(name, value);
                 }
@@ -294,20 +299,20 @@ impl ServerLink {
                 match discovered {
                     Ok(Err(first)) => {
                         if let Some(why) = self.refusal() {
-                            return Err(why);
+                            return Err(ConnectError::Unauthorized(why));
                         }
                         let left = timeout.saturating_sub(started.elapsed());
                         match tokio::time::timeout(left, handler.serve(transport())).await {
                             // Both ways failed: both reasons, the first often the telling one.
                             Ok(Err(second)) => {
                                 return Err(match self.refusal() {
-                                    Some(why) => why,
-                                    None => format!(
+                                    Some(why) => ConnectError::Unauthorized(why),
+                                    None => ConnectError::Connect(format!(
                                         "the MCP handshake failed: server/discover: {}; initialize: {}{}",
                                         innermost(&first),
                                         innermost(&second),
                                         self.said()
-                                    ),
+                                    )),
                                 })
                             }
                             other => other,
@@ -320,20 +325,27 @@ impl ServerLink {
         match serving {
             Ok(Ok(connection)) => Ok(connection),
             Ok(Err(e)) => Err(match self.refusal() {
-                Some(why) => why,
-                None => format!("the MCP handshake failed: {}{}", innermost(&e), self.said()),
+                Some(why) => ConnectError::Unauthorized(why),
+                None => ConnectError::Connect(format!(
+                    "the MCP handshake failed: {}{}",
+                    innermost(&e),
+                    self.said()
+                )),
             }),
-            Err(_) => Err(format!(
+            Err(_) => Err(ConnectError::Connect(format!(
                 "the server did not complete the MCP handshake within {} ms{}",
                 timeout.as_millis(),
                 self.said()
-            )),
+            ))),
         }
     }
 
     /// The peer of the open connection for `headers`, connecting (again) when there is none or
     /// it closed (a program that exited is noted in its log and started again).
-    async fn peer(self: &Arc<Self>, headers: &HeaderSet) -> Result<rmcp::Peer<RoleClient>, String> {
+    async fn peer(
+        self: &Arc<Self>,
+        headers: &HeaderSet,
+    ) -> Result<rmcp::Peer<RoleClient>, ConnectError> {
         let mut connections = self.connections.lock().await;
         if let Some(at) = connections.iter().position(|(h, _)| h == headers) {
             if !connections[at].1.is_closed() {
@@ -370,10 +382,7 @@ impl ServerLink {
         let headers = self
             .headers(&env)
             .map_err(|(header, variable)| ConnectError::MissingVariable { header, variable })?;
-        let peer = self.peer(&headers).await.map_err(|failed| {
-            self.refusal()
-                .map_or(ConnectError::Connect(failed), ConnectError::Unauthorized)
-        })?;
+        let peer = self.peer(&headers).await?;
         let listed = tokio::time::timeout(self.def.call_timeout, list_tools(&peer))
             .await
             .map_err(|_| {
@@ -468,7 +477,10 @@ impl ServerLink {
         // could not be sent never reached it, so it is sent once more on a new connection.
         let mut restarted = false;
         let (peer, handle) = loop {
-            let peer = self.peer(headers).await.map_err(CallError::NotSent)?;
+            let peer = self
+                .peer(headers)
+                .await
+                .map_err(|e| CallError::NotSent(e.to_string()))?;
             let mut options = PeerRequestOptions::with_timeout(self.def.call_timeout)
                 .reset_timeout_on_progress()
                 .with_max_total_timeout(self.def.max_call_timeout);

@@ -125,8 +125,8 @@ pub async fn start(
             .await
             .map_err(LoginError::Token)?,
     };
-    let pkce = Pkce::new().map_err(LoginError::Token)?;
-    let state = token::state().map_err(LoginError::Token)?;
+    let pkce = Pkce::new().map_err(LoginError::Local)?;
+    let state = token::state().map_err(LoginError::Local)?;
     let authorize_url = token::authorization_url(
         &found,
         &client,
@@ -135,7 +135,7 @@ pub async fn start(
         &state,
         scope.as_deref(),
     )
-    .map_err(LoginError::NotAllowed)?;
+    .map_err(LoginError::Token)?;
     Ok(Started::Pending(Box::new(Pending {
         server: def.name.clone(),
         found,
@@ -213,7 +213,7 @@ pub async fn login(
     patience: Duration,
 ) -> Result<Grant, LoginError> {
     let loopback = |e: std::io::Error| {
-        LoginError::Loopback(format!("no loopback port to take the answer on: {e}"))
+        LoginError::Local(format!("no loopback port to take the answer on: {e}"))
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -375,7 +375,7 @@ async fn answer(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = accepted.map_err(|e| LoginError::Loopback(format!("the loopback port failed: {e}")))?;
+                let (stream, _) = accepted.map_err(|e| LoginError::Local(format!("the loopback port failed: {e}")))?;
                 let (outcome, state, name) = (outcome.clone(), state.to_owned(), name.to_owned());
                 tokio::spawn(async move {
                     let read = tokio::time::timeout(READ_PATIENCE, one_request(stream, &state, &name));

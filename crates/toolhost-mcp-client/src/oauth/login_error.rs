@@ -33,10 +33,12 @@ pub enum LoginError {
     #[error(transparent)]
     Discovery(#[from] DiscoveryError),
     /// The authorization server, or what the server's file pins or gives, does not allow this
-    /// login (another issuer than the pinned one, no PKCE, no client).
+    /// login (another issuer than the pinned one, no PKCE, no client, a client setting whose
+    /// variable is not set).
     #[error("{0}")]
     NotAllowed(String),
-    /// Getting a client or tokens from the authorization server failed.
+    /// Getting a client, the authorization's address or tokens from the authorization server
+    /// failed (a private key of the file that cannot sign shows here too).
     #[error("{0}")]
     Token(String),
     /// The authorization's answer was refused: another issuer named, or the person declined.
@@ -48,9 +50,10 @@ pub enum LoginError {
         /// How long toolhost waited.
         seconds: u64,
     },
-    /// The loopback port that takes the answer could not be opened or failed.
+    /// This machine could not do its part: no random bytes for the authorization, or no
+    /// loopback port to take its answer on.
     #[error("{0}")]
-    Loopback(String),
+    Local(String),
     /// The grant could not be kept.
     #[error(transparent)]
     Vault(#[from] VaultError),

@@ -8,7 +8,7 @@
 //!
 //! A decision comes from a handler the embedding program installed, from an "always" decision
 //! made earlier in the thread for the same tool, or from a person through
-//! [`Runtime::decide`]. With none of them the thread pauses durably at the call: the calls before
+//! [`super::Runtime::decide`]. With none of them the thread pauses durably at the call: the calls before
 //! it are done, the ones after it wait, and the request survives a restart.
 
 use super::events::{ApprovalDecided, ApprovalRequested, ThreadEvent};
@@ -196,7 +196,7 @@ impl Approvals<'_> {
         Ok(apply_decision(tool, &request, args, &decision, writes))
     }
 
-    /// Records a person's decision (see [`Runtime::decide`]); what they typed is redacted with
+    /// Records a person's decision (see [`super::Runtime::decide`]); what they typed is redacted with
     /// the thread's `redactor` before it is stored.
     pub(super) async fn decide(
         &self,

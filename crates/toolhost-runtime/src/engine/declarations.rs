@@ -9,7 +9,7 @@ use crate::variables::{Redactor, VariableValue};
 use std::collections::BTreeSet;
 use toolhost_core::variables::{VariableDecl, VariableKind};
 
-/// A variable a new thread of an agent may be given ([`LoadedProject::variables_to_give`]).
+/// A variable a new thread of an agent may be given ([`super::Runtime::variables_to_give`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct VariableToGive {
     /// Its name.

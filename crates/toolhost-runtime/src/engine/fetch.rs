@@ -1,5 +1,5 @@
 //! Which hosts tools may reach over HTTP (a JavaScript tool's `fetch`): none unless the
-//! embedder says so with [`Runtime::set_fetch`], naming the hosts and the [`Fetcher`] that
+//! embedder says so with [`super::Runtime::set_fetch`], naming the hosts and the [`Fetcher`] that
 //! carries the requests out (the command line and the server use the providers' HTTP client,
 //! with its timeouts, proxies and body cap, and the hosts of toolhost.toml's `[fetch]` table).
 //!

@@ -14,7 +14,7 @@
 mod definition_file;
 mod uri_template;
 
-pub use definition_file::{media_type, DefinitionFile};
+pub use definition_file::{media_type, DefinitionFile, DefinitionFileError};
 pub use uri_template::{percent_decoded, TemplateError, UriTemplate};
 
 use super::definitions::json_files;

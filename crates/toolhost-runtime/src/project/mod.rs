@@ -33,9 +33,9 @@ pub use definitions::{load_definitions, Definitions, ModelDef, ModelDefError, DE
 pub use files_seen::ProjectFiles;
 pub use includes::{MAX_INCLUDE_DEPTH, MAX_PROMPT_BYTES, MAX_PROMPT_PARTS};
 pub use mcp_catalog::{
-    load_mcp_catalog, media_type, percent_decoded, DefinitionFile, McpCatalog, McpPromptDef,
-    McpResourceDef, MessageContent, PromptArgument, PromptMessage, ResourceSource, Role,
-    TemplateError, TextPart, UriTemplate, MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
+    load_mcp_catalog, media_type, percent_decoded, DefinitionFile, DefinitionFileError, McpCatalog,
+    McpPromptDef, McpResourceDef, MessageContent, PromptArgument, PromptMessage, ResourceSource,
+    Role, TemplateError, TextPart, UriTemplate, MAX_COMPLETION_VALUES, PROMPTS_DIR, RESOURCES_DIR,
 };
 pub use offers::{
     Immediate, ParentCommunication, ReceivingSide, Resumable, SubagentToolConfig, SubpromptConfig,

@@ -139,7 +139,7 @@ pub(super) async fn definition_file(
     file: &toolhost_runtime::project::DefinitionFile,
 ) -> Result<Vec<u8>, String> {
     let file = file.clone();
-    tokio::task::spawn_blocking(move || file.read(MAX_READ_BYTES))
+    tokio::task::spawn_blocking(move || file.read(MAX_READ_BYTES).map_err(|e| e.to_string()))
         .await
         .unwrap_or_else(|e| Err(format!("could not be read: {e}")))
 }

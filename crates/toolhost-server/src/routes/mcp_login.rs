@@ -28,6 +28,7 @@ pub(crate) const CALLBACK: &str = "/mcp/oauth/callback";
         (status = 404, description = "The project has no MCP server of that name at a URL with `oauth`, or keeps no grants."),
         (status = 409, description = "The MCP server needs no login (it lets toolhost in without a token), or its authorization server or its file does not allow one (another issuer than the pinned one, no PKCE, no client); the detail says which."),
         (status = 502, description = "The MCP server or its authorization server refused or could not be reached; the detail says which and why."),
+        (status = 500, description = "This server could not do its part (keep the grant, make the authorization's random values)."),
     ),
     security(("bearer" = ["admin"])),
 )]
@@ -127,7 +128,7 @@ pub(crate) async fn callback(
             ),
         ),
         Err(why) => page(
-            StatusCode::BAD_GATEWAY,
+            login_problem(&why).status,
             &format!("toolhost could not be authorized for MCP server \"{server}\": {why}"),
         ),
     }
@@ -142,7 +143,7 @@ fn login_problem(why: &LoginError) -> Problem {
         | LoginError::NotAllowed(_) => {
             Problem::new(StatusCode::CONFLICT, "no-login", why.to_string())
         }
-        LoginError::Vault(_) | LoginError::Loopback(_) => Problem::internal(why.to_string()),
+        LoginError::Vault(_) | LoginError::Local(_) => Problem::internal(why.to_string()),
         LoginError::Server(_)
         | LoginError::Discovery(_)
         | LoginError::Token(_)
@@ -176,7 +177,7 @@ mod tests {
             assert_eq!(login_problem(&why).status, StatusCode::BAD_GATEWAY, "{why}");
         }
         assert_eq!(
-            login_problem(&LoginError::Loopback("no port".to_owned())).status,
+            login_problem(&LoginError::Local("no port".to_owned())).status,
             StatusCode::INTERNAL_SERVER_ERROR
         );
     }

@@ -321,7 +321,7 @@ impl LoadedProject {
         tools
     }
 
-    /// Whether `offer` names an agent that `offered` (what [`Runtime::offered_subagents`]
+    /// Whether `offer` names an agent that `offered` (what [`LoadedProject::offered_subagents`]
     /// returned for its prompt) left out: one whose `optional` flag is off.
     pub(super) fn withheld(
         &self,

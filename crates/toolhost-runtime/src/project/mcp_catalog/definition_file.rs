@@ -3,6 +3,24 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// Why a file a definition names cannot be read now. The text names no path: it may reach a
+/// client.
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionFileError {
+    /// The file (or a link on the way) cannot be resolved.
+    #[error("cannot be read: {0}")]
+    Unreadable(std::io::Error),
+    /// The file is, or leads through a link to, something outside the definition's folder.
+    #[error("leads out of the definition's folder")]
+    OutsideFolder,
+    /// The file is a folder, a device or the like.
+    #[error("is not a regular file")]
+    NotRegular,
+    /// Reading it failed, or it is larger than the limit (the reason, without the path).
+    #[error("{0}")]
+    Read(String),
+}
+
 /// A file a definition names, beside it: a plain relative path (no `..`, not absolute) under
 /// the definition's folder. The folder is checked again at each read, links followed, so a file
 /// swapped for a link out of it after the project loaded is refused, not served.
@@ -39,25 +57,25 @@ impl DefinitionFile {
     }
 
     /// Where the file is now, links followed, if that is a regular file in the folder.
-    fn resolved(&self) -> Result<PathBuf, String> {
+    fn resolved(&self) -> Result<PathBuf, DefinitionFileError> {
         let real = self
             .path
             .canonicalize()
-            .map_err(|e| format!("cannot be read: {e}"))?;
+            .map_err(DefinitionFileError::Unreadable)?;
         if !real.starts_with(&self.folder) {
-            return Err("leads out of the definition's folder".to_owned());
+            return Err(DefinitionFileError::OutsideFolder);
         }
         if !real.is_file() {
-            return Err("is not a regular file".to_owned());
+            return Err(DefinitionFileError::NotRegular);
         }
         Ok(real)
     }
 
     /// The file's bytes, at most `limit` of them; an error says why not, without the path (it
     /// may reach a client).
-    pub fn read(&self, limit: u64) -> Result<Vec<u8>, String> {
+    pub fn read(&self, limit: u64) -> Result<Vec<u8>, DefinitionFileError> {
         let real = self.resolved()?;
-        crate::files::read_bytes(&real, limit).map_err(|e| e.reason())
+        crate::files::read_bytes(&real, limit).map_err(|e| DefinitionFileError::Read(e.reason()))
     }
 
     /// The file's size and modification time, when it can be resolved.

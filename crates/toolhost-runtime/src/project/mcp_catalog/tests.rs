@@ -247,6 +247,11 @@ fn a_file_swapped_for_a_link_after_loading_is_not_read() {
     std::os::unix::fs::symlink(outside.join("secret.txt"), &notes).unwrap();
     let refused = file.read(100).unwrap_err();
     assert!(
+        matches!(refused, DefinitionFileError::OutsideFolder),
+        "{refused:?}"
+    );
+    let refused = refused.to_string();
+    assert!(
         refused.contains("leads out of the definition's folder"),
         "{refused}"
     );
