@@ -1,8 +1,36 @@
-//! A server's tools: every page of its list, refused whole when it names a tool twice.
+//! A server's tools: connecting to list them, every page of the list, refused whole when it
+//! names a tool twice.
 
-use super::{innermost, unread_answer, MAX_LIST_PAGES};
+use super::{innermost, unread_answer, ConnectError, ServerLink, MAX_LIST_PAGES};
 use rmcp::model::{PaginatedRequestParams, Tool};
 use rmcp::service::RoleClient;
+use std::sync::Arc;
+
+impl ServerLink {
+    /// Connects with the headers toolhost's environment gives and lists the server's tools.
+    pub(crate) async fn refresh(self: &Arc<Self>) -> Result<Vec<Tool>, ConnectError> {
+        let env = |name: &str| std::env::var(name).ok();
+        let headers = self
+            .headers(&env)
+            .map_err(|(header, variable)| ConnectError::MissingVariable { header, variable })?;
+        let peer = self.peer(&headers).await?;
+        let listed = tokio::time::timeout(self.def.call_timeout, list_tools(&peer))
+            .await
+            .map_err(|_| {
+                ConnectError::Listing(format!(
+                    "tools/list got no answer within {} ms",
+                    self.def.call_timeout.as_millis()
+                ))
+            })?;
+        // A list refused for want of authorization says so, and what a person does about it.
+        let tools = listed.map_err(|failed| {
+            self.refusal()
+                .map_or(ConnectError::Listing(failed), ConnectError::Unauthorized)
+        })?;
+        self.keep_listed(&tools);
+        Ok(tools)
+    }
+}
 
 /// Every page of `tools/list`, up to [`MAX_LIST_PAGES`].
 pub(super) async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Tool>, String> {

@@ -20,7 +20,6 @@ use crate::ask::{Answering, AskKind};
 use crate::definition::definition_pin;
 use client_side::ClientSide;
 pub use connect_error::ConnectError;
-use listing::list_tools;
 #[allow(deprecated)] // Sampling is deprecated by SEP-2577, still in 2026-07-28.
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
@@ -374,30 +373,6 @@ impl ServerLink {
             let (_, dead) = connections.remove(at);
             close_apart(dead);
         }
-    }
-
-    /// Connects with the headers toolhost's environment gives and lists the server's tools.
-    pub(crate) async fn refresh(self: &Arc<Self>) -> Result<Vec<Tool>, ConnectError> {
-        let env = |name: &str| std::env::var(name).ok();
-        let headers = self
-            .headers(&env)
-            .map_err(|(header, variable)| ConnectError::MissingVariable { header, variable })?;
-        let peer = self.peer(&headers).await?;
-        let listed = tokio::time::timeout(self.def.call_timeout, list_tools(&peer))
-            .await
-            .map_err(|_| {
-                ConnectError::Listing(format!(
-                    "tools/list got no answer within {} ms",
-                    self.def.call_timeout.as_millis()
-                ))
-            })?;
-        // A list refused for want of authorization says so, and what a person does about it.
-        let tools = listed.map_err(|failed| {
-            self.refusal()
-                .map_or(ConnectError::Listing(failed), ConnectError::Unauthorized)
-        })?;
-        self.keep_listed(&tools);
-        Ok(tools)
     }
 
     /// Sends one `tools/call` and waits for its answer, the timeouts or the abort signal. The

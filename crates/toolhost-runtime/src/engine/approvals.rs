@@ -17,11 +17,10 @@ use super::loaded::LoadedProject;
 use super::plan::Gate;
 use super::request::RunRequest;
 use super::stop::Stop;
+use super::verdict::{ApprovalHandler, Verdict};
 use super::RuntimeError;
 use crate::variables::Redactor;
 use serde_json::Value;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use toolhost_core::approval::{rejection_text, ApprovalContext, ApprovalPolicy};
 use toolhost_core::canonical::canonical_hash;
@@ -29,54 +28,6 @@ use toolhost_core::AnyTool;
 use toolhost_store::{
     ApprovalDecision, ApprovalRecord, ApprovalRequest, AsyncStore, StoreError, Write,
 };
-
-/// A decision, as a person or a handler gives it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Verdict {
-    /// Whether the call may run.
-    pub approved: bool,
-    /// Whether the decision holds for the later calls of the same tool in the thread.
-    pub always: bool,
-    /// The text the model sees on a rejection.
-    pub message: Option<String>,
-    /// Why it was decided so; on a rejection without a message, the model sees it.
-    pub reason: Option<String>,
-    /// Replacement arguments; validated again before the call runs.
-    pub edited_arguments: Option<Value>,
-    /// Who or what decided.
-    pub decided_by: String,
-}
-
-impl Verdict {
-    /// Approves, decided by `who`.
-    pub fn approve(who: impl Into<String>) -> Self {
-        Self {
-            approved: true,
-            decided_by: who.into(),
-            ..Self::default()
-        }
-    }
-
-    /// Denies with `message` for the model, decided by `who`.
-    pub fn deny(who: impl Into<String>, message: Option<String>) -> Self {
-        Self {
-            approved: false,
-            message,
-            decided_by: who.into(),
-            ..Self::default()
-        }
-    }
-}
-
-/// A boxed future of a handler's decision.
-pub type VerdictFuture<'a> = Pin<Box<dyn Future<Output = Option<Verdict>> + Send + 'a>>;
-
-/// Decides approval requests at once, for a program that embeds the runtime. Answering `None`
-/// leaves the request to a person: the thread pauses.
-pub trait ApprovalHandler: Send + Sync {
-    /// The decision on `request` of the call in `thread_id`.
-    fn decide<'a>(&'a self, thread_id: &'a str, request: &'a ApprovalRequest) -> VerdictFuture<'a>;
-}
 
 /// The fingerprint of a tool's definition alone: what the model was shown and what was
 /// validated. The runtime binds decisions on a project tool to the activity behind it as well.

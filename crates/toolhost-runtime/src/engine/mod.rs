@@ -73,10 +73,9 @@ mod subprompt;
 mod thread_model;
 mod thread_vars;
 mod turns;
+mod verdict;
 
-pub use approvals::{
-    tool_fingerprint, ApprovalHandler, Verdict, VerdictFuture, CHANGED_WHILE_WAITING,
-};
+pub use approvals::{tool_fingerprint, CHANGED_WHILE_WAITING};
 pub use as_tool::{AsToolOptions, AS_TOOL_TAG};
 pub use ask::{Answerer, AnswererGuard, Answering, AskKind};
 pub use call_results::ExpectedResult;
@@ -108,6 +107,7 @@ pub use state::ThreadState;
 pub use state_error::StateError;
 pub use toolhost_core::canonical::canonical_hash;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
+pub use verdict::{ApprovalHandler, Verdict, VerdictFuture};
 
 use crate::project::{Definitions, FileProblem, LoadedTool};
 use in_process::InProcess;

@@ -6,8 +6,8 @@
 //! arriving as it ends included), not for child threads, and not for runs made by other calls:
 //! a person resuming the thread later gets the runtime's handler and the tools' policies.
 
-use super::approvals::ApprovalHandler;
 use super::outcome::RunOutcome;
+use super::verdict::ApprovalHandler;
 use super::{Runtime, RuntimeError};
 use std::collections::HashMap;
 use std::sync::Arc;
