@@ -2,31 +2,10 @@
 //! is handed to the host as it is written ([`Host::log`]), so its thread can show it live; an entry
 //! cut at the log cap is not (it could end in part of a secret), nor anything past the cap.
 
-use std::sync::{Arc, Mutex};
-use toolhost_sandbox::{Host, HostDoor, LogEntry, LogLevel, RunCode, Sandbox, SandboxLimits};
+mod common;
 
-#[derive(Default)]
-struct Recording(Mutex<Vec<(LogLevel, String)>>);
-
-impl Host for Recording {
-    type Op = ();
-    type Error = String;
-
-    fn parse(&self, name: &str, _args: serde_json::Value) -> Result<(), String> {
-        Err(format!("no operation {name}"))
-    }
-
-    fn call(&self, (): ()) -> Result<serde_json::Value, String> {
-        Ok(serde_json::Value::Null)
-    }
-
-    fn log(&self, entry: &LogEntry) {
-        self.0
-            .lock()
-            .unwrap()
-            .push((entry.level, entry.message.clone()));
-    }
-}
+use common::LogsOnly;
+use toolhost_sandbox::{HostDoor, LogLevel, RunCode, Sandbox, SandboxLimits};
 
 #[test]
 fn entries_kept_whole_reach_the_host_as_they_are_written() {
@@ -35,7 +14,7 @@ fn entries_kept_whole_reach_the_host_as_they_are_written() {
         ..SandboxLimits::default()
     };
     let sandbox = Sandbox::new(limits).unwrap();
-    let host = Arc::new(Recording::default());
+    let (host, heard) = LogsOnly::new();
     let code = RunCode {
         // The call's own code (the default export) runs with the host; the module's top level
         // runs before the call has one.
@@ -47,12 +26,10 @@ fn entries_kept_whole_reach_the_host_as_they_are_written() {
         .to_owned(),
         ..RunCode::default()
     };
-    let result = sandbox
-        .run_to_end(code, Some(HostDoor::new(host.clone())))
-        .unwrap();
+    let result = sandbox.run_to_end(code, Some(HostDoor::new(host))).unwrap();
     let logs = serde_json::to_value(&result).unwrap()["logs"].clone();
     assert!(logs.as_array().unwrap().len() >= 3, "{logs}");
-    let relayed = host.0.lock().unwrap().clone();
+    let relayed: Vec<(LogLevel, String)> = heard.try_iter().map(|e| (e.level, e.message)).collect();
     assert_eq!(
         relayed,
         vec![

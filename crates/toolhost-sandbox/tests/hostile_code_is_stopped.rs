@@ -4,13 +4,11 @@
 mod common;
 
 use common::{
-    error_of, run, run_with, short_deadline, small_limits, value_of, within, GIVE_UP_AFTER,
+    error_of, run, run_with, short_deadline, small_limits, value_of, within, LogsOnly,
+    GIVE_UP_AFTER,
 };
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-use toolhost_sandbox::{
-    Host, HostDoor, LogEntry, RunCode, RunError, RunResult, Sandbox, SandboxLimits,
-};
+use toolhost_sandbox::{HostDoor, RunCode, RunError, RunResult, Sandbox, SandboxLimits};
 
 #[tokio::test]
 async fn an_endless_loop_is_killed_at_its_deadline() {
@@ -41,27 +39,6 @@ async fn a_catastrophic_regular_expression_is_killed_at_its_deadline() {
     assert_eq!(name, RunError::DEADLINE);
 }
 
-/// A host that reports each relayed log entry on a channel, so a test can wait for the run to
-/// reach a point of its code.
-struct Announcing(std::sync::Mutex<std::sync::mpsc::Sender<String>>);
-
-impl Host for Announcing {
-    type Op = ();
-    type Error = String;
-
-    fn parse(&self, name: &str, _args: serde_json::Value) -> Result<(), String> {
-        Err(format!("no operation {name}"))
-    }
-
-    fn call(&self, (): ()) -> Result<serde_json::Value, String> {
-        Ok(serde_json::Value::Null)
-    }
-
-    fn log(&self, entry: &LogEntry) {
-        let _ = self.0.lock().unwrap().send(entry.message.clone());
-    }
-}
-
 /// Starts `source` with no deadline, waits until it logged once, terminates it, and returns its
 /// result and how long the stop took to reach it.
 async fn terminated_after_its_first_log(source: &str) -> (RunResult, Duration) {
@@ -70,8 +47,7 @@ async fn terminated_after_its_first_log(source: &str) -> (RunResult, Duration) {
         ..small_limits()
     };
     let sandbox = Sandbox::new(limits).expect("valid limits");
-    let (told, heard) = std::sync::mpsc::channel();
-    let host = Arc::new(Announcing(std::sync::Mutex::new(told)));
+    let (host, heard) = LogsOnly::new();
     let code = RunCode {
         source: source.to_owned(),
         ..RunCode::default()

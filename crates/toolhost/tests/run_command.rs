@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{output_of, quickstart, toolhost, TempProject};
+use common::{quickstart, toolhost, toolhost_in, TempProject};
 use serde_json::Value;
 
 #[test]
@@ -110,28 +110,21 @@ fn an_unknown_agent_or_thread_exits_2_with_a_clear_sentence() {
 #[test]
 fn an_ephemeral_store_runs_the_same_and_leaves_nothing_on_disk() {
     let cwd = TempProject::new();
-    let out = output_of(
-        std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .args([
-                "run",
-                &quickstart(),
-                "--agent",
-                "assistant",
-                "--data",
-                ":memory:",
-                "--json",
-                "What's the weather in Oslo?",
-            ])
-            .current_dir(&cwd.root)
-            .stdin(std::process::Stdio::null()),
+    let out = toolhost_in(
+        &cwd.root,
+        &[
+            "run",
+            &quickstart(),
+            "--agent",
+            "assistant",
+            "--data",
+            ":memory:",
+            "--json",
+            "What's the weather in Oslo?",
+        ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let record: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(record["thread"]["status"], "done");
     assert!(record["messages"].as_array().unwrap().len() >= 4);
     // Nothing was written where the command ran: no data folder, no database, no key.

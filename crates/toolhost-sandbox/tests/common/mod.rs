@@ -1,8 +1,9 @@
 //! Helpers shared by the behaviour tests.
 #![allow(dead_code)]
 
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
-use toolhost_sandbox::{RunCode, RunResult, Sandbox, SandboxLimits};
+use toolhost_sandbox::{Host, LogEntry, RunCode, RunResult, Sandbox, SandboxLimits};
 
 /// How long a test waits for something the run should do (log, end) before it fails instead of
 /// hanging: a hang must fail the test, not stall CI until it is cut. Far beyond what anything
@@ -66,4 +67,33 @@ pub fn value_of(result: &RunResult) -> serde_json::Value {
         .result()
         .unwrap_or_else(|| panic!("expected a success, got {result:?}"))
         .clone()
+}
+
+/// A host with no operations that hands on each console entry relayed to it, as it arrives.
+pub struct LogsOnly(Mutex<mpsc::Sender<LogEntry>>);
+
+impl LogsOnly {
+    /// The host, and where its entries arrive.
+    pub fn new() -> (Arc<Self>, mpsc::Receiver<LogEntry>) {
+        let (told, heard) = mpsc::channel();
+        (Arc::new(LogsOnly(Mutex::new(told))), heard)
+    }
+}
+
+impl Host for LogsOnly {
+    type Op = ();
+    type Error = String;
+
+    fn parse(&self, name: &str, _args: serde_json::Value) -> Result<(), String> {
+        Err(format!("no operation {name}"))
+    }
+
+    fn call(&self, (): ()) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn log(&self, entry: &LogEntry) {
+        // A test that stopped listening lets the run go on.
+        let _ = self.0.lock().unwrap().send(entry.clone());
+    }
 }
