@@ -40,6 +40,10 @@ mod meta;
 mod model;
 pub mod page;
 pub mod path;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod rows;
+mod search;
 pub mod secrets;
 mod sqlite;
 pub mod token;
@@ -52,6 +56,8 @@ pub use meta::{
 };
 pub use model::*;
 pub use page::ThreadQuery;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
 pub use sqlite::{SqliteStore, WriteStats, SCHEMA_VERSION};
 pub use token::{ApiToken, Credential};
 

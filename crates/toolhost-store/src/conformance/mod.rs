@@ -7,6 +7,8 @@
 mod decisions;
 mod deletion;
 mod files;
+#[cfg(feature = "postgres")]
+pub mod fresh_database;
 mod leases;
 mod pages;
 mod since;

@@ -4,6 +4,7 @@ use super::{db, exec, query_one};
 use crate::error::{StoreError, StoreResult};
 use crate::model::{FileStat, GrepMatch, Millis};
 use crate::path::FsPath;
+use crate::search;
 use crate::CHUNK_SIZE;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -266,7 +267,7 @@ fn under(conn: &Connection, thread: &str, dir: &FsPath) -> StoreResult<Vec<FileS
     let all: Vec<FileStat> = rows.collect::<Result<_, _>>().map_err(db)?;
     Ok(all
         .into_iter()
-        .filter(|s| crate::path::normalize(&s.path).is_ok_and(|p| p.is_within(dir) && &p != dir))
+        .filter(|s| search::strictly_under(s, dir))
         .collect())
 }
 
@@ -278,12 +279,9 @@ pub(super) fn find(
 ) -> StoreResult<Vec<FileStat>> {
     Ok(under(conn, thread, dir)?
         .into_iter()
-        .filter(|s| glob_match(pattern, s.path.rsplit('/').next().unwrap_or("")))
+        .filter(|s| search::name_matches(s, pattern))
         .collect())
 }
-
-/// The largest file `grep` reads.
-const GREP_MAX_FILE: u64 = 16 * 1024 * 1024;
 
 pub(super) fn grep(
     conn: &Connection,
@@ -294,66 +292,13 @@ pub(super) fn grep(
 ) -> StoreResult<Vec<GrepMatch>> {
     let mut out = Vec::new();
     for entry in under(conn, thread, dir)? {
-        if entry.is_folder || entry.size > GREP_MAX_FILE || out.len() >= limit {
+        if !search::worth_reading(&entry, out.len(), limit) {
             continue;
         }
         let path = crate::path::normalize(&entry.path)?;
         let mut bytes = Vec::new();
         stream(conn, thread, &path, &mut |c| bytes.extend_from_slice(c))?;
-        let Ok(text) = String::from_utf8(bytes) else {
-            continue; // binary files are not searched
-        };
-        for (i, line) in text.lines().enumerate() {
-            if line.contains(needle) {
-                out.push(GrepMatch {
-                    path: entry.path.clone(),
-                    line: i as u64 + 1,
-                    text: line.to_owned(),
-                });
-                if out.len() >= limit {
-                    break;
-                }
-            }
-        }
+        search::grep_file(&entry.path, bytes, needle, limit, &mut out);
     }
     Ok(out)
-}
-
-/// `*` matches any run of characters, `?` exactly one; everything else matches itself.
-pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    let (mut pi, mut ni) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ni < n.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
-            pi += 1;
-            ni += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ni;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ni = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_match;
-
-    #[test]
-    fn globs_match_runs_and_single_characters() {
-        assert!(glob_match("*.png", "chart.png"));
-        assert!(!glob_match("*.png", "chart.pngx"));
-        assert!(glob_match("c?art*", "chart.png"));
-        assert!(glob_match("*", ""));
-        assert!(!glob_match("?", ""));
-    }
 }

@@ -1,0 +1,90 @@
+//! One PostgreSQL connection with its prepared statements, and the small vocabulary the backend
+//! speaks through it (`exec`, `rows`, `opt`, `one`). A statement is prepared once per
+//! connection and kept: each query after the first is one round trip.
+
+use crate::error::{StoreError, StoreResult};
+use postgres::types::{FromSql, ToSql};
+use postgres::{Client, Row, Statement};
+use std::collections::HashMap;
+
+/// A query's parameters.
+pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+/// A connection and the statements prepared on it.
+pub(crate) struct Conn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl Conn {
+    pub(super) fn new(client: Client) -> Self {
+        Self {
+            client,
+            statements: HashMap::new(),
+        }
+    }
+
+    /// Whether the server closed the connection (it is then replaced).
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    fn statement(&mut self, sql: &str) -> StoreResult<Statement> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(sql).map_err(pg)?;
+        self.statements.insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Runs statements that take no parameters and return nothing (`BEGIN`, `COMMIT`, DDL).
+    pub(super) fn batch(&mut self, sql: &str) -> StoreResult<()> {
+        self.client.batch_execute(sql).map_err(pg)
+    }
+
+    /// Runs a statement; how many rows it changed.
+    pub(super) fn exec(&mut self, sql: &str, params: Params<'_>) -> StoreResult<u64> {
+        let statement = self.statement(sql)?;
+        self.client.execute(&statement, params).map_err(pg)
+    }
+
+    /// Every row of a query.
+    pub(super) fn rows(&mut self, sql: &str, params: Params<'_>) -> StoreResult<Vec<Row>> {
+        let statement = self.statement(sql)?;
+        self.client.query(&statement, params).map_err(pg)
+    }
+
+    /// The row of a query that returns at most one.
+    pub(super) fn opt(&mut self, sql: &str, params: Params<'_>) -> StoreResult<Option<Row>> {
+        let statement = self.statement(sql)?;
+        self.client.query_opt(&statement, params).map_err(pg)
+    }
+
+    /// The row of a query that returns exactly one.
+    pub(super) fn one(&mut self, sql: &str, params: Params<'_>) -> StoreResult<Row> {
+        let statement = self.statement(sql)?;
+        self.client.query_one(&statement, params).map_err(pg)
+    }
+
+    /// A query with parameters only known at run time (a page's filters): prepared each time.
+    pub(super) fn rows_dynamic(
+        &mut self,
+        sql: &str,
+        params: &[Box<dyn ToSql + Sync>],
+    ) -> StoreResult<Vec<Row>> {
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+        self.client.query(sql, &refs).map_err(pg)
+    }
+}
+
+/// Column `i` of `row`, or [`StoreError::Corrupt`] when it does not hold a `T`.
+pub(super) fn col<'a, T: FromSql<'a>>(row: &'a Row, i: usize) -> StoreResult<T> {
+    row.try_get(i)
+        .map_err(|e| StoreError::Corrupt(format!("column {i}: {e}")))
+}
+
+/// A PostgreSQL error as the store reports it.
+pub(crate) fn pg(e: postgres::Error) -> StoreError {
+    StoreError::Backend(Box::new(e))
+}

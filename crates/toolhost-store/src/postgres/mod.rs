@@ -1,0 +1,315 @@
+//! The PostgreSQL backend: many toolhost nodes on one database.
+//!
+//! Every connection lives on a thread of its own (the blocking client drives its connection
+//! there), so a call into the store blocks its caller on a channel and never on an async
+//! executor's thread, as SQLite's writer does. One **writer** connection applies this node's
+//! writes, those that arrive together in one transaction (group commit: each write in a savepoint
+//! of its own, so one that fails fails alone); a few **reader** connections answer reads, each
+//! read one snapshot (a read-only, repeatable-read transaction).
+//!
+//! Across nodes, every write transaction first takes one transaction-scoped advisory lock, so
+//! writes commit one group at a time, cluster-wide: positions (`seq`) are handed out in commit
+//! order (a follower reading "after position N" can never miss a row that commits later with a
+//! smaller position), a compare-and-set (a lease claim, a credential) reads what the last commit
+//! left, and no two groups can deadlock. Times that decide ownership (leases) are the database
+//! server's clock, read once per group under that lock, never a node's.
+
+mod apply;
+mod conn;
+mod files;
+mod gates;
+mod leases;
+mod read;
+mod schema;
+mod threads;
+mod tokens;
+mod writer;
+
+use crate::error::{StoreError, StoreResult};
+use crate::model::Millis;
+pub(crate) use conn::Conn;
+use postgres::NoTls;
+use std::str::FromStr;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use writer::{Job, Reply, TypedJob};
+
+/// How many read connections a node opens beside its writer.
+const READERS: usize = 4;
+
+/// The key of the advisory lock every write transaction takes first (see the module's page).
+const WRITE_LOCK: i64 = 0x7468_7374_5752_4954; // "thstWRIT"
+/// The key of the session advisory lock migrations run under.
+const MIGRATION_LOCK: i64 = 0x7468_7374_4d49_4752; // "thstMIGR"
+
+/// A store in a PostgreSQL database, shared by every node that opens it.
+pub struct PostgresStore {
+    writes: Option<Sender<Box<dyn Job>>>,
+    reads: Option<Sender<ReadJob>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    counters: Arc<writer::Counters>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore").finish_non_exhaustive()
+    }
+}
+
+/// A read waiting for a reader connection (or for the error that kept it from one).
+type ReadJob = Box<dyn FnOnce(StoreResult<&mut Conn>) + Send>;
+
+/// How to reach the database: the parsed address, and a description of it without its
+/// password, for errors.
+#[derive(Clone)]
+struct Target {
+    config: postgres::Config,
+    shown: String,
+}
+
+impl Target {
+    fn parse(url: &str) -> StoreResult<Self> {
+        let config = postgres::Config::from_str(url).map_err(|e| {
+            StoreError::Backend(
+                format!("the store address is not a PostgreSQL connection string: {e}").into(),
+            )
+        })?;
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                postgres::config::Host::Tcp(name) => name.clone(),
+                postgres::config::Host::Unix(path) => path.display().to_string(),
+            })
+            .collect();
+        let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
+        let shown = format!(
+            "{}{}{}/{}",
+            config
+                .get_user()
+                .map(|u| format!("{u}@"))
+                .unwrap_or_default(),
+            if hosts.is_empty() {
+                "localhost".to_owned()
+            } else {
+                hosts.join(",")
+            },
+            if ports.is_empty() {
+                String::new()
+            } else {
+                format!(":{}", ports.join(","))
+            },
+            config.get_dbname().unwrap_or("(the user's database)"),
+        );
+        Ok(Self { config, shown })
+    }
+
+    fn connect(&self) -> StoreResult<Conn> {
+        let client = self.config.connect(NoTls).map_err(|e| {
+            StoreError::Backend(
+                format!(
+                    "could not connect to PostgreSQL at {}: {}",
+                    self.shown,
+                    cause(&e)
+                )
+                .into(),
+            )
+        })?;
+        Ok(Conn::new(client))
+    }
+}
+
+/// The innermost cause of a client error, which names what went wrong (a refused connection,
+/// a wrong password) where the outer one only says "error connecting to server".
+fn cause(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_owned();
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        text = inner.to_string();
+        source = inner.source();
+    }
+    text
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (a `postgres://` URL or a `key=value` connection
+    /// string), brings its schema up to date under an advisory lock (so that many nodes started
+    /// together on a new database all come up) and opens this node's connections. A database
+    /// written by a newer toolhost is refused and left as it is.
+    pub fn connect(url: &str) -> StoreResult<Self> {
+        let target = Target::parse(url)?;
+        let mut first = target.connect()?;
+        schema::migrate(&mut first)?;
+        let counters = Arc::new(writer::Counters::default());
+        let (writes, jobs) = mpsc::channel::<Box<dyn Job>>();
+        let mut threads = Vec::with_capacity(READERS + 1);
+        {
+            let (target, counters) = (target.clone(), counters.clone());
+            threads.push(spawn("toolhost-pg-writer", move || {
+                writer::run_writer(first, &target, jobs, &counters)
+            })?);
+        }
+        let (reads, waiting) = mpsc::channel::<ReadJob>();
+        let waiting = Arc::new(Mutex::new(waiting));
+        for _ in 0..READERS {
+            let conn = target.connect()?;
+            let (target, waiting) = (target.clone(), waiting.clone());
+            threads.push(spawn("toolhost-pg-reader", move || {
+                run_reader(conn, &target, &waiting)
+            })?);
+        }
+        Ok(Self {
+            writes: Some(writes),
+            reads: Some(reads),
+            threads,
+            counters,
+        })
+    }
+
+    /// Runs `work` in the writer's next group (a transaction under the cluster's write lock;
+    /// `now` is the database's clock) and returns its result once the group is committed.
+    pub(crate) fn write<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Conn, Millis) -> StoreResult<T> + Send + 'static,
+    {
+        let (reply, outcome) = mpsc::sync_channel(1);
+        self.send(Box::new(TypedJob::new(work, Reply::Blocking(reply))))?;
+        outcome.recv().map_err(|_| gone())?
+    }
+
+    /// Like [`PostgresStore::write`], without blocking: the future resolves once the group is
+    /// committed.
+    pub(crate) fn write_async<T, F>(
+        &self,
+        work: F,
+    ) -> impl std::future::Future<Output = StoreResult<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Conn, Millis) -> StoreResult<T> + Send + 'static,
+    {
+        let (reply, outcome) = tokio::sync::oneshot::channel();
+        let sent = self.send(Box::new(TypedJob::new(work, Reply::Async(reply))));
+        async move {
+            sent?;
+            outcome.await.map_err(|_| gone())?
+        }
+    }
+
+    fn send(&self, job: Box<dyn Job>) -> StoreResult<()> {
+        self.writes
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(job)
+            .map_err(|_| gone())
+    }
+
+    /// Runs `work` on a reader connection, inside one read-only snapshot.
+    pub(crate) fn read<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Conn) -> StoreResult<T> + Send + 'static,
+    {
+        let (reply, outcome) = mpsc::sync_channel(1);
+        let job: ReadJob = Box::new(move |conn: StoreResult<&mut Conn>| {
+            let _ = reply.send(conn.and_then(|conn| snapshot(conn, work)));
+        });
+        self.reads
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(job)
+            .map_err(|_| gone())?;
+        outcome.recv().map_err(|_| gone())?
+    }
+
+    /// How many writes were applied in how many commits since the store was opened.
+    pub fn write_stats(&self) -> crate::WriteStats {
+        crate::WriteStats {
+            writes: self
+                .counters
+                .writes
+                .load(std::sync::atomic::Ordering::Relaxed),
+            commits: self
+                .counters
+                .commits
+                .load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+}
+
+/// Runs `work` in a read-only, repeatable-read transaction: every query it makes sees one state
+/// of the database.
+fn snapshot<T>(conn: &mut Conn, work: impl FnOnce(&mut Conn) -> StoreResult<T>) -> StoreResult<T> {
+    conn.batch("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")?;
+    let result = work(conn);
+    // Nothing was written: ending it either way is the same, and a failed query left the
+    // transaction aborted, which only a rollback ends.
+    let ended = conn.batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
+    let value = result?;
+    ended?;
+    Ok(value)
+}
+
+fn spawn(
+    name: &str,
+    body: impl FnOnce() + Send + 'static,
+) -> StoreResult<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(body)
+        .map_err(|e| StoreError::Backend(Box::new(e)))
+}
+
+/// Answers reads until the store is dropped, replacing its connection when the server closed it.
+fn run_reader(mut conn: Conn, target: &Target, waiting: &Mutex<Receiver<ReadJob>>) {
+    loop {
+        let job = {
+            let waiting = waiting.lock().unwrap_or_else(|p| p.into_inner());
+            match waiting.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            }
+        };
+        if conn.is_closed() {
+            match target.connect() {
+                Ok(fresh) => conn = fresh,
+                // This read fails with the reason; the next one tries again.
+                Err(e) => {
+                    job(Err(e));
+                    continue;
+                }
+            }
+        }
+        job(Ok(&mut conn));
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        // The threads end when their channels close, after the work already sent.
+        drop(self.writes.take());
+        drop(self.reads.take());
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn gone() -> StoreError {
+    StoreError::Backend("the store's connections to PostgreSQL have stopped".into())
+}
+
+/// Fails with [`StoreError::ThreadNotFound`] unless the thread exists.
+pub(crate) fn require_thread(conn: &mut Conn, thread: &str) -> StoreResult<()> {
+    match conn.opt("SELECT 1 FROM threads WHERE id = $1", &[&thread])? {
+        Some(_) => Ok(()),
+        None => Err(StoreError::ThreadNotFound(thread.to_owned())),
+    }
+}
+
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(what.to_string())
+}

@@ -1,0 +1,219 @@
+//! This node's writer: a thread that owns the write connection and applies every write the
+//! store is asked for. Writes that arrive while a commit is under way wait in the channel and
+//! then go together: one transaction, one commit for the group. The transaction first takes the
+//! cluster's write lock and reads the database's clock; each write then runs in a savepoint of
+//! its own, so one that fails is undone alone and fails alone. A caller hears of its write only
+//! once the group's commit is durable.
+
+use super::{conn::Conn, Target, WRITE_LOCK};
+use crate::error::{StoreError, StoreResult};
+use crate::model::Millis;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender};
+
+/// The most writes that share one commit: bounds how long the first of them waits.
+const MAX_GROUP: usize = 256;
+
+/// A write waiting for the writer: it runs once, then hears whether its group committed.
+pub(super) trait Job: Send {
+    /// Runs the write inside the group's transaction at the database's time `now`; returns
+    /// whether it succeeded.
+    fn run(&mut self, conn: &mut Conn, now: Millis) -> bool;
+    /// Delivers the outcome once the group's transaction is committed (or failed).
+    fn finish(self: Box<Self>, committed: Result<(), String>);
+}
+
+/// Where a write's outcome goes: a thread that blocks on it, or a task that awaits it.
+pub(super) enum Reply<T> {
+    Blocking(SyncSender<StoreResult<T>>),
+    Async(tokio::sync::oneshot::Sender<StoreResult<T>>),
+}
+
+/// A write with a typed result, delivered to a waiting caller.
+pub(super) struct TypedJob<T, F> {
+    work: Option<F>,
+    result: Option<StoreResult<T>>,
+    reply: Reply<T>,
+}
+
+impl<T, F> TypedJob<T, F> {
+    pub(super) fn new(work: F, reply: Reply<T>) -> Self {
+        Self {
+            work: Some(work),
+            result: None,
+            reply,
+        }
+    }
+}
+
+impl<T, F> Job for TypedJob<T, F>
+where
+    T: Send,
+    F: FnOnce(&mut Conn, Millis) -> StoreResult<T> + Send,
+{
+    fn run(&mut self, conn: &mut Conn, now: Millis) -> bool {
+        let result = match self.work.take() {
+            Some(work) => work(conn, now),
+            None => Err(StoreError::Corrupt("a write ran twice".to_owned())),
+        };
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn finish(self: Box<Self>, committed: Result<(), String>) {
+        let outcome = match (self.result, committed) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(why)) => Err(StoreError::Backend(why.into())),
+            (None, Ok(())) => Err(StoreError::Backend(
+                "the write failed inside the store and was undone".into(),
+            )),
+        };
+        // The caller may have gone away; its write is committed all the same.
+        match self.reply {
+            Reply::Blocking(to) => {
+                let _ = to.send(outcome);
+            }
+            Reply::Async(to) => {
+                let _ = to.send(outcome);
+            }
+        }
+    }
+}
+
+/// What the writer has done so far.
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    pub writes: AtomicU64,
+    pub commits: AtomicU64,
+}
+
+/// Applies groups of writes until every sender is gone; a connection the server closed is
+/// replaced before the next group.
+pub(super) fn run_writer(
+    mut conn: Conn,
+    target: &Target,
+    jobs: Receiver<Box<dyn Job>>,
+    counters: &Counters,
+) {
+    while let Ok(first) = jobs.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match jobs.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        if conn.is_closed() {
+            match target.connect() {
+                Ok(fresh) => conn = fresh,
+                Err(e) => {
+                    let why = e.to_string();
+                    for job in group {
+                        job.finish(Err(why.clone()));
+                    }
+                    continue;
+                }
+            }
+        }
+        apply_group(&mut conn, group, counters);
+    }
+}
+
+/// Begins a write transaction: the cluster's write lock, then the database's clock.
+fn begin(conn: &mut Conn) -> StoreResult<Millis> {
+    conn.batch("BEGIN")?;
+    let row = conn.one(
+        "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+         FROM (SELECT pg_advisory_xact_lock($1)) AS locked",
+        &[&WRITE_LOCK],
+    )?;
+    super::conn::col(&row, 0)
+}
+
+/// Applies a group of writes in one transaction and tells each its outcome.
+fn apply_group(conn: &mut Conn, group: Vec<Box<dyn Job>>, counters: &Counters) {
+    counters
+        .writes
+        .fetch_add(group.len() as u64, Ordering::Relaxed);
+    counters.commits.fetch_add(1, Ordering::Relaxed);
+    let now = match begin(conn) {
+        Ok(now) => now,
+        Err(e) => {
+            let _ = conn.batch("ROLLBACK");
+            let why = e.to_string();
+            for job in group {
+                job.finish(Err(why.clone()));
+            }
+            return;
+        }
+    };
+    let alone = group.len() == 1;
+    let mut ran = Vec::with_capacity(group.len());
+    let mut waiting = group.into_iter();
+    while let Some(mut job) = waiting.next() {
+        if alone {
+            // Its transaction is its own: a failure rolls it back whole.
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn, now)))
+                .unwrap_or(false);
+            if !ok {
+                let _ = conn.batch("ROLLBACK");
+                // The job reports its own failure; nothing was committed.
+                job.finish(Ok(()));
+                return;
+            }
+            ran.push(job);
+            continue;
+        }
+        if conn.batch("SAVEPOINT write").is_err() {
+            // The transaction is unusable: give the group up whole.
+            return give_up(
+                conn,
+                ran,
+                job,
+                waiting,
+                "the write could not start its savepoint",
+            );
+        }
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn, now)))
+            .unwrap_or(false);
+        let closed = if ok {
+            conn.batch("RELEASE SAVEPOINT write")
+        } else {
+            conn.batch("ROLLBACK TO SAVEPOINT write; RELEASE SAVEPOINT write")
+        };
+        if let Err(e) = closed {
+            let why = format!("a write could not close its savepoint: {e}");
+            return give_up(conn, ran, job, waiting, &why);
+        }
+        ran.push(job);
+    }
+    let committed = conn.batch("COMMIT").map_err(|e| {
+        let _ = conn.batch("ROLLBACK");
+        // A commit whose answer was lost may have happened: the callers are told it failed,
+        // and the runtime's recovery treats such writes as of unknown outcome.
+        format!("the commit failed: {e}")
+    });
+    for job in ran {
+        job.finish(committed.clone());
+    }
+}
+
+/// Rolls the group's transaction back and tells every write of the group, run or not.
+fn give_up(
+    conn: &mut Conn,
+    ran: Vec<Box<dyn Job>>,
+    current: Box<dyn Job>,
+    waiting: impl Iterator<Item = Box<dyn Job>>,
+    why: &str,
+) {
+    let _ = conn.batch("ROLLBACK");
+    for job in ran
+        .into_iter()
+        .chain(std::iter::once(current))
+        .chain(waiting)
+    {
+        job.finish(Err(why.to_owned()));
+    }
+}
