@@ -1,7 +1,8 @@
 //! A fresh, empty PostgreSQL database for one test, on the server that
-//! `TOOLHOST_TEST_POSTGRES` names (a `key=value` connection string without `dbname`, such as
-//! `host=/tmp/pg user=postgres`; the README's test command starts a throwaway cluster and sets
-//! it). Dropped with the value. A test that needs one fails, never skips, when it is not set.
+//! `TOOLHOST_TEST_POSTGRES` names (a `postgresql://` URL without a database, such as
+//! `postgresql://postgres@%2Ftmp%2Fpg` for a server on a Unix socket in /tmp/pg; the README's
+//! test command starts a throwaway cluster and sets it). Dropped with the value. A test that
+//! needs one fails, never skips, when it is not set.
 
 use crate::PostgresStore;
 use std::ops::Deref;
@@ -42,9 +43,15 @@ impl FreshDatabase {
         Self { server, name }
     }
 
-    /// The connection string of this database.
+    /// The URL of this database.
     pub fn url(&self) -> String {
-        format!("{} dbname={}", self.server, self.name)
+        format!("{}/{}", self.server.trim_end_matches('/'), self.name)
+    }
+
+    /// A client of this database, for a test that looks under the store.
+    pub fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url(), postgres::NoTls)
+            .unwrap_or_else(|e| panic!("connecting to the test database {}: {e}", self.name))
     }
 
     /// A store on this database (each call connects anew, as another node would).
@@ -69,8 +76,11 @@ impl Drop for FreshDatabase {
 }
 
 fn admin(server: &str) -> postgres::Client {
-    postgres::Client::connect(&format!("{server} dbname=postgres"), postgres::NoTls)
-        .unwrap_or_else(|e| panic!("connecting to the test server ({SERVER_VARIABLE}): {e}"))
+    postgres::Client::connect(
+        &format!("{}/postgres", server.trim_end_matches('/')),
+        postgres::NoTls,
+    )
+    .unwrap_or_else(|e| panic!("connecting to the test server ({SERVER_VARIABLE}): {e}"))
 }
 
 /// A store on a fresh database, for the conformance suite: the database goes with it.

@@ -341,7 +341,7 @@ fn serve(dir: &Path, agent: &str, data: Option<PathBuf>) -> ExitCode {
     };
     let answering = Answering::CommandLine {
         project: dir.display().to_string(),
-        data: data.display().to_string(),
+        data: super::data::shown(&data),
     };
     let server = McpTools::new(Arc::new(runtime), agent, answering);
     let watched = server.clone();

@@ -46,7 +46,12 @@ fn server(dir: &Path, name: &str) -> Result<McpServerDef, ExitCode> {
 /// The vault of the data folder `data`, created with it if need be.
 fn vault(data: &Path) -> Result<Vault, ExitCode> {
     let store = open_store(data)?;
-    let key = SecretKey::load_or_create(data).map_err(|e| {
+    let key = if super::data::is_postgres(data) {
+        super::data::shared_secret_key()
+    } else {
+        SecretKey::load_or_create(data).map_err(|e| e.to_string())
+    };
+    let key = key.map_err(|e| {
         output::error("the secrets key could not be loaded.", Some(&e));
         output::exit(INVALID)
     })?;

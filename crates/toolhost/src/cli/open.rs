@@ -2,7 +2,7 @@
 //! environment's network), its `toolhost.toml` settings, on the data folder's store; every
 //! refusal said once, with what to do.
 
-use super::data::{is_ephemeral, mcp_vault, open_store};
+use super::data::{is_ephemeral, is_postgres, mcp_vault, open_store, shared_secret_key};
 use super::executor::block_on;
 use super::output::{self, BAD_INPUT, INVALID};
 use std::path::Path;
@@ -151,9 +151,11 @@ async fn load_networked(
 fn prepare_runtime(dir: &Path, data: &Path, mut runtime: Runtime) -> Option<Runtime> {
     // An ephemeral store's secrets die with it: a key of its own, never written down.
     let key = if is_ephemeral(data) {
-        SecretKey::generate()
+        SecretKey::generate().map_err(|e| e.to_string())
+    } else if is_postgres(data) {
+        shared_secret_key()
     } else {
-        SecretKey::load_or_create(data)
+        SecretKey::load_or_create(data).map_err(|e| e.to_string())
     };
     let key = match key {
         Ok(key) => key,

@@ -57,7 +57,6 @@
 //! Every key is optional; an unknown key or a wrong type is an error naming the file and the
 //! key, never ignored.
 
-use super::data::DEFAULT_DATA_DIR;
 use super::lifetime::Lifetime;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -213,10 +212,20 @@ impl CodeSection {
 impl ProjectConfig {
     /// The data folder of the project in `dir`: `flag` (`--data`) when given, else `data` of
     /// toolhost.toml relative to the project folder (however the folder was named on the
-    /// command line), else `.toolhost` in the working folder.
+    /// command line; a `postgres://` URL as it is), else `TOOLHOST_STORE`, else `.toolhost` in
+    /// the working folder.
     pub fn data_folder(&self, dir: &Path, flag: Option<PathBuf>) -> PathBuf {
-        flag.or_else(|| self.data.as_ref().map(|d| dir.join(d)))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR))
+        // A database's URL names no folder: it is taken as it is.
+        flag.or_else(|| {
+            self.data.as_ref().map(|d| {
+                if super::data::is_postgres(d) {
+                    d.clone()
+                } else {
+                    dir.join(d)
+                }
+            })
+        })
+        .unwrap_or_else(|| PathBuf::from(super::data::default_data()))
     }
 }
 

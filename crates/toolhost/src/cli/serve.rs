@@ -203,7 +203,7 @@ fn reloader(
 
 /// Says where the server listens, how to authenticate, and what `/mcp` also takes.
 fn greet(dir: &Path, address: &str, data: &Path, active: usize, config: &ServerConfig) {
-    let data = data.display();
+    let data = super::data::shown(data);
     outln!(
         "toolhost serves {} at http://{address} (threads in {data})",
         dir.display()

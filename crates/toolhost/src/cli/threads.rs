@@ -80,7 +80,7 @@ fn list(data: &Path, json: bool) -> ExitCode {
             output::json(&serde_json::Value::Array(rows));
         }
         Ok(threads) if threads.is_empty() => {
-            outln!("no threads in {}", data.display())
+            outln!("no threads in {}", super::data::shown(data))
         }
         Ok(threads) => {
             outln!(

@@ -264,7 +264,7 @@ fn list(project: ProjectArgs, json: bool) -> Result<ExitCode, ExitCode> {
             .collect();
         output::json(&json!(rows));
     } else if tokens.is_empty() {
-        outln!("no tokens in {}", located.data.display());
+        outln!("no tokens in {}", super::data::shown(&located.data));
     } else {
         outln!(
             "{:12}  {:20}  {:24}  {:20}  {:27}  STATE",
@@ -303,7 +303,7 @@ fn revoke(id: &str, project: ProjectArgs) -> Result<ExitCode, ExitCode> {
             output::error(
                 &format!(
                     "there is no active token {id} in {}.",
-                    located.data.display()
+                    super::data::shown(&located.data)
                 ),
                 Some(&"`toolhost tokens list` shows the tokens and which are revoked"),
             );

@@ -1,7 +1,7 @@
 //! Printing what a thread waits for (calls to approve, variables to supply) and how its approval
 //! requests were decided.
 
-use super::data::{DEFAULT_DATA_DIR, EPHEMERAL};
+use super::data::EPHEMERAL;
 use super::output::{errln, outln};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -73,10 +73,10 @@ pub fn print_pending(store: &dyn Store, thread_id: &str) {
 /// ` --data DIR` for a command that must find the thread where this one kept it; nothing for
 /// the default data folder.
 pub fn data_flag(data: &Path) -> String {
-    if data == Path::new(DEFAULT_DATA_DIR) {
+    if data == Path::new(super::data::default_data()) {
         String::new()
     } else {
-        format!(" --data {}", shell_word(&data.display().to_string()))
+        format!(" --data {}", shell_word(&super::data::shown(data)))
     }
 }
 
