@@ -153,3 +153,24 @@ pub(super) fn mcp_vault(data: &Path) -> Option<Arc<Vault>> {
     };
     Some(Arc::new(Vault::deferred(open, move || exists.is_file())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+    use std::path::Path;
+
+    #[test]
+    fn a_databases_address_is_shown_without_its_password() {
+        let show = |data: &str| shown(Path::new(data));
+        assert_eq!(
+            show("postgres://bob:s3cr@t@db.example:5432/toolhost?sslmode=disable"),
+            "postgres://bob:***@db.example:5432/toolhost?sslmode=disable"
+        );
+        assert_eq!(show("postgresql://bob@db/x"), "postgresql://bob@db/x");
+        assert_eq!(
+            show("postgresql:///x?host=/run/pg"),
+            "postgresql:///x?host=/run/pg"
+        );
+        assert_eq!(show(".toolhost"), ".toolhost");
+    }
+}
