@@ -34,6 +34,9 @@
 mod async_store;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "postgres")]
+pub mod copy;
+pub mod digest;
 mod error;
 pub mod lease;
 mod meta;
@@ -41,7 +44,7 @@ mod model;
 pub mod page;
 pub mod path;
 #[cfg(feature = "postgres")]
-mod postgres;
+pub(crate) mod postgres;
 mod rows;
 mod search;
 pub mod secrets;

@@ -111,3 +111,58 @@ fn a_run_on_postgres_needs_the_key_every_node_shares() {
         run.stderr
     );
 }
+
+#[test]
+fn a_data_folder_moves_to_postgres_with_all_its_history() {
+    let folder = common::TempProject::new();
+    let data = folder.root.join("data").display().to_string();
+    let run = toolhost(
+        &[
+            "run",
+            &quickstart(),
+            "--agent",
+            "assistant",
+            "--data",
+            &data,
+            "--json",
+            "What's the weather in Oslo?",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let record: Value = serde_json::from_str(&run.stdout).unwrap();
+    let id = record["thread"]["id"].as_str().unwrap().to_owned();
+    let database = FreshDatabase::new();
+    let url = database.url();
+    let moved = toolhost(&["migrate", "--from", &data, "--to", &url], &[]);
+    assert_eq!(moved.code, 0, "{}", moved.stderr);
+    assert!(
+        moved.stdout.contains("copied 1 threads"),
+        "{}",
+        moved.stdout
+    );
+    assert!(
+        moved.stderr.contains("rows of messages"),
+        "{}",
+        moved.stderr
+    );
+    assert!(
+        moved
+            .stdout
+            .contains("give every node its contents as TOOLHOST_SECRET_KEY"),
+        "{}",
+        moved.stdout
+    );
+    // The thread reads the same from the folder and from the database.
+    let from_folder = toolhost(&["threads", "show", &id, "--json", "--data", &data], &[]);
+    let from_database = toolhost(&["threads", "show", &id, "--json", "--store", &url], &[]);
+    assert_eq!(from_database.code, 0, "{}", from_database.stderr);
+    assert_eq!(from_folder.stdout, from_database.stdout);
+    // Into a database that holds threads already: refused, with a reason.
+    let again = toolhost(&["migrate", "--from", &data, "--to", &url, "--json"], &[]);
+    assert_ne!(again.code, 0);
+    assert!(again.stderr.contains("already holds"), "{}", again.stderr);
+    // Somewhere that is not a database: a usage error.
+    let nowhere = toolhost(&["migrate", "--from", &data, "--to", "elsewhere"], &[]);
+    assert_eq!(nowhere.code, 2, "{}", nowhere.stderr);
+}

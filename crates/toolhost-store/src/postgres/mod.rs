@@ -27,7 +27,7 @@ mod writer;
 
 use crate::error::{StoreError, StoreResult};
 use crate::model::Millis;
-pub(crate) use conn::Conn;
+pub(crate) use conn::{pg, Conn};
 use postgres::NoTls;
 use std::str::FromStr;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -38,7 +38,7 @@ use writer::{Job, Reply, TypedJob};
 const READERS: usize = 4;
 
 /// The key of the advisory lock every write transaction takes first (see the module's page).
-const WRITE_LOCK: i64 = 0x7468_7374_5752_4954; // "thstWRIT"
+pub(crate) const WRITE_LOCK: i64 = 0x7468_7374_5752_4954; // "thstWRIT"
 /// The key of the session advisory lock migrations run under.
 const MIGRATION_LOCK: i64 = 0x7468_7374_4d49_4752; // "thstMIGR"
 

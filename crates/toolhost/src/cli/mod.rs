@@ -15,6 +15,7 @@ mod lines;
 mod mcp;
 mod mcp_login;
 mod mcp_stdio;
+mod migrate;
 mod open;
 mod output;
 mod progress;
@@ -75,6 +76,9 @@ enum Command {
     Tokens(tokens::TokensCommand),
     /// Serve the tools an agent offers to an MCP client over standard input and output.
     Mcp(mcp::McpArgs),
+    /// Copy a data folder's threads, tokens and credentials into an empty PostgreSQL database,
+    /// checking every thread.
+    Migrate(migrate::MigrateArgs),
 }
 
 /// Runs the parsed command and returns the process exit code.
@@ -89,5 +93,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => serve::serve(args),
         Command::Tokens(cmd) => tokens::tokens(cmd),
         Command::Mcp(args) => mcp::mcp(args),
+        Command::Migrate(args) => migrate::migrate(args),
     }
 }
