@@ -37,6 +37,10 @@ pub struct ServerConfig {
     /// How many connections one client address may hold open at once; one more is closed at
     /// once. Default 256.
     pub max_connections_per_client: usize,
+    /// How often the server looks in the store for threads with work that no live run holds
+    /// (their owner died, or let go without taking up what arrived) and takes them up: what
+    /// lets several servers share one database and replace each other. Default 2 s.
+    pub takeover_interval: Duration,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +57,7 @@ impl Default for ServerConfig {
             mcp_stream_hold: None,
             header_read_timeout: Duration::from_secs(30),
             max_connections_per_client: 256,
+            takeover_interval: Duration::from_secs(2),
         }
     }
 }
@@ -99,6 +104,12 @@ impl ServerConfig {
         if self.poll_interval < Duration::from_millis(10) {
             return Err(SettingsError::TooSmall {
                 setting: "poll_interval",
+                minimum: "at least 10 ms",
+            });
+        }
+        if self.takeover_interval < Duration::from_millis(10) {
+            return Err(SettingsError::TooSmall {
+                setting: "takeover_interval",
                 minimum: "at least 10 ms",
             });
         }

@@ -72,6 +72,7 @@ mod reload;
 mod routes;
 mod runs;
 mod state;
+mod takeover;
 mod web;
 
 pub use config::{ServerConfig, SettingsError};
@@ -138,6 +139,7 @@ impl Server {
             .check()
             .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
         recover(&self.state).await;
+        let taking_over = tokio::spawn(takeover::keep_taking_over(self.state.clone()));
         let app = self.router();
         let (runs, slot, closing) = (
             self.state.runs.clone(),
@@ -158,6 +160,7 @@ impl Server {
             per_client: self.state.config.max_connections_per_client,
         };
         connections::serve(listener, app, limits, begin).await;
+        taking_over.abort();
         runs.wait().await;
         // The MCP servers of the project end with the server, not with the process.
         served.current().close_mcp().await;
@@ -171,7 +174,7 @@ impl Server {
 /// that nothing answered (created, then the server went away). A thread stopped between steps
 /// stays as it is until someone runs it (`POST /v1/threads/{id}/run`). The store finds them
 /// in one query ([`toolhost_store::Store::threads_with_work`]), however many threads it holds.
-async fn recover(state: &AppState) {
+pub(crate) async fn recover(state: &AppState) {
     let threads = match state.db.run_blocking(|s| s.threads_with_work()).await {
         Ok(t) => t,
         Err(e) => {

@@ -107,6 +107,11 @@ impl Runs {
         outcome.await.ok()
     }
 
+    /// Whether this node has a run of `thread` under way.
+    pub fn is_running(&self, thread: &str) -> bool {
+        self.lock().running.contains_key(thread)
+    }
+
     fn spawn(&self, runtime: Arc<Runtime>, thread: String, reply: Option<Reply>) {
         let mut inner = self.lock();
         if inner.closed {

@@ -40,8 +40,9 @@ pub struct McpArgs {
     /// The agent whose first prompt's tools are served; calls run as this agent.
     #[arg(long)]
     agent: Option<String>,
-    /// The data folder (default: `data` of toolhost.toml, else `.toolhost`).
-    #[arg(long)]
+    /// The data folder or a `postgres://` database (default: `data` of toolhost.toml, else
+    /// TOOLHOST_STORE, else `.toolhost`).
+    #[arg(long, visible_alias = "store")]
     data: Option<PathBuf>,
 }
 
@@ -57,7 +58,7 @@ pub enum McpCommand {
         json: bool,
         /// The data folder whose kept OAuth grants the servers get (default: `data` of
         /// toolhost.toml, else `.toolhost`).
-        #[arg(long)]
+        #[arg(long, visible_alias = "store")]
         data: Option<PathBuf>,
     },
     /// Authorize toolhost for an MCP server that asks for OAuth (its file has `oauth`): prints

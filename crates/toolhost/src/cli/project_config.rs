@@ -2,7 +2,8 @@
 //! that flags override.
 //!
 //! ```toml
-//! data = ".toolhost"                  # the data folder, relative to the project folder
+//! data = ".toolhost"                  # the data folder, relative to the project folder,
+//!                                     # or a PostgreSQL database: "postgres://user@host/db"
 //!
 //! [server]
 //! listen = "127.0.0.1:7878"
@@ -14,6 +15,7 @@
 //! mcp_agent = "assistant"             # /mcp serves this agent's tools to MCP clients
 //! mcp_stream_hold_ms = 30000          # a session's call lets go of its stream after this long
 //! reload = true                       # load the project again when agents/ files change
+//! takeover_interval_ms = 2000         # how often threads no live run holds are taken up
 //!
 //! [server.oauth]                      # /mcp also takes this authorization server's tokens
 //! issuer = "https://auth.example.com"
@@ -262,6 +264,9 @@ pub struct ServerSection {
     pub mcp_stream_hold_ms: Option<u64>,
     /// Whether the project is loaded again when its `agents/` files change (the default).
     pub reload: Option<bool>,
+    /// How often the server takes up threads with work that no live run holds, in
+    /// milliseconds.
+    pub takeover_interval_ms: Option<u64>,
     /// An OAuth authorization server whose access tokens `/mcp` takes.
     pub oauth: Option<OAuthSection>,
 }

@@ -22,8 +22,9 @@ pub struct ServeArgs {
     /// The project folder. Its `toolhost.toml`, if any, may set the data folder, the listen
     /// address and the `[server]` settings; flags win.
     dir: PathBuf,
-    /// The data folder (default: `data` of toolhost.toml, else `.toolhost`).
-    #[arg(long)]
+    /// The data folder or a `postgres://` database (default: `data` of toolhost.toml, else
+    /// TOOLHOST_STORE, else `.toolhost`).
+    #[arg(long, visible_alias = "store")]
     data: Option<PathBuf>,
     /// The address and port to listen on (default: `server.listen` of toolhost.toml, else
     /// 127.0.0.1:7878, this machine only; `0.0.0.0:7878` for every interface).
@@ -132,6 +133,9 @@ fn server_config(
     }
     if let Some(cap) = file.server.max_connections_per_client {
         config.max_connections_per_client = cap;
+    }
+    if let Some(ms) = file.server.takeover_interval_ms {
+        config.takeover_interval = Duration::from_millis(ms);
     }
     config.allowed_origins = if args.allowed_origins.is_empty() {
         file.server.allowed_origins.clone().unwrap_or_default()

@@ -27,7 +27,7 @@ pub struct ProjectArgs {
     /// The data folder, which wins over toolhost.toml (default: `data` of the project's
     /// toolhost.toml, found as `toolhost serve` finds it, else `.toolhost`). `:memory:` keeps
     /// everything in memory for this one command.
-    #[arg(long, value_name = "DATA_DIR")]
+    #[arg(long, visible_alias = "store", value_name = "DATA_DIR")]
     data: Option<PathBuf>,
 }
 

@@ -1,0 +1,183 @@
+//! Two `toolhost serve` nodes on one PostgreSQL database: a thread started on one node is
+//! carried on by the other when the first is SIGKILLed mid-call, with no request to the
+//! second; the second's API and event stream show what the first stored; every call has one
+//! result.
+
+mod common;
+
+use common::{http_get, lines_of, next_line, read_away, served_address, write, TempProject};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use toolhost_store::conformance::fresh_database::FreshDatabase;
+
+const KEY: &str = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+
+/// A project whose agent calls `hold` once, then says "done". `hold` notes its process id in
+/// `started` and waits until the file `go` exists.
+fn project() -> TempProject {
+    let p = TempProject::new();
+    common::scripted_agent(
+        &p.root,
+        &["hold"],
+        "{\"toolCalls\": [{\"name\": \"hold\", \"arguments\": {}}]}\n{\"text\": \"done\"}\n",
+    );
+    let files = [
+        ("agents/tools/hold.json", r#"{"type": "object", "description": "Holds until told to go.", "properties": {"_activity": {"const": "hold"}}}"#),
+        ("agents/activities/hold.json", r#"{"command": ["python3", "hold.py"], "env": ["PATH", "MARKS"], "timeoutMs": 600000}"#),
+        ("hold.py", "import json, os, sys, time\njson.load(sys.stdin)\nmarks = os.environ['MARKS']\nwith open(os.path.join(marks, 'started'), 'a') as f:\n    f.write(str(os.getpid()) + '\\n')\nwhile not os.path.exists(os.path.join(marks, 'go')):\n    time.sleep(0.02)\nprint(json.dumps({'status': 'success', 'result': 'went'}))\n"),
+        ("toolhost.toml", "[server]\ntakeover_interval_ms = 100\n"),
+    ];
+    for (file, text) in files {
+        write(&p.root, file, text);
+    }
+    p
+}
+
+fn serve(project: &Path, url: &str, marks: &Path) -> (Child, String) {
+    let mut node = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", &project.display().to_string(), "--store", url])
+        .args(["--listen", "127.0.0.1:0"])
+        .env("TOOLHOST_SECRET_KEY", KEY)
+        .env("TOOLHOST_LEASE_MS", "1000")
+        .env("MARKS", marks)
+        .env_remove("TOOLHOST_STORE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = lines_of(node.stdout.take().unwrap());
+    let first = next_line(&out);
+    read_away(out);
+    (node, served_address(&first))
+}
+
+fn post(addr: &str, path: &str, token: &str, body: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer[9..12].parse().unwrap();
+    (
+        status,
+        answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
+    )
+}
+
+/// Waits (a guard against a hang, not a measure) until `done` says so.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let give_up = Instant::now() + Duration::from_secs(300);
+    while !done() {
+        assert!(Instant::now() < give_up, "waited too long for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_node_killed_mid_call_is_replaced_by_another_without_a_request() {
+    let p = project();
+    let marks = p.root.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let database = FreshDatabase::new();
+    let url = database.url();
+    let created = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["tokens", "create", "nodes", "--scope", "read,run", "--json"])
+        .args(["--store", &url])
+        .env("TOOLHOST_SECRET_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let created: Value = serde_json::from_slice(&created.stdout).unwrap();
+    let token = created["token"].as_str().unwrap().to_owned();
+
+    let (mut first, first_addr) = serve(&p.root, &url, &marks);
+    let (mut second, second_addr) = serve(&p.root, &url, &marks);
+    let (status, body) = post(
+        &first_addr,
+        "/v1/threads",
+        &token,
+        r#"{"agent": "a", "message": "start"}"#,
+    );
+    assert_eq!(status, 201, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    let thread = body["thread"]["id"].as_str().unwrap().to_owned();
+
+    // The first node is in the call: it and its tool's process die together.
+    let started = marks.join("started");
+    wait_until("the call to start on the first node", || started.exists());
+    let tool_pid = std::fs::read_to_string(&started).unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let _ = Command::new("kill")
+        .args(["-KILL", tool_pid.trim()])
+        .status();
+    // The second node shows what the first stored, read from the database.
+    let (status, body) = http_get(&second_addr, &format!("/v1/threads/{thread}"), &token);
+    assert_eq!(status, 200, "{body}");
+    std::fs::write(marks.join("go"), "").unwrap();
+
+    // Nobody asks the second node to run the thread: it takes it up once the lease expires.
+    let mut record = Value::Null;
+    wait_until("the second node to finish the thread", || {
+        let (status, body) = http_get(&second_addr, &format!("/v1/threads/{thread}"), &token);
+        assert_eq!(status, 200, "{body}");
+        record = serde_json::from_str(&body).unwrap();
+        record["thread"]["status"] == "done" || record["status"] == "done"
+    });
+    let (status, body) = http_get(
+        &second_addr,
+        &format!("/v1/threads/{thread}/messages"),
+        &token,
+    );
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    let messages = listed["messages"]
+        .as_array()
+        .or_else(|| listed["items"].as_array())
+        .or_else(|| listed.as_array())
+        .unwrap_or_else(|| panic!("no messages in {listed}"))
+        .clone();
+    let results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(
+        results.len(),
+        1,
+        "one result for the one call: {messages:?}"
+    );
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "assistant");
+    assert_eq!(last["content"], "done");
+
+    // The event stream of the second node, opened now, replays what both nodes stored.
+    let events = read_events(&second_addr, &thread, &token);
+    assert!(events.contains("run_ended"), "{events}");
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
+
+/// The thread's event stream from the start, until it has shown the run's end.
+fn read_events(addr: &str, thread: &str, token: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET /v1/threads/{thread}/events HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    while !seen.contains("run_ended") {
+        let n = stream.read(&mut buffer).unwrap();
+        assert!(n > 0, "the stream ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+    seen
+}
