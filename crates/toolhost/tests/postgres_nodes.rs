@@ -5,15 +5,12 @@
 
 mod common;
 
-use common::{http_get, lines_of, next_line, read_away, served_address, write, TempProject};
+use common::nodes::{post, serve, token, wait_until};
+use common::{http_get, write, TempProject};
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 use toolhost_store::conformance::fresh_database::FreshDatabase;
-
-const KEY: &str = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
 
 /// A project whose agent calls `hold` once, then says "done". `hold` notes its process id in
 /// `started` and waits until the file `go` exists.
@@ -36,52 +33,6 @@ fn project() -> TempProject {
     p
 }
 
-fn serve(project: &Path, url: &str, marks: &Path) -> (Child, String) {
-    let mut node = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["serve", &project.display().to_string(), "--store", url])
-        .args(["--listen", "127.0.0.1:0"])
-        .env("TOOLHOST_SECRET_KEY", KEY)
-        .env("TOOLHOST_LEASE_MS", "1000")
-        .env("MARKS", marks)
-        .env_remove("TOOLHOST_STORE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = lines_of(node.stdout.take().unwrap());
-    let first = next_line(&out);
-    read_away(out);
-    (node, served_address(&first))
-}
-
-fn post(addr: &str, path: &str, token: &str, body: &str) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
-    write!(
-        stream,
-        "POST {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let status = answer[9..12].parse().unwrap();
-    (
-        status,
-        answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
-    )
-}
-
-/// Waits (a guard against a hang, not a measure) until `done` says so.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let give_up = Instant::now() + Duration::from_secs(300);
-    while !done() {
-        assert!(Instant::now() < give_up, "waited too long for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_node_killed_mid_call_is_replaced_by_another_without_a_request() {
     let p = project();
@@ -89,24 +40,17 @@ fn a_node_killed_mid_call_is_replaced_by_another_without_a_request() {
     std::fs::create_dir_all(&marks).unwrap();
     let database = FreshDatabase::new();
     let url = database.url();
-    let created = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["tokens", "create", "nodes", "--scope", "read,run", "--json"])
-        .args(["--store", &url])
-        .env("TOOLHOST_SECRET_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(created.status.success(), "{created:?}");
-    let created: Value = serde_json::from_slice(&created.stdout).unwrap();
-    let token = created["token"].as_str().unwrap().to_owned();
+    let token = token(&url);
 
-    let (mut first, first_addr) = serve(&p.root, &url, &marks);
-    let (mut second, second_addr) = serve(&p.root, &url, &marks);
+    let (mut first, first_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
+    let (mut second, second_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
     let (status, body) = post(
         &first_addr,
         "/v1/threads",
         &token,
         r#"{"agent": "a", "message": "start"}"#,
-    );
+    )
+    .expect("the first node answers");
     assert_eq!(status, 201, "{body}");
     let body: Value = serde_json::from_str(&body).unwrap();
     let thread = body["thread"]["id"].as_str().unwrap().to_owned();

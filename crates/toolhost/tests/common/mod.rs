@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod nodes;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
