@@ -101,7 +101,9 @@ async fn phase(project: &Path, stores: Vec<Arc<dyn Store>>, threads: usize) -> P
 }
 
 fn stats(store: &dyn Store) -> WriteStats {
-    store.write_stats().expect("both backends count their writes")
+    store
+        .write_stats()
+        .expect("both backends count their writes")
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

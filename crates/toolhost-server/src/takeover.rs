@@ -29,7 +29,7 @@ async fn take_over(state: &AppState) {
                 // spares the claims that are sure to fail.
                 let held = store
                     .lease(&thread)?
-                    .is_some_and(|lease| lease.expires_at > now_millis());
+                    .is_some_and(|lease| lease.is_live(now_millis()));
                 if !held {
                     free.push(thread);
                 }

@@ -45,7 +45,9 @@ pub mod page;
 pub mod path;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+mod reply;
 mod rows;
+mod rules;
 mod search;
 pub mod secrets;
 mod sqlite;

@@ -3,8 +3,9 @@
 
 use super::conn::{col, Conn};
 use super::corrupt;
-use crate::error::{StoreError, StoreResult};
+use crate::error::StoreResult;
 use crate::model::*;
+use crate::rules::check_decision;
 
 pub(super) fn request_approval(
     tx: &mut Conn,
@@ -29,34 +30,22 @@ pub(super) fn decide_approval(
     decision: ApprovalDecision,
     now: Millis,
 ) -> StoreResult<()> {
-    let refused = |reason: &str| StoreError::DecisionRefused {
-        call_id: call_id.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let Some(row) = tx.opt(
+    let row = tx.opt(
         "SELECT request, decision FROM approvals WHERE thread = $1 AND call_id = $2",
         &[&thread, &call_id],
-    )?
-    else {
-        return Err(refused(
-            "no call of this thread waits for approval under this id",
-        ));
+    )?;
+    let (request, decided) = match row {
+        Some(row) => {
+            let request: String = col(&row, 0)?;
+            let decided: Option<String> = col(&row, 1)?;
+            (
+                Some(serde_json::from_str::<ApprovalRequest>(&request).map_err(corrupt)?),
+                decided.is_some(),
+            )
+        }
+        None => (None, false),
     };
-    let (request, decided): (String, Option<String>) = (col(&row, 0)?, col(&row, 1)?);
-    if decided.is_some() {
-        return Err(refused("the call was already decided"));
-    }
-    let request: ApprovalRequest = serde_json::from_str(&request).map_err(corrupt)?;
-    if request.args_hash != decision.args_hash {
-        return Err(refused(
-            "it was made for other arguments than the call waits with",
-        ));
-    }
-    if request.tool_fingerprint != decision.tool_fingerprint {
-        return Err(refused(
-            "it was made for another definition of the tool than the call waits with",
-        ));
-    }
+    check_decision(call_id, request.as_ref(), decided, &decision)?;
     let text = serde_json::to_string(&decision).map_err(corrupt)?;
     tx.exec(
         "UPDATE approvals SET decision = $3, decided_at = $4 WHERE thread = $1 AND call_id = $2",

@@ -6,6 +6,7 @@ use super::require_thread;
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::Millis;
+use crate::rules::{claim_step, lease_lost, ClaimStep};
 
 /// The lease row of a thread, if any.
 pub(super) fn lease(conn: &mut Conn, thread: &str) -> StoreResult<Option<Lease>> {
@@ -31,48 +32,32 @@ pub(super) fn claim(
     now: Millis,
 ) -> StoreResult<Lease> {
     require_thread(tx, thread)?;
-    let expires_at = now.saturating_add(claim.ttl_ms.max(1));
-    let lease = match lease(tx, thread)? {
-        None => {
+    let held = lease(tx, thread)?;
+    Ok(match claim_step(thread, held, claim, now)? {
+        ClaimStep::Insert(fresh) => {
             tx.exec(
                 "INSERT INTO leases (thread, owner, since, expires_at, stop_requested)
                  VALUES ($1, $2, $3, $4, false)",
-                &[&thread, &claim.owner, &now, &expires_at],
+                &[&thread, &fresh.owner, &fresh.since, &fresh.expires_at],
             )?;
-            fresh(&claim.owner, now, expires_at)
+            fresh
         }
-        Some(held) if held.owner == claim.owner => {
+        ClaimStep::Extend(renewed) => {
             tx.exec(
                 "UPDATE leases SET expires_at = $2 WHERE thread = $1",
-                &[&thread, &expires_at],
+                &[&thread, &renewed.expires_at],
             )?;
-            Lease { expires_at, ..held }
+            renewed
         }
-        Some(held) if held.expires_at <= now || claim.replacing.as_deref() == Some(&held.owner) => {
+        ClaimStep::TakeOver(fresh) => {
             tx.exec(
                 "UPDATE leases SET owner = $2, since = $3, expires_at = $4, stop_requested = false
                  WHERE thread = $1",
-                &[&thread, &claim.owner, &now, &expires_at],
+                &[&thread, &fresh.owner, &fresh.since, &fresh.expires_at],
             )?;
-            fresh(&claim.owner, now, expires_at)
+            fresh
         }
-        Some(held) => {
-            return Err(StoreError::ThreadOwned {
-                thread: thread.to_owned(),
-                lease: held,
-            })
-        }
-    };
-    Ok(lease)
-}
-
-fn fresh(owner: &str, since: Millis, expires_at: Millis) -> Lease {
-    Lease {
-        owner: owner.to_owned(),
-        since,
-        expires_at,
-        stop_requested: false,
-    }
+    })
 }
 
 pub(super) fn renew(
@@ -89,7 +74,7 @@ pub(super) fn renew(
         &[&thread, &owner, &expires_at],
     )?;
     let Some(row) = row else {
-        return Err(lost(thread, owner));
+        return Err(lease_lost(thread, owner));
     };
     Ok(Lease {
         owner: col(&row, 0)?,
@@ -139,13 +124,6 @@ pub(super) fn request_stop(tx: &mut Conn, thread: &str, now: Millis) -> StoreRes
 pub(super) fn check_owner(conn: &mut Conn, thread: &str, owner: &str) -> StoreResult<()> {
     match lease(conn, thread)? {
         Some(held) if held.owner == owner => Ok(()),
-        _ => Err(lost(thread, owner)),
-    }
-}
-
-fn lost(thread: &str, owner: &str) -> StoreError {
-    StoreError::LeaseLost {
-        thread: thread.to_owned(),
-        owner: owner.to_owned(),
+        _ => Err(lease_lost(thread, owner)),
     }
 }

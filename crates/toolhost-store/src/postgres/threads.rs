@@ -7,6 +7,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::page::ThreadQuery;
 use crate::rows::{decode_thread, ThreadRow};
+use crate::rules::THREAD_TABLES;
 use postgres::types::ToSql;
 use postgres::Row;
 
@@ -54,23 +55,6 @@ pub(super) fn create(tx: &mut Conn, new: NewThread, now: Millis) -> StoreResult<
     super::apply::apply_in(tx, &thread.id, new.writes, now)?;
     Ok(thread)
 }
-
-/// Every table that holds rows of a thread in a `thread` column. The thread's own row goes last,
-/// after everything that refers to it.
-const THREAD_TABLES: &[&str] = &[
-    "file_chunks",
-    "files",
-    "calls",
-    "approvals",
-    "variables",
-    "variable_requests",
-    "queue",
-    "queue_keys",
-    "events",
-    "kv",
-    "messages",
-    "leases",
-];
 
 /// Deletes the thread and its subtree, or nothing while a live run owns any of them; inside
 /// the writer's transaction, so no run can claim one between the check and the deletion.
@@ -186,4 +170,31 @@ pub(super) fn with_work(conn: &mut Conn) -> StoreResult<Vec<String>> {
     .iter()
     .map(|row| col(row, 0))
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::THREAD_TABLES;
+    use crate::conformance::fresh_database::FreshDatabase;
+
+    #[test]
+    fn every_table_with_a_thread_column_is_emptied_by_a_deletion() {
+        let database = FreshDatabase::new();
+        drop(database.store());
+        let mut tables: Vec<String> = database
+            .client()
+            .query(
+                "SELECT table_name::text FROM information_schema.columns
+                 WHERE table_schema = 'public' AND column_name = 'thread'",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        tables.sort();
+        let mut covered: Vec<String> = THREAD_TABLES.iter().map(|t| t.to_string()).collect();
+        covered.sort();
+        assert_eq!(tables, covered, "a table with a `thread` column is missing");
+    }
 }

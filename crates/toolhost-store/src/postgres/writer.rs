@@ -8,8 +8,9 @@
 use super::{conn::Conn, Target, WRITE_LOCK};
 use crate::error::{StoreError, StoreResult};
 use crate::model::Millis;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
+pub(crate) use crate::reply::{Counters, Reply};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Receiver;
 
 /// The most writes that share one commit: bounds how long the first of them waits.
 const MAX_GROUP: usize = 256;
@@ -21,12 +22,6 @@ pub(super) trait Job: Send {
     fn run(&mut self, conn: &mut Conn, now: Millis) -> bool;
     /// Delivers the outcome once the group's transaction is committed (or failed).
     fn finish(self: Box<Self>, committed: Result<(), String>);
-}
-
-/// Where a write's outcome goes: a thread that blocks on it, or a task that awaits it.
-pub(super) enum Reply<T> {
-    Blocking(SyncSender<StoreResult<T>>),
-    Async(tokio::sync::oneshot::Sender<StoreResult<T>>),
 }
 
 /// A write with a typed result, delivered to a waiting caller.
@@ -62,31 +57,8 @@ where
     }
 
     fn finish(self: Box<Self>, committed: Result<(), String>) {
-        let outcome = match (self.result, committed) {
-            (Some(Err(e)), _) => Err(e),
-            (Some(Ok(value)), Ok(())) => Ok(value),
-            (_, Err(why)) => Err(StoreError::Backend(why.into())),
-            (None, Ok(())) => Err(StoreError::Backend(
-                "the write failed inside the store and was undone".into(),
-            )),
-        };
-        // The caller may have gone away; its write is committed all the same.
-        match self.reply {
-            Reply::Blocking(to) => {
-                let _ = to.send(outcome);
-            }
-            Reply::Async(to) => {
-                let _ = to.send(outcome);
-            }
-        }
+        self.reply.deliver(self.result, committed);
     }
-}
-
-/// What the writer has done so far.
-#[derive(Debug, Default)]
-pub(super) struct Counters {
-    pub writes: AtomicU64,
-    pub commits: AtomicU64,
 }
 
 /// Applies groups of writes until every sender is gone; a connection the server closed is

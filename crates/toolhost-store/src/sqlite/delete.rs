@@ -4,24 +4,8 @@
 use super::{db, exec, leases, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::model::now_millis;
+use crate::rules::THREAD_TABLES;
 use rusqlite::Connection;
-
-/// Every table that holds rows of a thread in a `thread` column. The thread's own row goes last,
-/// after everything that refers to it.
-const THREAD_TABLES: &[&str] = &[
-    "file_chunks",
-    "files",
-    "calls",
-    "approvals",
-    "variables",
-    "variable_requests",
-    "queue",
-    "queue_keys",
-    "events",
-    "kv",
-    "messages",
-    "leases",
-];
 
 /// Runs inside the writer's transaction, so the checks and the deletion are one step: a run
 /// cannot claim a thread of the subtree between them.
@@ -67,8 +51,8 @@ fn subtree(tx: &Connection, thread: &str) -> StoreResult<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::THREAD_TABLES;
     use crate::path::normalize;
+    use crate::rules::THREAD_TABLES;
     use crate::*;
 
     /// The tables of the schema that have a `thread` column.

@@ -2,8 +2,9 @@
 //! requests.
 
 use super::{corrupt, db, exec, query_one};
-use crate::error::{StoreError, StoreResult};
+use crate::error::StoreResult;
 use crate::model::*;
+use crate::rules::check_decision;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub(super) fn request_approval(
@@ -31,10 +32,6 @@ pub(super) fn decide_approval(
     decision: ApprovalDecision,
     now: Millis,
 ) -> StoreResult<()> {
-    let refused = |reason: &str| StoreError::DecisionRefused {
-        call_id: call_id.to_owned(),
-        reason: reason.to_owned(),
-    };
     let row: Option<(String, Option<String>)> = query_one(
         tx,
         "SELECT request, decision FROM approvals WHERE thread = ?1 AND call_id = ?2",
@@ -43,25 +40,14 @@ pub(super) fn decide_approval(
     )
     .optional()
     .map_err(db)?;
-    let Some((request, decided)) = row else {
-        return Err(refused(
-            "no call of this thread waits for approval under this id",
-        ));
+    let (request, decided) = match row {
+        Some((request, decided)) => (
+            Some(serde_json::from_str::<ApprovalRequest>(&request).map_err(corrupt)?),
+            decided.is_some(),
+        ),
+        None => (None, false),
     };
-    if decided.is_some() {
-        return Err(refused("the call was already decided"));
-    }
-    let request: ApprovalRequest = serde_json::from_str(&request).map_err(corrupt)?;
-    if request.args_hash != decision.args_hash {
-        return Err(refused(
-            "it was made for other arguments than the call waits with",
-        ));
-    }
-    if request.tool_fingerprint != decision.tool_fingerprint {
-        return Err(refused(
-            "it was made for another definition of the tool than the call waits with",
-        ));
-    }
+    check_decision(call_id, request.as_ref(), decided, &decision)?;
     let text = serde_json::to_string(&decision).map_err(corrupt)?;
     exec(
         tx,

@@ -5,6 +5,7 @@ use super::{db, exec, query_one, require_thread};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::{now_millis, Millis};
+use crate::rules::{claim_step, lease_lost, ClaimStep};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The lease row of a thread, if any.
@@ -29,55 +30,39 @@ pub(super) fn lease(conn: &Connection, thread: &str) -> StoreResult<Option<Lease
 /// Runs inside the writer's transaction: the read and the update are one compare-and-set.
 pub(super) fn claim(tx: &Connection, thread: &str, claim: &LeaseClaim) -> StoreResult<Lease> {
     require_thread(tx, thread)?;
-    let now = now_millis();
-    let expires_at = now.saturating_add(claim.ttl_ms.max(1));
-    let lease = match lease(tx, thread)? {
-        None => {
-            exec(
-                tx,
-                "INSERT INTO leases (thread, owner, since, expires_at, stop_requested)
+    Ok(
+        match claim_step(thread, lease(tx, thread)?, claim, now_millis())? {
+            ClaimStep::Insert(fresh) => {
+                exec(
+                    tx,
+                    "INSERT INTO leases (thread, owner, since, expires_at, stop_requested)
                  VALUES (?1, ?2, ?3, ?4, 0)",
-                params![thread, claim.owner, now, expires_at],
-            )
-            .map_err(db)?;
-            fresh(&claim.owner, now, expires_at)
-        }
-        Some(held) if held.owner == claim.owner => {
-            exec(
-                tx,
-                "UPDATE leases SET expires_at = ?2 WHERE thread = ?1",
-                params![thread, expires_at],
-            )
-            .map_err(db)?;
-            Lease { expires_at, ..held }
-        }
-        Some(held) if held.expires_at <= now || claim.replacing.as_deref() == Some(&held.owner) => {
-            exec(
-                tx,
-                "UPDATE leases SET owner = ?2, since = ?3, expires_at = ?4, stop_requested = 0
+                    params![thread, fresh.owner, fresh.since, fresh.expires_at],
+                )
+                .map_err(db)?;
+                fresh
+            }
+            ClaimStep::Extend(renewed) => {
+                exec(
+                    tx,
+                    "UPDATE leases SET expires_at = ?2 WHERE thread = ?1",
+                    params![thread, renewed.expires_at],
+                )
+                .map_err(db)?;
+                renewed
+            }
+            ClaimStep::TakeOver(fresh) => {
+                exec(
+                    tx,
+                    "UPDATE leases SET owner = ?2, since = ?3, expires_at = ?4, stop_requested = 0
                  WHERE thread = ?1",
-                params![thread, claim.owner, now, expires_at],
-            )
-            .map_err(db)?;
-            fresh(&claim.owner, now, expires_at)
-        }
-        Some(held) => {
-            return Err(StoreError::ThreadOwned {
-                thread: thread.to_owned(),
-                lease: held,
-            })
-        }
-    };
-    Ok(lease)
-}
-
-fn fresh(owner: &str, since: Millis, expires_at: Millis) -> Lease {
-    Lease {
-        owner: owner.to_owned(),
-        since,
-        expires_at,
-        stop_requested: false,
-    }
+                    params![thread, fresh.owner, fresh.since, fresh.expires_at],
+                )
+                .map_err(db)?;
+                fresh
+            }
+        },
+    )
 }
 
 pub(super) fn renew(
@@ -94,9 +79,9 @@ pub(super) fn renew(
     )
     .map_err(db)?;
     if changed == 0 {
-        return Err(lost(thread, owner));
+        return Err(lease_lost(thread, owner));
     }
-    lease(conn, thread)?.ok_or_else(|| lost(thread, owner))
+    lease(conn, thread)?.ok_or_else(|| lease_lost(thread, owner))
 }
 
 /// Renews the leases that carry a time to live and reads the others (see
@@ -139,13 +124,6 @@ pub(super) fn request_stop(conn: &Connection, thread: &str) -> StoreResult<bool>
 pub(super) fn check_owner(conn: &Connection, thread: &str, owner: &str) -> StoreResult<()> {
     match lease(conn, thread)? {
         Some(held) if held.owner == owner => Ok(()),
-        _ => Err(lost(thread, owner)),
-    }
-}
-
-fn lost(thread: &str, owner: &str) -> StoreError {
-    StoreError::LeaseLost {
-        thread: thread.to_owned(),
-        owner: owner.to_owned(),
+        _ => Err(lease_lost(thread, owner)),
     }
 }
