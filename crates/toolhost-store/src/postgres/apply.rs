@@ -1,7 +1,7 @@
 //! Atomic batches of writes, inside the writer's transaction.
 
 use super::conn::{col, Conn};
-use super::{corrupt, gates, require_thread};
+use super::{corrupt, gates};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::rows::{decode_message, status_name, MessageRow, MESSAGE_COLUMNS};
@@ -17,7 +17,14 @@ pub(super) fn apply_in(
     writes: Vec<Write>,
     now: Millis,
 ) -> StoreResult<Applied> {
-    require_thread(tx, thread)?;
+    // The thread's time is set first: the same statement says whether the thread exists.
+    if tx.exec(
+        "UPDATE threads SET updated_at = $2 WHERE id = $1",
+        &[&thread, &now],
+    )? == 0
+    {
+        return Err(StoreError::ThreadNotFound(thread.to_owned()));
+    }
     let mut applied = Applied::default();
     for write in writes {
         match write {
@@ -85,10 +92,6 @@ pub(super) fn apply_in(
             Write::AnswerVariables { id } => gates::answer_variables(tx, thread, &id, now)?,
         }
     }
-    tx.exec(
-        "UPDATE threads SET updated_at = $2 WHERE id = $1",
-        &[&thread, &now],
-    )?;
     Ok(applied)
 }
 

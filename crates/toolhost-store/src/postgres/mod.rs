@@ -213,9 +213,27 @@ impl PostgresStore {
         T: Send + 'static,
         F: FnOnce(&mut Conn) -> StoreResult<T> + Send + 'static,
     {
+        self.on_reader(move |conn| snapshot(conn, work))
+    }
+
+    /// Runs `work`, which makes one query (a statement is its own snapshot), on a reader
+    /// connection without a transaction around it: two round trips fewer than [`Self::read`].
+    pub(crate) fn read_one<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Conn) -> StoreResult<T> + Send + 'static,
+    {
+        self.on_reader(work)
+    }
+
+    fn on_reader<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Conn) -> StoreResult<T> + Send + 'static,
+    {
         let (reply, outcome) = mpsc::sync_channel(1);
         let job: ReadJob = Box::new(move |conn: StoreResult<&mut Conn>| {
-            let _ = reply.send(conn.and_then(|conn| snapshot(conn, work)));
+            let _ = reply.send(conn.and_then(work));
         });
         self.reads
             .as_ref()

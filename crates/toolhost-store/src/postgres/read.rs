@@ -61,13 +61,13 @@ impl Store for PostgresStore {
 
     fn lease(&self, thread: &str) -> StoreResult<Option<Lease>> {
         let thread = thread.to_owned();
-        self.read(move |conn| leases::lease(conn, &thread))
+        self.read_one(move |conn| leases::lease(conn, &thread))
     }
 
     fn keep_leases(&self, held: &[HeldLease]) -> StoreResult<Vec<Option<Lease>>> {
         let held = held.to_vec();
         if held.iter().all(|h| h.ttl_ms.is_none()) {
-            return self.read(move |conn| leases::keep(conn, &held, None));
+            return self.read_one(move |conn| leases::keep(conn, &held, None));
         }
         self.write(move |tx, now| leases::keep(tx, &held, Some(now)))
     }
@@ -79,7 +79,7 @@ impl Store for PostgresStore {
 
     fn thread(&self, id: &str) -> StoreResult<Thread> {
         let id = id.to_owned();
-        self.read(move |conn| {
+        self.read_one(move |conn| {
             let row = conn
                 .opt(
                     &format!("SELECT {THREAD_COLUMNS} FROM threads WHERE id = $1"),
@@ -92,7 +92,7 @@ impl Store for PostgresStore {
 
     fn threads(&self, parent: Option<&str>) -> StoreResult<Vec<Thread>> {
         let parent = parent.map(str::to_owned);
-        self.read(move |conn| {
+        self.read_one(move |conn| {
             conn.rows(
                 &format!(
                     "SELECT {THREAD_COLUMNS} FROM threads
@@ -138,11 +138,11 @@ impl Store for PostgresStore {
 
     fn token(&self, id: &str) -> StoreResult<Option<ApiToken>> {
         let id = id.to_owned();
-        self.read(move |conn| tokens::find(conn, &id))
+        self.read_one(move |conn| tokens::find(conn, &id))
     }
 
     fn tokens(&self) -> StoreResult<Vec<ApiToken>> {
-        self.read(tokens::list)
+        self.read_one(tokens::list)
     }
 
     fn revoke_token(&self, id: &str) -> StoreResult<bool> {
@@ -152,7 +152,7 @@ impl Store for PostgresStore {
 
     fn credential(&self, name: &str) -> StoreResult<Option<Credential>> {
         let name = name.to_owned();
-        self.read(move |conn| tokens::credential(conn, &name))
+        self.read_one(move |conn| tokens::credential(conn, &name))
     }
 
     fn put_credential(
@@ -180,7 +180,7 @@ impl Store for PostgresStore {
     }
 
     fn threads_with_work(&self) -> StoreResult<Vec<String>> {
-        self.read(threads::with_work)
+        self.read_one(threads::with_work)
     }
 
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {
@@ -211,7 +211,7 @@ impl Store for PostgresStore {
     fn message_tally(&self, thread: &str) -> StoreResult<MessageTally> {
         // Kept by a trigger on the messages table (see the schema).
         let thread = thread.to_owned();
-        self.read(move |conn| {
+        self.read_one(move |conn| {
             let row = conn
                 .opt(
                     "SELECT message_count, message_seq_sum FROM threads WHERE id = $1",
@@ -328,7 +328,7 @@ impl Store for PostgresStore {
 
     fn messages_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Message)>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.read(move |conn| {
+        self.read_one(move |conn| {
             let sql = format!(
                 "SELECT thread, {} FROM messages WHERE seq > $1 ORDER BY seq LIMIT $2",
                 crate::rows::MESSAGE_COLUMNS
@@ -346,7 +346,7 @@ impl Store for PostgresStore {
 
     fn events_since(&self, seq: i64, limit: usize) -> StoreResult<Vec<(String, Event)>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.read(move |conn| {
+        self.read_one(move |conn| {
             conn.rows(
                 "SELECT thread, seq, kind, data, at FROM events WHERE seq > $1 ORDER BY seq LIMIT $2",
                 &[&seq, &limit],

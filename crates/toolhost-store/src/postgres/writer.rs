@@ -124,6 +124,9 @@ fn apply_group(conn: &mut Conn, group: Vec<Box<dyn Job>>, counters: &Counters) {
     let alone = group.len() == 1;
     let mut ran = Vec::with_capacity(group.len());
     let mut waiting = group.into_iter();
+    // Each write of a shared group runs in a savepoint; the previous one is released and the
+    // next one set in one round trip, and the commit releases the last.
+    let mut savepoint_open = false;
     while let Some(mut job) = waiting.next() {
         if alone {
             // Its transaction is its own: a failure rolls it back whole.
@@ -138,7 +141,12 @@ fn apply_group(conn: &mut Conn, group: Vec<Box<dyn Job>>, counters: &Counters) {
             ran.push(job);
             continue;
         }
-        if conn.batch("SAVEPOINT write").is_err() {
+        let set = conn.batch(if savepoint_open {
+            "RELEASE SAVEPOINT write; SAVEPOINT write"
+        } else {
+            "SAVEPOINT write"
+        });
+        if set.is_err() {
             // The transaction is unusable: give the group up whole.
             return give_up(
                 conn,
@@ -148,16 +156,14 @@ fn apply_group(conn: &mut Conn, group: Vec<Box<dyn Job>>, counters: &Counters) {
                 "the write could not start its savepoint",
             );
         }
+        savepoint_open = true;
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn, now)))
             .unwrap_or(false);
-        let closed = if ok {
-            conn.batch("RELEASE SAVEPOINT write")
-        } else {
-            conn.batch("ROLLBACK TO SAVEPOINT write; RELEASE SAVEPOINT write")
-        };
-        if let Err(e) = closed {
-            let why = format!("a write could not close its savepoint: {e}");
-            return give_up(conn, ran, job, waiting, &why);
+        if !ok {
+            if let Err(e) = conn.batch("ROLLBACK TO SAVEPOINT write") {
+                let why = format!("a failed write could not be undone: {e}");
+                return give_up(conn, ran, job, waiting, &why);
+            }
         }
         ran.push(job);
     }
