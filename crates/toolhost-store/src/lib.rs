@@ -145,6 +145,14 @@ pub trait Store: Send + Sync {
         Err(writes)
     }
 
+    /// A counter that grows when writes commit on another node of the same database (and may
+    /// grow for this process's own), for a backend that can tell (PostgreSQL, by
+    /// `LISTEN/NOTIFY`); `None` for one that cannot. A follower of what is stored waits on it
+    /// instead of polling; a wake-up says "read again", never what changed.
+    fn commits(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+
     /// How many writes the store applied and in how many commits, for a backend that counts
     /// them (SQLite does); `None` for one that does not.
     fn write_stats(&self) -> Option<WriteStats> {

@@ -235,3 +235,23 @@ fn an_unreachable_server_or_a_bad_address_is_one_sentence_without_the_password()
     let text = PostgresStore::connect(&missing).unwrap_err().to_string();
     assert!(text.contains("does not exist"), "{text}");
 }
+
+#[test]
+fn a_node_hears_when_another_commits() {
+    let database = FreshDatabase::new();
+    let (a, b) = (database.store(), database.store());
+    let heard = b.commits().expect("PostgreSQL tells its nodes of commits");
+    let before = *heard.borrow();
+    let thread = a.create_thread(NewThread::default()).unwrap().id;
+    // A guard against a hang, not a measure.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while *heard.borrow() == before {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "node b never heard of node a's commit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // What it heard of is there to read.
+    assert_eq!(b.thread(&thread).unwrap().id, thread);
+}

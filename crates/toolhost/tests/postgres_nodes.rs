@@ -15,6 +15,11 @@ use toolhost_store::conformance::fresh_database::FreshDatabase;
 /// A project whose agent calls `hold` once, then says "done". `hold` notes its process id in
 /// `started` and waits until the file `go` exists.
 fn project() -> TempProject {
+    project_with("[server]\ntakeover_interval_ms = 100\n")
+}
+
+/// The project, with `toml` as its toolhost.toml.
+fn project_with(toml: &str) -> TempProject {
     let p = TempProject::new();
     common::scripted_agent(
         &p.root,
@@ -25,7 +30,7 @@ fn project() -> TempProject {
         ("agents/tools/hold.json", r#"{"type": "object", "description": "Holds until told to go.", "properties": {"_activity": {"const": "hold"}}}"#),
         ("agents/activities/hold.json", r#"{"command": ["python3", "hold.py"], "env": ["PATH", "MARKS"], "timeoutMs": 600000}"#),
         ("hold.py", "import json, os, sys, time\njson.load(sys.stdin)\nmarks = os.environ['MARKS']\nwith open(os.path.join(marks, 'started'), 'a') as f:\n    f.write(str(os.getpid()) + '\\n')\nwhile not os.path.exists(os.path.join(marks, 'go')):\n    time.sleep(0.02)\nprint(json.dumps({'status': 'success', 'result': 'went'}))\n"),
-        ("toolhost.toml", "[server]\ntakeover_interval_ms = 100\n"),
+        ("toolhost.toml", toml),
     ];
     for (file, text) in files {
         write(&p.root, file, text);
@@ -109,19 +114,72 @@ fn a_node_killed_mid_call_is_replaced_by_another_without_a_request() {
 
 /// The thread's event stream from the start, until it has shown the run's end.
 fn read_events(addr: &str, thread: &str, token: &str) -> String {
+    let mut stream = open_events(addr, thread, token);
+    read_until(&mut stream, "run_ended")
+}
+
+/// The thread's event stream from the start.
+fn open_events(addr: &str, thread: &str, token: &str) -> std::net::TcpStream {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(common::PATIENCE)).unwrap();
+    // A guard against a hang, far beyond what a wake-up takes.
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
     write!(
         stream,
         "GET /v1/threads/{thread}/events HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n"
     )
     .unwrap();
+    stream
+}
+
+/// What the stream sends until `wanted` shows up in it.
+fn read_until(stream: &mut std::net::TcpStream, wanted: &str) -> String {
     let mut seen = String::new();
     let mut buffer = [0u8; 4096];
-    while !seen.contains("run_ended") {
-        let n = stream.read(&mut buffer).unwrap();
-        assert!(n > 0, "the stream ended early: {seen}");
+    while !seen.contains(wanted) {
+        let n = stream
+            .read(&mut buffer)
+            .unwrap_or_else(|e| panic!("no {wanted} in the stream ({e}): {seen}"));
+        assert!(n > 0, "the stream ended before {wanted}: {seen}");
         seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
     }
     seen
+}
+
+#[test]
+fn a_stream_on_one_node_shows_what_another_node_runs_as_it_is_stored() {
+    // Event streams poll once an hour here: what node b's stream shows of node a's run, it
+    // shows because node b heard node a commit.
+    let p = project_with("[server]\npoll_interval_ms = 3600000\ntakeover_interval_ms = 3600000\n");
+    let marks = p.root.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let database = FreshDatabase::new();
+    let url = database.url();
+    let token = token(&url);
+    let (mut a, a_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
+    let (mut b, b_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
+    let (status, body) = post(
+        &a_addr,
+        "/v1/threads",
+        &token,
+        r#"{"agent": "a", "message": "start"}"#,
+    )
+    .expect("node a answers");
+    assert_eq!(status, 201, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    let thread = body["thread"]["id"].as_str().unwrap().to_owned();
+    let started = marks.join("started");
+    wait_until("the call to start on node a", || started.exists());
+    let mut stream = open_events(&b_addr, &thread, &token);
+    let before = read_until(&mut stream, "start");
+    assert!(!before.contains("run_ended"), "{before}");
+    // Node a finishes the call and the run; node b's stream shows it.
+    std::fs::write(marks.join("go"), "").unwrap();
+    let after = read_until(&mut stream, "run_ended");
+    assert!(after.contains("went"), "the call's result: {after}");
+    for node in [&mut a, &mut b] {
+        node.kill().unwrap();
+        node.wait().unwrap();
+    }
 }

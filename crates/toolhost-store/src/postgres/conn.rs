@@ -38,6 +38,18 @@ impl Conn {
         Ok(statement)
     }
 
+    /// Waits up to `patience` for notifications of the channels this connection listens to;
+    /// how many arrived.
+    pub(super) fn notifications(&mut self, patience: std::time::Duration) -> StoreResult<usize> {
+        use postgres::fallible_iterator::FallibleIterator as _;
+        let mut arrived = self.client.notifications();
+        if arrived.timeout_iter(patience).next().map_err(pg)?.is_none() {
+            return Ok(0);
+        }
+        // Those that came with it are taken without waiting.
+        Ok(1 + arrived.iter().count().map_err(pg)?)
+    }
+
     /// Runs statements that take no parameters and return nothing (`BEGIN`, `COMMIT`, DDL).
     pub(super) fn batch(&mut self, sql: &str) -> StoreResult<()> {
         self.client.batch_execute(sql).map_err(pg)

@@ -19,6 +19,7 @@ mod conn;
 mod files;
 mod gates;
 mod leases;
+mod listener;
 mod read;
 mod schema;
 mod threads;
@@ -48,6 +49,10 @@ pub struct PostgresStore {
     reads: Option<Sender<ReadJob>>,
     threads: Vec<std::thread::JoinHandle<()>>,
     counters: Arc<writer::Counters>,
+    /// Grows when any node commits (see [`listener`]).
+    commits: tokio::sync::watch::Receiver<u64>,
+    /// Tells the listener to end (it is not waited for: it ends within one wait).
+    stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -161,11 +166,22 @@ impl PostgresStore {
                 run_reader(conn, &target, &waiting)
             })?);
         }
+        let (commits_heard, commits) = tokio::sync::watch::channel(0);
+        let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let listening = listener::listen_on(target.connect()?)?;
+        {
+            let stopping = stopping.clone();
+            spawn("toolhost-pg-listener", move || {
+                listener::run(listening, &target, &commits_heard, &stopping)
+            })?;
+        }
         Ok(Self {
             writes: Some(writes),
             reads: Some(reads),
             threads,
             counters,
+            commits,
+            stopping,
         })
     }
 
@@ -307,7 +323,10 @@ fn run_reader(mut conn: Conn, target: &Target, waiting: &Mutex<Receiver<ReadJob>
 
 impl Drop for PostgresStore {
     fn drop(&mut self) {
-        // The threads end when their channels close, after the work already sent.
+        // The threads end when their channels close, after the work already sent; the
+        // listener at its next wait.
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         drop(self.writes.take());
         drop(self.reads.take());
         for thread in self.threads.drain(..) {

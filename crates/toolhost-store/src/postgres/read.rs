@@ -131,6 +131,10 @@ impl Store for PostgresStore {
         Some(PostgresStore::write_stats(self))
     }
 
+    fn commits(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.commits.clone())
+    }
+
     fn create_token(&self, token: &ApiToken) -> StoreResult<()> {
         let token = token.clone();
         self.write(move |tx, _| tokens::create(tx, &token))

@@ -12,6 +12,10 @@ pub(crate) use crate::reply::{Counters, Reply};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 
+/// Ends a group: every node listening hears that something was committed (a notification is
+/// sent only if the transaction commits), in the same round trip as the commit.
+const COMMIT: &str = "NOTIFY toolhost_commits; COMMIT";
+
 /// The most writes that share one commit: bounds how long the first of them waits.
 const MAX_GROUP: usize = 256;
 
@@ -167,7 +171,7 @@ fn apply_group(conn: &mut Conn, group: Vec<Box<dyn Job>>, counters: &Counters) {
         }
         ran.push(job);
     }
-    let committed = conn.batch("COMMIT").map_err(|e| {
+    let committed = conn.batch(COMMIT).map_err(|e| {
         let _ = conn.batch("ROLLBACK");
         // A commit whose answer was lost may have happened: the callers are told it failed,
         // and the runtime's recovery treats such writes as of unknown outcome.

@@ -16,6 +16,7 @@
 //! mcp_stream_hold_ms = 30000          # a session's call lets go of its stream after this long
 //! reload = true                       # load the project again when agents/ files change
 //! takeover_interval_ms = 2000         # how often threads no live run holds are taken up
+//! poll_interval_ms = 250              # how often event streams read what others stored
 //!
 //! [server.oauth]                      # /mcp also takes this authorization server's tokens
 //! issuer = "https://auth.example.com"
@@ -267,6 +268,9 @@ pub struct ServerSection {
     /// How often the server takes up threads with work that no live run holds, in
     /// milliseconds.
     pub takeover_interval_ms: Option<u64>,
+    /// How often an event stream reads what other processes stored, in milliseconds (a
+    /// PostgreSQL store also wakes it when another node commits).
+    pub poll_interval_ms: Option<u64>,
     /// An OAuth authorization server whose access tokens `/mcp` takes.
     pub oauth: Option<OAuthSection>,
 }

@@ -137,6 +137,9 @@ fn server_config(
     if let Some(ms) = file.server.takeover_interval_ms {
         config.takeover_interval = Duration::from_millis(ms);
     }
+    if let Some(ms) = file.server.poll_interval_ms {
+        config.poll_interval = Duration::from_millis(ms);
+    }
     config.allowed_origins = if args.allowed_origins.is_empty() {
         file.server.allowed_origins.clone().unwrap_or_default()
     } else {

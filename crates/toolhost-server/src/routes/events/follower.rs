@@ -29,6 +29,10 @@ pub(super) enum Watched {
     All,
 }
 
+/// How soon after a commit another node made the store is read: the commits of a burst share
+/// one read.
+const COMMIT_GAP: Duration = Duration::from_millis(20);
+
 /// One client's view of one thread or of all it may reach.
 pub(super) struct Follower {
     watched: Watched,
@@ -37,6 +41,9 @@ pub(super) struct Follower {
     /// Live events; `None` once the runtime's channel closed (what is stored still shows up).
     live: Option<broadcast::Receiver<LiveEvent>>,
     ended: Option<broadcast::Receiver<RunEnded>>,
+    /// Grows when a node of a shared database commits (`None` for a store that cannot tell):
+    /// what another node stored is read at once rather than at the next poll.
+    commits: Option<watch::Receiver<u64>>,
     /// Turns true when the server shuts down: the stream ends.
     closing: watch::Receiver<bool>,
     poll: Duration,
@@ -71,6 +78,7 @@ impl Follower {
             db: state.db.clone(),
             live: Some(live),
             ended: Some(state.runs.subscribe()),
+            commits: state.db.blocking().commits(),
             closing: state.closing.clone(),
             poll: state.config.poll_interval,
             position,
@@ -133,6 +141,14 @@ impl Follower {
                     Err(RecvError::Lagged(_)) => self.refill = true,
                     Err(RecvError::Closed) => self.ended = None,
                 },
+                heard = changed_of(&mut self.commits) => {
+                    if heard {
+                        // Commits come in bursts: one read shortly after covers many.
+                        self.next_poll = self.next_poll.min(Instant::now() + COMMIT_GAP);
+                    } else {
+                        self.commits = None;
+                    }
+                }
                 _ = self.closing.changed() => {
                     self.queue.push_back(error_event(
                         "the server is shutting down; reconnect with the last id to go on",
@@ -307,6 +323,14 @@ impl Follower {
 async fn next_of<T: Clone>(channel: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
     match channel {
         Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Waits for the next commit a shared store heard of: `false` once it can tell no more.
+async fn changed_of(commits: &mut Option<watch::Receiver<u64>>) -> bool {
+    match commits {
+        Some(rx) => rx.changed().await.is_ok(),
         None => std::future::pending().await,
     }
 }
