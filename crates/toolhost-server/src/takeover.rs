@@ -5,48 +5,119 @@
 //! node that died (once their leases expired), and work that arrived while an owner was letting
 //! go. With several servers on one database, whichever claims a thread first runs it; the
 //! others' runs end at once.
+//!
+//! A thread that is still there sweep after sweep (its run fails before it changes anything: an
+//! agent the project no longer has, say) is tried again less and less often, so that it cannot
+//! keep a node busy or fill its own history with failed runs.
 
 use crate::state::AppState;
+use std::collections::HashMap;
+use std::time::Duration;
+use std::time::Instant;
 use toolhost_store::now_millis;
+
+/// The longest a thread that keeps coming back waits for its next try.
+const LONGEST_WAIT: Duration = Duration::from_secs(600);
+
+/// When each thread the sweep started may be started again, and how long it waited last.
+#[derive(Default)]
+struct Tries(HashMap<String, (Instant, Duration)>);
+
+impl Tries {
+    /// Whether `thread` may be started at `now`; if so, its next try waits twice as long.
+    fn start_now(&mut self, thread: &str, every: Duration, now: Instant) -> bool {
+        match self.0.get_mut(thread) {
+            Some((next, _)) if *next > now => false,
+            Some((next, wait)) => {
+                *wait = (*wait * 2).min(LONGEST_WAIT);
+                *next = now + *wait;
+                true
+            }
+            None => {
+                self.0.insert(thread.to_owned(), (now + every, every));
+                true
+            }
+        }
+    }
+
+    /// Forgets the threads that have no work left: they start from the first try again.
+    fn keep_only(&mut self, with_work: &[String]) {
+        self.0.retain(|thread, _| with_work.contains(thread));
+    }
+}
 
 /// Sweeps until the task is aborted (the server stopping).
 pub(crate) async fn keep_taking_over(state: AppState) {
     let every = state.config.takeover_interval;
+    let mut tries = Tries::default();
     loop {
         tokio::time::sleep(every).await;
-        take_over(&state).await;
+        take_over(&state, &mut tries, every).await;
     }
 }
 
 /// Starts a run for each thread with work that neither this node runs nor a live lease holds.
-async fn take_over(state: &AppState) {
+async fn take_over(state: &AppState, tries: &mut Tries, every: Duration) {
     let found = state
         .db
         .run_blocking(|store| {
+            let with_work = store.threads_with_work()?;
             let mut free = Vec::new();
-            for thread in store.threads_with_work()? {
+            for thread in &with_work {
                 // The lease's time is the store's clock; a claim decides for certain, this only
                 // spares the claims that are sure to fail.
                 let held = store
-                    .lease(&thread)?
+                    .lease(thread)?
                     .is_some_and(|lease| lease.is_live(now_millis()));
                 if !held {
-                    free.push(thread);
+                    free.push(thread.clone());
                 }
             }
-            Ok(free)
+            Ok((with_work, free))
         })
         .await;
-    let threads = match found {
-        Ok(threads) => threads,
+    let (with_work, free) = match found {
+        Ok(found) => found,
         Err(e) => {
             tracing::warn!(error = %e, "the threads to take over could not be listed");
             return;
         }
     };
-    for thread in threads {
-        if !state.runs.is_running(&thread) {
+    tries.keep_only(&with_work);
+    for thread in free {
+        if !state.runs.is_running(&thread) && tries.start_now(&thread, every, Instant::now()) {
             state.runs.start(state.runtime(), thread);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_that_keeps_coming_back_is_tried_less_and_less_often() {
+        let every = Duration::from_secs(2);
+        let mut tries = Tries::default();
+        let mut now = Instant::now();
+        assert!(tries.start_now("t", every, now));
+        assert!(
+            !tries.start_now("t", every, now),
+            "not again before its wait"
+        );
+        let mut waits = Vec::new();
+        for _ in 0..12 {
+            let started = now;
+            while !tries.start_now("t", every, now) {
+                now += Duration::from_millis(500);
+            }
+            waits.push(now - started);
+        }
+        assert!(waits.windows(2).all(|w| w[0] <= w[1]), "{waits:?}");
+        assert!(*waits.last().unwrap() <= LONGEST_WAIT + Duration::from_secs(1));
+        assert!(*waits.last().unwrap() >= LONGEST_WAIT / 2);
+        // Once its work is done it is forgotten, and starts from the first try again.
+        tries.keep_only(&[]);
+        assert!(tries.start_now("t", every, now));
     }
 }

@@ -3,7 +3,8 @@
 //! everything, read back through both stores).
 //!
 //! The copy is one transaction under the cluster's write lock, so no node writes while it runs
-//! and a copy that fails leaves the database as empty as it found it. Leases are not copied (a
+//! and a copy that fails leaves the database as empty as it found it (one that commits but does
+//! not read back the same is taken out again). Leases are not copied (a
 //! lease belongs to a running process, and a folder being copied must have none); a thread a
 //! run still owns refuses the copy.
 
@@ -279,16 +280,39 @@ pub fn copy_sqlite_to_postgres(
         rusqlite::Connection::open_with_flags(from, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sqlite)?;
     let mut client = postgres::Client::connect(to, postgres::NoTls).map_err(pg)?;
+    // Every table is read from one state of the folder.
+    conn.execute_batch("BEGIN").map_err(sqlite)?;
     let tables = copy_tables(&conn, &mut client, progress)?;
+    let checked = check(&source, &target, progress);
+    if checked.is_err() {
+        // A copy that does not read back the same is taken out again: the database is left as
+        // empty as it was found, for another try.
+        let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+        client
+            .batch_execute(&format!("TRUNCATE {}", names.join(", ")))
+            .map_err(pg)?;
+    }
+    Ok(CopyReport {
+        tables,
+        threads: checked?,
+    })
+}
+
+/// Reads every thread back from both stores and compares their digests.
+fn check(
+    source: &SqliteStore,
+    target: &PostgresStore,
+    progress: &mut dyn FnMut(CopyProgress),
+) -> StoreResult<Vec<ThreadDigest>> {
     let ids: Vec<String> = source.threads(None)?.into_iter().map(|t| t.id).collect();
     let mut threads = Vec::with_capacity(ids.len());
     for (done, id) in ids.iter().enumerate() {
-        let before = thread_digest(&source, id)?;
-        let after = thread_digest(&target, id)?;
+        let before = thread_digest(source, id)?;
+        let after = thread_digest(target, id)?;
         if before != after {
             return Err(StoreError::Corrupt(format!(
                 "thread {id} differs after the copy: {before:?} in the folder, {after:?} in \
-                 PostgreSQL"
+                 PostgreSQL; the copy was taken out again"
             )));
         }
         threads.push(after);
@@ -299,10 +323,10 @@ pub fn copy_sqlite_to_postgres(
     }
     if source.tokens()? != target.tokens()? {
         return Err(StoreError::Corrupt(
-            "the API tokens differ after the copy".into(),
+            "the API tokens differ after the copy; the copy was taken out again".into(),
         ));
     }
-    Ok(CopyReport { tables, threads })
+    Ok(threads)
 }
 
 /// Copies every table in one transaction under the cluster's write lock.

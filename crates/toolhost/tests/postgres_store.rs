@@ -78,7 +78,7 @@ fn a_database_that_cannot_be_reached_is_one_sentence_without_the_password() {
     assert_ne!(run.code, 0);
     assert!(
         run.stderr.contains(
-            "error: the store at postgres://bob:***@127.0.0.1:1/toolhost could not be opened."
+            "error: the store at postgres://bob@127.0.0.1:1/toolhost could not be opened."
         ),
         "{}",
         run.stderr

@@ -33,7 +33,10 @@ use postgres::NoTls;
 use std::str::FromStr;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
-use writer::{Job, Reply, TypedJob};
+use writer::{writer_session, Job, Reply, TypedJob};
+
+/// How long connecting, and a connection that gets no answer, may take before it is given up.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How many read connections a node opens beside its writer.
 const READERS: usize = 4;
@@ -74,7 +77,7 @@ struct Target {
 
 impl Target {
     fn parse(url: &str) -> StoreResult<Self> {
-        let config = postgres::Config::from_str(url).map_err(|e| {
+        let mut config = postgres::Config::from_str(url).map_err(|e| {
             StoreError::Backend(
                 format!("the store address is not a PostgreSQL connection string: {e}").into(),
             )
@@ -106,6 +109,15 @@ impl Target {
             },
             config.get_dbname().unwrap_or("(the user's database)"),
         );
+        // A server that stops answering (a partition, a machine that froze) is given up on
+        // instead of being waited for as long as the operating system's defaults would.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.keepalives_idle(CONNECT_TIMEOUT);
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(CONNECT_TIMEOUT);
+        }
         Ok(Self { config, shown })
     }
 
@@ -140,13 +152,22 @@ fn cause(e: &postgres::Error) -> String {
 }
 
 impl PostgresStore {
+    /// What toolhost reads of the database address `url` (user, hosts, ports, database), for
+    /// output and errors: never its password, wherever the address put it.
+    pub fn address_shown(url: &str) -> String {
+        Target::parse(url).map_or_else(
+            |_| "(an address that is not a PostgreSQL connection string)".to_owned(),
+            |target| target.shown,
+        )
+    }
+
     /// Connects to the database at `url` (a `postgres://` URL or a `key=value` connection
     /// string), brings its schema up to date under an advisory lock (so that many nodes started
     /// together on a new database all come up) and opens this node's connections. A database
     /// written by a newer toolhost is refused and left as it is.
     pub fn connect(url: &str) -> StoreResult<Self> {
         let target = Target::parse(url)?;
-        let mut first = target.connect()?;
+        let mut first = writer_session(target.connect())?;
         schema::migrate(&mut first)?;
         let counters = Arc::new(writer::Counters::default());
         let (writes, jobs) = mpsc::channel::<Box<dyn Job>>();
@@ -317,7 +338,9 @@ fn run_reader(mut conn: Conn, target: &Target, waiting: &Mutex<Receiver<ReadJob>
                 }
             }
         }
-        job(Ok(&mut conn));
+        // A read that panics fails alone (its caller hears the store stopped answering it);
+        // the reader goes on.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(Ok(&mut conn))));
     }
 }
 

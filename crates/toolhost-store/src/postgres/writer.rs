@@ -82,7 +82,7 @@ pub(super) fn run_writer(
             }
         }
         if conn.is_closed() {
-            match target.connect() {
+            match writer_session(target.connect()) {
                 Ok(fresh) => conn = fresh,
                 Err(e) => {
                     let why = e.to_string();
@@ -93,8 +93,17 @@ pub(super) fn run_writer(
                 }
             }
         }
-        apply_group(&mut conn, group, counters);
+        apply_group(&mut conn, target, group, counters);
     }
+}
+
+/// A connection made the writer's: a transaction it leaves open (its node cut off from the
+/// server in the middle of a group) is ended by the server, which frees the cluster's write
+/// lock for the other nodes.
+pub(super) fn writer_session(conn: StoreResult<Conn>) -> StoreResult<Conn> {
+    let mut conn = conn?;
+    conn.batch("SET idle_in_transaction_session_timeout = '30s'")?;
+    Ok(conn)
 }
 
 /// Begins a write transaction: the cluster's write lock, then the database's clock.
@@ -109,12 +118,21 @@ fn begin(conn: &mut Conn) -> StoreResult<Millis> {
 }
 
 /// Applies a group of writes in one transaction and tells each its outcome.
-fn apply_group(conn: &mut Conn, group: Vec<Box<dyn Job>>, counters: &Counters) {
+fn apply_group(conn: &mut Conn, target: &Target, group: Vec<Box<dyn Job>>, counters: &Counters) {
     counters
         .writes
         .fetch_add(group.len() as u64, Ordering::Relaxed);
     counters.commits.fetch_add(1, Ordering::Relaxed);
-    let now = match begin(conn) {
+    // A connection the server closed (it restarted) is only known to be closed once used: the
+    // group, none of whose writes ran yet, begins again on a new one.
+    let began = begin(conn).or_else(|e| {
+        if !conn.is_closed() {
+            return Err(e);
+        }
+        *conn = writer_session(target.connect())?;
+        begin(conn)
+    });
+    let now = match began {
         Ok(now) => now,
         Err(e) => {
             let _ = conn.batch("ROLLBACK");

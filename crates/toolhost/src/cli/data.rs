@@ -25,7 +25,8 @@ pub struct DataArg {
     /// keeps everything in memory for this one command: the same semantics, nothing on disk. A
     /// `postgres://` URL keeps them in that PostgreSQL database, which many nodes can share.
     /// Default: TOOLHOST_STORE, else `.toolhost`.
-    #[arg(long, visible_alias = "store", default_value = default_data())]
+    // The default is not shown in the help: TOOLHOST_STORE may hold a password.
+    #[arg(long, visible_alias = "store", default_value = default_data(), hide_default_value = true)]
     pub(super) data: PathBuf,
 }
 
@@ -46,27 +47,17 @@ pub fn is_postgres(data: &Path) -> bool {
         .is_some_and(|d| d.starts_with("postgres://") || d.starts_with("postgresql://"))
 }
 
-/// `data` as it may be shown (in output, errors and hints): a database's address without its
-/// password.
+/// `data` as it may be shown (in output, errors and hints): a database as `postgres://` and
+/// what toolhost reads of its address (user, hosts, ports, database), never its password,
+/// wherever the address put it.
 pub fn shown(data: &Path) -> String {
-    let text = data.display().to_string();
     if !is_postgres(data) {
-        return text;
+        return data.display().to_string();
     }
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text;
-    };
-    // The user information ends at the last `@` before the host.
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let userinfo = &rest[..at];
-            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
-            let hidden = if userinfo.contains(':') { ":***" } else { "" };
-            format!("{scheme}://{user}{hidden}{}", &rest[at..])
-        }
-        None => text,
-    }
+    format!(
+        "postgres://{}",
+        PostgresStore::address_shown(data.to_str().unwrap_or_default())
+    )
 }
 
 /// The secrets key of a store in PostgreSQL: every node that shares the database must seal and
@@ -162,15 +153,24 @@ mod tests {
     #[test]
     fn a_databases_address_is_shown_without_its_password() {
         let show = |data: &str| shown(Path::new(data));
-        assert_eq!(
-            show("postgres://bob:s3cr@t@db.example:5432/toolhost?sslmode=disable"),
-            "postgres://bob:***@db.example:5432/toolhost?sslmode=disable"
-        );
-        assert_eq!(show("postgresql://bob@db/x"), "postgresql://bob@db/x");
-        assert_eq!(
-            show("postgresql:///x?host=/run/pg"),
-            "postgresql:///x?host=/run/pg"
-        );
+        for (given, expected) in [
+            (
+                "postgres://bob:s3cr%40t@db.example:5432/toolhost?sslmode=disable",
+                "postgres://bob@db.example:5432/toolhost",
+            ),
+            ("postgres://bob:pa/ss@db/x", "postgres://bob@db:5432/x"),
+            (
+                "postgresql://bob@db/x?password=hunter2",
+                "postgres://bob@db:5432/x",
+            ),
+            ("postgresql:///x?host=/run/pg", "postgres:///run/pg/x"),
+        ] {
+            let text = show(given);
+            assert_eq!(text, expected, "{given}");
+            for secret in ["s3cr", "pa/ss", "hunter2"] {
+                assert!(!text.contains(secret), "{text}");
+            }
+        }
         assert_eq!(show(".toolhost"), ".toolhost");
     }
 }

@@ -13,7 +13,8 @@ use toolhost_store::secrets::{SECRET_KEY_ENV, SECRET_KEY_FILE};
 
 #[derive(Debug, Args)]
 pub struct MigrateArgs {
-    /// The data folder to copy (its toolhost.db); it is only read.
+    /// The data folder to copy (its toolhost.db): only read, once its schema is brought up to
+    /// date.
     #[arg(long)]
     from: PathBuf,
     /// The PostgreSQL database to copy into (`postgres://user:password@host/db`); it must hold
@@ -28,7 +29,8 @@ pub struct MigrateArgs {
 pub fn migrate(args: MigrateArgs) -> ExitCode {
     if !is_postgres(&args.to) {
         output::error(
-            &format!("--to {} is not a PostgreSQL URL.", args.to.display()),
+            // Not echoed: what was given may hold a password.
+            "--to is not a PostgreSQL URL.",
             Some(&"give postgres://user:password@host/database"),
         );
         return output::exit(BAD_INPUT);

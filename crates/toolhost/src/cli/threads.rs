@@ -217,7 +217,7 @@ pub(super) fn missing_thread(store: &dyn Store, id: &str, data: &Path) -> ExitCo
             let more = if threads.len() > SHOWN {
                 format!(
                     "; `toolhost threads list --data {}` lists all {}",
-                    data.display(),
+                    super::data::shown(data),
                     threads.len()
                 )
             } else {
@@ -228,7 +228,7 @@ pub(super) fn missing_thread(store: &dyn Store, id: &str, data: &Path) -> ExitCo
         Err(e) => format!("its threads could not be listed either: {e}"),
     };
     output::error(
-        &format!("there is no thread {id} in {}.", data.display()),
+        &format!("there is no thread {id} in {}.", super::data::shown(data)),
         Some(&cause),
     );
     output::exit(BAD_INPUT)
