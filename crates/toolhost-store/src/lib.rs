@@ -32,6 +32,7 @@
 //!   commit); each batch still succeeds or fails alone.
 
 mod async_store;
+mod commits;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "postgres")]
@@ -54,6 +55,7 @@ mod sqlite;
 pub mod token;
 
 pub use async_store::{AsyncStore, PendingApply};
+pub use commits::Committed;
 pub use error::{StoreError, StoreResult};
 pub use lease::{HeldLease, Lease, LeaseClaim};
 pub use meta::{
@@ -145,11 +147,12 @@ pub trait Store: Send + Sync {
         Err(writes)
     }
 
-    /// A counter that grows when writes commit on another node of the same database (and may
-    /// grow for this process's own), for a backend that can tell (PostgreSQL, by
+    /// The commits of every node of the same database (this process's own included), each
+    /// with the threads it wrote to, for a backend that can tell (PostgreSQL, by
     /// `LISTEN/NOTIFY`); `None` for one that cannot. A follower of what is stored waits on it
-    /// instead of polling; a wake-up says "read again", never what changed.
-    fn commits(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+    /// instead of polling; a notice says "read again", and what is stored says what changed.
+    /// A receiver that falls behind should read everything it follows again.
+    fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<std::sync::Arc<Committed>>> {
         None
     }
 

@@ -17,6 +17,7 @@ pub(super) fn apply_in(
     writes: Vec<Write>,
     now: Millis,
 ) -> StoreResult<Applied> {
+    tx.touch(thread);
     // The thread's time is set first: the same statement says whether the thread exists.
     if tx.exec(
         "UPDATE threads SET updated_at = $2 WHERE id = $1",

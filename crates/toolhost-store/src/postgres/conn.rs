@@ -14,6 +14,9 @@ pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 pub(crate) struct Conn {
     client: Client,
     statements: HashMap<String, Statement>,
+    /// The threads the transaction under way wrote to (the writer's connection), for the
+    /// notice of its commit.
+    touched: Vec<String>,
 }
 
 impl Conn {
@@ -21,6 +24,7 @@ impl Conn {
         Self {
             client,
             statements: HashMap::new(),
+            touched: Vec::new(),
         }
     }
 
@@ -38,16 +42,36 @@ impl Conn {
         Ok(statement)
     }
 
+    /// Notes that the transaction under way writes to `thread`.
+    pub(super) fn touch(&mut self, thread: &str) {
+        if !self.touched.iter().any(|t| t == thread) {
+            self.touched.push(thread.to_owned());
+        }
+    }
+
+    /// The threads noted since this was last called.
+    pub(super) fn take_touched(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.touched)
+    }
+
     /// Waits up to `patience` for notifications of the channels this connection listens to;
-    /// how many arrived.
-    pub(super) fn notifications(&mut self, patience: std::time::Duration) -> StoreResult<usize> {
+    /// their payloads.
+    pub(super) fn notifications(
+        &mut self,
+        patience: std::time::Duration,
+    ) -> StoreResult<Vec<String>> {
         use postgres::fallible_iterator::FallibleIterator as _;
         let mut arrived = self.client.notifications();
-        if arrived.timeout_iter(patience).next().map_err(pg)?.is_none() {
-            return Ok(0);
-        }
+        let Some(first) = arrived.timeout_iter(patience).next().map_err(pg)? else {
+            return Ok(Vec::new());
+        };
         // Those that came with it are taken without waiting.
-        Ok(1 + arrived.iter().count().map_err(pg)?)
+        let mut payloads = vec![first.payload().to_owned()];
+        let mut more = arrived.iter();
+        while let Some(next) = more.next().map_err(pg)? {
+            payloads.push(next.payload().to_owned());
+        }
+        Ok(payloads)
     }
 
     /// Runs statements that take no parameters and return nothing (`BEGIN`, `COMMIT`, DDL).

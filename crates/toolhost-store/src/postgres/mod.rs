@@ -38,6 +38,9 @@ use writer::{writer_session, Job, Reply, TypedJob};
 /// How long connecting, and a connection that gets no answer, may take before it is given up.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How many notices of commits a follower may fall behind before it is told to read everything.
+const COMMIT_NOTICES: usize = 1024;
+
 /// How many read connections a node opens beside its writer.
 const READERS: usize = 4;
 
@@ -52,8 +55,8 @@ pub struct PostgresStore {
     reads: Option<Sender<ReadJob>>,
     threads: Vec<std::thread::JoinHandle<()>>,
     counters: Arc<writer::Counters>,
-    /// Grows when any node commits (see [`listener`]).
-    commits: tokio::sync::watch::Receiver<u64>,
+    /// Notices of every node's commits (see [`listener`]).
+    commits: tokio::sync::broadcast::Sender<Arc<crate::Committed>>,
     /// Tells the listener to end (it is not waited for: it ends within one wait).
     stopping: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -187,7 +190,8 @@ impl PostgresStore {
                 run_reader(conn, &target, &waiting)
             })?);
         }
-        let (commits_heard, commits) = tokio::sync::watch::channel(0);
+        let (commits, _) = tokio::sync::broadcast::channel(COMMIT_NOTICES);
+        let commits_heard = commits.clone();
         let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let listening = listener::listen_on(target.connect()?)?;
         {

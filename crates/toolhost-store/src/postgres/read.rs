@@ -131,8 +131,10 @@ impl Store for PostgresStore {
         Some(PostgresStore::write_stats(self))
     }
 
-    fn commits(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        Some(self.commits.clone())
+    fn commits(
+        &self,
+    ) -> Option<tokio::sync::broadcast::Receiver<std::sync::Arc<crate::Committed>>> {
+        Some(self.commits.subscribe())
     }
 
     fn create_token(&self, token: &ApiToken) -> StoreResult<()> {

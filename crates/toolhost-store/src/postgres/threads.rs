@@ -74,6 +74,7 @@ pub(super) fn delete(tx: &mut Conn, thread: &str, now: Millis) -> StoreResult<()
     }
     // Children before their parents: a thread's row goes after every row that refers to it.
     for id in subtree.iter().rev() {
+        tx.touch(id);
         for table in THREAD_TABLES {
             tx.exec(&format!("DELETE FROM {table} WHERE thread = $1"), &[id])?;
         }

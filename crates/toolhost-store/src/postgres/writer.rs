@@ -12,9 +12,22 @@ pub(crate) use crate::reply::{Counters, Reply};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 
-/// Ends a group: every node listening hears that something was committed (a notification is
-/// sent only if the transaction commits), in the same round trip as the commit.
-const COMMIT: &str = "NOTIFY toolhost_commits; COMMIT";
+/// The most a notice of a commit says, in bytes (PostgreSQL takes at most 8,000): a group
+/// that wrote to more threads sends an empty notice, which means "anything may have changed".
+const NOTICE_BYTES: usize = 7_000;
+
+/// Ends a group: every node listening hears of it, with the threads it wrote to (a notification
+/// is sent only if the transaction commits), in the same round trip as the commit.
+fn commit_statement(touched: &[String]) -> String {
+    let mut notice = touched.join("\n");
+    if notice.len() > NOTICE_BYTES {
+        notice.clear();
+    }
+    format!(
+        "NOTIFY toolhost_commits, '{}'; COMMIT",
+        notice.replace('\'', "''")
+    )
+}
 
 /// The most writes that share one commit: bounds how long the first of them waits.
 const MAX_GROUP: usize = 256;
@@ -132,6 +145,8 @@ fn apply_group(conn: &mut Conn, target: &Target, group: Vec<Box<dyn Job>>, count
         *conn = writer_session(target.connect())?;
         begin(conn)
     });
+    // Nothing a failed group noted is told of.
+    conn.take_touched();
     let now = match began {
         Ok(now) => now,
         Err(e) => {
@@ -189,7 +204,8 @@ fn apply_group(conn: &mut Conn, target: &Target, group: Vec<Box<dyn Job>>, count
         }
         ran.push(job);
     }
-    let committed = conn.batch(COMMIT).map_err(|e| {
+    let touched = conn.take_touched();
+    let committed = conn.batch(&commit_statement(&touched)).map_err(|e| {
         let _ = conn.batch("ROLLBACK");
         // A commit whose answer was lost may have happened: the callers are told it failed,
         // and the runtime's recovery treats such writes as of unknown outcome.

@@ -9,12 +9,13 @@ use axum::response::sse::Event;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use toolhost_runtime::engine::{LiveEvent, LiveKind};
-use toolhost_store::{AsyncStore, EventKind, StoreError, ThreadStatus};
+use toolhost_store::{AsyncStore, Committed, EventKind, StoreError, ThreadStatus};
 
 /// How often an open stream looks whether its token was revoked or expired: not at every poll,
 /// which would add a store read per stream and poll.
@@ -41,9 +42,9 @@ pub(super) struct Follower {
     /// Live events; `None` once the runtime's channel closed (what is stored still shows up).
     live: Option<broadcast::Receiver<LiveEvent>>,
     ended: Option<broadcast::Receiver<RunEnded>>,
-    /// Grows when a node of a shared database commits (`None` for a store that cannot tell):
-    /// what another node stored is read at once rather than at the next poll.
-    commits: Option<watch::Receiver<u64>>,
+    /// Notices of the commits of every node of a shared database (`None` for a store that
+    /// cannot tell): what another node stored is read at once rather than at the next poll.
+    commits: Option<broadcast::Receiver<Arc<Committed>>>,
     /// Turns true when the server shuts down: the stream ends.
     closing: watch::Receiver<bool>,
     poll: Duration,
@@ -141,14 +142,16 @@ impl Follower {
                     Err(RecvError::Lagged(_)) => self.refill = true,
                     Err(RecvError::Closed) => self.ended = None,
                 },
-                heard = changed_of(&mut self.commits) => {
-                    if heard {
-                        // Commits come in bursts: one read shortly after covers many.
-                        self.next_poll = self.next_poll.min(Instant::now() + COMMIT_GAP);
-                    } else {
-                        self.commits = None;
+                notice = next_of(&mut self.commits) => match notice {
+                    Ok(notice) => {
+                        if self.wakes_for(&notice) {
+                            // Commits come in bursts: one read shortly after covers many.
+                            self.next_poll = self.next_poll.min(Instant::now() + COMMIT_GAP);
+                        }
                     }
-                }
+                    Err(RecvError::Lagged(_)) => self.refill = true,
+                    Err(RecvError::Closed) => self.commits = None,
+                },
                 _ = self.closing.changed() => {
                     self.queue.push_back(error_event(
                         "the server is shutting down; reconnect with the last id to go on",
@@ -179,6 +182,15 @@ impl Follower {
         }
         let data = self.wrap(&event.thread_id, event.data);
         self.push(live_name(event.kind), &data, false);
+    }
+
+    /// Whether a commit concerns this stream: one of the thread it follows, or any for a stream
+    /// of every thread.
+    fn wakes_for(&self, notice: &Committed) -> bool {
+        match &self.watched {
+            Watched::One(id) => notice.touches(id),
+            Watched::All => true,
+        }
     }
 
     /// Whether this stream shows `thread`: the one it follows, or one the caller may reach.
@@ -323,14 +335,6 @@ impl Follower {
 async fn next_of<T: Clone>(channel: &mut Option<broadcast::Receiver<T>>) -> Result<T, RecvError> {
     match channel {
         Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Waits for the next commit a shared store heard of: `false` once it can tell no more.
-async fn changed_of(commits: &mut Option<watch::Receiver<u64>>) -> bool {
-    match commits {
-        Some(rx) => rx.changed().await.is_ok(),
         None => std::future::pending().await,
     }
 }
