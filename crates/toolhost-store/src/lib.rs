@@ -1,8 +1,9 @@
 //! # toolhost-store: durable storage
 //!
-//! The [`Store`] trait and its backends. SQLite ([`SqliteStore`]) is the embedded default; a
-//! second backend (PostgreSQL, for many nodes) implements the same trait and must pass the same
-//! conformance suite unchanged (the `conformance` module, behind the feature of that name).
+//! The [`Store`] trait and its backends. SQLite ([`SqliteStore`]) is the embedded default;
+//! PostgreSQL (`PostgresStore`, feature `postgres`), for many nodes on one database, implements
+//! the same trait and passes the same conformance suite unchanged (the `conformance` module,
+//! behind the feature of that name).
 //!
 //! ## Contract
 //! - **Batches are atomic and durable.** [`Store::apply`] writes a list of [`Write`]s in one
@@ -23,12 +24,15 @@
 //!   with [`StoreError::SchemaTooNew`] and left untouched.
 //! - **A thread has at most one owner** ([`lease`]): [`Store::claim`] is a compare-and-set in
 //!   one transaction; a batch that starts with [`Write::CheckOwner`] is written only while its run
-//!   still owns the thread. Lease times are the store's clock (SQLite: the local clock).
+//!   still owns the thread. Lease times are the store's clock (SQLite: the local clock;
+//!   PostgreSQL: the database server's).
+//! - **Positions follow commits**, across every process (and node) that shares the store: a
+//!   reader that saw position N never later finds a new row below N.
 //! - **Opening is safe from many processes at once:** migrations run under the database's own
 //!   write lock and are idempotent.
 //! - Methods block on I/O. Async callers run them on a blocking thread ([`AsyncStore`] does),
 //!   except on a store that waits for nothing ([`Store::runs_in_place`]: in memory).
-//! - **Writes that arrive together may share one commit** (SQLite: one writer thread, group
+//! - **Writes that arrive together may share one commit** (one writer thread per store, group
 //!   commit); each batch still succeeds or fails alone.
 
 mod async_store;
