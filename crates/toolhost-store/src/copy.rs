@@ -10,7 +10,8 @@
 
 use crate::digest::{thread_digest, ThreadDigest};
 use crate::error::{StoreError, StoreResult};
-use crate::postgres::WRITE_LOCK;
+use crate::postgres::{pg, WRITE_LOCK};
+use crate::sqlite::db as sqlite;
 use crate::{PostgresStore, SqliteStore, Store};
 use postgres::types::ToSql;
 use rusqlite::types::ValueRef;
@@ -250,14 +251,6 @@ pub enum CopyProgress {
         /// Of how many.
         of: usize,
     },
-}
-
-fn sqlite(e: rusqlite::Error) -> StoreError {
-    StoreError::Backend(Box::new(e))
-}
-
-fn pg(e: postgres::Error) -> StoreError {
-    crate::postgres::pg(e)
 }
 
 /// Copies the store of the SQLite database `from` into the PostgreSQL database at `to`, which

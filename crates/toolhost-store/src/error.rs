@@ -101,3 +101,9 @@ pub enum StoreError {
 
 /// The result type of store operations.
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A stored value that does not read back as what was stored (JSON, a status, a number out of
+/// range), as every backend reports it.
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(what.to_string())
+}

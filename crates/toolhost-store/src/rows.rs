@@ -2,13 +2,9 @@
 //! their decoding into the store's types: one place for each table's columns, whatever the
 //! database.
 
-use crate::error::{StoreError, StoreResult};
+use crate::error::{corrupt, StoreResult};
 use crate::model::*;
 use crate::EventKind;
-
-fn corrupt(what: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt(what.to_string())
-}
 
 /// The columns of a thread row, in select order.
 pub(crate) type ThreadRow = (String, String, Option<String>, String, String, i64, i64);

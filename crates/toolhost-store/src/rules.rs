@@ -23,6 +23,28 @@ pub(crate) const THREAD_TABLES: &[&str] = &[
     "leases",
 ];
 
+/// The threads that have work no run may be doing (see [`crate::Store::threads_with_work`]),
+/// oldest first; `tiebreak` is the column that orders threads created in the same millisecond
+/// (SQLite: `rowid`; PostgreSQL: `ord`). The work is looked for itself, whatever the thread's
+/// status says, so that a crash between accepting work and running it loses nothing.
+pub(crate) fn threads_with_work_sql(tiebreak: &str) -> String {
+    format!(
+        "SELECT t.id FROM threads t
+         WHERE t.status = 'running'
+            OR (t.status <> 'paused'
+                AND EXISTS (SELECT 1 FROM queue q WHERE q.thread = t.id))
+            OR (t.status = 'idle'
+                AND (SELECT m.role FROM messages m WHERE m.thread = t.id
+                     ORDER BY m.seq DESC LIMIT 1) = 'user')
+            OR (t.status = 'paused'
+                AND NOT EXISTS (SELECT 1 FROM approvals a
+                                WHERE a.thread = t.id AND a.decision IS NULL)
+                AND NOT EXISTS (SELECT 1 FROM variable_requests v
+                                WHERE v.thread = t.id AND v.answered_at IS NULL))
+         ORDER BY t.created_at, t.{tiebreak}"
+    )
+}
+
 /// What a claim does to the thread's lease row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ClaimStep {

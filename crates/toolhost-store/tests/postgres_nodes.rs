@@ -161,56 +161,10 @@ fn positions_follow_commits_across_nodes_so_followers_miss_nothing() {
 #[test]
 fn concurrent_batches_share_commits_and_fail_alone() {
     let database = FreshDatabase::new();
-    let store = database.store();
-    let threads: Vec<String> = (0..16)
-        .map(|_| store.create_thread(NewThread::default()).unwrap().id)
-        .collect();
-    let before = store.write_stats();
-    let barrier = Arc::new(Barrier::new(threads.len()));
-    std::thread::scope(|scope| {
-        for (i, thread) in threads.iter().enumerate() {
-            let (store, barrier) = (&store, barrier.clone());
-            scope.spawn(move || {
-                barrier.wait();
-                for n in 0..20 {
-                    store
-                        .apply(thread, vec![text(&format!("{i}-{n}"))])
-                        .unwrap();
-                    let bad = store.apply(
-                        thread,
-                        vec![
-                            text("never stored"),
-                            Write::CompleteCall {
-                                call_id: "not-journaled".into(),
-                                result: NewMessage::default(),
-                            },
-                        ],
-                    );
-                    assert!(matches!(bad, Err(StoreError::CallNotJournaled(_))));
-                }
-            });
-        }
-    });
-    let after = store.write_stats();
-    let (writes, commits) = (after.writes - before.writes, after.commits - before.commits);
-    assert_eq!(writes, 16 * 20 * 2);
-    assert!(
-        commits < writes,
-        "{writes} writes from 16 threads at once took {commits} commits: none were shared"
+    toolhost_store::conformance::concurrent_batches_share_commits_and_fail_alone(
+        &database.store(),
+        20,
     );
-    for (i, thread) in threads.iter().enumerate() {
-        let stored: Vec<String> = store
-            .messages(thread)
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| m.content)
-            .collect();
-        let expected: Vec<String> = (0..20).map(|n| format!("{i}-{n}")).collect();
-        assert_eq!(
-            stored, expected,
-            "thread {i} holds exactly its good batches"
-        );
-    }
 }
 
 #[test]

@@ -4,38 +4,15 @@
 
 mod common;
 
+use common::nodes::post;
 use common::{
-    lines_of, next_line, read_away, scripted_agent, served_address, toolhost, TempProject, PATIENCE,
+    lines_of, next_line, read_away, scripted_agent, served_address, toolhost, TempProject,
 };
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// A plain HTTP/1.0 POST of a JSON body: the status and the body, or `None` when the server
-/// did not answer (it was killed, or it was silent for [`PATIENCE`]).
-fn post(addr: &str, path: &str, token: &str, body: &str) -> Option<(u16, String)> {
-    let mut stream = std::net::TcpStream::connect(addr).ok()?;
-    // A server that never answers ends the wait instead of hanging the test.
-    stream.set_read_timeout(Some(PATIENCE)).ok()?;
-    stream.set_write_timeout(Some(PATIENCE)).ok()?;
-    write!(
-        stream,
-        "POST {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).ok()?;
-    let status = answer.get(9..12)?.parse().ok()?;
-    Some((
-        status,
-        answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned(),
-    ))
-}
 
 /// `toolhost serve` on the project and data folder, and the address it listens on.
 fn serve(project: &str, data: &str) -> (Child, String) {

@@ -102,6 +102,10 @@ fn three_nodes_killed_at_random_lose_no_thread_and_repeat_no_call() {
             kills += 1;
         }
         client.join().unwrap();
+        assert_eq!(
+            kills, KILLS,
+            "seed {seed}: every kill happened while work went on"
+        );
         assert!(!starting.load(Ordering::SeqCst));
     });
 

@@ -9,6 +9,7 @@ mod deletion;
 mod files;
 #[cfg(feature = "postgres")]
 pub mod fresh_database;
+mod group_commit;
 mod leases;
 mod pages;
 mod since;
@@ -21,6 +22,7 @@ mod work;
 pub use decisions::*;
 pub use deletion::*;
 pub use files::*;
+pub use group_commit::*;
 pub use leases::*;
 pub use pages::*;
 pub use since::*;

@@ -26,6 +26,7 @@ mod threads;
 mod tokens;
 mod writer;
 
+pub(crate) use crate::error::corrupt;
 use crate::error::{StoreError, StoreResult};
 use crate::model::Millis;
 pub(crate) use conn::{pg, Conn};
@@ -372,8 +373,4 @@ pub(crate) fn require_thread(conn: &mut Conn, thread: &str) -> StoreResult<()> {
         Some(_) => Ok(()),
         None => Err(StoreError::ThreadNotFound(thread.to_owned())),
     }
-}
-
-pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt(what.to_string())
 }

@@ -7,7 +7,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::page::ThreadQuery;
 use crate::rows::{decode_thread, ThreadRow};
-use crate::rules::THREAD_TABLES;
+use crate::rules::{threads_with_work_sql, THREAD_TABLES};
 use postgres::types::ToSql;
 use postgres::Row;
 
@@ -152,25 +152,10 @@ pub(super) fn page(conn: &mut Conn, query: &ThreadQuery) -> StoreResult<Vec<Thre
 /// Threads whose work no run may be doing, oldest first (see
 /// [`crate::Store::threads_with_work`]).
 pub(super) fn with_work(conn: &mut Conn) -> StoreResult<Vec<String>> {
-    conn.rows(
-        "SELECT t.id FROM threads t
-         WHERE t.status = 'running'
-            OR (t.status <> 'paused'
-                AND EXISTS (SELECT 1 FROM queue q WHERE q.thread = t.id))
-            OR (t.status = 'idle'
-                AND (SELECT m.role FROM messages m WHERE m.thread = t.id
-                     ORDER BY m.seq DESC LIMIT 1) = 'user')
-            OR (t.status = 'paused'
-                AND NOT EXISTS (SELECT 1 FROM approvals a
-                                WHERE a.thread = t.id AND a.decision IS NULL)
-                AND NOT EXISTS (SELECT 1 FROM variable_requests v
-                                WHERE v.thread = t.id AND v.answered_at IS NULL))
-         ORDER BY t.created_at, t.ord",
-        &[],
-    )?
-    .iter()
-    .map(|row| col(row, 0))
-    .collect()
+    conn.rows(&threads_with_work_sql("ord"), &[])?
+        .iter()
+        .map(|row| col(row, 0))
+        .collect()
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod tokens;
 mod work;
 mod writer;
 
+pub(crate) use crate::error::corrupt;
 use crate::error::{StoreError, StoreResult};
 use rusqlite::{Connection, OpenFlags};
 use statements::keep_plans;
@@ -106,10 +107,6 @@ fn refuse_special_file(path: &Path) -> StoreResult<()> {
         )
         .into(),
     ))
-}
-
-pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt(what.to_string())
 }
 
 impl SqliteStore {

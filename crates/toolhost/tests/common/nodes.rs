@@ -45,11 +45,13 @@ pub fn token(url: &str) -> String {
     created["token"].as_str().unwrap().to_owned()
 }
 
-/// A plain HTTP/1.0 POST of a JSON body: the status and the body, or `None` when the node did
-/// not answer (it was killed).
+/// A plain HTTP/1.0 POST of a JSON body: the status and the body, or `None` when the server did
+/// not answer (it was killed, or it was silent for [`PATIENCE`]).
 pub fn post(addr: &str, path: &str, token: &str, body: &str) -> Option<(u16, String)> {
     let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    // A server that never answers ends the wait instead of hanging the test.
     stream.set_read_timeout(Some(PATIENCE)).ok()?;
+    stream.set_write_timeout(Some(PATIENCE)).ok()?;
     write!(
         stream,
         "POST {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
