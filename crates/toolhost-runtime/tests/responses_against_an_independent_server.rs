@@ -55,11 +55,21 @@ impl MockServer {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("{program} could not be started: {e}"));
-        let server = Self { child, port };
+        let mut server = Self { child, port };
         let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        loop {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                panic!("llm-mock-api ended ({status}) before it listened on port {port}");
+            }
+            // A connection that reached itself (the kernel may give the client the port it
+            // dials) is not the server.
+            if let Ok(stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                if stream.local_addr().ok() != stream.peer_addr().ok() {
+                    break;
+                }
+            }
             assert!(
-                started.elapsed() < Duration::from_secs(60),
+                started.elapsed() < Duration::from_secs(300),
                 "llm-mock-api did not listen on port {port}"
             );
             std::thread::sleep(Duration::from_millis(50));

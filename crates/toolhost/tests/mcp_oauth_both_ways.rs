@@ -7,7 +7,8 @@
 mod common;
 
 use common::{
-    lines_of, next_line, output_of, read_away, scripted_agent, served_address, write, TempProject,
+    free_port, lines_of, next_line, output_of, read_away, scripted_agent, served_address, write,
+    TempProject,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -54,15 +55,6 @@ fn authorization_server() -> (Running, String) {
     let started: Value = serde_json::from_str(&first)
         .unwrap_or_else(|e| panic!("the authorization server said {first:?}: {e}"));
     (running, started["issuer"].as_str().unwrap().to_owned())
-}
-
-/// A port free a moment ago (the served project must name its own URL before it listens).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Serves a project whose agent offers `think` at `/mcp`, taking the issuer's tokens.

@@ -724,21 +724,14 @@ fn a_listen_stream_of_2026_07_28_is_told_when_the_tool_list_changes() {
 /// The notes server over streamable HTTP on `port` (the official Python SDK), once it listens.
 fn notes_over_http(python: &str, port: u16) -> Child {
     let server = common::notes_server();
-    let child = Command::new(python)
+    let mut child = Command::new(python)
         .arg(server)
         .args(["http", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the MCP server did not listen"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    common::wait_until_listening(&mut child, port, "the MCP server");
     child
 }
 
@@ -747,11 +740,7 @@ fn notes_over_http(python: &str, port: u16) -> Child {
 #[test]
 fn an_expired_session_of_a_server_at_a_url_is_set_up_again_and_the_call_goes_on() {
     let python = common::test_python();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let mut server = notes_over_http(&python, port);
     let p = TempProject::new();
     common::write(

@@ -169,11 +169,7 @@ struct OverHttp {
 
 impl OverHttp {
     fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let mut child = std::process::Command::new(needed("TOOLHOST_TEST_NODE22"))
             .args([&needed("TOOLHOST_TEST_EVERYTHING"), "streamableHttp"])
             .env("PORT", port.to_string())

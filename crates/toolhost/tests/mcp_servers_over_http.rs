@@ -7,10 +7,10 @@
 mod common;
 
 use common::{
-    notes_server, output_with_input, scripted_agent, test_python, tool_results, write, TempProject,
+    free_port, notes_server, output_with_input, scripted_agent, test_python, tool_results,
+    wait_until_listening, write, TempProject,
 };
 use serde_json::Value;
-use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,12 +23,8 @@ struct Server {
 impl Server {
     fn start() -> Self {
         let python = test_python();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(python)
+        let port = free_port();
+        let mut child = Command::new(python)
             .arg(notes_server())
             .args(["http", &port.to_string()])
             .env("NOTES_TOKENS", "alpha,beta")
@@ -36,11 +32,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the MCP server did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until_listening(&mut child, port, "the MCP server");
         Server { child, port }
     }
 }

@@ -401,6 +401,47 @@ pub fn test_python() -> String {
     })
 }
 
+/// A port of 127.0.0.1 that was free a moment ago and that no other test of this process was
+/// given: two servers started by parallel tests never race for one port.
+pub fn free_port() -> u16 {
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut given = GIVEN.lock().unwrap();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
+}
+
+/// Waits until `child` (`what`) listens on `port` of 127.0.0.1. A connection that reached
+/// itself does not count (dialling a free port of the ephemeral range, the kernel may hand the
+/// client that very port, which then also keeps the server from binding it); a child that ends
+/// first fails the test at once.
+pub fn wait_until_listening(child: &mut Child, port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("{what} ended ({status}) before it listened on port {port}");
+        }
+        if let Ok(stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            if stream.local_addr().ok() != stream.peer_addr().ok() {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not listen on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// The MCP server of these tests, built on the official Python SDK (`tests/mcp/notes_server.py`).
 pub fn notes_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py")
