@@ -12,7 +12,6 @@ use common::{
 };
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// The notes server over HTTP on a free port of 127.0.0.1, killed when dropped.
 struct Server {
