@@ -25,7 +25,10 @@ use toolhost_providers::{
 };
 
 fn fixture(path: &str) -> String {
-    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    let full = format!(
+        "{}/tests/fixtures/{path}",
+        std::env::var("CARGO_MANIFEST_DIR").unwrap()
+    );
     std::fs::read_to_string(&full).unwrap_or_default()
 }
 

@@ -145,7 +145,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("toolhost-certs-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("ca.pem");
-        let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls/ca.pem");
+        let ca = format!(
+            "{}/tests/fixtures/tls/ca.pem",
+            std::env::var("CARGO_MANIFEST_DIR").unwrap()
+        );
         std::fs::copy(ca, &file).unwrap();
         let vars = |path: String| move |name: &str| (name == "SSL_CERT_FILE").then(|| path.clone());
         let network = Network::from_vars(vars(file.display().to_string())).unwrap();

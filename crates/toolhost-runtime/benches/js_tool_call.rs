@@ -57,7 +57,9 @@ print(json.dumps({'status': 'success', 'result': str(args['a'] + args['b'])}))
 fn bench_dir() -> PathBuf {
     let base = std::env::var_os("TOOLHOST_BENCH_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp"));
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../target/tmp")
+        });
     let dir = base.join(format!("js-tool-call-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir

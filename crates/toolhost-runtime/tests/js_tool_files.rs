@@ -10,7 +10,7 @@ use toolhost_runtime::engine::{RunOutcome, Runtime, StopReason};
 use toolhost_store::{Role, SqliteStore, Store};
 
 fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../examples/js-tools")
 }
 
 fn temp_db() -> PathBuf {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use toolhost_server::auth::Scope;
 
 fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../examples/js-tools")
 }
 
 async fn server() -> TestServer {
@@ -325,7 +325,8 @@ fn base64_of(bytes: &[u8]) -> String {
 /// whose header is missing or says otherwise is refused before the tool runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_header_marked_argument_must_match_its_header() {
-    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance");
+    let project = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join("../../examples/mcp-conformance");
     let server = TestServer::start_with(&project, |config| {
         config.mcp_agent = Some("fixtures".to_owned());
     })

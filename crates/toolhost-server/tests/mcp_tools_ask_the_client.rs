@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use toolhost_server::auth::Scope;
 
 fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../examples/mcp-conformance")
 }
 
 /// What the client saw calling the asking tools in `mode` (see `http_client_asks.py`), and the

@@ -22,7 +22,7 @@ use toolhost_server::auth::Scope;
 use toolhost_server::OAuthSettings;
 
 fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../examples/js-tools")
 }
 
 /// A signing key of the authorization server.
@@ -461,7 +461,8 @@ async fn the_official_client_gets_a_token_from_a_real_authorization_server_on_it
         "TOOLHOST_TEST_OIDC_PROVIDER names no oidc-provider: run the tests with ./scripts/test",
     );
     let (client_id, client_secret) = ("toolhost-test", "a-client-secret-only-the-test-knows");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oauth/authorization_server.mjs");
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join("tests/oauth/authorization_server.mjs");
     let mut child = tokio::process::Command::new(node)
         .arg(script)
         .args([&provider, client_id, client_secret])

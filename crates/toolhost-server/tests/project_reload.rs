@@ -91,7 +91,8 @@ async fn a_tool_added_while_serving_reaches_the_api_mcp_clients_and_open_streams
     let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
         panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
     });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/http_client_watch.py");
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join("tests/mcp/http_client_watch.py");
     let url = format!("http://{}/mcp", server.addr);
     let mut client = tokio::process::Command::new(python)
         .arg(script)

@@ -9,7 +9,7 @@ use common::{toolhost, TempProject};
 use std::path::Path;
 
 fn example() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("../../examples/delegation")
         .display()
         .to_string()

@@ -10,7 +10,7 @@ use std::net::TcpListener;
 use std::path::Path;
 
 fn example() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("../../examples/js-tools")
         .display()
         .to_string()

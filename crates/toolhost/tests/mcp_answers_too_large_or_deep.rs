@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 fn server_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/oversized_server.py")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/mcp/oversized_server.py")
 }
 
 /// How the project reaches the server.

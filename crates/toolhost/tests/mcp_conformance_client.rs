@@ -95,7 +95,7 @@ fn run_client(
     scripted_agent(&project.root, tools, script);
     std::fs::create_dir_all(project.root.join("agents/mcp")).unwrap();
     let out = project.root.join("results");
-    let client = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let client = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("tests/mcp")
         .join(client);
     let command = format!(

@@ -35,7 +35,7 @@ impl Drop for Running {
 
 /// Starts the authorization server; its issuer URL.
 fn authorization_server() -> (Running, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("../toolhost-server/tests/oauth/authorization_server.mjs");
     let mut child = Command::new(installed("TOOLHOST_TEST_NODE22"))
         .arg(script)

@@ -13,7 +13,7 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::Receiver;
 
 fn example() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("../../examples/js-tools")
         .display()
         .to_string()
@@ -274,7 +274,8 @@ fn a_tool_with_an_output_schema_gives_structured_content_and_annotations_are_lis
 #[test]
 fn the_official_python_client_lists_and_calls_the_tools() {
     let python = common::test_python();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_client.py");
+    let script =
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/mcp/python_client.py");
     let data = TempProject::new();
     let out = common::output_of(
         Command::new(python)
@@ -548,8 +549,8 @@ fn what_a_tool_says_of_its_progress_reaches_a_client_that_gave_a_progress_token(
         "agents/activities/count.json",
         r#"{"command": ["python3", "count.py"], "env": ["PATH"], "timeoutMs": 10000}"#,
     );
-    let helper =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python/toolhost_state.py");
+    let helper = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join("../../examples/python/toolhost_state.py");
     std::fs::copy(helper, p.root.join("toolhost_state.py")).unwrap();
     common::write(
         &p.root,

@@ -26,7 +26,7 @@ impl Drop for Server {
 #[test]
 fn a_servers_question_reaches_the_client_toolhost_serves_and_its_answer_goes_back() {
     let project = TempProject::new();
-    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let tests = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/mcp");
     let log = project.root.join("capabilities.jsonl");
     let mut child = Command::new(test_python())
         .arg(tests.join("asking_server.py"))

@@ -18,7 +18,8 @@ use std::process::{Command, Output, Stdio};
 /// file PID_FILE names).
 fn project() -> TempProject {
     let project = TempProject::new();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/oversized_server.py");
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join("tests/mcp/oversized_server.py");
     write(
         &project.root,
         "agents/mcp/h.json",

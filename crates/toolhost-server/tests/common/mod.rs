@@ -37,12 +37,12 @@ pub async fn within<T>(what: &str, wait: impl std::future::Future<Output = T>) -
 
 /// The example project of the repository.
 pub fn quickstart() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../examples/quickstart")
 }
 
 /// The example project the MCP conformance suite's scenarios call.
 pub fn mcp_example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp-conformance")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../examples/mcp-conformance")
 }
 
 /// A copy of the MCP example in a new folder, for a test that changes its files.
@@ -73,7 +73,7 @@ pub async fn python_client(script: &str, args: &[&str]) -> Value {
     let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
         panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
     });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("tests/mcp")
         .join(script);
     // Killed when the wait is given up (the future dropped).
@@ -562,8 +562,8 @@ pub fn notes_project() -> PathBuf {
     let python = std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
         panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
     });
-    let server =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolhost/tests/mcp/notes_server.py");
+    let server = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join("../toolhost/tests/mcp/notes_server.py");
     let mcp = json!({"command": [python, server], "trusted": true}).to_string();
     write_project(&[
         ("agents/mcp/notes.json", &mcp),

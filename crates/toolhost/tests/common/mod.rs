@@ -259,7 +259,7 @@ fn finish(command: &mut Command) -> Run {
 
 /// The example project shipped with the repository.
 pub fn quickstart() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("../../examples/quickstart")
         .display()
         .to_string()
@@ -444,7 +444,7 @@ pub fn wait_until_listening(child: &mut Child, port: u16, what: &str) {
 
 /// The MCP server of these tests, built on the official Python SDK (`tests/mcp/notes_server.py`).
 pub fn notes_server() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/notes_server.py")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("tests/mcp/notes_server.py")
 }
 
 /// Writes agent `a` of the project at `root`: its prompt `p` offers `tools`, sees the whole
