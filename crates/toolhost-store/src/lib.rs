@@ -222,6 +222,25 @@ pub trait Store: Send + Sync {
     /// the number of threads: what a server takes up when it starts.
     fn threads_with_work(&self) -> StoreResult<Vec<String>>;
 
+    /// Offers the work stored for `thread` to whichever node has room for it: a node that
+    /// stored work it has no room to run leaves an offer here. An offer is a hint, not the work
+    /// (that is stored with the thread, and [`Store::threads_with_work`] finds it whatever
+    /// becomes of the offer); offering a thread that is on offer already changes nothing. Nodes
+    /// that listen (see [`Store::work_offers`]) hear of it as it commits.
+    fn offer_work(&self, thread: &str) -> StoreResult<()>;
+
+    /// Takes up to `limit` threads on offer, the oldest offers first, and removes their
+    /// offers: the taker runs them. Two nodes taking at once never take the same thread, and
+    /// neither waits for the other.
+    fn take_offered_work(&self, limit: usize) -> StoreResult<Vec<String>>;
+
+    /// A count that grows whenever a node of the same database offers work, for a backend that
+    /// can tell (PostgreSQL, by `LISTEN/NOTIFY`); `None` for one that cannot (a node then finds
+    /// offers when it looks: as a run of its own ends, or at its next sweep).
+    fn work_offers(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+
     /// At most `limit` of the thread's messages after position `after`, in order.
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>>;
 

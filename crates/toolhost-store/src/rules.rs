@@ -21,6 +21,7 @@ pub(crate) const THREAD_TABLES: &[&str] = &[
     "kv",
     "messages",
     "leases",
+    "work_offers",
 ];
 
 /// The threads that have work no run may be doing (see [`crate::Store::threads_with_work`]),

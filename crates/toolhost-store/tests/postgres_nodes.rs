@@ -207,3 +207,22 @@ fn a_node_hears_which_threads_another_commits_to() {
     assert!(runtime.block_on(heard.recv()).unwrap().touches(&thread));
     assert_eq!(b.messages(&thread).unwrap().len(), 1);
 }
+
+#[test]
+fn a_node_hears_another_offer_work_and_takes_it() {
+    let database = FreshDatabase::new();
+    let (a, b) = (database.store(), database.store());
+    let mut offers = b
+        .work_offers()
+        .expect("PostgreSQL tells its nodes of offers");
+    let seen = *offers.borrow_and_update();
+    let thread = a.create_thread(NewThread::default()).unwrap().id;
+    a.offer_work(&thread).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(offers.changed()).unwrap();
+    assert!(*offers.borrow_and_update() > seen);
+    assert_eq!(b.take_offered_work(5).unwrap(), vec![thread]);
+    assert_eq!(a.take_offered_work(5).unwrap(), Vec::<String>::new());
+}

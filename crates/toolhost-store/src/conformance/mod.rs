@@ -128,6 +128,8 @@ macro_rules! store_conformance_tests {
             every_threads_messages_and_events_follow_in_store_order,
             lists_come_a_page_at_a_time,
             threads_with_work_are_found_in_one_read,
+            offered_work_is_taken_once_oldest_first,
+            takers_at_once_never_take_one_offer_twice,
             a_handoff_changes_the_threads_agent_and_keeps_the_rest,
             deleting_a_thread_removes_all_of_it_and_nothing_else,
             a_batch_over_a_threads_usage_limit_is_refused_whole

@@ -1,4 +1,5 @@
-//! Conformance case for the threads a starting server takes up.
+//! Conformance cases for the threads a starting server takes up, and for work offered to any
+//! node with room for it.
 
 use super::{text, thread};
 use crate::*;
@@ -140,4 +141,53 @@ pub fn a_handoff_changes_the_threads_agent_and_keeps_the_rest(store: &dyn Store)
     assert_eq!(t.agent, "billing");
     assert_eq!(store.messages(&id).unwrap().len(), 1);
     assert_eq!(store.thread(&other).unwrap().agent, "agent");
+}
+
+/// Offers are taken oldest first, each once; offering a thread on offer changes nothing; a
+/// thread that does not exist cannot be offered; a deleted thread's offer goes with it.
+pub fn offered_work_is_taken_once_oldest_first(store: &dyn Store) {
+    let (first, second, third) = (thread(store), thread(store), thread(store));
+    assert_eq!(store.take_offered_work(10).unwrap(), Vec::<String>::new());
+    store.offer_work(&first).unwrap();
+    store.offer_work(&second).unwrap();
+    store.offer_work(&first).unwrap();
+    assert_eq!(store.take_offered_work(1).unwrap(), vec![first.clone()]);
+    assert_eq!(store.take_offered_work(10).unwrap(), vec![second]);
+    assert_eq!(store.take_offered_work(10).unwrap(), Vec::<String>::new());
+    // Taken, it can be offered again.
+    store.offer_work(&first).unwrap();
+    assert_eq!(store.take_offered_work(10).unwrap(), vec![first]);
+    assert!(matches!(
+        store.offer_work("no-such-thread"),
+        Err(StoreError::ThreadNotFound(_))
+    ));
+    store.offer_work(&third).unwrap();
+    store.delete_thread(&third).unwrap();
+    assert_eq!(store.take_offered_work(10).unwrap(), Vec::<String>::new());
+}
+
+/// Takers at once take every offer between them, and none twice.
+pub fn takers_at_once_never_take_one_offer_twice(store: &dyn Store) {
+    let offered: Vec<String> = (0..40).map(|_| thread(store)).collect();
+    for t in &offered {
+        store.offer_work(t).unwrap();
+    }
+    let taken = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let taken = &taken;
+            scope.spawn(move || loop {
+                let some = store.take_offered_work(3).unwrap();
+                if some.is_empty() {
+                    break;
+                }
+                taken.lock().unwrap().extend(some);
+            });
+        }
+    });
+    let mut taken = taken.into_inner().unwrap();
+    taken.sort();
+    let mut expected = offered;
+    expected.sort();
+    assert_eq!(taken, expected);
 }

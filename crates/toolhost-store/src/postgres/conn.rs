@@ -55,23 +55,24 @@ impl Conn {
     }
 
     /// Waits up to `patience` for notifications of the channels this connection listens to;
-    /// their payloads.
+    /// each one's channel and payload.
     pub(super) fn notifications(
         &mut self,
         patience: std::time::Duration,
-    ) -> StoreResult<Vec<String>> {
+    ) -> StoreResult<Vec<(String, String)>> {
         use postgres::fallible_iterator::FallibleIterator as _;
         let mut arrived = self.client.notifications();
         let Some(first) = arrived.timeout_iter(patience).next().map_err(pg)? else {
             return Ok(Vec::new());
         };
+        let heard = |n: &postgres::Notification| (n.channel().to_owned(), n.payload().to_owned());
         // Those that came with it are taken without waiting.
-        let mut payloads = vec![first.payload().to_owned()];
+        let mut notices = vec![heard(&first)];
         let mut more = arrived.iter();
         while let Some(next) = more.next().map_err(pg)? {
-            payloads.push(next.payload().to_owned());
+            notices.push(heard(&next));
         }
-        Ok(payloads)
+        Ok(notices)
     }
 
     /// Runs statements that take no parameters and return nothing (`BEGIN`, `COMMIT`, DDL).

@@ -24,6 +24,7 @@ mod read;
 mod schema;
 mod threads;
 mod tokens;
+mod work;
 mod writer;
 
 pub(crate) use crate::error::corrupt;
@@ -58,6 +59,8 @@ pub struct PostgresStore {
     counters: Arc<writer::Counters>,
     /// Notices of every node's commits (see [`listener`]).
     commits: tokio::sync::broadcast::Sender<Arc<crate::Committed>>,
+    /// The count of offers of work heard from every node (see [`work`]).
+    offers: tokio::sync::watch::Sender<u64>,
     /// Tells the listener to end (it is not waited for: it ends within one wait).
     stopping: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -191,14 +194,17 @@ impl PostgresStore {
                 run_reader(conn, &target, &waiting)
             })?);
         }
-        let (commits, _) = tokio::sync::broadcast::channel(COMMIT_NOTICES);
-        let commits_heard = commits.clone();
+        let hearers = listener::Hearers {
+            commits: tokio::sync::broadcast::channel(COMMIT_NOTICES).0,
+            offers: tokio::sync::watch::channel(0).0,
+        };
+        let (commits, offers) = (hearers.commits.clone(), hearers.offers.clone());
         let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let listening = listener::listen_on(target.connect()?)?;
         {
             let stopping = stopping.clone();
             spawn("toolhost-pg-listener", move || {
-                listener::run(listening, &target, &commits_heard, &stopping)
+                listener::run(listening, &target, &hearers, &stopping)
             })?;
         }
         Ok(Self {
@@ -207,6 +213,7 @@ impl PostgresStore {
             threads,
             counters,
             commits,
+            offers,
             stopping,
         })
     }

@@ -4,7 +4,7 @@
 use super::apply::{apply_in, load_messages};
 use super::conn::col;
 use super::threads::{thread_row, THREAD_COLUMNS};
-use super::{corrupt, files, gates, leases, require_thread, threads, tokens, PostgresStore};
+use super::{corrupt, files, gates, leases, require_thread, threads, tokens, work, PostgresStore};
 use crate::error::{StoreError, StoreResult};
 use crate::lease::{HeldLease, Lease, LeaseClaim};
 use crate::model::*;
@@ -187,6 +187,21 @@ impl Store for PostgresStore {
 
     fn threads_with_work(&self) -> StoreResult<Vec<String>> {
         self.read_one(threads::with_work)
+    }
+
+    fn offer_work(&self, thread: &str) -> StoreResult<()> {
+        let thread = thread.to_owned();
+        self.write(move |tx, now| work::offer(tx, &thread, now))
+    }
+
+    fn take_offered_work(&self, limit: usize) -> StoreResult<Vec<String>> {
+        // Outside the writer and its cluster lock: taking hands out no position and decides
+        // nothing another write depends on, and SKIP LOCKED keeps takers apart.
+        self.read_one(move |conn| work::take(conn, limit))
+    }
+
+    fn work_offers(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.offers.subscribe())
     }
 
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {

@@ -8,7 +8,8 @@ use crate::error::{StoreError, StoreResult};
 
 /// Migration `i` brings the database from version `i` to `i + 1`. The tables and columns are
 /// SQLite's (`threads.ord` stands for SQLite's rowid: the order threads were created in).
-pub(super) const MIGRATIONS: &[&str] = &[r#"
+pub(super) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE threads (
     id TEXT PRIMARY KEY,
     ord BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
@@ -179,7 +180,18 @@ CREATE TABLE credentials (
     version BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
-"#];
+"#,
+    r#"
+-- Work a node stored but had no room to run, offered to any node (`Store::offer_work`); taken
+-- with FOR UPDATE SKIP LOCKED, so nodes taking at once neither collide nor wait.
+-- Taken in the order offered (`ord`: offers are written under the cluster's write lock).
+CREATE TABLE work_offers (
+    thread TEXT PRIMARY KEY REFERENCES threads(id),
+    ord BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    offered_at BIGINT NOT NULL
+);
+"#,
+];
 
 /// The schema version this build writes.
 pub(super) const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -24,7 +24,8 @@ fn commit_statement(touched: &[String]) -> String {
         notice.clear();
     }
     format!(
-        "NOTIFY toolhost_commits, '{}'; COMMIT",
+        "NOTIFY {}, '{}'; COMMIT",
+        super::listener::COMMITS,
         notice.replace('\'', "''")
     )
 }

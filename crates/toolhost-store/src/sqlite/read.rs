@@ -319,6 +319,15 @@ impl Store for SqliteStore {
         super::work::threads_with_work(&self.lock())
     }
 
+    fn offer_work(&self, thread: &str) -> StoreResult<()> {
+        let thread = thread.to_owned();
+        self.write(move |tx| super::work::offer(tx, &thread, crate::now_millis()))
+    }
+
+    fn take_offered_work(&self, limit: usize) -> StoreResult<Vec<String>> {
+        self.write(move |tx| super::work::take(tx, limit))
+    }
+
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {
         super::pages::messages(&self.lock(), thread, after, limit)
     }

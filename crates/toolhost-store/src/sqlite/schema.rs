@@ -202,6 +202,14 @@ CREATE TRIGGER messages_tally_delete AFTER DELETE ON messages BEGIN
     WHERE id = OLD.thread;
 END;
 "#,
+    r#"
+-- Work a node stored but had no room to run, offered to any node (`Store::offer_work`).
+-- Taken in the order offered (rowid).
+CREATE TABLE work_offers (
+    thread TEXT PRIMARY KEY,
+    offered_at INTEGER NOT NULL
+);
+"#,
 ];
 
 #[cfg(test)]
