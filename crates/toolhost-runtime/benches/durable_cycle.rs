@@ -207,6 +207,12 @@ impl Store for TimedStore {
     fn threads_with_work(&self) -> StoreResult<Vec<String>> {
         self.timed(Kind::Read, || self.inner.threads_with_work())
     }
+    fn offer_work(&self, thread: &str) -> StoreResult<()> {
+        self.timed(Kind::CommitOther, || self.inner.offer_work(thread))
+    }
+    fn take_offered_work(&self, limit: usize) -> StoreResult<Vec<String>> {
+        self.timed(Kind::CommitOther, || self.inner.take_offered_work(limit))
+    }
     fn message_page(&self, thread: &str, after: i64, limit: usize) -> StoreResult<Vec<Message>> {
         self.timed(Kind::Read, || self.inner.message_page(thread, after, limit))
     }

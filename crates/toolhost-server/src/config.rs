@@ -41,6 +41,11 @@ pub struct ServerConfig {
     /// (their owner died, or let go without taking up what arrived) and takes them up: what
     /// lets several servers share one database and replace each other. Default 2 s.
     pub takeover_interval: Duration,
+    /// How many threads this server runs at once. Work that arrives while it runs that many is
+    /// stored and offered to any server of the same database with room for it (see
+    /// [`toolhost_store::Store::offer_work`]); this server takes it up itself once it has room.
+    /// Default 256.
+    pub max_runs: usize,
 }
 
 impl Default for ServerConfig {
@@ -58,6 +63,7 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(30),
             max_connections_per_client: 256,
             takeover_interval: Duration::from_secs(2),
+            max_runs: 256,
         }
     }
 }
@@ -105,6 +111,12 @@ impl ServerConfig {
             return Err(SettingsError::TooSmall {
                 setting: "poll_interval",
                 minimum: "at least 10 ms",
+            });
+        }
+        if self.max_runs == 0 {
+            return Err(SettingsError::TooSmall {
+                setting: "max_runs",
+                minimum: "at least 1",
             });
         }
         if self.takeover_interval < Duration::from_millis(10) {

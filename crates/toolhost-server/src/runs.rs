@@ -1,6 +1,9 @@
 //! The runs this node started in the background, so that shutdown can stop them and wait for
 //! them, event streams can say when one ended, a request can wait for one (a direct tool call),
-//! and metrics can count them.
+//! and metrics can count them; and the bound on how many run at once. Work past the bound is
+//! offered to any node of the database with room for it ([`Store::offer_work`]); on a database
+//! that several nodes share, a node that stops hands the turns it interrupted to the others the
+//! same way.
 
 use crate::problem::Problem;
 use serde::Serialize;
@@ -12,7 +15,7 @@ use tokio::task::JoinSet;
 use toolhost_runtime::engine::{
     RunOutcome, Runtime, RuntimeError, SessionEnd, StopReason, Waiting,
 };
-use toolhost_store::{AsyncStore, EventKind, Write};
+use toolhost_store::{AsyncStore, EventKind, Store, Write};
 
 /// How many run-ended notices an event stream may fall behind before it is dropped.
 const ENDED_CAPACITY: usize = 256;
@@ -33,6 +36,10 @@ pub(crate) struct Runs {
 
 #[derive(Default)]
 struct Inner {
+    /// The most threads run at once.
+    capacity: usize,
+    /// Work may be on offer that this node could take (it offered some, or heard of some).
+    offers_may_wait: bool,
     tasks: JoinSet<()>,
     /// How many runs of each thread this node has under way.
     running: HashMap<String, usize>,
@@ -56,21 +63,49 @@ pub(crate) struct RunCounts {
 /// How a run ended, for a client that waits for it.
 type Reply = oneshot::Sender<Result<RunOutcome, RuntimeError>>;
 
-impl Default for Runs {
-    fn default() -> Self {
+impl Runs {
+    /// No runs yet; at most `capacity` threads run at once.
+    pub fn new(capacity: usize) -> Self {
         Self {
-            inner: Arc::default(),
+            inner: Arc::new(Mutex::new(Inner {
+                capacity,
+                ..Inner::default()
+            })),
             ended: broadcast::channel(ENDED_CAPACITY).0,
         }
     }
-}
 
-impl Runs {
     /// Runs `thread` in the background. When another run owns it, that run takes up what was
-    /// stored for it, so this one ends at once. Nothing starts once shutdown began: what was
-    /// stored waits for the next run.
+    /// stored for it, so this one ends at once. When this node runs as many threads as it may,
+    /// the thread is offered to any node with room instead (this one included, once it has
+    /// room). Nothing starts once shutdown began: what was stored waits for the next run, and
+    /// on a shared database it is offered to the other nodes at once.
     pub fn start(&self, runtime: Arc<Runtime>, thread: String) {
         self.spawn(runtime, thread, None);
+    }
+
+    /// How many more threads this node may run now.
+    pub fn room(&self) -> usize {
+        let inner = self.lock();
+        if inner.closed {
+            return 0;
+        }
+        inner.capacity.saturating_sub(inner.running.len())
+    }
+
+    /// Notes that work may be on offer (another node offered some).
+    pub fn offers_heard(&self) {
+        self.lock().offers_may_wait = true;
+    }
+
+    /// Whether work may be on offer that this node has not taken.
+    pub fn offers_may_wait(&self) -> bool {
+        self.lock().offers_may_wait
+    }
+
+    /// Clears the mark of [`Runs::offers_may_wait`]: a take found all there was.
+    pub fn offers_taken(&self) {
+        self.lock().offers_may_wait = false;
     }
 
     /// Carries out `work` (which stores what a request gave and names the thread to run), then
@@ -114,10 +149,23 @@ impl Runs {
 
     fn spawn(&self, runtime: Arc<Runtime>, thread: String, reply: Option<Reply>) {
         let mut inner = self.lock();
+        while inner.tasks.try_join_next().is_some() {}
+        let store = runtime.store().clone();
         if inner.closed {
+            // A client waiting for the run hears that nothing ran (its reply is dropped).
+            if reply.is_none() && is_shared(&*store) {
+                inner.tasks.spawn(offer(store, thread));
+            }
             return;
         }
-        while inner.tasks.try_join_next().is_some() {}
+        // A waiting client's run is this node's to do; a thread that runs here already is
+        // taken up by its run.
+        let full = inner.running.len() >= inner.capacity;
+        if full && reply.is_none() && !inner.running.contains_key(&thread) {
+            inner.offers_may_wait = true;
+            inner.tasks.spawn(offer(store, thread));
+            return;
+        }
         *inner.running.entry(thread.clone()).or_default() += 1;
         inner.started += 1;
         let this = self.clone();
@@ -156,9 +204,17 @@ impl Runs {
                     tracing::warn!(thread = %thread, error = %e, "the end of a run was not stored");
                 }
             }
+            // Stopped because this node is stopping: on a shared database another node goes on
+            // with the turn at once.
+            let handed_back = matches!(result, Ok(RunOutcome::Done(StopReason::Stopped)))
+                && ended.runs.lock().closed
+                && is_shared(&**runtime.store());
             drop(ended);
             if let Some(reply) = reply {
                 let _ = reply.send(result);
+            }
+            if handed_back {
+                offer(runtime.store().clone(), thread).await;
             }
         });
     }
@@ -195,6 +251,27 @@ impl Runs {
     pub async fn wait(&self) {
         let mut tasks = std::mem::take(&mut self.lock().tasks);
         while tasks.join_next().await.is_some() {}
+    }
+}
+
+/// Whether other nodes share the store (they hear its offers).
+fn is_shared(store: &dyn Store) -> bool {
+    store.work_offers().is_some()
+}
+
+/// Offers `thread`'s work to any node with room for it.
+async fn offer(store: Arc<dyn Store>, thread: String) {
+    let offered = tokio::task::spawn_blocking({
+        let thread = thread.clone();
+        move || store.offer_work(&thread)
+    })
+    .await;
+    match offered {
+        Ok(Ok(())) => tracing::debug!(thread = %thread, "work offered to any node with room"),
+        Ok(Err(e)) => {
+            tracing::warn!(thread = %thread, error = %e, "work could not be offered; a sweep takes it up")
+        }
+        Err(e) => tracing::warn!(thread = %thread, error = %e, "offering work failed"),
     }
 }
 

@@ -73,7 +73,7 @@ impl AppState {
             closing,
             db: AsyncStore::new(runtime.store().clone()),
             slot: RuntimeSlot::new(runtime),
-            runs: Runs::default(),
+            runs: Runs::new(config.max_runs),
             config: Arc::new(config),
             metrics: Arc::default(),
             logins: Arc::default(),

@@ -1,10 +1,14 @@
-//! Taking over: every [`ServerConfig::takeover_interval`](crate::ServerConfig), a server looks
-//! in the store for threads that have work no live run holds and starts their runs. Work is
-//! stored before any run is tried, and a run that finds the thread owned elsewhere ends at once
-//! (its owner takes up what was stored); this sweep is what takes up the rest: the threads of a
-//! node that died (once their leases expired), and work that arrived while an owner was letting
-//! go. With several servers on one database, whichever claims a thread first runs it; the
-//! others' runs end at once.
+//! Taking work up. Offered work (see [`crate::runs`]) is taken as soon as this node has room
+//! for it: when another node's offer is heard (PostgreSQL's `LISTEN/NOTIFY`), when a run of this
+//! node ends while offers may wait, and at every sweep.
+//!
+//! Every [`ServerConfig::takeover_interval`](crate::ServerConfig) the server also sweeps: it
+//! looks in the store for threads that have work no live run holds and starts their runs, as
+//! many as it has room for. Work is stored before any run is tried, and a run that finds the
+//! thread owned elsewhere ends at once (its owner takes up what was stored); the sweep is what
+//! takes up the rest: the threads of a node that died (once their leases expired), work that
+//! arrived while an owner was letting go, and offers that were lost. With several servers on
+//! one database, whichever claims a thread first runs it; the others' runs end at once.
 //!
 //! A thread that is still there sweep after sweep (its run fails before it changes anything: an
 //! agent the project no longer has, say) is tried again less and less often, so that it cannot
@@ -46,17 +50,72 @@ impl Tries {
     }
 }
 
-/// Sweeps until the task is aborted (the server stopping).
+/// Takes offers and sweeps until the task is aborted (the server stopping).
 pub(crate) async fn keep_taking_over(state: AppState) {
     let every = state.config.takeover_interval;
     let mut tries = Tries::default();
+    let mut offers = state.db.blocking().work_offers();
+    let mut ended = state.runs.subscribe();
+    let mut sweep = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::time::sleep(every).await;
-        take_over(&state, &mut tries, every).await;
+        tokio::select! {
+            _ = sweep.tick() => {
+                take_offers(&state).await;
+                take_over(&state, &mut tries, every).await;
+            }
+            heard = offered(&mut offers) => {
+                if heard {
+                    state.runs.offers_heard();
+                    take_offers(&state).await;
+                } else {
+                    // The store no longer tells: offers are found by looking.
+                    offers = None;
+                }
+            }
+            _ = ended.recv() => {
+                if state.runs.offers_may_wait() {
+                    take_offers(&state).await;
+                }
+            }
+        }
     }
 }
 
-/// Starts a run for each thread with work that neither this node runs nor a live lease holds.
+/// Waits until an offer is heard (`true`), or the store stops telling (`false`); never, for a
+/// store that does not tell.
+async fn offered(offers: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match offers {
+        Some(offers) => offers.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
+/// Takes as many offers as this node has room for and starts their runs.
+async fn take_offers(state: &AppState) {
+    let room = state.runs.room();
+    if room == 0 {
+        return;
+    }
+    match state
+        .db
+        .run_blocking(move |s| s.take_offered_work(room))
+        .await
+    {
+        Ok(taken) => {
+            if taken.len() < room {
+                state.runs.offers_taken();
+            }
+            for thread in taken {
+                state.runs.start(state.runtime(), thread);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "offered work could not be taken"),
+    }
+}
+
+/// Starts a run for each thread with work that neither this node runs nor a live lease holds,
+/// as many as this node has room for.
 async fn take_over(state: &AppState, tries: &mut Tries, every: Duration) {
     let found = state
         .db
@@ -84,9 +143,15 @@ async fn take_over(state: &AppState, tries: &mut Tries, every: Duration) {
         }
     };
     tries.keep_only(&with_work);
+    // Past this node's room the rest is left to the other nodes' sweeps, or to the next one.
+    let mut room = state.runs.room();
     for thread in free {
+        if room == 0 {
+            break;
+        }
         if !state.runs.is_running(&thread) && tries.start_now(&thread, every, Instant::now()) {
             state.runs.start(state.runtime(), thread);
+            room -= 1;
         }
     }
 }

@@ -6,14 +6,16 @@
 mod common;
 
 use common::nodes::{post, serve, token, wait_until};
-use common::{http_get, write, TempProject};
+use common::{http_get, terminate, write, TempProject};
 use serde_json::Value;
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::Command;
 use toolhost_store::conformance::fresh_database::FreshDatabase;
 
 /// A project whose agent calls `hold` once, then says "done". `hold` notes its process id in
-/// `started` and waits until the file `go` exists.
+/// `started` (and in `by-NODE`, with `NODE` set: which node ran it) and waits until the file
+/// `go` exists.
 fn project() -> TempProject {
     project_with("[server]\ntakeover_interval_ms = 100\n")
 }
@@ -28,8 +30,8 @@ fn project_with(toml: &str) -> TempProject {
     );
     let files = [
         ("agents/tools/hold.json", r#"{"type": "object", "description": "Holds until told to go.", "properties": {"_activity": {"const": "hold"}}}"#),
-        ("agents/activities/hold.json", r#"{"command": ["python3", "hold.py"], "env": ["PATH", "MARKS"], "timeoutMs": 600000}"#),
-        ("hold.py", "import json, os, sys, time\njson.load(sys.stdin)\nmarks = os.environ['MARKS']\nwith open(os.path.join(marks, 'started'), 'a') as f:\n    f.write(str(os.getpid()) + '\\n')\nwhile not os.path.exists(os.path.join(marks, 'go')):\n    time.sleep(0.02)\nprint(json.dumps({'status': 'success', 'result': 'went'}))\n"),
+        ("agents/activities/hold.json", r#"{"command": ["python3", "hold.py"], "env": ["PATH", "MARKS", "NODE"], "timeoutMs": 600000}"#),
+        ("hold.py", "import json, os, sys, time\njson.load(sys.stdin)\nmarks = os.environ['MARKS']\nnode = os.environ.get('NODE')\nif node:\n    with open(os.path.join(marks, 'by-' + node), 'a') as f:\n        f.write(str(os.getpid()) + '\\n')\nwith open(os.path.join(marks, 'started'), 'a') as f:\n    f.write(str(os.getpid()) + '\\n')\nwhile not os.path.exists(os.path.join(marks, 'go')):\n    time.sleep(0.02)\nprint(json.dumps({'status': 'success', 'result': 'went'}))\n"),
         ("toolhost.toml", toml),
     ];
     for (file, text) in files {
@@ -182,4 +184,109 @@ fn a_stream_on_one_node_shows_what_another_node_runs_as_it_is_stored() {
         node.kill().unwrap();
         node.wait().unwrap();
     }
+}
+
+/// Starts a thread on the node at `addr`; its id.
+fn start_thread(addr: &str, token: &str) -> String {
+    let (status, body) = post(
+        addr,
+        "/v1/threads",
+        token,
+        r#"{"agent": "a", "message": "start"}"#,
+    )
+    .expect("the node answers");
+    assert_eq!(status, 201, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    body["thread"]["id"].as_str().unwrap().to_owned()
+}
+
+/// How many lines the file at `path` has (none when it is not there).
+fn lines_in(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
+}
+
+/// Waits until `thread` is done, as the node at `addr` shows it.
+fn wait_until_done(addr: &str, thread: &str, token: &str) {
+    wait_until("the thread to be done", || {
+        let (status, body) = http_get(addr, &format!("/v1/threads/{thread}"), token);
+        assert_eq!(status, 200, "{body}");
+        let record: Value = serde_json::from_str(&body).unwrap();
+        record["thread"]["status"] == "done" || record["status"] == "done"
+    });
+}
+
+#[test]
+fn work_past_a_nodes_room_is_taken_by_another_node_at_once() {
+    // Nodes sweep once an hour here: what node b runs, it runs because node a offered it and
+    // node b heard the offer.
+    let sweeps = "[server]\ntakeover_interval_ms = 3600000\n";
+    let small = project_with(&format!("{sweeps}max_runs = 1\n"));
+    let large = project_with(sweeps);
+    let marks = small.root.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let database = FreshDatabase::new();
+    let url = database.url();
+    let token = token(&url);
+    let (mut a, a_addr) = serve(
+        &small.root,
+        &url,
+        &[("MARKS", &marks), ("NODE", Path::new("a"))],
+    );
+    let (mut b, _) = serve(
+        &large.root,
+        &url,
+        &[("MARKS", &marks), ("NODE", Path::new("b"))],
+    );
+    let threads: Vec<String> = (0..3).map(|_| start_thread(&a_addr, &token)).collect();
+    // The three calls are under way at once, and node a has room for one.
+    let started = marks.join("started");
+    wait_until("three calls to start", || lines_in(&started) == 3);
+    assert_eq!(lines_in(&marks.join("by-a")), 1);
+    assert_eq!(lines_in(&marks.join("by-b")), 2);
+    std::fs::write(marks.join("go"), "").unwrap();
+    for thread in &threads {
+        wait_until_done(&a_addr, thread, &token);
+    }
+    assert_eq!(lines_in(&started), 3, "each call ran once");
+    for node in [&mut a, &mut b] {
+        node.kill().unwrap();
+        node.wait().unwrap();
+    }
+}
+
+#[test]
+fn a_node_stopped_cleanly_hands_its_turn_to_another_at_once() {
+    // Nodes sweep once an hour here: the other node goes on with the turn because the
+    // stopping node handed it over.
+    let p = project_with("[server]\ntakeover_interval_ms = 3600000\n");
+    let marks = p.root.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let database = FreshDatabase::new();
+    let url = database.url();
+    let token = token(&url);
+    let (mut a, a_addr) = serve(
+        &p.root,
+        &url,
+        &[("MARKS", &marks), ("NODE", Path::new("a"))],
+    );
+    let (mut b, b_addr) = serve(
+        &p.root,
+        &url,
+        &[("MARKS", &marks), ("NODE", Path::new("b"))],
+    );
+    let thread = start_thread(&a_addr, &token);
+    let by_a = marks.join("by-a");
+    wait_until("the call to start on node a", || by_a.exists());
+    // Node a stops cleanly: the call under way finishes and is stored, then the model is not
+    // asked again there.
+    terminate(&a);
+    std::fs::write(marks.join("go"), "").unwrap();
+    assert!(a.wait().unwrap().success());
+    wait_until_done(&b_addr, &thread, &token);
+    let (status, body) = http_get(&b_addr, &format!("/v1/threads/{thread}/messages"), &token);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("went") && body.contains("done"), "{body}");
+    assert_eq!(lines_in(&marks.join("started")), 1, "the call ran once");
+    b.kill().unwrap();
+    b.wait().unwrap();
 }

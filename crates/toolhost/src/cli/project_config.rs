@@ -17,6 +17,7 @@
 //! reload = true                       # load the project again when agents/ files change
 //! takeover_interval_ms = 2000         # how often threads no live run holds are taken up
 //! poll_interval_ms = 250              # how often event streams read what others stored
+//! max_runs = 256                      # threads run at once; more are offered to other nodes
 //!
 //! [server.oauth]                      # /mcp also takes this authorization server's tokens
 //! issuer = "https://auth.example.com"
@@ -271,6 +272,9 @@ pub struct ServerSection {
     /// How often an event stream reads what other processes stored, in milliseconds (a
     /// PostgreSQL store also wakes it when another node commits).
     pub poll_interval_ms: Option<u64>,
+    /// How many threads the server runs at once; work past it is offered to the other nodes
+    /// of the same database.
+    pub max_runs: Option<usize>,
     /// An OAuth authorization server whose access tokens `/mcp` takes.
     pub oauth: Option<OAuthSection>,
 }

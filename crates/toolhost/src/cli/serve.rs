@@ -140,6 +140,9 @@ fn server_config(
     if let Some(ms) = file.server.poll_interval_ms {
         config.poll_interval = Duration::from_millis(ms);
     }
+    if let Some(runs) = file.server.max_runs {
+        config.max_runs = runs;
+    }
     config.allowed_origins = if args.allowed_origins.is_empty() {
         file.server.allowed_origins.clone().unwrap_or_default()
     } else {
