@@ -43,6 +43,11 @@ impl FreshDatabase {
         Self { server, name }
     }
 
+    /// The name of this database.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The URL of this database.
     pub fn url(&self) -> String {
         format!("{}/{}", self.server.trim_end_matches('/'), self.name)

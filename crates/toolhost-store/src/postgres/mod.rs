@@ -23,6 +23,7 @@ mod listener;
 mod read;
 mod schema;
 mod threads;
+mod tls;
 mod tokens;
 mod work;
 mod writer;
@@ -79,12 +80,15 @@ type ReadJob = Box<dyn FnOnce(StoreResult<&mut Conn>) + Send>;
 #[derive(Clone)]
 struct Target {
     config: postgres::Config,
+    /// TLS as the address asks (none: `sslmode=disable`).
+    tls: Option<tls::Tls>,
     shown: String,
 }
 
 impl Target {
     fn parse(url: &str) -> StoreResult<Self> {
-        let mut config = postgres::Config::from_str(url).map_err(|e| {
+        let (url, tls_options) = tls::take_options(url);
+        let mut config = postgres::Config::from_str(&url).map_err(|e| {
             StoreError::Backend(
                 format!("the store address is not a PostgreSQL connection string: {e}").into(),
             )
@@ -125,16 +129,30 @@ impl Target {
         if config.get_tcp_user_timeout().is_none() {
             config.tcp_user_timeout(CONNECT_TIMEOUT);
         }
-        Ok(Self { config, shown })
+        let tls = match config.get_ssl_mode() {
+            postgres::config::SslMode::Disable => None,
+            _ => Some(tls::Tls::new(&tls_options)?),
+        };
+        Ok(Self { config, tls, shown })
     }
 
     fn connect(&self) -> StoreResult<Conn> {
-        let client = self.config.connect(NoTls).map_err(|e| {
+        let client = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        };
+        let client = client.map_err(|e| {
+            let cause = cause(&e);
+            let hint = if cause.contains("certificate") {
+                " (name the authority that signs the server's certificate with sslrootcert=FILE \
+                 in the address)"
+            } else {
+                ""
+            };
             StoreError::Backend(
                 format!(
-                    "could not connect to PostgreSQL at {}: {}",
-                    self.shown,
-                    cause(&e)
+                    "could not connect to PostgreSQL at {}: {cause}{hint}",
+                    self.shown
                 )
                 .into(),
             )
