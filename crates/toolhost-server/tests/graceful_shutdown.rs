@@ -9,34 +9,11 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shutdown_mid_call_stores_the_result_and_releases_the_thread() {
-    let project = write_project(&[
-        (
-            "agents/agents/slow.json",
-            r#"{"type": "ai_human", "sideA": {"label": "slow", "prompt": "slow", "stopOnResponse": true}}"#,
-        ),
-        (
-            "agents/prompts/slow.json",
-            r#"{"toolDescription": "Slow.", "prompt": "You wait.", "model": "slow_test", "tools": ["nap"]}"#,
-        ),
-        (
-            "agents/models/slow_test.json",
-            r#"{"provider": "test", "script": "scripts/slow.jsonl"}"#,
-        ),
-        (
-            "scripts/slow.jsonl",
-            "{\"toolCalls\": [{\"name\": \"nap\", \"arguments\": {}}]}\n{\"text\": \"rested\"}\n",
-        ),
-        (
-            "agents/tools/nap.json",
-            r#"{"type": "object", "description": "Naps a moment.", "properties": {"_activity": {"type": "string", "const": "nap"}}, "additionalProperties": false}"#,
-        ),
-        (
-            "agents/activities/nap.json",
-            // It naps until the test lets it end (the file `release`, made once the shutdown
-            // began), or a minute at most.
-            r#"{"command": ["sh", "-c", "touch started; n=0; while [ ! -e release ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done; echo '{\"status\": \"success\", \"result\": \"napped\"}'"], "timeoutMs": 120000, "env": ["PATH"]}"#,
-        ),
-    ]);
+    // It naps until the test lets it end (the file `release`, made once the shutdown began), or
+    // a minute at most.
+    let project = napping_project(
+        "touch started; n=0; while [ ! -e release ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done; echo '{\"status\": \"success\", \"result\": \"napped\"}'",
+    );
     let server = TestServer::start_on(&project).await;
     let token = server.admin();
     let store = server.store.clone();

@@ -10,33 +10,10 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn work_past_the_servers_room_runs_as_soon_as_a_run_ends() {
-    let project = write_project(&[
-        (
-            "agents/agents/slow.json",
-            r#"{"type": "ai_human", "sideA": {"label": "slow", "prompt": "slow", "stopOnResponse": true}}"#,
-        ),
-        (
-            "agents/prompts/slow.json",
-            r#"{"toolDescription": "Slow.", "prompt": "You wait.", "model": "slow_test", "tools": ["nap"]}"#,
-        ),
-        (
-            "agents/models/slow_test.json",
-            r#"{"provider": "test", "script": "scripts/slow.jsonl"}"#,
-        ),
-        (
-            "scripts/slow.jsonl",
-            "{\"toolCalls\": [{\"name\": \"nap\", \"arguments\": {}}]}\n{\"text\": \"rested\"}\n",
-        ),
-        (
-            "agents/tools/nap.json",
-            r#"{"type": "object", "description": "Naps until released.", "properties": {"_activity": {"type": "string", "const": "nap"}}, "additionalProperties": false}"#,
-        ),
-        (
-            "agents/activities/nap.json",
-            // Each call notes that it started, then naps until the file `release` exists.
-            r#"{"command": ["sh", "-c", "echo call >> started; while [ ! -e release ]; do sleep 0.05; done; echo '{\"status\": \"success\", \"result\": \"napped\"}'"], "timeoutMs": 600000, "env": ["PATH"]}"#,
-        ),
-    ]);
+    // Each call notes that it started, then naps until the file `release` exists.
+    let project = napping_project(
+        "echo call >> started; while [ ! -e release ]; do sleep 0.05; done; echo '{\"status\": \"success\", \"result\": \"napped\"}'",
+    );
     let server = TestServer::start_with(&project, |config| {
         config.max_runs = 1;
         // No sweep helps here: what runs, runs because a run ended.

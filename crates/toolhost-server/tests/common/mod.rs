@@ -554,6 +554,40 @@ pub fn echo_project(script: &str) -> PathBuf {
     ])
 }
 
+/// An `ai_human` agent `slow` whose scripted model calls `nap` once, then answers "rested";
+/// `nap` runs the shell command `nap` in the project folder, which prints the call's result.
+pub fn napping_project(nap: &str) -> PathBuf {
+    let activity = serde_json::json!({
+        "command": ["sh", "-c", nap],
+        "timeoutMs": 600_000,
+        "env": ["PATH"],
+    })
+    .to_string();
+    write_project(&[
+        (
+            "agents/agents/slow.json",
+            r#"{"type": "ai_human", "sideA": {"label": "slow", "prompt": "slow", "stopOnResponse": true}}"#,
+        ),
+        (
+            "agents/prompts/slow.json",
+            r#"{"toolDescription": "Slow.", "prompt": "You wait.", "model": "slow_test", "tools": ["nap"]}"#,
+        ),
+        (
+            "agents/models/slow_test.json",
+            r#"{"provider": "test", "script": "scripts/slow.jsonl"}"#,
+        ),
+        (
+            "scripts/slow.jsonl",
+            "{\"toolCalls\": [{\"name\": \"nap\", \"arguments\": {}}]}\n{\"text\": \"rested\"}\n",
+        ),
+        (
+            "agents/tools/nap.json",
+            r#"{"type": "object", "description": "Naps a moment.", "properties": {"_activity": {"type": "string", "const": "nap"}}, "additionalProperties": false}"#,
+        ),
+        ("agents/activities/nap.json", &activity),
+    ])
+}
+
 /// An `ai_human` agent `main` offering `notes.add`, a tool of the MCP server `notes` (the
 /// official Python SDK's server of toolhost's own tests, trusted), whose scripted model calls it
 /// in each of three turns (1+1, 2+2, 3+3). `./scripts/test` names the Python with the SDK in
