@@ -10,6 +10,7 @@
 
 use crate::digest::{thread_digest, ThreadDigest};
 use crate::error::{StoreError, StoreResult};
+use crate::postgres::text::Holdable;
 use crate::postgres::{pg, WRITE_LOCK};
 use crate::sqlite::db as sqlite;
 use crate::{PostgresStore, SqliteStore, Store};
@@ -272,7 +273,7 @@ pub fn copy_sqlite_to_postgres(
     let conn =
         rusqlite::Connection::open_with_flags(from, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sqlite)?;
-    let mut client = postgres::Client::connect(to, postgres::NoTls).map_err(pg)?;
+    let mut client = crate::postgres::client_for(to)?;
     // Every table is read from one state of the folder.
     conn.execute_batch("BEGIN").map_err(sqlite)?;
     let tables = copy_tables(&conn, &mut client, progress)?;
@@ -413,7 +414,10 @@ fn copy_table(
                 })?,
             );
         }
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
+        // Bound as the store binds its own writes: text that holds U+0000 gets U+FFFD.
+        let held: Vec<Holdable<'_>> = values.iter().map(|v| Holdable(v.as_ref())).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            held.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
         to.execute(&insert, &refs).map_err(pg)?;
         count += 1;
     }

@@ -22,7 +22,7 @@ pub struct ThreadDigest {
     /// Its values, queued items, approvals, variables and variable requests, together.
     pub other: usize,
     /// FNV-1a over everything above (each record as the store returns it, files with their
-    /// bytes), in the store's order.
+    /// bytes), in the store's order; U+0000 in text counts as U+FFFD.
     pub hash: u64,
 }
 
@@ -45,8 +45,10 @@ impl Fnv {
         self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
     }
 
+    /// Hashes `record` as its debug form shows it, U+0000 (shown `\0`) counted as U+FFFD,
+    /// which is what a PostgreSQL store keeps in its place.
     fn record(&mut self, record: &impl std::fmt::Debug) {
-        self.add(format!("{record:?}").as_bytes());
+        self.add(format!("{record:?}").replace("\\0", "\u{FFFD}").as_bytes());
     }
 }
 

@@ -34,6 +34,12 @@
 //!   except on a store that waits for nothing ([`Store::runs_in_place`]: in memory).
 //! - **Writes that arrive together may share one commit** (one writer thread per store, group
 //!   commit); each batch still succeeds or fails alone.
+//! - **Text may hold U+0000** (a program's output, a model's answer). PostgreSQL's text cannot:
+//!   it keeps U+FFFD in its place, and binds lookups the same way, so what was written is found
+//!   again; JSON is kept exactly on both backends.
+//! - **Work may be offered to any node with room** ([`Store::offer_work`]): an offer is a hint
+//!   beside the stored work, taken once; the work itself is what [`Store::threads_with_work`]
+//!   finds.
 
 mod async_store;
 mod commits;

@@ -100,6 +100,7 @@ macro_rules! store_conformance_tests {
     ($make:expr) => {
         $crate::store_conformance_tests!(@cases $make;
             threads_are_created_listed_and_found,
+            text_with_nul_characters_is_stored_and_found_again,
             unknown_threads_are_reported,
             messages_keep_order_and_every_field,
             a_failed_batch_writes_nothing,

@@ -207,3 +207,48 @@ pub fn threads_are_isolated(store: &dyn Store) {
         Err(StoreError::FileNotFound(_))
     ));
 }
+
+/// Text may hold U+0000 (a program's output, a model's answer): it is stored, kept or with
+/// U+FFFD in its place (PostgreSQL's text cannot hold U+0000), and what was written with it is
+/// found by it again. JSON keeps it exactly.
+pub fn text_with_nul_characters_is_stored_and_found_again(store: &dyn Store) {
+    let held = |text: &str| text.replace('\0', "\u{FFFD}");
+    let t = store
+        .create_thread(NewThread {
+            agent: "agent\0x".into(),
+            ..NewThread::default()
+        })
+        .unwrap()
+        .id;
+    store
+        .apply(
+            &t,
+            vec![
+                text(Role::User, "before\0after"),
+                Write::SetValue {
+                    key: "key\0".into(),
+                    value: Some(serde_json::json!({"text": "a\0b"})),
+                },
+                Write::Event {
+                    kind: EventKind::Custom("noted".into()),
+                    data: serde_json::json!("c\0d"),
+                },
+            ],
+        )
+        .unwrap();
+    assert_eq!(held(&store.thread(&t).unwrap().agent), "agent\u{FFFD}x");
+    let messages = store.messages(&t).unwrap();
+    assert_eq!(
+        held(messages[0].content.as_deref().unwrap()),
+        "before\u{FFFD}after"
+    );
+    assert_eq!(
+        store.value(&t, "key\0").unwrap(),
+        Some(serde_json::json!({"text": "a\0b"}))
+    );
+    let events = store.events(&t, 0).unwrap();
+    assert!(
+        events.iter().any(|e| e.data == serde_json::json!("c\0d")),
+        "{events:?}"
+    );
+}

@@ -22,6 +22,7 @@ mod leases;
 mod listener;
 mod read;
 mod schema;
+pub(crate) mod text;
 mod threads;
 mod tls;
 mod tokens;
@@ -137,11 +138,16 @@ impl Target {
     }
 
     fn connect(&self) -> StoreResult<Conn> {
+        self.client().map(Conn::new)
+    }
+
+    /// A client of the database, over TLS as the address asks.
+    fn client(&self) -> StoreResult<postgres::Client> {
         let client = match &self.tls {
             Some(tls) => self.config.connect(tls.clone()),
             None => self.config.connect(NoTls),
         };
-        let client = client.map_err(|e| {
+        client.map_err(|e| {
             let cause = cause(&e);
             let hint = if cause.contains("certificate") {
                 " (name the authority that signs the server's certificate with sslrootcert=FILE \
@@ -156,8 +162,7 @@ impl Target {
                 )
                 .into(),
             )
-        })?;
-        Ok(Conn::new(client))
+        })
     }
 }
 
@@ -174,6 +179,12 @@ fn cause(e: &postgres::Error) -> String {
         source = inner.source();
     }
     text
+}
+
+/// A client of the database at `url` (as [`PostgresStore::connect`] reads it: TLS as it
+/// asks), for work beside a store (a copy into it).
+pub(crate) fn client_for(url: &str) -> StoreResult<postgres::Client> {
+    Target::parse(url)?.client()
 }
 
 impl PostgresStore {

@@ -19,7 +19,7 @@ const NOTICE_BYTES: usize = 7_000;
 /// Ends a group: every node listening hears of it, with the threads it wrote to (a notification
 /// is sent only if the transaction commits), in the same round trip as the commit.
 fn commit_statement(touched: &[String]) -> String {
-    let mut notice = touched.join("\n");
+    let mut notice = super::text::holdable(&touched.join("\n")).into_owned();
     if notice.len() > NOTICE_BYTES {
         notice.clear();
     }
