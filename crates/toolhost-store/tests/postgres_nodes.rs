@@ -226,3 +226,50 @@ fn a_node_hears_another_offer_work_and_takes_it() {
     assert_eq!(b.take_offered_work(5).unwrap(), vec![thread]);
     assert_eq!(a.take_offered_work(5).unwrap(), Vec::<String>::new());
 }
+
+#[test]
+fn reads_and_writes_go_on_when_the_server_ends_every_connection() {
+    let database = FreshDatabase::new();
+    let store = database.store();
+    let thread = store.create_thread(NewThread::default()).unwrap().id;
+    store.apply(&thread, vec![text("hello")]).unwrap();
+    // The server ends every connection of the store (a restart, an administrator): each is
+    // known to be closed only once it is used.
+    let mut admin = database.client();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    wait_for_no_other_connection(&mut admin);
+    // Every reader meets its closed connection at most once, and no read fails for it.
+    for _ in 0..16 {
+        assert_eq!(store.messages(&thread).unwrap().len(), 1);
+        assert_eq!(store.thread(&thread).unwrap().id, thread);
+    }
+    store.apply(&thread, vec![text("again")]).unwrap();
+    assert_eq!(store.messages(&thread).unwrap().len(), 2);
+}
+
+/// Waits until the server has ended every other connection to the database (ending one is not
+/// instant); the limit is a guard against a hang.
+fn wait_for_no_other_connection(admin: &mut postgres::Client) {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let others: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if others == 0 {
+            return;
+        }
+        assert!(std::time::Instant::now() < give_up, "connections not ended");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

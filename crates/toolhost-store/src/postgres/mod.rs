@@ -73,8 +73,11 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
-/// A read waiting for a reader connection (or for the error that kept it from one).
-type ReadJob = Box<dyn FnOnce(StoreResult<&mut Conn>) + Send>;
+/// A read waiting for a reader connection (or for the error that kept it from one). It answers
+/// its caller and returns `true`, or returns `false` without answering when it failed because
+/// the server had closed the connection (a restart: only known once used) and may run again on
+/// a new one; the second argument says there will be no other try.
+type ReadJob = Box<dyn FnMut(StoreResult<&mut Conn>, bool) -> bool + Send>;
 
 /// How to reach the database: the parsed address, and a description of it without its
 /// password, for errors.
@@ -289,9 +292,9 @@ impl PostgresStore {
     pub(crate) fn read<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Conn) -> StoreResult<T> + Send + 'static,
+        F: Fn(&mut Conn) -> StoreResult<T> + Send + 'static,
     {
-        self.on_reader(move |conn| snapshot(conn, work))
+        self.on_reader(move |conn| snapshot(conn, &work))
     }
 
     /// Runs `work`, which makes one query (a statement is its own snapshot), on a reader
@@ -299,7 +302,7 @@ impl PostgresStore {
     pub(crate) fn read_one<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Conn) -> StoreResult<T> + Send + 'static,
+        F: Fn(&mut Conn) -> StoreResult<T> + Send + 'static,
     {
         self.on_reader(work)
     }
@@ -307,11 +310,22 @@ impl PostgresStore {
     fn on_reader<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Conn) -> StoreResult<T> + Send + 'static,
+        F: Fn(&mut Conn) -> StoreResult<T> + Send + 'static,
     {
         let (reply, outcome) = mpsc::sync_channel(1);
-        let job: ReadJob = Box::new(move |conn: StoreResult<&mut Conn>| {
-            let _ = reply.send(conn.and_then(work));
+        let job: ReadJob = Box::new(move |conn: StoreResult<&mut Conn>, last_try| {
+            let result = match conn {
+                Ok(conn) => {
+                    let result = work(conn);
+                    if result.is_err() && conn.is_closed() && !last_try {
+                        return false;
+                    }
+                    result
+                }
+                Err(e) => Err(e),
+            };
+            let _ = reply.send(result);
+            true
         });
         self.reads
             .as_ref()
@@ -362,26 +376,34 @@ fn spawn(
 /// Answers reads until the store is dropped, replacing its connection when the server closed it.
 fn run_reader(mut conn: Conn, target: &Target, waiting: &Mutex<Receiver<ReadJob>>) {
     loop {
-        let job = {
+        let mut job = {
             let waiting = waiting.lock().unwrap_or_else(|p| p.into_inner());
             match waiting.recv() {
                 Ok(job) => job,
                 Err(_) => return,
             }
         };
-        if conn.is_closed() {
-            match target.connect() {
-                Ok(fresh) => conn = fresh,
-                // This read fails with the reason; the next one tries again.
-                Err(e) => {
-                    job(Err(e));
-                    continue;
+        // A read that met a connection the server had closed runs once more on a new one.
+        for last_try in [false, true] {
+            if conn.is_closed() {
+                match target.connect() {
+                    Ok(fresh) => conn = fresh,
+                    // This read fails with the reason; the next one tries again.
+                    Err(e) => {
+                        job(Err(e), true);
+                        break;
+                    }
                 }
             }
+            // A read that panics fails alone (its caller hears the store stopped answering
+            // it); the reader goes on.
+            let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                job(Ok(&mut conn), last_try)
+            }));
+            if !matches!(answered, Ok(false)) {
+                break;
+            }
         }
-        // A read that panics fails alone (its caller hears the store stopped answering it);
-        // the reader goes on.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(Ok(&mut conn))));
     }
 }
 

@@ -425,16 +425,27 @@ impl Store for PostgresStore {
         let (chunks, arriving) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
         let reads = self.reads.clone().ok_or_else(super::gone)?;
         let (reply, outcome) = std::sync::mpsc::sync_channel(1);
-        let job: super::ReadJob = Box::new(move |conn| {
-            let result = conn.and_then(|conn| {
-                super::snapshot(conn, |conn| {
-                    require_thread(conn, &thread)?;
-                    files::stream(conn, &thread, &path, &mut |chunk| {
-                        let _ = chunks.send(chunk.to_vec());
-                    })
-                })
-            });
+        let mut sent = false;
+        let job: super::ReadJob = Box::new(move |conn, last_try| {
+            let result = match conn {
+                Ok(conn) => {
+                    let result = super::snapshot(conn, |conn| {
+                        require_thread(conn, &thread)?;
+                        files::stream(conn, &thread, &path, &mut |chunk| {
+                            sent = true;
+                            let _ = chunks.send(chunk.to_vec());
+                        })
+                    });
+                    // Once a chunk went out the read is not begun again: it would send it twice.
+                    if result.is_err() && conn.is_closed() && !last_try && !sent {
+                        return false;
+                    }
+                    result
+                }
+                Err(e) => Err(e),
+            };
             let _ = reply.send(result);
+            true
         });
         reads.send(job).map_err(|_| super::gone())?;
         for chunk in arriving {
