@@ -76,6 +76,20 @@ impl Conn {
         Ok(notices)
     }
 
+    /// Runs statements that take no parameters, in one round trip, and returns the first
+    /// column of the first row any of them returned, as text.
+    pub(super) fn simple_value(&mut self, sql: &str) -> StoreResult<String> {
+        self.client
+            .simple_query(sql)
+            .map_err(pg)?
+            .into_iter()
+            .find_map(|message| match message {
+                postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_owned),
+                _ => None,
+            })
+            .ok_or_else(|| StoreError::Corrupt(format!("no value came back from {sql}")))
+    }
+
     /// Runs statements that take no parameters and return nothing (`BEGIN`, `COMMIT`, DDL).
     pub(super) fn batch(&mut self, sql: &str) -> StoreResult<()> {
         self.client.batch_execute(sql).map_err(pg)

@@ -120,15 +120,15 @@ pub(super) fn writer_session(conn: StoreResult<Conn>) -> StoreResult<Conn> {
     Ok(conn)
 }
 
-/// Begins a write transaction: the cluster's write lock, then the database's clock.
+/// Begins a write transaction: the cluster's write lock, then the database's clock, in one
+/// round trip.
 fn begin(conn: &mut Conn) -> StoreResult<Millis> {
-    conn.batch("BEGIN")?;
-    let row = conn.one(
-        "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-         FROM (SELECT pg_advisory_xact_lock($1)) AS locked",
-        &[&WRITE_LOCK],
-    )?;
-    super::conn::col(&row, 0)
+    let now = conn.simple_value(&format!(
+        "BEGIN; SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+         FROM (SELECT pg_advisory_xact_lock({WRITE_LOCK})) AS locked"
+    ))?;
+    now.parse()
+        .map_err(|e| StoreError::Corrupt(format!("the database's clock read {now:?}: {e}")))
 }
 
 /// Applies a group of writes in one transaction and tells each its outcome.
