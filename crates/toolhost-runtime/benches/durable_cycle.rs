@@ -207,6 +207,9 @@ impl Store for TimedStore {
     fn threads_with_work(&self) -> StoreResult<Vec<String>> {
         self.timed(Kind::Read, || self.inner.threads_with_work())
     }
+    fn threads_with_unowned_work(&self) -> StoreResult<Vec<String>> {
+        self.timed(Kind::Read, || self.inner.threads_with_unowned_work())
+    }
     fn offer_work(&self, thread: &str) -> StoreResult<()> {
         self.timed(Kind::CommitOther, || self.inner.offer_work(thread))
     }

@@ -18,7 +18,6 @@ use crate::state::AppState;
 use std::collections::HashMap;
 use std::time::Duration;
 use std::time::Instant;
-use toolhost_store::now_millis;
 
 /// The longest a thread that keeps coming back waits for its next try.
 const LONGEST_WAIT: Duration = Duration::from_secs(600);
@@ -44,9 +43,10 @@ impl Tries {
         }
     }
 
-    /// Forgets the threads that have no work left: they start from the first try again.
-    fn keep_only(&mut self, with_work: &[String]) {
-        self.0.retain(|thread, _| with_work.contains(thread));
+    /// Forgets the threads that are not free now (their work is done, or a live run holds
+    /// them): they start from the first try again.
+    fn keep_only(&mut self, free: &[String]) {
+        self.0.retain(|thread, _| free.contains(thread));
     }
 }
 
@@ -117,32 +117,20 @@ async fn take_offers(state: &AppState) {
 /// Starts a run for each thread with work that neither this node runs nor a live lease holds,
 /// as many as this node has room for.
 async fn take_over(state: &AppState, tries: &mut Tries, every: Duration) {
-    let found = state
+    // One query: the work, less what a live lease (on the store's clock) holds. A claim still
+    // decides for certain; this spares the claims that are sure to fail.
+    let free = match state
         .db
-        .run_blocking(|store| {
-            let with_work = store.threads_with_work()?;
-            let mut free = Vec::new();
-            for thread in &with_work {
-                // The lease's time is the store's clock; a claim decides for certain, this only
-                // spares the claims that are sure to fail.
-                let held = store
-                    .lease(thread)?
-                    .is_some_and(|lease| lease.is_live(now_millis()));
-                if !held {
-                    free.push(thread.clone());
-                }
-            }
-            Ok((with_work, free))
-        })
-        .await;
-    let (with_work, free) = match found {
-        Ok(found) => found,
+        .run_blocking(|store| store.threads_with_unowned_work())
+        .await
+    {
+        Ok(free) => free,
         Err(e) => {
             tracing::warn!(error = %e, "the threads to take over could not be listed");
             return;
         }
     };
-    tries.keep_only(&with_work);
+    tries.keep_only(&free);
     // Past this node's room the rest is left to the other nodes' sweeps, or to the next one.
     let mut room = state.runs.room();
     for thread in free {

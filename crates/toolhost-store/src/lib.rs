@@ -228,6 +228,11 @@ pub trait Store: Send + Sync {
     /// the number of threads: what a server takes up when it starts.
     fn threads_with_work(&self) -> StoreResult<Vec<String>>;
 
+    /// Those of [`Store::threads_with_work`] that no lease live on the store's clock holds:
+    /// what a node may take up now (a dead node's threads once their leases expired), in the
+    /// same one query.
+    fn threads_with_unowned_work(&self) -> StoreResult<Vec<String>>;
+
     /// Offers the work stored for `thread` to whichever node has room for it: a node that
     /// stored work it has no room to run leaves an offer here. An offer is a hint, not the work
     /// (that is stored with the thread, and [`Store::threads_with_work`] finds it whatever

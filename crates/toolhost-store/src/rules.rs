@@ -29,9 +29,24 @@ pub(crate) const THREAD_TABLES: &[&str] = &[
 /// (SQLite: `rowid`; PostgreSQL: `ord`). The work is looked for itself, whatever the thread's
 /// status says, so that a crash between accepting work and running it loses nothing.
 pub(crate) fn threads_with_work_sql(tiebreak: &str) -> String {
+    work_sql(tiebreak, "")
+}
+
+/// Those of [`threads_with_work_sql`] that no lease live at `now` (an SQL expression of the
+/// store's clock) holds (see [`crate::Store::threads_with_unowned_work`]).
+pub(crate) fn threads_with_unowned_work_sql(tiebreak: &str, now: &str) -> String {
+    work_sql(
+        tiebreak,
+        &format!(
+            "AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.thread = t.id AND l.expires_at > {now})"
+        ),
+    )
+}
+
+fn work_sql(tiebreak: &str, and: &str) -> String {
     format!(
         "SELECT t.id FROM threads t
-         WHERE t.status = 'running'
+         WHERE (t.status = 'running'
             OR (t.status <> 'paused'
                 AND EXISTS (SELECT 1 FROM queue q WHERE q.thread = t.id))
             OR (t.status = 'idle'
@@ -41,7 +56,8 @@ pub(crate) fn threads_with_work_sql(tiebreak: &str) -> String {
                 AND NOT EXISTS (SELECT 1 FROM approvals a
                                 WHERE a.thread = t.id AND a.decision IS NULL)
                 AND NOT EXISTS (SELECT 1 FROM variable_requests v
-                                WHERE v.thread = t.id AND v.answered_at IS NULL))
+                                WHERE v.thread = t.id AND v.answered_at IS NULL)))
+         {and}
          ORDER BY t.created_at, t.{tiebreak}"
     )
 }

@@ -115,8 +115,28 @@ pub fn threads_with_work_are_found_in_one_read(store: &dyn Store) {
     assert_eq!(
         store.threads_with_work().unwrap(),
         [
+            unanswered.clone(),
+            running.clone(),
+            queued.clone(),
+            decided.clone(),
+            given_values.clone(),
+            done_then_sent.clone(),
+            failed_then_sent.clone()
+        ]
+    );
+    // Of those, the ones a live lease holds are not unowned; an expired lease holds nothing.
+    let claim = |owner: &str, ttl_ms| LeaseClaim {
+        owner: owner.into(),
+        ttl_ms,
+        replacing: None,
+    };
+    store.claim(&running, &claim("live", 60_000)).unwrap();
+    store.claim(&queued, &claim("gone", 1)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert_eq!(
+        store.threads_with_unowned_work().unwrap(),
+        [
             unanswered,
-            running,
             queued,
             decided,
             given_values,

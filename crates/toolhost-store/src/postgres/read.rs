@@ -189,6 +189,10 @@ impl Store for PostgresStore {
         self.read_one(threads::with_work)
     }
 
+    fn threads_with_unowned_work(&self) -> StoreResult<Vec<String>> {
+        self.read_one(threads::with_unowned_work)
+    }
+
     fn offer_work(&self, thread: &str) -> StoreResult<()> {
         let thread = thread.to_owned();
         self.write(move |tx, now| work::offer(tx, &thread, now))

@@ -7,7 +7,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::page::ThreadQuery;
 use crate::rows::{decode_thread, ThreadRow};
-use crate::rules::{threads_with_work_sql, THREAD_TABLES};
+use crate::rules::{threads_with_unowned_work_sql, threads_with_work_sql, THREAD_TABLES};
 use postgres::types::ToSql;
 use postgres::Row;
 
@@ -153,6 +153,15 @@ pub(super) fn page(conn: &mut Conn, query: &ThreadQuery) -> StoreResult<Vec<Thre
 /// [`crate::Store::threads_with_work`]).
 pub(super) fn with_work(conn: &mut Conn) -> StoreResult<Vec<String>> {
     conn.rows(&threads_with_work_sql("ord"), &[])?
+        .iter()
+        .map(|row| col(row, 0))
+        .collect()
+}
+
+/// Those no lease live on the database's clock holds.
+pub(super) fn with_unowned_work(conn: &mut Conn) -> StoreResult<Vec<String>> {
+    let now = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+    conn.rows(&threads_with_unowned_work_sql("ord", now), &[])?
         .iter()
         .map(|row| col(row, 0))
         .collect()

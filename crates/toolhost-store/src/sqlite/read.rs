@@ -319,6 +319,10 @@ impl Store for SqliteStore {
         super::work::threads_with_work(&self.lock())
     }
 
+    fn threads_with_unowned_work(&self) -> StoreResult<Vec<String>> {
+        super::work::threads_with_unowned_work(&self.lock())
+    }
+
     fn offer_work(&self, thread: &str) -> StoreResult<()> {
         let thread = thread.to_owned();
         self.write(move |tx| super::work::offer(tx, &thread, crate::now_millis()))

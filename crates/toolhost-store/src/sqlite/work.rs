@@ -4,7 +4,7 @@
 
 use super::{db, require_thread};
 use crate::error::StoreResult;
-use crate::rules::threads_with_work_sql;
+use crate::rules::{threads_with_unowned_work_sql, threads_with_work_sql};
 use rusqlite::Connection;
 
 /// Threads whose work no run may be doing, oldest first (see
@@ -14,6 +14,17 @@ pub(super) fn threads_with_work(conn: &Connection) -> StoreResult<Vec<String>> {
         .prepare_cached(&threads_with_work_sql("rowid"))
         .map_err(db)?;
     let rows = stmt.query_map([], |r| r.get(0)).map_err(db)?;
+    rows.collect::<Result<_, _>>().map_err(db)
+}
+
+/// Those no lease live on this machine's clock holds.
+pub(super) fn threads_with_unowned_work(conn: &Connection) -> StoreResult<Vec<String>> {
+    let mut stmt = conn
+        .prepare_cached(&threads_with_unowned_work_sql("rowid", "?1"))
+        .map_err(db)?;
+    let rows = stmt
+        .query_map([crate::now_millis()], |r| r.get(0))
+        .map_err(db)?;
     rows.collect::<Result<_, _>>().map_err(db)
 }
 
