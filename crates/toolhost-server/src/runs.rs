@@ -32,6 +32,8 @@ pub(crate) struct RunEnded {
 pub(crate) struct Runs {
     inner: Arc<Mutex<Inner>>,
     ended: broadcast::Sender<RunEnded>,
+    /// Woken when this node offered work (once the offer is stored).
+    offered: Arc<tokio::sync::Notify>,
 }
 
 #[derive(Default)]
@@ -72,6 +74,7 @@ impl Runs {
                 ..Inner::default()
             })),
             ended: broadcast::channel(ENDED_CAPACITY).0,
+            offered: Arc::default(),
         }
     }
 
@@ -96,6 +99,11 @@ impl Runs {
     /// Notes that work may be on offer (another node offered some).
     pub fn offers_heard(&self) {
         self.lock().offers_may_wait = true;
+    }
+
+    /// Completes once this node has offered work (at once if it did since the last wait).
+    pub async fn offered(&self) {
+        self.offered.notified().await;
     }
 
     /// Whether work may be on offer that this node has not taken.
@@ -152,9 +160,10 @@ impl Runs {
         while inner.tasks.try_join_next().is_some() {}
         let store = runtime.store().clone();
         if inner.closed {
-            // A client waiting for the run hears that nothing ran (its reply is dropped).
+            // A client waiting for the run hears that nothing ran (its reply is dropped). The
+            // work is stored; on a shared database another node is told of it at once.
             if reply.is_none() && is_shared(&*store) {
-                inner.tasks.spawn(offer(store, thread));
+                inner.tasks.spawn(self.clone().offer(store, thread));
             }
             return;
         }
@@ -162,8 +171,7 @@ impl Runs {
         // taken up by its run.
         let full = inner.running.len() >= inner.capacity;
         if full && reply.is_none() && !inner.running.contains_key(&thread) {
-            inner.offers_may_wait = true;
-            inner.tasks.spawn(offer(store, thread));
+            inner.tasks.spawn(self.clone().offer(store, thread));
             return;
         }
         *inner.running.entry(thread.clone()).or_default() += 1;
@@ -204,17 +212,19 @@ impl Runs {
                     tracing::warn!(thread = %thread, error = %e, "the end of a run was not stored");
                 }
             }
-            // Stopped because this node is stopping: on a shared database another node goes on
-            // with the turn at once.
+            // Stopped because this node is stopping, on a shared database: the run left the
+            // turn `running` (see `close_and_stop`), which any node's sweep takes up; the offer
+            // tells the other nodes at once.
             let handed_back = matches!(result, Ok(RunOutcome::Done(StopReason::Stopped)))
                 && ended.runs.lock().closed
                 && is_shared(&**runtime.store());
+            let runs = ended.runs.clone();
             drop(ended);
             if let Some(reply) = reply {
                 let _ = reply.send(result);
             }
             if handed_back {
-                offer(runtime.store().clone(), thread).await;
+                runs.offer(runtime.store().clone(), thread).await;
             }
         });
     }
@@ -235,15 +245,22 @@ impl Runs {
     }
 
     /// Refuses new runs and asks every run under way to stop after the operation it is in.
+    /// On a database other nodes share, each run hands its thread on as it stops (its turn is
+    /// left as work for them); alone, a stopped thread waits until someone runs it.
     pub async fn close_and_stop(&self, runtime: &Runtime) {
         let threads: Vec<String> = {
             let mut inner = self.lock();
             inner.closed = true;
             inner.running.keys().cloned().collect()
         };
+        let shared = is_shared(&**runtime.store());
         // A running program or runCode run finishes and its result is stored.
         for thread in threads {
-            runtime.stop_gracefully(&thread);
+            if shared {
+                runtime.hand_back(&thread);
+            } else {
+                runtime.stop_gracefully(&thread);
+            }
         }
     }
 
@@ -257,22 +274,6 @@ impl Runs {
 /// Whether other nodes share the store (they hear its offers).
 fn is_shared(store: &dyn Store) -> bool {
     store.work_offers().is_some()
-}
-
-/// Offers `thread`'s work to any node with room for it.
-async fn offer(store: Arc<dyn Store>, thread: String) {
-    let offered = tokio::task::spawn_blocking({
-        let thread = thread.clone();
-        move || store.offer_work(&thread)
-    })
-    .await;
-    match offered {
-        Ok(Ok(())) => tracing::debug!(thread = %thread, "work offered to any node with room"),
-        Ok(Err(e)) => {
-            tracing::warn!(thread = %thread, error = %e, "work could not be offered; a sweep takes it up")
-        }
-        Err(e) => tracing::warn!(thread = %thread, error = %e, "offering work failed"),
-    }
 }
 
 /// Ends a run's bookkeeping when dropped, however the run's task ended: its count, and the
@@ -299,6 +300,26 @@ impl Drop for Ended {
 }
 
 impl Runs {
+    /// Offers `thread`'s work to any node with room for it; once it is stored, this node's
+    /// taker is told too (it takes it up when it has room).
+    async fn offer(self, store: Arc<dyn Store>, thread: String) {
+        let offered = AsyncStore::new(store)
+            .run_blocking({
+                let thread = thread.clone();
+                move |store| store.offer_work(&thread)
+            })
+            .await;
+        match offered {
+            Ok(()) => {
+                self.lock().offers_may_wait = true;
+                self.offered.notify_one();
+            }
+            Err(e) => {
+                tracing::warn!(thread = %thread, error = %e, "work could not be offered; a sweep takes it up")
+            }
+        }
+    }
+
     fn finished(&self, thread: &str, outcome: &'static str) {
         let mut inner = self.lock();
         *inner.ended.entry(outcome).or_default() += 1;

@@ -73,6 +73,7 @@ pub(crate) async fn keep_taking_over(state: AppState) {
                     offers = None;
                 }
             }
+            () = state.runs.offered() => take_offers(&state).await,
             _ = ended.recv() => {
                 if state.runs.offers_may_wait() {
                     take_offers(&state).await;

@@ -10,7 +10,7 @@
 
 use crate::digest::{thread_digest, ThreadDigest};
 use crate::error::{StoreError, StoreResult};
-use crate::postgres::text::Holdable;
+use crate::postgres::text::with_holdable;
 use crate::postgres::{pg, WRITE_LOCK};
 use crate::sqlite::db as sqlite;
 use crate::{PostgresStore, SqliteStore, Store};
@@ -415,10 +415,8 @@ fn copy_table(
             );
         }
         // Bound as the store binds its own writes: text that holds U+0000 gets U+FFFD.
-        let held: Vec<Holdable<'_>> = values.iter().map(|v| Holdable(v.as_ref())).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            held.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        to.execute(&insert, &refs).map_err(pg)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
+        with_holdable(&refs, |refs| to.execute(&insert, refs)).map_err(pg)?;
         count += 1;
     }
     if let Some(identity) = table.identity {

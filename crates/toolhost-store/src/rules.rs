@@ -35,11 +35,18 @@ pub(crate) fn threads_with_work_sql(tiebreak: &str) -> String {
 /// Those of [`threads_with_work_sql`] that no lease live at `now` (an SQL expression of the
 /// store's clock) holds (see [`crate::Store::threads_with_unowned_work`]).
 pub(crate) fn threads_with_unowned_work_sql(tiebreak: &str, now: &str) -> String {
-    work_sql(
-        tiebreak,
-        &format!(
-            "AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.thread = t.id AND l.expires_at > {now})"
-        ),
+    work_sql(tiebreak, &unowned(now))
+}
+
+/// Whether the thread `thread` (an SQL expression) has work no lease live at `now` holds: a
+/// query that returns it or nothing (an offer whose work was taken up another way is stale).
+pub(crate) fn has_unowned_work_sql(thread: &str, now: &str) -> String {
+    work_sql("id", &format!("AND t.id = {thread} {}", unowned(now)))
+}
+
+fn unowned(now: &str) -> String {
+    format!(
+        "AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.thread = t.id AND l.expires_at > {now})"
     )
 }
 

@@ -217,6 +217,7 @@ fn a_node_hears_another_offer_work_and_takes_it() {
         .expect("PostgreSQL tells its nodes of offers");
     let seen = *offers.borrow_and_update();
     let thread = a.create_thread(NewThread::default()).unwrap().id;
+    a.apply(&thread, vec![text("hello")]).unwrap();
     a.offer_work(&thread).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()

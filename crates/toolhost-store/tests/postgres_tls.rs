@@ -14,10 +14,12 @@ fn needed(name: &str) -> String {
     })
 }
 
-/// The address of `database` over TCP, with `query`.
+/// The address of `database` over TCP, with `query`: the host is named `localhost` (what the
+/// certificate names), reached at 127.0.0.1 (where the server listens, whatever `localhost`
+/// resolves to first).
 fn over_tcp(database: &FreshDatabase, query: &str) -> String {
     format!(
-        "{}/{}?{query}",
+        "{}/{}?hostaddr=127.0.0.1&{query}",
         needed("TOOLHOST_TEST_POSTGRES_TCP"),
         database.name()
     )

@@ -277,15 +277,22 @@ fn a_node_stopped_cleanly_hands_its_turn_to_another_at_once() {
     let thread = start_thread(&a_addr, &token);
     let by_a = marks.join("by-a");
     wait_until("the call to start on node a", || by_a.exists());
-    // Node a stops cleanly: the call under way finishes and is stored, then the model is not
-    // asked again there.
+    // Node a stops cleanly: once it no longer takes connections (it is stopping), the call
+    // under way finishes and is stored, and the model is not asked again there.
     terminate(&a);
+    wait_until("node a to stop taking connections", || {
+        std::net::TcpStream::connect(&a_addr).is_err()
+    });
     std::fs::write(marks.join("go"), "").unwrap();
     assert!(a.wait().unwrap().success());
     wait_until_done(&b_addr, &thread, &token);
     let (status, body) = http_get(&b_addr, &format!("/v1/threads/{thread}/messages"), &token);
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("went") && body.contains("done"), "{body}");
+    // Node a's run ended stopped; node b's, on the model's answer.
+    let mut stream = open_events(&b_addr, &thread, &token);
+    let events = read_until(&mut stream, "\"reason\":\"response\"");
+    assert!(events.contains("\"reason\":\"stopped\""), "{events}");
     assert_eq!(lines_in(&marks.join("started")), 1, "the call ran once");
     b.kill().unwrap();
     b.wait().unwrap();

@@ -80,8 +80,11 @@ impl Runtime {
         owner: &OwnerId,
         reason: StopReason,
     ) -> Result<RunOutcome, RuntimeError> {
-        // A stopped thread can be resumed; a finished one waits for a new message.
+        // A stopped thread can be resumed; a finished one waits for a new message. A thread
+        // its node hands on (the node stopping, a person's stop not among the reasons) stays
+        // `running`: work for whichever process takes it up.
         let status = match reason {
+            StopReason::Stopped if self.hands_back(thread_id) => ThreadStatus::Running,
             StopReason::Stopped => ThreadStatus::Idle,
             StopReason::SessionFail(_) => ThreadStatus::Failed,
             _ => ThreadStatus::Done,

@@ -133,6 +133,8 @@ fn process_is_gone(_pid: u32) -> bool {
 pub(super) struct RunEntry {
     pub owner: OwnerId,
     pub signal: AbortSignal,
+    /// Its node hands the thread to the others as it stops (see [`Runtime::hand_back`]).
+    pub hand_back: Arc<AtomicBool>,
 }
 
 /// Holds a thread for one run: has its lease kept (renewed, stop requests forwarded) until
@@ -274,6 +276,7 @@ impl Runtime {
                 RunEntry {
                     owner: owner.clone(),
                     signal: abort.clone(),
+                    hand_back: Arc::default(),
                 },
             );
         let lost = Arc::new(AtomicBool::new(false));

@@ -23,6 +23,41 @@ impl Runtime {
         }
     }
 
+    /// Like [`Runtime::stop_gracefully`], and the run hands the thread on as it stops: its turn
+    /// is left `running`, work that any process of the store takes up (a server's start, a
+    /// node's sweep), instead of `idle` until someone runs it. For a node that stops while
+    /// other nodes share its store. Returns whether this runtime runs the thread.
+    pub fn hand_back(&self, thread_id: &str) -> bool {
+        let running = self
+            .process
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match running.get(thread_id) {
+            Some(entry) => {
+                entry
+                    .hand_back
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                entry.signal.abort_gracefully();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether the run of `thread_id` in this process hands the thread on as it stops.
+    pub(super) fn hands_back(&self, thread_id: &str) -> bool {
+        self.process
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(thread_id)
+            .is_some_and(|entry| {
+                entry.hand_back.load(std::sync::atomic::Ordering::SeqCst)
+                    && !entry.signal.is_interrupted()
+            })
+    }
+
     /// Asks the run that owns a thread to stop, wherever it runs: a run in this process sees
     /// its abort signal at once, a run elsewhere at its next look at the store (within a
     /// quarter of a second). It stops after the operation under way (a model request or a tool

@@ -163,20 +163,32 @@ pub fn a_handoff_changes_the_threads_agent_and_keeps_the_rest(store: &dyn Store)
     assert_eq!(store.thread(&other).unwrap().agent, "agent");
 }
 
+/// A thread with work: a person's message nothing answered yet.
+fn waiting_thread(store: &dyn Store) -> String {
+    let t = thread(store);
+    store.apply(&t, vec![text(Role::User, "hello?")]).unwrap();
+    t
+}
+
 /// Offers are taken oldest first, each once; offering a thread on offer changes nothing; a
-/// thread that does not exist cannot be offered; a deleted thread's offer goes with it.
+/// thread that does not exist cannot be offered; a deleted thread's offer goes with it; an
+/// offer whose work is gone (answered) or held by a live run is stale: taken away, not given.
 pub fn offered_work_is_taken_once_oldest_first(store: &dyn Store) {
-    let (first, second, third) = (thread(store), thread(store), thread(store));
+    let (first, second, third) = (
+        waiting_thread(store),
+        waiting_thread(store),
+        waiting_thread(store),
+    );
     assert_eq!(store.take_offered_work(10).unwrap(), Vec::<String>::new());
     store.offer_work(&first).unwrap();
     store.offer_work(&second).unwrap();
     store.offer_work(&first).unwrap();
     assert_eq!(store.take_offered_work(1).unwrap(), vec![first.clone()]);
-    assert_eq!(store.take_offered_work(10).unwrap(), vec![second]);
+    assert_eq!(store.take_offered_work(10).unwrap(), vec![second.clone()]);
     assert_eq!(store.take_offered_work(10).unwrap(), Vec::<String>::new());
     // Taken, it can be offered again.
     store.offer_work(&first).unwrap();
-    assert_eq!(store.take_offered_work(10).unwrap(), vec![first]);
+    assert_eq!(store.take_offered_work(10).unwrap(), vec![first.clone()]);
     assert!(matches!(
         store.offer_work("no-such-thread"),
         Err(StoreError::ThreadNotFound(_))
@@ -184,11 +196,30 @@ pub fn offered_work_is_taken_once_oldest_first(store: &dyn Store) {
     store.offer_work(&third).unwrap();
     store.delete_thread(&third).unwrap();
     assert_eq!(store.take_offered_work(10).unwrap(), Vec::<String>::new());
+    // Stale offers: one answered since, one a live run holds.
+    store.offer_work(&first).unwrap();
+    store.offer_work(&second).unwrap();
+    store
+        .apply(&first, vec![text(Role::Assistant, "hi")])
+        .unwrap();
+    let live = LeaseClaim {
+        owner: "run".into(),
+        ttl_ms: 60_000,
+        replacing: None,
+    };
+    store.claim(&second, &live).unwrap();
+    assert_eq!(store.take_offered_work(10).unwrap(), Vec::<String>::new());
+    store.release(&second, "run").unwrap();
+    assert_eq!(
+        store.take_offered_work(10).unwrap(),
+        Vec::<String>::new(),
+        "a stale offer is taken away"
+    );
 }
 
 /// Takers at once take every offer between them, and none twice.
 pub fn takers_at_once_never_take_one_offer_twice(store: &dyn Store) {
-    let offered: Vec<String> = (0..40).map(|_| thread(store)).collect();
+    let offered: Vec<String> = (0..40).map(|_| waiting_thread(store)).collect();
     for t in &offered {
         store.offer_work(t).unwrap();
     }

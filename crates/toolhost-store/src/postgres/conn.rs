@@ -2,7 +2,7 @@
 //! speaks through it (`exec`, `rows`, `opt`, `one`). A statement is prepared once per
 //! connection and kept: each query after the first is one round trip.
 
-use super::text::Holdable;
+use super::text::with_holdable;
 use crate::error::{StoreError, StoreResult};
 use postgres::types::{FromSql, ToSql};
 use postgres::{Client, Row, Statement};
@@ -99,28 +99,28 @@ impl Conn {
     pub(super) fn exec(&mut self, sql: &str, params: Params<'_>) -> StoreResult<u64> {
         let statement = self.statement(sql)?;
         let client = &mut self.client;
-        holdable(params, |params| client.execute(&statement, params)).map_err(pg)
+        with_holdable(params, |params| client.execute(&statement, params)).map_err(pg)
     }
 
     /// Every row of a query.
     pub(super) fn rows(&mut self, sql: &str, params: Params<'_>) -> StoreResult<Vec<Row>> {
         let statement = self.statement(sql)?;
         let client = &mut self.client;
-        holdable(params, |params| client.query(&statement, params)).map_err(pg)
+        with_holdable(params, |params| client.query(&statement, params)).map_err(pg)
     }
 
     /// The row of a query that returns at most one.
     pub(super) fn opt(&mut self, sql: &str, params: Params<'_>) -> StoreResult<Option<Row>> {
         let statement = self.statement(sql)?;
         let client = &mut self.client;
-        holdable(params, |params| client.query_opt(&statement, params)).map_err(pg)
+        with_holdable(params, |params| client.query_opt(&statement, params)).map_err(pg)
     }
 
     /// The row of a query that returns exactly one.
     pub(super) fn one(&mut self, sql: &str, params: Params<'_>) -> StoreResult<Row> {
         let statement = self.statement(sql)?;
         let client = &mut self.client;
-        holdable(params, |params| client.query_one(&statement, params)).map_err(pg)
+        with_holdable(params, |params| client.query_one(&statement, params)).map_err(pg)
     }
 
     /// A query with parameters only known at run time (a page's filters): prepared each time.
@@ -131,15 +131,8 @@ impl Conn {
     ) -> StoreResult<Vec<Row>> {
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
         let client = &mut self.client;
-        holdable(&refs, |params| client.query(sql, params)).map_err(pg)
+        with_holdable(&refs, |params| client.query(sql, params)).map_err(pg)
     }
-}
-
-/// Runs `query` with `params`, each bound so that its text can be held (see [`super::text`]).
-fn holdable<T>(params: Params<'_>, query: impl FnOnce(Params<'_>) -> T) -> T {
-    let wrapped: Vec<Holdable<'_>> = params.iter().map(|p| Holdable(*p)).collect();
-    let refs: Vec<&(dyn ToSql + Sync)> = wrapped.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-    query(&refs)
 }
 
 /// Column `i` of `row`, or [`StoreError::Corrupt`] when it does not hold a `T`.

@@ -48,6 +48,9 @@ const COMMIT_NOTICES: usize = 1024;
 /// How many read connections a node opens beside its writer.
 const READERS: usize = 4;
 
+/// The database's clock in milliseconds, as SQL: lease times are on it.
+pub(crate) const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
 /// The key of the advisory lock every write transaction takes first (see the module's page).
 pub(crate) const WRITE_LOCK: i64 = 0x7468_7374_5752_4954; // "thstWRIT"
 /// The key of the session advisory lock migrations run under.
@@ -132,6 +135,15 @@ impl Target {
         config.keepalives_idle(CONNECT_TIMEOUT);
         if config.get_tcp_user_timeout().is_none() {
             config.tcp_user_timeout(CONNECT_TIMEOUT);
+        }
+        // A Unix socket is never encrypted, whatever the mode says (as libpq does).
+        let only_sockets = config
+            .get_hosts()
+            .iter()
+            .all(|h| matches!(h, postgres::config::Host::Unix(_)))
+            && !config.get_hosts().is_empty();
+        if only_sockets {
+            config.ssl_mode(postgres::config::SslMode::Disable);
         }
         let tls = match config.get_ssl_mode() {
             postgres::config::SslMode::Disable => None,
@@ -294,7 +306,7 @@ impl PostgresStore {
         T: Send + 'static,
         F: Fn(&mut Conn) -> StoreResult<T> + Send + 'static,
     {
-        self.on_reader(move |conn| snapshot(conn, &work))
+        self.on_reader(move |conn| snapshot(conn, &work), true)
     }
 
     /// Runs `work`, which makes one query (a statement is its own snapshot), on a reader
@@ -304,10 +316,21 @@ impl PostgresStore {
         T: Send + 'static,
         F: Fn(&mut Conn) -> StoreResult<T> + Send + 'static,
     {
-        self.on_reader(work)
+        self.on_reader(work, true)
     }
 
-    fn on_reader<T, F>(&self, work: F) -> StoreResult<T>
+    /// Runs `work`, one statement that writes but needs neither the cluster's write lock nor
+    /// the writer (taking offers), on a reader connection. It is not run again after a lost
+    /// connection: it may have committed.
+    pub(crate) fn write_on_reader<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: Fn(&mut Conn) -> StoreResult<T> + Send + 'static,
+    {
+        self.on_reader(work, false)
+    }
+
+    fn on_reader<T, F>(&self, work: F, may_retry: bool) -> StoreResult<T>
     where
         T: Send + 'static,
         F: Fn(&mut Conn) -> StoreResult<T> + Send + 'static,
@@ -317,7 +340,7 @@ impl PostgresStore {
             let result = match conn {
                 Ok(conn) => {
                     let result = work(conn);
-                    if result.is_err() && conn.is_closed() && !last_try {
+                    if result.is_err() && conn.is_closed() && !last_try && may_retry {
                         return false;
                     }
                     result

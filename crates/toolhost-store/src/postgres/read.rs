@@ -201,7 +201,7 @@ impl Store for PostgresStore {
     fn take_offered_work(&self, limit: usize) -> StoreResult<Vec<String>> {
         // Outside the writer and its cluster lock: taking hands out no position and decides
         // nothing another write depends on, and SKIP LOCKED keeps takers apart.
-        self.read_one(move |conn| work::take(conn, limit))
+        self.write_on_reader(move |conn| work::take(conn, limit))
     }
 
     fn work_offers(&self) -> Option<tokio::sync::watch::Receiver<u64>> {

@@ -13,7 +13,7 @@ const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
 
 /// A parameter bound as itself, with U+0000 in its text replaced.
 #[derive(Debug)]
-pub(crate) struct Holdable<'a>(pub &'a (dyn ToSql + Sync));
+struct Holdable<'a>(pub &'a (dyn ToSql + Sync));
 
 impl ToSql for Holdable<'_> {
     fn to_sql(
@@ -52,11 +52,22 @@ fn is_text(ty: &Type) -> bool {
     )
 }
 
-/// `text` with U+0000 replaced, for text written into a statement rather than bound.
-pub(super) fn holdable(text: &str) -> std::borrow::Cow<'_, str> {
+/// `text` with U+0000 replaced, for text written into a statement rather than bound, or bound
+/// inside an array (whose encoding is not rewritten: its headers hold zero bytes).
+pub(super) fn holdable_text(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains('\0') {
         text.replace('\0', "\u{FFFD}").into()
     } else {
         text.into()
     }
+}
+
+/// Runs `query` with `params`, each bound so that its text can be held.
+pub(crate) fn with_holdable<T>(
+    params: &[&(dyn ToSql + Sync)],
+    query: impl FnOnce(&[&(dyn ToSql + Sync)]) -> T,
+) -> T {
+    let wrapped: Vec<Holdable<'_>> = params.iter().map(|p| Holdable(*p)).collect();
+    let refs: Vec<&(dyn ToSql + Sync)> = wrapped.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+    query(&refs)
 }

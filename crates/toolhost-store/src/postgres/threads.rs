@@ -113,7 +113,12 @@ pub(super) fn page(conn: &mut Conn, query: &ThreadQuery) -> StoreResult<Vec<Thre
             return Ok(Vec::new());
         }
         sql.push_str(" AND agent = ANY(");
-        arg(&mut sql, Box::new(agents.clone()));
+        // An array's text is not rewritten where it is bound (see `text`): here, first.
+        let held: Vec<String> = agents
+            .iter()
+            .map(|a| super::text::holdable_text(a).into_owned())
+            .collect();
+        arg(&mut sql, Box::new(held));
         sql.push(')');
     }
     if let Some(status) = query.status {
@@ -160,8 +165,7 @@ pub(super) fn with_work(conn: &mut Conn) -> StoreResult<Vec<String>> {
 
 /// Those no lease live on the database's clock holds.
 pub(super) fn with_unowned_work(conn: &mut Conn) -> StoreResult<Vec<String>> {
-    let now = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
-    conn.rows(&threads_with_unowned_work_sql("ord", now), &[])?
+    conn.rows(&threads_with_unowned_work_sql("ord", super::DB_NOW), &[])?
         .iter()
         .map(|row| col(row, 0))
         .collect()

@@ -66,8 +66,19 @@ pub(super) fn take_options(url: &str) -> (String, TlsOptions) {
         };
         return (rest, options);
     }
-    let kept: Vec<String> = url
-        .split_whitespace()
+    // A `key=value` string is rebuilt only when it names an option taken out; one that quotes
+    // its values is passed on as it is (the client reads it whole).
+    let pairs: Vec<&str> = url.split_whitespace().collect();
+    let names_one = pairs.iter().any(|pair| {
+        pair.starts_with("sslrootcert=")
+            || *pair == "sslmode=verify-ca"
+            || *pair == "sslmode=verify-full"
+    });
+    if !names_one || url.contains('\'') {
+        return (url.to_owned(), options);
+    }
+    let kept: Vec<String> = pairs
+        .into_iter()
         .filter_map(|pair| {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             keep(key, value).map(|v| {

@@ -7,6 +7,7 @@ use super::conn::{col, Conn};
 use super::require_thread;
 use crate::error::StoreResult;
 use crate::model::Millis;
+use crate::rules::has_unowned_work_sql;
 
 /// The channel every node listens on for offers.
 pub(super) const CHANNEL: &str = "toolhost_work";
@@ -22,17 +23,21 @@ pub(super) fn offer(tx: &mut Conn, thread: &str, now: Millis) -> StoreResult<()>
     Ok(())
 }
 
-/// Takes up to `limit` offers, oldest first, skipping those another node is taking.
+/// Takes up to `limit` offers, oldest first, skipping those another node is taking; of those,
+/// returns the threads that still have work no live lease holds (the others' offers were
+/// stale: their work was taken up another way).
 pub(super) fn take(conn: &mut Conn, limit: usize) -> StoreResult<Vec<String>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    conn.rows(
-        "DELETE FROM work_offers WHERE thread IN
-            (SELECT thread FROM work_offers ORDER BY ord LIMIT $1
-             FOR UPDATE SKIP LOCKED)
-         RETURNING thread",
-        &[&limit],
-    )?
-    .iter()
-    .map(|row| col(row, 0))
-    .collect()
+    let sql = format!(
+        "WITH taken AS (
+            DELETE FROM work_offers WHERE thread IN
+                (SELECT thread FROM work_offers ORDER BY ord LIMIT $1 FOR UPDATE SKIP LOCKED)
+            RETURNING thread, ord)
+         SELECT k.thread FROM taken k WHERE EXISTS ({}) ORDER BY k.ord",
+        has_unowned_work_sql("k.thread", super::DB_NOW)
+    );
+    conn.rows(&sql, &[&limit])?
+        .iter()
+        .map(|row| col(row, 0))
+        .collect()
 }

@@ -19,7 +19,7 @@ const NOTICE_BYTES: usize = 7_000;
 /// Ends a group: every node listening hears of it, with the threads it wrote to (a notification
 /// is sent only if the transaction commits), in the same round trip as the commit.
 fn commit_statement(touched: &[String]) -> String {
-    let mut notice = super::text::holdable(&touched.join("\n")).into_owned();
+    let mut notice = super::text::holdable_text(&touched.join("\n")).into_owned();
     if notice.len() > NOTICE_BYTES {
         notice.clear();
     }
@@ -124,8 +124,8 @@ pub(super) fn writer_session(conn: StoreResult<Conn>) -> StoreResult<Conn> {
 /// round trip.
 fn begin(conn: &mut Conn) -> StoreResult<Millis> {
     let now = conn.simple_value(&format!(
-        "BEGIN; SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-         FROM (SELECT pg_advisory_xact_lock({WRITE_LOCK})) AS locked"
+        "BEGIN; SELECT {} FROM (SELECT pg_advisory_xact_lock({WRITE_LOCK})) AS locked",
+        super::DB_NOW
     ))?;
     now.parse()
         .map_err(|e| StoreError::Corrupt(format!("the database's clock read {now:?}: {e}")))

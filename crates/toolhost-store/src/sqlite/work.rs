@@ -4,7 +4,7 @@
 
 use super::{db, require_thread};
 use crate::error::StoreResult;
-use crate::rules::{threads_with_unowned_work_sql, threads_with_work_sql};
+use crate::rules::{has_unowned_work_sql, threads_with_unowned_work_sql, threads_with_work_sql};
 use rusqlite::Connection;
 
 /// Threads whose work no run may be doing, oldest first (see
@@ -39,16 +39,30 @@ pub(super) fn offer(tx: &Connection, thread: &str, now: i64) -> StoreResult<()> 
     Ok(())
 }
 
-/// Takes up to `limit` offers, oldest first (one writer at a time: nothing to skip).
+/// Takes up to `limit` offers, oldest first (one writer at a time: nothing to skip); of those,
+/// returns the threads that still have work no live lease holds (the others' offers were
+/// stale: their work was taken up another way).
 pub(super) fn take(tx: &Connection, limit: usize) -> StoreResult<Vec<String>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let mut stmt = tx
-        .prepare_cached(
-            "DELETE FROM work_offers WHERE thread IN
-                (SELECT thread FROM work_offers ORDER BY rowid LIMIT ?1)
-             RETURNING thread",
-        )
-        .map_err(db)?;
-    let rows = stmt.query_map([limit], |r| r.get(0)).map_err(db)?;
-    rows.collect::<Result<_, _>>().map_err(db)
+    let offered: Vec<String> = {
+        let mut stmt = tx
+            .prepare_cached("SELECT thread FROM work_offers ORDER BY rowid LIMIT ?1")
+            .map_err(db)?;
+        let rows = stmt.query_map([limit], |r| r.get(0)).map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)?
+    };
+    let mut taken = Vec::with_capacity(offered.len());
+    for thread in offered {
+        tx.prepare_cached("DELETE FROM work_offers WHERE thread = ?1")
+            .and_then(|mut stmt| stmt.execute([&thread]))
+            .map_err(db)?;
+        let has_work = tx
+            .prepare_cached(&has_unowned_work_sql("?1", "?2"))
+            .and_then(|mut stmt| stmt.exists(rusqlite::params![thread, crate::now_millis()]))
+            .map_err(db)?;
+        if has_work {
+            taken.push(thread);
+        }
+    }
+    Ok(taken)
 }
