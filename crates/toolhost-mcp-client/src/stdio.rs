@@ -249,6 +249,13 @@ impl LineReader {
                 Err(e) => return Line::Failed(e),
             };
             if available.is_empty() {
+                // A last line without its newline is a line all the same; the next read ends.
+                if let Some((envelope, bytes)) = self.oversized.take() {
+                    return Line::Oversized { envelope, bytes };
+                }
+                if !self.line.is_empty() {
+                    return Line::Whole;
+                }
                 return Line::End;
             }
             let (take, complete) = match available.iter().position(|&b| b == b'\n') {
@@ -379,6 +386,18 @@ mod tests {
             log.iter().any(|l| l.contains("passed over a line")),
             "{log:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_last_answer_without_its_newline_is_read() {
+        let (mut transport, _) = program(
+            r#"printf '{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}'"#,
+        );
+        for id in [1, 2] {
+            let answer = transport.receive().await.expect("an answer");
+            assert_eq!(id_of(&answer), Some(NumberOrString::Number(id)));
+        }
+        assert!(transport.receive().await.is_none());
     }
 
     #[tokio::test]
