@@ -11,7 +11,8 @@
 //! folder inside the project. The program starts in its own process group so that a timeout
 //! kills everything it started. A call made in a thread also gets the thread's `ThreadState`
 //! over a channel of its own (see [`super::channel`]), and a stop of the run reaches the
-//! program: SIGTERM to its group, SIGKILL after `stopGraceMs` ([`STOP_GRACE`] unless set).
+//! program: SIGTERM to its group, SIGKILL after `stopGraceMs` ([`STOP_GRACE`] unless set; at most
+//! [`MAX_STOP_GRACE_MS`]).
 
 use super::channel::{STATE_FD, STATE_FD_VAR};
 use super::streams::{quoted_tail, read_capped, Captured};
@@ -144,6 +145,12 @@ impl ProcessActivity {
             .map_err(|e| fail(e.to_string()))?;
         if def.timeout_ms == Some(0) {
             return Err(fail("`timeoutMs` must be greater than 0".to_owned()));
+        }
+        if let Some(ms) = def.stop_grace_ms.filter(|ms| *ms > MAX_STOP_GRACE_MS) {
+            return Err(fail(format!(
+                "`stopGraceMs` is {ms}, more than the {MAX_STOP_GRACE_MS} it may be (a stop, and \
+                 a server's shutdown, wait for it)"
+            )));
         }
         Ok(Self {
             name: name.to_owned(),
@@ -306,6 +313,10 @@ impl ProcessActivity {
 
 /// How long a program asked to stop (SIGTERM) has before its process group is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The longest `stopGraceMs` a definition may give: a stop, and a server's shutdown, wait for
+/// it.
+pub const MAX_STOP_GRACE_MS: u64 = 60_000;
 
 enum Ended<T> {
     Done(Result<T, tokio::time::error::Elapsed>),
