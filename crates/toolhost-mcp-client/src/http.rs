@@ -4,7 +4,7 @@
 //! `server/discover`) is the SDK's (`rmcp`'s streamable HTTP client transport); this module
 //! only carries its requests over a [`Fetcher`], so that the runtime links no HTTP client or
 //! TLS stack of its own. A JSON answer is read whole, an event stream event by event (see
-//! [`super::http_events`]), each up to [`MAX_MESSAGE_BYTES`]; an answer toolhost cannot read
+//! `http_events`), each up to [`MAX_MESSAGE_BYTES`]; an answer toolhost cannot read
 //! (too large, too deep) is an error answer to the request waiting for it.
 
 use super::envelope::{not_parsed, too_large, unread_answer};

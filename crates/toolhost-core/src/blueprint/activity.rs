@@ -73,7 +73,7 @@ impl Activities {
     }
 
     /// Makes a tool of a blueprint: bound to its activity if there is one, latent otherwise
-    /// (the model answers it in the call's `_output`, see [`super::latent`]). Checks and
+    /// (the model answers it in the call's `_output`, see the `latent` module). Checks and
     /// compiles the schema the model will fill in. A blueprint whose `_activity` names an
     /// activity that is not registered is refused (at `/properties/_activity`): it would
     /// otherwise become a tool that can never run.

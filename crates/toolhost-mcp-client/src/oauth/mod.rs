@@ -18,7 +18,7 @@
 //!   file's `clientId` (pre-registered), else a client ID metadata document's URL
 //!   (`clientMetadataUrl`, when the server supports them), else one registered dynamically
 //!   (RFC 7591). A client proves itself with its secret (HTTP Basic, or the form), with a
-//!   signed JWT (`private_key_jwt`, [`assertion`]), or not at all (a public client with PKCE).
+//!   signed JWT (`private_key_jwt`, the `assertion` module), or not at all (a public client with PKCE).
 //!   Every token request names the resource (RFC 8707). The scope asked for is
 //!   the file's, else the challenge's, else the resource's `scopes_supported`, else none.
 //! - **Tokens** are kept in the store as the project's credential `mcp-oauth/NAME`, sealed with

@@ -119,7 +119,7 @@ impl Runtime {
     }
 
     /// The step cycle, on a thread this run owns, with the thread's messages as kept from its
-    /// last run and brought up to date (see [`super::histories`]); they are kept again when it
+    /// last run and brought up to date (see the `histories` module); they are kept again when it
     /// ends well.
     pub(super) async fn run_owned(
         &self,

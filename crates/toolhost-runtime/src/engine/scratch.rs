@@ -120,7 +120,7 @@ impl Runtime {
     }
 
     /// The stored result of call `call_id` in thread `thread_id`, if it has one: looked up in
-    /// the thread's messages as kept between runs (see [`super::histories`]), so that the
+    /// the thread's messages as kept between runs (see the `histories` module), so that the
     /// answer to one call of a long session costs what the call added, not the whole thread.
     pub async fn call_result(
         &self,

@@ -1,7 +1,7 @@
 //! Tools written in JavaScript or TypeScript (`agents/tools/NAME.js`, `.mjs`, `.ts`), as the
 //! spec writes them: `export default defineTool({ description, args: z.object({...}), execute })`.
 //!
-//! **Loading.** The file (TypeScript stripped of its types, see [`strip`]) and the project
+//! **Loading.** The file (TypeScript stripped of its types, see the `strip` module) and the project
 //! files it imports run once in the sandbox with toolhost's own `@standardagents/spec`,
 //! `@standardagents/builder` and `zod` (exactly the spec's subset, see `modules/zod.js`); what
 //! it declares becomes a blueprint (the JSON Schema of its arguments, description and tenvs at

@@ -38,7 +38,7 @@ const GENERAL_VALUES: [&str; 8] = [
 /// Reference keywords that only name places for `$ref`s, which are inlined.
 const GENERAL_DROPPED: [&str; 3] = ["$anchor", "$dynamicAnchor", "$vocabulary"];
 
-/// The keywords a general schema may have beyond the subset's; see [`Dialect::General`].
+/// The keywords a general schema may have beyond the subset's; see [`Dialect::General`](super::Dialect::General).
 pub fn general_keywords() -> impl Iterator<Item = &'static str> {
     GENERAL_SCHEMA
         .into_iter()

@@ -1,4 +1,4 @@
-//! Redaction: every secret value, in each of its common forms (see [`forms`]), replaced by
+//! Redaction: every secret value, in each of its common forms (see the `forms` module), replaced by
 //! `[redacted NAME]`.
 //!
 //! The rule for anything that is cut (a preview, the tail of a program's error output, a capped
