@@ -170,8 +170,8 @@ fn bad_definitions_are_refused_with_the_reason() {
         ),
         (json!({"command": ["x"], "timeoutMs": 0}), "greater than 0"),
         (
-            json!({"command": ["x"], "stopGraceMs": 60_001}),
-            "`stopGraceMs` is 60001, more than the 60000 it may be",
+            json!({"command": ["x"], "stopGraceMs": 600_001}),
+            "`stopGraceMs` is 600001, more than the 600000 it may be",
         ),
         (
             json!({"command": ["x"], "shell": true}),

@@ -316,7 +316,7 @@ pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// The longest `stopGraceMs` a definition may give: a stop, and a server's shutdown, wait for
 /// it.
-pub const MAX_STOP_GRACE_MS: u64 = 60_000;
+pub const MAX_STOP_GRACE_MS: u64 = 600_000;
 
 enum Ended<T> {
     Done(Result<T, tokio::time::error::Elapsed>),
