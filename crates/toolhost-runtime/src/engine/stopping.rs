@@ -9,18 +9,7 @@ impl Runtime {
     /// letting a running program or `runCode` run finish (a server shutting down); returns
     /// whether this runtime runs it. A later [`Runtime::stop`] still interrupts it.
     pub fn stop_gracefully(&self, thread_id: &str) -> bool {
-        let running = self
-            .process
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        match running.get(thread_id) {
-            Some(entry) => {
-                entry.signal.abort_gracefully();
-                true
-            }
-            None => false,
-        }
+        self.stop_after_operation(thread_id, false)
     }
 
     /// Like [`Runtime::stop_gracefully`], and the run hands the thread on as it stops: its turn
@@ -28,21 +17,25 @@ impl Runtime {
     /// node's sweep), instead of `idle` until someone runs it. For a node that stops while
     /// other nodes share its store. Returns whether this runtime runs the thread.
     pub fn hand_back(&self, thread_id: &str) -> bool {
+        self.stop_after_operation(thread_id, true)
+    }
+
+    fn stop_after_operation(&self, thread_id: &str, hand_back: bool) -> bool {
         let running = self
             .process
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        match running.get(thread_id) {
-            Some(entry) => {
-                entry
-                    .hand_back
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
-                entry.signal.abort_gracefully();
-                true
-            }
-            None => false,
+        let Some(entry) = running.get(thread_id) else {
+            return false;
+        };
+        if hand_back {
+            entry
+                .hand_back
+                .store(true, std::sync::atomic::Ordering::SeqCst);
         }
+        entry.signal.abort_gracefully();
+        true
     }
 
     /// Whether the run of `thread_id` in this process hands the thread on as it stops.
