@@ -51,16 +51,7 @@ fn a_node_killed_mid_call_is_replaced_by_another_without_a_request() {
 
     let (mut first, first_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
     let (mut second, second_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
-    let (status, body) = post(
-        &first_addr,
-        "/v1/threads",
-        &token,
-        r#"{"agent": "a", "message": "start"}"#,
-    )
-    .expect("the first node answers");
-    assert_eq!(status, 201, "{body}");
-    let body: Value = serde_json::from_str(&body).unwrap();
-    let thread = body["thread"]["id"].as_str().unwrap().to_owned();
+    let thread = start_thread(&first_addr, &token);
 
     // The first node is in the call: it and its tool's process die together.
     let started = marks.join("started");
@@ -77,13 +68,7 @@ fn a_node_killed_mid_call_is_replaced_by_another_without_a_request() {
     std::fs::write(marks.join("go"), "").unwrap();
 
     // Nobody asks the second node to run the thread: it takes it up once the lease expires.
-    let mut record = Value::Null;
-    wait_until("the second node to finish the thread", || {
-        let (status, body) = http_get(&second_addr, &format!("/v1/threads/{thread}"), &token);
-        assert_eq!(status, 200, "{body}");
-        record = serde_json::from_str(&body).unwrap();
-        record["thread"]["status"] == "done" || record["status"] == "done"
-    });
+    wait_until_done(&second_addr, &thread, &token);
     let (status, body) = http_get(
         &second_addr,
         &format!("/v1/threads/{thread}/messages"),
@@ -161,16 +146,7 @@ fn a_stream_on_one_node_shows_what_another_node_runs_as_it_is_stored() {
     let token = token(&url);
     let (mut a, a_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
     let (mut b, b_addr) = serve(&p.root, &url, &[("MARKS", &marks)]);
-    let (status, body) = post(
-        &a_addr,
-        "/v1/threads",
-        &token,
-        r#"{"agent": "a", "message": "start"}"#,
-    )
-    .expect("node a answers");
-    assert_eq!(status, 201, "{body}");
-    let body: Value = serde_json::from_str(&body).unwrap();
-    let thread = body["thread"]["id"].as_str().unwrap().to_owned();
+    let thread = start_thread(&a_addr, &token);
     let started = marks.join("started");
     wait_until("the call to start on node a", || started.exists());
     let mut stream = open_events(&b_addr, &thread, &token);

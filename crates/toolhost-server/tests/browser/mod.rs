@@ -56,11 +56,7 @@ impl Browser {
     pub async fn start(name: &str, width: u32, height: u32) -> Self {
         let chromium = program("TOOLHOST_CHROMIUM", "/usr/bin/chromium");
         let chromedriver = program("TOOLHOST_CHROMEDRIVER", "/usr/bin/chromedriver");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::common::free_port();
         let driver = Command::new(chromedriver)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
