@@ -61,7 +61,11 @@ pub(crate) async fn keep_taking_over(state: AppState) {
     loop {
         tokio::select! {
             _ = sweep.tick() => {
-                take_offers(&state).await;
+                // A notice of a shared store may have been missed; alone, this node knows
+                // whether it offered anything (and the sweep finds the work regardless).
+                if offers.is_some() || state.runs.offers_may_wait() {
+                    take_offers(&state).await;
+                }
                 take_over(&state, &mut tries, every).await;
             }
             heard = offered(&mut offers) => {
