@@ -332,3 +332,60 @@ async fn an_expired_lease_is_shown_as_no_owner() {
     assert_eq!(shown.status, 200, "{}", shown.text);
     assert!(shown.json["owner"].is_null(), "{}", shown.text);
 }
+
+/// Streams hear what this process stores as it commits: with a poll interval of an hour, a
+/// message stored after the streams read the store still reaches a thread's stream and the
+/// stream of all threads (read when the store tells of the commit, not at the next poll).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_show_what_is_stored_as_it_commits_without_waiting_for_a_poll() {
+    use toolhost_store::{NewMessage, NewThread, Role, Store, Write};
+    // An assistant's messages: a person's would be work that a run takes up (and a run's end
+    // wakes a stream by another way).
+    let said = |text: &str| {
+        Write::AppendMessage(NewMessage {
+            role: Some(Role::Assistant),
+            content: Some(text.into()),
+            ..NewMessage::default()
+        })
+    };
+    let server = TestServer::start_with(&quickstart(), |c| {
+        c.poll_interval = Duration::from_secs(3600);
+    })
+    .await;
+    let token = server.admin();
+    let thread = server
+        .store
+        .create_thread(NewThread {
+            agent: "assistant".into(),
+            writes: vec![said("stored before the streams opened")],
+            ..NewThread::default()
+        })
+        .unwrap()
+        .id;
+    let mut one = server.events(&thread, &token, None).await;
+    let mut all = server.events_all(&token, None).await;
+    async fn next_message(stream: &mut EventStream, what: &str) -> Sse {
+        loop {
+            let event = stream.next_within(what).await.unwrap();
+            if event.event == "message" {
+                return event;
+            }
+        }
+    }
+    // Both streams have read the store once: their next read is an hour away.
+    for stream in [&mut one, &mut all] {
+        let first = next_message(stream, "the message stored before").await;
+        assert_eq!(first.data["content"], "stored before the streams opened");
+    }
+    server
+        .store
+        .apply(&thread, vec![said("stored while the streams wait")])
+        .unwrap();
+    for (stream, which) in [(&mut one, "thread's"), (&mut all, "all threads'")] {
+        let message = next_message(stream, &format!("the new message on the {which} stream")).await;
+        assert_eq!(
+            message.data["content"], "stored while the streams wait",
+            "{which} stream: {message:?}"
+        );
+    }
+}

@@ -65,7 +65,7 @@ mod sqlite;
 pub mod token;
 
 pub use async_store::{AsyncStore, PendingApply};
-pub use commits::Committed;
+pub use commits::{Committed, ThreadChanges};
 pub use error::{StoreError, StoreResult};
 pub use lease::{HeldLease, Lease, LeaseClaim};
 pub use meta::{
@@ -157,11 +157,13 @@ pub trait Store: Send + Sync {
         Err(writes)
     }
 
-    /// The commits of every node of the same database (this process's own included), each
-    /// with the threads it wrote to, for a backend that can tell (PostgreSQL, by
-    /// `LISTEN/NOTIFY`); `None` for one that cannot. A follower of what is stored waits on it
-    /// instead of polling; a notice says "read again", and what is stored says what changed.
-    /// A receiver that falls behind should read everything it follows again.
+    /// The commits that wrote to threads, each with the threads it wrote to: on PostgreSQL
+    /// those of every node of the same database (this process's own included, by
+    /// `LISTEN/NOTIFY`), on SQLite those of this process (another process writing to the same
+    /// file is not heard); `None` for a backend that cannot tell. A follower of what is stored
+    /// waits on it instead of polling, and polls only for what it cannot hear (slowly); a
+    /// notice says "read again", and what is stored says what changed. A receiver that falls
+    /// behind should read everything it follows again.
     fn commits(&self) -> Option<tokio::sync::broadcast::Receiver<std::sync::Arc<Committed>>> {
         None
     }

@@ -22,6 +22,11 @@ use toolhost_runtime::engine::{
     fit_arguments, RunOutcome, Runtime, RuntimeError, ScratchCall, Waiting,
 };
 
+/// How often a call that waits for a person's answer looks for one it could not hear of: given
+/// through another process that shares a SQLite file (one given through this process, or any
+/// node of a shared PostgreSQL, is heard as it commits).
+const ANSWER_LOOK: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// How long a cancelled call's run may take to stop (a tool that does not heed its abort
 /// signal); past it the run is dropped and the call's outcome is unknown.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -208,8 +213,11 @@ impl McpTools {
         context: &RequestContext<RoleServer>,
     ) -> bool {
         let store = toolhost_store::AsyncStore::new(self.runtime().store().clone());
+        // Subscribed before the first read, so that no answer falls between the two.
+        let mut changes = toolhost_store::ThreadChanges::new(store.blocking().as_ref(), thread_id);
         let deadline = tokio::time::Instant::now() + SECRETS_WAIT;
         while tokio::time::Instant::now() < deadline && !context.ct.is_cancelled() {
+            changes.mark();
             let answered = store
                 .variable_requests(thread_id)
                 .await
@@ -221,7 +229,12 @@ impl McpTools {
             if answered {
                 return true;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            // An answer given through this process is heard as it commits; one given through
+            // another process sharing a SQLite file is found at the next look.
+            tokio::select! {
+                () = changes.next(ANSWER_LOOK) => {}
+                () = context.ct.cancelled() => {}
+            }
         }
         false
     }

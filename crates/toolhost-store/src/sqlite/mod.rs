@@ -45,7 +45,8 @@ pub struct SqliteStore {
     writer: Option<std::thread::JoinHandle<()>>,
     readers: Vec<Arc<Mutex<Connection>>>,
     next_reader: AtomicUsize,
-    counters: Arc<writer::Counters>,
+    /// Counts of writes and commits, and the notices of commits (see [`writer::Told`]).
+    told: Arc<writer::Told>,
     /// In memory: the one connection, written on the caller's thread (no writer thread, since
     /// there is no disk to share commits of).
     in_place: Option<Arc<Mutex<Connection>>>,
@@ -142,7 +143,7 @@ impl SqliteStore {
             writer: None,
             readers: vec![conn.clone()],
             next_reader: AtomicUsize::new(0),
-            counters: Arc::default(),
+            told: Arc::default(),
             in_place: Some(conn),
         })
     }
@@ -152,8 +153,8 @@ impl SqliteStore {
         readers: Vec<Arc<Mutex<Connection>>>,
     ) -> StoreResult<Self> {
         let (writes, jobs) = mpsc::channel();
-        let counters = Arc::new(writer::Counters::default());
-        let seen = counters.clone();
+        let told = Arc::new(writer::Told::default());
+        let seen = told.clone();
         let writer = std::thread::Builder::new()
             .name("toolhost-store-writer".to_owned())
             .spawn(move || writer::run_writer(conn, jobs, seen))
@@ -163,7 +164,7 @@ impl SqliteStore {
             writer: Some(writer),
             readers,
             next_reader: AtomicUsize::new(0),
-            counters,
+            told,
             in_place: None,
         })
     }
@@ -217,21 +218,46 @@ impl SqliteStore {
     }
 
     /// Runs `work` on the writer thread inside the next group's transaction and returns its
-    /// result once the group is committed (in memory: at once, on this thread).
+    /// result once the group is committed (in memory: at once, on this thread). A write that
+    /// changes a thread goes through [`SqliteStore::write_to`] instead, so that its commit is
+    /// told.
     pub(crate) fn write<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
+        self.write_job(work, None)
+    }
+
+    /// [`SqliteStore::write`] of a write that changes `thread`: its commit is told to the
+    /// store's listeners ([`crate::Store::commits`]).
+    pub(crate) fn write_to<T, F>(&self, thread: &str, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        self.write_job(work, Some(thread.to_owned()))
+    }
+
+    fn write_job<T, F>(&self, work: F, thread: Option<String>) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
         let (reply, outcome) = mpsc::sync_channel(1);
-        self.send(Box::new(TypedJob::new(work, Reply::Blocking(reply))))?;
+        self.send(Box::new(TypedJob::new(
+            work,
+            Reply::Blocking(reply),
+            thread,
+        )))?;
         outcome.recv().map_err(|_| writer_gone())?
     }
 
-    /// Like [`SqliteStore::write`], without blocking: the future resolves once the group is
+    /// Like [`SqliteStore::write_to`], without blocking: the future resolves once the group is
     /// committed.
-    pub(crate) fn write_async<T, F>(
+    pub(crate) fn write_to_async<T, F>(
         &self,
+        thread: &str,
         work: F,
     ) -> impl std::future::Future<Output = StoreResult<T>> + Send + 'static
     where
@@ -239,7 +265,8 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
         let (reply, outcome) = tokio::sync::oneshot::channel();
-        let sent = self.send(Box::new(TypedJob::new(work, Reply::Async(reply))));
+        let job = TypedJob::new(work, Reply::Async(reply), Some(thread.to_owned()));
+        let sent = self.send(Box::new(job));
         async move {
             sent?;
             outcome.await.map_err(|_| writer_gone())?
@@ -248,7 +275,7 @@ impl SqliteStore {
 
     fn send(&self, job: Box<dyn Job>) -> StoreResult<()> {
         if let Some(conn) = &self.in_place {
-            writer::apply_group(&lock_conn(conn), vec![job], &self.counters);
+            writer::apply_group(&lock_conn(conn), vec![job], &self.told);
             return Ok(());
         }
         self.writes
@@ -275,8 +302,8 @@ impl SqliteStore {
     /// How many writes were applied in how many commits since the store was opened.
     pub fn write_stats(&self) -> WriteStats {
         WriteStats {
-            writes: self.counters.writes.load(Ordering::Relaxed),
-            commits: self.counters.commits.load(Ordering::Relaxed),
+            writes: self.told.counters.writes.load(Ordering::Relaxed),
+            commits: self.told.counters.commits.load(Ordering::Relaxed),
         }
     }
 

@@ -16,13 +16,15 @@ use super::rows::*;
 
 impl Store for SqliteStore {
     fn create_thread(&self, new: NewThread) -> StoreResult<Thread> {
-        self.write(move |tx| {
+        let id = new.id.clone().unwrap_or_else(new_id);
+        let told = id.clone();
+        self.write_to(&told, move |tx| {
             if let Some(parent) = &new.parent {
                 require_thread(tx, parent)?;
             }
             let now = now_millis();
             let thread = Thread {
-                id: new.id.unwrap_or_else(new_id),
+                id,
                 agent: new.agent,
                 parent: new.parent,
                 tags: new.tags,
@@ -57,8 +59,8 @@ impl Store for SqliteStore {
     }
 
     fn request_stop(&self, thread: &str) -> StoreResult<bool> {
-        let thread = thread.to_owned();
-        self.write(move |tx| super::leases::request_stop(tx, &thread))
+        let owned = thread.to_owned();
+        self.write_to(thread, move |tx| super::leases::request_stop(tx, &owned))
     }
 
     fn create_token(&self, token: &ApiToken) -> StoreResult<()> {
@@ -137,13 +139,15 @@ impl Store for SqliteStore {
     }
 
     fn apply(&self, thread: &str, writes: Vec<Write>) -> StoreResult<Applied> {
-        let thread = thread.to_owned();
-        self.write(move |tx| super::apply::apply_in(tx, &thread, writes, now_millis()))
+        let owned = thread.to_owned();
+        self.write_to(thread, move |tx| {
+            super::apply::apply_in(tx, &owned, writes, now_millis())
+        })
     }
 
     fn delete_thread(&self, id: &str) -> StoreResult<()> {
-        let id = id.to_owned();
-        self.write(move |tx| super::delete::delete_thread(tx, &id))
+        let owned = id.to_owned();
+        self.write_to(id, move |tx| super::delete::delete_thread(tx, &owned))
     }
 
     fn apply_nonblocking(
@@ -155,10 +159,18 @@ impl Store for SqliteStore {
             // In memory and in use: the caller applies it where it may wait.
             return Err(writes);
         }
-        let thread = thread.to_owned();
-        Ok(Box::pin(self.write_async(move |tx| {
-            super::apply::apply_in(tx, &thread, writes, now_millis())
+        let owned = thread.to_owned();
+        Ok(Box::pin(self.write_to_async(thread, move |tx| {
+            super::apply::apply_in(tx, &owned, writes, now_millis())
         })))
+    }
+
+    fn commits(
+        &self,
+    ) -> Option<tokio::sync::broadcast::Receiver<std::sync::Arc<crate::Committed>>> {
+        // Only this process's own commits: another process writing to the same file is not
+        // heard, and its followers find its writes when they poll.
+        Some(self.told.commits.subscribe())
     }
 
     fn write_stats(&self) -> Option<crate::WriteStats> {
@@ -429,7 +441,93 @@ impl Store for SqliteStore {
 
 #[cfg(test)]
 mod tests {
-    use crate::{NewThread, SqliteStore, Store};
+    use crate::{Committed, NewThread, SqliteStore, Store, Write};
+    use std::sync::Arc;
+    use tokio::sync::broadcast::{error::TryRecvError, Receiver};
+
+    /// The threads named by the notices heard since the last call, in order (a thread once).
+    fn told(commits: &mut Receiver<Arc<Committed>>) -> Vec<String> {
+        let mut threads: Vec<String> = Vec::new();
+        loop {
+            match commits.try_recv() {
+                Ok(notice) => {
+                    for thread in notice.threads.clone().expect("a notice names its threads") {
+                        if !threads.contains(&thread) {
+                            threads.push(thread);
+                        }
+                    }
+                }
+                Err(TryRecvError::Empty) => return threads,
+                Err(e) => panic!("the notices ended: {e}"),
+            }
+        }
+    }
+
+    fn value(key: &str) -> Write {
+        Write::SetValue {
+            key: key.into(),
+            value: Some(serde_json::json!(1)),
+        }
+    }
+
+    /// Each commit that changes threads is told, once it is durable, naming those threads; a
+    /// write that changes no thread (a token, a lease's renewal) is not.
+    fn tells_its_commits(store: &SqliteStore) {
+        let mut commits = store.commits().expect("SQLite tells its own commits");
+        let a = store.create_thread(NewThread::default()).unwrap().id;
+        assert_eq!(told(&mut commits), vec![a.clone()], "a new thread");
+        let b = store.create_thread(NewThread::default()).unwrap().id;
+        assert_eq!(told(&mut commits), vec![b.clone()]);
+        store.apply(&a, vec![value("k")]).unwrap();
+        assert_eq!(told(&mut commits), vec![a.clone()], "a batch of writes");
+        let token = crate::ApiToken {
+            id: "t1".into(),
+            name: "a token".into(),
+            secret_hash: "00".into(),
+            scopes: vec!["admin".into()],
+            agents: None,
+            created_at: 1,
+            revoked_at: None,
+            expires_at: None,
+        };
+        store.create_token(&token).unwrap();
+        store.put_credential("c", "sealed", None).unwrap();
+        assert_eq!(
+            told(&mut commits),
+            Vec::<String>::new(),
+            "no thread changed"
+        );
+        store.request_stop(&b).unwrap();
+        assert_eq!(told(&mut commits), vec![b.clone()], "a stop request");
+        // A write that fails commits nothing, and is not told.
+        assert!(store.apply("no-such-thread", vec![value("k")]).is_err());
+        assert_eq!(told(&mut commits), Vec::<String>::new());
+        // Writes to two threads at once (one group, or two): both are told.
+        std::thread::scope(|s| {
+            s.spawn(|| store.apply(&a, vec![value("x")]).unwrap());
+            s.spawn(|| store.apply(&b, vec![value("y")]).unwrap());
+        });
+        let mut both = told(&mut commits);
+        both.sort();
+        let mut expected = vec![a.clone(), b.clone()];
+        expected.sort();
+        assert_eq!(both, expected);
+        store.delete_thread(&a).unwrap();
+        assert_eq!(told(&mut commits), vec![a], "a deletion");
+    }
+
+    #[test]
+    fn a_file_store_tells_the_commits_of_its_process() {
+        let dir = std::env::temp_dir().join(format!("toolhost-told-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        tells_its_commits(&SqliteStore::open(&dir.join("t.db")).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_in_memory_store_tells_its_commits() {
+        tells_its_commits(&SqliteStore::in_memory().unwrap());
+    }
 
     #[test]
     fn an_in_memory_store_in_use_sends_its_callers_elsewhere() {

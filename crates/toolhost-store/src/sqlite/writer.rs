@@ -3,15 +3,60 @@
 //! and then go together: one transaction, one commit, one fsync for the whole group (group
 //! commit). Each write runs inside a savepoint of the group's transaction, so one that fails is
 //! undone alone and fails alone; the others still commit. A caller hears of its write only once
-//! the group's commit is durable.
+//! the group's commit is durable. Once a group commits, the writer tells the store's listeners
+//! which threads it wrote to ([`Told::commits`]), so that followers in this process read again
+//! at once instead of at their next poll.
 
 use super::{db, exec, lock_conn};
 use crate::error::{StoreError, StoreResult};
 pub(crate) use crate::reply::{Counters, Reply};
+use crate::Committed;
 use rusqlite::Connection;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+
+/// How many commit notices a listener may fall behind before it misses some (it then reads
+/// everything it follows again).
+const NOTICES: usize = 256;
+
+/// What the writer tells besides each caller's own outcome.
+pub(super) struct Told {
+    /// Writes applied and commits made.
+    pub(super) counters: Counters,
+    /// A notice per committed group that wrote to threads, naming them.
+    pub(super) commits: broadcast::Sender<Arc<Committed>>,
+}
+
+impl Default for Told {
+    fn default() -> Self {
+        Self {
+            counters: Counters::default(),
+            commits: broadcast::channel(NOTICES).0,
+        }
+    }
+}
+
+impl Told {
+    /// Tells the listeners (if any) that a group writing to `threads` committed.
+    fn committed<'a>(&self, threads: impl Iterator<Item = Option<&'a str>>) {
+        if self.commits.receiver_count() == 0 {
+            return;
+        }
+        let mut touched: Vec<String> = Vec::new();
+        for thread in threads.flatten() {
+            if !touched.iter().any(|t| t == thread) {
+                touched.push(thread.to_owned());
+            }
+        }
+        if !touched.is_empty() {
+            let _ = self.commits.send(Arc::new(Committed {
+                threads: Some(touched),
+            }));
+        }
+    }
+}
 
 /// The most writes that share one commit: bounds how long the first of them waits.
 const MAX_GROUP: usize = 256;
@@ -23,6 +68,9 @@ pub(super) trait Job: Send {
     fn run(&mut self, conn: &Connection) -> bool;
     /// Delivers the outcome once the group's transaction is committed (or failed).
     fn finish(self: Box<Self>, committed: Result<(), String>);
+    /// The thread the write changes, for the notice of its commit (`None`: none that a
+    /// follower of threads watches, such as tokens and lease renewals).
+    fn thread(&self) -> Option<&str>;
 }
 
 /// A write with a typed result, delivered to a waiting caller.
@@ -30,14 +78,17 @@ pub(super) struct TypedJob<T, F> {
     work: Option<F>,
     result: Option<StoreResult<T>>,
     reply: Reply<T>,
+    thread: Option<String>,
 }
 
 impl<T, F> TypedJob<T, F> {
-    pub(super) fn new(work: F, reply: Reply<T>) -> Self {
+    /// A write that changes `thread` (see [`Job::thread`]).
+    pub(super) fn new(work: F, reply: Reply<T>, thread: Option<String>) -> Self {
         Self {
             work: Some(work),
             result: None,
             reply,
+            thread,
         }
     }
 }
@@ -60,13 +111,17 @@ where
     fn finish(self: Box<Self>, committed: Result<(), String>) {
         self.reply.deliver(self.result, committed);
     }
+
+    fn thread(&self) -> Option<&str> {
+        self.thread.as_deref()
+    }
 }
 
 /// Applies groups of writes until every sender is gone.
 pub(super) fn run_writer(
     conn: Arc<Mutex<Connection>>,
     jobs: Receiver<Box<dyn Job>>,
-    counters: Arc<Counters>,
+    told: Arc<Told>,
 ) {
     while let Ok(first) = jobs.recv() {
         let mut group = vec![first];
@@ -76,12 +131,13 @@ pub(super) fn run_writer(
                 Err(_) => break,
             }
         }
-        apply_group(&lock_conn(&conn), group, &counters);
+        apply_group(&lock_conn(&conn), group, &told);
     }
 }
 
 /// Applies a group of writes in one transaction and tells each its outcome.
-pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, counters: &Counters) {
+pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, told: &Told) {
+    let counters = &told.counters;
     counters
         .writes
         .fetch_add(group.len() as u64, Ordering::Relaxed);
@@ -96,7 +152,7 @@ pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, counters:
         return;
     }
     if group.len() == 1 {
-        return apply_alone(conn, group);
+        return apply_alone(conn, group, told);
     }
     let mut ran = Vec::with_capacity(group.len());
     let mut waiting = group.into_iter();
@@ -129,6 +185,9 @@ pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, counters:
         let _ = exec(conn, "ROLLBACK", []);
         format!("the commit failed: {e}")
     });
+    if committed.is_ok() {
+        told.committed(ran.iter().map(|job| job.thread()));
+    }
     for job in ran {
         job.finish(committed.clone());
     }
@@ -136,7 +195,7 @@ pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, counters:
 
 /// A group of one write: its transaction is its own, so it needs no savepoint; a write that
 /// fails (or panics) rolls the transaction back.
-fn apply_alone(conn: &Connection, group: Vec<Box<dyn Job>>) {
+fn apply_alone(conn: &Connection, group: Vec<Box<dyn Job>>, told: &Told) {
     for mut job in group {
         let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(conn)))
             .unwrap_or(false);
@@ -150,6 +209,9 @@ fn apply_alone(conn: &Connection, group: Vec<Box<dyn Job>>) {
             let _ = exec(conn, "ROLLBACK", []);
             format!("the commit failed: {e}")
         });
+        if committed.is_ok() {
+            told.committed(std::iter::once(job.thread()));
+        }
         job.finish(committed);
     }
 }

@@ -29,7 +29,7 @@ use std::task::Poll;
 use tokio::sync::mpsc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_core::Attachment;
-use toolhost_store::{QueueItem, Role, Thread, ThreadStatus, Write};
+use toolhost_store::{QueueItem, Role, Thread, ThreadChanges, ThreadStatus, Write};
 
 /// The tag of a child started by a call that did not wait for it.
 pub(in crate::engine) const DETACHED_TAG: &str = "detached";
@@ -37,8 +37,10 @@ pub(in crate::engine) const DETACHED_TAG: &str = "detached";
 /// The child's value saying its result was delivered to its parent.
 pub(super) const DELIVERED_KEY: &str = "toolhost.subagent.delivered";
 
-/// How often a parent's run that waits for its children looks for other work (a message sent
-/// to it, a result a child's own run delivered).
+/// How often a parent's run that waits for its children looks for other work it could not
+/// hear of (a message sent to it through another process sharing a SQLite file): work stored
+/// through this process (a message, a result a child's own run delivered) is heard as it
+/// commits.
 const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 type ChildRun<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
@@ -133,6 +135,8 @@ impl Runtime {
             runtime: self,
             thread_id: thread_id.to_owned(),
         };
+        // Subscribed before the queue is first looked at, so that no work falls between.
+        let mut changes = ThreadChanges::new(self.services.db.blocking().as_ref(), thread_id);
         let mut children = Children::default();
         for child in self.undelivered_children(thread_id).await? {
             children.push(self.drive_detached(child, abort));
@@ -163,15 +167,17 @@ impl Runtime {
                 Some(child) = started.recv() => {
                     children.push(self.drive_detached(child, abort));
                 }
-                () = tokio::time::sleep(IDLE_POLL), if run.is_none() => {}
+                () = changes.next(IDLE_POLL), if run.is_none() => {}
             }
             // Between turns, work that arrived (a child's result, a message sent to the thread)
             // starts the next turn; a thread that waits for a person or was stopped waits on.
             let idle = run.is_none()
                 && matches!(&last, Some(RunOutcome::Done(r)) if *r != StopReason::Stopped);
-            if idle && !abort.is_aborted() && !self.services.db.queued(thread_id).await?.is_empty()
-            {
-                run = Some(Box::pin(self.run_owned(thread_id, owner, abort)));
+            if idle && !abort.is_aborted() {
+                changes.mark();
+                if !self.services.db.queued(thread_id).await?.is_empty() {
+                    run = Some(Box::pin(self.run_owned(thread_id, owner, abort)));
+                }
             }
         }
     }
