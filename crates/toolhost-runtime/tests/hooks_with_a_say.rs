@@ -13,7 +13,7 @@ use toolhost_core::approval::Approval;
 use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::ToolResult;
 use toolhost_runtime::engine::{
-    AfterFailure, BeforeCall, CallInfo, Runtime, RuntimeError, ToolHooks, Verdict,
+    AfterFailure, BeforeCall, CallInfo, HookError, Runtime, RuntimeError, ToolHooks, Verdict,
 };
 use toolhost_store::{HookOutcome, Role, Store, ThreadStatus};
 
@@ -24,7 +24,7 @@ struct Gatekeeper {
 }
 
 impl ToolHooks for Gatekeeper {
-    fn before_call(&self, call: &CallInfo, args: &Value) -> Result<BeforeCall, String> {
+    fn before_call(&self, call: &CallInfo, args: &Value) -> Result<BeforeCall, HookError> {
         self.shown.lock().unwrap().push(args.clone());
         Ok(match call.tool.as_str() {
             "pay" if args["amount"].as_i64() > Some(100) => {
@@ -34,7 +34,7 @@ impl ToolHooks for Gatekeeper {
             _ => BeforeCall::Run,
         })
     }
-    fn after_failure(&self, call: &CallInfo, _: &ToolResult) -> Result<AfterFailure, String> {
+    fn after_failure(&self, call: &CallInfo, _: &ToolResult) -> Result<AfterFailure, HookError> {
         Ok(if call.tool == "fail" {
             AfterFailure::EndRun("the ledger is inconsistent".into())
         } else {

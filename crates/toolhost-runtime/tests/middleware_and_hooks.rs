@@ -12,7 +12,7 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::ToolResult;
 use toolhost_providers::{ModelRequest, ModelResponse};
 use toolhost_runtime::engine::{
-    AfterFailure, CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware,
+    AfterFailure, CallInfo, CompletionRequestArgs, CompletionResponseArgs, HookError, Middleware,
     MiddlewareResult, MiddlewareScope, OutputReplacement, RunOutcome, Runtime, ToolHooks,
     ToolInputArgs, ToolOutputArgs, Verdict, Waiting,
 };
@@ -187,14 +187,14 @@ impl ToolHooks for Hooks {
         &self,
         call: &CallInfo,
         result: &ToolResult,
-    ) -> Result<Option<ToolResult>, String> {
+    ) -> Result<Option<ToolResult>, HookError> {
         if self.fail {
             return Err("hook is down".into());
         }
         Ok((call.tool == "pay")
             .then(|| ToolResult::success(format!("{} [checked]", result.model_text()))))
     }
-    fn after_success(&self, call: &CallInfo, _result: &ToolResult) -> Result<(), String> {
+    fn after_success(&self, call: &CallInfo, _result: &ToolResult) -> Result<(), HookError> {
         self.log
             .lock()
             .unwrap()
@@ -204,7 +204,11 @@ impl ToolHooks for Hooks {
         }
         Ok(())
     }
-    fn after_failure(&self, call: &CallInfo, result: &ToolResult) -> Result<AfterFailure, String> {
+    fn after_failure(
+        &self,
+        call: &CallInfo,
+        result: &ToolResult,
+    ) -> Result<AfterFailure, HookError> {
         self.log
             .lock()
             .unwrap()

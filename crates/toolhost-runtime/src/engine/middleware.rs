@@ -197,12 +197,23 @@ pub enum AfterFailure {
     EndRun(String),
 }
 
+/// An error raised by a tool hook: logged (secrets redacted), and it changes nothing (see
+/// [`ToolHooks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookError(pub String);
+
+impl<T: Into<String>> From<T> for HookError {
+    fn from(text: T) -> Self {
+        Self(text.into())
+    }
+}
+
 /// Hooks at a call's start and end. Each outcome they decide is recorded on the call's result
 /// ([`toolhost_store::HookOutcome`]). An `Err` is logged (secrets redacted) and changes nothing.
 pub trait ToolHooks: Send + Sync {
     /// After input middleware and the approval decision, before the call runs: run it, skip it
     /// with a result, or cancel the run.
-    fn before_call(&self, _call: &CallInfo, _args: &Value) -> Result<BeforeCall, String> {
+    fn before_call(&self, _call: &CallInfo, _args: &Value) -> Result<BeforeCall, HookError> {
         Ok(BeforeCall::Run)
     }
     /// Before the result is stored; may replace it.
@@ -210,11 +221,11 @@ pub trait ToolHooks: Send + Sync {
         &self,
         _call: &CallInfo,
         _result: &ToolResult,
-    ) -> Result<Option<ToolResult>, String> {
+    ) -> Result<Option<ToolResult>, HookError> {
         Ok(None)
     }
     /// After the call succeeded.
-    fn after_success(&self, _call: &CallInfo, _result: &ToolResult) -> Result<(), String> {
+    fn after_success(&self, _call: &CallInfo, _result: &ToolResult) -> Result<(), HookError> {
         Ok(())
     }
     /// After the call failed: let the run go on, or end it.
@@ -222,7 +233,7 @@ pub trait ToolHooks: Send + Sync {
         &self,
         _call: &CallInfo,
         _result: &ToolResult,
-    ) -> Result<AfterFailure, String> {
+    ) -> Result<AfterFailure, HookError> {
         Ok(AfterFailure::GoOn)
     }
 }
@@ -423,14 +434,14 @@ impl Pipeline {
             match hook.before_result_stored(call, &result) {
                 Ok(Some(next)) => result = next,
                 Ok(None) => {}
-                Err(e) => failed_hook("before_result_stored", call, &redactor.text(&e)),
+                Err(e) => failed_hook("before_result_stored", call, &redactor.text(&e.0)),
             }
         }
         let mut ended = None;
         for hook in &self.hooks {
             if result.is_success() {
                 if let Err(e) = hook.after_success(call, &result) {
-                    failed_hook("after_success", call, &redactor.text(&e));
+                    failed_hook("after_success", call, &redactor.text(&e.0));
                 }
                 continue;
             }
@@ -439,7 +450,7 @@ impl Pipeline {
                 Ok(AfterFailure::EndRun(reason)) => {
                     ended.get_or_insert(redactor.text(&reason));
                 }
-                Err(e) => failed_hook("after_failure", call, &redactor.text(&e)),
+                Err(e) => failed_hook("after_failure", call, &redactor.text(&e.0)),
             }
         }
         Ok((result, ended))
@@ -455,7 +466,7 @@ impl Pipeline {
                 Ok(BeforeCall::Cancel(reason)) => {
                     return BeforeCall::Cancel(redactor.text(&reason))
                 }
-                Err(e) => failed_hook("before_call", call, &redactor.text(&e)),
+                Err(e) => failed_hook("before_call", call, &redactor.text(&e.0)),
             }
         }
         BeforeCall::Run

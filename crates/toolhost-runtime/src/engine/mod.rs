@@ -91,9 +91,9 @@ pub use images::MAX_IMAGES_PER_REQUEST;
 pub use live::{LiveEvent, LiveKind, LIVE_CAPACITY};
 pub use load::process_activities;
 pub use middleware::{
-    AfterFailure, BeforeCall, CallInfo, CompletionRequestArgs, CompletionResponseArgs, Middleware,
-    MiddlewareError, MiddlewareResult, MiddlewareScope, MiddlewareStage, OutputReplacement,
-    StepInfo, ToolHooks, ToolInputArgs, ToolOutputArgs,
+    AfterFailure, BeforeCall, CallInfo, CompletionRequestArgs, CompletionResponseArgs, HookError,
+    Middleware, MiddlewareError, MiddlewareResult, MiddlewareScope, MiddlewareStage,
+    OutputReplacement, StepInfo, ToolHooks, ToolInputArgs, ToolOutputArgs,
 };
 pub use outcome::{RunOutcome, SessionEnd, StopReason, Waiting, NOT_RUN_STOPPED, OUTCOME_UNKNOWN};
 pub use ownership::{owner_process, OwnerId, DEFAULT_LEASE_TTL};

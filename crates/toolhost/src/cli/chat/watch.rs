@@ -19,10 +19,11 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::broadcast::Receiver;
 use toolhost_runtime::engine::LiveEvent;
 use toolhost_runtime::engine::LiveKind;
-use toolhost_store::{CallState, Message, Role, Store};
+use toolhost_store::{CallState, Message, Role, Store, ThreadChanges};
 
-/// How often the store is looked at for calls that started or ended.
-const LOOK_EVERY: Duration = Duration::from_millis(100);
+/// How often the store is looked at for what another process stored (another process that runs
+/// the thread): what this process stores is looked at as it commits.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
 
 /// The part of a thread already shown, and the answers of this turn.
 pub(super) struct Watch {
@@ -47,11 +48,15 @@ pub(super) struct Watch {
     boundary: Rc<Cell<i64>>,
     /// False once live events were missed: stored replies are shown instead.
     live: bool,
+    /// Wakes the watch as the thread's writes commit.
+    changes: ThreadChanges,
 }
 
 impl Watch {
     /// Watches `thread` from what is stored now on.
     pub fn new(store: Arc<dyn Store>, thread: &str) -> Self {
+        // Subscribed before the first read, so that no write falls between.
+        let changes = ThreadChanges::new(store.as_ref(), thread);
         let seen = last_seq(store.as_ref(), thread, 0);
         let journal = store.calls(thread).unwrap_or_default();
         // A call still running (another process runs the thread) is shown when it ends.
@@ -73,6 +78,7 @@ impl Watch {
             replies: 0,
             boundary: Rc::new(Cell::new(seen)),
             live: true,
+            changes,
         }
     }
 
@@ -88,7 +94,6 @@ impl Watch {
 
     /// Shows live events and looks at the store until the future is dropped.
     pub async fn follow(&mut self, events: &mut Receiver<LiveEvent>) {
-        let mut look = tokio::time::interval(LOOK_EVERY);
         loop {
             tokio::select! {
                 event = events.recv() => match event {
@@ -96,11 +101,11 @@ impl Watch {
                     Err(RecvError::Lagged(_)) => self.live = false,
                     // Never while the runtime lives; the store is still looked at.
                     Err(RecvError::Closed) => {
-                        look.tick().await;
+                        self.changes.next(LOOK_EVERY).await;
                         self.show_stored(None);
                     }
                 },
-                _ = look.tick() => {
+                () = self.changes.next(LOOK_EVERY) => {
                     self.drain(events);
                     self.show_stored(None);
                 }
@@ -155,6 +160,10 @@ impl Watch {
     /// Shows what was stored since the last look, in order, stopping before the reply of this
     /// turn's answer number `before` (its text has not streamed in yet).
     fn show_stored(&mut self, before: Option<usize>) {
+        // A look that may stop early keeps the commits heard: they wake the next full look.
+        if before.is_none() {
+            self.changes.mark();
+        }
         self.journal = self
             .store
             .calls(&self.thread)
