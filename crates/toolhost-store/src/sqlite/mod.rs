@@ -35,6 +35,14 @@ use writer::{Job, Reply, TypedJob};
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = schema::MIGRATIONS.len() as i64;
 
+/// How many pages the log holds before a commit copies them into the database (a checkpoint):
+/// eight times SQLite's default. Under load the same pages (the tables' and indexes' hot
+/// leaves) change in commit after commit; a checkpoint copies each once however often it
+/// changed, so rarer checkpoints write less. Measured with 100 threads at once (durable
+/// throughput bench, alternating runs): about a quarter more cycles per second than with
+/// 1,000 pages. The log file grows to about 32 MiB (at 4 KiB pages) and is reused from then on.
+const CHECKPOINT_PAGES: i64 = 8_000;
+
 /// How many read connections a file database gets.
 const READERS: usize = 4;
 
@@ -193,6 +201,8 @@ impl SqliteStore {
             }
         }
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(db)?;
+        conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)
             .map_err(db)?;
         if version < SCHEMA_VERSION {
             // Under the database's write lock, and from the version read inside it: of many
