@@ -338,7 +338,7 @@ async fn an_expired_lease_is_shown_as_no_owner() {
 /// stream of all threads (read when the store tells of the commit, not at the next poll).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_show_what_is_stored_as_it_commits_without_waiting_for_a_poll() {
-    use toolhost_store::{NewMessage, NewThread, Role, Store, Write};
+    use toolhost_store::{NewMessage, NewThread, Role, Write};
     // An assistant's messages: a person's would be work that a run takes up (and a run's end
     // wakes a stream by another way).
     let said = |text: &str| {

@@ -46,12 +46,7 @@ impl ThreadChanges {
     /// it before each read, so that a wait after the read wakes only for what came since.
     pub fn mark(&mut self) {
         if let Some(commits) = self.commits.as_mut() {
-            loop {
-                match commits.try_recv() {
-                    Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                    Err(_) => break,
-                }
-            }
+            while let Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) = commits.try_recv() {}
         }
     }
 
