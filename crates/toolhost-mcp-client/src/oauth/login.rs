@@ -6,7 +6,7 @@ use super::authorizer::{check_pinned, configured_client};
 use super::discovery::{chosen_scope, discover, parse_challenge};
 pub use super::login_error::LoginError;
 use super::token::{self, decode, Asked, Pkce};
-use super::vault::Vault;
+use super::vault::{Vault, VaultError};
 use super::{union, Grant, GrantType};
 use crate::server_def::{fill, Endpoint, McpServerDef};
 use std::sync::Arc;
@@ -65,7 +65,7 @@ pub enum Started {
 pub async fn start(
     def: &McpServerDef,
     http: &dyn Fetcher,
-    vault: &Vault,
+    vault: &Arc<Vault>,
     redirect_uri: &str,
 ) -> Result<Started, LoginError> {
     let Endpoint::Url { url, headers } = &def.endpoint else {
@@ -80,8 +80,9 @@ pub async fn start(
     let found = discover(http, url, &challenge).await?;
     check_pinned(&oauth, &found).map_err(LoginError::NotAllowed)?;
     // What the server asked for since the last login, too.
-    let wanted = vault
-        .load(&def.name)
+    let server = def.name.clone();
+    let wanted = in_blocking_pool(vault, move |v| v.load(&server))
+        .await
         .ok()
         .flatten()
         .and_then(|kept| kept.grant.wanted_scope);
@@ -106,7 +107,7 @@ pub async fn start(
         .await
         .map_err(LoginError::Token)?;
         let grant = token::grant_of(GrantType::ClientCredentials, &found, client, tokens, scope);
-        vault.replace(&def.name, &grant)?;
+        let grant = keep(vault, &def.name, grant).await?;
         return Ok(Started::Granted(Box::new(grant)));
     }
     if !found
@@ -157,7 +158,7 @@ pub async fn finish(
     code: &str,
     iss: Option<&str>,
     http: &dyn Fetcher,
-    vault: &Vault,
+    vault: &Arc<Vault>,
 ) -> Result<Grant, LoginError> {
     // RFC 9207 compares with the issuer of the authorization server's metadata.
     let found = &pending.found;
@@ -198,8 +199,25 @@ pub async fn finish(
         tokens,
         pending.scope,
     );
-    vault.replace(&pending.server, &grant)?;
-    Ok(grant)
+    Ok(keep(vault, &pending.server, grant).await?)
+}
+
+/// Keeps `grant` as `server`'s in the vault, and gives it back.
+async fn keep(vault: &Arc<Vault>, server: &str, grant: Grant) -> Result<Grant, VaultError> {
+    let server = server.to_owned();
+    in_blocking_pool(vault, move |v| v.replace(&server, &grant).map(|()| grant)).await
+}
+
+/// Runs a call of the vault on the blocking pool: it reads and writes the store, which may wait
+/// for a disk or a database server, and must not hold up the async executor meanwhile.
+async fn in_blocking_pool<T: Send + 'static>(
+    vault: &Arc<Vault>,
+    call: impl FnOnce(&Vault) -> Result<T, VaultError> + Send + 'static,
+) -> Result<T, VaultError> {
+    let vault = Arc::clone(vault);
+    tokio::task::spawn_blocking(move || call(&vault))
+        .await
+        .unwrap_or_else(|e| Err(VaultError::Interrupted(e.to_string())))
 }
 
 /// Gets `def`'s server a grant and keeps it in `vault`: for the authorization code grant calls
@@ -208,7 +226,7 @@ pub async fn finish(
 pub async fn login(
     def: &McpServerDef,
     http: Arc<dyn Fetcher>,
-    vault: &Vault,
+    vault: &Arc<Vault>,
     open: &mut (dyn FnMut(&str) + Send),
     patience: Duration,
 ) -> Result<Grant, LoginError> {

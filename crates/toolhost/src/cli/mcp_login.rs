@@ -82,6 +82,7 @@ pub(super) fn login_command(dir: &Path, name: &str, data: &Path, as_json: bool) 
         }
         let _ = std::io::stdout().flush();
     };
+    let vault = Arc::new(vault);
     let done = block_on(login(&def, Arc::clone(&http), &vault, &mut open, PATIENCE));
     match done {
         Ok(grant) => {
