@@ -155,6 +155,8 @@ pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, told: &To
         return apply_alone(conn, group, told);
     }
     let mut ran = Vec::with_capacity(group.len());
+    // Which of them changed something (a write undone to its savepoint is not told).
+    let mut succeeded = Vec::with_capacity(group.len());
     let mut waiting = group.into_iter();
     while let Some(mut job) = waiting.next() {
         if exec(conn, "SAVEPOINT write", []).is_err() {
@@ -180,13 +182,15 @@ pub(super) fn apply_group(conn: &Connection, group: Vec<Box<dyn Job>>, told: &To
             return;
         }
         ran.push(job);
+        succeeded.push(ok);
     }
     let committed = exec(conn, "COMMIT", []).map(|_| ()).map_err(|e| {
         let _ = exec(conn, "ROLLBACK", []);
         format!("the commit failed: {e}")
     });
     if committed.is_ok() {
-        told.committed(ran.iter().map(|job| job.thread()));
+        let kept = ran.iter().zip(&succeeded).filter(|(_, ok)| **ok);
+        told.committed(kept.map(|(job, _)| job.thread()));
     }
     for job in ran {
         job.finish(committed.clone());
