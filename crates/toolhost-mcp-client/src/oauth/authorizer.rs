@@ -3,7 +3,7 @@
 
 use super::discovery::{chosen_scope, covers, discover, parse_challenge, Challenge, Discovered};
 use super::token::{self, Asked};
-use super::vault::{Kept, Vault, VaultError};
+use super::vault::{Kept, Vault};
 use super::{now_ms, Client, Grant, GrantType, OAuthDef};
 use crate::server_def::fill;
 use std::sync::Arc;
@@ -135,9 +135,7 @@ impl Authorizer {
     async fn kept(&self) -> Option<Kept> {
         let vault = self.vault.clone()?;
         let server = self.server.clone();
-        let loaded = tokio::task::spawn_blocking(move || vault.load(&server))
-            .await
-            .unwrap_or_else(|e| Err(VaultError::Interrupted(e.to_string())));
+        let loaded = vault.off_executor(move |v| v.load(&server)).await;
         match loaded {
             Ok(Some(kept)) if self.is_mine(&kept.grant) => Some(kept),
             Ok(_) => None,
@@ -357,9 +355,9 @@ impl Authorizer {
             return Ok(());
         };
         let (server, kept, expected) = (self.server.clone(), grant.clone(), held.version);
-        let saved = tokio::task::spawn_blocking(move || vault.save(&server, &kept, expected))
-            .await
-            .unwrap_or_else(|e| Err(VaultError::Interrupted(e.to_string())));
+        let saved = vault
+            .off_executor(move |v| v.save(&server, &kept, expected))
+            .await;
         if let Some(version) = saved.map_err(|e| e.to_string())? {
             held.grant = Some(grant);
             held.version = Some(version);

@@ -81,7 +81,8 @@ pub async fn start(
     check_pinned(&oauth, &found).map_err(LoginError::NotAllowed)?;
     // What the server asked for since the last login, too.
     let server = def.name.clone();
-    let wanted = in_blocking_pool(vault, move |v| v.load(&server))
+    let wanted = vault
+        .off_executor(move |v| v.load(&server))
         .await
         .ok()
         .flatten()
@@ -205,19 +206,9 @@ pub async fn finish(
 /// Keeps `grant` as `server`'s in the vault, and gives it back.
 async fn keep(vault: &Arc<Vault>, server: &str, grant: Grant) -> Result<Grant, VaultError> {
     let server = server.to_owned();
-    in_blocking_pool(vault, move |v| v.replace(&server, &grant).map(|()| grant)).await
-}
-
-/// Runs a call of the vault on the blocking pool: it reads and writes the store, which may wait
-/// for a disk or a database server, and must not hold up the async executor meanwhile.
-async fn in_blocking_pool<T: Send + 'static>(
-    vault: &Arc<Vault>,
-    call: impl FnOnce(&Vault) -> Result<T, VaultError> + Send + 'static,
-) -> Result<T, VaultError> {
-    let vault = Arc::clone(vault);
-    tokio::task::spawn_blocking(move || call(&vault))
+    vault
+        .off_executor(move |v| v.replace(&server, &grant).map(|()| grant))
         .await
-        .unwrap_or_else(|e| Err(VaultError::Interrupted(e.to_string())))
 }
 
 /// Gets `def`'s server a grant and keeps it in `vault`: for the authorization code grant calls

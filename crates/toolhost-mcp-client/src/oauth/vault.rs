@@ -79,6 +79,19 @@ fn credential(server: &str) -> String {
 }
 
 impl Vault {
+    /// Runs `call` on the vault on the blocking pool: the vault reads and writes the store,
+    /// which may wait for a disk or a database server, and must not hold up the async executor
+    /// meanwhile.
+    pub(crate) async fn off_executor<T: Send + 'static>(
+        self: &Arc<Self>,
+        call: impl FnOnce(&Vault) -> Result<T, VaultError> + Send + 'static,
+    ) -> Result<T, VaultError> {
+        let vault = Arc::clone(self);
+        tokio::task::spawn_blocking(move || call(&vault))
+            .await
+            .unwrap_or_else(|e| Err(VaultError::Interrupted(e.to_string())))
+    }
+
     /// Grants kept in `store`, sealed with `key`.
     pub fn new(store: Arc<dyn Store>, key: SecretKey) -> Self {
         let opened = std::sync::OnceLock::new();
