@@ -3,10 +3,13 @@
 
 #![allow(dead_code)]
 
+mod ports;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
+#[allow(unused_imports)] // not every test file starts a program on a port
+pub use ports::free_port;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -90,24 +93,6 @@ pub async fn python_client(script: &str, args: &[&str]) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
-}
-
-/// A port of 127.0.0.1 that was free a moment ago and that no other test of this process was
-/// given: two programs started by parallel tests never race for one port.
-pub fn free_port() -> u16 {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    loop {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut given = GIVEN.lock().unwrap();
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
-        }
-    }
 }
 
 pub fn temp_dir() -> PathBuf {

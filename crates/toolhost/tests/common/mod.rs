@@ -5,6 +5,11 @@
 
 pub mod nodes;
 
+// The same helper as the server tests', from their folder.
+#[path = "../../../toolhost-server/tests/common/ports.rs"]
+mod ports;
+#[allow(unused_imports)] // not every test file starts a program on a port
+pub use ports::free_port;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -399,24 +404,6 @@ pub fn test_python() -> String {
     std::env::var("TOOLHOST_TEST_PYTHON").unwrap_or_else(|_| {
         panic!("TOOLHOST_TEST_PYTHON does not name a Python with the mcp package: run the tests with ./scripts/test, which installs it")
     })
-}
-
-/// A port of 127.0.0.1 that was free a moment ago and that no other test of this process was
-/// given: two servers started by parallel tests never race for one port.
-pub fn free_port() -> u16 {
-    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
-    loop {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut given = GIVEN.lock().unwrap();
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
-        }
-    }
 }
 
 /// Waits until `child` (`what`) listens on `port` of 127.0.0.1. A connection that reached
