@@ -102,6 +102,7 @@ fn request() -> ModelRequest {
         ],
         tool_choice: Some(ToolChoice::Auto),
         parallel_tool_calls: Some(true),
+        response_format: None,
     }
 }
 

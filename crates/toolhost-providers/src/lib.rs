@@ -189,7 +189,7 @@ pub use delta::{DeltaSink, StreamDelta};
 pub use error::{ModelApi, ModelError, ModelErrorKind};
 pub use model::{
     ChatMessage, ChatRole, FinishReason, ImageAttachment, Model, ModelFuture, ModelRequest,
-    ModelResponse, ModelToolCall, ProviderToolResult, ToolChoice, Usage,
+    ModelResponse, ModelToolCall, ProviderToolResult, ResponseFormat, ToolChoice, Usage,
 };
 #[cfg(feature = "http")]
 pub use network::Network;

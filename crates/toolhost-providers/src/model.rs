@@ -134,6 +134,23 @@ pub struct ModelRequest {
     /// Whether the model may call several tools in one reply; `None` leaves the API's default.
     /// Gemini has no such switch and ignores it.
     pub parallel_tool_calls: Option<bool>,
+    /// The JSON Schema the reply must be, as the API's structured output (spec 004's combined
+    /// request); `None` for a free reply. See [`ResponseFormat`].
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// A reply given as one JSON document of a schema (structured output). Each API is asked in
+/// its own way: OpenAI Chat Completions `response_format` and Responses `text.format` (a JSON
+/// schema, not strict: the runtime validates the reply itself), Gemini `responseMimeType`
+/// with `responseJsonSchema`, Anthropic a tool of this name whose call is forced: its input is
+/// the reply. Whichever way it arrives, [`ModelResponse::structured`] gives the document's
+/// text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseFormat {
+    /// The schema's name (a tool name on Anthropic: letters, digits, `_` and `-`).
+    pub name: String,
+    /// The schema.
+    pub schema: Value,
 }
 
 /// Token counts; a count the API did not report is `None`, never zero.
@@ -197,6 +214,21 @@ pub struct ModelResponse {
     /// [`ChatMessage::continuity`]); the runtime stores it with the reply. `None` when there is
     /// none.
     pub continuity: Option<Value>,
+}
+
+impl ModelResponse {
+    /// The text of the document a reply to a [`ResponseFormat`] request gave: the reply's
+    /// text, or, where the API answers with a forced tool (Anthropic), the input of the one
+    /// call of that tool. `None` when the reply holds neither.
+    pub fn structured(&self, format: &ResponseFormat) -> Option<String> {
+        if let Some(text) = self.text.as_deref().filter(|t| !t.trim().is_empty()) {
+            return Some(text.to_owned());
+        }
+        match self.tool_calls.as_slice() {
+            [only] if only.name == format.name => Some(only.arguments.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// A boxed future returned by [`Model::complete`].

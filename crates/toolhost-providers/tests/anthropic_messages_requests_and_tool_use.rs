@@ -36,6 +36,7 @@ fn request() -> ModelRequest {
         ],
         tool_choice: Some(ToolChoice::Required),
         parallel_tool_calls: Some(false),
+        response_format: None,
     }
 }
 

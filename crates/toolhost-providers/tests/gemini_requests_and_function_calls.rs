@@ -36,6 +36,7 @@ fn request() -> ModelRequest {
         ],
         tool_choice: Some(ToolChoice::Tool("get_weather".into())),
         parallel_tool_calls: Some(true),
+        response_format: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn request() -> ModelRequest {
         ],
         tool_choice: Some(ToolChoice::Required),
         parallel_tool_calls: Some(true),
+        response_format: None,
     }
 }
 

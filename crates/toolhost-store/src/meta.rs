@@ -173,6 +173,10 @@ pub struct MessageMeta {
     /// A provider-run tool's output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
+    /// A reply in spec 004's mode: the combined reply `{meta, output, calls}` as the model gave
+    /// it (its calls are also the message's calls, under the runtime's ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combined: Option<Value>,
     /// Fields added by an embedding program, kept as they are.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -3,6 +3,9 @@
 //! - Key: `x-api-key`, with `anthropic-version: 2023-06-01`.
 //! - System messages go to `system`; consecutive messages of one role are merged, so the
 //!   results of parallel calls travel in one user turn, as the API requires.
+//! - A structured reply (`ModelRequest::response_format`) is asked for as a tool of the
+//!   format's name whose call is forced (`tool_choice` `{"type":"tool","name"}`); the call's
+//!   input is the reply (`ModelResponse::structured`).
 //! - `toolChoice` → `tool_choice` (`auto`, `none`, `any`, `{"type":"tool","name"}`);
 //!   `parallelToolCalls: false` → `disable_parallel_tool_use: true`.
 //! - Tool results with images are sent as `tool_result` content blocks with `image` blocks.
@@ -97,7 +100,19 @@ impl WireApi for AnthropicMessages {
             .map(|t| t.declaration.clone())
             .collect();
         tools.extend(wire.hosted.iter().map(|t| hosted::anthropic_entry(&t.name)));
-        if !tools.is_empty() {
+        // Structured output: a tool whose input is the reply, its call forced.
+        if let Some(format) = &request.response_format {
+            tools.push(json!({
+                "name": format.name,
+                "description": "Give your whole reply as this tool's input.",
+                "input_schema": format.schema,
+            }));
+            body.insert("tools".into(), Value::Array(tools));
+            body.insert(
+                "tool_choice".into(),
+                json!({"type": "tool", "name": format.name}),
+            );
+        } else if !tools.is_empty() {
             body.insert("tools".into(), Value::Array(tools));
             let mut choice = match &request.tool_choice {
                 None | Some(ToolChoice::Auto) => json!({"type": "auto"}),

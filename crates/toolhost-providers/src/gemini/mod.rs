@@ -5,6 +5,8 @@
 //! - System messages go to `systemInstruction`; the assistant is `model`; tool results are
 //!   `functionResponse` parts of a user turn (the results of parallel calls in one turn), with
 //!   the tool's name taken from the call they answer; images follow as `inlineData` parts.
+//! - A structured reply (`ModelRequest::response_format`) → `generationConfig`
+//!   `responseMimeType: application/json` with `responseJsonSchema`.
 //! - `toolChoice` → `toolConfig.functionCallingConfig` (`AUTO`, `NONE`, `ANY`, or `ANY` with
 //!   `allowedFunctionNames`); Gemini has no switch for parallel calls.
 //! - `temperature` and `max_tokens` go to `generationConfig` (`maxOutputTokens`).
@@ -114,6 +116,10 @@ impl WireApi for GeminiGenerate {
         }
         if let Some(n) = settings.max_tokens {
             generation.insert("maxOutputTokens".into(), json!(n));
+        }
+        if let Some(format) = &request.response_format {
+            generation.insert("responseMimeType".into(), "application/json".into());
+            generation.insert("responseJsonSchema".into(), format.schema.clone());
         }
         let mut extra = settings.extra.clone();
         if let Some(Value::Object(more)) = extra.remove("generationConfig") {

@@ -5,6 +5,8 @@
 //! - `toolChoice` → `tool_choice` (`auto`, `none`, `required`, or
 //!   `{"type":"function","function":{"name"}}`); `parallelToolCalls` → `parallel_tool_calls`
 //!   (sent only with tools).
+//! - A structured reply (`ModelRequest::response_format`) → `response_format`
+//!   `{"type":"json_schema","json_schema":{"name","schema","strict":false}}`.
 //! - Tool messages take no images here: each image becomes a placeholder line in the text.
 //!   Images on user messages are sent as `image_url` data URLs.
 //! - Reasoning is read from `reasoning_content` or `reasoning` (servers that expose it).
@@ -89,6 +91,14 @@ impl WireApi for OpenAiChat {
             {
                 body.insert("parallel_tool_calls".into(), parallel.into());
             }
+        }
+        if let Some(format) = &request.response_format {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": format.name, "schema": format.schema, "strict": false
+                }}),
+            );
         }
         if let Some(t) = settings.temperature {
             body.insert("temperature".into(), json!(t));

@@ -5,6 +5,8 @@
 //! - System messages become `instructions`; the rest of the thread becomes `input` items: user
 //!   and assistant messages, `function_call` and `function_call_output` items. Images go as
 //!   `input_image` data URLs, on user messages and in tool results.
+//! - A structured reply (`ModelRequest::response_format`) → `text.format`
+//!   `{"type":"json_schema","name","schema","strict":false}`.
 //! - Functions are declared flat (`{"type":"function","name",...}`) with the same lowering as
 //!   chat completions; `strict` is always sent, since this API assumes `true` when it is absent.
 //! - `toolChoice` → `tool_choice`, `parallelToolCalls` → `parallel_tool_calls` (with
@@ -161,6 +163,15 @@ impl WireApi for OpenAiResponses {
             {
                 body.insert("parallel_tool_calls".into(), parallel.into());
             }
+        }
+        if let Some(format) = &request.response_format {
+            body.insert(
+                "text".into(),
+                json!({"format": {
+                    "type": "json_schema", "name": format.name, "schema": format.schema,
+                    "strict": false
+                }}),
+            );
         }
         if let Some(t) = settings.temperature {
             body.insert("temperature".into(), json!(t));

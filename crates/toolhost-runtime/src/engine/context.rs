@@ -141,7 +141,10 @@ impl Runtime {
             .filter(|m| m.role == ChatRole::System)
             .cloned();
         run.request.messages = system.into_iter().collect();
-        run.view = ChatView::new(position.is_dual().then_some(position.side));
+        run.view = ChatView::new(
+            position.is_dual().then_some(position.side),
+            run.combined.is_some(),
+        );
         run.images = ImageBudget::new(run.recent_images);
         run.checked = 0;
         for (i, m) in history.iter().enumerate() {

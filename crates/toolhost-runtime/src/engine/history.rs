@@ -11,6 +11,10 @@
 //! front of its result, so the model learns what was read into its call; a call that ran with
 //! arguments edited at approval (or changed by middleware) has a line saying what it ran with. A tool message carries
 //! its error status, and an assistant message the API's continuity data, back to the adapter.
+//!
+//! In spec 004's mode (a prompt with an `output` schema, see [`super::combined`]) no native
+//! tool call is sent: the model sees each of its replies as the combined reply it wrote, and
+//! each result as a user message that names the call (its place in the reply and its tool).
 
 use super::repair::repair_notice;
 use super::turns::{side_of, Side};
@@ -26,15 +30,22 @@ pub(super) struct ChatView {
     hidden_calls: HashSet<String>,
     /// The notice to put before the result of each call whose arguments were mended.
     repaired: HashMap<String, String>,
+    /// Whether the side runs in spec 004's mode.
+    combined: bool,
+    /// In spec 004's mode: each call of the side's replies, by id, with its place in its reply
+    /// (from 1) and its tool.
+    combined_calls: HashMap<String, (usize, String)>,
 }
 
 impl ChatView {
-    /// A view for `side`, or for the only side with `None`.
-    pub fn new(side: Option<Side>) -> Self {
+    /// A view for `side`, or for the only side with `None`; `combined` for spec 004's mode.
+    pub fn new(side: Option<Side>, combined: bool) -> Self {
         Self {
             side,
             hidden_calls: HashSet::new(),
             repaired: HashMap::new(),
+            combined,
+            combined_calls: HashMap::new(),
         }
     }
 
@@ -73,7 +84,16 @@ impl ChatView {
             }
             Role::Assistant => {
                 self.note_repairs(m);
-                Some(to_chat_message(m))
+                match (&m.metadata.combined, self.combined) {
+                    (Some(reply), true) => {
+                        for (i, c) in m.tool_calls.iter().enumerate() {
+                            self.combined_calls
+                                .insert(c.id.clone(), (i + 1, c.name.clone()));
+                        }
+                        Some(chat(ChatRole::Assistant, Some(reply.to_string())))
+                    }
+                    _ => Some(to_chat_message(m)),
+                }
             }
             Role::Tool => {
                 let mut message = to_chat_message(m);
@@ -99,6 +119,21 @@ impl ChatView {
                 for notice in [edited, notice].into_iter().flatten() {
                     let text = message.content.unwrap_or_default();
                     message.content = Some(format!("{notice}\n{text}"));
+                }
+                let call = m
+                    .tool_call_id
+                    .as_ref()
+                    .and_then(|id| self.combined_calls.get(id));
+                if let Some((place, tool)) = call {
+                    // No native call was made: the result is told as what it is.
+                    let failed = if message.is_error { " failed" } else { "" };
+                    let text = message.content.unwrap_or_default();
+                    message.content = Some(format!(
+                        "[call {place} of your last reply ({tool}){failed}]\n{text}"
+                    ));
+                    message.role = ChatRole::User;
+                    message.tool_call_id = None;
+                    message.is_error = false;
                 }
                 Some(message)
             }

@@ -19,6 +19,7 @@ mod attachments;
 mod call_results;
 mod calls;
 mod code;
+mod combined;
 mod content;
 mod context;
 mod control;

@@ -103,9 +103,21 @@ impl Runtime {
                 },
                 Err(e) => break Err(RuntimeError::from(e)),
             };
+            // In spec 004's mode the reply is read into calls and text first.
+            let read = match &run.combined {
+                Some(combined) => combined
+                    .read(response)
+                    .map(|(response, kept)| (response, Some(kept)))
+                    .map_err(|why| redactor.text(&why)),
+                None => Ok((response, None)),
+            };
             // A malformed answer is neither stored nor run: the same request goes again.
-            let Some(reason) = malformed(&response, redactor) else {
-                break Ok(Some(response));
+            let reason = match &read {
+                Ok((response, _)) => malformed(response, redactor),
+                Err(why) => Some(why.clone()),
+            };
+            let Some(reason) = reason else {
+                break Ok(read.ok());
             };
             tracing::warn!(thread = thread_id, model = model.name(), attempt, %reason, "malformed answer refused");
             // A stop between attempts ends them: no answer is kept (no writes).
@@ -133,8 +145,11 @@ impl Runtime {
             .live
             .publish(thread_id, LiveKind::AnswerEnded, json!({}));
         match outcome {
-            Ok(Some(response)) => {
-                let writes = reply_writes(model.name(), response, offer, &ids, position);
+            Ok(Some((response, combined))) => {
+                let mut writes = reply_writes(model.name(), response, offer, &ids, position);
+                if let Some(Write::AppendMessage(reply)) = writes.last_mut() {
+                    reply.metadata.combined = combined;
+                }
                 Ok(redacted_reply(redactor, writes))
             }
             Ok(None) => Ok(Vec::new()),
@@ -200,6 +215,7 @@ impl Runtime {
             tools: request.tools.clone(),
             tool_choice: request.tool_choice.clone(),
             parallel_tool_calls: request.parallel_tool_calls,
+            response_format: request.response_format.clone(),
         }))
     }
 }

@@ -2,6 +2,7 @@
 //! model and offered tools (agents and prompts offered as tools, the lifecycle tools of
 //! resumable agents), and the conversation it sees, built from the stored history.
 
+use super::combined::Combined;
 use super::context::{Context, Turn};
 use super::history::ChatView;
 use super::images::{ImageBudget, Shown};
@@ -39,6 +40,9 @@ pub(super) struct SideRun<'a> {
     pub context: Context,
     /// The prompt's `recentImageThreshold`.
     pub recent_images: usize,
+    /// How steps are asked and read when the prompt declares an `output` (spec 004's
+    /// combined request); `None` for native tool calls.
+    pub combined: Option<Combined>,
 }
 
 impl SideRun<'_> {
@@ -114,6 +118,17 @@ impl Runtime {
                 .lifecycle_tools(&subagents, children.unwrap_or_default()),
         );
         let subprompts = self.project.offered_subprompts(prompt);
+        let definitions = offered.definitions();
+        let combined =
+            match &prompt.output {
+                Some(output) => Some(Combined::new(&definitions, output).map_err(|reason| {
+                    RuntimeError::Model {
+                        name: prompt.name.clone(),
+                        reason: format!("the prompt's `output` schema does not compile: {reason}"),
+                    }
+                })?),
+                None => None,
+            };
         let mut run = SideRun {
             def,
             agent: agent.to_owned(),
@@ -122,7 +137,7 @@ impl Runtime {
                 .max_steps
                 .or(def.max_steps)
                 .unwrap_or(DEFAULT_MAX_STEPS),
-            view: ChatView::new(side),
+            view: ChatView::new(side, prompt.output.is_some()),
             images: ImageBudget::new(prompt.recent_image_threshold as usize),
             context: Context::of(prompt),
             recent_images: prompt.recent_image_threshold as usize,
@@ -132,14 +147,20 @@ impl Runtime {
                 messages: ChatView::system(&prompt.system_text(texts))
                     .into_iter()
                     .collect(),
-                tools: offered.definitions(),
-                tool_choice: Some(match prompt.tool_choice {
+                // In spec 004's mode the tools are offered inside the combined request.
+                tools: match combined {
+                    Some(_) => Vec::new(),
+                    None => definitions,
+                },
+                tool_choice: combined.is_none().then_some(match prompt.tool_choice {
                     ToolChoice::Auto => WireToolChoice::Auto,
                     ToolChoice::Required => WireToolChoice::Required,
                     ToolChoice::None => WireToolChoice::None,
                 }),
                 parallel_tool_calls: Some(prompt.parallel_tool_calls),
+                response_format: combined.as_ref().map(|c| c.format().clone()),
             },
+            combined,
             offer: Offer {
                 tools: Arc::new(offered),
                 parallel: prompt.parallel_tool_calls,

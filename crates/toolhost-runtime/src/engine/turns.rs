@@ -6,6 +6,7 @@
 //! thread records its side and its session turn in its metadata, so the position in the session
 //! is read back from the history after a restart, never kept only in memory.
 
+use super::combined::gives_output;
 use super::outcome::StopReason;
 use crate::project::{AgentDef, AgentKind, SideDef};
 use std::collections::HashSet;
@@ -199,8 +200,22 @@ pub(super) fn turn_over(
             }
         }
         let is_last = history.last().is_some_and(|m| m.id == reply.id);
-        if is_last && reply.tool_calls.is_empty() && side.stop_on_response {
-            return Some(StopReason::Response);
+        match &reply.metadata.combined {
+            // Spec 004: the turn ends on a reply that gives its output, once its calls (made
+            // in the same step) have their results; a reply without one goes on.
+            Some(combined) => {
+                if gives_output(combined)
+                    && side.stop_on_response
+                    && reply.tool_calls.iter().all(|c| answered.contains(&c.id))
+                {
+                    return Some(StopReason::Response);
+                }
+            }
+            None => {
+                if is_last && reply.tool_calls.is_empty() && side.stop_on_response {
+                    return Some(StopReason::Response);
+                }
+            }
         }
     }
     (position.steps >= max_steps).then_some(StopReason::MaxSteps(max_steps))

@@ -131,6 +131,12 @@ pub struct PromptDef {
     /// auto, required or none.
     #[serde(default)]
     pub tool_choice: ToolChoice,
+    /// The JSON Schema of the prompt's final output (spec 004). With it, each step asks the
+    /// model for one combined reply `{meta, output, calls}` as structured output instead of
+    /// native tool calls, and the run ends with the `output` once one is given (see the
+    /// engine's `combined` module).
+    #[serde(default)]
+    pub output: Option<Value>,
     /// The most model steps in one turn.
     #[serde(default)]
     pub max_steps: Option<u32>,

@@ -70,6 +70,7 @@ impl Drop for Project {
 pub struct ListModel {
     answers: Vec<Result<ModelResponse, ModelError>>,
     seen: Mutex<Vec<Vec<ChatMessage>>>,
+    whole: Mutex<Vec<ModelRequest>>,
 }
 
 impl ListModel {
@@ -77,7 +78,13 @@ impl ListModel {
         std::sync::Arc::new(Self {
             answers,
             seen: Mutex::new(Vec::new()),
+            whole: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The requests it was sent whole (tools and response format too), oldest first.
+    pub fn whole_requests(&self) -> Vec<ModelRequest> {
+        self.whole.lock().unwrap().clone()
     }
 
     /// The conversations it was sent, oldest first.
@@ -93,6 +100,7 @@ impl Model for ListModel {
 
     fn complete<'a>(&'a self, request: &'a ModelRequest) -> ModelFuture<'a> {
         Box::pin(async move {
+            self.whole.lock().unwrap().push(request.clone());
             let mut seen = self.seen.lock().unwrap();
             seen.push(request.messages.clone());
             self.answers

@@ -1,0 +1,263 @@
+//! Spec 004's execution model: a prompt that declares the schema of its final `output` asks
+//! its model for one combined reply per step, `{meta, output, calls}`, as the API's structured
+//! output (see [`toolhost_providers::ResponseFormat`]) instead of native tool calls.
+//!
+//! A reply is read here into the shape every other step has, so that the rest of the engine
+//! (the call journal, approvals, latent and explicit tools, results) runs it unchanged:
+//! - the reply must be a JSON object with `meta` (an object), `calls` (a list) and `output`
+//!   (`null` or valid against the prompt's `output` schema); each call must be an object whose
+//!   `_tool` names a tool the step offered. Anything else is a malformed answer, refused and asked
+//!   again like any other;
+//! - each call becomes a call of the tool its `_tool` names, with the rest of the item as its
+//!   arguments (a latent tool's `_output` included), so each is validated against its tool's
+//!   blueprint and a call that does not fit is answered with the violations, as for native
+//!   calls. `_reasoningForCall` is kept in the stored reply and never sent to the tool, unless
+//!   the tool's blueprint declares it (its own call handling then splits it off);
+//! - the reply's text is the `output` (a string as it is, anything else as JSON), none while it
+//!   is `null`; the whole reply is kept in the message's metadata (`combined`).
+//!
+//! The turn ends once a reply's `output` is given and its calls have their results (calls made
+//! in the same step run first); a reply whose `output` is `null` goes on, within the step
+//! budget. The model is shown its earlier replies as it wrote them and each result as a
+//! message naming its call (see [`super::history`]).
+
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use toolhost_core::blueprint::request_schema;
+use toolhost_core::schema::CompiledSchema;
+use toolhost_core::ToolDefinition;
+use toolhost_providers::{ModelResponse, ModelToolCall, ResponseFormat};
+
+/// The name the combined schema is sent under (a tool name on APIs that force a tool).
+pub(super) const FORMAT_NAME: &str = "reply";
+
+/// How one side's steps are asked and read in spec 004's mode.
+#[derive(Clone)]
+pub(super) struct Combined {
+    format: ResponseFormat,
+    output: CompiledSchema,
+    tools: HashSet<String>,
+    /// The tools whose parameters declare `_reasoningForCall` themselves.
+    declare_reasoning: HashSet<String>,
+}
+
+/// Why the model made a call (spec 004), written into the call.
+const REASONING: &str = "_reasoningForCall";
+
+impl Combined {
+    /// The mode for a step offering `tools`, whose final output has the schema `output`.
+    /// `Err` says why the output schema does not compile.
+    pub fn new(tools: &[ToolDefinition], output: &Value) -> Result<Self, String> {
+        let compiled = CompiledSchema::compile(output.clone())
+            .map_err(|issue| format!("at {}: {}", issue.pointer, issue.reason))?;
+        Ok(Self {
+            format: ResponseFormat {
+                name: FORMAT_NAME.to_owned(),
+                schema: request_schema(tools, Some(output)),
+            },
+            output: compiled,
+            tools: tools.iter().map(|t| t.name.clone()).collect(),
+            declare_reasoning: tools
+                .iter()
+                .filter(|t| {
+                    t.parameters
+                        .pointer(&format!("/properties/{REASONING}"))
+                        .is_some()
+                })
+                .map(|t| t.name.clone())
+                .collect(),
+        })
+    }
+
+    /// What the request asks the API for.
+    pub fn format(&self) -> &ResponseFormat {
+        &self.format
+    }
+
+    /// The reply read into calls and text, and the reply itself to keep; `Err` says why it is
+    /// malformed.
+    pub fn read(&self, mut response: ModelResponse) -> Result<(ModelResponse, Value), String> {
+        let text = response.structured(&self.format).ok_or(
+            "the reply is not a JSON document of the combined request {meta, output, calls}",
+        )?;
+        let reply: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("the reply is not JSON of the combined request: {e}"))?;
+        let Value::Object(fields) = &reply else {
+            return Err("the reply is not an object {meta, output, calls}".to_owned());
+        };
+        for name in fields.keys() {
+            if !matches!(name.as_str(), "meta" | "output" | "calls") {
+                return Err(format!(
+                    "the reply has `{name}`, which is not one of meta, output, calls"
+                ));
+            }
+        }
+        if !fields.get("meta").is_some_and(Value::is_object) {
+            return Err("the reply's `meta` is missing or not an object".to_owned());
+        }
+        let output = fields
+            .get("output")
+            .ok_or("the reply has no `output` (null while the work goes on)")?;
+        if !output.is_null() {
+            self.output
+                .validate(output.clone())
+                .map_err(|v| format!("the reply's `output` does not fit its schema: {v}"))?;
+        }
+        let Some(Value::Array(calls)) = fields.get("calls") else {
+            return Err("the reply's `calls` is missing or not a list".to_owned());
+        };
+        let mut tool_calls = Vec::with_capacity(calls.len());
+        for (i, call) in calls.iter().enumerate() {
+            tool_calls.push(self.call(i, call)?);
+        }
+        response.tool_calls = tool_calls;
+        response.text = match output {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        };
+        Ok((response, reply))
+    }
+
+    /// Item `i` of `calls` as a call of the tool it names.
+    fn call(&self, i: usize, call: &Value) -> Result<ModelToolCall, String> {
+        let Value::Object(item) = call else {
+            return Err(format!("call {i} of the reply is not an object"));
+        };
+        let tool = match item.get("_tool") {
+            Some(Value::String(name)) if self.tools.contains(name) => name.clone(),
+            Some(Value::String(name)) => {
+                return Err(format!(
+                    "call {i} of the reply names `{name}`, which this step does not offer"
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "call {i} of the reply has no `_tool` naming its tool"
+                ))
+            }
+        };
+        let keeps_reasoning = self.declare_reasoning.contains(&tool);
+        let arguments: Map<String, Value> = item
+            .iter()
+            .filter(|(k, _)| k.as_str() != "_tool" && (keeps_reasoning || k.as_str() != REASONING))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(ModelToolCall {
+            // Only for this reply: the runtime gives each call its own id when it is stored.
+            id: format!("{FORMAT_NAME}-call-{i}"),
+            name: tool,
+            arguments: Value::Object(arguments).to_string(),
+        })
+    }
+}
+
+/// Whether a stored combined reply gave its final output.
+pub(super) fn gives_output(combined: &Value) -> bool {
+    combined.get("output").is_some_and(|o| !o.is_null())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolhost_core::tool::ExecutionMode;
+
+    fn greet() -> ToolDefinition {
+        ToolDefinition {
+            name: "greetUser".into(),
+            description: "Greets the user by name.".into(),
+            parameters: json!({"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]}),
+            output_schema: None,
+            execution_mode: ExecutionMode::Local,
+            execution_provider: None,
+            variables: vec![],
+            idempotent: false,
+            hints: Default::default(),
+        }
+    }
+
+    fn mode() -> Combined {
+        let output = json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]});
+        Combined::new(&[greet()], &output).unwrap()
+    }
+
+    fn answer(text: &str) -> ModelResponse {
+        ModelResponse {
+            text: Some(text.to_owned()),
+            ..ModelResponse::default()
+        }
+    }
+
+    #[test]
+    fn calls_become_calls_of_their_tools_and_the_output_the_text() {
+        let (read, kept) = mode()
+            .read(answer(
+                r#"{"meta": {}, "output": {"summary": "done"}, "calls": [{"_tool": "greetUser", "userName": "Ada", "_reasoningForCall": "asked to"}]}"#,
+            ))
+            .unwrap();
+        assert_eq!(read.tool_calls.len(), 1);
+        assert_eq!(read.tool_calls[0].name, "greetUser");
+        let args: Value = serde_json::from_str(&read.tool_calls[0].arguments).unwrap();
+        // Why it was called stays in the reply, not in what the tool gets.
+        assert_eq!(args, json!({"userName": "Ada"}));
+        assert_eq!(kept["calls"][0]["_reasoningForCall"], "asked to");
+        assert_eq!(read.text.as_deref(), Some(r#"{"summary":"done"}"#));
+        assert!(gives_output(&kept));
+    }
+
+    #[test]
+    fn a_null_output_is_no_text_and_no_end() {
+        let (read, kept) = mode()
+            .read(answer(r#"{"meta": {}, "output": null, "calls": []}"#))
+            .unwrap();
+        assert_eq!(read.text, None);
+        assert!(!gives_output(&kept));
+    }
+
+    #[test]
+    fn a_forced_tools_input_is_the_reply() {
+        let response = ModelResponse {
+            tool_calls: vec![ModelToolCall {
+                id: "toolu_1".into(),
+                name: FORMAT_NAME.into(),
+                arguments: r#"{"meta": {}, "output": {"summary": "s"}, "calls": []}"#.into(),
+            }],
+            ..ModelResponse::default()
+        };
+        let (read, _) = mode().read(response).unwrap();
+        assert!(read.tool_calls.is_empty());
+        assert_eq!(read.text.as_deref(), Some(r#"{"summary":"s"}"#));
+    }
+
+    #[test]
+    fn what_does_not_fit_the_combined_request_is_malformed() {
+        let m = mode();
+        for (reply, says) in [
+            ("not json", "not JSON"),
+            (r#"[1]"#, "not an object"),
+            (r#"{"output": null, "calls": []}"#, "`meta`"),
+            (r#"{"meta": {}, "calls": []}"#, "no `output`"),
+            (
+                r#"{"meta": {}, "output": {"summary": 3}, "calls": []}"#,
+                "does not fit",
+            ),
+            (r#"{"meta": {}, "output": null}"#, "`calls`"),
+            (
+                r#"{"meta": {}, "output": null, "calls": [{"userName": "x"}]}"#,
+                "no `_tool`",
+            ),
+            (
+                r#"{"meta": {}, "output": null, "calls": [{"_tool": "rm"}]}"#,
+                "does not offer",
+            ),
+            (
+                r#"{"meta": {}, "output": null, "calls": [], "extra": 1}"#,
+                "`extra`",
+            ),
+        ] {
+            let why = m.read(answer(reply)).err().unwrap_or_default();
+            assert!(why.contains(says), "{reply}: {why}");
+        }
+    }
+}

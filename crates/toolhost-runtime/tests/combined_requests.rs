@@ -1,0 +1,247 @@
+//! Spec 004's execution model: a prompt that declares the schema of its final `output` asks its
+//! model for one combined reply `{meta, output, calls}` per step, as structured output. Calls
+//! run as calls of their tools (explicit ones run, latent ones are answered by their
+//! `_output`), the model is shown their results in the next step, and the run ends with the
+//! `output` once one is given; a reply that does not fit is asked again.
+
+mod common;
+
+use common::{one_prompt_project, runtime_on, text_answer, ListModel, Project};
+use serde_json::{json, Value};
+use toolhost_core::tool::{DynamicTool, ToolError};
+use toolhost_core::AnyTool;
+use toolhost_providers::ChatRole;
+use toolhost_runtime::engine::{RunOutcome, StopReason};
+use toolhost_store::{Role, ToolStatus};
+
+const SENTIMENT: &str = r#"{
+  "type": "object",
+  "description": "Analyzes the sentiment of a text.",
+  "properties": {
+    "text": {"type": "string"},
+    "_output": {
+      "type": "object",
+      "properties": {"sentiment": {"type": "string"}},
+      "required": ["sentiment"],
+      "additionalProperties": false
+    }
+  },
+  "required": ["text"],
+  "additionalProperties": false
+}"#;
+
+/// The spec's agent: the final output `{summary}`, the explicit tool `greetUser` (which says
+/// what it was called with) and the latent tool `sentiment`.
+fn project() -> Project {
+    let project = one_prompt_project(&["greetUser", "sentiment"]);
+    let prompt = project.root.join("agents/prompts/p.json");
+    let mut def: Value = serde_json::from_str(&std::fs::read_to_string(&prompt).unwrap()).unwrap();
+    def["output"] = json!({
+        "type": "object",
+        "properties": {"summary": {"type": "string"}},
+        "required": ["summary"]
+    });
+    std::fs::write(&prompt, def.to_string()).unwrap();
+    std::fs::write(project.root.join("agents/tools/sentiment.json"), SENTIMENT).unwrap();
+    project
+}
+
+fn greet_user() -> AnyTool {
+    DynamicTool::new("greetUser", "Greets the user by name.")
+        .parameters(json!({
+            "type": "object",
+            "properties": {"userName": {"type": "string"}},
+            "required": ["userName"],
+            "additionalProperties": false
+        }))
+        .handler(|args: Value, _| async move { Ok::<_, ToolError>(format!("greeted with {args}")) })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn tools_are_called_in_one_step_and_the_output_given_in_the_next() {
+    let project = project();
+    let model = ListModel::new(vec![
+        text_answer(
+            r#"{"meta": {"version": "1"}, "output": null, "calls": [
+                {"_tool": "greetUser", "userName": "Ada", "_reasoningForCall": "the user said hello"},
+                {"_tool": "sentiment", "text": "hello", "_output": {"sentiment": "positive"}}
+            ]}"#,
+        ),
+        text_answer(
+            r#"{"meta": {"version": "2"}, "output": {"summary": "Ada was greeted"}, "calls": []}"#,
+        ),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
+    rt.register_tool(greet_user());
+    let thread = rt.start_thread("a", "Say hello to Ada.").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+
+    // Each request carries the combined request as its response format and no native tools.
+    let requests = model.whole_requests();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    assert!(first.tools.is_empty());
+    assert_eq!(first.tool_choice, None);
+    let format = first.response_format.as_ref().expect("a response format");
+    let schema = &format.schema;
+    assert_eq!(schema["required"], json!(["meta", "calls", "output"]));
+    assert_eq!(
+        schema["properties"]["output"]["type"],
+        json!(["object", "null"])
+    );
+    let items = schema["properties"]["calls"]["items"]["anyOf"]
+        .as_array()
+        .expect("one call item per tool");
+    let item = |tool: &str| {
+        items
+            .iter()
+            .find(|i| i["properties"]["_tool"]["const"] == tool)
+            .unwrap_or_else(|| panic!("no item for {tool}: {schema}"))
+    };
+    // The explicit tool is shown without `_output`, the latent one with it.
+    assert!(item("greetUser")["properties"].get("_output").is_none());
+    assert!(item("sentiment")["properties"].get("_output").is_some());
+    assert_eq!(item("greetUser")["required"], json!(["_tool", "userName"]));
+
+    // The calls ran as calls of their tools: the explicit one without `_reasoningForCall`, the
+    // latent one answered by its `_output`.
+    let messages = store.messages(&thread.id).unwrap();
+    let results: Vec<_> = messages.iter().filter(|m| m.role == Role::Tool).collect();
+    assert_eq!(results.len(), 2);
+    assert!(results
+        .iter()
+        .all(|r| r.status == Some(ToolStatus::Success)));
+    assert_eq!(
+        results[0].content.as_deref(),
+        Some(r#"greeted with {"userName":"Ada"}"#)
+    );
+    assert_eq!(
+        results[1].content.as_deref(),
+        Some(r#"{"sentiment":"positive"}"#)
+    );
+
+    // The first reply is kept as the model wrote it (its reasoning for the call included) and
+    // has no text; the last one's text is the output.
+    let replies: Vec<_> = messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .collect();
+    assert_eq!(replies.len(), 2);
+    assert_eq!(replies[0].content, None);
+    let kept = replies[0]
+        .metadata
+        .combined
+        .as_ref()
+        .expect("the reply is kept");
+    assert_eq!(kept["calls"][0]["_reasoningForCall"], "the user said hello");
+    assert_eq!(kept["meta"]["version"], "1");
+    assert_eq!(replies[0].tool_calls.len(), 2);
+    assert_eq!(
+        replies[1].content.as_deref(),
+        Some(r#"{"summary":"Ada was greeted"}"#)
+    );
+
+    // The second step showed the model its reply and each result, naming the call.
+    let second = &requests[1].messages;
+    let reply = second
+        .iter()
+        .find(|m| m.role == ChatRole::Assistant)
+        .expect("the first reply is shown");
+    let shown: Value = serde_json::from_str(reply.content.as_deref().unwrap()).unwrap();
+    assert_eq!(&shown, kept);
+    assert!(reply.tool_calls.is_empty());
+    let told: Vec<&str> = second
+        .iter()
+        .filter(|m| m.role == ChatRole::User)
+        .filter_map(|m| m.content.as_deref())
+        .collect();
+    assert!(
+        told.iter()
+            .any(|t| t.starts_with("[call 1 of your last reply (greetUser)]")
+                && t.contains(r#"greeted with {"userName":"Ada"}"#)),
+        "{told:?}"
+    );
+    assert!(
+        told.iter()
+            .any(|t| t.starts_with("[call 2 of your last reply (sentiment)]")),
+        "{told:?}"
+    );
+    assert!(second.iter().all(|m| m.role != ChatRole::Tool));
+}
+
+#[tokio::test]
+async fn calls_made_with_the_output_run_before_the_run_ends() {
+    let project = project();
+    let model = ListModel::new(vec![text_answer(
+        r#"{"meta": {}, "output": {"summary": "done"}, "calls": [{"_tool": "greetUser", "userName": "Bo"}]}"#,
+    )]);
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
+    rt.register_tool(greet_user());
+    let thread = rt.start_thread("a", "Greet Bo and finish.").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    assert_eq!(model.whole_requests().len(), 1);
+    let messages = store.messages(&thread.id).unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last.role, Role::Tool);
+    assert_eq!(
+        last.content.as_deref(),
+        Some(r#"greeted with {"userName":"Bo"}"#)
+    );
+}
+
+#[tokio::test]
+async fn a_reply_with_neither_output_nor_calls_goes_on() {
+    let project = project();
+    let model = ListModel::new(vec![
+        text_answer(r#"{"meta": {}, "output": null, "calls": []}"#),
+        text_answer(r#"{"meta": {}, "output": {"summary": "thought it over"}, "calls": []}"#),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
+    rt.register_tool(greet_user());
+    let thread = rt.start_thread("a", "Think.").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    assert_eq!(model.whole_requests().len(), 2);
+    let last = store.messages(&thread.id).unwrap().pop().unwrap();
+    assert_eq!(
+        last.content.as_deref(),
+        Some(r#"{"summary":"thought it over"}"#)
+    );
+}
+
+#[tokio::test]
+async fn a_reply_that_does_not_fit_is_asked_again_and_not_stored() {
+    let project = project();
+    let model = ListModel::new(vec![
+        // The output breaks its schema, then a call names a tool the step does not offer.
+        text_answer(r#"{"meta": {}, "output": {"summary": 7}, "calls": []}"#),
+        text_answer(r#"{"meta": {}, "output": null, "calls": [{"_tool": "rm", "path": "/"}]}"#),
+        text_answer(r#"{"meta": {}, "output": {"summary": "fine"}, "calls": []}"#),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
+    rt.register_tool(greet_user());
+    let thread = rt.start_thread("a", "Summarise.").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    assert_eq!(model.whole_requests().len(), 3);
+    let replies: Vec<_> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Assistant)
+        .collect();
+    assert_eq!(replies.len(), 1);
+    assert_eq!(replies[0].content.as_deref(), Some(r#"{"summary":"fine"}"#));
+}
