@@ -9,6 +9,12 @@
 //! `times` repeats a turn. `arguments` may be an object or a string (sent as it is, for testing
 //! how broken arguments are handled).
 //!
+//! For a prompt with an `output` schema (spec 004's combined request), a turn gives its
+//! structured reply as `reply`, the document itself:
+//! `{"reply": {"meta": {}, "output": null, "calls": [{"_tool": "get_weather", "location": "Oslo"}]}}`.
+//! A `reply` turn answers only a request that asks for a structured reply, and such a request
+//! only a `reply` turn (or a `text` turn, sent as it is).
+//!
 //! The turn to play is the number of assistant messages already in the conversation, so a
 //! thread that restarts after a crash gets the same turn again, and the model keeps no state.
 //! A turn that calls a tool which was not offered is refused, naming the turn and the tool.
@@ -32,6 +38,9 @@ pub struct ScriptedTurn {
     /// Tool calls, in order.
     #[serde(default, alias = "tool_calls")]
     pub tool_calls: Vec<ScriptedCall>,
+    /// A structured reply (spec 004's `{meta, output, calls}`), alone in its turn.
+    #[serde(default)]
+    pub reply: Option<Value>,
     /// How many times the turn is played (default 1).
     #[serde(default)]
     pub times: Option<usize>,
@@ -104,9 +113,15 @@ impl ScriptedModel {
             return Err(fail("the script has no turns".to_owned()));
         }
         for (i, t) in turns.iter().enumerate() {
-            if t.text.is_none() && t.tool_calls.is_empty() {
+            if t.text.is_none() && t.tool_calls.is_empty() && t.reply.is_none() {
                 return Err(fail(format!(
-                    "turn {} has neither text nor tool calls",
+                    "turn {} has neither text, tool calls nor a reply",
+                    i + 1
+                )));
+            }
+            if t.reply.is_some() && (t.text.is_some() || !t.tool_calls.is_empty()) {
+                return Err(fail(format!(
+                    "turn {} has a `reply` beside text or tool calls; a structured reply is the whole turn",
                     i + 1
                 )));
             }
@@ -143,6 +158,27 @@ impl ScriptedModel {
                 index + 1
             ))
         })?;
+        match (&turn.reply, &request.response_format) {
+            (Some(reply), Some(_)) => {
+                return Ok(ModelResponse {
+                    text: Some(reply.to_string()),
+                    ..ModelResponse::default()
+                })
+            }
+            (Some(_), None) => {
+                return Err(script_error(format!(
+                    "script turn {} gives a structured `reply`, but the request asks for none (the prompt declares no `output`)",
+                    index + 1
+                )))
+            }
+            (None, Some(_)) if turn.text.is_none() => {
+                return Err(script_error(format!(
+                    "script turn {} makes tool calls, but the request asks for a structured reply (the prompt declares an `output`): give the turn as `reply`",
+                    index + 1
+                )))
+            }
+            _ => {}
+        }
         let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
         let mut calls = Vec::new();
         for (i, call) in turn.tool_calls.iter().enumerate() {

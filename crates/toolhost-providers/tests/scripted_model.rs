@@ -5,7 +5,7 @@ use futures_executor::block_on;
 use toolhost_core::DynamicTool;
 use toolhost_providers::{
     ChatMessage, ChatRole, FinishReason, Model, ModelApi, ModelError, ModelErrorKind, ModelRequest,
-    ScriptedModel,
+    ResponseFormat, ScriptedModel,
 };
 
 fn tool(name: &str) -> toolhost_core::ToolDefinition {
@@ -112,6 +112,43 @@ fn a_call_to_a_tool_that_was_not_offered_is_refused_naming_the_turn() {
 }
 
 #[test]
+fn a_reply_turn_answers_a_request_for_a_structured_reply_only() {
+    let script = r#"[{"reply": {"meta": {}, "output": null, "calls": [{"_tool": "get_weather", "location": "Oslo"}]}},
+        {"toolCalls": [{"name": "get_weather"}]}]"#;
+    let model = ScriptedModel::parse("test", "s.json", script).unwrap();
+    let structured = ModelRequest {
+        messages: vec![msg(ChatRole::User)],
+        response_format: Some(ResponseFormat {
+            name: "reply".into(),
+            schema: serde_json::json!({"type": "object"}),
+        }),
+        ..ModelRequest::default()
+    };
+    let answer = block_on(model.complete(&structured)).unwrap();
+    let reply: serde_json::Value = serde_json::from_str(answer.text.as_deref().unwrap()).unwrap();
+    assert_eq!(reply["calls"][0]["_tool"], "get_weather");
+    assert!(answer.tool_calls.is_empty());
+    // Without a structured request, the reply turn is refused, and so are calls with one.
+    let plain = ModelRequest {
+        messages: vec![msg(ChatRole::User)],
+        tools: vec![tool("get_weather")],
+        ..ModelRequest::default()
+    };
+    let err = block_on(model.complete(&plain)).unwrap_err();
+    assert!(err.to_string().contains("asks for none"), "{err}");
+    let mut second = structured.clone();
+    second.messages.push(msg(ChatRole::Assistant));
+    let err = block_on(model.complete(&second)).unwrap_err();
+    assert!(
+        err.to_string().contains("give the turn as `reply`"),
+        "{err}"
+    );
+    // A reply is the whole turn.
+    let err = ScriptedModel::parse("t", "s.json", r#"[{"reply": {}, "text": "x"}]"#).unwrap_err();
+    assert!(err.to_string().contains("the whole turn"), "{err}");
+}
+
+#[test]
 fn bad_scripts_are_reported_with_the_line_or_turn() {
     let err =
         ScriptedModel::parse("t", "s.jsonl", "{\"text\": \"ok\"}\n{\"txt\": 1}\n").unwrap_err();
@@ -123,7 +160,7 @@ fn bad_scripts_are_reported_with_the_line_or_turn() {
     let err = ScriptedModel::parse("t", "s.json", "[{}]").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "script s.json: turn 1 has neither text nor tool calls"
+        "script s.json: turn 1 has neither text, tool calls nor a reply"
     );
     let err = ScriptedModel::parse("t", "s.json", "[]").unwrap_err();
     assert!(err.to_string().contains("no turns"));
