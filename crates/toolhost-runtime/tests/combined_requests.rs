@@ -245,3 +245,26 @@ async fn a_reply_that_does_not_fit_is_asked_again_and_not_stored() {
     assert_eq!(replies.len(), 1);
     assert_eq!(replies[0].content.as_deref(), Some(r#"{"summary":"fine"}"#));
 }
+
+#[tokio::test]
+async fn an_output_that_is_not_a_schema_is_an_error_naming_the_file_and_field() {
+    for (output, says) in [
+        (json!("summary"), "`output` is the JSON Schema of the final output"),
+        (json!({"type": "object", "properties": {"n": {"pattern": "("}}}), "`output` at"),
+    ] {
+        let project = project();
+        let prompt = project.root.join("agents/prompts/p.json");
+        let mut def: Value =
+            serde_json::from_str(&std::fs::read_to_string(&prompt).unwrap()).unwrap();
+        def["output"] = output;
+        std::fs::write(&prompt, def.to_string()).unwrap();
+        let (rt, _store) = runtime_on(&project, ListModel::new(vec![])).await;
+        let problems = rt.problems();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.path.ends_with("agents/prompts/p.json") && p.message.contains(says)),
+            "{problems:?}"
+        );
+    }
+}

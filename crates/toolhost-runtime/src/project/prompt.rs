@@ -7,6 +7,7 @@ use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use toolhost_core::schema::CompiledSchema;
 use toolhost_core::variables::VariableDecl;
 
 /// How many of the most recent messages of a request carry their images when a prompt does not
@@ -197,6 +198,17 @@ impl PromptDef {
     pub(super) fn check_settings(&self) -> Result<(), String> {
         if self.include_past_tools && !self.include_chat {
             return Err("`includePastTools: true` needs `includeChat: true`: without the conversation there is no earlier turn whose tool calls it could show".to_owned());
+        }
+        if let Some(output) = &self.output {
+            if !output.is_object() {
+                return Err("`output` is the JSON Schema of the final output: an object".to_owned());
+            }
+            CompiledSchema::compile(output.clone()).map_err(|issue| {
+                format!(
+                    "`output` at {}: {} (it is the JSON Schema of the final output)",
+                    issue.pointer, issue.reason
+                )
+            })?;
         }
         Ok(())
     }
