@@ -249,8 +249,14 @@ async fn a_reply_that_does_not_fit_is_asked_again_and_not_stored() {
 #[tokio::test]
 async fn an_output_that_is_not_a_schema_is_an_error_naming_the_file_and_field() {
     for (output, says) in [
-        (json!("summary"), "`output` is the JSON Schema of the final output"),
-        (json!({"type": "object", "properties": {"n": {"pattern": "("}}}), "`output` at"),
+        (
+            json!("summary"),
+            "`output` is the JSON Schema of the final output",
+        ),
+        (
+            json!({"type": "object", "properties": {"n": {"pattern": "("}}}),
+            "`output` at",
+        ),
     ] {
         let project = project();
         let prompt = project.root.join("agents/prompts/p.json");

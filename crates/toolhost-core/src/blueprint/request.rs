@@ -115,27 +115,61 @@ mod tests {
         }
     }
 
+    /// `value` without its `description`s (texts toolhost words its own way).
+    fn without_descriptions(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, _)| k.as_str() != "description")
+                    .map(|(k, v)| (k.clone(), without_descriptions(v)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(without_descriptions).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Spec 004's worked example ("Putting the Blueprints Together for the AI"), `greetUser`
+    /// given the `description` spec 000 requires of a tool: the combined schema is the one the
+    /// spec shows, key for key, its texts aside.
     #[test]
-    fn the_spec_example_combines_as_shown() {
+    fn the_spec_example_is_the_combined_schema_the_spec_shows() {
         let greet = tool(
             "greetUser",
             json!({"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]}),
         );
         let output = json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]});
-        let s = request_schema(&[greet], Some(&output));
-        assert_eq!(s["required"], json!(["meta", "calls", "output"]));
-        assert_eq!(s["properties"]["output"]["type"], json!(["object", "null"]));
+        let shown = json!({
+            "type": "object",
+            "properties": {
+                "meta": {
+                    "type": "object",
+                    "description": "Information about the idea itself, like its version. The AI is expected to update this when it does work.",
+                    "properties": {"path": {"type": "string"}, "version": {"type": "string"}}
+                },
+                "output": {
+                    "type": ["object", "null"],
+                    "properties": {"summary": {"type": "string"}},
+                    "required": ["summary"],
+                    "additionalProperties": false
+                },
+                "calls": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"_tool": {"const": "greetUser"}, "userName": {"type": "string"}},
+                        "required": ["_tool", "userName"]
+                    }
+                }
+            },
+            "required": ["meta", "calls", "output"]
+        });
+        let made = request_schema(&[greet], Some(&output));
+        assert_eq!(without_descriptions(&made), without_descriptions(&shown));
+        // The call item tells the model what the tool does.
         assert_eq!(
-            s["properties"]["output"]["additionalProperties"],
-            json!(false)
-        );
-        assert_eq!(
-            s["properties"]["calls"]["items"]["properties"]["_tool"],
-            json!({"const": "greetUser"})
-        );
-        assert_eq!(
-            s["properties"]["calls"]["items"]["required"],
-            json!(["_tool", "userName"])
+            made["properties"]["calls"]["items"]["description"],
+            "greetUser something"
         );
     }
 
