@@ -134,3 +134,37 @@ fn an_ephemeral_store_runs_the_same_and_leaves_nothing_on_disk() {
         .collect();
     assert_eq!(left, vec!["agents".to_owned()], "{left:?}");
 }
+
+#[test]
+fn an_agent_with_an_output_schema_plans_calls_and_ends_with_its_output() {
+    let data = TempProject::new();
+    let data_dir = data.root.join("data").display().to_string();
+    let run = toolhost(&[
+        "run",
+        &quickstart(),
+        "--agent",
+        "reporter",
+        "--data",
+        &data_dir,
+        "Is it nice in Oslo?",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for expected in [
+        "call get_weather({\"location\":\"Oslo\"})",
+        "why: the report needs the weather",
+        "ok get_weather: {\"location\": \"Oslo\", \"temperature\": \"7 °C\", \"sky\": \"cloudy\"}",
+        "ok sentiment_analysis: {\"sentiment\":\"positive\",\"confidence\":0.8}",
+        "assistant: {\"city\":\"Oslo\",\"weather\":\"7 °C and cloudy\",\"mood\":\"positive\"}",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "missing {expected:?} in\n{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stderr.contains("done: the agent replied"),
+        "{}",
+        run.stderr
+    );
+}

@@ -27,6 +27,14 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// The `_reasoningForCall` the model wrote into call `i` of a combined reply (spec 004), when
+/// the call's arguments do not carry it themselves.
+fn reasoning_for_call(m: &Message, i: usize) -> Option<&str> {
+    let why = m.metadata.combined.as_ref()?["calls"][i]["_reasoningForCall"].as_str()?;
+    let in_arguments = m.tool_calls[i].arguments.contains("\"_reasoningForCall\"");
+    (!in_arguments).then_some(why)
+}
+
 /// Prints messages readably: each tool call with its arguments, then its result and status
 /// (and the arguments it ran with, when a person or middleware changed them). A prompt tool's
 /// sub-prompt is shown between its call and its result, indented by its depth.
@@ -45,12 +53,16 @@ pub fn print_messages(messages: &[Message]) {
                 if let Some(text) = m.content.as_deref().filter(|t| !t.is_empty()) {
                     outln!("{pad}{assistant}: {text}");
                 }
-                for call in &m.tool_calls {
+                for (i, call) in m.tool_calls.iter().enumerate() {
                     outln!(
                         "{pad}  call {}({})",
                         call.name,
                         one_line(&call.arguments, 200)
                     );
+                    // Spec 004: why the model made the call, kept with its reply.
+                    if let Some(why) = reasoning_for_call(m, i) {
+                        outln!("{pad}    why: {}", one_line(why, 300));
+                    }
                     if let Some(notes) = repair_notes(m, &call.id) {
                         outln!("{pad}    arguments repaired: {}", one_line(&notes, 300));
                     }
