@@ -274,3 +274,63 @@ async fn an_output_that_is_not_a_schema_is_an_error_naming_the_file_and_field() 
         );
     }
 }
+
+#[tokio::test]
+async fn results_are_remembered_at_their_output_path_and_shown_with_each_request() {
+    let project = project();
+    let model = ListModel::new(vec![
+        text_answer(
+            r#"{"meta": {}, "output": null, "calls": [
+                {"_tool": "greetUser", "userName": "Ada", "_outputPath": "greetings.ada"},
+                {"_tool": "sentiment", "text": "hi", "_output": {"sentiment": "positive"}, "_outputPath": "/mood"}
+            ]}"#,
+        ),
+        text_answer(
+            r#"{"meta": {}, "output": null, "calls": [
+                {"_tool": "sentiment", "text": "hm", "_output": {"sentiment": "neutral"}, "_outputPath": "mood"}
+            ]}"#,
+        ),
+        text_answer(r#"{"meta": {}, "output": {"summary": "done"}, "calls": []}"#),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
+    rt.register_tool(greet_user());
+    let thread = rt.start_thread("a", "Greet Ada.").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    // The path is not sent to the tool.
+    let results: Vec<_> = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .collect();
+    assert_eq!(
+        results[0].content.as_deref(),
+        Some(r#"greeted with {"userName":"Ada"}"#)
+    );
+    // No state before any result; then the document as it stands, the latest result at a
+    // path winning.
+    let state_of = |request: &toolhost_providers::ModelRequest| -> Option<Value> {
+        let last = request.messages.last()?;
+        let text = last.content.as_deref()?;
+        let (head, document) = text.split_once('\n')?;
+        head.starts_with("[the state of the work")
+            .then(|| serde_json::from_str(document).unwrap())
+    };
+    let requests = model.whole_requests();
+    assert_eq!(state_of(&requests[0]), None);
+    assert_eq!(
+        state_of(&requests[1]),
+        Some(
+            json!({"greetings": {"ada": r#"greeted with {"userName":"Ada"}"#}, "mood": {"sentiment": "positive"}})
+        )
+    );
+    assert_eq!(
+        state_of(&requests[2]),
+        Some(
+            json!({"greetings": {"ada": r#"greeted with {"userName":"Ada"}"#}, "mood": {"sentiment": "neutral"}})
+        )
+    );
+}

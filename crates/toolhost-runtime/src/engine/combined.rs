@@ -11,8 +11,10 @@
 //! - each call becomes a call of the tool its `_tool` names, with the rest of the item as its
 //!   arguments (a latent tool's `_output` included), so each is validated against its tool's
 //!   blueprint and a call that does not fit is answered with the violations, as for native
-//!   calls. `_reasoningForCall` is kept in the stored reply and never sent to the tool, unless
-//!   the tool's blueprint declares it (its own call handling then splits it off);
+//!   calls. `_reasoningForCall` and `_outputPath` are kept in the stored reply and never sent
+//!   to the tool, unless the tool's blueprint declares them (its own call handling then splits
+//!   them off). A result whose call names an `_outputPath` is remembered in the thread's state
+//!   document (see [`super::work_state`]), which the model is shown with every request;
 //! - the reply's text is the `output` (a string as it is, anything else as JSON), none while it
 //!   is `null`; the whole reply is kept in the message's metadata (`combined`).
 //!
@@ -21,6 +23,7 @@
 //! budget. The model is shown its earlier replies as it wrote them and each result as a
 //! message naming its call (see [`super::history`]).
 
+use super::work_state::{parse_path, OUTPUT_PATH};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use toolhost_core::blueprint::request_schema;
@@ -37,12 +40,13 @@ pub(super) struct Combined {
     format: ResponseFormat,
     output: CompiledSchema,
     tools: HashSet<String>,
-    /// The tools whose parameters declare `_reasoningForCall` themselves.
-    declare_reasoning: HashSet<String>,
+    /// Each tool's parameters that are meta-properties of [`KEPT_IN_REPLY`] it declares itself.
+    declared: HashSet<(String, &'static str)>,
 }
 
-/// Why the model made a call (spec 004), written into the call.
-const REASONING: &str = "_reasoningForCall";
+/// The meta-properties of a call that are for the runtime (why the call was made, where its
+/// result goes): kept in the stored reply, not sent to a tool that does not declare them.
+const KEPT_IN_REPLY: [&str; 2] = ["_reasoningForCall", OUTPUT_PATH];
 
 impl Combined {
     /// The mode for a step offering `tools`, whose final output has the schema `output`.
@@ -57,14 +61,11 @@ impl Combined {
             },
             output: compiled,
             tools: tools.iter().map(|t| t.name.clone()).collect(),
-            declare_reasoning: tools
+            declared: tools
                 .iter()
-                .filter(|t| {
-                    t.parameters
-                        .pointer(&format!("/properties/{REASONING}"))
-                        .is_some()
-                })
-                .map(|t| t.name.clone())
+                .flat_map(|t| KEPT_IN_REPLY.iter().map(move |meta| (t, *meta)))
+                .filter(|(t, meta)| t.parameters["properties"].get(*meta).is_some())
+                .map(|(t, meta)| (t.name.clone(), meta))
                 .collect(),
         })
     }
@@ -137,10 +138,24 @@ impl Combined {
                 ))
             }
         };
-        let keeps_reasoning = self.declare_reasoning.contains(&tool);
+        match item.get(OUTPUT_PATH) {
+            None => {}
+            Some(Value::String(path)) => {
+                parse_path(path).map_err(|why| format!("call {i} of the reply: {why}"))?;
+            }
+            Some(_) => {
+                return Err(format!(
+                    "call {i} of the reply has an `{OUTPUT_PATH}` that is not text"
+                ))
+            }
+        }
+        let sent = |key: &str| match KEPT_IN_REPLY.iter().find(|m| **m == key) {
+            Some(meta) => self.declared.contains(&(tool.clone(), *meta)),
+            None => key != "_tool",
+        };
         let arguments: Map<String, Value> = item
             .iter()
-            .filter(|(k, _)| k.as_str() != "_tool" && (keeps_reasoning || k.as_str() != REASONING))
+            .filter(|(k, _)| sent(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         Ok(ModelToolCall {
@@ -193,7 +208,7 @@ mod tests {
     fn calls_become_calls_of_their_tools_and_the_output_the_text() {
         let (read, kept) = mode()
             .read(answer(
-                r#"{"meta": {}, "output": {"summary": "done"}, "calls": [{"_tool": "greetUser", "userName": "Ada", "_reasoningForCall": "asked to"}]}"#,
+                r#"{"meta": {}, "output": {"summary": "done"}, "calls": [{"_tool": "greetUser", "userName": "Ada", "_reasoningForCall": "asked to", "_outputPath": "greeting"}]}"#,
             ))
             .unwrap();
         assert_eq!(read.tool_calls.len(), 1);
@@ -202,6 +217,7 @@ mod tests {
         // Why it was called stays in the reply, not in what the tool gets.
         assert_eq!(args, json!({"userName": "Ada"}));
         assert_eq!(kept["calls"][0]["_reasoningForCall"], "asked to");
+        assert_eq!(kept["calls"][0]["_outputPath"], "greeting");
         assert_eq!(read.text.as_deref(), Some(r#"{"summary":"done"}"#));
         assert!(gives_output(&kept));
     }
@@ -254,6 +270,14 @@ mod tests {
             (
                 r#"{"meta": {}, "output": null, "calls": [], "extra": 1}"#,
                 "`extra`",
+            ),
+            (
+                r#"{"meta": {}, "output": null, "calls": [{"_tool": "greetUser", "userName": "x", "_outputPath": "a..b"}]}"#,
+                "empty segment",
+            ),
+            (
+                r#"{"meta": {}, "output": null, "calls": [{"_tool": "greetUser", "userName": "x", "_outputPath": 3}]}"#,
+                "not text",
             ),
         ] {
             let why = m.read(answer(reply)).err().unwrap_or_default();

@@ -75,6 +75,7 @@ mod thread_model;
 mod thread_vars;
 mod turns;
 mod verdict;
+mod work_state;
 
 pub use approvals::{tool_fingerprint, CHANGED_WHILE_WAITING};
 pub use as_tool::{AsToolOptions, AS_TOOL_TAG};

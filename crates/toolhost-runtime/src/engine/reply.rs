@@ -23,6 +23,7 @@ use super::redaction::redacted_reply;
 use super::repair::repair_calls;
 use super::side::SideRun;
 use super::turns::Position;
+use super::work_state::WorkState;
 use super::{Runtime, RuntimeError};
 use crate::variables::Redactor;
 use serde_json::{json, Value};
@@ -30,8 +31,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use toolhost_core::tool::AbortSignal;
 use toolhost_providers::{
-    check_history, FinishReason, HistoryRepair, ModelRequest, ModelResponse, ProviderToolResult,
-    StreamDelta,
+    check_history, ChatMessage, ChatRole, FinishReason, HistoryRepair, ModelRequest, ModelResponse,
+    ProviderToolResult, StreamDelta,
 };
 use toolhost_store::{
     MessageMeta, NewMessage, Role, ThreadStatus, ToolCallRecord, ToolStatus, Write,
@@ -79,6 +80,13 @@ impl Runtime {
             run.checked = run.request.messages.len();
         }
         let request = mended.as_ref().or(changed.as_ref()).unwrap_or(&run.request);
+        // Spec 004: the state of the work goes with every request, as it is now.
+        let with_state = run
+            .state
+            .as_ref()
+            .and_then(WorkState::document)
+            .map(|document| with_state_document(request, &document));
+        let request = with_state.as_ref().unwrap_or(request);
         let (model, offer) = (&run.model, &run.offer);
         let ids = CallIds::default();
         let redaction = Arc::new(LiveRedaction::new(redactor.clone()));
@@ -218,6 +226,19 @@ impl Runtime {
             response_format: request.response_format.clone(),
         }))
     }
+}
+
+/// `request` with the state document of spec 004's mode told last.
+fn with_state_document(request: &ModelRequest, document: &Value) -> ModelRequest {
+    let mut request = request.clone();
+    request.messages.push(ChatMessage {
+        role: ChatRole::User,
+        content: Some(format!(
+            "[the state of the work: each result whose call named an `_outputPath`, at that path]\n{document}"
+        )),
+        ..ChatMessage::default()
+    });
+    request
 }
 
 /// Publishes each delta as a live event, secrets redacted, when anybody listens.

@@ -446,6 +446,7 @@ impl<'r> Runner<'r> {
         for m in messages {
             let shown = images_of(&self.rt.services.db, &self.thread.id, &m).await;
             for side in self.sides.iter_mut() {
+                side.record_state(&m);
                 side.see(&m, || shown.clone());
             }
             self.history.push(m);

@@ -9,6 +9,7 @@ use super::images::{ImageBudget, Shown};
 use super::middleware::Pipeline;
 use super::offer::Offer;
 use super::turns::Side;
+use super::work_state::WorkState;
 use super::{Runtime, RuntimeError};
 use crate::project::{SideDef, ToolChoice, DEFAULT_MAX_STEPS};
 use std::collections::BTreeMap;
@@ -43,9 +44,20 @@ pub(super) struct SideRun<'a> {
     /// How steps are asked and read when the prompt declares an `output` (spec 004's
     /// combined request); `None` for native tool calls.
     pub combined: Option<Combined>,
+    /// In spec 004's mode: the thread's state document, kept up to date as messages are
+    /// stored (see [`WorkState`]).
+    pub state: Option<WorkState>,
 }
 
 impl SideRun<'_> {
+    /// Takes a stored message into the state document (in spec 004's mode): every message of
+    /// the thread, in order, whether or not this side's model sees it.
+    pub fn record_state(&mut self, m: &Message) {
+        if let Some(state) = &mut self.state {
+            state.record(m);
+        }
+    }
+
     /// Adds a stored message, with what it shows, to what this side's model will be sent.
     pub fn see(&mut self, m: &Message, shown: impl FnOnce() -> Shown) {
         self.offer.learn_wire_ids(m);
@@ -160,6 +172,7 @@ impl Runtime {
                 parallel_tool_calls: Some(prompt.parallel_tool_calls),
                 response_format: combined.as_ref().map(|c| c.format().clone()),
             },
+            state: combined.as_ref().map(|_| WorkState::default()),
             combined,
             offer: Offer {
                 tools: Arc::new(offered),
@@ -177,6 +190,9 @@ impl Runtime {
                 wire_ids: Arc::default(),
             },
         };
+        for m in history {
+            run.record_state(m);
+        }
         for (i, (m, shown)) in history.iter().zip(shown).enumerate() {
             if turn.holds(i) {
                 run.see(m, || shown.clone());

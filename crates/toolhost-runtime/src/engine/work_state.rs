@@ -1,0 +1,211 @@
+//! The state of the work in spec 004's mode: one JSON document per thread where each call that
+//! names an `_outputPath` has its result remembered, so the next steps build on it. The model
+//! is shown the document with every request.
+//!
+//! The document is not stored apart: it is what the stored messages say, read in order (a
+//! combined reply names each call's path; a successful result is set at its call's path, the
+//! latest result at a path winning). So it is as durable as the messages, the same after a
+//! restart, and no two writers can disagree about it.
+//!
+//! A path is dotted (`report.weather`) or a JSON Pointer (`/report/weather`); each of its
+//! segments names a member of an object, and what is missing on the way, or is not an object,
+//! becomes an object. A result whose text is JSON is set as that JSON, any other as its text.
+
+use std::collections::HashMap;
+use toolhost_store::{Message, Role, ToolStatus};
+
+use serde_json::{Map, Value};
+
+/// The meta-property of a call that names where its result goes.
+pub(super) const OUTPUT_PATH: &str = "_outputPath";
+
+/// The most segments a path may have.
+const MAX_SEGMENTS: usize = 32;
+
+/// The document, and the paths of calls whose results are still to come.
+#[derive(Debug, Default)]
+pub(super) struct WorkState {
+    document: Map<String, Value>,
+    waiting: HashMap<String, Vec<String>>,
+}
+
+impl WorkState {
+    /// Takes in one stored message, in the thread's order.
+    pub fn record(&mut self, m: &Message) {
+        if m.depth != 0 {
+            return;
+        }
+        match m.role {
+            Role::Assistant => {
+                let Some(reply) = &m.metadata.combined else {
+                    return;
+                };
+                for (i, call) in m.tool_calls.iter().enumerate() {
+                    let path = reply["calls"][i][OUTPUT_PATH].as_str();
+                    if let Some(Ok(path)) = path.map(parse_path) {
+                        self.waiting.insert(call.id.clone(), path);
+                    }
+                }
+            }
+            Role::Tool => {
+                let Some(path) = m
+                    .tool_call_id
+                    .as_ref()
+                    .and_then(|id| self.waiting.remove(id))
+                else {
+                    return;
+                };
+                if m.status == Some(ToolStatus::Success) {
+                    let text = m.content.as_deref().unwrap_or_default();
+                    let value = serde_json::from_str(text)
+                        .unwrap_or_else(|_| Value::String(text.to_owned()));
+                    set(&mut self.document, &path, value);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The document, or `None` while nothing is in it.
+    pub fn document(&self) -> Option<Value> {
+        (!self.document.is_empty()).then(|| Value::Object(self.document.clone()))
+    }
+}
+
+/// The segments of a path, or why it is not one.
+pub(super) fn parse_path(text: &str) -> Result<Vec<String>, String> {
+    let segments: Vec<String> = match text.strip_prefix('/') {
+        Some(pointer) => pointer
+            .split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+        None => text.split('.').map(str::to_owned).collect(),
+    };
+    if segments.iter().any(String::is_empty) {
+        return Err(format!(
+            "`{OUTPUT_PATH}` {text:?} has an empty segment (write `a.b` or `/a/b`)"
+        ));
+    }
+    if segments.len() > MAX_SEGMENTS {
+        return Err(format!(
+            "`{OUTPUT_PATH}` {text:?} has more than {MAX_SEGMENTS} segments"
+        ));
+    }
+    Ok(segments)
+}
+
+/// Sets `value` at `path` in `document`, making objects on the way.
+fn set(document: &mut Map<String, Value>, path: &[String], value: Value) {
+    let Some((last, on_the_way)) = path.split_last() else {
+        return;
+    };
+    let mut at = document;
+    for segment in on_the_way {
+        let next = at
+            .entry(segment.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !next.is_object() {
+            *next = Value::Object(Map::new());
+        }
+        at = match next {
+            Value::Object(map) => map,
+            _ => return,
+        };
+    }
+    at.insert(last.clone(), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolhost_store::{MessageMeta, ToolCallRecord};
+
+    fn reply(calls: &[(&str, Option<&str>)]) -> Message {
+        let items: Vec<Value> = calls
+            .iter()
+            .map(|(_, path)| match path {
+                Some(p) => json!({"_tool": "t", OUTPUT_PATH: p}),
+                None => json!({"_tool": "t"}),
+            })
+            .collect();
+        Message {
+            id: toolhost_store::new_id(),
+            seq: 0,
+            role: Role::Assistant,
+            content: None,
+            name: None,
+            tool_calls: calls
+                .iter()
+                .map(|(id, _)| ToolCallRecord {
+                    id: (*id).into(),
+                    name: "t".into(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+            tool_call_id: None,
+            created_at: 0,
+            parent_id: None,
+            depth: 0,
+            silent: false,
+            metadata: MessageMeta {
+                combined: Some(json!({"meta": {}, "output": null, "calls": items})),
+                ..MessageMeta::default()
+            },
+            status: None,
+        }
+    }
+
+    fn result(id: &str, text: &str, status: ToolStatus) -> Message {
+        Message {
+            role: Role::Tool,
+            content: Some(text.into()),
+            tool_call_id: Some(id.into()),
+            tool_calls: vec![],
+            metadata: MessageMeta::default(),
+            status: Some(status),
+            ..reply(&[])
+        }
+    }
+
+    #[test]
+    fn results_are_set_at_their_paths_and_the_latest_wins() {
+        let mut state = WorkState::default();
+        assert_eq!(state.document(), None);
+        state.record(&reply(&[
+            ("c1", Some("report.weather")),
+            ("c2", Some("/mood")),
+            ("c3", None),
+        ]));
+        state.record(&result("c1", r#"{"sky": "cloudy"}"#, ToolStatus::Success));
+        state.record(&result("c2", "calm", ToolStatus::Success));
+        state.record(&result("c3", "not remembered", ToolStatus::Success));
+        assert_eq!(
+            state.document(),
+            Some(json!({"report": {"weather": {"sky": "cloudy"}}, "mood": "calm"}))
+        );
+        // A later result at a path replaces it; one that failed changes nothing; a path
+        // through a value that is not an object makes it one.
+        state.record(&reply(&[
+            ("c4", Some("mood")),
+            ("c5", Some("report")),
+            ("c6", Some("mood.x")),
+        ]));
+        state.record(&result("c4", "tense", ToolStatus::Success));
+        state.record(&result("c5", "boom", ToolStatus::Error));
+        state.record(&result("c6", "1", ToolStatus::Success));
+        assert_eq!(
+            state.document(),
+            Some(json!({"report": {"weather": {"sky": "cloudy"}}, "mood": {"x": 1}}))
+        );
+    }
+
+    #[test]
+    fn paths_are_dotted_or_pointers_without_empty_segments() {
+        assert_eq!(parse_path("a.b").unwrap(), ["a", "b"]);
+        assert_eq!(parse_path("/a~1b/c~0").unwrap(), ["a/b", "c~"]);
+        for bad in ["", ".", "a..b", "/", "/a//b", "a."] {
+            assert!(parse_path(bad).is_err(), "{bad}");
+        }
+    }
+}
