@@ -78,7 +78,7 @@ fn an_unknown_model_lists_the_usable_ones() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("the usable ones: cashier_test, local, quickstart_test;"),
+            .contains("the usable ones: cashier_test, local, quickstart_test, reporter_test;"),
         "{}",
         run.stderr
     );
