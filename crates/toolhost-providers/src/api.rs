@@ -106,8 +106,24 @@ pub(crate) struct WireTools {
     pub functions: Vec<LoweredTool>,
     /// Provider-mode tools this API hosts.
     pub hosted: Vec<ToolDefinition>,
+    /// The schema of a structured reply as this API is sent it, when one is asked for.
+    pub format: Option<WireFormat>,
     /// Everything a reader of the answer needs.
     pub context: CallContext,
+}
+
+/// A structured reply's schema lowered like a tool's arguments for the API (OpenAI strict mode
+/// when the model definition says `strict`; meta-properties stripped; Gemini's
+/// `responseJsonSchema` takes it as it is). `toolhost tools request --provider` prints it with
+/// what the lowering drops.
+#[derive(Debug, Clone)]
+pub(crate) struct WireFormat {
+    /// The schema's name.
+    pub name: String,
+    /// The schema to send.
+    pub schema: Value,
+    /// Whether it is sent in OpenAI strict mode.
+    pub strict: bool,
 }
 
 /// What the reader of an answer needs to know about the request it answers.
@@ -117,6 +133,8 @@ pub(crate) struct CallContext {
     strict: HashMap<String, LoweredTool>,
     keys: HashMap<String, ToolKeys>,
     hosted: HashMap<String, String>,
+    /// A structured reply asked for in strict mode: its text is lifted like strict arguments.
+    strict_format: Option<LoweredTool>,
     /// Call ids already in the conversation.
     pub history_ids: HashSet<String>,
 }
@@ -143,6 +161,18 @@ impl CallContext {
     /// Whether a hosted tool with this wire name was sent.
     pub(crate) fn hosts(&self, wire: &str) -> bool {
         self.hosted.contains_key(wire)
+    }
+
+    /// A structured reply's text brought back to its schema's canonical shape (strict mode's
+    /// nulls removed).
+    pub(crate) fn lift_structured(&self, text: String) -> String {
+        let Some(lowered) = &self.strict_format else {
+            return text;
+        };
+        match toolhost_core::exact::from_str::<Value>(&text) {
+            Ok(value) => lowered.lift_arguments(value).to_string(),
+            Err(_) => text,
+        }
     }
 
     /// Arguments brought back to the tool's canonical shape: renamed property keys back to
@@ -243,6 +273,25 @@ pub(crate) fn wire_tools(api: &dyn WireApi, request: &ModelRequest, strict: bool
             );
         }
     }
+    let format = request.response_format.as_ref().map(|f| {
+        // Gemini's `responseJsonSchema` takes JSON Schema as it is.
+        let lowering = match lowering {
+            Provider::Gemini => Provider::Anthropic,
+            other => other,
+        };
+        let lowered = lower_tool(lowering, &f.name, "", &f.schema);
+        for dropped in &lowered.dropped {
+            tracing::debug!(format = %f.name, api = api.label(), "structured reply schema: {dropped}");
+        }
+        if lowered.strict {
+            context.strict_format = Some(lowered.clone());
+        }
+        WireFormat {
+            name: f.name.clone(),
+            schema: lowered.parameters().cloned().unwrap_or_else(|| f.schema.clone()),
+            strict: lowered.strict,
+        }
+    });
     context.history_ids = request
         .messages
         .iter()
@@ -251,6 +300,7 @@ pub(crate) fn wire_tools(api: &dyn WireApi, request: &ModelRequest, strict: bool
     WireTools {
         functions,
         hosted: hosted_tools,
+        format,
         context,
     }
 }

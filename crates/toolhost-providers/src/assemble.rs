@@ -158,7 +158,10 @@ impl Assembly {
             other => other,
         };
         ModelResponse {
-            text: self.text.filter(|t| !t.is_empty()),
+            text: self
+                .text
+                .filter(|t| !t.is_empty())
+                .map(|t| context.lift_structured(t)),
             tool_calls,
             usage: self.usage,
             finish,

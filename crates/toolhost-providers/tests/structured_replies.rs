@@ -96,3 +96,52 @@ async fn anthropic_forces_a_tool_whose_input_is_the_reply() {
     );
     assert_eq!(reply, greeting());
 }
+
+#[tokio::test]
+async fn a_strict_openai_model_is_sent_the_schema_in_strict_mode_and_its_nulls_are_lifted() {
+    let format = ResponseFormat {
+        name: "reply".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "meta": {"type": "object", "properties": {"version": {"type": "string"}}},
+                "output": {"type": ["string", "null"]},
+                "calls": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"_tool": {"const": "greetUser"}, "userName": {"type": "string"}},
+                    "required": ["_tool", "userName"]
+                }}
+            },
+            "required": ["meta", "calls", "output"]
+        }),
+    };
+    let server = ReplayServer::start(vec![Reply::json(
+        200,
+        &fixture("openai/structured_reply_strict.json"),
+    )])
+    .await;
+    let mut config = config("openai", &server);
+    config.strict = true;
+    let model = toolhost_providers::model_from_config(&config, env).expect("model");
+    let answer = model
+        .complete(&ModelRequest {
+            messages: vec![msg(ChatRole::User, "Say hello to Ada.")],
+            response_format: Some(format.clone()),
+            ..ModelRequest::default()
+        })
+        .await
+        .expect("answer");
+    let body = &server.seen()[0].body;
+    let sent = &body["response_format"]["json_schema"];
+    assert_eq!(sent["strict"], true);
+    // Strict mode: every property required, the optional one nullable, no others allowed.
+    let meta = &sent["schema"]["properties"]["meta"];
+    assert_eq!(meta["required"], json!(["version"]));
+    assert_eq!(meta["additionalProperties"], false);
+    // The null strict mode forced for the absent optional `version` is gone again.
+    let reply: Value = serde_json::from_str(&answer.structured(&format).unwrap()).unwrap();
+    assert_eq!(
+        reply,
+        json!({"meta": {}, "output": "done", "calls": [{"_tool": "greetUser", "userName": "Ada"}]})
+    );
+}

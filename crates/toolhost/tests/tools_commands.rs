@@ -249,6 +249,26 @@ fn request_combines_tools_and_the_output_schema() {
 }
 
 #[test]
+fn request_for_a_provider_is_the_schema_it_is_sent_with_what_is_lost() {
+    let run = toolhost(&[
+        "tools",
+        "request",
+        &quickstart(),
+        "--provider",
+        "openai-strict",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let schema: Value = serde_json::from_str(&run.stdout).unwrap();
+    // Strict mode: no property may be left out.
+    assert_eq!(schema["additionalProperties"], json!(false));
+    assert!(
+        run.stderr.contains("note: the combined request: "),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn a_missing_project_is_one_sentence_and_its_cause() {
     let run = toolhost(&["tools", "list", "/nonexistent/toolhost-project"]);
     assert_eq!(run.code, 2);

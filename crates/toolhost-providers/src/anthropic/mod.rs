@@ -101,7 +101,7 @@ impl WireApi for AnthropicMessages {
             .collect();
         tools.extend(wire.hosted.iter().map(|t| hosted::anthropic_entry(&t.name)));
         // Structured output: a tool whose input is the reply, its call forced.
-        if let Some(format) = &request.response_format {
+        if let Some(format) = &wire.format {
             tools.push(json!({
                 "name": format.name,
                 "description": "Give your whole reply as this tool's input.",

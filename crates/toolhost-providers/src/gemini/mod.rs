@@ -117,7 +117,7 @@ impl WireApi for GeminiGenerate {
         if let Some(n) = settings.max_tokens {
             generation.insert("maxOutputTokens".into(), json!(n));
         }
-        if let Some(format) = &request.response_format {
+        if let Some(format) = &wire.format {
             generation.insert("responseMimeType".into(), "application/json".into());
             generation.insert("responseJsonSchema".into(), format.schema.clone());
         }

@@ -92,11 +92,11 @@ impl WireApi for OpenAiChat {
                 body.insert("parallel_tool_calls".into(), parallel.into());
             }
         }
-        if let Some(format) = &request.response_format {
+        if let Some(format) = &wire.format {
             body.insert(
                 "response_format".into(),
                 json!({"type": "json_schema", "json_schema": {
-                    "name": format.name, "schema": format.schema, "strict": false
+                    "name": format.name, "schema": format.schema, "strict": format.strict
                 }}),
             );
         }

@@ -164,12 +164,12 @@ impl WireApi for OpenAiResponses {
                 body.insert("parallel_tool_calls".into(), parallel.into());
             }
         }
-        if let Some(format) = &request.response_format {
+        if let Some(format) = &wire.format {
             body.insert(
                 "text".into(),
                 json!({"format": {
                     "type": "json_schema", "name": format.name, "schema": format.schema,
-                    "strict": false
+                    "strict": format.strict
                 }}),
             );
         }

@@ -55,6 +55,10 @@ pub enum ToolsCommand {
         /// A JSON Schema file for the final output.
         #[arg(long)]
         output_schema: Option<PathBuf>,
+        /// The schema as this provider is sent it for a structured reply (openai,
+        /// openai-strict, anthropic or gemini); dropped guarantees on stderr.
+        #[arg(long)]
+        provider: Option<Provider>,
     },
 }
 
@@ -72,7 +76,11 @@ pub fn run(cmd: ToolsCommand) -> ExitCode {
             args_json,
             json,
         } => check(&dir, &name, &args_json, json),
-        ToolsCommand::Request { dir, output_schema } => request(&dir, output_schema.as_deref()),
+        ToolsCommand::Request {
+            dir,
+            output_schema,
+            provider,
+        } => request(&dir, output_schema.as_deref(), provider),
     }
 }
 
@@ -401,7 +409,7 @@ fn check(dir: &Path, name: &str, args_json: &str, as_json: bool) -> ExitCode {
     }
 }
 
-fn request(dir: &Path, output_schema: Option<&Path>) -> ExitCode {
+fn request(dir: &Path, output_schema: Option<&Path>, provider: Option<Provider>) -> ExitCode {
     let project = match load(dir) {
         Ok(p) => p,
         Err(code) => return code,
@@ -420,7 +428,22 @@ fn request(dir: &Path, output_schema: Option<&Path>) -> ExitCode {
             definition
         })
         .collect();
-    output::json(&request_schema(&defs, output.as_ref()));
+    let combined = request_schema(&defs, output.as_ref());
+    let Some(provider) = provider else {
+        output::json(&combined);
+        return status(&project);
+    };
+    // Lowered as the model adapters lower a structured reply's schema: like a tool's
+    // arguments; Gemini takes JSON Schema as it is (`responseJsonSchema`).
+    let lowering = match provider {
+        Provider::Gemini => Provider::Anthropic,
+        other => other,
+    };
+    let lowered = lower_tool(lowering, "reply", "", &combined);
+    for d in &lowered.dropped {
+        output::note("note", &format!("the combined request: {d}"));
+    }
+    output::json(lowered.parameters().unwrap_or(&combined));
     status(&project)
 }
 
