@@ -155,6 +155,8 @@ fn an_agent_with_an_output_schema_plans_calls_and_ends_with_its_output() {
         "ok get_weather: {\"location\": \"Oslo\", \"temperature\": \"7 °C\", \"sky\": \"cloudy\"}",
         "ok sentiment_analysis: {\"sentiment\":\"positive\",\"confidence\":0.8}",
         "assistant: {\"city\":\"Oslo\",\"weather\":\"7 °C and cloudy\",\"mood\":\"positive\"}",
+        // Results remembered at their `_outputPath`s.
+        "state: {\"weather\":{\"oslo\":{\"location\":\"Oslo\",\"temperature\":\"7 °C\",\"sky\":\"cloudy\"}},\"mood\":{\"sentiment\":\"positive\",\"confidence\":0.8}}",
     ] {
         assert!(
             run.stdout.contains(expected),

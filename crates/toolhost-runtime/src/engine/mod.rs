@@ -110,6 +110,7 @@ pub use state_error::StateError;
 pub use toolhost_core::canonical::canonical_hash;
 pub use turns::{Side, DEFAULT_MAX_SESSION_TURNS};
 pub use verdict::{ApprovalHandler, Verdict, VerdictFuture};
+pub use work_state::work_state;
 
 use crate::project::{Definitions, FileProblem, LoadedTool};
 use in_process::InProcess;

@@ -72,6 +72,16 @@ impl WorkState {
     }
 }
 
+/// The state document of a thread in spec 004's mode, read from its stored messages (in
+/// order); `None` when no result was remembered at an `_outputPath`.
+pub fn work_state(messages: &[Message]) -> Option<Value> {
+    let mut state = WorkState::default();
+    for m in messages {
+        state.record(m);
+    }
+    state.document()
+}
+
 /// The segments of a path, or why it is not one.
 pub(super) fn parse_path(text: &str) -> Result<Vec<String>, String> {
     let segments: Vec<String> = match text.strip_prefix('/') {

@@ -2,11 +2,17 @@
 
 use super::output::outln;
 use serde_json::{json, Value};
+use toolhost_runtime::engine::work_state;
 use toolhost_store::{CallRecord, Message, Role, Thread};
 
-/// The whole thread record as JSON: the thread, its messages and its call journal.
+/// The whole thread record as JSON: the thread, its messages and its call journal, and the
+/// state document of a thread in spec 004's mode (`state`, when it holds anything).
 pub fn thread_json(thread: &Thread, messages: &[Message], calls: &[CallRecord]) -> Value {
-    json!({"thread": thread, "messages": messages, "calls": calls})
+    let mut record = json!({"thread": thread, "messages": messages, "calls": calls});
+    if let Some(state) = work_state(messages) {
+        record["state"] = state;
+    }
+    record
 }
 
 /// `text` on one line, cut after `max` characters. A `[redacted NAME]` marker is kept whole or
@@ -91,6 +97,10 @@ pub fn print_messages(messages: &[Message]) {
                 );
             }
         }
+    }
+    // Spec 004: what the results at their `_outputPath`s make of the thread's state.
+    if let Some(state) = work_state(messages) {
+        outln!("state: {}", one_line(&state.to_string(), 600));
     }
 }
 
