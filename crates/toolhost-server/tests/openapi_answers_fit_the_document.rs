@@ -263,3 +263,50 @@ async fn a_threads_files_fit_the_document() {
         }
     }
 }
+
+/// A thread in spec 004's mode (the quickstart's `reporter`): its state document, read from
+/// its stored messages, is served as the document says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_threads_state_document_fits_the_document() {
+    let server = TestServer::start().await;
+    let documented = Documented::of(&server).await;
+    let token = server.admin();
+    let t = Some(token.as_str());
+    let created = server
+        .post(
+            "/v1/threads",
+            t,
+            &json!({"agent": "reporter", "message": "Is it nice in Oslo?"}),
+        )
+        .await;
+    documented.check("createThread", &created);
+    let id = created.json["thread"]["id"].as_str().unwrap().to_owned();
+    let mut stream = server.events(&id, &token, None).await;
+    stream.until("run_ended", PATIENCE).await;
+    let state = server.get(&format!("/v1/threads/{id}/state"), t).await;
+    documented.check("getThreadState", &state);
+    assert_eq!(
+        state.json["state"]["mood"]["sentiment"], "positive",
+        "{}",
+        state.text
+    );
+    assert_eq!(
+        state.json["state"]["weather"]["oslo"]["sky"], "cloudy",
+        "{}",
+        state.text
+    );
+    // A thread that remembered nothing has none.
+    let plain = server
+        .post(
+            "/v1/threads",
+            t,
+            &json!({"agent": "cashier", "message": "hi"}),
+        )
+        .await;
+    let plain_id = plain.json["thread"]["id"].as_str().unwrap().to_owned();
+    let none = server
+        .get(&format!("/v1/threads/{plain_id}/state"), t)
+        .await;
+    documented.check("getThreadState", &none);
+    assert_eq!(none.json, json!({"state": null}));
+}

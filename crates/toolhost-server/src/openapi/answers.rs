@@ -146,6 +146,15 @@ pub(crate) struct MessagePage {
     next_after: Option<i64>,
 }
 
+/// `GET /v1/threads/{id}/state`: the thread's state document (spec 004).
+#[derive(ToSchema)]
+pub(crate) struct WorkState {
+    /// Each result whose call named an `_outputPath`, at that path (the latest at a path
+    /// winning); `null` while there is none.
+    #[schema(value_type = Option<Object>)]
+    state: Option<serde_json::Value>,
+}
+
 /// `POST /v1/threads/{id}/messages`.
 #[derive(ToSchema)]
 pub(crate) struct Queued {

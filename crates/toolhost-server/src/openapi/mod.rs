@@ -65,6 +65,7 @@ pub(crate) const BEARER: &str = "bearer";
         answers::McpServerList,
         answers::McpServer,
         answers::MessagePage,
+        answers::WorkState,
         answers::Queued,
         answers::ApprovalList,
         answers::ApprovalDecided,

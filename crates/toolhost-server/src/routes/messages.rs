@@ -5,7 +5,7 @@ use super::reachable_thread;
 use super::threads::page_limit;
 use crate::auth::{Caller, Scope};
 use crate::body::JsonBody;
-use crate::openapi::answers::{MessagePage, Queued};
+use crate::openapi::answers::{MessagePage, Queued, WorkState};
 use crate::problem::Problem;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -57,6 +57,29 @@ pub(super) async fn list(
     messages.truncate(limit);
     let next = more.then(|| messages.last().map(|m| m.seq)).flatten();
     Ok(Json(json!({ "messages": messages, "next_after": next })))
+}
+
+#[utoipa::path(
+    get, path = "/v1/threads/{id}/state", operation_id = "getThreadState", tag = "messages",
+    summary = "A thread's state document (spec 004): its results at their `_outputPath`s",
+    params(("id" = String, Path, description = "The thread's id.")),
+    responses(
+        (status = 200, description = "The document, read from the stored messages.", body = WorkState),
+        (status = 404, description = "There is no such thread, or the token may not reach it."),
+    ),
+    security(("bearer" = ["read"])),
+)]
+pub(super) async fn work_state(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    caller.require(Scope::Read)?;
+    reachable_thread(&state, &caller, &id).await?;
+    let messages = state.db.messages(&id).await?;
+    Ok(Json(
+        json!({ "state": toolhost_runtime::engine::work_state(&messages) }),
+    ))
 }
 
 /// `POST /v1/threads/{id}/messages`.

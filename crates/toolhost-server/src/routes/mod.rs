@@ -45,6 +45,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .add_rest::<files::__path_download, _, _>(files::download)
         .add::<messages::__path_list, _, _>(messages::list)
         .add::<messages::__path_send, _, _>(messages::send)
+        .add::<messages::__path_work_state, _, _>(messages::work_state)
         .add::<approvals::__path_list, _, _>(approvals::list)
         .add::<approvals::__path_decide, _, _>(approvals::decide)
         .add::<mcp_pins::__path_accept, _, _>(mcp_pins::accept)
