@@ -65,7 +65,7 @@ async fn every_tool_is_listed_with_its_schemas_kind_approval_and_agents() {
     assert_eq!(weather["kind"], "process");
     assert_eq!(weather["activity"], "get_weather");
     assert_eq!(weather["needs_approval"], false);
-    assert_eq!(weather["agents"], json!(["assistant"]));
+    assert_eq!(weather["agents"], json!(["assistant", "reporter"]));
     let payment = tool(&all.json, "process_payment");
     assert_eq!(payment["needs_approval"], true);
     assert_eq!(payment["idempotent"], true);
@@ -76,7 +76,7 @@ async fn every_tool_is_listed_with_its_schemas_kind_approval_and_agents() {
         latent["output_schema"]["required"],
         json!(["sentiment", "confidence"])
     );
-    assert_eq!(latent["agents"], json!([]));
+    assert_eq!(latent["agents"], json!(["reporter"]));
     assert_eq!(tool(&all.json, "think")["kind"], "rust");
     assert_eq!(tool(&all.json, "think")["agents"], json!(["assistant"]));
     // The built-in run_code is a Rust tool no prompt of the example offers.
@@ -382,14 +382,16 @@ async fn hostile_calls_are_refused_with_what_and_where_and_store_nothing() {
         )
         .await;
     assert!(elsewhere.problem(422).contains("does not offer tool"));
-    let latent = server
+    // A tool no agent offers (the built-in run_code, which no prompt of the example offers).
+    let unoffered = server
         .post(
-            "/v1/tools/sentiment_analysis/call",
+            "/v1/tools/run_code/call",
             Some(&token),
-            &json!({"arguments": {"text": "fine"}}),
+            &json!({"arguments": {"code": "1"}}),
         )
         .await;
-    assert!(latent.problem(422).contains("cannot be called directly"));
+    let why = unoffered.problem(422);
+    assert!(why.contains("cannot be called directly"), "{why}");
 
     let reader = server.token(&[Scope::Read], None);
     let read_only = server
