@@ -36,8 +36,13 @@ pub fn agent_tool(agent: &AgentDef, first: &PromptDef) -> Result<AnyTool, Schema
         .description
         .clone()
         .unwrap_or_else(|| format!("Runs the agent \"{name}\" and returns its result."));
-    DynamicTool::new(&agent.name, &description)
-        .parameters(prompt_tool_schema(first))
+    let mut tool = DynamicTool::new(&agent.name, &description);
+    // An agent whose first prompt declares its final `output` (spec 004) answers with it: its
+    // callers (a parent's model, MCP clients) are told its shape.
+    if let Some(output) = &first.output {
+        tool = tool.output_schema(output.clone());
+    }
+    tool.parameters(prompt_tool_schema(first))
         .idempotent(true)
         .handler(move |_: Value, _| {
             let name = name.clone();
@@ -203,4 +208,26 @@ fn argument_problems(
         }
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_agent_whose_first_prompt_declares_its_output_says_so_as_a_tool() {
+        let agent: AgentDef =
+            serde_json::from_value(json!({"type": "ai_human", "sideA": {"prompt": "r"}})).unwrap();
+        let output = json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]});
+        let mut prompt: PromptDef = serde_json::from_value(
+            json!({"toolDescription": "x", "prompt": "y", "model": "m", "output": output}),
+        )
+        .unwrap();
+        let tool = agent_tool(&agent, &prompt).unwrap();
+        assert_eq!(tool.definition().output_schema.as_ref(), Some(&output));
+        prompt.output = None;
+        let tool = agent_tool(&agent, &prompt).unwrap();
+        assert_eq!(tool.definition().output_schema, None);
+    }
 }
