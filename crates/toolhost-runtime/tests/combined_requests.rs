@@ -34,16 +34,24 @@ const SENTIMENT: &str = r#"{
 /// what it was called with) and the latent tool `sentiment`.
 fn project() -> Project {
     let project = one_prompt_project(&["greetUser", "sentiment"]);
-    let prompt = project.root.join("agents/prompts/p.json");
-    let mut def: Value = serde_json::from_str(&std::fs::read_to_string(&prompt).unwrap()).unwrap();
-    def["output"] = json!({
-        "type": "object",
-        "properties": {"summary": {"type": "string"}},
-        "required": ["summary"]
-    });
-    std::fs::write(&prompt, def.to_string()).unwrap();
+    set_output(
+        &project,
+        json!({
+            "type": "object",
+            "properties": {"summary": {"type": "string"}},
+            "required": ["summary"]
+        }),
+    );
     std::fs::write(project.root.join("agents/tools/sentiment.json"), SENTIMENT).unwrap();
     project
+}
+
+/// Gives the project's prompt `p` the field `output`.
+fn set_output(project: &Project, output: Value) {
+    let prompt = project.root.join("agents/prompts/p.json");
+    let mut def: Value = serde_json::from_str(&std::fs::read_to_string(&prompt).unwrap()).unwrap();
+    def["output"] = output;
+    std::fs::write(&prompt, def.to_string()).unwrap();
 }
 
 fn greet_user() -> AnyTool {
@@ -259,11 +267,7 @@ async fn an_output_that_is_not_a_schema_is_an_error_naming_the_file_and_field() 
         ),
     ] {
         let project = project();
-        let prompt = project.root.join("agents/prompts/p.json");
-        let mut def: Value =
-            serde_json::from_str(&std::fs::read_to_string(&prompt).unwrap()).unwrap();
-        def["output"] = output;
-        std::fs::write(&prompt, def.to_string()).unwrap();
+        set_output(&project, output);
         let (rt, _store) = runtime_on(&project, ListModel::new(vec![])).await;
         let problems = rt.problems();
         assert!(
