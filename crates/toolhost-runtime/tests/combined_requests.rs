@@ -12,6 +12,8 @@ use toolhost_core::tool::{DynamicTool, ToolError};
 use toolhost_core::AnyTool;
 use toolhost_providers::ChatRole;
 use toolhost_runtime::engine::{RunOutcome, StopReason};
+use toolhost_runtime::variables::secrets::SecretKey;
+use toolhost_runtime::variables::VariableValue;
 use toolhost_store::{Role, ToolStatus};
 
 const SENTIMENT: &str = r#"{
@@ -337,4 +339,24 @@ async fn results_are_remembered_at_their_output_path_and_shown_with_each_request
             json!({"greetings": {"ada": r#"greeted with {"userName":"Ada"}"#}, "mood": {"sentiment": "neutral"}})
         )
     );
+}
+
+#[tokio::test]
+async fn a_secret_the_model_writes_into_its_reply_is_stored_redacted() {
+    const SECRET: &str = "sk-combined-4711-canary";
+    let project = project();
+    let model = ListModel::new(vec![text_answer(&format!(
+        r#"{{"meta": {{"note": "{SECRET}"}}, "output": {{"summary": "key {SECRET}"}}, "calls": [{{"_tool": "greetUser", "userName": "Ada", "_reasoningForCall": "with {SECRET}"}}]}}"#
+    ))]);
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
+    rt.register_tool(greet_user());
+    rt.set_secret_key(SecretKey::generate().unwrap());
+    let thread = rt
+        .start_thread_with("a", "Greet.", vec![VariableValue::secret("TOKEN", SECRET)])
+        .await
+        .unwrap();
+    rt.run(&thread.id).await.unwrap();
+    let stored = serde_json::to_string(&store.messages(&thread.id).unwrap()).unwrap();
+    assert!(!stored.contains(SECRET), "{stored}");
+    assert!(stored.contains("[redacted TOKEN]"), "{stored}");
 }

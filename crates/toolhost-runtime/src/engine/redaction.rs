@@ -169,6 +169,7 @@ fn redacted_message(redactor: &Redactor, mut m: NewMessage) -> NewMessage {
     }
     meta.input = meta.input.take().map(|v| redactor.json(v));
     meta.output = meta.output.take().map(|v| redactor.json(v));
+    meta.combined = meta.combined.take().map(|v| redactor.json(v));
     m
 }
 
