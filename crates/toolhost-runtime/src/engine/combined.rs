@@ -11,9 +11,9 @@
 //! - each call becomes a call of the tool its `_tool` names, with the rest of the item as its
 //!   arguments (a latent tool's `_output` included), so each is validated against its tool's
 //!   blueprint and a call that does not fit is answered with the violations, as for native
-//!   calls. `_reasoningForCall` and `_outputPath` are kept in the stored reply and never sent
-//!   to the tool, unless the tool's blueprint declares them (its own call handling then splits
-//!   them off). A result whose call names an `_outputPath` is remembered in the thread's state
+//!   calls. `_reasoningForCall`, `_outputPath` and `_outputMethod` are kept in the stored reply
+//!   and never sent to the tool, unless the tool's blueprint declares them (its own call
+//!   handling then splits them off). A result whose call names an `_outputPath` is remembered in the thread's state
 //!   document (see [`super::work_state`]), which the model is shown with every request;
 //! - the reply's text is the `output` (a string as it is, anything else as JSON), none while it
 //!   is `null`; the whole reply is kept in the message's metadata (`combined`).
@@ -23,7 +23,7 @@
 //! budget. The model is shown its earlier replies as it wrote them and each result as a
 //! message naming its call (see [`super::history`]).
 
-use super::work_state::{parse_path, OUTPUT_PATH};
+use super::work_state::{parse_path, Method, OUTPUT_METHOD, OUTPUT_PATH};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use toolhost_core::blueprint::request_schema;
@@ -46,7 +46,7 @@ pub(super) struct Combined {
 
 /// The meta-properties of a call that are for the runtime (why the call was made, where its
 /// result goes): kept in the stored reply, not sent to a tool that does not declare them.
-const KEPT_IN_REPLY: [&str; 2] = ["_reasoningForCall", OUTPUT_PATH];
+const KEPT_IN_REPLY: [&str; 3] = ["_reasoningForCall", OUTPUT_PATH, OUTPUT_METHOD];
 
 impl Combined {
     /// The mode for a step offering `tools`, whose final output has the schema `output`.
@@ -146,6 +146,17 @@ impl Combined {
             Some(_) => {
                 return Err(format!(
                     "call {i} of the reply has an `{OUTPUT_PATH}` that is not text"
+                ))
+            }
+        }
+        match item.get(OUTPUT_METHOD) {
+            None => {}
+            Some(Value::String(method)) if item.contains_key(OUTPUT_PATH) => {
+                Method::parse(method).map_err(|why| format!("call {i} of the reply: {why}"))?;
+            }
+            Some(_) => {
+                return Err(format!(
+                    "call {i} of the reply has an `{OUTPUT_METHOD}` that is not the name of a method given with an `{OUTPUT_PATH}`"
                 ))
             }
         }
@@ -278,6 +289,14 @@ mod tests {
             (
                 r#"{"meta": {}, "output": null, "calls": [{"_tool": "greetUser", "userName": "x", "_outputPath": 3}]}"#,
                 "not text",
+            ),
+            (
+                r#"{"meta": {}, "output": null, "calls": [{"_tool": "greetUser", "userName": "x", "_outputPath": "a", "_outputMethod": "append"}]}"#,
+                "not one of set",
+            ),
+            (
+                r#"{"meta": {}, "output": null, "calls": [{"_tool": "greetUser", "userName": "x", "_outputMethod": "push"}]}"#,
+                "given with an `_outputPath`",
             ),
         ] {
             let why = m.read(answer(reply)).err().unwrap_or_default();

@@ -9,7 +9,11 @@
 //!
 //! A path is dotted (`report.weather`) or a JSON Pointer (`/report/weather`); each of its
 //! segments names a member of an object, and what is missing on the way, or is not an object,
-//! becomes an object. A result whose text is JSON is set as that JSON, any other as its text.
+//! becomes an object. A result whose text is JSON is taken as that JSON, any other as its text.
+//!
+//! How a result joins what is at its path is the call's `_outputMethod` (see [`Method`]):
+//! `set` (the default) replaces it, `merge` merges objects deeply, `assign` shallowly, `push`
+//! appends the result to a list, `concat` appends a list's items, and `erase` removes the path.
 
 use std::collections::HashMap;
 use toolhost_store::{Message, Role, ToolStatus};
@@ -19,6 +23,47 @@ use serde_json::{Map, Value};
 /// The meta-property of a call that names where its result goes.
 pub(super) const OUTPUT_PATH: &str = "_outputPath";
 
+/// The meta-property of a call that says how its result joins what is at its path.
+pub(super) const OUTPUT_METHOD: &str = "_outputMethod";
+
+/// How a result joins what is already at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Method {
+    /// Replaces it.
+    #[default]
+    Set,
+    /// Merges an object into the object there, member by member, deeply (objects in both are
+    /// merged; anything else is replaced); anything else replaces it.
+    Merge,
+    /// Puts an object's members into the object there, replacing those of the same name;
+    /// anything else replaces it.
+    Assign,
+    /// Appends the result to the list there (a value that is not a list becomes its first
+    /// item).
+    Push,
+    /// Appends the items of a list result to the list there (any other result is pushed).
+    Concat,
+    /// Removes what is at the path; the result itself is not kept.
+    Erase,
+}
+
+impl Method {
+    /// The method a call names, or why it names none of them.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Ok(match name {
+            "set" => Method::Set,
+            "merge" => Method::Merge,
+            "assign" => Method::Assign,
+            "push" => Method::Push,
+            "concat" => Method::Concat,
+            "erase" => Method::Erase,
+            other => return Err(format!(
+                "`{OUTPUT_METHOD}` {other:?} is not one of set, merge, assign, push, concat, erase"
+            )),
+        })
+    }
+}
+
 /// The most segments a path may have.
 const MAX_SEGMENTS: usize = 32;
 
@@ -26,7 +71,7 @@ const MAX_SEGMENTS: usize = 32;
 #[derive(Debug, Default)]
 pub(super) struct WorkState {
     document: Map<String, Value>,
-    waiting: HashMap<String, Vec<String>>,
+    waiting: HashMap<String, (Vec<String>, Method)>,
 }
 
 impl WorkState {
@@ -41,14 +86,19 @@ impl WorkState {
                     return;
                 };
                 for (i, call) in m.tool_calls.iter().enumerate() {
-                    let path = reply["calls"][i][OUTPUT_PATH].as_str();
-                    if let Some(Ok(path)) = path.map(parse_path) {
-                        self.waiting.insert(call.id.clone(), path);
+                    let item = &reply["calls"][i];
+                    let path = item[OUTPUT_PATH].as_str().map(parse_path);
+                    let method = match item[OUTPUT_METHOD].as_str().map(Method::parse) {
+                        None => Ok(Method::Set),
+                        Some(method) => method,
+                    };
+                    if let (Some(Ok(path)), Ok(method)) = (path, method) {
+                        self.waiting.insert(call.id.clone(), (path, method));
                     }
                 }
             }
             Role::Tool => {
-                let Some(path) = m
+                let Some((path, method)) = m
                     .tool_call_id
                     .as_ref()
                     .and_then(|id| self.waiting.remove(id))
@@ -59,7 +109,7 @@ impl WorkState {
                     let text = m.content.as_deref().unwrap_or_default();
                     let value = serde_json::from_str(text)
                         .unwrap_or_else(|_| Value::String(text.to_owned()));
-                    set(&mut self.document, &path, value);
+                    join(&mut self.document, &path, value, method);
                 }
             }
             _ => {}
@@ -104,8 +154,8 @@ pub(super) fn parse_path(text: &str) -> Result<Vec<String>, String> {
     Ok(segments)
 }
 
-/// Sets `value` at `path` in `document`, making objects on the way.
-fn set(document: &mut Map<String, Value>, path: &[String], value: Value) {
+/// Joins `value` to what is at `path` in `document` by `method`, making objects on the way.
+fn join(document: &mut Map<String, Value>, path: &[String], value: Value, method: Method) {
     let Some((last, on_the_way)) = path.split_last() else {
         return;
     };
@@ -122,7 +172,55 @@ fn set(document: &mut Map<String, Value>, path: &[String], value: Value) {
             _ => return,
         };
     }
-    at.insert(last.clone(), value);
+    if method == Method::Erase {
+        at.remove(last);
+        return;
+    }
+    let joined = match (method, at.remove(last)) {
+        (Method::Push, None) => Value::Array(vec![value]),
+        (Method::Set, _) | (_, None) => value,
+        (Method::Merge, Some(mut old)) => {
+            merge(&mut old, value);
+            old
+        }
+        (Method::Assign, Some(Value::Object(mut old))) => match value {
+            Value::Object(new) => {
+                old.extend(new);
+                Value::Object(old)
+            }
+            other => other,
+        },
+        (Method::Push | Method::Concat, Some(old)) => {
+            let mut items = match old {
+                Value::Array(items) => items,
+                other => vec![other],
+            };
+            match (method, value) {
+                (Method::Concat, Value::Array(more)) => items.extend(more),
+                (_, one) => items.push(one),
+            }
+            Value::Array(items)
+        }
+        (_, Some(_)) => value,
+    };
+    at.insert(last.clone(), joined);
+}
+
+/// Merges `value` into `into`: objects member by member, deeply; anything else replaces.
+fn merge(into: &mut Value, value: Value) {
+    match (into, value) {
+        (Value::Object(old), Value::Object(new)) => {
+            for (key, v) in new {
+                match old.get_mut(&key) {
+                    Some(existing) => merge(existing, v),
+                    None => {
+                        old.insert(key, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
 }
 
 #[cfg(test)]
@@ -208,6 +306,39 @@ mod tests {
             state.document(),
             Some(json!({"report": {"weather": {"sky": "cloudy"}}, "mood": {"x": 1}}))
         );
+    }
+
+    /// A reply of one call `id` joining at `path` by `method`.
+    fn joining(id: &str, path: &str, method: &str) -> Message {
+        let mut m = reply(&[(id, Some(path))]);
+        m.metadata.combined.as_mut().unwrap()["calls"][0][OUTPUT_METHOD] = json!(method);
+        m
+    }
+
+    #[test]
+    fn each_method_joins_a_result_its_own_way() {
+        let mut state = WorkState::default();
+        let steps = [
+            ("set", "a", r#"{"x": {"y": 1, "z": 2}}"#),
+            ("merge", "a", r#"{"x": {"y": 3}, "w": 4}"#),
+            ("assign", "a", r#"{"x": 5}"#),
+            ("push", "list", "1"),
+            ("push", "list", "[2]"),
+            ("concat", "list", "[3, 4]"),
+            ("concat", "list", "5"),
+            ("set", "gone", "1"),
+            ("erase", "gone", "ignored"),
+        ];
+        for (i, (method, path, text)) in steps.iter().enumerate() {
+            let id = format!("c{i}");
+            state.record(&joining(&id, path, method));
+            state.record(&result(&id, text, ToolStatus::Success));
+        }
+        assert_eq!(
+            state.document(),
+            Some(json!({"a": {"x": 5, "w": 4}, "list": [1, [2], 3, 4, 5]}))
+        );
+        assert!(Method::parse("append").unwrap_err().contains("not one of"));
     }
 
     #[test]
