@@ -25,7 +25,7 @@
 
 use super::work_state::{parse_path, Method, OUTPUT_METHOD, OUTPUT_PATH};
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use toolhost_core::blueprint::request_schema;
 use toolhost_core::schema::CompiledSchema;
 use toolhost_core::ToolDefinition;
@@ -42,6 +42,9 @@ pub(super) struct Combined {
     tools: HashSet<String>,
     /// Each tool's parameters that are meta-properties of [`KEPT_IN_REPLY`] it declares itself.
     declared: HashSet<(String, &'static str)>,
+    /// The `_outputPath` a tool's blueprint fixes, by tool: a call that names none is stored
+    /// with it.
+    fixed_paths: HashMap<String, String>,
 }
 
 /// The meta-properties of a call that are for the runtime (why the call was made, where its
@@ -49,9 +52,14 @@ pub(super) struct Combined {
 const KEPT_IN_REPLY: [&str; 3] = ["_reasoningForCall", OUTPUT_PATH, OUTPUT_METHOD];
 
 impl Combined {
-    /// The mode for a step offering `tools`, whose final output has the schema `output`.
-    /// `Err` says why the output schema does not compile.
-    pub fn new(tools: &[ToolDefinition], output: &Value) -> Result<Self, String> {
+    /// The mode for a step offering `tools`, whose final output has the schema `output`;
+    /// `fixed_paths` are the `_outputPath`s the tools' blueprints fix. `Err` says why the output
+    /// schema does not compile.
+    pub fn new(
+        tools: &[ToolDefinition],
+        output: &Value,
+        fixed_paths: HashMap<String, String>,
+    ) -> Result<Self, String> {
         let compiled = CompiledSchema::compile(output.clone())
             .map_err(|issue| format!("at {}: {}", issue.pointer, issue.reason))?;
         Ok(Self {
@@ -67,6 +75,7 @@ impl Combined {
                 .filter(|(t, meta)| t.parameters["properties"].get(*meta).is_some())
                 .map(|(t, meta)| (t.name.clone(), meta))
                 .collect(),
+            fixed_paths,
         })
     }
 
@@ -81,7 +90,7 @@ impl Combined {
         let text = response.structured(&self.format).ok_or(
             "the reply is not a JSON document of the combined request {meta, output, calls}",
         )?;
-        let reply: Value = serde_json::from_str(&text)
+        let mut reply: Value = serde_json::from_str(&text)
             .map_err(|e| format!("the reply is not JSON of the combined request: {e}"))?;
         let Value::Object(fields) = &reply else {
             return Err("the reply is not an object {meta, output, calls}".to_owned());
@@ -111,12 +120,22 @@ impl Combined {
         for (i, call) in calls.iter().enumerate() {
             tool_calls.push(self.call(i, call)?);
         }
-        response.tool_calls = tool_calls;
         response.text = match output {
             Value::Null => None,
             Value::String(s) => Some(s.clone()),
             other => Some(other.to_string()),
         };
+        // A call that names no `_outputPath` goes where its blueprint fixes one, and is kept so.
+        if let Some(Value::Array(items)) = reply.get_mut("calls") {
+            for (item, call) in items.iter_mut().zip(&tool_calls) {
+                if let (Some(path), Value::Object(item)) = (self.fixed_paths.get(&call.name), item)
+                {
+                    item.entry(OUTPUT_PATH)
+                        .or_insert_with(|| Value::String(path.clone()));
+                }
+            }
+        }
+        response.tool_calls = tool_calls;
         Ok((response, reply))
     }
 
@@ -205,7 +224,8 @@ mod tests {
 
     fn mode() -> Combined {
         let output = json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]});
-        Combined::new(&[greet()], &output).unwrap()
+        let fixed = HashMap::from([("greetUser".to_owned(), "greetings".to_owned())]);
+        Combined::new(&[greet()], &output, fixed).unwrap()
     }
 
     fn answer(text: &str) -> ModelResponse {
@@ -231,6 +251,16 @@ mod tests {
         assert_eq!(kept["calls"][0]["_outputPath"], "greeting");
         assert_eq!(read.text.as_deref(), Some(r#"{"summary":"done"}"#));
         assert!(gives_output(&kept));
+    }
+
+    #[test]
+    fn a_call_naming_no_path_is_kept_with_the_one_its_blueprint_fixes() {
+        let (_, kept) = mode()
+            .read(answer(
+                r#"{"meta": {}, "output": null, "calls": [{"_tool": "greetUser", "userName": "Ada"}]}"#,
+            ))
+            .unwrap();
+        assert_eq!(kept["calls"][0]["_outputPath"], "greetings");
     }
 
     #[test]

@@ -44,6 +44,26 @@ pub(crate) struct LoadedProject {
 }
 
 impl LoadedProject {
+    /// The `_outputPath` each of `tools` fixes in its blueprint (spec 004), by tool.
+    pub(crate) fn fixed_output_paths(
+        &self,
+        tools: &[toolhost_core::ToolDefinition],
+    ) -> HashMap<String, String> {
+        tools
+            .iter()
+            .filter_map(|t| {
+                let path = self
+                    .files
+                    .get(&t.name)?
+                    .blueprint
+                    .meta
+                    .output_path
+                    .clone()?;
+                Some((t.name.clone(), path))
+            })
+            .collect()
+    }
+
     /// The model a prompt naming `name` runs on in a thread that was started with
     /// `thread_model` (see [`super::Runtime::thread_model`]): this runtime's override when one
     /// is set, else the thread's, else the prompt's own; or why it cannot be used (a key that

@@ -131,16 +131,20 @@ impl Runtime {
         );
         let subprompts = self.project.offered_subprompts(prompt);
         let definitions = offered.definitions();
-        let combined =
-            match &prompt.output {
-                Some(output) => Some(Combined::new(&definitions, output).map_err(|reason| {
-                    RuntimeError::Model {
-                        name: prompt.name.clone(),
-                        reason: format!("the prompt's `output` schema does not compile: {reason}"),
-                    }
-                })?),
-                None => None,
-            };
+        let combined = match &prompt.output {
+            Some(output) => Some(
+                Combined::new(
+                    &definitions,
+                    output,
+                    self.project.fixed_output_paths(&definitions),
+                )
+                .map_err(|reason| RuntimeError::Model {
+                    name: prompt.name.clone(),
+                    reason: format!("the prompt's `output` schema does not compile: {reason}"),
+                })?,
+            ),
+            None => None,
+        };
         let mut run = SideRun {
             def,
             agent: agent.to_owned(),

@@ -57,9 +57,11 @@ impl Method {
             "push" => Method::Push,
             "concat" => Method::Concat,
             "erase" => Method::Erase,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "`{OUTPUT_METHOD}` {other:?} is not one of set, merge, assign, push, concat, erase"
-            )),
+            ))
+            }
         })
     }
 }
