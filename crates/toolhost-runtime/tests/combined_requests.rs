@@ -360,3 +360,39 @@ async fn a_secret_the_model_writes_into_its_reply_is_stored_redacted() {
     assert!(!stored.contains(SECRET), "{stored}");
     assert!(stored.contains("[redacted TOKEN]"), "{stored}");
 }
+
+#[tokio::test]
+async fn an_earlier_turns_reply_is_shown_without_its_calls_unless_past_tools_are() {
+    for (past_tools, calls_shown) in [(false, 0), (true, 1)] {
+        let project = project();
+        let prompt = project.root.join("agents/prompts/p.json");
+        let mut def: Value =
+            serde_json::from_str(&std::fs::read_to_string(&prompt).unwrap()).unwrap();
+        def["includeChat"] = json!(true);
+        def["includePastTools"] = json!(past_tools);
+        std::fs::write(&prompt, def.to_string()).unwrap();
+        let model = ListModel::new(vec![
+            text_answer(
+                r#"{"meta": {}, "output": {"summary": "one"}, "calls": [{"_tool": "greetUser", "userName": "Ada"}]}"#,
+            ),
+            text_answer(r#"{"meta": {}, "output": {"summary": "two"}, "calls": []}"#),
+        ]);
+        let (mut rt, _store) = runtime_on(&project, model.clone()).await;
+        rt.register_tool(greet_user());
+        let thread = rt.start_thread("a", "first").await.unwrap();
+        rt.run(&thread.id).await.unwrap();
+        rt.send(&thread.id, "second").await.unwrap();
+        let second = &model.requests()[1];
+        let earlier = second
+            .iter()
+            .find(|m| m.role == ChatRole::Assistant)
+            .expect("the first turn's reply");
+        let shown: Value = serde_json::from_str(earlier.content.as_deref().unwrap()).unwrap();
+        assert_eq!(shown["output"]["summary"], "one");
+        assert_eq!(
+            shown["calls"].as_array().unwrap().len(),
+            calls_shown,
+            "includePastTools {past_tools}: {shown}"
+        );
+    }
+}

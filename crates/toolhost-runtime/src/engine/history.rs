@@ -90,7 +90,13 @@ impl ChatView {
                             self.combined_calls
                                 .insert(c.id.clone(), (i + 1, c.name.clone()));
                         }
-                        Some(chat(ChatRole::Assistant, Some(reply.to_string())))
+                        // A reply of an earlier turn shown without its calls (`includePastTools:
+                        // false`) is shown without them in its text too.
+                        let mut shown = reply.clone();
+                        if m.tool_calls.is_empty() {
+                            shown["calls"] = serde_json::json!([]);
+                        }
+                        Some(chat(ChatRole::Assistant, Some(shown.to_string())))
                     }
                     _ => Some(to_chat_message(m)),
                 }
