@@ -25,10 +25,12 @@
 
 mod activity;
 mod latent;
+mod output_path;
 mod reader;
 mod request;
 
 pub use activity::Activities;
+pub use output_path::output_path_segments;
 pub use request::request_schema;
 
 use crate::schema::{Dialect, SchemaIssue};

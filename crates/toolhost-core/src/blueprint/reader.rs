@@ -1,7 +1,7 @@
 //! Reading a blueprint's JSON, part by part, into what [`super::Blueprint`] holds: every
 //! problem is noted with where it is, and the reading goes on so that one pass reports them all.
 
-use super::{BlueprintError, BlueprintMeta, META_PROPERTIES, TOOLHOST_KEYS};
+use super::{output_path_segments, BlueprintError, BlueprintMeta, META_PROPERTIES, TOOLHOST_KEYS};
 use crate::schema::SchemaIssue;
 use crate::tool::{ExecutionMode, ToolHints};
 use crate::variables::{variables_from_tenvs, VariableDecl};
@@ -54,7 +54,14 @@ impl Reader {
                 match key.as_str() {
                     "_tool" => meta.tool = self.constant(key, schema),
                     "_activity" => meta.activity = self.constant(key, schema),
-                    "_outputPath" => meta.output_path = self.constant(key, schema),
+                    "_outputPath" => {
+                        meta.output_path = self.constant(key, schema);
+                        if let Some(Err(why)) =
+                            meta.output_path.as_deref().map(output_path_segments)
+                        {
+                            self.issue("/properties/_outputPath/const", why);
+                        }
+                    }
                     "_output" => meta.output = Some(schema.clone()),
                     "_delegate" => meta.delegate = Some(schema.clone()),
                     "_instance" => meta.instance = Some(schema.clone()),

@@ -120,3 +120,18 @@ fn calls_split_meta_from_arguments() {
     assert_eq!(meta.reasoning_for_call, Some(json!("why")));
     assert_eq!(meta.other.get("_tool"), Some(&json!("x")));
 }
+
+#[test]
+fn a_fixed_output_path_that_is_no_path_is_refused_at_its_pointer() {
+    let mut blueprint = sentiment();
+    blueprint["properties"]["_outputPath"] = json!({"const": "report..mood"});
+    let err = Blueprint::from_value("sentiment_analysis", &blueprint).unwrap_err();
+    assert_eq!(
+        err.issues[0].pointer, "/properties/_outputPath/const",
+        "{err}"
+    );
+    assert!(err.issues[0].reason.contains("empty segment"), "{err}");
+    blueprint["properties"]["_outputPath"] = json!({"const": "report.mood"});
+    let parsed = Blueprint::from_value("sentiment_analysis", &blueprint).unwrap();
+    assert_eq!(parsed.meta.output_path.as_deref(), Some("report.mood"));
+}

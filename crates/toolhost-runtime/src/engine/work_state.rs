@@ -16,6 +16,7 @@
 //! appends the result to a list, `concat` appends a list's items, and `erase` removes the path.
 
 use std::collections::HashMap;
+pub(super) use toolhost_core::blueprint::output_path_segments as parse_path;
 use toolhost_store::{Message, Role, ToolStatus};
 
 use serde_json::{Map, Value};
@@ -65,9 +66,6 @@ impl Method {
         })
     }
 }
-
-/// The most segments a path may have.
-const MAX_SEGMENTS: usize = 32;
 
 /// The document, and the paths of calls whose results are still to come.
 #[derive(Debug, Default)]
@@ -132,28 +130,6 @@ pub fn work_state(messages: &[Message]) -> Option<Value> {
         state.record(m);
     }
     state.document()
-}
-
-/// The segments of a path, or why it is not one.
-pub(super) fn parse_path(text: &str) -> Result<Vec<String>, String> {
-    let segments: Vec<String> = match text.strip_prefix('/') {
-        Some(pointer) => pointer
-            .split('/')
-            .map(|s| s.replace("~1", "/").replace("~0", "~"))
-            .collect(),
-        None => text.split('.').map(str::to_owned).collect(),
-    };
-    if segments.iter().any(String::is_empty) {
-        return Err(format!(
-            "`{OUTPUT_PATH}` {text:?} has an empty segment (write `a.b` or `/a/b`)"
-        ));
-    }
-    if segments.len() > MAX_SEGMENTS {
-        return Err(format!(
-            "`{OUTPUT_PATH}` {text:?} has more than {MAX_SEGMENTS} segments"
-        ));
-    }
-    Ok(segments)
 }
 
 /// Joins `value` to what is at `path` in `document` by `method`, making objects on the way.
@@ -341,14 +317,5 @@ mod tests {
             Some(json!({"a": {"x": 5, "w": 4}, "list": [1, [2], 3, 4, 5]}))
         );
         assert!(Method::parse("append").unwrap_err().contains("not one of"));
-    }
-
-    #[test]
-    fn paths_are_dotted_or_pointers_without_empty_segments() {
-        assert_eq!(parse_path("a.b").unwrap(), ["a", "b"]);
-        assert_eq!(parse_path("/a~1b/c~0").unwrap(), ["a/b", "c~"]);
-        for bad in ["", ".", "a..b", "/", "/a//b", "a."] {
-            assert!(parse_path(bad).is_err(), "{bad}");
-        }
     }
 }
