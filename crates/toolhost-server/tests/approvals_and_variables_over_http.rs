@@ -127,6 +127,7 @@ async fn a_paused_thread_is_given_its_secret_then_approved_and_the_secret_never_
     for path in [
         format!("/v1/threads/{id}"),
         format!("/v1/threads/{id}/messages"),
+        format!("/v1/threads/{id}/state"),
         format!("/v1/threads/{id}/approvals"),
         format!("/v1/threads/{id}/variables/{request}"),
         "/v1/threads".to_owned(),

@@ -68,6 +68,7 @@ async fn a_deleted_thread_is_gone_from_every_endpoint_and_others_stay() {
         ("GET", format!("/v1/threads/{gone}")),
         ("DELETE", format!("/v1/threads/{gone}")),
         ("GET", format!("/v1/threads/{gone}/messages")),
+        ("GET", format!("/v1/threads/{gone}/state")),
         ("GET", format!("/v1/threads/{gone}/files")),
         ("GET", format!("/v1/threads/{gone}/files{report}")),
         ("GET", format!("/v1/threads/{gone}/approvals")),

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use toolhost_server::auth::Scope;
 
 /// Every route of the API, as the README's table lists them.
-const KNOWN: [(&str, &str); 28] = [
+const KNOWN: [(&str, &str); 29] = [
     ("GET", "/health"),
     ("GET", "/ready"),
     ("GET", "/v1/openapi.json"),
@@ -24,6 +24,7 @@ const KNOWN: [(&str, &str); 28] = [
     ("GET", "/v1/threads/{id}/files/{path}"),
     ("GET", "/v1/threads/{id}/messages"),
     ("POST", "/v1/threads/{id}/messages"),
+    ("GET", "/v1/threads/{id}/state"),
     ("GET", "/v1/threads/{id}/approvals"),
     ("POST", "/v1/threads/{id}/approvals/{call_id}"),
     ("POST", "/v1/threads/{id}/mcp-definitions/{tool}"),
