@@ -396,3 +396,67 @@ async fn an_earlier_turns_reply_is_shown_without_its_calls_unless_past_tools_are
         );
     }
 }
+
+/// A JavaScript tool that queues `greetUser` for Bo once.
+const QUEUES_A_GREETING: &str = "import { defineTool } from '@standardagents/spec';\n\
+import { z } from 'zod';\n\
+export default defineTool({\n\
+  description: 'Queues a greeting.',\n\
+  args: z.object({}),\n\
+  execute: async (state) => {\n\
+    state.queueTool('greetUser', { userName: 'Bo' });\n\
+    return 'queued';\n\
+  },\n\
+});\n";
+
+#[tokio::test]
+async fn a_queued_call_is_shown_as_a_reply_of_the_same_shape_and_never_as_a_native_call() {
+    let project = one_prompt_project(&["greetUser", "queue_greeting"]);
+    set_output(
+        &project,
+        json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}),
+    );
+    std::fs::write(
+        project.root.join("agents/tools/queue_greeting.js"),
+        QUEUES_A_GREETING,
+    )
+    .unwrap();
+    let model = ListModel::new(vec![
+        text_answer(r#"{"meta": {}, "output": null, "calls": [{"_tool": "queue_greeting"}]}"#),
+        text_answer(r#"{"meta": {}, "output": {"summary": "Bo was greeted"}, "calls": []}"#),
+    ]);
+    let (mut rt, store) = runtime_on(&project, model.clone()).await;
+    rt.register_tool(greet_user());
+    let thread = rt.start_thread("a", "Queue a greeting.").await.unwrap();
+    assert_eq!(
+        rt.run(&thread.id).await.unwrap(),
+        RunOutcome::Done(StopReason::Response)
+    );
+    let greeted = store
+        .messages(&thread.id)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.content)
+        .any(|c| c == r#"greeted with {"userName":"Bo"}"#);
+    assert!(greeted);
+    let last = model.requests().last().unwrap().clone();
+    assert!(last
+        .iter()
+        .all(|m| m.role != ChatRole::Tool && m.tool_calls.is_empty()));
+    let queued = last
+        .iter()
+        .filter(|m| m.role == ChatRole::Assistant)
+        .filter_map(|m| m.content.as_deref())
+        .find(|c| c.contains("greetUser"))
+        .expect("the queued call is shown");
+    let shown: Value = serde_json::from_str(queued).unwrap();
+    assert_eq!(
+        shown["calls"],
+        json!([{"_tool": "greetUser", "userName": "Bo"}])
+    );
+    assert!(last.iter().any(|m| m.role == ChatRole::User
+        && m.content
+            .as_deref()
+            .is_some_and(|c| c.starts_with("[call 1 of your last reply (greetUser)]"))));
+}

@@ -13,8 +13,9 @@
 //! its error status, and an assistant message the API's continuity data, back to the adapter.
 //!
 //! In spec 004's mode (a prompt with an `output` schema, see [`super::combined`]) no native
-//! tool call is sent: the model sees each of its replies as the combined reply it wrote, and
-//! each result as a user message that names the call (its place in the reply and its tool).
+//! tool call is sent: the model sees each of its replies as the combined reply it wrote (calls
+//! made for queued work as a reply of the same shape), and each result as a user message that
+//! names the call (its place in the reply and its tool).
 
 use super::repair::repair_notice;
 use super::turns::{side_of, Side};
@@ -96,6 +97,24 @@ impl ChatView {
                         if m.tool_calls.is_empty() {
                             shown["calls"] = serde_json::json!([]);
                         }
+                        Some(chat(ChatRole::Assistant, Some(shown.to_string())))
+                    }
+                    // Calls the runtime made for queued work (`queueTool`): no native call goes
+                    // to an API that was offered no tools, so they are told as a reply of the
+                    // same shape, and their results as any other's.
+                    (None, true) if !m.tool_calls.is_empty() => {
+                        let mut calls = Vec::with_capacity(m.tool_calls.len());
+                        for (i, c) in m.tool_calls.iter().enumerate() {
+                            self.combined_calls
+                                .insert(c.id.clone(), (i + 1, c.name.clone()));
+                            let mut item = match serde_json::from_str(&c.arguments) {
+                                Ok(serde_json::Value::Object(args)) => args,
+                                _ => serde_json::Map::new(),
+                            };
+                            item.insert("_tool".into(), c.name.clone().into());
+                            calls.push(serde_json::Value::Object(item));
+                        }
+                        let shown = serde_json::json!({"meta": {}, "output": null, "calls": calls});
                         Some(chat(ChatRole::Assistant, Some(shown.to_string())))
                     }
                     _ => Some(to_chat_message(m)),
