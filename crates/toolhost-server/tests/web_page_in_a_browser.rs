@@ -254,11 +254,51 @@ fn project(model_port: u16) -> PathBuf {
         "Waited for the flag.",
     ));
     files.extend(delegator());
+    files.extend(planner());
     let files: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     write_project(&files)
+}
+
+/// `planner` runs in spec 004's mode (its prompt declares `output`): one step calls the latent
+/// tool `mood`, saying why and remembering its answer at `mood.today`, the next gives the output.
+fn planner() -> Vec<(String, String)> {
+    let script = format!(
+        "{}\n{}\n",
+        json!({"reply": {"meta": {}, "output": null, "calls": [{"_tool": "mood", "text": "a fine day",
+            "_reasoningForCall": "the report needs the mood", "_outputPath": "mood.today",
+            "_output": {"mood": "glad"}}]}}),
+        json!({"reply": {"meta": {}, "output": {"report": "a glad day"}, "calls": []}}),
+    );
+    vec![
+        (
+            "agents/agents/planner.json".into(),
+            json!({"type": "ai_human", "sideA": {"prompt": "planner", "stopOnResponse": true}})
+                .to_string(),
+        ),
+        (
+            "agents/prompts/planner.json".into(),
+            json!({"toolDescription": "Plans.", "prompt": "You plan.", "model": "planner_test",
+                   "tools": ["mood"],
+                   "output": {"type": "object", "properties": {"report": {"type": "string"}}, "required": ["report"]}})
+            .to_string(),
+        ),
+        (
+            "agents/models/planner_test.json".into(),
+            json!({"provider": "test", "script": "scripts/planner.jsonl"}).to_string(),
+        ),
+        ("scripts/planner.jsonl".into(), script),
+        (
+            "agents/tools/mood.json".into(),
+            json!({"type": "object", "description": "Tells the mood of a text.",
+                   "properties": {"text": {"type": "string"},
+                                  "_output": {"type": "object", "properties": {"mood": {"type": "string"}}, "required": ["mood"]}},
+                   "required": ["text"]})
+            .to_string(),
+        ),
+    ]
 }
 
 /// `delegator` creates an instance of the resumable `scout`, whose worker requires the scoped
@@ -853,4 +893,34 @@ async fn a_changed_mcp_definition_is_accepted_on_the_threads_page() {
         stale.to_string(),
         "the project's pin is the loaded definition's now"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spec_004_thread_shows_why_each_call_was_made_and_its_state() {
+    let (server, _project, token) = serve().await;
+    let browser = Browser::start("spec-004", 1200, 900).await;
+    browser.sign_in(&base(&server), &token).await;
+    open_new_thread(&browser, &server, &token, "planner", "How is the day?").await;
+    browser
+        .until(
+            "the call's reason on its card",
+            "const w = document.querySelector('.call .why'); return w && w.textContent === 'Why: the report needs the mood'",
+            json!([]),
+        )
+        .await;
+    browser
+        .until(
+            "the state with the remembered answer",
+            "const s = document.querySelector('.state'); return s && !s.hidden && JSON.parse(s.querySelector('pre').textContent).mood.today.mood === 'glad'",
+            json!([]),
+        )
+        .await;
+    browser
+        .until(
+            "the output as the last answer",
+            "return [...document.querySelectorAll('.msg.assistant .text')].some((t) => t.textContent === '{\"report\":\"a glad day\"}')",
+            json!([]),
+        )
+        .await;
+    browser.screenshot("01-spec-004-thread").await;
 }

@@ -25,6 +25,8 @@ export class ThreadView {
     this.parent = el('p', { class: 'parent', hidden: true });
     this.children = el('nav', { class: 'children', 'aria-label': 'Sub-threads', hidden: true });
     this.waitingNode = el('section', { class: 'waiting', 'aria-label': 'Waiting for you', 'aria-live': 'polite' });
+    // Spec 004: the thread's results at their `_outputPath`s, once there are any.
+    this.stateNode = el('details', { class: 'state', open: true, hidden: true }, el('summary', {}, 'State'), el('pre', {}));
     // request or call id -> its card, kept while it waits so that typing is never lost
     this.cards = new Map();
     this.node = el(
@@ -34,6 +36,7 @@ export class ThreadView {
       this.parent,
       this.children,
       this.transcript.node,
+      this.stateNode,
       this.waitingNode,
       this.composer(),
     );
@@ -101,6 +104,7 @@ export class ThreadView {
           this.show(answer.thread);
           await this.showWaiting(answer.waiting);
           await this.showChildren();
+          await this.showState();
         } catch (e) {
           showError('The thread could not be read', e);
         }
@@ -108,6 +112,13 @@ export class ThreadView {
     })();
     await this.refreshing;
     this.refreshing = null;
+  }
+
+  /** The state document of a thread in spec 004's mode, when it holds anything. */
+  async showState() {
+    const { state } = await api('GET', `${this.path}/state`);
+    this.stateNode.hidden = state === null;
+    if (state !== null) this.stateNode.querySelector('pre').textContent = pretty(state);
   }
 
   /** The sub-threads this thread started, each with its status. */

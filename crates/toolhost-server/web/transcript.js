@@ -38,7 +38,9 @@ export class Transcript {
           ),
         );
       }
-      for (const call of message.tool_calls || []) this.card(call, depth);
+      // Spec 004: why the model made each call, kept with its combined reply.
+      const said = (meta.combined && meta.combined.calls) || [];
+      (message.tool_calls || []).forEach((call, i) => this.card(call, depth, said[i] && said[i]._reasoningForCall));
       return;
     }
     const who = message.role === 'user' ? 'You' : message.role;
@@ -53,8 +55,8 @@ export class Transcript {
     );
   }
 
-  /** A tool call's card, waiting for its result. */
-  card(call, depth) {
+  /** A tool call's card, waiting for its result; `why` is the model's reason for it, if given. */
+  card(call, depth, why) {
     if (this.cards.has(call.id)) return this.cards.get(call.id);
     const state = el('span', { class: 'badge call-running' }, 'running');
     const took = el('span', { class: 'took' });
@@ -63,6 +65,7 @@ export class Transcript {
       'li',
       { class: `call depth-${depth}`, 'data-call-id': call.id },
       el('div', { class: 'call-head' }, el('span', { class: 'tool-name' }, call.name), state, took),
+      typeof why === 'string' ? el('p', { class: 'why muted' }, `Why: ${why}`) : null,
       el('details', { class: 'arguments' }, el('summary', {}, 'Arguments'), el('pre', {}, pretty(call.arguments))),
       body,
     );
