@@ -3,8 +3,8 @@
 //! is shown the document with every request.
 //!
 //! The document is not stored apart: it is what the stored messages say, read in order (a
-//! combined reply names each call's path; a successful result is set at its call's path, the
-//! latest result at a path winning). So it is as durable as the messages, the same after a
+//! combined reply names each call's path; a successful result joins what is at its call's
+//! path). So it is as durable as the messages, the same after a
 //! restart, and no two writers can disagree about it.
 //!
 //! A path is dotted (`report.weather`) or a JSON Pointer (`/report/weather`); each of its
@@ -15,11 +15,10 @@
 //! `set` (the default) replaces it, `merge` merges objects deeply, `assign` shallowly, `push`
 //! appends the result to a list, `concat` appends a list's items, and `erase` removes the path.
 
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 pub(super) use toolhost_core::blueprint::output_path_segments as parse_path;
 use toolhost_store::{Message, Role, ToolStatus};
-
-use serde_json::{Map, Value};
 
 /// The meta-property of a call that names where its result goes.
 pub(super) const OUTPUT_PATH: &str = "_outputPath";
