@@ -13,7 +13,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use toolhost_core::names::NameMap;
-use toolhost_core::schema::lower::{lower_tool, LoweredTool, Provider};
+use toolhost_core::schema::lower::{lower_response_format, lower_tool, LoweredTool, Provider};
 use toolhost_core::tool::ExecutionMode;
 use toolhost_core::ToolDefinition;
 
@@ -274,12 +274,7 @@ pub(crate) fn wire_tools(api: &dyn WireApi, request: &ModelRequest, strict: bool
         }
     }
     let format = request.response_format.as_ref().map(|f| {
-        // Gemini's `responseJsonSchema` takes JSON Schema as it is.
-        let lowering = match lowering {
-            Provider::Gemini => Provider::Anthropic,
-            other => other,
-        };
-        let lowered = lower_tool(lowering, &f.name, "", &f.schema);
+        let lowered = lower_response_format(lowering, &f.name, &f.schema);
         for dropped in &lowered.dropped {
             tracing::debug!(format = %f.name, api = api.label(), "structured reply schema: {dropped}");
         }

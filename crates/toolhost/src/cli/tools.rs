@@ -9,7 +9,7 @@ use toolhost::blueprint::{request_schema, Binding};
 use toolhost::names::NameMap;
 use toolhost::project::{load_definitions, load_tools, LoadedTool, ProjectError, ProjectTools};
 use toolhost::schema::compile_schema;
-use toolhost::schema::lower::{lower_tool, Provider};
+use toolhost::schema::lower::{lower_response_format, lower_tool, Provider};
 use toolhost::tool::CallFailure;
 use toolhost::{parse_tool_args, ToolDefinition};
 use toolhost_providers::keys::KeyMap;
@@ -433,13 +433,8 @@ fn request(dir: &Path, output_schema: Option<&Path>, provider: Option<Provider>)
         output::json(&combined);
         return status(&project);
     };
-    // Lowered as the model adapters lower a structured reply's schema: like a tool's
-    // arguments; Gemini takes JSON Schema as it is (`responseJsonSchema`).
-    let lowering = match provider {
-        Provider::Gemini => Provider::Anthropic,
-        other => other,
-    };
-    let lowered = lower_tool(lowering, "reply", "", &combined);
+    // Lowered as the model adapters lower a structured reply's schema.
+    let lowered = lower_response_format(provider, "reply", &combined);
     for d in &lowered.dropped {
         output::note("note", &format!("the combined request: {d}"));
     }

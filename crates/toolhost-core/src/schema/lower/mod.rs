@@ -191,6 +191,18 @@ pub fn lower_tool(
     }
 }
 
+/// Lowers the schema of a structured reply (spec 004's combined request) for `provider`, like a
+/// tool's arguments: OpenAI (strict or not) and Anthropic as tools are; Gemini takes JSON
+/// Schema as it is for a reply (`responseJsonSchema`), so only what no API takes is stripped.
+/// [`LoweredTool::parameters`] is the schema to send.
+pub fn lower_response_format(provider: Provider, name: &str, schema: &Value) -> LoweredTool {
+    let lowering = match provider {
+        Provider::Gemini => Provider::Anthropic,
+        other => other,
+    };
+    lower_tool(lowering, name, "", schema)
+}
+
 fn openai(name: &str, description: &str, parameters: Value, strict: Option<bool>) -> Value {
     let mut function = json!({"name": name, "description": description, "parameters": parameters});
     if let Some(strict) = strict {
