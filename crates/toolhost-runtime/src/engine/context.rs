@@ -54,6 +54,10 @@ impl Context {
                 }
                 let mut text_only = m.clone();
                 text_only.tool_calls.clear();
+                // A combined reply (spec 004) shows its calls in its own text too.
+                if let Some(reply) = text_only.metadata.combined.as_mut() {
+                    reply["calls"] = serde_json::Value::Array(Vec::new());
+                }
                 // Continuity data (thinking signatures) belongs to the reply as the API sent
                 // it, calls included; a reply shown without them goes without it.
                 text_only.metadata.continuity = None;

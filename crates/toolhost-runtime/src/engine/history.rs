@@ -85,40 +85,22 @@ impl ChatView {
             }
             Role::Assistant => {
                 self.note_repairs(m);
-                match (&m.metadata.combined, self.combined) {
-                    (Some(reply), true) => {
-                        for (i, c) in m.tool_calls.iter().enumerate() {
-                            self.combined_calls
-                                .insert(c.id.clone(), (i + 1, c.name.clone()));
-                        }
-                        // A reply of an earlier turn shown without its calls (`includePastTools:
-                        // false`) is shown without them in its text too.
-                        let mut shown = reply.clone();
-                        if m.tool_calls.is_empty() {
-                            shown["calls"] = serde_json::json!([]);
-                        }
-                        Some(chat(ChatRole::Assistant, Some(shown.to_string())))
-                    }
-                    // Calls the runtime made for queued work (`queueTool`): no native call goes
-                    // to an API that was offered no tools, so they are told as a reply of the
-                    // same shape, and their results as any other's.
-                    (None, true) if !m.tool_calls.is_empty() => {
-                        let mut calls = Vec::with_capacity(m.tool_calls.len());
-                        for (i, c) in m.tool_calls.iter().enumerate() {
-                            self.combined_calls
-                                .insert(c.id.clone(), (i + 1, c.name.clone()));
-                            let mut item = match serde_json::from_str(&c.arguments) {
-                                Ok(serde_json::Value::Object(args)) => args,
-                                _ => serde_json::Map::new(),
-                            };
-                            item.insert("_tool".into(), c.name.clone().into());
-                            calls.push(serde_json::Value::Object(item));
-                        }
-                        let shown = serde_json::json!({"meta": {}, "output": null, "calls": calls});
-                        Some(chat(ChatRole::Assistant, Some(shown.to_string())))
-                    }
-                    _ => Some(to_chat_message(m)),
+                if !self.combined || (m.metadata.combined.is_none() && m.tool_calls.is_empty()) {
+                    return Some(to_chat_message(m));
                 }
+                // No native call goes to an API that was offered no tools: the results of these
+                // calls are told by their place in the reply (see the `Role::Tool` arm).
+                for (i, c) in m.tool_calls.iter().enumerate() {
+                    self.combined_calls
+                        .insert(c.id.clone(), (i + 1, c.name.clone()));
+                }
+                let shown = match &m.metadata.combined {
+                    Some(reply) => reply.to_string(),
+                    // Calls the runtime made for queued work (`queueTool`): told as a reply of
+                    // the same shape.
+                    None => queued_as_reply(m).to_string(),
+                };
+                Some(chat(ChatRole::Assistant, Some(shown)))
             }
             Role::Tool => {
                 let mut message = to_chat_message(m);
@@ -173,6 +155,24 @@ impl ChatView {
                 .insert(r.call_id.clone(), repair_notice(&r.notes));
         }
     }
+}
+
+/// Calls made without a combined reply, in its shape: `{meta, output: null, calls}`, each call
+/// its arguments with `_tool`.
+fn queued_as_reply(m: &Message) -> serde_json::Value {
+    let calls: Vec<serde_json::Value> = m
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let mut item = match serde_json::from_str(&c.arguments) {
+                Ok(serde_json::Value::Object(args)) => args,
+                _ => serde_json::Map::new(),
+            };
+            item.insert("_tool".into(), c.name.clone().into());
+            serde_json::Value::Object(item)
+        })
+        .collect();
+    serde_json::json!({"meta": {}, "output": null, "calls": calls})
 }
 
 fn chat(role: ChatRole, content: Option<String>) -> ChatMessage {
