@@ -326,6 +326,19 @@ async fn results_are_remembered_at_their_output_path_and_shown_with_each_request
             .then(|| serde_json::from_str(document).unwrap())
     };
     let requests = model.whole_requests();
+    // The state goes with a request once, as it stands then: it is not left in the conversation.
+    for request in &requests {
+        let told = request
+            .messages
+            .iter()
+            .filter(|m| {
+                m.content
+                    .as_deref()
+                    .is_some_and(|c| c.starts_with("[the state of the work"))
+            })
+            .count();
+        assert!(told <= 1, "{told} state messages in one request");
+    }
     assert_eq!(state_of(&requests[0]), None);
     assert_eq!(
         state_of(&requests[1]),

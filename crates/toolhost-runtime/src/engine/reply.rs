@@ -59,7 +59,7 @@ impl Runtime {
             prompt: run.offer.prompt.clone(),
             turn: position.turn,
         };
-        let changed = match run.offer.pipeline.request(&step, &run.request) {
+        let mut changed = match run.offer.pipeline.request(&step, &run.request) {
             Ok(changed) => changed,
             Err(failed) => {
                 return Err(self
@@ -73,20 +73,30 @@ impl Runtime {
             Some(r) => (r, 0),
             None => (&run.request, run.checked.min(run.request.messages.len())),
         };
-        let mended = self
+        let mut mended = self
             .mend_order(thread_id, owner, request, from, &mut run.last_repairs)
             .await?;
         if changed.is_none() && mended.is_none() {
             run.checked = run.request.messages.len();
         }
+        // Spec 004: the state of the work goes last in every request, as it is now. The side's
+        // own request carries it for this request only (no copy of the conversation is made).
+        let state = run.state.as_ref().and_then(WorkState::document);
+        let state_in_place = match (
+            state.map(state_message),
+            mended.as_mut().or(changed.as_mut()),
+        ) {
+            (Some(message), Some(copy)) => {
+                copy.messages.push(message);
+                false
+            }
+            (Some(message), None) => {
+                run.request.messages.push(message);
+                true
+            }
+            (None, _) => false,
+        };
         let request = mended.as_ref().or(changed.as_ref()).unwrap_or(&run.request);
-        // Spec 004: the state of the work goes with every request, as it is now.
-        let with_state = run
-            .state
-            .as_ref()
-            .and_then(WorkState::document)
-            .map(|document| with_state_document(request, &document));
-        let request = with_state.as_ref().unwrap_or(request);
         let (model, offer) = (&run.model, &run.offer);
         let ids = CallIds::default();
         let redaction = Arc::new(LiveRedaction::new(redactor.clone()));
@@ -145,6 +155,9 @@ impl Runtime {
                 reason: format!("the answer was malformed: {reason}"),
             });
         };
+        if state_in_place {
+            run.request.messages.pop();
+        }
         for rest in redaction.flush() {
             let (kind, data) = delta_event(&ids, rest);
             self.process.live.publish(thread_id, kind, data);
@@ -228,17 +241,15 @@ impl Runtime {
     }
 }
 
-/// `request` with the state document of spec 004's mode told last.
-fn with_state_document(request: &ModelRequest, document: &Value) -> ModelRequest {
-    let mut request = request.clone();
-    request.messages.push(ChatMessage {
+/// The message that tells the model the state document of spec 004's mode.
+fn state_message(document: Value) -> ChatMessage {
+    ChatMessage {
         role: ChatRole::User,
         content: Some(format!(
             "[the state of the work: each result whose call named an `_outputPath`, at that path]\n{document}"
         )),
         ..ChatMessage::default()
-    });
-    request
+    }
 }
 
 /// Publishes each delta as a live event, secrets redacted, when anybody listens.
